@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages bitline needs, only those that are missing.
+# Everything comes from Debian's archive; nothing is downloaded from elsewhere.
+set -euo pipefail
+pkgs=(g++ cmake ninja-build make pkg-config
+      libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+      libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,43 @@
+#include "cli/common.hpp"
+
+#include <fmt/format.h>
+
+#include "nand/params.hpp"
+
+namespace bitline::cli {
+
+void ConfigOptions::add_to(CLI::App& app) {
+  app.add_option("--preset", preset, "named preset from the configs/ folder (e.g. flash-cosmos)");
+  app.add_option("--config", file, "YAML config file (may inherit a preset with 'base: NAME')");
+  app.add_option("--set", sets, "override one parameter: key.path=value (repeatable), e.g. nand.timing.t_read_slc=30us");
+}
+
+ConfigTree ConfigOptions::load() const {
+  ConfigTree t;
+  if (!preset.empty()) t.load_preset(preset);
+  if (!file.empty()) t.load_file(file);
+  for (const auto& s : sets) t.apply_set(s);
+  check_top_level(t);
+  return t;
+}
+
+const std::vector<Component>& catalogue() {
+  static const std::vector<Component> c = {
+      {"sim", "run-wide settings (seed)", [](const std::string& p) { return describe_params<SimParams>(p); }},
+      {"nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits",
+       [](const std::string& p) { return describe_params<nand::NandParams>(p); }},
+  };
+  return c;
+}
+
+void check_top_level(const ConfigTree& tree) {
+  std::string known;
+  for (const auto& c : catalogue()) known += (known.empty() ? "" : ", ") + c.path;
+  for (const auto& [k, v] : tree.root().keys) {
+    bool ok = false;
+    for (const auto& c : catalogue()) ok |= c.path == k;
+    if (!ok) throw ConfigError(fmt::format("{}: {}: unknown section (known sections: {})", v.origin, k, known));
+  }
+}
+
+}  // namespace bitline::cli

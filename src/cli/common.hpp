@@ -1,0 +1,48 @@
+// Pieces shared by the subcommands: config options (--preset, --config,
+// --set), the catalogue of components for `describe`, the top-level check.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/params.hpp"
+
+namespace bitline::cli {
+
+/// --preset NAME, --config FILE, --set key=value (repeatable).
+struct ConfigOptions {
+  std::string preset;
+  std::string file;
+  std::vector<std::string> sets;
+  void add_to(CLI::App& app);
+  /// Builds the tree: preset, then file, then overrides; checks top-level sections.
+  ConfigTree load() const;
+};
+
+/// Run-wide parameters (config section `sim`).
+struct SimParams {
+  int64_t seed = 1;
+  template <class V>
+  void visit(V& v) {
+    v(seed, {.name = "seed", .def = "1", .desc = "seed of every random stream (errors, synthetic data)",
+             .source = "bitline", .min = 0});
+  }
+};
+
+/// A component of the catalogue: its config path and its parameter rows.
+struct Component {
+  std::string path;
+  std::string summary;
+  std::vector<ParamRow> (*rows)(const std::string& path);
+};
+const std::vector<Component>& catalogue();
+
+/// Throws ConfigError for a top-level key that no component owns.
+void check_top_level(const ConfigTree& tree);
+
+void add_describe(CLI::App& app);
+void add_nand(CLI::App& app);
+
+}  // namespace bitline::cli

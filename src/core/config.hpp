@@ -1,0 +1,64 @@
+// Configuration trees: YAML files with named presets, inheritance (`base:`),
+// and `--set key.path=value` overrides. Every node remembers where it came from
+// (file:line or "--set") so that errors name the file and the key.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bitline {
+
+/// One node of a configuration tree. Maps keep their keys in file order.
+struct ConfigNode {
+  enum class Kind { Null, Scalar, Sequence, Map };
+  Kind kind = Kind::Null;
+  std::string scalar;
+  std::vector<ConfigNode> items;                         // Sequence
+  std::vector<std::pair<std::string, ConfigNode>> keys;  // Map
+  std::string origin;                                    // "file.yaml:12" or "--set" or "default"
+
+  const ConfigNode* find(std::string_view key) const;
+  ConfigNode* find(std::string_view key);
+  bool is_map() const { return kind == Kind::Map; }
+  /// Parses YAML text into a node tree (origin = `origin_name:line`).
+  static ConfigNode parse(const std::string& text, const std::string& origin_name);
+};
+
+/// A resolved configuration: presets and files merged, overrides applied.
+class ConfigTree {
+ public:
+  ConfigTree();
+
+  /// Directory searched for presets (`--preset NAME` loads DIR/NAME.yaml).
+  void set_preset_dir(std::filesystem::path dir) { preset_dir_ = std::move(dir); }
+  const std::filesystem::path& preset_dir() const { return preset_dir_; }
+
+  /// Merges a named preset from the preset directory.
+  void load_preset(const std::string& name);
+  /// Merges a YAML file; a `base:` key (a preset name, or a list of them) is merged first.
+  void load_file(const std::filesystem::path& path);
+  /// Merges YAML text (used by tests); `origin_name` is used in error messages.
+  void load_text(const std::string& text, const std::string& origin_name);
+  /// Applies one `key.path=value` override. The value is parsed as YAML.
+  void apply_set(const std::string& assignment);
+
+  const ConfigNode& root() const { return root_; }
+  /// The node at a dotted path, or nullptr.
+  const ConfigNode* at(std::string_view dotted_path) const;
+
+  /// Names of the presets available in the preset directory.
+  std::vector<std::string> available_presets() const;
+
+ private:
+  void merge_node(ConfigNode& into, const ConfigNode& from);
+  void load_file_impl(const std::filesystem::path& path, int depth);
+  ConfigNode root_;
+  std::filesystem::path preset_dir_;
+};
+
+/// The compiled-in preset directory, overridable with $BITLINE_CONFIG_DIR.
+std::filesystem::path default_preset_dir();
+
+}  // namespace bitline

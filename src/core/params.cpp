@@ -1,0 +1,181 @@
+#include "core/params.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+namespace bitline {
+namespace {
+
+const std::string& scalar_of(const ConfigNode& n, std::string_view what) {
+  if (n.kind != ConfigNode::Kind::Scalar)
+    throw std::invalid_argument(fmt::format("expected a {} value, found a {}", what,
+                                            n.kind == ConfigNode::Kind::Map        ? "section"
+                                            : n.kind == ConfigNode::Kind::Sequence ? "list"
+                                                                                   : "empty value"));
+  return n.scalar;
+}
+
+double parse_number(const std::string& s) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
+    throw std::invalid_argument(fmt::format("'{}' is not a number", s));
+  return v;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+double Table::at(double x) const {
+  if (points.empty()) return 0.0;
+  if (x <= points.front().first) return points.front().second;
+  if (x >= points.back().first) return points.back().second;
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (x <= points[i].first) {
+      auto [x0, y0] = points[i - 1];
+      auto [x1, y1] = points[i];
+      return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+    }
+  }
+  return points.back().second;
+}
+
+double Table::at_log(double x) const {
+  if (points.empty()) return 0.0;
+  if (x <= points.front().first) return points.front().second;
+  if (x >= points.back().first) return points.back().second;
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (x <= points[i].first) {
+      auto [x0, y0] = points[i - 1];
+      auto [x1, y1] = points[i];
+      double l0 = std::log10(y0), l1 = std::log10(y1);
+      return std::pow(10.0, l0 + (l1 - l0) * (x - x0) / (x1 - x0));
+    }
+  }
+  return points.back().second;
+}
+
+void parse_param(const ConfigNode& n, Time& out) { out = parse_time(scalar_of(n, "time")); }
+void parse_param(const ConfigNode& n, Bytes& out) { out = parse_bytes(scalar_of(n, "size")); }
+void parse_param(const ConfigNode& n, Bandwidth& out) { out = parse_bandwidth(scalar_of(n, "bandwidth")); }
+void parse_param(const ConfigNode& n, Energy& out) { out = parse_energy(scalar_of(n, "energy")); }
+void parse_param(const ConfigNode& n, Power& out) { out = parse_power(scalar_of(n, "power")); }
+void parse_param(const ConfigNode& n, EnergyPerBit& out) { out = parse_energy_per_bit(scalar_of(n, "energy per bit")); }
+void parse_param(const ConfigNode& n, double& out) { out = parse_number(scalar_of(n, "number")); }
+void parse_param(const ConfigNode& n, int64_t& out) {
+  const std::string& s = scalar_of(n, "integer");
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size())
+    throw std::invalid_argument(fmt::format("'{}' is not an integer", s));
+  out = v;
+}
+void parse_param(const ConfigNode& n, bool& out) {
+  const std::string& s = scalar_of(n, "boolean");
+  if (s == "true" || s == "yes" || s == "on") out = true;
+  else if (s == "false" || s == "no" || s == "off") out = false;
+  else throw std::invalid_argument(fmt::format("'{}' is not a boolean (true/false)", s));
+}
+void parse_param(const ConfigNode& n, std::string& out) { out = scalar_of(n, "string"); }
+void parse_param(const ConfigNode& n, Table& out) {
+  if (n.kind != ConfigNode::Kind::Sequence || n.items.empty())
+    throw std::invalid_argument("expected a table [[x, y], ...] with at least one row");
+  out.points.clear();
+  for (const auto& row : n.items) {
+    if (row.kind != ConfigNode::Kind::Sequence || row.items.size() != 2)
+      throw std::invalid_argument("each table row must be a pair [x, y]");
+    double x = parse_number(scalar_of(row.items[0], "number"));
+    double y = parse_number(scalar_of(row.items[1], "number"));
+    if (!out.points.empty() && x <= out.points.back().first)
+      throw std::invalid_argument(fmt::format("table x values must increase strictly ({} after {})", x, out.points.back().first));
+    out.points.emplace_back(x, y);
+  }
+}
+
+double si_value(Time v) { return to_s(v); }
+double si_value(Bytes v) { return double(v.raw()); }
+double si_value(Bandwidth v) { return v.raw(); }
+double si_value(Energy v) { return v.raw(); }
+double si_value(Power v) { return v.raw(); }
+double si_value(EnergyPerBit v) { return v.raw(); }
+double si_value(double v) { return v; }
+double si_value(int64_t v) { return double(v); }
+
+nlohmann::json param_json(const Time& v) { return format(v); }
+nlohmann::json param_json(const Bytes& v) { return format(v); }
+nlohmann::json param_json(const Bandwidth& v) { return format(v); }
+nlohmann::json param_json(const Energy& v) { return format(v); }
+nlohmann::json param_json(const Power& v) { return format(v); }
+nlohmann::json param_json(const EnergyPerBit& v) { return format(v); }
+nlohmann::json param_json(const double& v) { return v; }
+nlohmann::json param_json(const int64_t& v) { return v; }
+nlohmann::json param_json(const bool& v) { return v; }
+nlohmann::json param_json(const std::string& v) { return v; }
+nlohmann::json param_json(const Table& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (auto [x, y] : v.points) a.push_back({x, y});
+  return a;
+}
+
+std::string range_violation(double si, const ParamInfo& info) {
+  if (si < info.min) {
+    if (si < 0 && info.min >= 0) return fmt::format("must not be negative (got {})", si);
+    return fmt::format("must be at least {} (got {})", info.min, si);
+  }
+  if (si > info.max) return fmt::format("must be at most {} (got {})", info.max, si);
+  return {};
+}
+
+ParamLoader::ParamLoader(const ConfigNode* section, std::string path) : section_(section), path_(std::move(path)) {}
+
+bool ParamLoader::choice_ok(const std::string& v, std::string_view choices) {
+  size_t start = 0;
+  while (start <= choices.size()) {
+    size_t bar = choices.find('|', start);
+    auto c = choices.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
+    if (c == v) return true;
+    if (bar == std::string_view::npos) break;
+    start = bar + 1;
+  }
+  return false;
+}
+
+void ParamLoader::finish() const {
+  if (!section_) return;
+  for (const auto& [k, v] : section_->keys) {
+    if (used_.count(k)) continue;
+    std::string best;
+    size_t best_d = 3;
+    std::string known;
+    for (const auto& u : used_) {
+      known += (known.empty() ? "" : ", ") + u;
+      size_t d = edit_distance(k, u);
+      if (d < best_d) best_d = d, best = u;
+    }
+    throw ConfigError(fmt::format("{}: {}: unknown key{} (known keys here: {})", v.origin, join(k),
+                                  best.empty() ? "" : fmt::format(", did you mean '{}'?", best), known));
+  }
+}
+
+std::string ParamDescriber::range_text(const ParamInfo& info) {
+  bool lo = std::isfinite(info.min), hi = std::isfinite(info.max);
+  if (lo && hi) return fmt::format("[{}, {}]", info.min, info.max);
+  if (lo) return fmt::format(">= {}", info.min);
+  if (hi) return fmt::format("<= {}", info.max);
+  return "";
+}
+
+}  // namespace bitline

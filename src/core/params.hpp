@@ -1,0 +1,254 @@
+// Parameters declared where they are used.
+//
+// A component's parameter struct lists its fields once, in a `visit` template:
+//
+//   struct Timing {
+//     Time t_read;
+//     template <class V> void visit(V& v) {
+//       v(t_read, {.name = "tR", .def = "22.5us", .desc = "SLC page read latency",
+//                  .source = "spec: Flash-Cosmos evaluation SSD", .min = 0});
+//     }
+//   };
+//
+// The same declaration drives three visitors: ParamLoader (reads a config
+// section, checks units and ranges, rejects unknown keys), ParamDescriber
+// (`bitline describe`) and ParamDumper (the resolved configuration written next
+// to every result). Nested sections use `v.section("name", member)`.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace bitline {
+
+/// Declaration of one parameter. `def` uses the config syntax ("22.5us").
+struct ParamInfo {
+  std::string_view name;
+  std::string_view def;
+  std::string_view desc;
+  std::string_view source;  // "spec: ...", "datasheet: ...", "derived: ...", "assumption: ..."
+  double min = -std::numeric_limits<double>::infinity();  // in SI base units
+  double max = std::numeric_limits<double>::infinity();
+  std::string_view choices = {};  // for strings: "a|b|c"
+};
+
+/// A piecewise-linear table y(x), e.g. tMWS/tR against wordlines sensed.
+/// Config syntax: [[x0, y0], [x1, y1], ...] with strictly increasing x.
+struct Table {
+  std::vector<std::pair<double, double>> points;
+  /// Linear interpolation, clamped to the end points.
+  double at(double x) const;
+  /// Interpolation of log10(y) (for quantities spanning decades, e.g. RBER).
+  double at_log(double x) const;
+};
+
+// ---- value conversion ------------------------------------------------------
+void parse_param(const ConfigNode& n, Time& out);
+void parse_param(const ConfigNode& n, Bytes& out);
+void parse_param(const ConfigNode& n, Bandwidth& out);
+void parse_param(const ConfigNode& n, Energy& out);
+void parse_param(const ConfigNode& n, Power& out);
+void parse_param(const ConfigNode& n, EnergyPerBit& out);
+void parse_param(const ConfigNode& n, double& out);
+void parse_param(const ConfigNode& n, int64_t& out);
+void parse_param(const ConfigNode& n, bool& out);
+void parse_param(const ConfigNode& n, std::string& out);
+void parse_param(const ConfigNode& n, Table& out);
+
+double si_value(Time v);
+double si_value(Bytes v);
+double si_value(Bandwidth v);
+double si_value(Energy v);
+double si_value(Power v);
+double si_value(EnergyPerBit v);
+double si_value(double v);
+double si_value(int64_t v);
+
+nlohmann::json param_json(const Time& v);
+nlohmann::json param_json(const Bytes& v);
+nlohmann::json param_json(const Bandwidth& v);
+nlohmann::json param_json(const Energy& v);
+nlohmann::json param_json(const Power& v);
+nlohmann::json param_json(const EnergyPerBit& v);
+nlohmann::json param_json(const double& v);
+nlohmann::json param_json(const int64_t& v);
+nlohmann::json param_json(const bool& v);
+nlohmann::json param_json(const std::string& v);
+nlohmann::json param_json(const Table& v);
+
+template <class T> constexpr std::string_view param_type_name() {
+  if constexpr (std::is_same_v<T, Time>) return "time";
+  else if constexpr (std::is_same_v<T, Bytes>) return "bytes";
+  else if constexpr (std::is_same_v<T, Bandwidth>) return "bandwidth";
+  else if constexpr (std::is_same_v<T, Energy>) return "energy";
+  else if constexpr (std::is_same_v<T, Power>) return "power";
+  else if constexpr (std::is_same_v<T, EnergyPerBit>) return "energy/bit";
+  else if constexpr (std::is_same_v<T, double>) return "number";
+  else if constexpr (std::is_same_v<T, int64_t>) return "integer";
+  else if constexpr (std::is_same_v<T, bool>) return "bool";
+  else if constexpr (std::is_same_v<T, std::string>) return "choice";
+  else if constexpr (std::is_same_v<T, Table>) return "table";
+  else return "?";
+}
+
+/// Formats the reason a value is out of range; empty when it is in range.
+std::string range_violation(double si, const ParamInfo& info);
+
+/// Reads one config section into a parameter struct.
+class ParamLoader {
+ public:
+  /// `section` may be null (section absent: every parameter takes its default).
+  ParamLoader(const ConfigNode* section, std::string path);
+
+  template <class T>
+  void operator()(T& field, const ParamInfo& info) {
+    const std::string key = join(info.name);
+    used_.insert(std::string(info.name));
+    const ConfigNode* n = section_ ? section_->find(info.name) : nullptr;
+    ConfigNode def_node;
+    if (!n) {
+      def_node = ConfigNode::parse(std::string(info.def), "default");
+      def_node.origin = "built-in default";
+      n = &def_node;
+    }
+    try {
+      parse_param(*n, field);
+    } catch (const std::exception& e) {
+      throw ConfigError(fmt::format("{}: {}: {}", n->origin, key, e.what()));
+    }
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!info.choices.empty() && !choice_ok(field, info.choices))
+        throw ConfigError(fmt::format("{}: {}: '{}' is not one of {}", n->origin, key, field, info.choices));
+    } else if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Table>) {
+      std::string why = range_violation(si_value(field), info);
+      if (!why.empty()) throw ConfigError(fmt::format("{}: {}: {}", n->origin, key, why));
+    }
+  }
+
+  template <class P>
+  void section(std::string_view name, P& sub) {
+    used_.insert(std::string(name));
+    const ConfigNode* n = section_ ? section_->find(name) : nullptr;
+    if (n && n->kind != ConfigNode::Kind::Map && n->kind != ConfigNode::Kind::Null)
+      throw ConfigError(fmt::format("{}: {}: expected a section (a map of keys)", n->origin, join(name)));
+    ParamLoader child(n && n->kind == ConfigNode::Kind::Map ? n : nullptr, join(name));
+    sub.visit(child);
+    child.finish();
+  }
+
+  /// Declares a key that the caller reads itself (e.g. an implementation name).
+  void also_known(std::string_view name) { used_.insert(std::string(name)); }
+  /// Throws for every key of the section that no parameter declared.
+  void finish() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string join(std::string_view name) const { return path_.empty() ? std::string(name) : path_ + "." + std::string(name); }
+  static bool choice_ok(const std::string& v, std::string_view choices);
+  const ConfigNode* section_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+/// One row of `bitline describe`.
+struct ParamRow {
+  std::string path, type, def, desc, source, range;
+};
+
+/// Collects the declarations of a parameter struct (for `bitline describe`).
+class ParamDescriber {
+ public:
+  explicit ParamDescriber(std::string path) : path_(std::move(path)) {}
+  template <class T>
+  void operator()(T&, const ParamInfo& info) {
+    ParamRow r{join(info.name), std::string(param_type_name<T>()), std::string(info.def), std::string(info.desc),
+               std::string(info.source), range_text(info)};
+    if (!info.choices.empty()) r.range = std::string(info.choices);
+    rows_.push_back(std::move(r));
+  }
+  template <class P>
+  void section(std::string_view name, P& sub) {
+    ParamDescriber child(join(name));
+    sub.visit(child);
+    for (auto& r : child.rows_) rows_.push_back(std::move(r));
+  }
+  void also_known(std::string_view) {}
+  const std::vector<ParamRow>& rows() const { return rows_; }
+
+ private:
+  std::string join(std::string_view name) const { return path_.empty() ? std::string(name) : path_ + "." + std::string(name); }
+  static std::string range_text(const ParamInfo& info);
+  std::string path_;
+  std::vector<ParamRow> rows_;
+};
+
+/// Writes the resolved values of a parameter struct as JSON (units included).
+class ParamDumper {
+ public:
+  template <class T>
+  void operator()(const T& field, const ParamInfo& info) {
+    out_[std::string(info.name)] = param_json(field);
+  }
+  template <class P>
+  void section(std::string_view name, P& sub) {
+    ParamDumper child;
+    sub.visit(child);
+    out_[std::string(name)] = std::move(child.out_);
+  }
+  void also_known(std::string_view) {}
+  nlohmann::json take() { return std::move(out_); }
+
+ private:
+  nlohmann::json out_ = nlohmann::json::object();
+};
+
+/// Loads a parameter struct from the section at `path` of a config tree.
+template <class P>
+P load_params(const ConfigTree& tree, const std::string& path) {
+  P p;
+  const ConfigNode* n = tree.at(path);
+  if (n && n->kind != ConfigNode::Kind::Map && n->kind != ConfigNode::Kind::Null)
+    throw ConfigError(fmt::format("{}: {}: expected a section (a map of keys)", n->origin, path));
+  ParamLoader loader(n && n->kind == ConfigNode::Kind::Map ? n : nullptr, path);
+  p.visit(loader);
+  loader.finish();
+  return p;
+}
+
+/// The defaults of a parameter struct (every parameter at its declared default).
+template <class P>
+P default_params() {
+  P p;
+  ParamLoader loader(nullptr, "");
+  p.visit(loader);
+  return p;
+}
+
+template <class P>
+nlohmann::json dump_params(P p) {
+  ParamDumper d;
+  p.visit(d);
+  return d.take();
+}
+
+template <class P>
+std::vector<ParamRow> describe_params(const std::string& path) {
+  P p{};
+  ParamDescriber d(path);
+  p.visit(d);
+  return d.rows();
+}
+
+}  // namespace bitline

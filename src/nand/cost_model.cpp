@@ -1,0 +1,53 @@
+#include "nand/cost_model.hpp"
+
+#include <algorithm>
+
+namespace bitline::nand {
+
+double CostModel::mws_latency_factor(int wordlines, int blocks) const {
+  // Both effects are measured separately; with <= 4 blocks every MWS stays
+  // within 1.033 tR (spec), so the slower of the two sets the latency.
+  return std::max(t_.mws_wordlines.at(wordlines), t_.mws_blocks.at(blocks));
+}
+
+double CostModel::mws_power_factor(int wordlines, int blocks) const {
+  return e_.mws_wordline_power.at(wordlines) * e_.mws_block_power.at(blocks);
+}
+
+Time CostModel::t_read(ProgramMode mode) const {
+  switch (mode) {
+    case ProgramMode::Mlc: return t_.t_read_mlc;
+    case ProgramMode::Tlc: return t_.t_read_tlc;
+    default: return t_.t_read_slc;
+  }
+}
+
+Time CostModel::t_prog(ProgramMode mode) const {
+  switch (mode) {
+    case ProgramMode::Slc: return t_.t_prog_slc;
+    case ProgramMode::Mlc: return t_.t_prog_mlc;
+    case ProgramMode::Tlc: return t_.t_prog_tlc;
+    case ProgramMode::Esp: return t_.t_esp();
+  }
+  return t_.t_prog_slc;
+}
+
+OpCost CostModel::sense(ProgramMode mode, int wordlines, int blocks) const {
+  Time tr = t_read(mode);
+  if (wordlines <= 1 && blocks <= 1) return {tr, e_.read_power * tr};
+  Time t = tr * mws_latency_factor(wordlines, blocks);
+  return {t, e_.read_power * t * mws_power_factor(wordlines, blocks)};
+}
+
+OpCost CostModel::program(ProgramMode mode) const {
+  Time t = t_prog(mode);
+  return {t, e_.program_power * t};
+}
+
+OpCost CostModel::erase() const { return {t_.t_erase, e_.erase_power * t_.t_erase}; }
+
+OpCost CostModel::latch_op() const { return {t_.t_latch_op, e_.latch_power * t_.t_latch_op}; }
+
+OpCost CostModel::data_out(Bytes n) const { return {n / t_.channel_rate, e_.io_energy * n}; }
+
+}  // namespace bitline::nand

@@ -1,0 +1,24 @@
+#include "nand/error_model.hpp"
+
+#include <algorithm>
+
+namespace bitline::nand {
+
+double RberTableModel::rber(const CellCondition& c) const {
+  double r = p_.rber_slc;
+  double norand = p_.no_randomization_slc;
+  if (c.mode == ProgramMode::Mlc) r *= p_.mlc_factor, norand = p_.no_randomization_mlc;
+  if (c.mode == ProgramMode::Tlc) r *= p_.tlc_factor, norand = p_.no_randomization_tlc;
+  r *= p_.pe_factor.at_log(double(c.pe_cycles));
+  r *= p_.retention_factor.at_log(c.retention_days);
+  if (!c.randomized) r *= norand;
+  if (c.mode == ProgramMode::Esp) r *= p_.esp_factor.at_log(c.esp_ratio);
+  return std::clamp(r, 0.0, 0.5);
+}
+
+std::unique_ptr<ErrorModel> make_error_model(const ReliabilityParams& p) {
+  if (p.model == "none") return std::make_unique<NoErrorModel>();
+  return std::make_unique<RberTableModel>(p);
+}
+
+}  // namespace bitline::nand
