@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "cosmos/workloads.hpp"
+#include "hbf/params.hpp"
 #include "nand/params.hpp"
+#include "ssd/params.hpp"
 
 namespace bitline::cli {
 
@@ -26,6 +29,14 @@ const std::vector<Component>& catalogue() {
       {"sim", "run-wide settings (seed)", [](const std::string& p) { return describe_params<SimParams>(p); }},
       {"nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits",
        [](const std::string& p) { return describe_params<nand::NandParams>(p); }},
+      {"gpu", "GPU around the memories (FlashAccel): compute, on-chip SRAM", [](const std::string& p) { return describe_params<hbf::GpuParams>(p); }},
+      {"hbm", "HBM stacks of the GPU: capacity, bandwidth, latency, energy", [](const std::string& p) { return describe_params<hbf::HbmParams>(p); }},
+      {"hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, timing, SRAM, energy, runtime", [](const std::string& p) { return describe_params<hbf::HbfParams>(p); }},
+      {"ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator",
+       [](const std::string& p) { return describe_params<ssd::SsdParams>(p); }},
+      {"host", "host CPU and DRAM", [](const std::string& p) { return describe_params<ssd::HostParams>(p); }},
+      {"workload", "Flash-Cosmos workloads (BMI, IMS, KCS) and synthetic data",
+       [](const std::string& p) { return describe_params<cosmos::WorkloadParams>(p); }},
   };
   return c;
 }

@@ -44,5 +44,7 @@ void check_top_level(const ConfigTree& tree);
 
 void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);
+void add_hbf(CLI::App& app);
+void add_cosmos(CLI::App& app);
 
 }  // namespace bitline::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   bitline::cli::add_describe(app);
   bitline::cli::add_nand(app);
+  bitline::cli::add_hbf(app);
+  bitline::cli::add_cosmos(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

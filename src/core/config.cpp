@@ -42,7 +42,11 @@ ConfigNode convert(const YAML::Node& n, const std::string& origin_name) {
         for (const auto& [k, _] : out.keys)
           if (k == key)
             throw ConfigError(fmt::format("{}:{}: key '{}' appears twice", origin_name, kv.first.Mark().line + 1, key));
-        out.keys.emplace_back(key, convert(kv.second, origin_name));
+        // A value's origin is the line of its key: for a section or an empty
+        // value, yaml-cpp marks the line after the key.
+        ConfigNode value = convert(kv.second, origin_name);
+        value.origin = fmt::format("{}:{}", origin_name, kv.first.Mark().line + 1);
+        out.keys.emplace_back(key, std::move(value));
       }
       break;
   }
@@ -169,7 +173,7 @@ void ConfigTree::apply_set(const std::string& assignment) {
     if (key.empty()) throw ConfigError(fmt::format("--set '{}': empty key in path", assignment));
     if (cur->kind != ConfigNode::Kind::Map) {
       if (cur->kind == ConfigNode::Kind::Null) cur->kind = ConfigNode::Kind::Map;
-      else throw ConfigError(fmt::format("--set '{}': '{}' is not a section", assignment, key));
+      else throw ConfigError(fmt::format("--set '{}': '{}' is not a section", assignment, path.substr(0, start - 1)));
     }
     ConfigNode* next = cur->find(key);
     if (!next) {

@@ -105,25 +105,51 @@ void parse_param(const ConfigNode& n, Table& out) {
   }
 }
 
-double si_value(Time v) { return to_s(v); }
-double si_value(Bytes v) { return double(v.raw()); }
-double si_value(Bandwidth v) { return v.raw(); }
-double si_value(Energy v) { return v.raw(); }
-double si_value(Power v) { return v.raw(); }
-double si_value(EnergyPerBit v) { return v.raw(); }
-double si_value(double v) { return v; }
-double si_value(int64_t v) { return double(v); }
+void parse_param(const ConfigNode& n, std::vector<int64_t>& out) {
+  if (n.kind != ConfigNode::Kind::Sequence || n.items.empty()) throw std::invalid_argument("expected a list of integers [a, b, ...]");
+  out.clear();
+  for (const auto& item : n.items) {
+    int64_t v = 0;
+    parse_param(item, v);
+    out.push_back(v);
+  }
+}
 
-nlohmann::json param_json(const Time& v) { return format(v); }
-nlohmann::json param_json(const Bytes& v) { return format(v); }
-nlohmann::json param_json(const Bandwidth& v) { return format(v); }
-nlohmann::json param_json(const Energy& v) { return format(v); }
-nlohmann::json param_json(const Power& v) { return format(v); }
-nlohmann::json param_json(const EnergyPerBit& v) { return format(v); }
+double si_base_value(Time v) { return to_s(v); }
+double si_base_value(Bytes v) { return double(v.raw()); }
+double si_base_value(Bandwidth v) { return v.raw(); }
+double si_base_value(Energy v) { return v.raw(); }
+double si_base_value(Power v) { return v.raw(); }
+double si_base_value(EnergyPerBit v) { return v.raw(); }
+double si_base_value(double v) { return v; }
+double si_base_value(int64_t v) { return double(v); }
+
+namespace {
+// The resolved configuration must read back as the very values used: format()
+// keeps 6 significant digits, so a value it would round is written in the base
+// unit instead (integer picoseconds, or the shortest exact decimal).
+template <class Q, class Parse>
+nlohmann::json exact_text(Q v, Parse parse, std::string_view base_unit) {
+  std::string s = format(v);
+  try {
+    if (parse(s) == v) return s;
+  } catch (const std::exception&) {
+  }
+  return fmt::format("{}{}", v.raw(), base_unit);
+}
+}  // namespace
+
+nlohmann::json param_json(const Time& v) { return exact_text(v, parse_time, "ps"); }
+nlohmann::json param_json(const Bytes& v) { return exact_text(v, parse_bytes, "B"); }
+nlohmann::json param_json(const Bandwidth& v) { return exact_text(v, parse_bandwidth, "B/s"); }
+nlohmann::json param_json(const Energy& v) { return exact_text(v, parse_energy, "J"); }
+nlohmann::json param_json(const Power& v) { return exact_text(v, parse_power, "W"); }
+nlohmann::json param_json(const EnergyPerBit& v) { return exact_text(v, parse_energy_per_bit, "J/bit"); }
 nlohmann::json param_json(const double& v) { return v; }
 nlohmann::json param_json(const int64_t& v) { return v; }
 nlohmann::json param_json(const bool& v) { return v; }
 nlohmann::json param_json(const std::string& v) { return v; }
+nlohmann::json param_json(const std::vector<int64_t>& v) { return v; }
 nlohmann::json param_json(const Table& v) {
   nlohmann::json a = nlohmann::json::array();
   for (auto [x, y] : v.points) a.push_back({x, y});

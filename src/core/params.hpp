@@ -66,15 +66,16 @@ void parse_param(const ConfigNode& n, int64_t& out);
 void parse_param(const ConfigNode& n, bool& out);
 void parse_param(const ConfigNode& n, std::string& out);
 void parse_param(const ConfigNode& n, Table& out);
+void parse_param(const ConfigNode& n, std::vector<int64_t>& out);
 
-double si_value(Time v);
-double si_value(Bytes v);
-double si_value(Bandwidth v);
-double si_value(Energy v);
-double si_value(Power v);
-double si_value(EnergyPerBit v);
-double si_value(double v);
-double si_value(int64_t v);
+double si_base_value(Time v);
+double si_base_value(Bytes v);
+double si_base_value(Bandwidth v);
+double si_base_value(Energy v);
+double si_base_value(Power v);
+double si_base_value(EnergyPerBit v);
+double si_base_value(double v);
+double si_base_value(int64_t v);
 
 nlohmann::json param_json(const Time& v);
 nlohmann::json param_json(const Bytes& v);
@@ -87,6 +88,7 @@ nlohmann::json param_json(const int64_t& v);
 nlohmann::json param_json(const bool& v);
 nlohmann::json param_json(const std::string& v);
 nlohmann::json param_json(const Table& v);
+nlohmann::json param_json(const std::vector<int64_t>& v);
 
 template <class T> constexpr std::string_view param_type_name() {
   if constexpr (std::is_same_v<T, Time>) return "time";
@@ -100,6 +102,7 @@ template <class T> constexpr std::string_view param_type_name() {
   else if constexpr (std::is_same_v<T, bool>) return "bool";
   else if constexpr (std::is_same_v<T, std::string>) return "choice";
   else if constexpr (std::is_same_v<T, Table>) return "table";
+  else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "list of integers";
   else return "?";
 }
 
@@ -131,8 +134,13 @@ class ParamLoader {
     if constexpr (std::is_same_v<T, std::string>) {
       if (!info.choices.empty() && !choice_ok(field, info.choices))
         throw ConfigError(fmt::format("{}: {}: '{}' is not one of {}", n->origin, key, field, info.choices));
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      for (int64_t x : field) {
+        std::string why = range_violation(double(x), info);
+        if (!why.empty()) throw ConfigError(fmt::format("{}: {}: {}", n->origin, key, why));
+      }
     } else if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Table>) {
-      std::string why = range_violation(si_value(field), info);
+      std::string why = range_violation(si_base_value(field), info);
       if (!why.empty()) throw ConfigError(fmt::format("{}: {}: {}", n->origin, key, why));
     }
   }

@@ -220,15 +220,19 @@ CommandResult Die::do_read(const ReadCmd& c) {
 }
 
 CommandResult Die::do_mws(const MwsCmd& c) {
+  // State checks first: a rejected command must leave the statistics untouched.
+  for (const auto& s : c.slots) {
+    const Block* b = find_block(c.plane, s.block);
+    if (b && b->has_mode && (b->mode == ProgramMode::Mlc || b->mode == ProgramMode::Tlc))
+      throw CommandError(fmt::format("MWS: block {} of plane {} holds {} data; multi-wordline sensing needs SLC or ESP data", s.block,
+                                     c.plane, to_string(b->mode)));
+  }
   CommandResult r;
   std::vector<std::vector<SensedPage>> groups(c.slots.size());
   int max_wl = 0;
   for (size_t i = 0; i < c.slots.size(); ++i) {
     const auto& s = c.slots[i];
     const Block* b = find_block(c.plane, s.block);
-    if (b && b->has_mode && (b->mode == ProgramMode::Mlc || b->mode == ProgramMode::Tlc))
-      throw CommandError(fmt::format("MWS: block {} of plane {} holds {} data; multi-wordline sensing needs SLC or ESP data", s.block,
-                                     c.plane, to_string(b->mode)));
     int n = 0;
     for (int w = 0; w < p_.geometry.wordlines_per_string; ++w) {
       if (!s.pbm[size_t(w)]) continue;
@@ -276,22 +280,25 @@ void Die::sense(const std::vector<std::vector<SensedPage>>& groups, BitVector& o
     const size_t n = std::min(kChunk, words - base);
     for (size_t g = 0; g < groups.size(); ++g) {
       const auto& pg = ptrs[g];
-      if (pg.empty()) {
+      if (pg.empty())
         for (size_t j = 0; j < n; ++j) acc[j] = ~uint64_t(0);
-      } else {
-        const uint64_t* p0 = pg[0] + base;
-        for (size_t j = 0; j < n; ++j) acc[j] = p0[j];
-        size_t k = 1;
-        for (; k + 3 <= pg.size(); k += 3) {
-          const uint64_t* __restrict a = pg[k] + base;
-          const uint64_t* __restrict b = pg[k + 1] + base;
-          const uint64_t* __restrict c = pg[k + 2] + base;
-          for (size_t j = 0; j < n; ++j) acc[j] &= a[j] & b[j] & c[j];
-        }
-        for (; k < pg.size(); ++k) {
-          const uint64_t* __restrict a = pg[k] + base;
-          for (size_t j = 0; j < n; ++j) acc[j] &= a[j];
-        }
+      // Eight pages per pass keep eight read streams in flight (the long AND
+      // is bound by memory bandwidth); a short last pass repeats its last page
+      // (x AND x = x), so the result is the same for any page count.
+      for (size_t k = 0; k < pg.size(); k += 8) {
+        const size_t last = pg.size() - 1;
+        const uint64_t* __restrict a0 = pg[k] + base;
+        const uint64_t* __restrict a1 = pg[std::min(k + 1, last)] + base;
+        const uint64_t* __restrict a2 = pg[std::min(k + 2, last)] + base;
+        const uint64_t* __restrict a3 = pg[std::min(k + 3, last)] + base;
+        const uint64_t* __restrict a4 = pg[std::min(k + 4, last)] + base;
+        const uint64_t* __restrict a5 = pg[std::min(k + 5, last)] + base;
+        const uint64_t* __restrict a6 = pg[std::min(k + 6, last)] + base;
+        const uint64_t* __restrict a7 = pg[std::min(k + 7, last)] + base;
+        if (k == 0)
+          for (size_t j = 0; j < n; ++j) acc[j] = a0[j] & a1[j] & a2[j] & a3[j] & a4[j] & a5[j] & a6[j] & a7[j];
+        else
+          for (size_t j = 0; j < n; ++j) acc[j] &= a0[j] & a1[j] & a2[j] & a3[j] & a4[j] & a5[j] & a6[j] & a7[j];
       }
       if (g == 0)
         for (size_t j = 0; j < n; ++j) dst[base + j] = acc[j];

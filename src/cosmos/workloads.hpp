@@ -1,0 +1,101 @@
+// The paper's workloads (spec "Workloads"), their evaluation on the four
+// systems, and the reliability experiment.
+//   bmi  bitmap index: AND of days(m) daily user vectors, bit count on the host
+//   ims  image segmentation: AND of the Y, U, V planes
+//   kcs  k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector)
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/stats.hpp"
+#include "cosmos/cosmos_ssd.hpp"
+#include "ssd/params.hpp"
+
+namespace bitline::cosmos {
+
+struct WorkloadParams {
+  int64_t users = 0, days_per_month = 0;
+  std::vector<int64_t> months;
+  int64_t image_width = 0, image_height = 0, colors = 0;
+  std::vector<int64_t> images;
+  int64_t vertices = 0, cliques = 0;
+  std::vector<int64_t> clique_sizes;
+  double bmi_activity = 0, bmi_loyal_fraction = 0, ims_density = 0, kcs_density = 0;
+
+  template <class V>
+  void visit(V& v) {
+    v(users, {.name = "users", .def = "800000000", .desc = "BMI: users tracked (bits per daily vector)",
+              .source = "spec: u = 800 million", .min = 8});
+    v(days_per_month, {.name = "days_per_month", .def = "30", .desc = "BMI: days in a month", .source = "spec", .min = 1});
+    v(months, {.name = "months", .def = "[1, 3, 6, 12, 24, 36]", .desc = "BMI: query windows in months", .source = "spec", .min = 1});
+    v(image_width, {.name = "image_width", .def = "800", .desc = "IMS: pixels per row", .source = "spec", .min = 1});
+    v(image_height, {.name = "image_height", .def = "600", .desc = "IMS: rows per image", .source = "spec", .min = 1});
+    v(colors, {.name = "colors", .def = "4", .desc = "IMS: colours segmented", .source = "spec", .min = 1});
+    v(images, {.name = "images", .def = "[10000, 50000, 100000, 200000]", .desc = "IMS: image counts", .source = "spec", .min = 1});
+    v(vertices, {.name = "vertices", .def = "33554432", .desc = "KCS: graph vertices (bits per vector)",
+                 .source = "spec: 32 million vertices, 4 MB vectors", .min = 8});
+    v(cliques, {.name = "cliques", .def = "1024", .desc = "KCS: cliques listed", .source = "spec", .min = 1});
+    v(clique_sizes, {.name = "clique_sizes", .def = "[8, 16, 32, 64]", .desc = "KCS: clique sizes k", .source = "spec", .min = 1});
+    v(bmi_activity, {.name = "bmi_activity", .def = "0.5", .desc = "synthetic BMI data: chance an ordinary user is active on a day",
+                     .source = "assumption", .min = 0, .max = 1});
+    v(bmi_loyal_fraction, {.name = "bmi_loyal_fraction", .def = "0.001",
+                           .desc = "synthetic BMI data: fraction of users active every day", .source = "assumption", .min = 0, .max = 1});
+    v(ims_density, {.name = "ims_density", .def = "0.5", .desc = "synthetic IMS data: fraction of set bits per plane",
+                    .source = "assumption", .min = 0, .max = 1});
+    v(kcs_density, {.name = "kcs_density", .def = "0.9", .desc = "synthetic KCS data: adjacency density among clique members' vectors",
+                    .source = "assumption: dense, so the AND of k vectors is not trivially empty", .min = 0, .max = 1});
+  }
+};
+
+struct Point {
+  std::string workload;  // bmi | ims | kcs
+  std::string param;     // months | images | k
+  int64_t value = 0;
+};
+
+/// Every point of the evaluation, in order.
+std::vector<Point> eval_points(const WorkloadParams& w);
+
+/// Writes a point's operands (sizes only, or synthetic data in functional mode)
+/// and returns the queries and whether the host counts result bits.
+struct PreparedPoint {
+  std::vector<Expr> queries;
+  bool popcount = false;
+  std::vector<BitVector> reference;  // functional mode: CPU reference result per query
+};
+PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, uint64_t seed);
+
+struct EvalConfig {
+  nand::NandParams nand;
+  ssd::SsdParams ssd;
+  ssd::HostParams host;
+  WorkloadParams workload;
+  uint64_t seed = 1;
+};
+
+struct PointResult {
+  Point point;
+  System system;
+  ReadResult read;
+};
+
+/// Runs every point on every system (timing-only); `progress` is told each point.
+std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress);
+/// The JSON of the issue: points, summary (speedup, energy efficiency), config.
+Json eval_json(const std::vector<PointResult>& results, const Json& config);
+
+/// BMI reliability: fraction of BMI queries answered exactly over `trials`
+/// functional runs on raw SLC (no ESP) or ESP data, with errors injected.
+struct ReliabilityResult {
+  int64_t trials = 0, exact = 0;
+  uint64_t cells_sensed = 0, bit_errors = 0, wrong_result_bits = 0;
+  double fraction_exact() const { return trials ? double(exact) / double(trials) : 0.0; }
+};
+ReliabilityResult run_reliability(const EvalConfig& cfg, int64_t months, bool esp, int64_t trials);
+
+/// Sequential write bandwidth of the SSD in one program mode (event-driven).
+double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes total);
+
+}  // namespace bitline::cosmos

@@ -1,0 +1,104 @@
+#include "hbf/experiments.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.hpp"
+
+namespace bitline::hbf {
+
+WeightSpec synthetic_weights(Bytes total, Bytes tensor) {
+  if (total.raw() <= 0) throw ModelError("synthetic weights: the object size must be positive");
+  if (tensor.raw() <= 0) throw ModelError("synthetic weights: the tensor size must be positive");
+  const int64_t n = (total.raw() + tensor.raw() - 1) / tensor.raw();
+  std::vector<std::string> names(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) names[size_t(i)] = fmt::format("experts.{}", i);
+  std::vector<uint32_t> decl(static_cast<size_t>(n));  // declaration position -> execution index
+  std::iota(decl.begin(), decl.end(), 0u);
+  std::sort(decl.begin(), decl.end(), [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+  WeightSpec w;
+  w.name = fmt::format("synthetic-{}", format(total));
+  w.tensors.resize(size_t(n));
+  std::vector<uint32_t> pos_of(static_cast<size_t>(n));
+  for (size_t p = 0; p < decl.size(); ++p) {
+    const uint32_t i = decl[p];
+    const int64_t bytes = std::min(tensor.raw(), total.raw() - int64_t(i) * tensor.raw());
+    w.tensors[p] = TensorSpec{names[i], Bytes(bytes)};
+    pos_of[i] = uint32_t(p);
+  }
+  w.execution_order.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) w.execution_order[size_t(i)] = pos_of[size_t(i)];
+  return w;
+}
+
+StreamRun run_stream(const System& sys, const WeightSpec& w) {
+  Runtime rt(sys, Mode::Timing, 1);
+  const ObjectId id = rt.store_weights(w);
+  const VAddr va = rt.nand_mmap(id);
+  StreamRun r;
+  r.layout = sys.hbf().runtime.weight_layout;
+  r.options = read_options(sys);
+  r.tile = Bytes(sys.hyperpage().raw() * sys.hbf().runtime.tile_hyperpages);
+  std::vector<Access> acc;
+  for (uint32_t t : w.resolved_execution_order()) {
+    auto tiles = Runtime::tiles(va + VAddr(rt.tensor_offset(id, t).raw()), w.tensors[t].bytes, r.tile);
+    acc.insert(acc.end(), tiles.begin(), tiles.end());
+  }
+  const ReadPlan plan = rt.read_plan(acc);
+  r.tensors = int64_t(w.tensors.size());
+  r.tiles = int64_t(plan.tiles.size());
+  r.result = simulate_reads(sys, plan, r.options);
+  return r;
+}
+
+Json StreamRun::json(const System& sys) const {
+  Json j = result.json(sys);
+  j["layout"] = layout;
+  j["prefetch"] = options.prefetch;
+  j["prefetch_distance"] = options.distance;
+  j["granularity"] = to_string(options.granularity);
+  j["tensors"] = tensors;
+  j["tiles"] = tiles;
+  j["tile_bytes"] = tile.raw();
+  j["stacks"] = sys.stacks();
+  j["interface_gb_per_s"] = sys.hbf().timing.interface_bandwidth.raw() * 1e-9;
+  j["fraction_of_interface"] =
+      sys.stacks() > 0 ? result.gb_per_s() / (double(sys.stacks()) * sys.hbf().timing.interface_bandwidth.raw() * 1e-9) : 0.0;
+  return j;
+}
+
+WriteBwRun run_write_bw(const System& sys, Bytes total, int64_t requests, Granularity g) {
+  if (requests <= 0) throw ModelError("write-bw: the number of requests must be positive");
+  const int64_t unit = sys.megapage().raw(), k = sys.megaplanes();
+  const int64_t hyper = total.raw() / (unit * k);
+  if (hyper == 0)
+    throw ModelError(fmt::format("write-bw: {} is less than one hyperpage ({})", format(total), format(sys.hyperpage())));
+  Runtime rt(sys, Mode::Timing, 1);
+  std::vector<ObjectId> ids;
+  const int64_t slices = hyper * k;
+  for (int64_t r = 0; r < requests; ++r) {
+    ids.push_back(rt.kv_create(fmt::format("request{}", r)));
+    const int64_t mine = slices / requests + (r < slices % requests ? 1 : 0);
+    rt.kv_append_zeros(ids.back(), 0, Bytes(mine * unit));
+  }
+  const GroupId g_id = rt.group_create(ids);
+  const WriteReport rep = rt.group_write(g_id, Remainder::Hold);
+  WriteBwRun r;
+  r.requests = requests;
+  r.hyperpages = rep.hyperpages;
+  r.result = simulate_writes(sys, rep.programmed, g);
+  return r;
+}
+
+Json WriteBwRun::json(const System& sys) const {
+  Json j = result.json(sys);
+  j["requests"] = requests;
+  j["hyperpages"] = hyperpages;
+  j["stacks"] = sys.stacks();
+  j["program_bound_gb_per_s"] = sys.program_bandwidth().raw() * 1e-9;
+  return j;
+}
+
+}  // namespace bitline::hbf

@@ -1,0 +1,36 @@
+#include "hbf/params.hpp"
+
+#include <fmt/format.h>
+
+namespace bitline::hbf {
+
+void validate(const SystemParams& p, const ConfigTree* tree) {
+  auto key = [&](const std::string& k) {
+    const ConfigNode* n = tree ? tree->at(k) : nullptr;
+    return fmt::format("{}: {}", n ? n->origin : std::string("built-in default"), k);
+  };
+  const Geometry& g = p.hbf.geometry;
+  if (g.planes_per_die % g.planes_per_megaplane != 0)
+    throw ConfigError(fmt::format("{}: impossible geometry: {} planes per megaplane do not divide the {} planes of a die",
+                                  key("hbf.geometry.planes_per_megaplane"), g.planes_per_megaplane, g.planes_per_die));
+  const int64_t megaplanes = p.hbf.stacks * g.dies_per_stack * (g.planes_per_die / g.planes_per_megaplane);
+  if (megaplanes >= (int64_t(1) << 24))
+    throw ConfigError(fmt::format("{}: {} megaplanes in all; at most 2^24 are supported", key("hbf.stacks"), megaplanes));
+  if (g.page_size.raw() * g.planes_per_megaplane > (int64_t(1) << 31))
+    throw ConfigError(fmt::format("{}: a megapage of {} x {} bytes exceeds 2 GiB", key("hbf.geometry.page_size"),
+                                  g.planes_per_megaplane, g.page_size.raw()));
+  if (p.hbf.sram.plane_sram.raw() > 0 && p.hbf.sram.plane_sram < g.page_size)
+    throw ConfigError(fmt::format("{}: plane SRAM ({} B) smaller than one page ({} B) cannot hold a prefetched page",
+                                  key("hbf.sram.plane_sram"), p.hbf.sram.plane_sram.raw(), g.page_size.raw()));
+}
+
+SystemParams load_system_params(const ConfigTree& tree) {
+  SystemParams p;
+  p.gpu = load_params<GpuParams>(tree, "gpu");
+  p.hbm = load_params<HbmParams>(tree, "hbm");
+  p.hbf = load_params<HbfParams>(tree, "hbf");
+  validate(p, &tree);
+  return p;
+}
+
+}  // namespace bitline::hbf

@@ -1,0 +1,271 @@
+// The FTL-less runtime of FlashAccel: one virtual address space over HBF, HBM
+// and SRAM, and the programming interface of the paper.
+//
+// Storage layer (no flash translation layer). Weight objects are read-only and
+// KV objects append-only, so the physical address of every megapage lives in
+// the object's own metadata. Allocation is isolated: every megablock (block b
+// on all planes of a megaplane) belongs to one object; evicting a request's KV
+// erases exactly its blocks (no data movement, no garbage collection).
+//
+// Virtual memory. Every mapping is a contiguous virtual range, one page-table
+// entry per megapage. An entry points at the object's data (HBF, or HBM for KV
+// not yet flushed) unless it is overridden: by an SRAM slot while a prefetch
+// holds the data, or by an HBM replica after GroupArrange. Callers always use
+// the same virtual address; where it resolves to changes underneath.
+//
+// Interface (names as in the paper):
+//   store_weights / kv_create / kv_append / evict   objects
+//   nand_mmap (NandMmap), munmap, hbm_alloc          mappings
+//   group_create / group_mmap / group_arrange / group_write / group_destroy
+//   sram_prefetch / sram_release
+//   read / write                                     through the page table
+// Functional mode keeps every byte; timing mode keeps the same metadata and no
+// data, and read_plan() turns accesses into a ReadPlan for simulate_reads().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/stats.hpp"
+#include "hbf/devices.hpp"
+#include "hbf/layout.hpp"
+#include "hbf/system.hpp"
+#include "hbf/timing.hpp"
+
+namespace bitline::hbf {
+
+using VAddr = uint64_t;
+using GroupId = uint32_t;
+
+enum class Mode { Functional, Timing };
+
+/// Where a page-table entry points.
+struct Location {
+  enum class Kind : uint8_t { None, Flash, Hbm, PlaneSram, BaseSram };
+  Kind kind = Kind::None;
+  PhysUnit flash{};         // Flash
+  uint64_t hbm = 0;         // Hbm: allocation id
+  uint64_t hbm_offset = 0;  // Hbm: byte offset in the allocation
+  SramSlot sram{};          // PlaneSram / BaseSram
+};
+std::string to_string(Location::Kind k);
+
+struct PrefetchResult {
+  VAddr address = 0;  // the same virtual address: callers keep using it
+  int64_t plane_sram = 0, base_sram = 0, left_in_flash = 0, not_in_flash = 0;  // megapages
+};
+
+/// One row of a group's read table: which object's data sits at a megapage of the group mapping.
+struct ReadTableEntry {
+  ObjectId object = kNoObject;
+  uint32_t unit = 0;    // the object's unit (slice) index
+  uint32_t stream = 0;  // KV stream (layer) of the slice
+  uint32_t slice = 0;   // position of the slice in its stream
+};
+
+struct ArrangeReport {
+  int64_t replicated = 0;  // megapages copied to HBM
+  int64_t max_load_before = 0, max_load_after = 0;
+  double mean_load = 0;
+  bool hbm_full = false;
+};
+
+enum class Remainder { Hold, Scatter };
+
+struct WriteReport {
+  int64_t units = 0, hyperpages = 0, scattered = 0, held = 0;
+  std::vector<MegaplaneId> programmed;  // megaplanes in program order (for simulate_writes)
+};
+
+/// An access of a tile: the bytes [va, va + size) and the kernel's compute time on them.
+struct Access {
+  VAddr va = 0;
+  Bytes size{};
+  Time compute{};
+};
+
+class Runtime {
+ public:
+  Runtime(const System& sys, Mode mode, uint64_t seed = 1);
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const System& system() const { return sys_; }
+  Mode mode() const { return mode_; }
+
+  // ---- objects ---------------------------------------------------------------
+  /// Stores a weight object (model load): tensors cut into megapages, dealt over
+  /// the megaplanes by the layout policy (default: hbf.runtime.weight_layout),
+  /// continuing after the megaplane the previous weight object ended on.
+  /// `data` is the tensors' bytes concatenated in declaration order (functional
+  /// mode; empty in timing mode). ModelError if the object does not fit.
+  ObjectId store_weights(const WeightSpec& spec, std::span<const uint8_t> data = {}, const WeightLayout* layout = nullptr);
+  /// A request's KV object with `streams` append-only streams (e.g. one per layer).
+  ObjectId kv_create(std::string name, uint32_t streams = 1);
+  /// Appends to a stream. New KV collects in HBM in megapage-sized slices (a
+  /// layer's N-token slice aligned to a megapage) until GroupWrite flushes it.
+  void kv_append(ObjectId kv, uint32_t stream, std::span<const uint8_t> data);
+  /// Appends `n` bytes of zeros (timing mode: no data is kept).
+  void kv_append_zeros(ObjectId kv, uint32_t stream, Bytes n);
+  /// The bytes of one KV stream, from wherever its slices are (functional mode).
+  std::vector<uint8_t> kv_read(ObjectId kv, uint32_t stream);
+  /// Erases every flash block of the object and frees its HBM. Returns the
+  /// megablocks erased. The object must be unmapped and in no live group.
+  std::vector<std::pair<MegaplaneId, uint32_t>> evict(ObjectId obj);
+
+  // ---- virtual memory --------------------------------------------------------
+  /// NandMmap: maps a weight object contiguously (tensors at tensor_offset()).
+  VAddr nand_mmap(ObjectId weights);
+  /// Removes a weight or HBM mapping (and its prefetches); frees an HBM allocation.
+  void munmap(VAddr base);
+  /// A writable HBM buffer (activations, intermediate data).
+  VAddr hbm_alloc(Bytes n, std::string name = "hbm");
+  /// Reads through the page table. Functional mode.
+  void read(VAddr va, std::span<uint8_t> out);
+  /// Writes through the page table: only HBM buffers are writable.
+  void write(VAddr va, std::span<const uint8_t> data);
+  /// Where the page-table entry of `va` points now.
+  Location translate(VAddr va) const;
+  /// Offset of tensor `t` (declaration index) in the weight object's mapping.
+  Bytes tensor_offset(ObjectId weights, size_t t) const;
+
+  // ---- groups (the unified KV cache of a step) --------------------------------
+  GroupId group_create(std::span<const ObjectId> kv_objects);
+  /// GroupMmap: maps the group's slices contiguously, packed into hyperpages
+  /// (megapage i of round r is on the i-th megaplane that holds r+1 slices),
+  /// then the slices still in HBM. Returns the base; see read_table().
+  VAddr group_mmap(GroupId g);
+  const std::vector<ReadTableEntry>& read_table(GroupId g) const;
+  /// GroupArrange (selective replication): copies the slices above the average
+  /// load (rounded up) of overloaded megaplanes to HBM and re-points their entries.
+  ArrangeReport group_arrange(GroupId g);
+  /// GroupWrite: flushes the group's full slices from HBM to flash a hyperpage at
+  /// a time (one slice per megaplane, each request into its own blocks); the
+  /// remainder stays in HBM (Hold) or goes to random megaplanes (Scatter).
+  /// Updates metadata, the page table and the read table.
+  WriteReport group_write(GroupId g, Remainder remainder = Remainder::Hold);
+  /// Unmaps the group, releases its prefetches and frees its replicas.
+  void group_destroy(GroupId g);
+  /// Megapages of the group in flash (not replicated) per megaplane.
+  std::vector<int64_t> group_loads(GroupId g) const;
+
+  // ---- SRAM ------------------------------------------------------------------
+  /// SramPrefetch: moves the flash megapages of [va, va+size) into plane SRAM,
+  /// else base-die SRAM, else leaves them in flash; re-points their entries.
+  PrefetchResult sram_prefetch(VAddr va, Bytes size);
+  /// SramRelease: `va` must be the address of a live prefetch.
+  void sram_release(VAddr va);
+
+  // ---- inspection, timing ------------------------------------------------------
+  /// Flash megapages of an object, in the object's unit order.
+  std::vector<PhysUnit> flash_units(ObjectId obj) const;
+  /// Megablocks the object owns.
+  std::vector<std::pair<MegaplaneId, uint32_t>> owned_blocks(ObjectId obj) const;
+  bool is_live(ObjectId obj) const;
+  std::vector<ObjectId> live_objects() const;
+  std::string object_name(ObjectId obj) const;
+  /// One tile per access, in order: the megapages each touches and where they are now.
+  ReadPlan read_plan(std::span<const Access> accesses) const;
+  /// Splits [va, va+size) into accesses of at most `tile` bytes, cut at multiples of `tile` from va.
+  static std::vector<Access> tiles(VAddr va, Bytes size, Bytes tile, Time compute_per_tile = {});
+
+  FlashArray& flash() { return flash_; }
+  const FlashArray& flash() const { return flash_; }
+  const HbmStore& hbm() const { return hbm_; }
+  const SramPool& sram() const { return sram_; }
+  int64_t page_table_entries() const;
+  Json stats_json() const;
+
+ private:
+  enum class Kind : uint8_t { Weights, Kv, Hbm };
+  struct KvSlice {
+    uint32_t stream = 0, slice = 0, bytes = 0;
+    bool in_flash = false;
+    PhysUnit phys{};
+    uint64_t hbm = 0;  // staging allocation while not in flash
+  };
+  struct Object {
+    Kind kind = Kind::Weights;
+    std::string name;
+    bool live = true;
+    VAddr mapped = 0;
+    GroupId group = UINT32_MAX;
+    // weights
+    std::vector<TensorSpec> tensors;
+    std::vector<int64_t> tensor_first;  // first unit of each tensor (declaration order)
+    std::vector<PhysUnit> units;
+    // kv
+    std::vector<KvSlice> slices;
+    std::vector<std::vector<uint32_t>> streams;  // slice ids of each stream, in order
+    int64_t cursor = 0;                          // next megaplane (dealing index) for its slices
+    // hbm
+    uint64_t hbm = 0;
+    Bytes bytes{};
+    // flash ownership
+    std::vector<std::pair<MegaplaneId, uint32_t>> blocks;
+    std::unordered_map<MegaplaneId, uint32_t> open;  // the block being filled on each megaplane
+  };
+  struct Mapping {
+    VAddr base = 0;
+    int64_t units = 0, reserved = 0;
+    Kind kind = Kind::Weights;
+    ObjectId object = kNoObject;
+    GroupId group = UINT32_MAX;
+    std::vector<Location> override_;  // lazily sized; Kind::None = follow the object
+  };
+  struct Group {
+    std::vector<ObjectId> members;
+    bool live = true;
+    VAddr mapped = 0;
+    std::vector<ReadTableEntry> table;
+    std::vector<uint32_t> mapped_slices;  // per member: slices already in the mapping
+    std::vector<std::pair<int64_t, uint64_t>> replicas;  // (mapping index, HBM allocation)
+  };
+  struct Prefetch {
+    VAddr mapping = 0;
+    std::vector<std::pair<int64_t, SramSlot>> slots;
+  };
+
+  Object& obj(ObjectId id, const char* what);
+  const Object& obj(ObjectId id, const char* what) const;
+  Group& group(GroupId g, const char* what);
+  const Group& group(GroupId g, const char* what) const;
+  Mapping& mapping_at(VAddr va, const char* what);
+  const Mapping* find_mapping(VAddr va) const;
+  VAddr reserve_va(int64_t units);
+  /// Where the object unit behind mapping index `i` lives (ignores overrides).
+  Location base_location(const Mapping& m, int64_t i) const;
+  Location location(const Mapping& m, int64_t i) const;
+  /// The valid bytes of mapping index `i`.
+  int64_t unit_bytes(const Mapping& m, int64_t i) const;
+  /// Copies the megapage at a location into `out` (megapage-sized).
+  void load(const Location& l, std::span<uint8_t> out);
+  /// Places the next megapage of `o` on megaplane `m` (allocating a block when needed).
+  std::optional<PhysUnit> place(ObjectId id, Object& o, MegaplaneId m);
+  bool has_room(const Object& o, MegaplaneId m) const;
+  void append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t n);
+  void release_prefetches_in(const Mapping& m);
+  void extend_group_mapping(Group& g);
+
+  System sys_;
+  Mode mode_;
+  Rng rng_;
+  std::unique_ptr<WeightLayout> layout_;
+  FlashArray flash_;
+  HbmStore hbm_;
+  SramPool sram_;
+  std::vector<Object> objects_;
+  std::vector<Group> groups_;
+  std::map<VAddr, Mapping> mappings_;
+  std::map<VAddr, Prefetch> prefetches_;
+  VAddr next_va_;
+  int64_t weight_cursor_ = 0;
+};
+
+}  // namespace bitline::hbf

@@ -1,0 +1,330 @@
+#include "ssd/pipeline.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <queue>
+
+#include "core/error.hpp"
+
+namespace bitline::ssd {
+namespace {
+
+enum EvType : uint8_t { kDieStep, kChannelDone, kIspResult, kSlotRelease };
+
+struct Ev {
+  int64_t t;
+  uint64_t seq;
+  uint32_t id;
+  uint8_t type;
+  int64_t aux;
+};
+struct EvLater {
+  bool operator()(const Ev& a, const Ev& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+};
+
+struct Out {
+  uint32_t die;
+  int64_t bytes;
+  Route route;
+  bool last_of_job;
+  int64_t result_bytes;
+};
+
+enum class DieState : uint8_t { Idle, Busy, WaitC, WaitDataOut, WaitSlot, Done };
+
+struct DieRun {
+  size_t job = 0, step = 0;
+  DieState state = DieState::Idle;
+  bool c_occupied = false;
+  Out pending{};
+  uint32_t channel = 0;
+};
+
+class Engine {
+ public:
+  Engine(const PipelineSpec& s, const SsdParams& ssd, const HostParams& host, const nand::NandParams& nand)
+      : s_(s),
+        ssd_(ssd),
+        host_(host),
+        page_(nand.geometry.page_size),
+        io_(nand.energy.io_energy),
+        channel_rate_(nand.timing.channel_rate),
+        dies_(s.die_jobs.size()),
+        channels_(size_t(ssd.channels)) {
+    if (int64_t(s.die_jobs.size()) != ssd.dies()) throw ModelError("pipeline: one job list per die is required");
+    for (size_t d = 0; d < dies_.size(); ++d) dies_[d].channel = uint32_t(int64_t(d) / ssd.dies_per_channel);
+    for (const auto& t : s.templates) {
+      int64_t last = -1;
+      for (size_t i = 0; i < t.size(); ++i) {
+        if (t[i].route != Route::None) last = int64_t(i);
+        if (t[i].route == Route::ToIsp) isp_ = true;
+      }
+      last_output_.push_back(last);
+    }
+    sram_free_ = ssd.isp_sram.raw();
+  }
+
+  PipelineResult run() {
+    if (s_.templates.empty()) return r_;
+    // Start dies channel-interleaved, so that a limited resource (ISP SRAM) is
+    // spread over the channels rather than filled by the dies of channel 0.
+    for (int64_t k = 0; k < ssd_.dies_per_channel; ++k)
+      for (int64_t c = 0; c < ssd_.channels; ++c) try_start(uint32_t(c * ssd_.dies_per_channel + k));
+    while (!q_.empty()) {
+      Ev e = q_.top();
+      q_.pop();
+      now_ = e.t;
+      ++r_.events;
+      switch (e.type) {
+        case kDieStep: on_die_step(e.id); break;
+        case kChannelDone: on_channel_done(e.id); break;
+        case kIspResult: on_isp_result(e.aux); break;
+        case kSlotRelease: on_slot_release(e.aux); break;
+      }
+    }
+    for (const auto& d : dies_)
+      if (d.state != DieState::Done) throw ModelError("pipeline: deadlock (a die never finished its jobs)");
+    r_.total = Time(std::max(end_, now_));
+    finish();
+    return r_;
+  }
+
+ private:
+  void push(int64_t t, uint8_t type, uint32_t id, int64_t aux = 0) { q_.push(Ev{t, seq_++, id, type, aux}); }
+
+  void try_start(uint32_t di) {
+    DieRun& d = dies_[di];
+    if (d.state != DieState::Idle) return;
+    const auto& jobs = s_.die_jobs[di];
+    if (d.job >= jobs.size()) {
+      d.state = DieState::Done;
+      return;
+    }
+    const Job& job = jobs[d.job];
+    const int64_t active = job.active;
+    if (d.step == 0 && isp_) {
+      int64_t need = active * page_.raw();
+      if (need > ssd_.isp_sram.raw()) throw ModelError("ISP SRAM smaller than one job's partial result");
+      if (sram_free_ < need) {
+        d.state = DieState::WaitSlot;
+        slot_wait_.push_back(di);
+        return;
+      }
+      sram_free_ -= need;
+    }
+    const Step& st = s_.templates[job.tmpl][d.step];
+    d.state = DieState::Busy;
+    push(now_ + st.die_time.raw(), kDieStep, di);
+    r_.die_busy += st.die_time;
+    r_.nand_sense += st.energy_per_plane * double(active);
+    ++r_.die_steps;
+    if (st.sensing) r_.sensings += uint64_t(active);
+  }
+
+  void advance(DieRun& d, uint32_t di) {
+    if (++d.step == s_.templates[s_.die_jobs[di][d.job].tmpl].size()) {
+      d.step = 0;
+      ++d.job;
+      ++r_.jobs;
+    }
+  }
+
+  void on_die_step(uint32_t di) {
+    DieRun& d = dies_[di];
+    const Job& job = s_.die_jobs[di][d.job];
+    const Step& st = s_.templates[job.tmpl][d.step];
+    if (st.route != Route::None) {
+      int64_t active = job.active;
+      Out o{di, active * page_.raw(), st.route, int64_t(d.step) == last_output_[job.tmpl], active * page_.raw()};
+      if (d.c_occupied) {
+        d.pending = o;
+        d.state = DieState::WaitC;
+        return;
+      }
+      place(d, o);
+      advance(d, di);
+      if (!ssd_.cache_read) {
+        d.state = DieState::WaitDataOut;
+        return;
+      }
+    } else {
+      advance(d, di);
+    }
+    d.state = DieState::Idle;
+    try_start(di);
+  }
+
+  void place(DieRun& d, const Out& o) {
+    d.c_occupied = true;
+    auto& ch = channels_[d.channel];
+    ch.queue.push_back(o);
+    if (!ch.busy) start_transfer(d.channel);
+  }
+
+  void start_transfer(uint32_t c) {
+    auto& ch = channels_[c];
+    if (ch.busy || ch.queue.empty()) return;
+    ch.busy = true;
+    ch.current = ch.queue.front();
+    ch.queue.pop_front();
+    Time dur = Bytes(ch.current.bytes) / channel_rate_;
+    r_.channel_busy += dur;
+    r_.channel_bytes += ch.current.bytes;
+    r_.nand_io += io_ * Bytes(ch.current.bytes);
+    push(now_ + dur.raw(), kChannelDone, c);
+  }
+
+  void on_channel_done(uint32_t c) {
+    auto& ch = channels_[c];
+    ch.busy = false;
+    const Out o = ch.current;
+    switch (o.route) {
+      case Route::ToHost: {
+        int64_t arrival = pcie(o.bytes);
+        r_.host_dram += host_.dram_energy * Bytes(o.bytes);  // DMA into host memory
+        if (s_.host.combine_operands) host_work(arrival, Bytes(o.bytes) / host_.bitwise_throughput, o.bytes);
+        if (o.last_of_job && s_.host.popcount_result) host_work(arrival, Bytes(o.result_bytes) / host_.popcount_throughput, o.result_bytes);
+        break;
+      }
+      case Route::ToIsp: {
+        Time dur = Bytes(o.bytes) / ssd_.isp_throughput;
+        int64_t start = std::max(now_, isp_free_);
+        isp_free_ = start + dur.raw();
+        r_.isp_busy += dur;
+        r_.isp += ssd_.isp_energy * Bytes(o.bytes);
+        if (o.last_of_job) push(isp_free_, kIspResult, o.die, o.result_bytes);
+        break;
+      }
+      case Route::Result: {
+        int64_t arrival = pcie(o.bytes);
+        r_.host_dram += host_.dram_energy * Bytes(o.bytes);
+        if (s_.host.popcount_result) host_work(arrival, Bytes(o.bytes) / host_.popcount_throughput, o.bytes);
+        break;
+      }
+      case Route::None: break;
+    }
+    // The C-latch of that die is free again.
+    DieRun& d = dies_[o.die];
+    d.c_occupied = false;
+    if (d.state == DieState::WaitC) {
+      place(d, d.pending);
+      advance(d, o.die);
+      d.state = ssd_.cache_read ? DieState::Idle : DieState::WaitDataOut;
+      try_start(o.die);
+    } else if (d.state == DieState::WaitDataOut) {
+      d.state = DieState::Idle;
+      try_start(o.die);
+    }
+    start_transfer(c);
+  }
+
+  void on_isp_result(int64_t bytes) {
+    int64_t arrival = pcie(bytes);
+    r_.host_dram += host_.dram_energy * Bytes(bytes);
+    if (s_.host.popcount_result) host_work(arrival, Bytes(bytes) / host_.popcount_throughput, bytes);
+    push(pcie_free_, kSlotRelease, 0, bytes);  // the SRAM slot is free once the result has left
+  }
+
+  void on_slot_release(int64_t bytes) {
+    sram_free_ += bytes;
+    while (!slot_wait_.empty()) {
+      uint32_t di = slot_wait_.front();
+      int64_t need = int64_t(s_.die_jobs[di][dies_[di].job].active) * page_.raw();
+      if (need > sram_free_) break;
+      slot_wait_.pop_front();
+      dies_[di].state = DieState::Idle;
+      try_start(di);
+    }
+  }
+
+  /// A transfer over PCIe starting no earlier than now; returns the arrival time at the host.
+  int64_t pcie(int64_t bytes) {
+    Time dur = Bytes(bytes) / ssd_.pcie_bandwidth;
+    int64_t start = std::max(now_, pcie_free_);
+    pcie_free_ = start + dur.raw();
+    r_.pcie_busy += dur;
+    r_.pcie_bytes += bytes;
+    r_.pcie += ssd_.pcie_energy * Bytes(bytes);
+    int64_t arrival = pcie_free_ + ssd_.pcie_latency.raw();
+    end_ = std::max(end_, arrival);
+    return arrival;
+  }
+
+  void host_work(int64_t arrival, Time dur, int64_t bytes_read) {
+    int64_t start = std::max(arrival, host_free_);
+    host_free_ = start + dur.raw();
+    r_.host_busy += dur;
+    r_.host_bytes += bytes_read;
+    r_.host_dram += host_.dram_energy * Bytes(bytes_read);
+    end_ = std::max(end_, host_free_);
+  }
+
+  void finish() {
+    r_.host_cpu = host_.cpu_power * r_.host_busy;
+    r_.controller = (ssd_.controller_power + ssd_.idle_power) * r_.total;
+    double t = double(r_.total.raw());
+    if (t <= 0) return;
+    struct U {
+      const char* name;
+      double util;
+    };
+    U us[] = {{"dies", double(r_.die_busy.raw()) / (t * double(dies_.size()))},
+              {"channels", double(r_.channel_busy.raw()) / (t * double(channels_.size()))},
+              {"pcie", double(r_.pcie_busy.raw()) / t},
+              {"isp", double(r_.isp_busy.raw()) / t},
+              {"host", double(r_.host_busy.raw()) / t}};
+    const U* best = &us[0];
+    for (const auto& u : us)
+      if (u.util > best->util) best = &u;
+    r_.bottleneck = best->name;
+  }
+
+  struct Channel {
+    bool busy = false;
+    Out current{};
+    std::deque<Out> queue;
+  };
+
+  const PipelineSpec& s_;
+  const SsdParams& ssd_;
+  const HostParams& host_;
+  Bytes page_;
+  EnergyPerBit io_;
+  Bandwidth channel_rate_;
+  std::vector<DieRun> dies_;
+  std::vector<Channel> channels_;
+  std::deque<uint32_t> slot_wait_;
+  std::priority_queue<Ev, std::vector<Ev>, EvLater> q_;
+  uint64_t seq_ = 0;
+  int64_t now_ = 0, end_ = 0, pcie_free_ = 0, host_free_ = 0, isp_free_ = 0, sram_free_ = 0;
+  std::vector<int64_t> last_output_;
+  bool isp_ = false;
+  PipelineResult r_;
+};
+
+}  // namespace
+
+PipelineResult run_pipeline(const PipelineSpec& spec, const SsdParams& ssd, const HostParams& host,
+                            const nand::NandParams& nand) {
+  Engine e(spec, ssd, host, nand);
+  return e.run();
+}
+
+Json PipelineResult::to_json() const {
+  double t = to_s(total);
+  Json j;
+  j["time_s"] = t;
+  j["events"] = events;
+  j["sensings"] = sensings;
+  j["bytes_over_channels"] = channel_bytes;
+  j["bytes_over_pcie"] = pcie_bytes;
+  j["busy_s"] = {{"dies_sum", to_s(die_busy)}, {"channels_sum", to_s(channel_busy)}, {"pcie", to_s(pcie_busy)},
+                 {"isp", to_s(isp_busy)}, {"host", to_s(host_busy)}};
+  j["bottleneck"] = bottleneck;
+  j["energy_j"] = {{"nand_sense", nand_sense.raw()}, {"nand_io", nand_io.raw()}, {"pcie", pcie.raw()},
+                   {"isp", isp.raw()},               {"controller", controller.raw()}, {"host_cpu", host_cpu.raw()},
+                   {"host_dram", host_dram.raw()},   {"total", total_energy().raw()}};
+  return j;
+}
+
+}  // namespace bitline::ssd

@@ -1,0 +1,81 @@
+// The event-driven timing model of an SSD serving one bulk bitwise request.
+//
+// Every die works through a list of jobs (one job = one page column of one
+// query on the die's active planes, multi-plane). A job is a fixed sequence of
+// steps (sensings and latch operations); a step may leave a page in the
+// C-latch to move out. Resources and their rules:
+//   die      one step at a time on all its active planes (multi-plane op);
+//            with cache read, the next sensing starts while the C-latch still
+//            holds the previous page, but a new page can enter the C-latch only
+//            once the previous one has left over the channel;
+//   channel  one transfer at a time, first come first served among its dies;
+//   ISP      the controller's bit logic (FIFO) with a SRAM of partial results:
+//            a job holds one slot from its first sensing until its result has
+//            left over PCIe; no slot, no start;
+//   PCIe     one transfer at a time (FIFO), plus a fixed latency;
+//   host     CPU work in arrival order (combining operands, bit count).
+// Stages overlap exactly as these rules allow; the time is when the last
+// piece of work finishes. Nothing here is a closed formula.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "nand/params.hpp"
+#include "ssd/params.hpp"
+
+namespace bitline::ssd {
+
+/// Where the page a step leaves in the C-latch goes.
+enum class Route : uint8_t {
+  None,        // stays in the latches (accumulation)
+  ToHost,      // an operand page, to be combined by the host CPU (OSP)
+  ToIsp,       // an operand page, to be combined by the controller's ISP logic
+  Result,      // the job's result page, to the host
+};
+
+struct Step {
+  Time die_time{};            // how long the die is busy (all active planes in parallel)
+  Energy energy_per_plane{};  // NAND energy of this step on one plane
+  Route route = Route::None;
+  bool sensing = true;        // counts as a sensing (vs. a latch operation)
+};
+
+/// What the host does with what arrives.
+struct HostWork {
+  bool combine_operands = false;  // OSP: the CPU combines every operand page
+  bool popcount_result = false;   // BMI: the CPU counts the bits of each result page
+};
+
+/// One job of a die: a page column on `active` planes (multi-plane), running step template `tmpl`.
+struct Job {
+  uint16_t active = 0;
+  uint16_t tmpl = 0;
+};
+
+struct PipelineSpec {
+  std::vector<std::vector<Step>> templates;  // step sequences (one per query shape)
+  std::vector<std::vector<Job>> die_jobs;    // per die, in order
+  HostWork host;
+};
+
+struct PipelineResult {
+  Time total{};
+  uint64_t events = 0, die_steps = 0, sensings = 0, jobs = 0;
+  int64_t channel_bytes = 0, pcie_bytes = 0, host_bytes = 0;
+  Time die_busy{}, channel_busy{}, pcie_busy{}, isp_busy{}, host_busy{};
+  Energy nand_sense{}, nand_io{}, pcie{}, isp{}, controller{}, host_cpu{}, host_dram{};
+  std::string bottleneck;
+
+  Energy total_energy() const { return nand_sense + nand_io + pcie + isp + controller + host_cpu + host_dram; }
+  Json to_json() const;
+};
+
+/// Runs the event-driven model (page size, channel rate and channel energy come from `nand`).
+PipelineResult run_pipeline(const PipelineSpec& spec, const SsdParams& ssd, const HostParams& host,
+                            const nand::NandParams& nand);
+
+}  // namespace bitline::ssd

@@ -1,0 +1,310 @@
+// The bitline executable: --help, --version, describe, nand demo, and the
+// config errors a user sees (each names the file or --set, the key and why).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs `bitline ARGS` (ARGS already shell-quoted where needed).
+Result run(const std::string& args) {
+  // The presets of this source tree, whatever the caller's environment says.
+  std::string cmd = "BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " + quote(BITLINE_BINARY) + " " +
+                    args + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    ADD_FAILURE() << "popen failed: " << cmd;
+    return r;
+  }
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return r;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / (std::string("bitline-cli-") + info->name() + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  // A config error: exit code 2 (not a crash, not success), "config error",
+  // and every needle in the message.
+  void expect_config_error(const std::string& args, std::initializer_list<std::string> needles) {
+    Result r = run(args);
+    EXPECT_EQ(r.rc, 2) << "bitline " << args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "config error")) << r.out;
+    for (const auto& n : needles) EXPECT_TRUE(contains(r.out, n)) << "bitline " << args << "\nexpected: " << n << "\ngot: " << r.out;
+    EXPECT_FALSE(contains(r.out, "AND of")) << "the demo ran despite the error:\n" << r.out;
+  }
+  nlohmann::json demo_json(const std::string& extra_args) {
+    fs::path out = dir_ / "demo.json";
+    Result r = run("nand demo --json " + quote(out.string()) + " " + extra_args);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    std::ifstream in(out);
+    EXPECT_TRUE(in.good()) << "no JSON written: " << r.out;
+    if (!in) return {};
+    return nlohmann::json::parse(in);  // throws (failing the test) on invalid JSON
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(Cli, Version) {
+  Result r = run("--version");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("bitline ", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, BITLINE_VERSION)) << r.out;
+}
+
+TEST_F(Cli, HelpForEverySubcommand) {
+  for (std::string args : {"--help", "describe --help", "nand --help", "nand demo --help", "nand rber --help"}) {
+    Result r = run(args);
+    EXPECT_EQ(r.rc, 0) << args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "Usage:")) << args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "--help")) << args << "\n" << r.out;
+  }
+  EXPECT_TRUE(contains(run("--help").out, "describe"));
+  EXPECT_TRUE(contains(run("--help").out, "nand"));
+  Result demo = run("nand demo --help");
+  for (const char* opt : {"--preset", "--config", "--set", "--json"}) EXPECT_TRUE(contains(demo.out, opt)) << opt << "\n" << demo.out;
+  EXPECT_TRUE(contains(run("nand --help").out, "demo"));
+  EXPECT_TRUE(contains(run("nand --help").out, "rber"));
+}
+
+TEST_F(Cli, NoOrUnknownSubcommandFails) {
+  EXPECT_NE(run("").rc, 0);
+  EXPECT_NE(run("nosuch").rc, 0);
+  EXPECT_NE(run("nand").rc, 0);
+  EXPECT_NE(run("nand demo --no-such-option").rc, 0);
+}
+
+TEST_F(Cli, DescribeNand) {
+  Result r = run("describe nand");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "nand.timing.t_read_slc  (time")) << r.out;
+  // The t_read_slc entry: default, description, source.
+  auto at = r.out.find("nand.timing.t_read_slc");
+  ASSERT_NE(at, std::string::npos);
+  std::string entry = r.out.substr(at, r.out.find("nand.timing.t_read_mlc") - at);
+  EXPECT_TRUE(contains(entry, "default: 22.5us")) << entry;
+  EXPECT_TRUE(contains(entry, "source: spec: evaluated SSD")) << entry;
+  EXPECT_TRUE(contains(r.out, "nand.geometry.page_size  (bytes")) << r.out;
+  EXPECT_TRUE(contains(r.out, "default: 16KiB")) << r.out;
+  EXPECT_TRUE(contains(r.out, "nand.timing.channel_rate  (bandwidth")) << r.out;
+  EXPECT_TRUE(contains(r.out, "nand.energy.io_energy  (energy/bit")) << r.out;
+  EXPECT_FALSE(contains(r.out, "sim.seed")) << "describe nand lists only nand";
+}
+
+TEST_F(Cli, DescribeEveryParameterHasDefaultTypeAndSource) {
+  Result r = run("describe --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  EXPECT_GT(j.size(), 30u);
+  bool seen_seed = false, seen_tr = false;
+  for (const auto& row : j) {
+    const std::string key = row.at("key");
+    EXPECT_FALSE(row.at("default").get<std::string>().empty()) << key;
+    EXPECT_FALSE(row.at("type").get<std::string>().empty()) << key;
+    EXPECT_FALSE(row.at("source").get<std::string>().empty()) << key;
+    EXPECT_FALSE(row.at("description").get<std::string>().empty()) << key;
+    seen_seed |= key == "sim.seed";
+    if (key == "nand.timing.t_read_slc") {
+      seen_tr = true;
+      EXPECT_EQ(row.at("default"), "22.5us");
+      EXPECT_EQ(row.at("type"), "time");
+    }
+  }
+  EXPECT_TRUE(seen_seed);
+  EXPECT_TRUE(seen_tr);
+  // Without an argument: the component list, then every parameter.
+  Result all = run("describe");
+  EXPECT_EQ(all.rc, 0);
+  EXPECT_TRUE(contains(all.out, "Components")) << all.out;
+  EXPECT_TRUE(contains(all.out, "sim.seed")) << all.out;
+  EXPECT_TRUE(contains(all.out, "nand.command.max_inter_block")) << all.out;
+}
+
+TEST_F(Cli, DescribeByPrefix) {
+  Result r = run("describe nand.timing");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "nand.timing.t_erase")) << r.out;
+  EXPECT_FALSE(contains(r.out, "nand.geometry")) << r.out;
+  Result one = run("describe nand.timing.t_read_slc");
+  ASSERT_EQ(one.rc, 0) << one.out;
+  EXPECT_TRUE(contains(one.out, "default: 22.5us")) << one.out;
+  EXPECT_FALSE(contains(one.out, "t_read_mlc")) << one.out;
+  // A prefix must end at a dot: "nand.tim" is not a component.
+  EXPECT_NE(run("describe nand.tim").rc, 0);
+}
+
+TEST_F(Cli, DescribeUnknownComponentFails) {
+  Result r = run("describe nosuch");
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "unknown component 'nosuch'")) << r.out;
+  EXPECT_TRUE(contains(r.out, "nand")) << "lists the known components: " << r.out;
+}
+
+TEST_F(Cli, NandDemoWritesValidJsonAndComputesCorrectly) {
+  nlohmann::json j = demo_json("");
+  ASSERT_TRUE(j.contains("operations")) << j.dump(2);
+  ASSERT_TRUE(j["operations"].is_array());
+  EXPECT_GE(j["operations"].size(), 5u);
+  for (const auto& op : j["operations"]) {
+    EXPECT_EQ(op.at("mismatched_bits"), 0) << op.dump();
+    EXPECT_EQ(op.at("result_bits"), 16384 * 8) << op.dump();
+    EXPECT_GT(op.at("latency_s").get<double>(), 0.0) << op.dump();
+    EXPECT_GT(op.at("energy_j").get<double>(), 0.0) << op.dump();
+  }
+  // The resolved configuration travels with the result.
+  EXPECT_EQ(j["config"]["nand"]["timing"]["t_read_slc"], "22.5us");
+  EXPECT_EQ(j["config"]["nand"]["geometry"]["page_size"], "16KiB");
+  EXPECT_EQ(j["config"]["sim"]["seed"], 1);
+  EXPECT_TRUE(j.contains("die"));
+}
+
+TEST_F(Cli, PresetFig7) {
+  nlohmann::json j = demo_json("--preset fig7");
+  EXPECT_EQ(j["config"]["nand"]["timing"]["t_read_slc"], "60us");
+  EXPECT_EQ(j["config"]["nand"]["timing"]["channel_rate"], "1.2GB/s");  // inherited from flash-cosmos
+  EXPECT_EQ(j["config"]["nand"]["geometry"]["page_size"], "16KiB");
+  for (const auto& op : j["operations"]) EXPECT_EQ(op.at("mismatched_bits"), 0) << op.dump();
+  // A single-wordline-sensing operation takes tR = 60 us per sense: the ParaBit
+  // AND of 8 wordlines senses 8 times, so it takes more than 8 x 60 us.
+  bool found = false;
+  for (const auto& op : j["operations"]) {
+    if (op.at("operation").get<std::string>().rfind("ParaBit", 0) == 0) {
+      found = true;
+      EXPECT_GE(op.at("latency_s").get<double>(), 8 * 60e-6) << op.dump();
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(Cli, OverridesApplyInOrder) {
+  // preset < file (which may start from a preset) < --set.
+  fs::path f = write("mine.yaml", "base: fig7\nnand:\n  timing:\n    t_prog_slc: 300us\nsim:\n  seed: 5\n");
+  nlohmann::json j = demo_json("--config " + quote(f.string()));
+  EXPECT_EQ(j["config"]["nand"]["timing"]["t_read_slc"], "60us");
+  EXPECT_EQ(j["config"]["nand"]["timing"]["t_prog_slc"], "300us");
+  EXPECT_EQ(j["config"]["sim"]["seed"], 5);
+  j = demo_json("--preset fig7 --set nand.timing.t_read_slc=30us");
+  EXPECT_EQ(j["config"]["nand"]["timing"]["t_read_slc"], "30us");
+  j = demo_json("--config " + quote(f.string()) + " --set sim.seed=9 --set nand.timing.t_read_slc=45us");
+  EXPECT_EQ(j["config"]["nand"]["timing"]["t_read_slc"], "45us");
+  EXPECT_EQ(j["config"]["sim"]["seed"], 9);
+  for (const auto& op : j["operations"]) EXPECT_EQ(op.at("mismatched_bits"), 0) << op.dump();
+}
+
+TEST_F(Cli, SameSeedSameResult) {
+  nlohmann::json a = demo_json("--set sim.seed=3");
+  nlohmann::json b = demo_json("--set sim.seed=3");
+  EXPECT_EQ(a, b);
+}
+
+// ---- bad configs: non-zero exit, and the message names file, key and reason ----
+
+TEST_F(Cli, BadConfigUnknownKey) {
+  fs::path f = write("typo.yaml", "nand:\n  timing:\n    t_raed_slc: 22.5us\n");
+  expect_config_error("nand demo --config " + quote(f.string()),
+                      {f.string() + ":3", "nand.timing.t_raed_slc", "unknown key", "did you mean 't_read_slc'?"});
+}
+
+TEST_F(Cli, BadConfigBadUnit) {
+  fs::path f = write("unit.yaml", "nand:\n  timing:\n    t_read_slc: 22.5uss\n");
+  expect_config_error("nand demo --config " + quote(f.string()),
+                      {f.string() + ":3", "nand.timing.t_read_slc", "unknown time unit 'uss'"});
+  fs::path g = write("nounit.yaml", "nand:\n  geometry:\n    page_size: 16384\n");
+  expect_config_error("nand demo --config " + quote(g.string()), {g.string() + ":3", "nand.geometry.page_size", "has no unit"});
+}
+
+TEST_F(Cli, BadConfigNegativeSize) {
+  fs::path f = write("neg.yaml", "nand:\n  geometry:\n    page_size: -16KiB\n");
+  expect_config_error("nand demo --config " + quote(f.string()),
+                      {f.string() + ":3", "nand.geometry.page_size", "must not be negative"});
+}
+
+TEST_F(Cli, BadConfigImpossibleGeometry) {
+  fs::path f = write("blocks.yaml", "nand:\n  geometry:\n    blocks_per_plane: 4\n  command:\n    max_inter_block: 8\n");
+  expect_config_error("nand demo --config " + quote(f.string()),
+                      {f.string() + ":5", "nand.command.max_inter_block", "impossible geometry", "only 4 blocks"});
+  fs::path g = write("page.yaml", "nand:\n  geometry:\n    page_size: 12B\n");
+  expect_config_error("nand demo --config " + quote(g.string()), {g.string() + ":3", "nand.geometry.page_size", "impossible geometry"});
+}
+
+TEST_F(Cli, BadConfigUnknownSection) {
+  fs::path f = write("section.yaml", "sim:\n  seed: 1\nnandd:\n  geometry:\n    page_size: 16KiB\n");
+  expect_config_error("nand demo --config " + quote(f.string()), {f.string() + ":3", "nandd", "unknown section", "nand"});
+}
+
+TEST_F(Cli, BadConfigMalformedYaml) {
+  fs::path f = write("broken.yaml", "nand:\n  timing:\n    t_read_slc: 22.5us\n   t_prog_slc: [200us\n");
+  expect_config_error("nand demo --config " + quote(f.string()), {f.string() + ":", "malformed YAML"});
+  fs::path g = write("dup.yaml", "nand:\n  timing:\n    t_read_slc: 22.5us\n    t_read_slc: 30us\n");
+  expect_config_error("nand demo --config " + quote(g.string()), {g.string() + ":4", "'t_read_slc' appears twice"});
+}
+
+TEST_F(Cli, BadConfigMissingFile) {
+  expect_config_error("nand demo --config " + quote((dir_ / "absent.yaml").string()), {"absent.yaml", "cannot open"});
+}
+
+TEST_F(Cli, BadSetOverride) {
+  expect_config_error("nand demo --set nand.timing.t_raed_slc=30us", {"--set", "nand.timing.t_raed_slc", "unknown key", "t_read_slc"});
+  expect_config_error("nand demo --set nand.timing.t_read_slc=30uss", {"--set", "nand.timing.t_read_slc", "unknown time unit"});
+  expect_config_error("nand demo --set foo.bar=1", {"--set", "foo", "unknown section"});
+  expect_config_error("nand demo --set nand.timing.t_read_slc", {"expected key.path=value"});
+  expect_config_error("nand demo --set nand.reliability.model=magic", {"--set", "nand.reliability.model", "'magic' is not one of"});
+  expect_config_error("nand demo --set nand.geometry.planes_per_die=0", {"--set", "nand.geometry.planes_per_die", "must be at least 1"});
+  expect_config_error("nand demo --set sim.seed=-1", {"--set", "sim.seed", "must not be negative"});
+}
+
+TEST_F(Cli, UnknownPreset) {
+  expect_config_error("nand demo --preset nosuch", {"--preset nosuch", "unknown preset", "fig7", "flash-cosmos"});
+  fs::path f = write("base.yaml", "base: nosuch\n");
+  expect_config_error("nand demo --config " + quote(f.string()), {f.string() + ":1", "unknown preset 'nosuch'"});
+}
+
+TEST_F(Cli, RberBadConfigToo) {
+  fs::path f = write("typo.yaml", "nand:\n  reliability:\n    rber_slcc: 1e-5\n");
+  expect_config_error("nand rber --config " + quote(f.string()), {f.string() + ":3", "nand.reliability.rber_slcc", "did you mean 'rber_slc'?"});
+  Result ok = run("nand rber");
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+}

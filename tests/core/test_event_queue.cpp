@@ -1,0 +1,148 @@
+// The discrete-event engine: integer-picosecond time, stable order for equal times.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/event_queue.hpp"
+
+using namespace bitline;
+
+TEST(EventQueue, RunsInTimeOrder) {
+  EventQueue q;
+  std::vector<int64_t> seen;
+  for (int64_t t : {50, 10, 40, 20, 30, 0}) q.at(ps(double(t)), [&, t] { seen.push_back(t); EXPECT_EQ(q.now().raw(), t); });
+  EXPECT_FALSE(q.empty());
+  EXPECT_EQ(q.run(), 6u);
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 10, 20, 30, 40, 50}));
+  EXPECT_EQ(q.now(), ps(50));
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.executed(), 6u);
+  EXPECT_EQ(q.run(), 0u);  // nothing left
+}
+
+TEST(EventQueue, TimesOnePicosecondApartAreOrdered) {
+  // Integer time: 1 ps apart is never "equal" (a double clock at 1 s would lose this).
+  EventQueue q;
+  std::vector<int> seen;
+  q.at(sec(1) + ps(1), [&] { seen.push_back(2); });
+  q.at(sec(1), [&] { seen.push_back(1); });
+  q.run();
+  EXPECT_EQ(seen, (std::vector<int>{1, 2}));
+  EXPECT_EQ(q.now().raw(), 1'000'000'000'001);
+}
+
+TEST(EventQueue, EqualTimesRunInSchedulingOrder) {
+  EventQueue q;
+  std::vector<int> seen;
+  // Many events at the same time, interleaved with others: a heap without a
+  // tie-breaker would not keep this order.
+  for (int i = 0; i < 200; ++i) {
+    q.at(us(5), [&, i] { seen.push_back(i); });
+    q.at(us(1 + (i % 3) * 5), [] {});  // 1, 6 or 11 us
+  }
+  q.run();
+  ASSERT_EQ(seen.size(), 200u);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(seen[size_t(i)], i);
+}
+
+TEST(EventQueue, SchedulingFromWithinEvents) {
+  EventQueue q;
+  std::vector<std::string> seen;
+  q.at(us(1), [&] {
+    seen.push_back("a@1");
+    q.after(us(2), [&] { seen.push_back("c@3"); });
+    q.after(Time{}, [&] { seen.push_back("b@1 (same time, after the ones already queued)"); });
+  });
+  q.at(us(1), [&] { seen.push_back("a2@1"); });
+  q.at(us(3), [&] { seen.push_back("d@3 (queued first)"); });
+  EXPECT_EQ(q.run(), 5u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a@1", "a2@1", "b@1 (same time, after the ones already queued)", "d@3 (queued first)",
+                                            "c@3"}));
+  EXPECT_EQ(q.now(), us(3));
+}
+
+TEST(EventQueue, ChainOfEventsAdvancesTime) {
+  EventQueue q;
+  int count = 0;
+  std::function<void()> step = [&] {
+    if (++count < 1000) q.after(ns(22.5), step);
+  };
+  q.at(Time{}, step);
+  q.run();
+  EXPECT_EQ(count, 1000);
+  EXPECT_EQ(q.now().raw(), 999 * 22'500);
+}
+
+TEST(EventQueue, RunUntilStopsAtTheLimitInclusive) {
+  EventQueue q;
+  std::vector<int> seen;
+  q.at(us(1), [&] { seen.push_back(1); });
+  q.at(us(2), [&] { seen.push_back(2); });
+  q.at(us(3), [&] { seen.push_back(3); });
+  EXPECT_EQ(q.run_until(us(2)), 2u);  // events at exactly `until` run
+  EXPECT_EQ(seen, (std::vector<int>{1, 2}));
+  EXPECT_FALSE(q.empty());
+  EXPECT_LE(q.now(), us(2));
+  EXPECT_EQ(q.run_until(us(2)), 0u);
+  EXPECT_EQ(q.run_until(ns(2999)), 0u);
+  EXPECT_EQ(q.run(), 1u);
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(q.executed(), 3u);
+}
+
+TEST(EventQueue, RunUntilSeesEventsScheduledDuringTheRun) {
+  EventQueue q;
+  std::vector<int> seen;
+  q.at(us(1), [&] {
+    seen.push_back(1);
+    q.at(us(2), [&] { seen.push_back(2); });   // inside the window: runs
+    q.at(us(10), [&] { seen.push_back(10); });  // outside: waits
+  });
+  EXPECT_EQ(q.run_until(us(5)), 2u);
+  EXPECT_EQ(seen, (std::vector<int>{1, 2}));
+  EXPECT_EQ(q.run(), 1u);
+  EXPECT_EQ(seen.back(), 10);
+}
+
+TEST(EventQueue, SchedulingInThePastIsAnError) {
+  EventQueue q;
+  q.at(us(5), [] {});
+  q.run();
+  ASSERT_EQ(q.now(), us(5));
+  EXPECT_THROW(q.at(us(4), [] {}), std::logic_error);
+  EXPECT_THROW(q.after(ps(-1), [] {}), std::logic_error);
+  try {
+    q.at(ns(4999), [] {});
+    FAIL() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("in the past"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(q.empty());  // the rejected events were not queued
+  q.at(us(5), [] {});      // now itself is fine
+  EXPECT_EQ(q.run(), 1u);
+  // Also from within an event.
+  EventQueue r;
+  bool threw = false;
+  r.at(us(2), [&] {
+    try {
+      r.at(us(1), [] {});
+    } catch (const std::logic_error&) {
+      threw = true;
+    }
+  });
+  r.run();
+  EXPECT_TRUE(threw);
+}
+
+TEST(EventQueue, IndependentEngines) {
+  EventQueue a, b;
+  a.at(us(7), [] {});
+  b.at(us(3), [] {});
+  a.run();
+  EXPECT_EQ(a.now(), us(7));
+  EXPECT_EQ(b.now(), Time{});
+  b.run();
+  EXPECT_EQ(b.now(), us(3));
+}
