@@ -20,14 +20,22 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The main job: the Flash-Cosmos evaluation at paper scale, then the summary against the paper.
 run: build
-	$(BITLINE) nand demo --json results/nand-demo.json
+	$(BITLINE) cosmos eval --json results/cosmos-eval.json
+	python3 scripts/validation.py table results/cosmos-eval.json
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: build
 	$(BUILD)/bench/bitline_bench --benchmark_counters_tabular=true
+	@echo "== whole paper-scale Flash-Cosmos evaluation (wall time and event rate) =="
+	$(BITLINE) cosmos eval --quiet --json results/bench-cosmos-eval.json | tail -n 1
+
+# Regenerates docs/validation.md (paper vs bitline) from the model.
+validate: build
+	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
 
 asan:
 	$(MAKE) test PRESET=asan

@@ -155,9 +155,9 @@ void add_cosmos(CLI::App& app) {
     auto* cmd = cosmos->add_subcommand("write-bw", "sequential write bandwidth of the SSD per program mode");
     auto cfg = std::make_shared<ConfigOptions>();
     auto json = std::make_shared<std::string>();
-    auto size = std::make_shared<std::string>("4GiB");
+    auto size = std::make_shared<std::string>("1GiB");
     cfg->add_to(*cmd);
-    cmd->add_option("--bytes", *size, "data written per mode (default 4GiB)");
+    cmd->add_option("--bytes", *size, "data written per mode (default 1GiB)");
     cmd->add_option("--json", *json, "write {\"gb_per_s\": {...}} to this file");
     cmd->callback([=] {
       EvalConfig c = load_eval_config(cfg->load());
