@@ -144,4 +144,69 @@ PageLoc Firmware::locate(const CopyRef& c, int64_t page_index) const {
   return l;
 }
 
+Firmware::OrdinaryPage Firmware::map_ordinary(int64_t lpn, nand::ProgramMode mode) {
+  if (lpn < 0) throw ModelError(fmt::format("logical page {} is negative", lpn));
+  trim_ordinary(lpn);
+  Stream& st = streams_[mode];
+  const int64_t bits = nand::bits_per_cell(mode);
+  const int64_t slots_per_block = planes_ * subblocks_ * wordlines_ * bits;
+  if (!st.open || st.next == slots_per_block) {
+    if (st.open) {
+      ordinary_blocks_[st.block].full = true;
+      if (ordinary_blocks_[st.block].valid == 0) {  // everything in it was overwritten already
+        ordinary_blocks_.erase(st.block);
+        free_blocks_.insert(st.block);
+        ++ordinary_erased_;
+      }
+    }
+    st.block = allocate_block(fmt::format("logical page {}", lpn));
+    st.open = true;
+    st.next = 0;
+    ordinary_blocks_[st.block] = OrdinaryBlock{};
+  }
+  // Slot order: plane fastest (striping), then page-in-wordline, wordline, sub-block.
+  int64_t s = st.next++;
+  int64_t plane = s % planes_;
+  int64_t rest = s / planes_;
+  OrdinaryPage p;
+  p.mode = mode;
+  p.bit = uint32_t(rest % bits);
+  rest /= bits;
+  PlaneLoc pl = plane_loc(plane);
+  p.loc.die = pl.die;
+  p.loc.plane = pl.plane;
+  p.loc.block = st.block;
+  p.loc.wordline = uint32_t(rest % wordlines_);
+  p.loc.subblock = uint32_t(rest / wordlines_);
+  ++ordinary_blocks_[st.block].valid;
+  ordinary_map_[lpn] = {p, st.block};
+  return p;
+}
+
+std::optional<Firmware::OrdinaryPage> Firmware::lookup_ordinary(int64_t lpn) const {
+  auto it = ordinary_map_.find(lpn);
+  if (it == ordinary_map_.end()) return std::nullopt;
+  return it->second.first;
+}
+
+void Firmware::trim_ordinary(int64_t lpn) {
+  auto it = ordinary_map_.find(lpn);
+  if (it == ordinary_map_.end()) return;
+  uint32_t block = uint32_t(it->second.second);
+  ordinary_map_.erase(it);
+  invalidate(block);
+}
+
+void Firmware::invalidate(uint64_t block_key) {
+  uint32_t block = uint32_t(block_key);
+  OrdinaryBlock& b = ordinary_blocks_.at(block);
+  --b.valid;
+  if (b.valid == 0 && b.full) {
+    // Every page of the block is invalid: erase it and reuse the block.
+    ordinary_blocks_.erase(block);
+    free_blocks_.insert(block);
+    ++ordinary_erased_;
+  }
+}
+
 }  // namespace bitline::cosmos

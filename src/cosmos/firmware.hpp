@@ -98,6 +98,27 @@ class Firmware {
   uint32_t offset_of(const CopyRef& c) const { return c.index % pools_[c.pool].chunk_width; }
   int64_t blocks_in_use() const { return next_block_ - int64_t(free_blocks_.size()); }
 
+  // ---- Ordinary data: a page-level mapping ---------------------------------
+  // Logical pages are written log-structured, striped over all planes, into
+  // blocks of their own program mode (one block index per mode stream). An
+  // overwrite or a trim invalidates the old physical page; a full block whose
+  // pages are all invalid is erased and returned to the allocator (no data is
+  // ever moved: the firmware keeps no garbage collector).
+  struct OrdinaryPage {
+    PageLoc loc;
+    uint32_t bit = 0;  // page within the wordline (MLC/TLC)
+    nand::ProgramMode mode = nand::ProgramMode::Tlc;
+  };
+  /// Maps logical page `lpn` to a fresh physical page (invalidating its old one).
+  OrdinaryPage map_ordinary(int64_t lpn, nand::ProgramMode mode);
+  /// Where logical page `lpn` lives, if mapped.
+  std::optional<OrdinaryPage> lookup_ordinary(int64_t lpn) const;
+  /// Forgets `lpn` (its physical page becomes invalid).
+  void trim_ordinary(int64_t lpn);
+  int64_t ordinary_pages() const { return int64_t(ordinary_map_.size()); }
+  /// Blocks erased so far because all their ordinary pages were invalid.
+  int64_t ordinary_blocks_erased() const { return ordinary_erased_; }
+
  private:
   uint32_t pool_for(const std::string& group, uint32_t lane, bool inverted, const WriteOptions& opt, int64_t bytes,
                     const std::string& operand);
@@ -113,6 +134,21 @@ class Firmware {
   std::map<std::string, uint32_t> declared_;
   int64_t next_block_ = 0;
   std::set<uint32_t> free_blocks_;
+
+  struct Stream {  // the open block of one program mode
+    bool open = false;
+    uint32_t block = 0;
+    int64_t next = 0;  // next page slot in the block (over all planes)
+  };
+  struct OrdinaryBlock {
+    int64_t valid = 0;
+    bool full = false;
+  };
+  void invalidate(uint64_t slot_key);
+  std::map<nand::ProgramMode, Stream> streams_;
+  std::map<uint32_t, OrdinaryBlock> ordinary_blocks_;
+  std::map<int64_t, std::pair<OrdinaryPage, uint64_t>> ordinary_map_;  // lpn -> (page, block)
+  int64_t ordinary_erased_ = 0;
 };
 
 }  // namespace bitline::cosmos
