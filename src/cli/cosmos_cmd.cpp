@@ -120,11 +120,15 @@ void add_cosmos(CLI::App& app) {
         auto eq = param->find('=');
         std::string key = eq == std::string::npos ? "" : param->substr(0, eq);
         if (key != p.param) throw ConfigError(fmt::format("--param {}: workload {} takes {}=N", *param, p.workload, p.param));
+        const std::string num = param->substr(eq + 1);
+        size_t used = 0;
         try {
-          p.value = std::stoll(param->substr(eq + 1));
+          p.value = std::stoll(num, &used);
         } catch (const std::exception&) {
-          throw ConfigError(fmt::format("--param {}: '{}' is not an integer", *param, param->substr(eq + 1)));
+          used = 0;
         }
+        if (num.empty() || used != num.size())
+          throw ConfigError(fmt::format("--param {}: '{}' is not an integer", *param, num));
         if (p.value <= 0) throw ConfigError(fmt::format("--param {}: must be positive", *param));
       }
       System s = system_from(*system);
@@ -188,12 +192,18 @@ void add_cosmos(CLI::App& app) {
     cfg->add_to(*cmd);
     cmd->add_option("--months", *months, "BMI window in months (default 36)")->check(CLI::PositiveNumber);
     cmd->add_option("--trials", *trials, "queries (each on freshly written data, default 20)")->check(CLI::PositiveNumber);
+    auto operands = std::make_shared<int64_t>(0);
+    cmd->add_option("--operands", *operands,
+                    "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
       EvalConfig c = load_eval_config(cfg->load());
+      int64_t m = *months;
+      if (*operands > 0) c.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
       Json j;
       for (bool esp : {false, true}) {
-        auto r = run_reliability(c, *months, esp, *trials);
+        auto r = run_reliability(c, m, esp, *trials);
         const char* key = esp ? "esp" : "slc_no_esp";
         fmt::print("{:<11} {}/{} queries exact ({:.3f}); {} cells sensed, {} sensed wrong, {} wrong result bits\n", key, r.exact, r.trials,
                    r.fraction_exact(), r.cells_sensed, r.bit_errors, r.wrong_result_bits);
@@ -201,7 +211,7 @@ void add_cosmos(CLI::App& app) {
                   {"bit_errors", r.bit_errors},           {"wrong_result_bits", r.wrong_result_bits}};
       }
       j["users"] = c.workload.users;
-      j["months"] = *months;
+      j["operands"] = m * c.workload.days_per_month;
       if (!json->empty()) write_json_file(*json, j);
     });
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "core/error.hpp"
 
 namespace bitline::cosmos {
@@ -52,9 +54,10 @@ const Operand& CosmosSsd::write(const std::string& name, const BitVector& data, 
   std::vector<uint8_t> bytes = data.to_bytes();
   auto program = [&](const CopyRef& c, bool invert) {
     for (int64_t i = 0; i < pages; ++i) {
-      std::vector<uint8_t> buf(size_t(page), 0);
-      int64_t n = std::min<int64_t>(page, op.bytes - i * page);
-      std::copy(bytes.begin() + i * page, bytes.begin() + i * page + n, buf.begin());
+      std::vector<uint8_t> buf(static_cast<size_t>(page), 0);
+      const size_t off = size_t(i * page);
+      const size_t n = std::min(size_t(page), bytes.size() - off);  // the last page may be partial
+      std::memcpy(buf.data(), bytes.data() + off, n);
       if (invert)
         for (auto& b : buf) b = uint8_t(~b);
       PageLoc l = fw_.locate(c, i);
@@ -101,8 +104,8 @@ BitVector CosmosSsd::run_functional(const Expr& q, const Plan* plan, System s, u
       page_bits = evaluate(q, vals);
     }
     auto pb = page_bits.to_bytes();
-    int64_t n = std::min<int64_t>(page, bytes - i * page);
-    std::copy(pb.begin(), pb.begin() + n, out.begin() + i * page);
+    const size_t off = size_t(i * page);
+    std::memcpy(out.data() + off, pb.data(), std::min(pb.size(), out.size() - off));
   }
   (void)s;
   result.from_bytes(out);

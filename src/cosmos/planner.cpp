@@ -169,6 +169,10 @@ class Builder {
   }
 
   bool compile_not(const Expr& x) {
+    if (x.op == Op::Xor) {  // XNOR: one side sensed inverted into S, then the latch XOR
+      Expr a = Expr::make(Op::Not, {x.kids[0]}), b = Expr::make(Op::Not, {x.kids[1]});
+      return compile_xor(normalize(a), x.kids[1], false) || compile_xor(normalize(b), x.kids[0], false);
+    }
     if (auto c = complement(x)) {  // the complement is stored: a plain sensing of it
       emit_single(false, true, *c);
       return true;

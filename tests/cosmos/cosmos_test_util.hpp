@@ -1,0 +1,61 @@
+// Helpers shared by the Flash-Cosmos tests: small SSD configurations and
+// expectations on errors.
+#pragma once
+
+// Project headers before GoogleTest (see tests/nand/nand_test_util.hpp).
+#include "core/error.hpp"
+#include "core/params.hpp"
+#include "cosmos/cosmos_ssd.hpp"
+#include "cosmos/firmware.hpp"
+#include "cosmos/planner.hpp"
+#include "cosmos/workloads.hpp"
+#include "nand/params.hpp"
+#include "ssd/params.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace bitline::cosmos::test {
+
+/// The paper's SSD (every parameter at its default).
+inline EvalConfig paper_config() {
+  EvalConfig c;
+  c.nand = default_params<nand::NandParams>();
+  c.ssd = default_params<ssd::SsdParams>();
+  c.host = default_params<ssd::HostParams>();
+  c.workload = default_params<WorkloadParams>();
+  c.seed = 1;
+  return c;
+}
+
+/// A small SSD for functional runs: 2 channels x 2 dies x 2 planes (8 planes),
+/// 1 KiB pages, 256 blocks per plane; `errors` selects the rber_table model.
+inline EvalConfig small_config(bool errors) {
+  EvalConfig c = paper_config();
+  c.ssd.channels = 2;
+  c.ssd.dies_per_channel = 2;
+  c.nand.geometry.page_size = Bytes(1024);
+  c.nand.geometry.blocks_per_plane = 256;
+  c.nand.ecc.codeword = Bytes(512);
+  c.nand.ecc.correctable_bits = 40;
+  c.nand.reliability.model = errors ? "rber_table" : "none";
+  nand::validate(c.nand);
+  return c;
+}
+
+/// Expects `f` to throw a ModelError whose message contains every needle.
+inline void expect_model_error(const std::function<void()>& f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+    ADD_FAILURE() << "expected a ModelError";
+  } catch (const ModelError& e) {
+    std::string m = e.what();
+    for (const auto& n : needles) EXPECT_NE(m.find(n), std::string::npos) << "message: " << m << "\nexpected: " << n;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a ModelError, got: " << e.what();
+  }
+}
+
+}  // namespace bitline::cosmos::test

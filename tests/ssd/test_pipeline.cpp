@@ -1,0 +1,329 @@
+// The event-driven SSD model (ssd/pipeline): hand-checked cases. Every expected
+// time below is written out in picoseconds from the default parameters:
+//   tR (SLC)                 22.5 us           = 22,500,000 ps
+//   16 KiB / 1.2 GB/s        13,653.33.. ns    -> 13,653,334 ps (rounded up)
+//   16 KiB / 8 GB/s (PCIe)   2,048 ns          =  2,048,000 ps
+//   PCIe latency             1 us              =  1,000,000 ps
+//   16 KiB / 25 GB/s (host)  655.36 ns         =    655,360 ps
+//   16 KiB / 32 GB/s (ISP)   512 ns            =    512,000 ps
+// Project headers before GoogleTest (see tests/nand/nand_test_util.hpp).
+#include "core/error.hpp"
+#include "core/params.hpp"
+#include "nand/params.hpp"
+#include "ssd/params.hpp"
+#include "ssd/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace bitline::ssd {
+namespace {
+
+constexpr int64_t kTR = 22'500'000;    // tR
+constexpr int64_t kChan = 13'653'334;  // one page over a channel
+constexpr int64_t kPcie = 2'048'000;   // one page over PCIe
+constexpr int64_t kLat = 1'000'000;    // PCIe latency
+constexpr int64_t kHost = 655'360;     // one page through the host's bit logic / popcount
+constexpr int64_t kIsp = 512'000;      // one page through the ISP logic
+
+struct Rig {
+  nand::NandParams nand = default_params<nand::NandParams>();
+  SsdParams ssd = default_params<SsdParams>();
+  HostParams host = default_params<HostParams>();
+  PipelineSpec spec;
+
+  Rig(int64_t channels, int64_t dies_per_channel) {
+    ssd.channels = channels;
+    ssd.dies_per_channel = dies_per_channel;
+    spec.die_jobs.resize(size_t(channels * dies_per_channel));
+  }
+  PipelineResult run() const { return run_pipeline(spec, ssd, host, nand); }
+};
+
+Step read_step(Route r, double energy_j = 1e-6) { return Step{us(22.5), Energy(energy_j), r, true}; }
+
+double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(a), std::fabs(b)); }
+
+TEST(Pipeline, DefaultsAreThoseTheHandComputationsAssume) {
+  Rig r(1, 1);
+  EXPECT_EQ(r.nand.timing.t_read_slc.raw(), kTR);
+  EXPECT_EQ(r.nand.geometry.page_size.raw(), 16384);
+  EXPECT_EQ((r.nand.geometry.page_size / r.nand.timing.channel_rate).raw(), kChan);
+  EXPECT_EQ((r.nand.geometry.page_size / r.ssd.pcie_bandwidth).raw(), kPcie);
+  EXPECT_EQ(r.ssd.pcie_latency.raw(), kLat);
+  EXPECT_EQ((r.nand.geometry.page_size / r.host.popcount_throughput).raw(), kHost);
+  EXPECT_EQ((r.nand.geometry.page_size / r.host.bitwise_throughput).raw(), kHost);
+  EXPECT_EQ((r.nand.geometry.page_size / r.ssd.isp_throughput).raw(), kIsp);
+}
+
+TEST(Pipeline, OneDieOneReadToHost) {
+  Rig r(1, 1);
+  r.spec.templates = {{read_step(Route::Result)}};
+  r.spec.die_jobs[0] = {Job{1, 0}};
+  PipelineResult p = r.run();
+  EXPECT_EQ(p.total.raw(), kTR + kChan + kPcie + kLat);
+  EXPECT_EQ(p.total.raw(), 39'201'334);
+  EXPECT_EQ(p.sensings, 1u);
+  EXPECT_EQ(p.die_steps, 1u);
+  EXPECT_EQ(p.jobs, 1u);
+  EXPECT_EQ(p.channel_bytes, 16384);
+  EXPECT_EQ(p.pcie_bytes, 16384);
+  EXPECT_EQ(p.host_bytes, 0);  // no host work asked for
+  EXPECT_EQ(p.die_busy.raw(), kTR);
+  EXPECT_EQ(p.channel_busy.raw(), kChan);
+  EXPECT_EQ(p.pcie_busy.raw(), kPcie);
+  EXPECT_EQ(p.host_busy.raw(), 0);
+  EXPECT_EQ(p.bottleneck, "dies");  // 22.5 of 39.2 us
+}
+
+TEST(Pipeline, NoJobsTakesNoTime) {
+  Rig r(2, 2);
+  r.spec.templates = {{read_step(Route::Result)}};
+  PipelineResult p = r.run();
+  EXPECT_EQ(p.total.raw(), 0);
+  EXPECT_EQ(p.sensings, 0u);
+  EXPECT_EQ(p.pcie_bytes, 0);
+}
+
+TEST(Pipeline, TwoDiesOnOneChannelSerialiseTheirTransfers) {
+  Rig r(1, 2);
+  r.spec.templates = {{read_step(Route::Result)}};
+  r.spec.die_jobs[0] = {Job{1, 0}};
+  r.spec.die_jobs[1] = {Job{1, 0}};
+  PipelineResult p = r.run();
+  // Both dies sense in parallel; the second page waits for the channel; the
+  // first page's PCIe transfer is over before the second page arrives.
+  EXPECT_EQ(p.total.raw(), kTR + 2 * kChan + kPcie + kLat);
+  EXPECT_EQ(p.channel_busy.raw(), 2 * kChan);
+  EXPECT_EQ(p.die_busy.raw(), 2 * kTR);
+
+  // The same two dies on two channels: the transfers overlap, PCIe serialises.
+  Rig r2(2, 1);
+  r2.spec = r.spec;
+  PipelineResult p2 = r2.run();
+  EXPECT_EQ(p2.total.raw(), kTR + kChan + 2 * kPcie + kLat);
+  EXPECT_LT(p2.total, p.total);
+}
+
+TEST(Pipeline, PlanesOfAJobMoveTogether) {
+  // A multi-plane job (2 active planes): one sensing time, two pages out.
+  Rig r(1, 1);
+  r.spec.templates = {{read_step(Route::Result)}};
+  r.spec.die_jobs[0] = {Job{2, 0}};
+  PipelineResult p = r.run();
+  const int64_t chan2 = (Bytes(32768) / r.nand.timing.channel_rate).raw();
+  EXPECT_EQ(chan2, 27'306'667);
+  EXPECT_EQ(p.total.raw(), kTR + chan2 + 2 * kPcie + kLat);
+  EXPECT_EQ(p.sensings, 2u);  // plane-level sensings
+  EXPECT_EQ(p.die_steps, 1u);
+  EXPECT_EQ(p.channel_bytes, 32768);
+}
+
+TEST(Pipeline, CacheReadOverlapsTheNextSensingWithTheTransfer) {
+  // OSP-style job: two operand pages, each to the host, which combines them.
+  auto make = [](bool cache) {
+    Rig r(1, 1);
+    r.ssd.cache_read = cache;
+    r.spec.host.combine_operands = true;
+    r.spec.templates = {{read_step(Route::ToHost), read_step(Route::ToHost)}};
+    r.spec.die_jobs[0] = {Job{1, 0}};
+    return r.run();
+  };
+  PipelineResult on = make(true), off = make(false);
+  // Cache read: the second sensing starts right after the first (tR > transfer).
+  EXPECT_EQ(on.total.raw(), 2 * kTR + kChan + kPcie + kLat + kHost);
+  // Without: the second sensing waits until the first page has left the die.
+  EXPECT_EQ(off.total.raw(), 2 * kTR + 2 * kChan + kPcie + kLat + kHost);
+  EXPECT_EQ(off.total.raw() - on.total.raw(), kChan);
+  // Same work either way.
+  EXPECT_EQ(on.channel_bytes, off.channel_bytes);
+  EXPECT_EQ(on.host_bytes, 2 * 16384);
+  EXPECT_EQ(on.host_busy.raw(), 2 * kHost);
+  EXPECT_EQ(on.nand_sense.raw(), off.nand_sense.raw());
+}
+
+TEST(Pipeline, CacheReadStillWaitsForTheCacheLatch) {
+  // With a slow channel (transfer > tR) a third sensing cannot place its page
+  // until the first has left: the channel sets the pace.
+  Rig r(1, 1);
+  r.nand.timing.channel_rate = Bandwidth(16384 / 50e-6);  // 50 us per page
+  const int64_t chan = (r.nand.geometry.page_size / r.nand.timing.channel_rate).raw();
+  r.spec.templates = {{read_step(Route::Result)}};
+  r.spec.die_jobs[0] = {Job{1, 0}, Job{1, 0}, Job{1, 0}};
+  PipelineResult p = r.run();
+  EXPECT_EQ(p.total.raw(), kTR + 3 * chan + kPcie + kLat);
+  EXPECT_EQ(p.bottleneck, "channels");
+}
+
+TEST(Pipeline, IspSramOfOnePageSerialisesJobs) {
+  auto make = [](Bytes sram) {
+    Rig r(1, 2);
+    r.ssd.isp_sram = sram;
+    r.spec.templates = {{read_step(Route::ToIsp)}};
+    r.spec.die_jobs[0] = {Job{1, 0}};
+    r.spec.die_jobs[1] = {Job{1, 0}};
+    return r.run();
+  };
+  PipelineResult big = make(KiB(256)), small = make(KiB(16));
+  // Large SRAM: both dies sense at once, the channel serialises the pages, the
+  // ISP combines each (512 ns) and sends the result.
+  EXPECT_EQ(big.total.raw(), kTR + 2 * kChan + kIsp + kPcie + kLat);
+  // One page of SRAM: the second die may start only once the first result has
+  // left over PCIe (its slot is released when the transfer ends).
+  EXPECT_EQ(small.total.raw(), 2 * (kTR + kChan + kIsp + kPcie) + kLat);
+  EXPECT_GT(small.total, big.total);
+  EXPECT_EQ(small.isp_busy.raw(), 2 * kIsp);
+  EXPECT_EQ(small.pcie_bytes, 2 * 16384);
+  EXPECT_EQ(small.channel_bytes, big.channel_bytes);
+}
+
+TEST(Pipeline, IspSramSmallerThanOneJobIsAnError) {
+  Rig r(1, 1);
+  r.ssd.isp_sram = KiB(16);
+  r.spec.templates = {{read_step(Route::ToIsp)}};
+  r.spec.die_jobs[0] = {Job{2, 0}};  // two planes: 32 KiB of partial results
+  EXPECT_THROW(r.run(), ModelError);
+}
+
+TEST(Pipeline, IspCombinesOperandsInsideTheSsd) {
+  // A two-operand ISP job: both pages cross the channel, only the result crosses PCIe.
+  Rig r(1, 1);
+  r.spec.templates = {{read_step(Route::ToIsp), read_step(Route::ToIsp)}};
+  r.spec.die_jobs[0] = {Job{1, 0}};
+  PipelineResult p = r.run();
+  EXPECT_EQ(p.channel_bytes, 2 * 16384);
+  EXPECT_EQ(p.pcie_bytes, 16384);
+  EXPECT_EQ(p.total.raw(), 2 * kTR + kChan + kIsp + kPcie + kLat);
+}
+
+TEST(Pipeline, HostPopcountAddsItsTimeAtTheEnd) {
+  auto make = [](bool popcount) {
+    Rig r(1, 1);
+    r.spec.host.popcount_result = popcount;
+    r.spec.templates = {{read_step(Route::Result)}};
+    r.spec.die_jobs[0] = {Job{1, 0}};
+    return r.run();
+  };
+  PipelineResult with = make(true), without = make(false);
+  EXPECT_EQ(without.total.raw(), kTR + kChan + kPcie + kLat);
+  EXPECT_EQ(with.total.raw(), kTR + kChan + kPcie + kLat + kHost);
+  EXPECT_EQ(with.host_busy.raw(), kHost);
+  EXPECT_EQ(with.host_bytes, 16384);
+  // CPU energy = CPU power x busy time; DRAM: the DMA in plus the popcount's read.
+  const HostParams h = default_params<HostParams>();
+  EXPECT_NEAR(with.host_cpu.raw(), (h.cpu_power * Time(kHost)).raw(), 1e-18);
+  EXPECT_EQ(without.host_cpu.raw(), 0.0);
+  EXPECT_NEAR(with.host_dram.raw(), 2 * (h.dram_energy * Bytes(16384)).raw(), 1e-15);
+  EXPECT_NEAR(without.host_dram.raw(), (h.dram_energy * Bytes(16384)).raw(), 1e-15);
+}
+
+TEST(Pipeline, BottleneckNamesTheBusiestResource) {
+  auto single = [](Rig& r, int jobs_per_die) {
+    r.spec.templates = {{read_step(Route::Result)}};
+    for (auto& jl : r.spec.die_jobs) jl.assign(size_t(jobs_per_die), Job{1, 0});
+  };
+  {  // one die, one page: sensing dominates
+    Rig r(1, 1);
+    single(r, 4);
+    EXPECT_EQ(r.run().bottleneck, "dies");
+  }
+  {  // eight dies share one channel
+    Rig r(1, 8);
+    single(r, 4);
+    EXPECT_EQ(r.run().bottleneck, "channels");
+  }
+  {  // eight channels of one die each into a slow host link
+    Rig r(8, 1);
+    r.ssd.pcie_bandwidth = GBps(0.5);
+    single(r, 4);
+    EXPECT_EQ(r.run().bottleneck, "pcie");
+  }
+  {  // a slow bit count on the host
+    Rig r(8, 1);
+    r.host.popcount_throughput = GBps(0.1);
+    r.spec.host.popcount_result = true;
+    single(r, 4);
+    EXPECT_EQ(r.run().bottleneck, "host");
+  }
+  {  // a slow ISP
+    Rig r(8, 1);
+    r.ssd.isp_throughput = GBps(0.1);
+    r.spec.templates = {{read_step(Route::ToIsp)}};
+    for (auto& jl : r.spec.die_jobs) jl.assign(4, Job{1, 0});
+    EXPECT_EQ(r.run().bottleneck, "isp");
+  }
+}
+
+TEST(Pipeline, EnergyIsTheSumOfItsParts) {
+  // Two templates with different step energies, jobs on 1 or 2 planes.
+  Rig r(2, 2);
+  r.spec.host.popcount_result = true;
+  const double e1 = 1.0e-6, e2 = 3.0e-6, e3 = 0.25e-6;
+  r.spec.templates = {{Step{us(22.5), Energy(e1), Route::None, true}, Step{us(1), Energy(e3), Route::None, false},
+                       Step{us(23), Energy(e2), Route::Result, true}},
+                      {Step{us(22.5), Energy(e2), Route::Result, true}}};
+  r.spec.die_jobs[0] = {Job{2, 0}, Job{1, 1}};
+  r.spec.die_jobs[1] = {Job{1, 0}};
+  r.spec.die_jobs[2] = {Job{2, 1}, Job{2, 1}, Job{1, 0}};
+  r.spec.die_jobs[3] = {};
+  PipelineResult p = r.run();
+  // Plane-level activations per template: tmpl0: 2 + 1 + 1 = 4; tmpl1: 1 + 2 + 2 = 5.
+  const double sense = 4 * (e1 + e2 + e3) + 5 * e2;
+  EXPECT_NEAR(p.nand_sense.raw(), sense, 1e-15);
+  EXPECT_EQ(p.sensings, uint64_t(4 * 2 + 5 * 1));  // latch ops are not sensings
+  EXPECT_EQ(p.die_steps, uint64_t(3 + 1 + 3 + 1 + 1 + 3));
+  EXPECT_EQ(p.jobs, 6u);
+  EXPECT_EQ(p.channel_bytes, 9 * 16384);  // one result page per active plane
+  EXPECT_EQ(p.pcie_bytes, 9 * 16384);
+  EXPECT_EQ(p.host_bytes, 9 * 16384);
+  const auto& s = r.ssd;
+  const auto& h = r.host;
+  EXPECT_NEAR(p.nand_io.raw(), (r.nand.energy.io_energy * Bytes(p.channel_bytes)).raw(), 1e-15);
+  EXPECT_NEAR(p.pcie.raw(), (s.pcie_energy * Bytes(p.pcie_bytes)).raw(), 1e-15);
+  EXPECT_NEAR(p.controller.raw(), ((s.controller_power + s.idle_power) * p.total).raw(), 1e-15);
+  EXPECT_NEAR(p.host_cpu.raw(), (h.cpu_power * p.host_busy).raw(), 1e-15);
+  EXPECT_NEAR(p.host_dram.raw(), 2 * (h.dram_energy * Bytes(9 * 16384)).raw(), 1e-15);
+  EXPECT_EQ(p.isp.raw(), 0.0);
+  const double sum = p.nand_sense.raw() + p.nand_io.raw() + p.pcie.raw() + p.isp.raw() + p.controller.raw() + p.host_cpu.raw() +
+                     p.host_dram.raw();
+  EXPECT_LT(rel_diff(p.total_energy().raw(), sum), 1e-12);
+  // The JSON reports the same total.
+  Json j = p.to_json();
+  EXPECT_LT(rel_diff(j["energy_j"]["total"].get<double>(), sum), 1e-12);
+  EXPECT_EQ(j["bottleneck"], p.bottleneck);
+}
+
+TEST(Pipeline, LatchStepsKeepTheDieBusyWithoutOutput) {
+  // Sensing, latch XOR, result: the die is busy for the sum; one page moves.
+  Rig r(1, 1);
+  r.spec.templates = {{Step{us(22.5), Energy(0), Route::None, true}, Step{us(22.5), Energy(0), Route::None, true},
+                       Step{us(1), Energy(0), Route::Result, false}}};
+  r.spec.die_jobs[0] = {Job{1, 0}};
+  PipelineResult p = r.run();
+  EXPECT_EQ(p.total.raw(), 2 * kTR + 1'000'000 + kChan + kPcie + kLat);
+  EXPECT_EQ(p.sensings, 2u);
+  EXPECT_EQ(p.channel_bytes, 16384);
+}
+
+TEST(Pipeline, WrongNumberOfDieListsIsAnError) {
+  Rig r(2, 2);
+  r.spec.templates = {{read_step(Route::Result)}};
+  r.spec.die_jobs.resize(3);
+  EXPECT_THROW(r.run(), ModelError);
+}
+
+TEST(Pipeline, Deterministic) {
+  Rig r(4, 4);
+  r.spec.host.combine_operands = true;
+  r.spec.templates = {{read_step(Route::ToHost), read_step(Route::ToHost), read_step(Route::ToHost)}};
+  for (size_t d = 0; d < r.spec.die_jobs.size(); ++d) r.spec.die_jobs[d].assign(3 + d % 3, Job{uint16_t(1 + d % 2), 0});
+  PipelineResult a = r.run(), b = r.run();
+  EXPECT_EQ(a.total, b.total);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.total_energy().raw(), b.total_energy().raw());
+}
+
+}  // namespace
+}  // namespace bitline::ssd
