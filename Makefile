@@ -32,6 +32,8 @@ bench: build
 	$(BUILD)/bench/bitline_bench --benchmark_counters_tabular=true
 	@echo "== whole paper-scale Flash-Cosmos evaluation (wall time and event rate) =="
 	$(BITLINE) cosmos eval --quiet --json results/bench-cosmos-eval.json | tail -n 1
+	@echo "== HBF: a 100 GiB weight read on a CSI GPU at megapage granularity (wall time in the last line) =="
+	$(BITLINE) hbf stream --preset csi --bytes 100GiB --json results/bench-hbf-stream.json | tail -n 2
 
 # Regenerates docs/validation.md (paper vs bitline) from the model.
 validate: build

@@ -4,6 +4,7 @@
 
 #include "cosmos/workloads.hpp"
 #include "hbf/params.hpp"
+#include "llm/params.hpp"
 #include "nand/params.hpp"
 #include "ssd/params.hpp"
 
@@ -37,6 +38,9 @@ const std::vector<Component>& catalogue() {
       {"host", "host CPU and DRAM", [](const std::string& p) { return describe_params<ssd::HostParams>(p); }},
       {"workload", "Flash-Cosmos workloads (BMI, IMS, KCS) and synthetic data",
        [](const std::string& p) { return describe_params<cosmos::WorkloadParams>(p); }},
+      {"llm", "LLM decode on GPUs (FlashAccel): compute model, network, parallelism, energy", [](const std::string& p) { return describe_params<llm::LlmParams>(p); }},
+      {"serving", "LLM serving: capacity policy, KV layout, routing, batch search, endurance", [](const std::string& p) { return describe_params<llm::ServingParams>(p); }},
+      {"sessions", "multi-turn KV reuse experiment and its synthetic agentic trace", [](const std::string& p) { return describe_params<llm::SessionParams>(p); }},
   };
   return c;
 }

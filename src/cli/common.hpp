@@ -46,5 +46,6 @@ void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);
 void add_hbf(CLI::App& app);
 void add_cosmos(CLI::App& app);
+void add_accel(CLI::App& app);
 
 }  // namespace bitline::cli

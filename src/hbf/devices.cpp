@@ -56,12 +56,12 @@ void FlashArray::program(const PhysUnit& p, ObjectId owner, std::span<const uint
 }
 
 std::span<const uint8_t> FlashArray::read(const PhysUnit& p) {
-  ++stats_.units_read;
-  stats_.read_energy += sys_.hbf().energy.read * sys_.megapage();
   if (!store_data_) throw ModelError("flash read: this runtime runs in timing mode and holds no data");
   auto it = data_.find(p.key());
   if (it == data_.end())
     throw ModelError(fmt::format("flash read {} block {} page {}: page not programmed", sys_.name(p.megaplane), p.block, p.page));
+  ++stats_.units_read;
+  stats_.read_energy += sys_.hbf().energy.read * sys_.megapage();
   return it->second;
 }
 

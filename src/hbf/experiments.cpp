@@ -41,15 +41,29 @@ StreamRun run_stream(const System& sys, const WeightSpec& w) {
   r.layout = sys.hbf().runtime.weight_layout;
   r.options = read_options(sys);
   r.tile = Bytes(sys.hyperpage().raw() * sys.hbf().runtime.tile_hyperpages);
+  // The execution-order stream cut into tiles of tile_hyperpages x K megapages;
+  // a tile may span tensors (with the declaration layout they are not adjacent in the mapping).
+  const int64_t unit = sys.megapage().raw(), tile_units = sys.megaplanes() * sys.hbf().runtime.tile_hyperpages;
   std::vector<Access> acc;
+  int64_t left = tile_units;
+  bool first = true;
   for (uint32_t t : w.resolved_execution_order()) {
-    auto tiles = Runtime::tiles(va + VAddr(rt.tensor_offset(id, t).raw()), w.tensors[t].bytes, r.tile);
-    acc.insert(acc.end(), tiles.begin(), tiles.end());
+    const VAddr base = va + VAddr(rt.tensor_offset(id, t).raw());
+    const int64_t bytes = w.tensors[t].bytes.raw();
+    for (int64_t off = 0; off < bytes;) {
+      const int64_t take = std::min(left * unit, bytes - off);
+      acc.push_back(Access{base + VAddr(off), Bytes(take), Time{}, !first});
+      first = false;
+      off += take;
+      left -= (take + unit - 1) / unit;
+      if (left == 0) left = tile_units, first = true;
+    }
   }
   const ReadPlan plan = rt.read_plan(acc);
   r.tensors = int64_t(w.tensors.size());
   r.tiles = int64_t(plan.tiles.size());
   r.result = simulate_reads(sys, plan, r.options);
+  r.runtime = rt.stats_json();
   return r;
 }
 
@@ -64,6 +78,7 @@ Json StreamRun::json(const System& sys) const {
   j["tile_bytes"] = tile.raw();
   j["stacks"] = sys.stacks();
   j["interface_gb_per_s"] = sys.hbf().timing.interface_bandwidth.raw() * 1e-9;
+  j["runtime"] = runtime;
   j["fraction_of_interface"] =
       sys.stacks() > 0 ? result.gb_per_s() / (double(sys.stacks()) * sys.hbf().timing.interface_bandwidth.raw() * 1e-9) : 0.0;
   return j;

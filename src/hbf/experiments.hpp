@@ -22,13 +22,15 @@ struct StreamRun {
   Bytes tile{};
   std::string layout;
   ReadOptions options;
+  Json runtime;  // the runtime's statistics after the run (flash, HBM, page table)
   Json json(const System& sys) const;
 };
 
 /// Stores `w` with the layout of `hbf.runtime.weight_layout`, maps it and reads
-/// it once in execution order, tile by tile (tiles of at most
-/// `tile_hyperpages` hyperpages), with the prefetch and granularity of
-/// `hbf.runtime`. Timing mode: no data is kept.
+/// it once: the tensors in execution order form one stream of megapages, cut
+/// into tiles of `tile_hyperpages` x K megapages (a tile may span tensors), read
+/// with the prefetch and granularity of `hbf.runtime`. With the execution layout
+/// every tile is a set of full hyperpages. Timing mode: no data is kept.
 StreamRun run_stream(const System& sys, const WeightSpec& w);
 
 struct WriteBwRun {

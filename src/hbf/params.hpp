@@ -127,8 +127,8 @@ struct RuntimeParams {
                  "5 tiles in flight fit the 8 pages of plane SRAM",
        .min = 0, .max = 1 << 20});
     v(tile_hyperpages, {.name = "tile_hyperpages", .def = "1",
-                        .desc = "largest prefetch tile in hyperpages; bigger tensors are split into tiles",
-                        .source = "assumption: a hyperpage is the unit the spec reads together", .min = 1,
+                        .desc = "prefetch tile (one SramPrefetch / kernel step) in hyperpages of the execution-order stream",
+                        .source = "assumption: the spec moves data and reads it a hyperpage at a time", .min = 1,
                         .max = 1 << 20});
   }
 };

@@ -249,10 +249,24 @@ ObjectId Runtime::store_weights(const WeightSpec& spec, std::span<const uint8_t>
   return id;
 }
 
-ObjectId Runtime::kv_create(std::string name, uint32_t streams) {
+int64_t Runtime::tokens_per_slice(Bytes token_bytes) const {
+  if (token_bytes.raw() <= 0) throw ModelError("tokens_per_slice: the KV of one token must have a positive size");
+  const int64_t n = sys_.megapage().raw() / token_bytes.raw();
+  if (n == 0)
+    throw ModelError(fmt::format("KV layout does not fit: one token of one layer ({}) is larger than a megapage ({})",
+                                 format(token_bytes), format(sys_.megapage())));
+  return n;
+}
+
+ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_bytes) {
   if (streams == 0) throw ModelError(fmt::format("kv_create '{}': a KV object needs at least one stream", name));
   Object o;
   o.kind = Kind::Kv;
+  o.slice_cap = sys_.megapage().raw();
+  if (token_bytes.raw() != 0) {
+    o.slice_cap = tokens_per_slice(token_bytes) * token_bytes.raw();
+    o.token_bytes = token_bytes.raw();
+  }
   o.name = std::move(name);
   o.streams.resize(streams);
   objects_.push_back(std::move(o));
@@ -272,22 +286,24 @@ void Runtime::append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t 
     throw ModelError(fmt::format("kv_append '{}': stream {} does not exist (the object has {})", o.name, stream, o.streams.size()));
   if (n < 0) throw ModelError(fmt::format("kv_append '{}': negative size", o.name));
   if (n == 0) return;
-  const int64_t unit = sys_.megapage().raw();
+  if (o.token_bytes && n % o.token_bytes != 0)
+    throw ModelError(fmt::format("kv_append '{}': {} bytes is not a whole number of {}-byte tokens", o.name, n, o.token_bytes));
+  const int64_t unit = sys_.megapage().raw(), cap = o.slice_cap;
   // Room in the open (last, staged, not full) slice, then whole new slices: check HBM first so that a failure changes nothing.
   auto& ids = o.streams[stream];
   int64_t room = 0;
   if (!ids.empty()) {
     const KvSlice& s = o.slices[ids.back()];
-    if (!s.in_flash) room = unit - s.bytes;
+    if (!s.in_flash) room = cap - s.bytes;
   }
-  const int64_t new_slices = ceil_div(std::max<int64_t>(0, n - room), unit);
+  const int64_t new_slices = ceil_div(std::max<int64_t>(0, n - room), cap);
   if (hbm_.used().raw() + new_slices * unit > hbm_.capacity().raw())
     throw ModelError(fmt::format("kv_append '{}': HBM is full: staging {} new slices of {} needs {} but {} of {} are used",
                                  o.name, new_slices, format(sys_.megapage()), format(Bytes(new_slices * unit)),
                                  format(hbm_.used()), format(hbm_.capacity())));
   int64_t pos = 0;
   while (pos < n) {
-    if (ids.empty() || o.slices[ids.back()].in_flash || o.slices[ids.back()].bytes == uint32_t(unit)) {
+    if (ids.empty() || o.slices[ids.back()].in_flash || o.slices[ids.back()].bytes == uint32_t(cap)) {
       KvSlice s;
       s.stream = stream;
       s.slice = uint32_t(ids.size());
@@ -296,7 +312,7 @@ void Runtime::append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t 
       o.slices.push_back(s);
     }
     KvSlice& s = o.slices[ids.back()];
-    const int64_t take = std::min<int64_t>(unit - s.bytes, n - pos);
+    const int64_t take = std::min<int64_t>(cap - s.bytes, n - pos);
     if (mode_ == Mode::Functional && data) std::memcpy(hbm_.data(s.hbm).data() + s.bytes, data + pos, size_t(take));
     s.bytes += uint32_t(take);
     pos += take;
@@ -594,13 +610,12 @@ void Runtime::extend_group_mapping(Group& g) {
 
 WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
   Group& g = group(gid, "group_write");
-  const int64_t unit = sys_.megapage().raw();
   const int64_t k = sys_.megaplanes();
   std::vector<std::pair<ObjectId, uint32_t>> full;
   for (ObjectId id : g.members) {
     const Object& o = objects_[id];
     for (uint32_t u = 0; u < o.slices.size(); ++u)
-      if (!o.slices[u].in_flash && o.slices[u].bytes == uint32_t(unit)) full.emplace_back(id, u);
+      if (!o.slices[u].in_flash && o.slices[u].bytes == uint32_t(o.slice_cap)) full.emplace_back(id, u);
   }
   WriteReport r;
   auto flush = [&](ObjectId id, uint32_t u, MegaplaneId mp) {
@@ -759,9 +774,10 @@ ReadPlan Runtime::read_plan(std::span<const Access> accesses) const {
     const VAddr end = m->base + VAddr(m->units * unit);
     if (a.size.raw() < 0 || a.va + uint64_t(a.size.raw()) > end)
       throw ModelError(fmt::format("read_plan(0x{:x}, {}): runs past the end of the mapping at 0x{:x}", a.va, format(a.size), m->base));
+    const bool join = a.joins && !plan.tiles.empty();
     ReadTile t;
-    t.first = uint32_t(plan.units.size());
-    t.compute = a.compute;
+    t.first = join ? plan.tiles.back().first : uint32_t(plan.units.size());
+    t.compute = join ? plan.tiles.back().compute + a.compute : a.compute;
     if (a.size.raw() > 0) {
       const int64_t first = int64_t(a.va - m->base) / unit, last = int64_t(a.va + uint64_t(a.size.raw()) - 1 - m->base) / unit;
       for (int64_t i = first; i <= last; ++i) {
@@ -780,7 +796,8 @@ ReadPlan Runtime::read_plan(std::span<const Access> accesses) const {
       }
     }
     t.count = uint32_t(plan.units.size() - t.first);
-    plan.tiles.push_back(t);
+    if (join) plan.tiles.back() = t;
+    else plan.tiles.push_back(t);
   }
   return plan;
 }
@@ -801,6 +818,33 @@ Json Runtime::stats_json() const {
   j["page_table_entries"] = page_table_entries();
   j["prefetches_live"] = prefetches_.size();
   return j;
+}
+
+PrefetchQueueStats run_prefetch_queue(Runtime& rt, std::span<const Access> accesses, int64_t distance,
+                                      const std::function<void(size_t tile)>& consume) {
+  if (distance < 0) throw ModelError("prefetch queue: distance must not be negative");
+  // Tiles: runs of joined accesses.
+  std::vector<std::pair<size_t, size_t>> tiles;  // [first, last) access
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    if (i == 0 || !accesses[i].joins) tiles.emplace_back(i, i + 1);
+    else tiles.back().second = i + 1;
+  }
+  PrefetchQueueStats st;
+  size_t issued = 0;
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    for (; issued < tiles.size() && issued <= t + size_t(distance); ++issued)
+      for (size_t a = tiles[issued].first; a < tiles[issued].second; ++a) {
+        if (accesses[a].size.raw() <= 0) continue;
+        PrefetchResult r = rt.sram_prefetch(accesses[a].va, accesses[a].size);
+        st.sram += r.plane_sram + r.base_sram;
+        st.flash += r.left_in_flash;
+      }
+    st.max_slots_in_use = std::max(st.max_slots_in_use, rt.sram().used_plane() + rt.sram().used_base());
+    consume(t);
+    for (size_t a = tiles[t].first; a < tiles[t].second; ++a)
+      if (accesses[a].size.raw() > 0) rt.sram_release(accesses[a].va);
+  }
+  return st;
 }
 
 }  // namespace bitline::hbf

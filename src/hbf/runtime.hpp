@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -84,10 +85,12 @@ struct WriteReport {
 };
 
 /// An access of a tile: the bytes [va, va + size) and the kernel's compute time on them.
+/// `joins` adds the access to the previous one's tile (a tile that spans tensors).
 struct Access {
   VAddr va = 0;
   Bytes size{};
   Time compute{};
+  bool joins = false;
 };
 
 class Runtime {
@@ -106,10 +109,15 @@ class Runtime {
   /// `data` is the tensors' bytes concatenated in declaration order (functional
   /// mode; empty in timing mode). ModelError if the object does not fit.
   ObjectId store_weights(const WeightSpec& spec, std::span<const uint8_t> data = {}, const WeightLayout* layout = nullptr);
-  /// A request's KV object with `streams` append-only streams (e.g. one per layer).
-  ObjectId kv_create(std::string name, uint32_t streams = 1);
-  /// Appends to a stream. New KV collects in HBM in megapage-sized slices (a
-  /// layer's N-token slice aligned to a megapage) until GroupWrite flushes it.
+  /// A request's KV object with `streams` append-only streams (one per layer).
+  /// With `token_bytes` (one token's KV in one layer) each slice holds the N =
+  /// tokens_per_slice() whole tokens that fit a megapage (a layer's N-token slice
+  /// aligned to a megapage) and appends must be whole tokens; without, slices are
+  /// plain megapages of bytes.
+  ObjectId kv_create(std::string name, uint32_t streams = 1, Bytes token_bytes = {});
+  /// N: tokens of `token_bytes` that fit one megapage. ModelError if not even one fits.
+  int64_t tokens_per_slice(Bytes token_bytes) const;
+  /// Appends to a stream. New KV collects in HBM in slices until GroupWrite flushes them.
   void kv_append(ObjectId kv, uint32_t stream, std::span<const uint8_t> data);
   /// Appends `n` bytes of zeros (timing mode: no data is kept).
   void kv_append_zeros(ObjectId kv, uint32_t stream, Bytes n);
@@ -170,12 +178,11 @@ class Runtime {
   bool is_live(ObjectId obj) const;
   std::vector<ObjectId> live_objects() const;
   std::string object_name(ObjectId obj) const;
-  /// One tile per access, in order: the megapages each touches and where they are now.
+  /// One tile per access (or per run of joined accesses), in order: the megapages each touches and where they are now.
   ReadPlan read_plan(std::span<const Access> accesses) const;
   /// Splits [va, va+size) into accesses of at most `tile` bytes, cut at multiples of `tile` from va.
   static std::vector<Access> tiles(VAddr va, Bytes size, Bytes tile, Time compute_per_tile = {});
 
-  FlashArray& flash() { return flash_; }
   const FlashArray& flash() const { return flash_; }
   const HbmStore& hbm() const { return hbm_; }
   const SramPool& sram() const { return sram_; }
@@ -203,6 +210,8 @@ class Runtime {
     // kv
     std::vector<KvSlice> slices;
     std::vector<std::vector<uint32_t>> streams;  // slice ids of each stream, in order
+    int64_t slice_cap = 0;                       // bytes of a full slice (whole tokens)
+    int64_t token_bytes = 0;
     int64_t cursor = 0;                          // next megaplane (dealing index) for its slices
     // hbm
     uint64_t hbm = 0;
@@ -267,5 +276,17 @@ class Runtime {
   VAddr next_va_;
   int64_t weight_cursor_ = 0;
 };
+
+/// The prefetch runtime, functional: `tiles` are the accesses in the order the
+/// operator graph touches them (joined accesses form one tile). Before tile t is
+/// consumed, SramPrefetch has been issued for every access of tiles t..t+distance
+/// (what finds no SRAM stays in flash); after `consume(t)` the tile's prefetches
+/// are released. simulate_reads() times the same policy. Returns the megapages
+/// that were read from SRAM / left in flash.
+struct PrefetchQueueStats {
+  int64_t sram = 0, flash = 0, max_slots_in_use = 0;
+};
+PrefetchQueueStats run_prefetch_queue(Runtime& rt, std::span<const Access> accesses, int64_t distance,
+                                      const std::function<void(size_t tile)>& consume);
 
 }  // namespace bitline::hbf

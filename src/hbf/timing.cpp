@@ -280,6 +280,17 @@ class ReadSim {
     res_.commands = total;
     res_.pages_sensed = total * sys_.lanes();
     res_.mean_plane_load = double(total) / double(sys_.megaplanes());
+    std::vector<int64_t> load(size_t(sys_.megaplanes()), 0);
+    double tile_max_sum = 0;
+    for (const ReadTile& t : plan_.tiles) {
+      int64_t mx = 0;
+      for (uint32_t u = t.first; u < t.first + t.count; ++u)
+        if (!plan_.units[u].hbm) mx = std::max(mx, ++load[plan_.units[u].megaplane]);
+      for (uint32_t u = t.first; u < t.first + t.count; ++u)
+        if (!plan_.units[u].hbm) load[plan_.units[u].megaplane] = 0;
+      tile_max_sum += double(mx);
+    }
+    if (!plan_.tiles.empty()) res_.tile_max_plane_load_mean = tile_max_sum / double(plan_.tiles.size());
     if (end_.raw() > 0) res_.plane_busy_fraction = double(total) * to_s(t_read_) / (double(sys_.megaplanes()) * to_s(end_));
     res_.energy = sys_.hbf().energy.read * Bytes(res_.pages_sensed * sys_.page_size().raw()) +
                   sys_.hbm().energy * Bytes(res_.hbm_bytes);
@@ -435,6 +446,7 @@ Json ReadResult::json(const System& sys) const {
   j["plane_busy_fraction"] = plane_busy_fraction;
   j["max_plane_load"] = max_plane_load;
   j["mean_plane_load"] = mean_plane_load;
+  j["tile_max_plane_load_mean"] = tile_max_plane_load_mean;
   j["bytes"] = bytes;
   j["flash_bytes"] = flash_bytes;
   j["hbm_bytes"] = hbm_bytes;

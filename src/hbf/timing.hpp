@@ -75,6 +75,7 @@ struct ReadResult {
   double plane_busy_fraction = 0;
   int64_t max_plane_load = 0;
   double mean_plane_load = 0;
+  double tile_max_plane_load_mean = 0;  // mean over tiles of the largest load of a megaplane in the tile
   int64_t prefetched_plane_sram = 0, prefetched_base_sram = 0, direct_reads = 0;  // units (pieces in plane mode)
   Energy energy{};
   uint64_t events = 0;

@@ -1,0 +1,104 @@
+// HBF memory system: presets, derived geometry, parameter sources, config errors.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/error.hpp"
+#include "helpers.hpp"
+#include "hbf/runtime.hpp"
+
+namespace bitline::hbf {
+namespace {
+
+using test::small_system;
+using test::system_of;
+using test::tree_of;
+
+TEST(HbfParams, CsiPresetGeometryMatchesSpec) {
+  System s = system_of("csi");
+  EXPECT_EQ(s.stacks(), 6);
+  EXPECT_EQ(s.planes_per_stack(), 768);             // spec: 8 dies x 96 planes
+  EXPECT_EQ(s.megaplanes_per_die(), 3);             // spec: 96 / 32
+  EXPECT_EQ(s.megaplanes_per_stack(), 24);          // spec
+  EXPECT_EQ(s.megaplanes(), 144);
+  EXPECT_EQ(s.megapage(), KiB(128));                // spec: 32 x 4 KB
+  EXPECT_EQ(s.hyperpage(), MiB(18));
+  EXPECT_EQ(s.flash_capacity(), GiB(6 * 192));      // spec: 192 GB per stack, 1,152 GB per CSI GPU
+  EXPECT_EQ(Bytes(s.blocks_per_plane() * s.pages_per_block() * s.page_size().raw()), MiB(256));  // spec: 256 MB per plane
+  // spec: 24 MB plane SRAM + 8 MB base die = 32 MB per stack.
+  EXPECT_EQ(s.hbf().sram.plane_sram.raw() * s.planes_per_stack() + s.hbf().sram.base_sram.raw(), MiB(32).raw());
+  EXPECT_EQ(s.plane_sram_units(), 8);
+  EXPECT_EQ(s.base_sram_units(), 64);
+  // spec: 768 planes x 4 KB / 4 us ~= 786 GB/s per stack.
+  EXPECT_NEAR(s.stack_sense_bandwidth().raw(), 786.432e9, 1e6);
+  // spec sizing rule: stack SRAM > 2 x peak bandwidth x tR.
+  EXPECT_GT(double(MiB(32).raw()), 2 * s.hbf().timing.interface_bandwidth.raw() * to_s(s.hbf().timing.t_read));
+  EXPECT_NEAR(s.hbm_capacity().raw(), 35.25e9, 1);  // assumption: 2/8 of 141 GB
+  EXPECT_NEAR(s.hbm_bandwidth().raw(), 4.8e12, 1);
+}
+
+TEST(HbfParams, ClAndH200Presets) {
+  System cli = system_of("cli");
+  EXPECT_EQ(cli.stacks(), 5);
+  EXPECT_EQ(cli.megaplanes(), 120);
+  EXPECT_NEAR(cli.hbm_capacity().raw(), 23.5e9, 1);
+  EXPECT_NEAR(cli.hbm_bandwidth().raw(), 0.8e12, 1);
+  // spec: CLI has 16.7% less HBF bandwidth than CSI.
+  EXPECT_NEAR(1.0 - 5.0 / 6.0, 0.167, 0.001);
+  System h200 = system_of("h200");
+  EXPECT_EQ(h200.stacks(), 0);
+  EXPECT_NEAR(h200.hbm_capacity().raw(), 141e9, 1);
+  EXPECT_NEAR(h200.hbm_bandwidth().raw(), 4.8e12, 1);
+  EXPECT_THROW(Runtime(h200, Mode::Timing), ConfigError);
+}
+
+TEST(HbfParams, EveryDefaultNamesItsSource) {
+  std::vector<ParamRow> rows = describe_params<HbfParams>("hbf");
+  for (auto& r : describe_params<HbmParams>("hbm")) rows.push_back(r);
+  for (auto& r : describe_params<GpuParams>("gpu")) rows.push_back(r);
+  ASSERT_GT(rows.size(), 20u);
+  for (const auto& r : rows) {
+    EXPECT_FALSE(r.desc.empty()) << r.path;
+    const bool ok = r.source.rfind("spec:", 0) == 0 || r.source.rfind("assumption:", 0) == 0 || r.source == "bitline";
+    EXPECT_TRUE(ok) << r.path << ": " << r.source;
+  }
+}
+
+TEST(HbfParams, DealingOrderVisitsStacksFirstAndIsAPermutation) {
+  System s = system_of("csi");
+  std::set<MegaplaneId> seen;
+  for (int64_t i = 0; i < s.megaplanes(); ++i) {
+    MegaplaneId m = s.dealt(i);
+    seen.insert(m);
+    EXPECT_EQ(s.deal_index(m), i);
+    EXPECT_EQ(s.stack_of(m), i % 6);                 // consecutive megapages on different stacks
+    EXPECT_EQ(s.die_of(m), (i / 6) % 8);             // then different dies
+  }
+  EXPECT_EQ(int64_t(seen.size()), s.megaplanes());
+  EXPECT_EQ(s.dealt(s.megaplanes() + 5), s.dealt(5));
+}
+
+TEST(HbfParams, ImpossibleGeometryAndUnknownKeysAreErrors) {
+  try {
+    small_system(1, 1, 96, 5, 4, 4, "4KiB");
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("hbf.geometry.planes_per_megaplane"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_system_params(tree_of("csi", "hbf:\n  timing:\n    t_raed: 4us\n")), ConfigError);
+  EXPECT_THROW(load_system_params(tree_of("csi", "hbf:\n  runtime:\n    weight_layout: random\n")), ConfigError);
+  EXPECT_THROW(load_system_params(tree_of("csi", "hbf:\n  timing:\n    t_read: 4\n")), ConfigError);  // no unit
+  EXPECT_THROW(load_system_params(tree_of("csi", "hbf:\n  sram:\n    plane_sram: 1KiB\n")), ConfigError);
+  EXPECT_THROW(make_weight_layout("random"), ConfigError);
+}
+
+TEST(HbfParams, PlaneLevelVariantHasOneMegaplanePerPlane) {
+  System s = system_of("csi", "hbf:\n  geometry:\n    planes_per_megaplane: 1\n");
+  EXPECT_EQ(s.megaplanes(), 4608);
+  EXPECT_EQ(s.megapage(), KiB(4));
+  EXPECT_EQ(s.plane_sram_units(), 8);
+  EXPECT_EQ(s.base_sram_units(), 2048);
+}
+
+}  // namespace
+}  // namespace bitline::hbf
