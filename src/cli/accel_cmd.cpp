@@ -1,0 +1,336 @@
+// `bitline accel ...`: LLM serving on HBF-equipped GPUs, the FlashAccel evaluation.
+//   eval      the paper's matrix (4 models x 2 contexts x 2 SLOs x 8 systems) -> JSON + summary
+//   ablation  Qwen3-235B on CSI at a fixed batch: full FlashAccel, without each technique, plain HBF, HBM only
+//   sessions  multi-turn KV reuse (LRU retention) on 8/16 x H200, 8 x CSI, 8 x CLI
+//   run       one point (model, system, context, SLO) with a readable breakdown
+//   validate  the fast step model against the event-driven memory simulation
+// Each GPU kind (h200, csi, cli) is its preset (configs/KIND.yaml) with --config and --set applied on top.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/common.hpp"
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "llm/serving.hpp"
+#include "llm/sessions.hpp"
+
+namespace bitline::cli {
+namespace {
+
+using namespace bitline::llm;
+
+struct KindOptions {
+  std::string file;
+  std::vector<std::string> sets;
+  void add_to(CLI::App& app) {
+    app.add_option("--config", file, "YAML file merged over each GPU kind's preset (h200, csi, cli)");
+    app.add_option("--set", sets, "override one parameter for every GPU kind: key.path=value (repeatable), e.g. llm.compute.kernel_overhead=3us");
+  }
+  KindParams load(const std::string& kind) const {
+    ConfigTree t;
+    t.load_preset(kind);
+    if (!file.empty()) t.load_file(file);
+    for (const auto& s : sets) t.apply_set(s);
+    check_top_level(t);
+    KindParams k;
+    k.kind = kind;
+    k.system = hbf::load_system_params(t);
+    k.llm = load_params<LlmParams>(t, "llm");
+    k.serving = load_params<ServingParams>(t, "serving");
+    return k;
+  }
+  std::map<std::string, KindParams> load_all() const {
+    std::map<std::string, KindParams> m;
+    for (const char* k : {"h200", "csi", "cli"}) m.emplace(k, load(k));
+    return m;
+  }
+  SessionParams sessions() const {
+    ConfigTree t;
+    t.load_preset("csi");
+    if (!file.empty()) t.load_file(file);
+    for (const auto& s : sets) t.apply_set(s);
+    return load_params<SessionParams>(t, "sessions");
+  }
+};
+
+Json kind_json(const KindParams& k) {
+  return {{"gpu", dump_params(k.system.gpu)},
+          {"hbm", dump_params(k.system.hbm)},
+          {"hbf", dump_params(k.system.hbf)},
+          {"llm", dump_params(k.llm)},
+          {"serving", dump_params(k.serving)}};
+}
+
+Json config_json(const std::map<std::string, KindParams>& kinds) {
+  Json j;
+  for (const auto& [name, k] : kinds) j[name] = kind_json(k);
+  return j;
+}
+
+double ms_of(Time t) { return to_s(t) * 1e3; }
+
+void print_point(const PointResult& p, const Server& s) {
+  fmt::print("{} on {} ({}), context {}, SLO {:g} ms\n", p.model, p.system, s.deployment().describe(), p.context, p.slo_ms);
+  const StepReport& r = p.step;
+  if (!p.feasible) {
+    fmt::print("  infeasible: {}\n", p.reason);
+    if (r.step.raw() <= 0) return;
+    fmt::print("  (the step at batch {}:)\n", r.batch);
+  } else {
+    fmt::print("  batch {} ({} per attention rank), bound by {}{}\n", r.batch, r.requests_per_rank, p.bound_by,
+               p.capacity_limit.empty() ? "" : " (" + p.capacity_limit + ")");
+  }
+  fmt::print("  step {:.3f} ms -> {:.1f} tokens/s per GPU, {:.3f} tokens/J, {:.0f} W per GPU\n", ms_of(r.step), r.tokens_per_s_per_gpu,
+             r.tokens_per_j, r.power.raw());
+  const Breakdown& b = r.breakdown;
+  fmt::print("  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
+             "exposed flash latency {:.3f}, KV programming {:.3f}\n",
+             ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write));
+  const Capacity& c = r.capacity;
+  fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, HBM used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
+             double(c.kv.raw()) * 1e-9, double(c.hbm_used.raw()) * 1e-9, double(c.hbm_capacity.raw()) * 1e-9);
+  if (c.blocks_per_megaplane > 0) fmt::print(", HBF blocks {} of {} per megaplane", c.blocks_used, c.blocks_per_megaplane);
+  fmt::print("\n  KV writes {:.3f} GB/s per GPU", r.kv_write_bytes_per_s * 1e-9);
+  if (s.has_hbf())
+    fmt::print(" (programming {:.2f}% of the time; {}-year writes {:.3f} x TBW, erases {:.3f} x the P/E budget)",
+               100 * r.program_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction, r.lifetime_erase_fraction);
+  fmt::print("\n");
+}
+
+}  // namespace
+
+void add_accel(CLI::App& app) {
+  auto* accel = app.add_subcommand("accel", "LLM serving on HBF-equipped GPUs: the FlashAccel evaluation");
+  accel->require_subcommand(1);
+
+  // ---- eval
+  {
+    auto* cmd = accel->add_subcommand("eval", "the whole matrix: 4 models x 2 contexts x 2 SLOs x 8 systems");
+    auto k = std::make_shared<KindOptions>();
+    struct Opts {
+      std::string json;
+      bool quiet = false;
+      int threads = 2;
+    };
+    auto o = std::make_shared<Opts>();
+    k->add_to(*cmd);
+    cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
+    cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
+    cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+    cmd->callback([k, o] {
+      const auto kinds = k->load_all();
+      ModelSet models;
+      const auto t0 = std::chrono::steady_clock::now();
+      Json j = run_eval(models, kinds, [&](size_t i, size_t n, const std::string& what) {
+        if (!o->quiet) std::cerr << fmt::format("\r[{:>2}/{}] {:<40}", i, n, what) << (i == n ? "\n" : "") << std::flush;
+      }, o->threads);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      j["config"] = config_json(kinds);
+      j["run"] = {{"wall_s", wall}, {"threads", o->threads}};
+      write_json_file(o->json, j);
+      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs h200x8; tokens/J vs h200x8)\n", "system@SLO", "mean",
+                 "geomean", "points");
+      for (const auto& sys : eval_systems())
+        for (double slo : eval_slos_ms()) {
+        const std::string key = fmt::format("{}@{:g}", sys, slo);
+        if (!j["summary"]["throughput_vs_h200x8"].contains(key)) continue;
+        const Json& v = j["summary"]["throughput_vs_h200x8"][key];
+        const Json& e = j["summary"]["tokens_per_j_vs_h200x8"][key];
+        if (v["mean"].is_null()) {
+          fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
+          continue;
+        }
+        fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x\n", key, v["mean"].get<double>(), v["geomean"].get<double>(),
+                   v["points"].get<int>(), e["mean"].get<double>());
+        }
+      int infeasible = 0;
+      for (const auto& p : j["points"]) infeasible += p["feasible"].get<bool>() ? 0 : 1;
+      fmt::print("{} points ({} infeasible, listed in the JSON with the reason) in {:.1f} s; wrote {}\n", j["points"].size(), infeasible,
+                 wall, o->json);
+    });
+  }
+
+  // ---- ablation
+  {
+    auto* cmd = accel->add_subcommand("ablation", "CSI at a fixed batch: full FlashAccel, without prefetch / weight layout / KV layout, plain HBF, HBM only");
+    auto k = std::make_shared<KindOptions>();
+    struct Opts {
+      std::string json, model = "qwen3-235b", context = "long";
+      int64_t batch = 256, gpus = 8;
+      double slo = 100;
+    };
+    auto o = std::make_shared<Opts>();
+    k->add_to(*cmd);
+    cmd->add_option("--json", o->json, "write the variants to this file")->required();
+    cmd->add_option("--model", o->model, "model")->capture_default_str();
+    cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention)")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--gpus", o->gpus, "GPUs")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--context", o->context, "long, agent or IN:OUT")->capture_default_str();
+    cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->callback([k, o] {
+      const auto kinds = k->load_all();
+      const ModelConfig m = load_model(o->model);
+      Json j = run_ablation(m, kinds, o->gpus, o->batch, parse_context(o->context), o->slo);
+      j["config"] = config_json(kinds);
+      write_json_file(o->json, j);
+      fmt::print("{} on {} GPUs, batch {} per rank, context {}:\n", m.name, o->gpus, o->batch, o->context);
+      for (const auto& [name, v] : j["variants"].items())
+        fmt::print("  {:<17} step {:>9.3f} ms{}   {:>8.1f} tokens/s/GPU at {:g} ms\n", name, v["step_ms"].get<double>(),
+                   v["fits"].get<bool>() ? "" : " (does not fit)", v[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", o->slo)].get<double>(), o->slo);
+      fmt::print("wrote {}\n", o->json);
+    });
+  }
+
+  // ---- sessions
+  {
+    auto* cmd = accel->add_subcommand("sessions", "multi-turn KV reuse: hit rate and recomputed tokens with LRU retention");
+    auto k = std::make_shared<KindOptions>();
+    struct Opts {
+      std::string json, trace, model;
+    };
+    auto o = std::make_shared<Opts>();
+    k->add_to(*cmd);
+    cmd->add_option("--json", o->json, "write the per-system results to this file")->required();
+    cmd->add_option("--trace", o->trace, "JSONL trace (session, turn, input_tokens, output_tokens, timestamp); default: synthetic agentic sessions");
+    cmd->add_option("--model", o->model, "model (default: sessions.model)");
+    cmd->callback([k, o] {
+      const auto kinds = k->load_all();
+      SessionParams sp = k->sessions();
+      if (!o->model.empty()) sp.model = o->model;
+      const ModelConfig m = load_model(sp.model);
+      const std::vector<Turn> trace = o->trace.empty() ? synthetic_trace(sp) : read_trace(o->trace);
+      Json j = run_sessions(m, kinds, trace, sp);
+      j["trace"]["source"] = o->trace.empty() ? "synthetic" : o->trace;
+      j["config"] = config_json(kinds);
+      j["config"]["sessions"] = dump_params(sp);
+      write_json_file(o->json, j);
+      const Json& t = j["trace"];
+      fmt::print("{} sessions, {} turns (mean prompt {:.0f} tokens, mean output {:.0f}), model {}\n", t["sessions"].get<int64_t>(),
+                 t["turns"].get<int64_t>(), t["mean_input_tokens"].get<double>(), t["mean_output_tokens"].get<double>(), m.name);
+      for (const auto& [name, v] : j["systems"].items())
+        fmt::print("  {:<8} retention {:>8.1f} GB: hit rate {:.3f}, recomputed {:.4g} tokens ({:.1f}% of prompts)\n", name,
+                   v["retention_bytes"].get<double>() * 1e-9, v["hit_rate"].get<double>(), v["recomputed_tokens"].get<double>(),
+                   100 * v["recomputed_fraction"].get<double>());
+      fmt::print("wrote {}\n", o->json);
+    });
+  }
+
+  // ---- run
+  {
+    auto* cmd = accel->add_subcommand("run", "one point: the largest batch meeting the SLO, with a readable breakdown");
+    auto k = std::make_shared<KindOptions>();
+    struct Opts {
+      std::string model, system, context, json;
+      int64_t gpus = 0, batch = 0;
+      double slo = 0;
+    };
+    auto o = std::make_shared<Opts>();
+    k->add_to(*cmd);
+    cmd->add_option("--model", o->model, "qwen3-235b, qwen3-coder-480b, llama3.1-405b, deepseek-v3, or a config.json path")->required();
+    cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS)")->required();
+    cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::PositiveNumber);
+    cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
+    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::PositiveNumber);
+    cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
+    cmd->callback([k, o] {
+      const SystemName sn = parse_system(o->system);
+      const ContextSpec c = parse_context(o->context);
+      const ModelConfig m = load_model(o->model);
+      const KindParams kp = k->load(sn.kind);
+      const int64_t gpus = o->gpus > 0 ? o->gpus : sn.gpus;
+      Server s(m, kp, gpus);
+      PointResult p;
+      if (o->batch > 0) {
+        p.model = m.name;
+        p.context = c.name;
+        p.gpus = gpus;
+        p.slo_ms = o->slo;
+        p.step = s.step(o->batch, c);
+        p.feasible = p.step.capacity.fits;
+        p.bound_by = p.step.step <= bitline::ms(o->slo) ? "given batch" : "given batch (misses the SLO)";
+        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, p.step.capacity.limit);
+      } else {
+        p = s.search(c, bitline::ms(o->slo));
+      }
+      p.system = fmt::format("{}x{}", sn.kind, gpus);
+      print_point(p, s);
+      if (!o->json.empty()) {
+        Json j = p.json();
+        if (o->batch > 0) j["step"] = p.step.json();
+        j["deployment"] = s.deployment().describe();
+        j["config"] = kind_json(kp);
+        write_json_file(o->json, j);
+        fmt::print("wrote {}\n", o->json);
+      }
+      std::fflush(stdout);
+      if (!p.feasible) throw ModelError(fmt::format("no feasible batch: {}", p.reason));
+    });
+  }
+
+  // ---- validate
+  {
+    auto* cmd = accel->add_subcommand("validate", "fast step model vs the event-driven HBF memory simulation, per model and system");
+    auto k = std::make_shared<KindOptions>();
+    struct Opts {
+      std::string json, context = "long";
+      std::vector<std::string> models, systems;
+      int64_t batch = 0;
+    };
+    auto o = std::make_shared<Opts>();
+    k->add_to(*cmd);
+    cmd->add_option("--json", o->json, "write the comparisons to this file");
+    cmd->add_option("--models", o->models, "models (default: the four evaluated)");
+    cmd->add_option("--systems", o->systems, "systems (default: all eight)");
+    cmd->add_option("--context", o->context, "long, agent or IN:OUT")->capture_default_str();
+    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the 100 ms search finds)");
+    cmd->callback([k, o] {
+      const auto kinds = k->load_all();
+      const ContextSpec c = parse_context(o->context);
+      const auto models = o->models.empty() ? eval_models() : o->models;
+      const auto systems = o->systems.empty() ? eval_systems() : o->systems;
+      Json out = Json::array();
+      double worst = 0;
+      for (const auto& mn : models) {
+        const ModelConfig m = load_model(mn);
+        for (const auto& sysname : systems) {
+          const SystemName sn = parse_system(sysname);
+          std::unique_ptr<Server> s;
+          try {
+            s = std::make_unique<Server>(m, kinds.at(sn.kind), sn.gpus);
+          } catch (const ConfigError& e) {
+            fmt::print("{:<18} {:<8} skipped: {}\n", mn, sysname, e.what());
+            continue;
+          }
+          int64_t r = o->batch;
+          if (r <= 0) {
+            const PointResult p = s->search(c, bitline::ms(100));
+            r = p.feasible ? p.step.requests_per_rank : 1;
+          }
+          if (!s->capacity(r, c).fits && s->max_requests(c) == 0) {
+            fmt::print("{:<18} {:<8} skipped: nothing fits\n", mn, sysname);
+            continue;
+          }
+          const ValidationPoint v = validate_step(*s, r, c);
+          worst = std::max(worst, std::abs(v.error()));
+          fmt::print("{:<18} {:<8} r={:<4} fast {:>9.3f} ms (all layers {:>9.3f})  event {:>9.3f} ms  error {:+.2f}% "
+                     "({:+.2f}%)  wall {:.3f} s vs {:.2f} s\n",
+                     mn, sysname, r, v.fast_ms, v.fast_all_layers_ms, v.event_ms, 100 * v.error(), 100 * v.error_all_layers(),
+                     v.fast_wall_s, v.event_wall_s);
+          out.push_back(v.json());
+        }
+      }
+      fmt::print("largest |error| of the fast model: {:.2f}%\n", 100 * worst);
+      if (!o->json.empty()) {
+        write_json_file(o->json, {{"points", out}, {"max_abs_error", worst}, {"config", config_json(kinds)}});
+        fmt::print("wrote {}\n", o->json);
+      }
+    });
+  }
+}
+
+}  // namespace bitline::cli

@@ -1,0 +1,272 @@
+#include "llm/memory.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "hbf/layout.hpp"
+
+namespace bitline::llm {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeights& w, const MemoryOptions& opt)
+    : sys_(sys), m_(m), w_(w), opt_(opt) {
+  k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
+  unit_ = sys.megapage().raw();
+  if (k_ == 0) return;
+  tile_units_ = k_ * std::max<int64_t>(1, opt.tile_hyperpages);
+  deal_.resize(size_t(k_));
+  for (int64_t i = 0; i < k_; ++i) deal_[size_t(i)] = sys.dealt(i);
+
+  // The weight object as the runtime stores it: tensors in declaration order, read in execution order,
+  // dealt in the order of the layout policy from dealing position 0.
+  hbf::WeightSpec spec;
+  spec.name = m.name;
+  const size_t n = w.tensors.size();
+  std::vector<uint32_t> decl_pos(n);
+  for (size_t j = 0; j < n; ++j) {
+    const GpuTensor& t = w.tensors[w.declaration[j]];
+    spec.tensors.push_back(hbf::TensorSpec{t.name, t.bytes});
+    decl_pos[w.declaration[j]] = uint32_t(j);
+  }
+  spec.execution_order = decl_pos;  // execution index i -> declaration position
+  const auto layout = hbf::make_weight_layout(opt.weight_layout);
+  const std::vector<uint32_t> order = layout->placement_order(spec);
+  pos_.assign(n, 0);
+  nunits_.assign(n, 0);
+  int64_t p = 0;
+  for (uint32_t dj : order) {
+    const uint32_t i = w.declaration[dj];
+    pos_[i] = p;
+    nunits_[i] = ceil_div(w.tensors[i].bytes.raw(), unit_);
+    p += nunits_[i];
+  }
+  weight_units_ = p;
+}
+
+int64_t GpuMemory::tokens_per_slice(int64_t kv_token_layer_bytes) const {
+  if (kv_token_layer_bytes <= 0) return 0;
+  const int64_t t = unit_ / kv_token_layer_bytes;
+  if (t < 1)
+    throw ModelError(fmt::format("model {}: one token's KV of a layer ({} B) exceeds a megapage ({} B)", m_.name,
+                                 kv_token_layer_bytes, unit_));
+  return t;
+}
+
+std::vector<int64_t> GpuMemory::cursors(int64_t n) const {
+  Rng rng = Rng::derive(opt_.seed, "llm.kv.cursor");
+  std::vector<int64_t> c(static_cast<size_t>(n));
+  for (auto& x : c) x = int64_t(rng.below(uint64_t(k_)));
+  return c;
+}
+
+void GpuMemory::append_ops(const StepGraph& g, uint32_t first, uint32_t count, TilePlan& plan) const {
+  for (uint32_t i = first; i < first + count; ++i) {
+    const Op& op = g.ops[i];
+    if (op.is_comm()) {
+      plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, op.comm.time, Part::Comm, i});
+      continue;
+    }
+    if (op.kernels > 0 && opt_.kernel_overhead.raw() > 0)
+      plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, opt_.kernel_overhead * double(op.kernels), Part::Overhead, i});
+    const size_t before = plan.tiles.size();
+    if (op.kv) kv_tiles(g, op, i, plan);
+    else if (op.embed_rows > 0) embed_tiles(op, i, plan);
+    else if (op.tensor_count > 0) weight_tiles(g, op, i, plan);
+    if (plan.tiles.size() == before)  // no reads: the kernel's math alone
+      plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, op.compute, Part::Compute, i});
+    // Activations are read and written in HBM during the op's first tile.
+    plan.tiles[before].hbm_bytes += op.act_bytes.raw();
+  }
+}
+
+namespace {
+// Spreads `total` over tiles [first, end) in proportion to `weight(tile)`.
+template <class F>
+void spread_compute(TilePlan& plan, size_t first, Time total, F weight) {
+  double sum = 0;
+  for (size_t t = first; t < plan.tiles.size(); ++t) sum += weight(plan.tiles[t]);
+  int64_t left = total.raw();
+  for (size_t t = first; t < plan.tiles.size(); ++t) {
+    const int64_t c = t + 1 == plan.tiles.size() ? left : int64_t(double(total.raw()) * weight(plan.tiles[t]) / std::max(sum, 1.0));
+    plan.tiles[t].compute = Time(std::min(c, left));
+    left -= plan.tiles[t].compute.raw();
+  }
+}
+}  // namespace
+
+void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, TilePlan& plan) const {
+  int64_t bytes_total = 0, units_total = 0;
+  for (uint32_t t = op.first_tensor; t < op.first_tensor + op.tensor_count; ++t) {
+    bytes_total += w_.tensors[t].bytes.raw();
+    if (k_ > 0) units_total += nunits_[t];
+  }
+  const size_t first_tile = plan.tiles.size();
+  if (k_ == 0) {
+    const int64_t b = int64_t(std::llround(double(bytes_total) * op.read_fraction));
+    plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, b, op.compute, Part::Weights, op_index});
+    return;
+  }
+  const int64_t want = std::min<int64_t>(units_total, int64_t(std::llround(double(units_total) * op.read_fraction)));
+  if (want <= 0) return;
+  int64_t taken = 0;
+  StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Weights, op_index};
+  for (uint32_t t = op.first_tensor; t < op.first_tensor + op.tensor_count && taken < want; ++t) {
+    const int64_t bytes = w_.tensors[t].bytes.raw();
+    for (int64_t u = 0; u < nunits_[t] && taken < want; ++u, ++taken) {
+      const int64_t b = std::min(unit_, bytes - u * unit_);
+      plan.units.push_back(FlashUnit{deal_[size_t((pos_[t] + u) % k_)], uint32_t(b)});
+      if (++cur.count == uint32_t(tile_units_)) {
+        plan.tiles.push_back(cur);
+        cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Weights, op_index};
+      }
+    }
+  }
+  if (cur.count > 0) plan.tiles.push_back(cur);
+  spread_compute(plan, first_tile, op.compute, [&](const StepTile& t) { return double(t.count); });
+}
+
+void GpuMemory::embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) const {
+  const GpuTensor& t = w_.tensors[op.first_tensor];
+  const int64_t row_bytes = m_.hidden * m_.weight_bytes;
+  if (k_ == 0) {
+    plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, op.embed_rows * row_bytes, op.compute, Part::Weights, op_index});
+    return;
+  }
+  // Rows of the tokens being decoded: pseudo-random rows of the table.
+  Rng rng = Rng::derive(opt_.seed, "llm.embed.rows");
+  const int64_t rows = std::max<int64_t>(1, t.bytes.raw() / row_bytes);
+  StepTile cur{uint32_t(plan.units.size()), 0, 0, op.compute, Part::Weights, op_index};
+  for (int64_t r = 0; r < op.embed_rows; ++r) {
+    const int64_t row = int64_t(rng.below(uint64_t(rows)));
+    const int64_t u = std::min(row * row_bytes / unit_, nunits_[op.first_tensor] - 1);
+    plan.units.push_back(FlashUnit{deal_[size_t((pos_[op.first_tensor] + u) % k_)], uint32_t(std::min(row_bytes, unit_))});
+    ++cur.count;
+  }
+  plan.tiles.push_back(cur);
+}
+
+int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const {
+  const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
+  const auto cur = cursors(int64_t(g.contexts.size()));
+  std::vector<int64_t> diff(size_t(k_) + 1, 0);
+  int64_t all = 0, total = 0;
+  for (size_t i = 0; i < g.contexts.size(); ++i) {
+    const int64_t n = g.contexts[i] / tps;
+    total += n;
+    all += n / k_;
+    const int64_t rem = n % k_;
+    const int64_t start = (cur[i] + int64_t(layer) * n) % k_;
+    if (rem == 0) continue;
+    if (start + rem <= k_) {
+      diff[size_t(start)] += 1;
+      diff[size_t(start + rem)] -= 1;
+    } else {
+      diff[size_t(start)] += 1;
+      diff[size_t(k_)] -= 1;
+      diff[0] += 1;
+      diff[size_t(start + rem - k_)] -= 1;
+    }
+  }
+  loads.assign(size_t(k_), 0);
+  int64_t run = 0;
+  for (int64_t p = 0; p < k_; ++p) {
+    run += diff[size_t(p)];
+    loads[size_t(p)] = all + run;
+  }
+  return total;
+}
+
+KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const {
+  KvLayerStats s;
+  if (k_ == 0) return s;
+  const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
+  for (int64_t c : g.contexts) s.staged_bytes += (c % tps) * g.kv_token_layer_bytes;
+  std::vector<int64_t> loads;
+  if (opt_.kv_layout == "scatter") {
+    Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", layer));
+    loads.assign(size_t(k_), 0);
+    for (int64_t c : g.contexts)
+      for (int64_t j = 0; j < c / tps; ++j) ++loads[rng.below(uint64_t(k_))], ++s.flash_units;
+    for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
+    s.mean_load = double(s.flash_units) / double(k_);
+    s.rounds = s.max_load_before;
+    return s;
+  }
+  const int64_t total = kv_loads(g, layer, loads);
+  for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
+  s.mean_load = double(total) / double(k_);
+  const int64_t cap = ceil_div(total, k_);
+  int64_t budget = g.replica_units_per_layer;
+  for (auto& l : loads) {
+    const int64_t take = std::min(std::max<int64_t>(0, l - cap), budget);
+    l -= take;
+    budget -= take;
+    s.hbm_replicas += take;
+    s.rounds = std::max(s.rounds, l);
+  }
+  s.flash_units = total - s.hbm_replicas;
+  return s;
+}
+
+void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const {
+  const size_t first_tile = plan.tiles.size();
+  const int64_t tb = g.kv_token_layer_bytes;
+  if (k_ == 0) {
+    int64_t bytes = 0;
+    for (int64_t c : g.contexts) bytes += c * tb;
+    plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, bytes, op.compute, Part::Kv, op_index});
+    return;
+  }
+  const int64_t tps = tokens_per_slice(tb);
+  const uint32_t slice_bytes = uint32_t(tps * tb);
+  int64_t hbm = 0;  // staged partial slices + replicas
+  for (int64_t c : g.contexts) hbm += (c % tps) * tb;
+  if (opt_.kv_layout == "scatter") {
+    Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", op.layer));
+    StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+    for (int64_t c : g.contexts) {
+      for (int64_t j = 0; j < c / tps; ++j) {
+        plan.units.push_back(FlashUnit{deal_[rng.below(uint64_t(k_))], slice_bytes});
+        if (++cur.count == uint32_t(tile_units_)) {
+          plan.tiles.push_back(cur);
+          cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+        }
+      }
+    }
+    if (cur.count > 0) plan.tiles.push_back(cur);
+  } else {
+    std::vector<int64_t> loads;
+    const int64_t total = kv_loads(g, op.layer, loads);
+    const int64_t cap = ceil_div(total, k_);
+    int64_t budget = g.replica_units_per_layer, rounds = 0;
+    for (auto& l : loads) {
+      const int64_t take = std::min(std::max<int64_t>(0, l - cap), budget);
+      l -= take;
+      budget -= take;
+      hbm += take * slice_bytes;
+      rounds = std::max(rounds, l);
+    }
+    const int64_t per_tile = std::max<int64_t>(1, opt_.tile_hyperpages);
+    for (int64_t r0 = 0; r0 < rounds; r0 += per_tile) {
+      StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+      for (int64_t r = r0; r < std::min(rounds, r0 + per_tile); ++r)
+        for (int64_t p = 0; p < k_; ++p)
+          if (loads[size_t(p)] > r) plan.units.push_back(FlashUnit{deal_[size_t(p)], slice_bytes}), ++cur.count;
+      plan.tiles.push_back(cur);
+    }
+  }
+  if (plan.tiles.size() == first_tile) plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index});
+  // HBM slices spread evenly over the tiles; the kernel's math in proportion to the bytes.
+  const int64_t nt = int64_t(plan.tiles.size() - first_tile);
+  for (int64_t i = 0; i < nt; ++i) plan.tiles[first_tile + size_t(i)].hbm_bytes += hbm / nt + (i < hbm % nt ? 1 : 0);
+  spread_compute(plan, first_tile, op.compute, [&](const StepTile& t) { return double(t.count) * slice_bytes + double(t.hbm_bytes); });
+}
+
+}  // namespace bitline::llm

@@ -1,0 +1,119 @@
+// Where one GPU's weights and KV cache live, and the reads a decode step makes.
+//
+// HBM-only GPU (H200): everything is in HBM; each kernel reads its bytes.
+//
+// HBF GPU (CSI, CLI), following the FlashAccel runtime (hbf/runtime.hpp):
+//  - Weights: one weight object cut into megapages and dealt round-robin over
+//    the megaplanes (System::dealt) in the order of hbf.runtime.weight_layout:
+//    execution order (FlashAccel) or the checkpoint's declaration order (names
+//    sorted, as safetensors lists them). A kernel reads its tensors' megapages
+//    in execution order, a tile of tile_hyperpages x K megapages at a time.
+//    MoE kernels read the experts the batch touches (the first ones of the
+//    GPU's experts: the count is what routing decides, see step.hpp).
+//  - KV (serving.kv_layout = flashaccel): a layer's slice of a request is
+//    cut into megapage-aligned slices of floor(megapage / bytes per token)
+//    tokens; each request's full slices of a layer are a run of consecutive
+//    megaplanes (dealing order) from the request's cursor, the layers one
+//    after the other (GroupWrite packs them into hyperpages); each request's
+//    cursor is a seeded random megaplane (requests were written at different
+//    times). The partial last slice of every layer is staged in HBM. For
+//    every layer, selective offload (GroupArrange) copies the slices above
+//    ceil(mean load) of overloaded megaplanes to HBM, within the HBM left for
+//    replicas. Attention reads a layer in rounds (round r: the r-th slice on
+//    every megaplane holding r or more), one hyperpage per tile; staged
+//    slices and replicas come from HBM in the same tiles.
+//  - KV (scatter): every slice on a random megaplane (a plane-oblivious paged
+//    allocator), read request by request in tiles of K megapages, no offload.
+// The reads are produced as a TilePlan: tiles of flash megapages and HBM
+// bytes with the kernel time that overlaps them; timing.hpp times a plan.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hbf/system.hpp"
+#include "llm/model.hpp"
+#include "llm/step.hpp"
+
+namespace bitline::llm {
+
+struct FlashUnit {
+  uint32_t megaplane = 0;
+  uint32_t bytes = 0;
+};
+
+struct StepTile {
+  uint32_t first = 0, count = 0;  // flash units [first, first + count) of the plan
+  int64_t hbm_bytes = 0;          // read from HBM during the tile
+  Time compute{};                 // kernel time overlapping the tile's reads (or the collective / overhead)
+  Part part = Part::Compute;
+  uint32_t op = 0;
+};
+
+struct TilePlan {
+  std::vector<FlashUnit> units;
+  std::vector<StepTile> tiles;
+  void clear() {
+    units.clear();
+    tiles.clear();
+  }
+};
+
+struct MemoryOptions {
+  std::string weight_layout = "execution";  // execution | declaration (HBF)
+  std::string kv_layout = "flashaccel";     // flashaccel | scatter (HBF)
+  int64_t tile_hyperpages = 1;
+  uint64_t seed = 1;
+  Time kernel_overhead{};
+};
+
+/// Per-layer KV statistics of the HBF placement (for reports and tests).
+struct KvLayerStats {
+  int64_t flash_units = 0, hbm_replicas = 0, rounds = 0;
+  int64_t max_load_before = 0;
+  double mean_load = 0;
+  int64_t staged_bytes = 0;
+};
+
+class GpuMemory {
+ public:
+  /// `sys` with hbf.stacks = 0 is an HBM-only GPU.
+  GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeights& w, const MemoryOptions& opt);
+
+  bool has_hbf() const { return k_ > 0; }
+  /// K: megaplanes.
+  int64_t megaplanes() const { return k_; }
+  /// Weight megapages in flash and the most any megaplane holds.
+  int64_t weight_units() const { return weight_units_; }
+  int64_t weight_units_max_per_megaplane() const { return k_ > 0 ? (weight_units_ + k_ - 1) / k_ : 0; }
+  /// Tokens of one layer's KV per megapage slice (HBF).
+  int64_t tokens_per_slice(int64_t kv_token_layer_bytes) const;
+
+  /// Appends the tiles of ops [first, first + count) of `g` to `plan`.
+  void append_ops(const StepGraph& g, uint32_t first, uint32_t count, TilePlan& plan) const;
+  /// The placement of layer `layer`'s KV for the requests of `g` (HBF).
+  KvLayerStats kv_layer_stats(const StepGraph& g, int32_t layer) const;
+  /// Dealing positions of the tensors' first megapages (HBF), in GpuWeights order.
+  const std::vector<int64_t>& tensor_positions() const { return pos_; }
+  const MemoryOptions& options() const { return opt_; }
+
+ private:
+  void weight_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
+  void kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
+  void embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) const;
+  /// Per-layer loads (by dealing index) of the flashaccel KV layout; returns total full slices.
+  int64_t kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const;
+  std::vector<int64_t> cursors(int64_t n) const;
+
+  const hbf::System& sys_;
+  const ModelConfig& m_;
+  const GpuWeights& w_;
+  MemoryOptions opt_;
+  int64_t k_ = 0, unit_ = 0, tile_units_ = 0;
+  std::vector<uint32_t> deal_;     // dealing index -> megaplane
+  std::vector<int64_t> pos_;       // per tensor: dealing position of its first megapage
+  std::vector<int64_t> nunits_;    // per tensor: megapages
+  int64_t weight_units_ = 0;
+};
+
+}  // namespace bitline::llm

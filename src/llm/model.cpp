@@ -1,0 +1,334 @@
+#include "llm/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+
+namespace bitline::llm {
+
+std::string to_string(Role r) {
+  switch (r) {
+    case Role::Embed: return "embed";
+    case Role::LmHead: return "lm_head";
+    case Role::FinalNorm: return "final_norm";
+    case Role::AttnNorm: return "attn_norm";
+    case Role::FfnNorm: return "ffn_norm";
+    case Role::QProj: return "q_proj";
+    case Role::KProj: return "k_proj";
+    case Role::VProj: return "v_proj";
+    case Role::OProj: return "o_proj";
+    case Role::QNorm: return "q_norm";
+    case Role::KNorm: return "k_norm";
+    case Role::QAProj: return "q_a_proj";
+    case Role::QANorm: return "q_a_norm";
+    case Role::QBProj: return "q_b_proj";
+    case Role::KVAProj: return "kv_a_proj";
+    case Role::KVANorm: return "kv_a_norm";
+    case Role::KVBProj: return "kv_b_proj";
+    case Role::DenseGate: return "gate_proj";
+    case Role::DenseUp: return "up_proj";
+    case Role::DenseDown: return "down_proj";
+    case Role::Router: return "router";
+    case Role::ExpertGate: return "expert_gate";
+    case Role::ExpertUp: return "expert_up";
+    case Role::ExpertDown: return "expert_down";
+    case Role::SharedGate: return "shared_gate";
+    case Role::SharedUp: return "shared_up";
+    case Role::SharedDown: return "shared_down";
+  }
+  return "?";
+}
+
+namespace {
+
+using nlohmann::json;
+
+/// Field access with messages that name the file and the field.
+class Fields {
+ public:
+  Fields(const json& j, std::string origin) : j_(j), origin_(std::move(origin)) {}
+
+  bool has(const char* k) const { return j_.contains(k) && !j_.at(k).is_null(); }
+
+  [[noreturn]] void fail(const char* k, const std::string& why) const {
+    throw ConfigError(fmt::format("{}: field '{}': {}", origin_, k, why));
+  }
+
+  int64_t integer(const char* k, int64_t min = 1) const {
+    if (!has(k)) fail(k, "missing (required)");
+    return integer_at(k, j_.at(k), min);
+  }
+  int64_t integer_or(const char* k, int64_t def, int64_t min = 0) const { return has(k) ? integer_at(k, j_.at(k), min) : def; }
+  bool boolean_or(const char* k, bool def) const {
+    if (!has(k)) return def;
+    if (!j_.at(k).is_boolean()) fail(k, fmt::format("expected true or false, got {}", j_.at(k).dump()));
+    return j_.at(k).get<bool>();
+  }
+  std::string string_or(const char* k, const std::string& def) const {
+    if (!has(k)) return def;
+    if (!j_.at(k).is_string()) fail(k, fmt::format("expected a string, got {}", j_.at(k).dump()));
+    return j_.at(k).get<std::string>();
+  }
+  const json& at(const char* k) const { return j_.at(k); }
+
+ private:
+  int64_t integer_at(const char* k, const json& v, int64_t min) const {
+    if (!v.is_number_integer() && !v.is_number_unsigned()) {
+      if (v.is_number_float() && v.get<double>() == double(int64_t(v.get<double>()))) return check(k, int64_t(v.get<double>()), min);
+      fail(k, fmt::format("expected an integer, got {}", v.dump()));
+    }
+    return check(k, v.get<int64_t>(), min);
+  }
+  int64_t check(const char* k, int64_t x, int64_t min) const {
+    if (x < min) fail(k, fmt::format("{} is below the minimum {}", x, min));
+    if (x > (int64_t(1) << 40)) fail(k, fmt::format("{} is implausibly large", x));
+    return x;
+  }
+  const json& j_;
+  std::string origin_;
+};
+
+std::string layer_prefix(int64_t l) { return fmt::format("model.layers.{}.", l); }
+
+}  // namespace
+
+int64_t ModelConfig::moe_layers() const { return int64_t(std::count(moe_layer.begin(), moe_layer.end(), true)); }
+
+int64_t ModelConfig::kv_bytes_per_token_layer() const {
+  if (attention == AttentionKind::Mla) return (kv_lora_rank + qk_rope_head_dim) * kv_value_bytes;
+  return 2 * kv_heads * head_dim * kv_value_bytes;
+}
+
+std::vector<Tensor> ModelConfig::tensors() const {
+  std::vector<Tensor> out;
+  auto add = [&](std::string name, Role role, int64_t layer, int64_t expert, int64_t rows, int64_t cols, bool quant) {
+    out.push_back(Tensor{std::move(name), role, int32_t(layer), int32_t(expert), rows, cols, quant && fp8});
+  };
+  add("model.embed_tokens.weight", Role::Embed, -1, -1, vocab, hidden, false);
+  for (int64_t l = 0; l < layers; ++l) {
+    const std::string p = layer_prefix(l);
+    add(p + "input_layernorm.weight", Role::AttnNorm, l, -1, 1, hidden, false);
+    if (attention == AttentionKind::Gqa) {
+      add(p + "self_attn.q_proj.weight", Role::QProj, l, -1, heads * head_dim, hidden, true);
+      add(p + "self_attn.k_proj.weight", Role::KProj, l, -1, kv_heads * head_dim, hidden, true);
+      add(p + "self_attn.v_proj.weight", Role::VProj, l, -1, kv_heads * head_dim, hidden, true);
+      if (model_type == "qwen3_moe" || model_type == "qwen3") {
+        add(p + "self_attn.q_norm.weight", Role::QNorm, l, -1, 1, head_dim, false);
+        add(p + "self_attn.k_norm.weight", Role::KNorm, l, -1, 1, head_dim, false);
+      }
+      add(p + "self_attn.o_proj.weight", Role::OProj, l, -1, hidden, heads * head_dim, true);
+    } else {
+      // Execution order of MLA decode: the down projections (query, latent KV) together, their norms,
+      // the query up projection, the latent up projection (absorbed into the query and the output), o_proj.
+      const int64_t qk = qk_nope_head_dim + qk_rope_head_dim;
+      if (q_lora_rank > 0) add(p + "self_attn.q_a_proj.weight", Role::QAProj, l, -1, q_lora_rank, hidden, true);
+      else add(p + "self_attn.q_proj.weight", Role::QProj, l, -1, heads * qk, hidden, true);
+      add(p + "self_attn.kv_a_proj_with_mqa.weight", Role::KVAProj, l, -1, kv_lora_rank + qk_rope_head_dim, hidden, true);
+      if (q_lora_rank > 0) add(p + "self_attn.q_a_layernorm.weight", Role::QANorm, l, -1, 1, q_lora_rank, false);
+      add(p + "self_attn.kv_a_layernorm.weight", Role::KVANorm, l, -1, 1, kv_lora_rank, false);
+      if (q_lora_rank > 0) add(p + "self_attn.q_b_proj.weight", Role::QBProj, l, -1, heads * qk, q_lora_rank, true);
+      add(p + "self_attn.kv_b_proj.weight", Role::KVBProj, l, -1, heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank, true);
+      add(p + "self_attn.o_proj.weight", Role::OProj, l, -1, hidden, heads * v_head_dim, true);
+    }
+    add(p + "post_attention_layernorm.weight", Role::FfnNorm, l, -1, 1, hidden, false);
+    if (!moe_layer[size_t(l)]) {
+      add(p + "mlp.gate_proj.weight", Role::DenseGate, l, -1, intermediate, hidden, true);
+      add(p + "mlp.up_proj.weight", Role::DenseUp, l, -1, intermediate, hidden, true);
+      add(p + "mlp.down_proj.weight", Role::DenseDown, l, -1, hidden, intermediate, true);
+    } else {
+      add(p + "mlp.gate.weight", Role::Router, l, -1, experts, hidden, false);
+      // Execution order of a grouped-GEMM MoE: gate and up of every expert, then down of every expert.
+      for (int64_t e = 0; e < experts; ++e) {
+        const std::string q = p + fmt::format("mlp.experts.{}.", e);
+        add(q + "gate_proj.weight", Role::ExpertGate, l, e, moe_intermediate, hidden, true);
+        add(q + "up_proj.weight", Role::ExpertUp, l, e, moe_intermediate, hidden, true);
+      }
+      for (int64_t e = 0; e < experts; ++e)
+        add(p + fmt::format("mlp.experts.{}.down_proj.weight", e), Role::ExpertDown, l, e, hidden, moe_intermediate, true);
+      if (shared_experts > 0) {
+        const int64_t is = moe_intermediate * shared_experts;
+        add(p + "mlp.shared_experts.gate_proj.weight", Role::SharedGate, l, -1, is, hidden, true);
+        add(p + "mlp.shared_experts.up_proj.weight", Role::SharedUp, l, -1, is, hidden, true);
+        add(p + "mlp.shared_experts.down_proj.weight", Role::SharedDown, l, -1, hidden, is, true);
+      }
+    }
+  }
+  add("model.norm.weight", Role::FinalNorm, -1, -1, 1, hidden, false);
+  if (!tie_embeddings) add("lm_head.weight", Role::LmHead, -1, -1, vocab, hidden, false);
+  return out;
+}
+
+int64_t ModelConfig::parameters() const {
+  int64_t n = 0;
+  for (const Tensor& t : tensors()) n += t.params();
+  return n;
+}
+
+int64_t ModelConfig::active_parameters() const {
+  int64_t n = 0;
+  for (const Tensor& t : tensors()) {
+    if (t.role == Role::ExpertGate || t.role == Role::ExpertUp || t.role == Role::ExpertDown) {
+      if (t.expert < top_k) n += t.params();  // top-k experts of each MoE layer
+    } else {
+      n += t.params();
+    }
+  }
+  return n;
+}
+
+Bytes ModelConfig::bytes_of(bool fp8_tensor, int64_t rows, int64_t cols) const {
+  if (!fp8_tensor) return Bytes(rows * cols * weight_bytes);
+  int64_t scales = 1;
+  if (fp8_block_rows > 0 && fp8_block_cols > 0)
+    scales = ((rows + fp8_block_rows - 1) / fp8_block_rows) * ((cols + fp8_block_cols - 1) / fp8_block_cols);
+  return Bytes(rows * cols + 4 * scales);
+}
+
+Bytes ModelConfig::tensor_bytes(const Tensor& t) const { return bytes_of(t.fp8, t.rows, t.cols); }
+
+Bytes ModelConfig::total_weight_bytes() const {
+  Bytes b{};
+  for (const Tensor& t : tensors()) b += tensor_bytes(t);
+  return b;
+}
+
+Bytes ModelConfig::layer_weight_bytes(int64_t layer) const {
+  Bytes b{};
+  for (const Tensor& t : tensors())
+    if (t.layer == layer) b += tensor_bytes(t);
+  return b;
+}
+
+ModelConfig parse_model(const json& j, const std::string& origin, const std::string& name) {
+  if (!j.is_object()) throw ConfigError(fmt::format("{}: expected a JSON object (a Hugging Face config.json)", origin));
+  Fields f(j, origin);
+  ModelConfig m;
+  m.name = name;
+  m.origin = origin;
+  m.model_type = f.string_or("model_type", "");
+  m.hidden = f.integer("hidden_size");
+  m.layers = f.integer("num_hidden_layers");
+  m.heads = f.integer("num_attention_heads");
+  m.kv_heads = f.integer_or("num_key_value_heads", m.heads, 1);
+  if (m.kv_heads > m.heads) f.fail("num_key_value_heads", fmt::format("{} exceeds num_attention_heads ({})", m.kv_heads, m.heads));
+  if (m.heads % m.kv_heads != 0)
+    f.fail("num_key_value_heads", fmt::format("{} does not divide num_attention_heads ({})", m.kv_heads, m.heads));
+  m.head_dim = f.has("head_dim") ? f.integer("head_dim") : m.hidden / m.heads;
+  if (!f.has("head_dim") && m.hidden % m.heads != 0)
+    f.fail("head_dim", fmt::format("missing, and hidden_size {} is not a multiple of num_attention_heads {}", m.hidden, m.heads));
+  m.vocab = f.integer("vocab_size");
+  m.tie_embeddings = f.boolean_or("tie_word_embeddings", false);
+
+  // Storage format.
+  const std::string dtype = f.string_or("torch_dtype", "bfloat16");
+  if (dtype == "bfloat16" || dtype == "float16") m.weight_bytes = 2;
+  else if (dtype == "float32") m.weight_bytes = 4;
+  else f.fail("torch_dtype", fmt::format("'{}' is not one of bfloat16|float16|float32", dtype));
+  if (f.has("quantization_config")) {
+    const json& q = f.at("quantization_config");
+    if (!q.is_object()) f.fail("quantization_config", "expected an object");
+    Fields qf(q, origin + ": quantization_config");
+    const std::string method = qf.string_or("quant_method", "");
+    if (method != "fp8")
+      f.fail("quantization_config", fmt::format("quant_method '{}' is not supported (only fp8)", method));
+    m.fp8 = true;
+    if (qf.has("weight_block_size")) {
+      const json& b = q.at("weight_block_size");
+      if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() || b[0].get<int64_t>() <= 0 ||
+          b[1].get<int64_t>() <= 0)
+        f.fail("quantization_config", "weight_block_size must be two positive integers, e.g. [128, 128]");
+      m.fp8_block_rows = b[0].get<int64_t>();
+      m.fp8_block_cols = b[1].get<int64_t>();
+    }
+  }
+
+  // Attention.
+  if (f.has("kv_lora_rank")) {
+    m.attention = AttentionKind::Mla;
+    m.kv_lora_rank = f.integer("kv_lora_rank");
+    m.q_lora_rank = f.integer_or("q_lora_rank", 0, 0);
+    m.qk_nope_head_dim = f.integer("qk_nope_head_dim");
+    m.qk_rope_head_dim = f.integer("qk_rope_head_dim");
+    m.v_head_dim = f.integer("v_head_dim");
+  }
+
+  // FFN: mixture of experts or dense.
+  const bool has_e = f.has("num_experts"), has_n = f.has("n_routed_experts");
+  if (has_e && has_n) f.fail("n_routed_experts", "both num_experts and n_routed_experts are given");
+  m.experts = has_e ? f.integer_or("num_experts", 0, 0) : f.integer_or("n_routed_experts", 0, 0);
+  m.moe_layer.assign(size_t(m.layers), false);
+  if (m.experts > 0) {
+    m.top_k = f.integer("num_experts_per_tok");
+    if (m.top_k > m.experts)
+      f.fail("num_experts_per_tok", fmt::format("{} exceeds the number of experts ({})", m.top_k, m.experts));
+    m.moe_intermediate = f.integer("moe_intermediate_size");
+    m.shared_experts = f.integer_or("n_shared_experts", 0, 0);
+    const int64_t first_dense = f.integer_or("first_k_dense_replace", 0, 0);
+    const int64_t freq = f.integer_or("moe_layer_freq", 1, 1);
+    const int64_t step = f.integer_or("decoder_sparse_step", 1, 1);
+    std::vector<int64_t> mlp_only;
+    if (f.has("mlp_only_layers")) {
+      const json& a = f.at("mlp_only_layers");
+      if (!a.is_array()) f.fail("mlp_only_layers", "expected a list of layer indices");
+      for (const auto& x : a) {
+        if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= m.layers)
+          f.fail("mlp_only_layers", fmt::format("{} is not a layer index in [0, {})", x.dump(), m.layers));
+        mlp_only.push_back(x.get<int64_t>());
+      }
+    }
+    for (int64_t l = 0; l < m.layers; ++l) {
+      bool moe = l >= first_dense && (l - first_dense) % freq == 0 && (l + 1) % step == 0;
+      if (std::find(mlp_only.begin(), mlp_only.end(), l) != mlp_only.end()) moe = false;
+      m.moe_layer[size_t(l)] = moe;
+    }
+  } else if (f.has("num_experts_per_tok") && !has_e && !has_n) {
+    f.fail("num_experts_per_tok", "given, but the model has no experts (num_experts / n_routed_experts)");
+  }
+  if (m.dense_layers() > 0) m.intermediate = f.integer("intermediate_size");
+  else m.intermediate = f.integer_or("intermediate_size", 0, 0);
+  return m;
+}
+
+ModelConfig load_model_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open the model description", file.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw ConfigError(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
+  }
+  return parse_model(j, file.string(), file.stem().string());
+}
+
+std::filesystem::path models_dir() { return default_preset_dir() / "models"; }
+
+std::vector<std::string> available_models() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(models_dir(), ec))
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+ModelConfig load_model(const std::string& name_or_path) {
+  if (name_or_path.size() > 5 && name_or_path.ends_with(".json")) return load_model_file(name_or_path);
+  const auto file = models_dir() / (name_or_path + ".json");
+  if (!std::filesystem::exists(file)) {
+    std::string known;
+    for (const auto& n : available_models()) known += (known.empty() ? "" : ", ") + n;
+    throw ConfigError(fmt::format("unknown model '{}' (known models: {}; or give a path to a config.json)", name_or_path,
+                                  known.empty() ? "none found in " + models_dir().string() : known));
+  }
+  return load_model_file(file);
+}
+
+}  // namespace bitline::llm

@@ -1,0 +1,111 @@
+// LLM model descriptions, read from Hugging Face `config.json` files
+// (configs/models/NAME.json), and what follows from them: the weight tensors
+// with their Hugging Face names and shapes, the parameter count, the weight
+// bytes and the KV-cache bytes per token. See docs/llm.md ("Models").
+//
+// Supported: grouped-query attention (GQA; MHA when kv heads = heads),
+// multi-head latent attention (MLA, DeepSeek-V2/V3: `kv_lora_rank`), dense
+// SwiGLU FFNs, mixture-of-experts FFNs (routed experts with top-k routing,
+// shared experts, leading dense layers, Qwen's `mlp_only_layers` and
+// `decoder_sparse_step`), 16-bit weights and FP8 weights with block scales
+// (`quantization_config.quant_method: fp8`). The KV cache is 16-bit.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+
+namespace bitline::llm {
+
+enum class AttentionKind { Gqa, Mla };
+
+/// What a weight tensor is for: decides how it is sharded and which operator reads it.
+enum class Role : uint8_t {
+  Embed, LmHead, FinalNorm,
+  AttnNorm, FfnNorm,
+  QProj, KProj, VProj, OProj, QNorm, KNorm,                     // GQA (QNorm/KNorm: Qwen3)
+  QAProj, QANorm, QBProj, KVAProj, KVANorm, KVBProj,            // MLA
+  DenseGate, DenseUp, DenseDown,                                // dense FFN
+  Router, ExpertGate, ExpertUp, ExpertDown,                     // routed experts
+  SharedGate, SharedUp, SharedDown,                             // shared experts
+};
+std::string to_string(Role r);
+
+/// One weight tensor of the checkpoint, shape [rows, cols] (Hugging Face [out, in]).
+struct Tensor {
+  std::string name;  // Hugging Face name, e.g. model.layers.3.mlp.experts.17.up_proj.weight
+  Role role = Role::Embed;
+  int32_t layer = -1;   // -1: not in a decoder layer
+  int32_t expert = -1;  // routed expert index, else -1
+  int64_t rows = 0, cols = 0;
+  bool fp8 = false;  // stored in FP8 (1 byte per weight + one FP32 scale per block)
+  int64_t params() const { return rows * cols; }
+};
+
+struct ModelConfig {
+  std::string name;    // file stem, e.g. "qwen3-235b"
+  std::string origin;  // the file it came from (for messages)
+  std::string model_type;
+
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
+  int64_t intermediate = 0;  // dense FFN intermediate size (0 when every layer is MoE)
+  bool tie_embeddings = false;
+
+  // Mixture of experts (experts == 0: dense model).
+  int64_t experts = 0, shared_experts = 0, top_k = 0, moe_intermediate = 0;
+  std::vector<bool> moe_layer;  // per layer: true = MoE FFN, false = dense FFN
+
+  // Attention. GQA uses heads, kv_heads, head_dim; MLA uses the fields below.
+  AttentionKind attention = AttentionKind::Gqa;
+  int64_t q_lora_rank = 0;  // 0: MLA without a low-rank query (q_proj directly)
+  int64_t kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+
+  // Storage.
+  int64_t weight_bytes = 2;   // bytes per 16-bit weight (torch_dtype)
+  bool fp8 = false;           // linear layers in FP8 (quantization_config)
+  int64_t fp8_block_rows = 0, fp8_block_cols = 0;  // FP32 scale per block (0: per tensor)
+  int64_t kv_value_bytes = 2;  // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
+
+  bool is_moe() const { return experts > 0; }
+  int64_t moe_layers() const;
+  int64_t dense_layers() const { return layers - moe_layers(); }
+
+  /// KV-cache bytes one token adds in one layer (GQA: K and V of every KV head; MLA: latent + RoPE key).
+  int64_t kv_bytes_per_token_layer() const;
+  /// KV-cache bytes per token, all layers.
+  int64_t kv_bytes_per_token() const { return kv_bytes_per_token_layer() * layers; }
+
+  /// Every weight tensor of the checkpoint (decoder layers, embedding, final norm, LM head), in execution order.
+  std::vector<Tensor> tensors() const;
+  /// Parameters (weights) of the model, counted from tensors().
+  int64_t parameters() const;
+  /// Parameters used for one token (shared weights + top-k routed experts per MoE layer).
+  int64_t active_parameters() const;
+  /// Bytes of one tensor as stored (FP8 tensors include their FP32 block scales).
+  Bytes tensor_bytes(const Tensor& t) const;
+  /// Bytes of `rows x cols` weights of a tensor kind (`t.fp8` decides the format).
+  Bytes bytes_of(bool fp8_tensor, int64_t rows, int64_t cols) const;
+  /// Bytes of all weights.
+  Bytes total_weight_bytes() const;
+  /// Bytes of the weights of decoder layer `layer` (all experts included).
+  Bytes layer_weight_bytes(int64_t layer) const;
+};
+
+/// Parses a Hugging Face config.json. `origin` names the file in messages; `name` is the model's name.
+/// Throws ConfigError naming the file and the field for a missing field or a bad value.
+ModelConfig parse_model(const nlohmann::json& j, const std::string& origin, const std::string& name);
+/// Reads and parses a config.json file (ConfigError for I/O problems and malformed JSON, with the position).
+ModelConfig load_model_file(const std::filesystem::path& file);
+/// The folder of shipped models: <preset dir>/models.
+std::filesystem::path models_dir();
+/// Loads a model by name (models_dir()/NAME.json) or by path (anything ending in .json).
+/// Unknown names: ConfigError listing the available models.
+ModelConfig load_model(const std::string& name_or_path);
+/// Names of the models in models_dir().
+std::vector<std::string> available_models();
+
+}  // namespace bitline::llm

@@ -1,0 +1,201 @@
+// Parameters of LLM serving on (HBF-equipped) GPUs, declared where used:
+//   llm       the GPU's compute model, the network, parallelism, memory
+//             reserve, energy, the fast step model            (LlmParams)
+//   serving   capacity policy, KV layout, routing, search, endurance (ServingParams)
+//   sessions  the multi-turn KV-reuse experiment                (SessionParams)
+// The GPU's memories (gpu, hbm, hbf) are the HBF issue's sections (hbf/params.hpp).
+// Every default names its source; docs/llm.md explains them.
+#pragma once
+
+#include <string>
+
+#include "core/params.hpp"
+#include "core/units.hpp"
+
+namespace bitline::llm {
+
+struct ComputeParams {
+  double fp8_speedup = 2;
+  double util_max = 0;
+  double util_half_rows = 0;
+  Time kernel_overhead{};
+
+  template <class V>
+  void visit(V& v) {
+    v(fp8_speedup, {.name = "fp8_speedup", .def = "2", .desc = "FP8 GEMM throughput relative to BF16 (FP8-weight models)",
+                    .source = "spec: H200 FP8 is 2x BF16 dense", .min = 1, .max = 8});
+    v(util_max, {.name = "util_max", .def = "0.8",
+                 .desc = "fraction of peak FLOP/s a large GEMM reaches (utilisation curve u(M) = util_max * M / (M + util_half_rows))",
+                 .source = "assumption: large BF16 GEMMs on Hopper reach ~75-80% of the dense peak (cuBLAS/CUTLASS)", .min = 0.01,
+                 .max = 1});
+    v(util_half_rows, {.name = "util_half_rows", .def = "48",
+                       .desc = "rows (tokens, or query heads per KV head for attention) at which a GEMM reaches half of util_max",
+                       .source = "assumption: Hopper wgmma tiles are 64 rows tall, so decode GEMMs with few tokens waste most "
+                                 "of each tile; half of the attainable rate near 48 rows",
+                       .min = 0, .max = 1e6});
+    v(kernel_overhead, {.name = "kernel_overhead", .def = "2us",
+                        .desc = "GPU idle time per kernel of a decode step (launch, ramp-up, tail) under CUDA graphs",
+                        .source = "assumption: 1.5-3 us per kernel for graph-replayed decode kernels", .min = 0});
+  }
+};
+
+struct NetworkParams {
+  int64_t gpus_per_node = 8;
+  Bandwidth nvlink{}, rdma{};
+  Time nvlink_latency{}, rdma_latency{};
+
+  template <class V>
+  void visit(V& v) {
+    v(gpus_per_node, {.name = "gpus_per_node", .def = "8", .desc = "GPUs in one NVLink domain (node)",
+                      .source = "spec: DGX-H200, 8 GPUs on NVLink", .min = 1, .max = 1024});
+    v(nvlink, {.name = "nvlink", .def = "450GB/s", .desc = "NVLink bandwidth per GPU, each direction",
+               .source = "spec: 900 GB/s bidirectional per GPU", .min = 1});
+    v(nvlink_latency, {.name = "nvlink_latency", .def = "5us", .desc = "fixed cost of one collective inside a node",
+                       .source = "assumption: NCCL small-message all-reduce / all-to-all latency on an NVSwitch node (~5 us)",
+                       .min = 0});
+    v(rdma, {.name = "rdma", .def = "50GB/s", .desc = "RDMA bandwidth per GPU between nodes, each direction",
+             .source = "spec: about 9x less than NVLink (one 400 Gb/s NIC per GPU)", .min = 1});
+    v(rdma_latency, {.name = "rdma_latency", .def = "10us", .desc = "fixed cost of one collective spanning nodes",
+                     .source = "assumption: RDMA round trips through the NIC and switch, ~2x the NVLink latency", .min = 0});
+  }
+};
+
+struct EnergyModelParams {
+  Power gpu_static{}, gpu_tdp{}, hbf_stack_static{}, hbm_stack_static{};
+  int64_t tdp_hbm_stacks = 6;
+  Energy flop{};
+  EnergyPerBit nvlink{}, rdma{};
+
+  template <class V>
+  void visit(V& v) {
+    v(gpu_static, {.name = "gpu_static", .def = "120W", .desc = "GPU power that does not depend on work (leakage, clocks, uncore)",
+                   .source = "assumption: ~1/6 of the H200's 700 W TDP", .min = 0});
+    v(gpu_tdp, {.name = "gpu_tdp", .def = "700W", .desc = "thermal design power of the GPU package without HBF (reported next to the draw)",
+                .source = "datasheet: H200 SXM up to 700 W", .min = 0});
+    v(tdp_hbm_stacks, {.name = "tdp_hbm_stacks", .def = "6", .desc = "HBM stacks included in gpu_tdp",
+                       .source = "spec: H200, 6 HBM3e stacks", .min = 0, .max = 64});
+    v(flop, {.name = "flop", .def = "0.6pJ", .desc = "energy per BF16 FLOP (FP8: half)",
+             .source = "assumption: (700 W - static - HBM) / ~750 TFLOP/s sustained", .min = 0});
+    v(hbf_stack_static, {.name = "hbf_stack_static", .def = "1W", .desc = "static power of one HBF stack (base die, PHY, idle planes)",
+                         .source = "assumption: not in the spec", .min = 0});
+    v(hbm_stack_static, {.name = "hbm_stack_static", .def = "1W", .desc = "static power (refresh, PHY) of one HBM stack",
+                         .source = "assumption: not in the spec", .min = 0});
+    v(nvlink, {.name = "nvlink", .def = "1.3pJ/bit", .desc = "energy per bit sent over NVLink",
+               .source = "assumption: high-speed SerDes class", .min = 0});
+    v(rdma, {.name = "rdma", .def = "10pJ/bit", .desc = "energy per bit sent between nodes (NIC, switch, optics)",
+             .source = "assumption: not in the spec", .min = 0});
+  }
+};
+
+/// The config section `llm`.
+struct LlmParams {
+  ComputeParams compute;
+  NetworkParams network;
+  EnergyModelParams energy;
+  std::string attention_parallel;
+  Bytes runtime_reserve{};
+  int64_t sample_layers = 3;
+
+  template <class V>
+  void visit(V& v) {
+    v.section("compute", compute);
+    v.section("network", network);
+    v.section("energy", energy);
+    v(attention_parallel, {.name = "attention_parallel", .def = "auto",
+                           .desc = "attention parallelism: auto (data parallel for MoE models, tensor parallel for dense), dp, tp",
+                           .source = "spec: attention DP + expert parallel for Qwen3/DeepSeek-V3, tensor parallel for Llama-3.1-405B",
+                           .choices = "auto|dp|tp"});
+    v(runtime_reserve, {.name = "runtime_reserve", .def = "2GB",
+                        .desc = "HBM per GPU kept for the CUDA context, library workspaces and activations",
+                        .source = "assumption: CUDA context + cuBLAS/NCCL workspaces ~1-2 GB on Hopper", .min = 0});
+    v(sample_layers, {.name = "sample_layers", .def = "8",
+                      .desc = "fast step model: layers of each kind timed, spread over the model; the others are "
+                              "extrapolated from them (0 = time every layer)",
+                      .source = "bitline: validated against the event-driven simulation (accel validate)", .min = 0, .max = 1 << 20});
+  }
+};
+
+/// The config section `serving`.
+struct ServingParams {
+  std::string capacity_context;
+  std::string kv_layout;
+  double routing_skew = 0;
+  int64_t max_requests_per_rank = 0;
+  std::string step_model;
+  double endurance_years = 5;
+  int64_t seed = 1;
+
+  template <class V>
+  void visit(V& v) {
+    v(capacity_context, {.name = "capacity_context", .def = "full",
+                         .desc = "KV reserved per request: its full context (input + output: no preemption) or the mean",
+                         .source = "spec: the 405B example needs ~10 GB per request at 15K/6K, i.e. the full 21K tokens",
+                         .choices = "full|mean"});
+    v(kv_layout, {.name = "kv_layout", .def = "flashaccel",
+                  .desc = "KV placement on HBF: flashaccel (hyperpage-packed runs per request, read a hyperpage at a time, "
+                          "selective offload per layer) or scatter (plane-oblivious paged KV: random megaplanes, read request "
+                          "by request, no offload)",
+                  .source = "spec: FlashAccel KV layout vs PagedAttention", .choices = "flashaccel|scatter"});
+    v(routing_skew, {.name = "routing_skew", .def = "0",
+                     .desc = "MoE routing popularity: 0 = uniform top-k; s > 0 = Zipf(s) over experts (the GPU with the "
+                             "hottest experts is timed)",
+                     .source = "spec: uniform by default, the routing distribution as a parameter", .min = 0, .max = 4});
+    v(max_requests_per_rank, {.name = "max_requests_per_rank", .def = "4096",
+                              .desc = "upper end of the batch search, requests per attention rank",
+                              .source = "bitline", .min = 1, .max = 1 << 20});
+    v(step_model, {.name = "step_model", .def = "fast",
+                   .desc = "how a step's memory time is computed: fast (the fast step model) or event (hbf::simulate_reads "
+                           "on the whole step: slow; for settings outside the fast model's validated range, e.g. SRAM "
+                           "smaller than the prefetch window)",
+                   .source = "bitline: accel validate compares the two", .choices = "fast|event"});
+    v(endurance_years, {.name = "endurance_years", .def = "5", .desc = "service life for the write/endurance accounting",
+                        .source = "spec: 1M P/E cycles over 5 years", .min = 0.01, .max = 100});
+    v(seed, {.name = "seed", .def = "1", .desc = "seed of the KV placement (request cursors, scattered blocks)",
+             .source = "bitline", .min = 0});
+  }
+};
+
+/// The config section `sessions`: multi-turn KV reuse.
+struct SessionParams {
+  std::string model;
+  int64_t sessions = 0;
+  double arrival_per_s = 0;
+  int64_t turns_min = 0, turns_max = 0;
+  int64_t first_input = 0, new_input = 0, output = 0;
+  double user_tokens_per_s = 0;
+  Time think_time{};
+  int64_t working_requests = 0;
+  int64_t seed = 1;
+
+  template <class V>
+  void visit(V& v) {
+    v(model, {.name = "model", .def = "qwen3-235b", .desc = "model whose KV the sessions keep", .source = "bitline"});
+    v(sessions, {.name = "sessions", .def = "3000", .desc = "synthetic trace: number of sessions", .source = "bitline",
+                 .min = 1, .max = 1 << 24});
+    v(arrival_per_s, {.name = "arrival_per_s", .def = "0.5", .desc = "synthetic trace: sessions started per second (Poisson)",
+                      .source = "assumption: ~1,200 sessions alive at once, enough to overflow HBM but not HBF", .min = 1e-6});
+    v(turns_min, {.name = "turns_min", .def = "2", .desc = "synthetic trace: fewest turns of a session (uniform)",
+                  .source = "assumption: agentic sessions of 2-6 turns", .min = 1, .max = 10000});
+    v(turns_max, {.name = "turns_max", .def = "6", .desc = "synthetic trace: most turns of a session (uniform)",
+                  .source = "assumption: agentic sessions of 2-6 turns", .min = 1, .max = 10000});
+    v(first_input, {.name = "first_input", .def = "2750", .desc = "synthetic trace: mean prompt tokens of a session's first turn",
+                    .source = "assumption: with 2-6 turns, 1K new input and 6K output per turn the mean prompt is then ~15K "
+                              "(spec: agentic 15K/6K)",
+                    .min = 1});
+    v(new_input, {.name = "new_input", .def = "1000",
+                  .desc = "synthetic trace: mean new tokens a later turn adds to the history (tool results, user message)",
+                  .source = "assumption: see first_input", .min = 0});
+    v(output, {.name = "output", .def = "6000", .desc = "synthetic trace: mean output tokens per turn",
+               .source = "spec: agentic setting, 6K output tokens", .min = 1});
+    v(user_tokens_per_s, {.name = "user_tokens_per_s", .def = "10", .desc = "synthetic trace: decode speed seen by a user",
+                          .source = "spec: 100 ms decode-step SLO = ~10 tokens/s/user", .min = 1e-3});
+    v(think_time, {.name = "think_time", .def = "5s", .desc = "synthetic trace: mean gap between a turn's end and the next turn",
+                   .source = "assumption: tool execution / user reaction", .min = 0});
+    v(working_requests, {.name = "working_requests", .def = "16",
+                         .desc = "requests' worth of KV (at the mean prompt) kept free for the prefill in progress",
+                         .source = "assumption", .min = 0});
+    v(seed, {.name = "seed", .def = "1", .desc = "seed of the synthetic trace", .source = "bitline", .min = 0});
+  }
+};
+
+}  // namespace bitline::llm

@@ -1,0 +1,574 @@
+#include "llm/serving.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace bitline::llm {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+double to_ms(Time t) { return to_s(t) * 1e3; }
+constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
+
+const std::map<std::string, std::string>& kind_names() {
+  static const std::map<std::string, std::string> k = {
+      {"h200", "H200 (HBM only)"}, {"csi", "CSI (HBF cascaded under HBM)"}, {"cli", "CLI (HBF beside one HBM stack)"}};
+  return k;
+}
+
+}  // namespace
+
+// ---- names ------------------------------------------------------------------
+
+SystemName parse_system(const std::string& name) {
+  const auto x = name.rfind('x');
+  SystemName s;
+  s.name = name;
+  if (x != std::string::npos && x > 0 && x + 1 < name.size()) {
+    s.kind = name.substr(0, x);
+    const std::string n = name.substr(x + 1);
+    const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && n.size() < 6) s.gpus = std::stoll(n);
+  }
+  if (!kind_names().count(s.kind) || s.gpus < 1) {
+    std::string known;
+    for (const auto& sys : eval_systems()) known += (known.empty() ? "" : ", ") + sys;
+    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS with KIND one of h200, csi, cli (e.g. {})", name, known));
+  }
+  return s;
+}
+
+const std::vector<std::string>& eval_systems() {
+  static const std::vector<std::string> s = {"h200x8", "h200x16", "csix4", "csix8", "csix16", "clix4", "clix8", "clix16"};
+  return s;
+}
+
+ContextSpec parse_context(const std::string& s) {
+  for (const auto& c : eval_contexts())
+    if (c.name == s) return c;
+  const auto colon = s.find(':');
+  if (colon != std::string::npos) {
+    try {
+      size_t a = 0, b = 0;
+      const int64_t in = std::stoll(s.substr(0, colon), &a), out = std::stoll(s.substr(colon + 1), &b);
+      if (a == colon && b == s.size() - colon - 1 && in >= 0 && out >= 1) return ContextSpec{s, in, out};
+    } catch (const std::exception&) {
+    }
+  }
+  throw ConfigError(fmt::format("context '{}': expected long, agent or INPUT:OUTPUT tokens (e.g. 15000:6000, output >= 1)", s));
+}
+
+const std::vector<ContextSpec>& eval_contexts() {
+  // spec: long-context 8.11K / 2.53K (LongProc means), agentic multi-turn 15K / 6K.
+  static const std::vector<ContextSpec> c = {{"long", 8110, 2530}, {"agent", 15000, 6000}};
+  return c;
+}
+
+const std::vector<std::string>& eval_models() {
+  static const std::vector<std::string> m = {"qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3"};
+  return m;
+}
+
+const std::vector<double>& eval_slos_ms() {
+  static const std::vector<double> s = {50, 100};  // spec: 50 ms (~20 tokens/s/user) and 100 ms (~10)
+  return s;
+}
+
+const ModelConfig& ModelSet::get(const std::string& name) {
+  auto it = models.find(name);
+  if (it == models.end()) it = models.emplace(name, load_model(name)).first;
+  return it->second;
+}
+
+// ---- JSON -------------------------------------------------------------------
+
+Json Capacity::json() const {
+  Json j = {{"fits", fits},
+            {"hbm_capacity_bytes", hbm_capacity.raw()},
+            {"hbm_used_bytes", hbm_used.raw()},
+            {"weights_bytes", weights.raw()},
+            {"kv_bytes", kv.raw()},
+            {"kv_staging_bytes", staging.raw()},
+            {"runtime_reserve_bytes", reserve.raw()},
+            {"workspace_bytes", workspace.raw()}};
+  if (!limit.empty()) j["limit"] = limit;
+  if (blocks_per_megaplane > 0) {
+    j["flash_blocks_per_megaplane"] = blocks_per_megaplane;
+    j["flash_blocks_used"] = blocks_used;
+    j["replica_budget_bytes"] = replica_budget.raw();
+  }
+  return j;
+}
+
+Json StepReport::json() const {
+  return {{"requests_per_rank", requests_per_rank},
+          {"batch", batch},
+          {"step_ms", to_ms(step)},
+          {"breakdown_ms", breakdown.json_ms()},
+          {"tokens_per_s_per_gpu", tokens_per_s_per_gpu},
+          {"tokens_per_j", tokens_per_j},
+          {"power_w", power.raw()},
+          {"tdp_w", tdp.raw()},
+          {"energy_per_step_j",
+           {{"flash_read", e_flash.raw()},
+            {"hbm", e_hbm.raw()},
+            {"compute", e_compute.raw()},
+            {"communication", e_comm.raw()},
+            {"static", e_static.raw()},
+            {"flash_program", e_program.raw()},
+            {"total", energy().raw()}}},
+          {"kv_write_bytes_per_s", kv_write_bytes_per_s},
+          {"endurance",
+           {{"program_time_fraction", program_time_fraction},
+            {"lifetime_writes_vs_tbw", lifetime_writes_fraction},
+            {"lifetime_erases_vs_pe_budget", lifetime_erase_fraction}}},
+          {"flops_per_step", flops},
+          {"capacity", capacity.json()}};
+}
+
+Json PointResult::json() const {
+  Json j = {{"model", model}, {"context", context}, {"slo_ms", slo_ms}, {"system", system}, {"gpus", gpus}, {"feasible", feasible}};
+  if (!feasible) {
+    j["reason"] = reason;
+    j["batch"] = 0;
+    j["tokens_per_s_per_gpu"] = 0.0;
+    j["bound_by"] = bound_by;
+    return j;
+  }
+  j["batch"] = step.batch;
+  j["requests_per_rank"] = step.requests_per_rank;
+  j["step_ms"] = to_ms(step.step);
+  j["tokens_per_s_per_gpu"] = step.tokens_per_s_per_gpu;
+  j["bound_by"] = bound_by;
+  if (!capacity_limit.empty()) j["capacity_limit"] = capacity_limit;
+  j["breakdown_ms"] = step.breakdown.json_ms();
+  j["tokens_per_j"] = step.tokens_per_j;
+  j["power_w"] = step.power.raw();
+  j["tdp_w"] = step.tdp.raw();
+  j["kv_write_bytes_per_s"] = step.kv_write_bytes_per_s;
+  j["endurance"] = step.json()["endurance"];
+  j["energy_per_step_j"] = step.json()["energy_per_step_j"];
+  j["capacity"] = step.capacity.json();
+  j["search_evaluations"] = evaluations;
+  return j;
+}
+
+// ---- server -----------------------------------------------------------------
+
+Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
+    : m_(m),
+      k_(k),
+      d_(make_deployment(m, gpus, k.llm)),
+      w_(gpu_weights(m, d_)),
+      sys_(k.system),
+      gpu_(k.system.gpu.bf16_flops, k.llm.compute),
+      net_(k.llm.network),
+      mt_(MemoryTiming::of(sys_)) {
+  MemoryOptions o;
+  o.weight_layout = k.system.hbf.runtime.weight_layout;
+  o.kv_layout = k.serving.kv_layout;
+  o.tile_hyperpages = k.system.hbf.runtime.tile_hyperpages;
+  o.seed = uint64_t(k.serving.seed);
+  o.kernel_overhead = k.llm.compute.kernel_overhead;
+  mem_ = std::make_unique<GpuMemory>(sys_, m_, w_, o);
+}
+
+Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
+  Capacity cap;
+  const int64_t ctx = k_.serving.capacity_context == "mean" ? c.input + c.output / 2 : c.input + c.output;
+  const bool mla = m_.attention == AttentionKind::Mla;
+  const int64_t tok_layer = mla ? m_.kv_bytes_per_token_layer() : 2 * d_.kv_heads * m_.head_dim * m_.kv_value_bytes;
+  cap.hbm_capacity = sys_.hbm_capacity();
+  cap.reserve = k_.llm.runtime_reserve;
+  cap.weights = w_.total;
+  cap.kv = Bytes(r * ctx * tok_layer * m_.layers);
+  // Activation workspace: the widest activations of the step (x4 for inputs, outputs and temporaries) and the logits.
+  const double M = double(r), T = double(r * d_.ranks);
+  const double moe_tokens = m_.is_moe() ? T * double(m_.top_k) / double(d_.gpus) : 0.0;
+  const double widest = std::max({M * double(m_.hidden), M * 2.0 * double(m_.intermediate) / double(d_.tp),
+                                  moe_tokens * 2.0 * double(m_.moe_intermediate), M * double(d_.q_heads) * 1024.0});
+  const double head_rows = d_.tensor_parallel ? M : T;
+  cap.workspace = Bytes(int64_t(widest * 2 * 4 + head_rows * std::ceil(double(m_.vocab) / double(d_.vocab_shards)) * 4));
+  if (!has_hbf()) {
+    cap.hbm_used = cap.weights + cap.kv + cap.reserve + cap.workspace;
+    cap.fits = cap.hbm_used <= cap.hbm_capacity;
+    if (!cap.fits) cap.limit = "hbm";
+    return cap;
+  }
+  const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
+  const int64_t tps = mem_->tokens_per_slice(tok_layer);
+  cap.staging = Bytes(r * m_.layers * sys_.megapage().raw());
+  cap.hbm_used = cap.reserve + cap.workspace + cap.staging;
+  cap.blocks_per_megaplane = sys_.blocks_per_plane();
+  const int64_t weight_blocks = ceil_div(mem_->weight_units_max_per_megaplane(), ppb);
+  const int64_t slices = m_.layers * ceil_div(ctx, tps);  // per request (isolated blocks: one owner per megablock)
+  const double per_request = slices >= k ? double(ceil_div(ceil_div(slices, k), ppb)) : double(slices) / double(k);
+  cap.blocks_used = weight_blocks + int64_t(std::ceil(per_request * double(r) - 1e-9));
+  const bool blocks_ok = cap.blocks_used <= cap.blocks_per_megaplane, hbm_ok = cap.hbm_used <= cap.hbm_capacity;
+  cap.fits = blocks_ok && hbm_ok;
+  if (!blocks_ok) cap.limit = "flash_blocks";
+  else if (!hbm_ok) cap.limit = "hbm";
+  cap.replica_budget = hbm_ok ? cap.hbm_capacity - cap.hbm_used : Bytes{};
+  return cap;
+}
+
+int64_t Server::max_requests(const ContextSpec& c) const {
+  int64_t lo = 0, hi = k_.serving.max_requests_per_rank;
+  if (!capacity(1, c).fits) return 0;
+  if (capacity(hi, c).fits) return hi;
+  lo = 1;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (capacity(mid, c).fits ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+StepGraph Server::graph(int64_t r, const ContextSpec& c) const {
+  StepGraph g = build_step(m_, d_, w_, gpu_, net_, steady_contexts(r, c.input, c.output), k_.serving.routing_skew);
+  if (has_hbf()) {
+    const Capacity cap = capacity(r, c);
+    g.replica_units_per_layer = cap.replica_budget.raw() / sys_.megapage().raw() / m_.layers;
+  }
+  return g;
+}
+
+StepReport Server::step(int64_t r, const ContextSpec& c) const {
+  StepReport s;
+  const StepGraph g = graph(r, c);
+  StepTiming st = time_step_fast(g, *mem_, mt_, k_.serving.step_model == "event" ? 0 : k_.llm.sample_layers);
+  if (k_.serving.step_model == "event") {
+    // The event-driven simulation sets the time; the critical-path breakdown is the fast model's, scaled to it.
+    const Time event = time_step_event(sys_, g, *mem_).elapsed;
+    if (st.time.raw() > 0) st.breakdown = st.breakdown.scaled(double(event.raw()) / double(st.time.raw()));
+    st.time = event;
+  }
+  s.requests_per_rank = r;
+  s.batch = g.requests_total;
+  s.capacity = capacity(r, c);
+  s.breakdown = st.breakdown;
+  s.flops = g.flops;
+  // New KV per step on this GPU: the decode tokens plus the prefill KV arriving at the workload's input/output ratio.
+  const double kv_token = double(g.kv_token_layer_bytes * m_.layers);
+  const double written = double(r) * kv_token * (1.0 + double(c.input) / double(c.output));
+  const Time write_time = has_hbf() ? Bytes(int64_t(written)) / sys_.program_bandwidth() : Bytes(int64_t(written)) / sys_.hbm_bandwidth();
+  s.breakdown.kv_write = write_time;
+  s.step = st.time + write_time;
+  const double step_s = to_s(s.step);
+  const double tokens_gpu = g.tokens_per_gpu;
+  s.tokens_per_s_per_gpu = tokens_gpu / step_s;
+
+  // Energy per GPU per step.
+  const auto& hp = k_.system;
+  const auto& ep = k_.llm.energy;
+  s.e_flash = hp.hbf.energy.read * Bytes(int64_t(st.reads.flash_units * double(sys_.megapage().raw())));
+  const double hbm_written = has_hbf() ? 2.0 * written : written;  // HBF: staged in HBM, read back to program
+  s.e_hbm = hp.hbm.energy * Bytes(int64_t(st.reads.hbm_bytes + hbm_written));
+  if (has_hbf()) s.e_program = hp.hbf.energy.program * Bytes(int64_t(written));
+  double flop_j = 0;
+  for (const Op& o : g.ops) flop_j += o.flops * ep.flop.raw() * (o.fp8 ? 0.5 : 1.0);
+  s.e_compute = Energy(flop_j);
+  s.e_comm = ep.nvlink * g.comm_nvlink + ep.rdma * g.comm_rdma;
+  s.e_static = (ep.gpu_static + ep.hbf_stack_static * double(hp.hbf.stacks) + ep.hbm_stack_static * double(hp.hbm.stacks)) * s.step;
+  s.tokens_per_j = tokens_gpu / s.energy().raw();
+  s.power = s.energy() / s.step;
+  {
+    // TDP: the H200's (6 HBM stacks), less the HBM stacks this GPU does not have, plus HBF stacks at full read rate.
+    const auto hbm_peak = [&](int64_t stacks) {
+      return Power(double(stacks) * (hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw()) + ep.hbm_stack_static.raw() * double(stacks));
+    };
+    const Power hbf_peak(double(hp.hbf.stacks) *
+                         (hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw() + ep.hbf_stack_static.raw()));
+    s.tdp = ep.gpu_tdp - hbm_peak(std::max<int64_t>(0, ep.tdp_hbm_stacks - hp.hbm.stacks)) + hbf_peak;
+  }
+
+  // Writes and endurance.
+  s.kv_write_bytes_per_s = written / step_s;
+  if (has_hbf()) {
+    s.program_time_fraction = to_s(write_time) / step_s;
+    const double life = k_.serving.endurance_years * kSecondsPerYear;
+    const double pe = double(hp.hbf.endurance.pe_cycles);
+    s.lifetime_writes_fraction = s.kv_write_bytes_per_s * life / (double(sys_.flash_capacity().raw()) * pe);
+    // Erases: each finished request erases its blocks (one per megaplane it touched, or more for long ones).
+    const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
+    const int64_t tps = mem_->tokens_per_slice(g.kv_token_layer_bytes);
+    const int64_t slices = m_.layers * ceil_div(c.input + c.output, tps);
+    const double blocks_per_request = slices >= k ? double(k * ceil_div(ceil_div(slices, k), ppb)) : double(slices);
+    const double finished_per_s = double(r) / double(c.output) / step_s;
+    s.lifetime_erase_fraction = finished_per_s * blocks_per_request * life / (double(k * sys_.blocks_per_plane()) * pe);
+  }
+  return s;
+}
+
+PointResult Server::search(const ContextSpec& c, Time slo) const {
+  PointResult p;
+  p.model = m_.name;
+  p.context = c.name;
+  p.gpus = d_.gpus;
+  p.slo_ms = to_ms(slo);
+  const int64_t cap = max_requests(c);
+  if (cap == 0) {
+    const Capacity c0 = capacity(0, c), c1 = capacity(1, c);
+    if (!c0.fits)
+      p.reason = fmt::format("the weights do not fit: {:.1f} GB per GPU{}", double(w_.total.raw()) * 1e-9,
+                             c0.limit == "flash_blocks" ? " exceed the HBF blocks" : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
+    else
+      p.reason = fmt::format("a context of {} tokens cannot fit even at batch 1 ({} exhausted: {:.1f} GB of KV per request on "
+                             "this GPU, {:.1f} GB of HBM used of {:.1f} GB{})",
+                             c.input + c.output, c1.limit, double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
+                             double(c1.hbm_capacity.raw()) * 1e-9,
+                             c1.blocks_per_megaplane > 0 ? fmt::format(", {} of {} blocks per megaplane", c1.blocks_used, c1.blocks_per_megaplane) : "");
+    p.bound_by = "capacity";
+    p.capacity_limit = c1.limit;
+    return p;
+  }
+  std::map<int64_t, StepReport> seen;
+  auto eval = [&](int64_t r) -> const StepReport& {
+    auto it = seen.find(r);
+    if (it == seen.end()) {
+      it = seen.emplace(r, step(r, c)).first;
+      ++p.evaluations;
+    }
+    return it->second;
+  };
+  if (eval(1).step > slo) {
+    p.reason = fmt::format("no batch meets the SLO: the step takes {:.2f} ms at batch {} (> {:.0f} ms)", to_ms(eval(1).step),
+                           eval(1).batch, to_ms(slo));
+    p.bound_by = "slo";
+    p.step = eval(1);
+    return p;
+  }
+  int64_t best = 1;
+  if (eval(cap).step <= slo) {
+    best = cap;
+    p.bound_by = "capacity";
+    p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : capacity(cap + 1, c).limit;
+  } else {
+    // Bracket [lo feasible, hi not]: interpolate on the (nearly linear) step time, bisect when that stalls.
+    int64_t lo = 1, hi = cap;
+    bool bisect = false;
+    while (hi - lo > 1) {
+      int64_t mid;
+      if (!bisect) {
+        const double tl = to_ms(eval(lo).step), th = to_ms(eval(hi).step), target = to_ms(slo);
+        mid = lo + int64_t(std::floor((target - tl) / std::max(th - tl, 1e-12) * double(hi - lo)));
+      } else {
+        mid = lo + (hi - lo) / 2;
+      }
+      mid = std::clamp<int64_t>(mid, lo + 1, hi - 1);
+      const int64_t width = hi - lo;
+      (eval(mid).step <= slo ? lo : hi) = mid;
+      if (!bisect && hi - lo > 1 && eval(lo).step <= slo) {
+        // After an interpolation step, probe the other side of the bracket's new edge.
+        const int64_t probe = lo + 1;
+        if (probe < hi) (eval(probe).step <= slo ? lo : hi) = probe;
+      }
+      bisect = !bisect && (hi - lo) * 2 > width;
+    }
+    best = lo;
+    p.bound_by = "slo";
+  }
+  p.feasible = true;
+  p.step = eval(best);
+  return p;
+}
+
+// ---- the evaluation -----------------------------------------------------------------
+
+Json eval_summary(const std::vector<PointResult>& points) {
+  std::map<std::string, const PointResult*> base;
+  for (const auto& p : points)
+    if (p.system == "h200x8") base[fmt::format("{}|{}|{}", p.model, p.context, p.slo_ms)] = &p;
+  Json thr = Json::object(), tpj = Json::object(), missing = Json::object();
+  for (const auto& sys : eval_systems()) {
+    if (sys == "h200x8") continue;
+    for (double slo : eval_slos_ms()) {
+      const std::string key = fmt::format("{}@{:g}", sys, slo);
+      std::vector<double> r1, r2;
+      Json miss = Json::array();
+      for (const auto& p : points) {
+        if (p.system != sys || p.slo_ms != slo) continue;
+        const auto it = base.find(fmt::format("{}|{}|{}", p.model, p.context, p.slo_ms));
+        const PointResult* b = it == base.end() ? nullptr : it->second;
+        if (!b || !b->feasible || !p.feasible) {
+          miss.push_back(fmt::format("{}/{}: {}", p.model, p.context,
+                                     !p.feasible ? sys + " infeasible" : (b ? "h200x8 infeasible" : "no h200x8 point")));
+          continue;
+        }
+        r1.push_back(p.step.tokens_per_s_per_gpu / b->step.tokens_per_s_per_gpu);
+        r2.push_back(p.step.tokens_per_j / b->step.tokens_per_j);
+      }
+      auto stats = [&](const std::vector<double>& v) {
+        Json j = {{"points", v.size()}, {"excluded", miss}};
+        if (v.empty()) {
+          j["mean"] = nullptr;
+          j["geomean"] = nullptr;
+          return j;
+        }
+        double s = 0, l = 0;
+        for (double x : v) s += x, l += std::log(x);
+        j["mean"] = s / double(v.size());
+        j["geomean"] = std::exp(l / double(v.size()));
+        return j;
+      };
+      thr[key] = stats(r1);
+      tpj[key] = stats(r2);
+    }
+  }
+  return {{"throughput_vs_h200x8", thr}, {"tokens_per_j_vs_h200x8", tpj}};
+}
+
+Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, const Progress& progress, int threads) {
+  struct Job {
+    std::string model, system;
+  };
+  std::vector<Job> jobs;
+  for (const auto& m : eval_models())
+    for (const auto& s : eval_systems()) jobs.push_back({m, s});
+  for (const auto& m : eval_models()) models.get(m);  // load before the threads start
+  const size_t per_job = eval_contexts().size() * eval_slos_ms().size();
+  std::vector<PointResult> points(jobs.size() * per_job);
+  std::vector<std::string> errors(jobs.size());
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex mu;
+  auto worker = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      const Job& job = jobs[i];
+      try {
+        const SystemName sn = parse_system(job.system);
+        const ModelConfig& m = models.models.at(job.model);
+        std::optional<Server> srv;
+        std::string setup_error;
+        try {
+          srv.emplace(m, kinds.at(sn.kind), sn.gpus);
+        } catch (const ConfigError& e) {
+          setup_error = e.what();
+        }
+        size_t k = 0;
+        for (const auto& c : eval_contexts())
+          for (double slo : eval_slos_ms()) {
+            PointResult p;
+            if (srv) {
+              p = srv->search(c, bitline::ms(slo));
+            } else {
+              p.model = job.model;
+              p.context = c.name;
+              p.gpus = sn.gpus;
+              p.slo_ms = slo;
+              p.reason = setup_error;
+              p.bound_by = "deployment";
+            }
+            p.system = job.system;
+            p.slo_ms = slo;
+            points[i * per_job + k++] = std::move(p);
+          }
+      } catch (const std::exception& e) {
+        errors[i] = fmt::format("{} on {}: {}", job.model, job.system, e.what());
+      }
+      const size_t d = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(mu);
+        progress(d, jobs.size(), job.model + " on " + job.system);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::max(threads, 1); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw ModelError(e);
+  Json j;
+  j["points"] = Json::array();
+  for (const auto& p : points) j["points"].push_back(p.json());
+  j["summary"] = eval_summary(points);
+  return j;
+}
+
+Json run_ablation(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, int64_t gpus, int64_t batch_per_rank,
+                  const ContextSpec& c, double slo_ms) {
+  struct Variant {
+    std::string name, what;
+    bool prefetch = true, weight_layout = true, kv_layout = true, hbm_only = false;
+  };
+  const std::vector<Variant> variants = {
+      {"full", "FlashAccel: execution-order weight layout, KV layout with selective offload, SRAM prefetch", true, true, true},
+      {"no_prefetch", "without prefetch (every read on demand from flash)", false, true, true},
+      {"no_weight_layout", "weights in checkpoint declaration order", true, false, true},
+      {"no_kv_layout", "KV on random megaplanes, read request by request, no offload", true, true, false},
+      {"plain_hbf", "none of the three", false, false, false},
+      {"hbm_only", "the H200 (HBM only) for reference", true, true, true, true},
+  };
+  Json out;
+  out["model"] = m.name;
+  out["gpus"] = gpus;
+  out["batch_per_rank"] = batch_per_rank;
+  out["context"] = {{"name", c.name}, {"input", c.input}, {"output", c.output}};
+  out["slo_ms"] = slo_ms;
+  for (const Variant& v : variants) {
+    KindParams k = kinds.at(v.hbm_only ? "h200" : "csi");
+    if (!v.prefetch) k.system.hbf.runtime.prefetch = false;
+    if (!v.weight_layout) k.system.hbf.runtime.weight_layout = "declaration";
+    if (!v.kv_layout) k.serving.kv_layout = "scatter";
+    Server s(m, k, gpus);
+    const StepReport r = s.step(batch_per_rank, c);
+    const PointResult p = s.search(c, bitline::ms(slo_ms));
+    Json j;
+    j["description"] = v.what;
+    j["system"] = fmt::format("{}x{}", k.kind, gpus);
+    j["step_ms"] = to_ms(r.step);
+    j["breakdown_ms"] = r.breakdown.json_ms();
+    j["fits"] = r.capacity.fits;
+    if (!r.capacity.fits) j["capacity_limit"] = r.capacity.limit;
+    j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+    j[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", slo_ms)] = p.feasible ? p.step.tokens_per_s_per_gpu : 0.0;
+    j[fmt::format("batch_at_{:g}ms", slo_ms)] = p.feasible ? p.step.batch : 0;
+    j[fmt::format("bound_by_at_{:g}ms", slo_ms)] = p.feasible ? p.bound_by : p.reason;
+    out["variants"][v.name] = j;
+  }
+  return out;
+}
+
+Json ValidationPoint::json() const {
+  return {{"model", model},
+          {"system", system},
+          {"requests_per_rank", requests_per_rank},
+          {"fast_ms", fast_ms},
+          {"fast_all_layers_ms", fast_all_layers_ms},
+          {"event_ms", event_ms},
+          {"error", error()},
+          {"error_all_layers", error_all_layers()},
+          {"events", events},
+          {"fast_wall_s", fast_wall_s},
+          {"event_wall_s", event_wall_s}};
+}
+
+ValidationPoint validate_step(const Server& s, int64_t r, const ContextSpec& c) {
+  ValidationPoint v;
+  v.model = s.model().name;
+  v.system = fmt::format("{}x{}", s.params().kind, s.deployment().gpus);
+  v.requests_per_rank = r;
+  const StepGraph g = s.graph(r, c);
+  const MemoryTiming mt = MemoryTiming::of(s.system());
+  auto t0 = std::chrono::steady_clock::now();
+  v.fast_ms = to_ms(time_step_fast(g, s.memory(), mt, s.params().llm.sample_layers).time);
+  v.fast_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  v.fast_all_layers_ms = to_ms(time_step_fast(g, s.memory(), mt, 0).time);
+  t0 = std::chrono::steady_clock::now();
+  const hbf::ReadResult e = time_step_event(s.system(), g, s.memory());
+  v.event_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  v.event_ms = to_ms(e.elapsed);
+  v.events = e.events;
+  return v;
+}
+
+}  // namespace bitline::llm

@@ -1,0 +1,167 @@
+// Serving a model on a system of GPUs: capacity accounting, one decode step
+// with its breakdown, energy and writes, the batch search under a step-latency
+// SLO, the FlashAccel evaluation matrix and the ablations. See docs/llm.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/stats.hpp"
+#include "hbf/params.hpp"
+#include "hbf/system.hpp"
+#include "llm/memory.hpp"
+#include "llm/model.hpp"
+#include "llm/params.hpp"
+#include "llm/step.hpp"
+#include "llm/timing.hpp"
+
+namespace bitline::llm {
+
+/// The parameters of one GPU kind (a preset with the user's overrides).
+struct KindParams {
+  std::string kind;  // "h200", "csi", "cli"
+  hbf::SystemParams system;
+  LlmParams llm;
+  ServingParams serving;
+};
+
+/// "csix8" -> kind "csi", 8 GPUs. Kinds: h200, csi, cli.
+struct SystemName {
+  std::string name, kind;
+  int64_t gpus = 0;
+};
+/// Parses KIND x N (h200x8, csix16, ...); ConfigError listing the kinds for anything else.
+SystemName parse_system(const std::string& name);
+/// The systems of the FlashAccel evaluation, in report order.
+const std::vector<std::string>& eval_systems();
+
+struct ContextSpec {
+  std::string name;
+  int64_t input = 0, output = 0;
+};
+/// "long" (8110:2530), "agent" (15000:6000) or "IN:OUT"; ConfigError otherwise.
+ContextSpec parse_context(const std::string& s);
+const std::vector<ContextSpec>& eval_contexts();
+const std::vector<std::string>& eval_models();
+const std::vector<double>& eval_slos_ms();
+
+/// Memory of one GPU at a batch.
+struct Capacity {
+  bool fits = false;
+  std::string limit;  // what is exhausted first: "hbm", "flash_blocks", "" when it fits
+  Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{};
+  int64_t blocks_per_megaplane = 0, blocks_used = 0;  // HBF: the fullest megaplane
+  Bytes replica_budget{};                              // HBF: HBM left for KV replicas
+  Json json() const;
+};
+
+/// One decode step at a batch.
+struct StepReport {
+  int64_t requests_per_rank = 0, batch = 0;
+  Time step{};
+  Breakdown breakdown;
+  double tokens_per_s_per_gpu = 0;
+  Capacity capacity;
+  // energy per GPU per step
+  Energy e_flash{}, e_hbm{}, e_compute{}, e_comm{}, e_static{}, e_program{};
+  Energy energy() const { return e_flash + e_hbm + e_compute + e_comm + e_static + e_program; }
+  double tokens_per_j = 0;
+  Power power{};  // average draw of one GPU package (GPU + HBM + HBF) during decode
+  Power tdp{};    // GPU TDP, less the HBM stacks it lost, plus its HBF stacks reading at full interface bandwidth
+  // writes per GPU
+  double kv_write_bytes_per_s = 0;
+  double program_time_fraction = 0;  // of the planes' time
+  double lifetime_writes_fraction = 0;  // bytes written over the service life / (flash capacity x P/E cycles)
+  double lifetime_erase_fraction = 0;   // block erases over the service life / (blocks x P/E cycles)
+  double flops = 0;
+  Json json() const;
+};
+
+/// The result of the batch search at one point.
+struct PointResult {
+  std::string model, context, system;
+  int64_t gpus = 0;
+  double slo_ms = 0;
+  bool feasible = false;
+  std::string reason;    // why not feasible
+  std::string bound_by;  // "slo" or "capacity"
+  std::string capacity_limit;
+  StepReport step;
+  int evaluations = 0;
+  Json json() const;
+};
+
+/// A model served on a number of GPUs of one kind.
+class Server {
+ public:
+  Server(const ModelConfig& m, const KindParams& k, int64_t gpus);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  const Deployment& deployment() const { return d_; }
+  const GpuWeights& weights() const { return w_; }
+  const hbf::System& system() const { return sys_; }
+  const GpuMemory& memory() const { return *mem_; }
+  const ModelConfig& model() const { return m_; }
+  const KindParams& params() const { return k_; }
+  bool has_hbf() const { return sys_.stacks() > 0; }
+
+  /// Per-GPU memory with `r` requests per attention rank.
+  Capacity capacity(int64_t r, const ContextSpec& c) const;
+  /// The most requests per rank that fit (0: not even one).
+  int64_t max_requests(const ContextSpec& c) const;
+  /// The step graph at `r` requests per rank (replica budget set).
+  StepGraph graph(int64_t r, const ContextSpec& c) const;
+  /// One decode step at `r` requests per rank (fast model), with energy and writes.
+  StepReport step(int64_t r, const ContextSpec& c) const;
+  /// The largest batch meeting `slo` and fitting in memory.
+  PointResult search(const ContextSpec& c, Time slo) const;
+
+ private:
+  const ModelConfig& m_;
+  KindParams k_;
+  Deployment d_;
+  GpuWeights w_;
+  hbf::System sys_;
+  GpuCompute gpu_;
+  Network net_;
+  MemoryTiming mt_;
+  std::unique_ptr<GpuMemory> mem_;
+};
+
+/// Loads the models of the evaluation once.
+struct ModelSet {
+  std::map<std::string, ModelConfig> models;
+  const ModelConfig& get(const std::string& name);
+};
+
+using Progress = std::function<void(size_t done, size_t total, const std::string& what)>;
+
+/// The FlashAccel matrix: models x contexts x SLOs x systems. `kinds` maps "h200"/"csi"/"cli" to parameters.
+Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, const Progress& progress, int threads = 2);
+/// Summary ratios vs h200x8 over the points where both are feasible.
+Json eval_summary(const std::vector<PointResult>& points);
+
+/// The ablation on CSI (spec: Qwen3-235B, batch 256 per rank, long context).
+Json run_ablation(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, int64_t gpus, int64_t batch_per_rank,
+                  const ContextSpec& c, double slo_ms);
+
+/// Fast model vs the event-driven reference on one step.
+struct ValidationPoint {
+  std::string model, system;
+  int64_t requests_per_rank = 0;
+  double fast_ms = 0, fast_all_layers_ms = 0, event_ms = 0;
+  double error() const { return event_ms > 0 ? fast_ms / event_ms - 1.0 : 0.0; }
+  double error_all_layers() const { return event_ms > 0 ? fast_all_layers_ms / event_ms - 1.0 : 0.0; }
+  uint64_t events = 0;
+  double fast_wall_s = 0, event_wall_s = 0;
+  Json json() const;
+};
+ValidationPoint validate_step(const Server& s, int64_t r, const ContextSpec& c);
+
+}  // namespace bitline::llm

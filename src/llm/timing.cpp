@@ -1,0 +1,229 @@
+#include "llm/timing.hpp"
+
+#include <algorithm>
+
+namespace bitline::llm {
+
+Breakdown& Breakdown::operator+=(const Breakdown& o) {
+  weights += o.weights;
+  kv += o.kv;
+  compute += o.compute;
+  comm += o.comm;
+  overhead += o.overhead;
+  flash_latency += o.flash_latency;
+  kv_write += o.kv_write;
+  return *this;
+}
+
+Breakdown Breakdown::scaled(double k) const {
+  Breakdown b;
+  b.weights = weights * k;
+  b.kv = kv * k;
+  b.compute = compute * k;
+  b.comm = comm * k;
+  b.overhead = overhead * k;
+  b.flash_latency = flash_latency * k;
+  b.kv_write = kv_write * k;
+  return b;
+}
+
+Json Breakdown::json_ms() const {
+  auto ms = [](Time t) { return to_s(t) * 1e3; };
+  return {{"weights", ms(weights)},        {"kv", ms(kv)},
+          {"compute", ms(compute)},        {"communication", ms(comm)},
+          {"overhead", ms(overhead)},      {"exposed_flash_latency", ms(flash_latency)},
+          {"kv_write", ms(kv_write)}};
+}
+
+ReadCounters& ReadCounters::operator+=(const ReadCounters& o) {
+  flash_units += o.flash_units;
+  flash_bytes += o.flash_bytes;
+  hbm_bytes += o.hbm_bytes;
+  tiles += o.tiles;
+  return *this;
+}
+
+ReadCounters ReadCounters::scaled(double k) const {
+  return ReadCounters{flash_units * k, flash_bytes * k, hbm_bytes * k, tiles * k};
+}
+
+MemoryTiming MemoryTiming::of(const hbf::System& sys) {
+  MemoryTiming mt;
+  mt.megaplanes = sys.stacks() > 0 ? sys.megaplanes() : 0;
+  mt.stacks = sys.stacks();
+  mt.stack_of.resize(size_t(mt.megaplanes));
+  for (int64_t m = 0; m < mt.megaplanes; ++m) mt.stack_of[size_t(m)] = uint16_t(sys.stack_of(hbf::MegaplaneId(m)));
+  mt.t_read = sys.hbf().timing.t_read;
+  mt.interface = sys.hbf().timing.interface_bandwidth;
+  mt.hbm = sys.hbm_bandwidth();
+  mt.hbm_latency = sys.hbm().latency;
+  mt.prefetch = sys.hbf().runtime.prefetch;
+  mt.distance = sys.hbf().runtime.prefetch_distance;
+  mt.megapage = sys.megapage().raw();
+  return mt;
+}
+
+FastTimer::FastTimer(const MemoryTiming& mt) : mt_(mt) {
+  frontier_.assign(size_t(mt.megaplanes), 0);
+  starts_.assign(size_t(mt.distance + 1), 0);
+}
+
+void FastTimer::shift(Time dt) {
+  now_ += dt.raw();
+  first_start_ += dt.raw();
+  for (auto& f : frontier_) f += dt.raw();
+  for (auto& s : starts_) s += dt.raw();
+}
+
+void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
+  const int64_t d = mt_.distance, ring = d + 1;
+  const int64_t tr = mt_.t_read.raw();
+  const int64_t x_full = mt_.megaplanes > 0 ? (Bytes(mt_.megapage) / mt_.interface).raw() : 0;
+  const int64_t h_full = (Bytes(std::max<int64_t>(mt_.megapage, 1)) / mt_.hbm).raw();
+  std::vector<int64_t> stack_sum(size_t(std::max<int64_t>(mt_.stacks, 1)));
+  for (const StepTile& t : plan.tiles) {
+    const int64_t S = now_;
+    if (tiles_ == 0) first_start_ = S;
+    starts_[size_t(tiles_ % ring)] = S;
+    const int64_t issue = !mt_.prefetch ? S : tiles_ >= d ? starts_[size_t((tiles_ - d) % ring)] : first_start_;
+    ++tiles_;
+
+    int64_t flash_end = S, xfer = 0;
+    if (t.count > 0) {
+      std::fill(stack_sum.begin(), stack_sum.end(), 0);
+      scratch_.clear();
+      int64_t latest = 0;
+      double bytes = 0;
+      for (uint32_t i = t.first; i < t.first + t.count; ++i) {
+        const FlashUnit& u = plan.units[i];
+        int64_t& f = frontier_[u.megaplane];
+        f = std::max(issue, f) + tr;
+        const int64_t x = int64_t(u.bytes) == mt_.megapage ? x_full : (Bytes(u.bytes) / mt_.interface).raw();
+        const int64_t s = mt_.stack_of[u.megaplane];
+        stack_sum[size_t(s)] += x;
+        latest = std::max(latest, f);
+        scratch_.emplace_back(s, std::max(S, f), x);
+        bytes += u.bytes;
+      }
+      for (int64_t v : stack_sum) xfer = std::max(xfer, v);
+      if (latest <= S) {
+        flash_end = S + xfer;  // everything was sensed before the kernel asked: the interfaces alone
+      } else {
+        std::sort(scratch_.begin(), scratch_.end());
+        int64_t cur_stack = -1, busy = 0;
+        for (const auto& [s, a, x] : scratch_) {
+          if (s != cur_stack) cur_stack = s, busy = S;
+          busy = std::max(busy, a) + x;
+          flash_end = std::max(flash_end, busy);
+        }
+      }
+      rc.flash_units += t.count;
+      rc.flash_bytes += bytes;
+    }
+    int64_t hbm_time = 0;
+    if (t.hbm_bytes > 0) {
+      const int64_t full = t.hbm_bytes / mt_.megapage, rem = t.hbm_bytes % mt_.megapage;
+      hbm_time = full * h_full + (rem > 0 ? (Bytes(rem) / mt_.hbm).raw() : 0) + mt_.hbm_latency.raw();
+      rc.hbm_bytes += double(t.hbm_bytes);
+    }
+    const int64_t E = std::max({S + t.compute.raw(), flash_end, S + hbm_time});
+    const Time dur(E - S);
+    switch (t.part) {
+      case Part::Overhead: bd.overhead += dur; break;
+      case Part::Comm: bd.comm += dur; break;
+      case Part::Compute: bd.compute += dur; break;
+      case Part::Weights:
+      case Part::Kv: {
+        const int64_t mem = std::max(xfer, hbm_time), c = t.compute.raw();
+        const Time busy(std::min(std::max(mem, c), dur.raw()));
+        if (c >= mem) bd.compute += busy;
+        else (t.part == Part::Weights ? bd.weights : bd.kv) += busy;
+        bd.flash_latency += dur - busy;
+        break;
+      }
+    }
+    rc.tiles += 1;
+    now_ = E;
+  }
+}
+
+StepTiming time_step_fast(const StepGraph& g, const GpuMemory& mem, const MemoryTiming& mt, int64_t sample_layers) {
+  StepTiming st;
+  FastTimer timer(mt);
+  TilePlan plan;
+  size_t i = 0;
+  while (i < g.segments.size()) {
+    const Segment& s0 = g.segments[i];
+    size_t j = i + 1;
+    if (s0.kind == 1 || s0.kind == 2)
+      while (j < g.segments.size() && g.segments[j].kind == s0.kind) ++j;
+    const int64_t n = int64_t(j - i);
+    const int64_t timed = sample_layers <= 0 ? n : std::min(n, sample_layers);
+    Time steady{};
+    Breakdown steady_bd;
+    ReadCounters steady_rc;
+    int64_t counted = 0;
+    // The timed layers are spread over the run (the first and the last included): consecutive layers differ in
+    // where their KV runs fall, slowly, so neighbours would not be representative.
+    for (int64_t k = 0; k < timed; ++k) {
+      const int64_t idx = timed == 1 ? 0 : int64_t(std::llround(double(k) * double(n - 1) / double(timed - 1)));
+      const Segment& s = g.segments[i + size_t(idx)];
+      plan.clear();
+      mem.append_ops(g, s.first_op, s.op_count, plan);
+      const Time t0 = timer.now();
+      Breakdown b;
+      ReadCounters r;
+      timer.run(plan, b, r);
+      st.breakdown += b;
+      st.reads += r;
+      ++st.layers_timed;
+      if (k >= 1 || timed == 1) {
+        steady += timer.now() - t0;
+        steady_bd += b;
+        steady_rc += r;
+        ++counted;
+      }
+    }
+    if (n > timed && counted > 0) {
+      const double per = double(n - timed) / double(counted);
+      timer.shift(steady * per);
+      st.breakdown += steady_bd.scaled(per);
+      st.reads += steady_rc.scaled(per);
+    }
+    i = j;
+  }
+  st.time = timer.now();
+  return st;
+}
+
+TilePlan full_plan(const StepGraph& g, const GpuMemory& mem) {
+  TilePlan plan;
+  mem.append_ops(g, 0, uint32_t(g.ops.size()), plan);
+  return plan;
+}
+
+hbf::ReadPlan to_read_plan(const TilePlan& plan, int64_t megapage) {
+  hbf::ReadPlan rp;
+  rp.units.reserve(plan.units.size());
+  rp.tiles.reserve(plan.tiles.size());
+  for (const StepTile& t : plan.tiles) {
+    hbf::ReadTile rt;
+    rt.first = uint32_t(rp.units.size());
+    for (uint32_t i = t.first; i < t.first + t.count; ++i)
+      rp.units.push_back(hbf::ReadUnit{plan.units[i].megaplane, 0, plan.units[i].bytes, false});
+    for (int64_t left = t.hbm_bytes; left > 0; left -= megapage)
+      rp.units.push_back(hbf::ReadUnit{0, 0, uint32_t(std::min(left, megapage)), true});
+    rt.count = uint32_t(rp.units.size()) - rt.first;
+    rt.compute = t.compute;
+    rp.tiles.push_back(rt);
+  }
+  return rp;
+}
+
+hbf::ReadResult time_step_event(const hbf::System& sys, const StepGraph& g, const GpuMemory& mem) {
+  const TilePlan plan = full_plan(g, mem);
+  const hbf::ReadPlan rp = to_read_plan(plan, sys.megapage().raw());
+  return hbf::simulate_reads(sys, rp, hbf::read_options(sys));
+}
+
+}  // namespace bitline::llm

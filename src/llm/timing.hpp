@@ -1,0 +1,109 @@
+// Timing a decode step: the fast step model, and the event-driven reference.
+//
+// Both time the same TilePlan (memory.hpp): tiles run one after the other;
+// tile t starts when tile t-1 has ended and ends when its kernel time has
+// passed and all its data has arrived (compute and memory overlap, they do
+// not add). With prefetch, tile t's flash megapages are issued when tile
+// t - distance starts (hbf.runtime.prefetch_distance), without prefetch when
+// tile t starts; each megaplane senses its megapages in issue order, one per
+// tR; a megapage crosses its stack's interface (FIFO, megapage / bandwidth)
+// once it is sensed and its tile has started; HBM bytes stream at the HBM
+// bandwidth plus its latency.
+//
+// The event-driven reference converts the plan into an hbf::ReadPlan and runs
+// hbf::simulate_reads (plane SRAM and base-die SRAM slots, page buffers,
+// demand-before-prefetch priority, per-event interfaces).
+//
+// The fast model takes three shortcuts: (1) a tile is timed as a whole
+// (per-megaplane sensing frontiers and a sorted per-stack FIFO, no event
+// queue); (2) SRAM slots and page buffers are not limited; (3) of each run of
+// layers of the same shape only llm.sample_layers layers, spread evenly over
+// the run, are timed (one after the other); the others are extrapolated from
+// the mean of the timed ones after the first (the state of the memory system
+// is shifted by the extrapolated time).
+// accel validate and tests/llm measure its agreement with the reference.
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "core/stats.hpp"
+#include "hbf/system.hpp"
+#include "hbf/timing.hpp"
+#include "llm/memory.hpp"
+
+namespace bitline::llm {
+
+/// Critical-path breakdown of a step: every picosecond of the step is attributed once.
+struct Breakdown {
+  Time weights{}, kv{}, compute{}, comm{}, overhead{}, flash_latency{}, kv_write{};
+  Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write; }
+  Breakdown& operator+=(const Breakdown& o);
+  Breakdown scaled(double k) const;
+  /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms}
+  Json json_ms() const;
+};
+
+/// What the timers need to know about one GPU's memory system.
+struct MemoryTiming {
+  int64_t megaplanes = 0;          // 0: no HBF
+  std::vector<uint16_t> stack_of;  // per megaplane
+  int64_t stacks = 0;
+  Time t_read{};
+  Bandwidth interface{};
+  Bandwidth hbm{};
+  Time hbm_latency{};
+  bool prefetch = true;
+  int64_t distance = 4;
+  int64_t megapage = 0;
+  static MemoryTiming of(const hbf::System& sys);
+};
+
+/// Counters of what a step read (for energy).
+struct ReadCounters {
+  double flash_units = 0;  // megapages sensed
+  double flash_bytes = 0;  // bytes delivered from flash
+  double hbm_bytes = 0;
+  double tiles = 0;
+  ReadCounters& operator+=(const ReadCounters& o);
+  ReadCounters scaled(double k) const;
+};
+
+/// The fast step model's timer: runs tiles in order, carrying the memory system's state.
+class FastTimer {
+ public:
+  explicit FastTimer(const MemoryTiming& mt);
+  void run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc);
+  Time now() const { return Time(now_); }
+  /// Moves the timer `dt` into the future (everything in flight moves with it).
+  void shift(Time dt);
+
+ private:
+  const MemoryTiming& mt_;
+  std::vector<int64_t> frontier_;  // per megaplane: when it finishes sensing what it was given
+  std::vector<int64_t> starts_;    // ring of the last distance + 1 tile starts
+  int64_t tiles_ = 0, now_ = 0, first_start_ = 0;
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> scratch_;  // (stack, arrival, transfer) of a tile's megapages
+};
+
+struct StepTiming {
+  Time time{};
+  Breakdown breakdown;
+  ReadCounters reads;
+  int64_t layers_timed = 0;
+};
+
+/// The fast model over a whole step graph (sample_layers = 0: every layer timed).
+StepTiming time_step_fast(const StepGraph& g, const GpuMemory& mem, const MemoryTiming& mt, int64_t sample_layers);
+
+/// The whole step's reads as one TilePlan (every layer).
+TilePlan full_plan(const StepGraph& g, const GpuMemory& mem);
+
+/// Converts a TilePlan into the HBF issue's ReadPlan (HBM bytes in megapage-sized pieces).
+hbf::ReadPlan to_read_plan(const TilePlan& plan, int64_t megapage);
+
+/// The event-driven reference: simulate_reads on the whole step.
+hbf::ReadResult time_step_event(const hbf::System& sys, const StepGraph& g, const GpuMemory& mem);
+
+}  // namespace bitline::llm

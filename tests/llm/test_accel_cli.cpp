@@ -1,0 +1,177 @@
+// `bitline accel ...` end to end: the JSON shapes of eval / ablation /
+// sessions / run, and bad input (clear messages; non-zero exit where it is an
+// error, feasible: false with the reason where it is a result).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result run(const std::string& args) {
+  const std::string cmd = "BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " + quote(BITLINE_BINARY) +
+                          " " + args + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r;
+}
+
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+class AccelCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           (std::string("bitline-accel-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& f) const { return (dir_ / f).string(); }
+  nlohmann::json read(const std::string& f) const {
+    std::ifstream in(dir_ / f);
+    return nlohmann::json::parse(in);
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(AccelCli, EvalWritesTheWholeMatrix) {
+  const Result r = run("accel eval --quiet --json " + quote(path("eval.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("eval.json");
+  ASSERT_EQ(j["points"].size(), 4u * 2 * 2 * 8);
+  int infeasible = 0;
+  for (const auto& p : j["points"]) {
+    for (const char* k : {"model", "context", "slo_ms", "system", "gpus", "batch", "tokens_per_s_per_gpu", "bound_by", "feasible"})
+      ASSERT_TRUE(p.contains(k)) << k << " in " << p.dump();
+    if (p["feasible"].get<bool>()) {
+      for (const char* k : {"step_ms", "breakdown_ms", "tokens_per_j", "kv_write_bytes_per_s"}) ASSERT_TRUE(p.contains(k)) << k;
+      for (const char* k : {"weights", "kv", "compute", "communication", "exposed_flash_latency"})
+        ASSERT_TRUE(p["breakdown_ms"].contains(k)) << k;
+      EXPECT_LE(p["step_ms"].get<double>(), p["slo_ms"].get<double>() + 1e-9);
+    } else {
+      ++infeasible;
+      EXPECT_FALSE(p["reason"].get<std::string>().empty());
+    }
+  }
+  EXPECT_GT(infeasible, 0);  // Qwen3-Coder-480B does not fit 8 x H200 with data-parallel attention
+  for (const char* k : {"csix8@100", "csix8@50", "clix16@100", "h200x16@50"}) {
+    ASSERT_TRUE(j["summary"]["throughput_vs_h200x8"].contains(k)) << k;
+    EXPECT_TRUE(j["summary"]["throughput_vs_h200x8"][k].contains("mean"));
+    EXPECT_TRUE(j["summary"]["throughput_vs_h200x8"][k].contains("geomean"));
+    EXPECT_TRUE(j["summary"]["tokens_per_j_vs_h200x8"].contains(k));
+  }
+  EXPECT_TRUE(j["config"]["csi"]["llm"].contains("compute"));
+  EXPECT_TRUE(has(r.out, "csix8@100"));
+}
+
+TEST_F(AccelCli, AblationAndSessionsShapes) {
+  Result r = run("accel ablation --json " + quote(path("abl.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto a = read("abl.json");
+  for (const char* k : {"full", "no_prefetch", "no_weight_layout", "no_kv_layout", "plain_hbf", "hbm_only"}) {
+    ASSERT_TRUE(a["variants"].contains(k)) << k;
+    EXPECT_TRUE(a["variants"][k].contains("step_ms"));
+    EXPECT_TRUE(a["variants"][k].contains("breakdown_ms"));
+    EXPECT_TRUE(a["variants"][k].contains("tokens_per_s_per_gpu_at_100ms"));
+  }
+  r = run("accel sessions --set sessions.sessions=300 --json " + quote(path("s.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto s = read("s.json");
+  for (const char* k : {"h200x8", "h200x16", "csix8", "clix8"}) {
+    ASSERT_TRUE(s["systems"].contains(k)) << k;
+    EXPECT_TRUE(s["systems"][k].contains("hit_rate"));
+    EXPECT_TRUE(s["systems"][k].contains("recomputed_tokens"));
+  }
+  // A trace file in the documented JSONL format.
+  std::ofstream(path("t.jsonl")) << R"({"session": "a", "turn": 1, "input_tokens": 1000, "output_tokens": 100, "timestamp": 0})" << "\n"
+                                 << R"({"session": "a", "turn": 2, "input_tokens": 1300, "output_tokens": 100, "timestamp": 60})" << "\n";
+  r = run("accel sessions --trace " + quote(path("t.jsonl")) + " --json " + quote(path("t.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_DOUBLE_EQ(read("t.json")["systems"]["csix8"]["hit_rate"].get<double>(), 1.0);
+  std::ofstream(path("bad.jsonl")) << R"({"session": "a", "turn": 1, "input_tokens": -5, "output_tokens": 1, "timestamp": 0})" << "\n";
+  r = run("accel sessions --trace " + quote(path("bad.jsonl")) + " --json " + quote(path("x.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "bad.jsonl:1: field 'input_tokens'")) << r.out;
+}
+
+TEST_F(AccelCli, RunPrintsABreakdown) {
+  const Result r = run("accel run --model llama3.1-405b --system csix8 --context 15000:6000 --slo 50 --json " + quote(path("p.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "breakdown")) << r.out;
+  const auto p = read("p.json");
+  EXPECT_TRUE(p["feasible"].get<bool>());
+  EXPECT_EQ(p["system"], "csix8");
+  EXPECT_GT(p["batch"].get<int>(), 30);
+}
+
+TEST_F(AccelCli, BadInputIsExplained) {
+  Result r = run("accel run --model no-such-model --system csix8 --context long --slo 100");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "unknown model 'no-such-model'")) << r.out;
+  EXPECT_TRUE(has(r.out, "qwen3-235b")) << r.out;  // lists the known models
+
+  r = run("accel run --model qwen3-235b --system tpu8 --context long --slo 100");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "unknown system 'tpu8'")) << r.out;
+
+  r = run("accel run --model qwen3-235b --system csix8 --context forever --slo 100");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "context 'forever'")) << r.out;
+
+  std::ofstream(path("broken.json")) << "{\"hidden_size\": 64,\n \"num_hidden_layers\": }";
+  r = run("accel run --model " + quote(path("broken.json")) + " --system csix8 --context long --slo 100");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "broken.json: malformed JSON")) << r.out;
+
+  std::ofstream(path("nolayers.json")) << R"({"hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8})";
+  r = run("accel run --model " + quote(path("nolayers.json")) + " --system csix8 --context long --slo 100");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "field 'num_hidden_layers': missing")) << r.out;
+
+  // A result, not an error, in eval; for one point `run` reports it and exits non-zero.
+  r = run("accel run --model qwen3-coder-480b --system h200x8 --context agent --slo 100");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(has(r.out, "cannot fit even at batch 1")) << r.out;
+
+  r = run("accel run --model llama3.1-405b --system clix4 --context long --slo 50");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(has(r.out, "no batch meets the SLO")) << r.out;
+
+  r = run("accel eval --json " + quote(path("e.json")) + " --set serving.kv_layout=tiles");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "serving.kv_layout")) << r.out;
+
+  r = run("accel eval --json " + quote(path("e.json")) + " --set llm.no_such_key=1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "no_such_key")) << r.out;
+}

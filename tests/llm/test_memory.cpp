@@ -1,0 +1,120 @@
+// Where weights and KV live on an HBF GPU: the weight placement is the HBF
+// runtime's (store_weights), the KV placement follows GroupWrite's packing, and
+// selective offload per layer caps the plane load at the mean.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/config.hpp"
+#include "hbf/runtime.hpp"
+#include "llm/serving.hpp"
+
+namespace fs = std::filesystem;
+using namespace bitline;
+using namespace bitline::llm;
+
+namespace {
+
+KindParams preset(const std::string& kind) {
+  ConfigTree t;
+  t.set_preset_dir(fs::path(BITLINE_SOURCE_DIR) / "configs");
+  t.load_preset(kind);
+  KindParams k;
+  k.kind = kind;
+  k.system = hbf::load_system_params(t);
+  k.llm = load_params<LlmParams>(t, "llm");
+  k.serving = load_params<ServingParams>(t, "serving");
+  return k;
+}
+
+ModelConfig shipped(const std::string& name) {
+  return load_model_file(fs::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
+}
+
+// The GPU's weights stored by the HBF runtime: every tensor's megapages must be where GpuMemory says.
+void check_weight_placement(const std::string& layout) {
+  KindParams k = preset("cli");
+  k.system.hbf.runtime.weight_layout = layout;
+  const ModelConfig m = shipped("deepseek-v3");
+  Server s(m, k, 8);
+  const GpuWeights& w = s.weights();
+  hbf::WeightSpec spec;
+  spec.name = "w";
+  std::vector<uint32_t> decl_pos(w.tensors.size());
+  for (size_t j = 0; j < w.tensors.size(); ++j) {
+    const GpuTensor& t = w.tensors[w.declaration[j]];
+    spec.tensors.push_back(hbf::TensorSpec{t.name, t.bytes});
+    decl_pos[w.declaration[j]] = uint32_t(j);
+  }
+  spec.execution_order = decl_pos;
+  hbf::Runtime rt(s.system(), hbf::Mode::Timing, 1);
+  const hbf::ObjectId id = rt.store_weights(spec);
+  const auto units = rt.flash_units(id);  // in the object's unit order = declaration order
+  int64_t u = 0;
+  int64_t mismatches = 0;
+  std::vector<int64_t> first_unit(w.tensors.size());
+  for (size_t j = 0; j < w.tensors.size(); ++j) {
+    first_unit[w.declaration[j]] = u;
+    u += (w.tensors[w.declaration[j]].bytes.raw() + s.system().megapage().raw() - 1) / s.system().megapage().raw();
+  }
+  const auto& pos = s.memory().tensor_positions();
+  for (size_t i = 0; i < w.tensors.size(); ++i)
+    if (units[size_t(first_unit[i])].megaplane != s.system().dealt(pos[i])) ++mismatches;
+  EXPECT_EQ(mismatches, 0) << layout;
+  EXPECT_EQ(int64_t(units.size()), s.memory().weight_units());
+}
+
+}  // namespace
+
+TEST(LlmMemory, WeightPlacementIsTheRuntimes) {
+  check_weight_placement("execution");
+  check_weight_placement("declaration");
+}
+
+TEST(LlmMemory, GroupWriteLaysEachRequestsLayerOnConsecutiveMegaplanes) {
+  // The property the KV model builds on: GroupWrite packs a request's slices of a layer onto consecutive
+  // megaplanes of the dealing order (except where a hyperpage is shared with another request).
+  const KindParams k = preset("csi");
+  const hbf::System sys(k.system);
+  hbf::Runtime rt(sys, hbf::Mode::Timing, 1);
+  const Bytes token(2048);  // Qwen3-235B: one token's KV in one layer
+  const int64_t tps = rt.tokens_per_slice(token), layers = 4, tokens = 9000;
+  std::vector<hbf::ObjectId> ids;
+  for (int r = 0; r < 5; ++r) {
+    ids.push_back(rt.kv_create(fmt::format("r{}", r), uint32_t(layers), token));
+    for (int64_t l = 0; l < layers; ++l) rt.kv_append_zeros(ids.back(), uint32_t(l), Bytes(tokens * token.raw()));
+  }
+  const hbf::GroupId g = rt.group_create(ids);
+  rt.group_write(g, hbf::Remainder::Hold);
+  int64_t pairs = 0, consecutive = 0;
+  const int64_t K = sys.megaplanes();
+  for (auto id : ids) {
+    const auto u = rt.flash_units(id);
+    for (size_t i = 1; i < u.size(); ++i, ++pairs)
+      if ((sys.deal_index(u[i - 1].megaplane) + 1) % K == sys.deal_index(u[i].megaplane)) ++consecutive;
+  }
+  EXPECT_EQ(tps, 64);
+  EXPECT_GT(double(consecutive) / double(pairs), 0.99);
+}
+
+TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
+  KindParams k = preset("csi");
+  const ModelConfig m = shipped("qwen3-235b");
+  Server s(m, k, 8);
+  const ContextSpec c = parse_context("long");
+  const StepGraph g = s.graph(64, c);
+  ASSERT_GT(g.replica_units_per_layer, 1000);  // HBM has room for the replicas
+  for (int32_t layer : {0, 17, 93}) {
+    const KvLayerStats st = s.memory().kv_layer_stats(g, layer);
+    EXPECT_EQ(st.rounds, int64_t(std::ceil(st.mean_load)));  // no megaplane above the mean (rounded up)
+    EXPECT_GE(st.max_load_before, st.rounds);
+    EXPECT_EQ(st.flash_units + st.hbm_replicas, int64_t(std::llround(st.mean_load * double(s.memory().megaplanes()))));
+  }
+  // Scattered KV (no layout): balls into bins, the fullest megaplane well above the mean.
+  k.serving.kv_layout = "scatter";
+  Server sc(m, k, 8);
+  const KvLayerStats st = sc.memory().kv_layer_stats(sc.graph(64, c), 3);
+  EXPECT_GT(double(st.max_load_before), 1.1 * st.mean_load);
+  EXPECT_EQ(st.hbm_replicas, 0);
+}
