@@ -20,10 +20,15 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: the Flash-Cosmos evaluation at paper scale, then the summary against the paper.
+# The main job: both papers' evaluations at their default (paper) configurations,
+# then their summaries against the published figures.
 run: build
 	$(BITLINE) cosmos eval --json results/cosmos-eval.json
+	$(BITLINE) accel eval --json results/accel-eval.json
+	$(BITLINE) accel ablation --json results/accel-ablation.json
+	$(BITLINE) accel sessions --json results/accel-sessions.json
 	python3 scripts/validation.py table results/cosmos-eval.json
+	python3 scripts/validation.py accel results/accel-eval.json
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -32,6 +37,8 @@ bench: build
 	$(BUILD)/bench/bitline_bench --benchmark_counters_tabular=true
 	@echo "== whole paper-scale Flash-Cosmos evaluation (wall time and event rate) =="
 	$(BITLINE) cosmos eval --quiet --json results/bench-cosmos-eval.json | tail -n 1
+	@echo "== whole FlashAccel evaluation matrix (wall time in the last line) =="
+	$(BITLINE) accel eval --quiet --json results/bench-accel-eval.json | tail -n 1
 	@echo "== HBF: a 100 GiB weight read on a CSI GPU at megapage granularity (wall time in the last line) =="
 	$(BITLINE) hbf stream --preset csi --bytes 100GiB --json results/bench-hbf-stream.json | tail -n 2
 

@@ -2,6 +2,7 @@
 """Paper vs bitline.
 
   validation.py table EVAL_JSON          print the Flash-Cosmos summary against the paper
+  validation.py accel ACCEL_EVAL_JSON    print the FlashAccel figures against the paper
   validation.py docs BITLINE OUT.md      run every validation experiment and write OUT.md
 
 Standard library only. The paper's figures come from scripts/paper_figures.json.
@@ -33,6 +34,26 @@ def cosmos_rows(ev):
     return rows
 
 
+def accel_rows(ev):
+    fa = PAPER["flashaccel"]
+    rows = []
+    model = ev["summary"]["throughput_vs_h200x8"]["csix8@100"]["mean"]
+    dev, v = verdict(model, fa["csix8_vs_h200x8_at_100ms"], fa["csix8_tolerance"])
+    rows.append(("8xCSI / 8xH200 tokens/s/GPU @100ms", fa["csix8_vs_h200x8_at_100ms"], model, dev, f"{v} ±20%"))
+
+    def batch(system):
+        for p in ev["points"]:
+            if p["model"] == "llama3.1-405b" and p["context"] == "agent" and p["slo_ms"] == 50 and p["system"] == system:
+                return p["batch"]
+        return float("nan")
+    for name, system, key in (("Llama-405B 15K/6K batch, 8xH200", "h200x8", "llama_agent_h200x8_batch"),
+                              ("Llama-405B 15K/6K batch, 8xCSI @50ms", "csix8", "llama_agent_csix8_batch_at_50ms")):
+        b = batch(system)
+        dev, v = verdict(b, fa[key], fa["llama_tolerance"])
+        rows.append((name, fa[key], b, dev, f"{v} ±15%"))
+    return rows
+
+
 def print_table(rows):
     print(f"{'figure':<32} {'paper':>8} {'bitline':>9} {'diff':>8}  verdict")
     for name, paper, model, dev, v in rows:
@@ -49,6 +70,11 @@ def main():
         print("\nFlash-Cosmos (MICRO 2022) vs bitline, overall = geometric mean over BMI, IMS, KCS:")
         print_table(cosmos_rows(ev))
         return
+    if len(sys.argv) == 3 and sys.argv[1] == "accel":
+        ev = json.load(open(sys.argv[2]))
+        print("\nFlashAccel (2026) vs bitline:")
+        print_table(accel_rows(ev))
+        return
     if len(sys.argv) != 4 or sys.argv[1] != "docs":
         print(__doc__)
         sys.exit(2)
@@ -62,6 +88,9 @@ def main():
         run([binary, "cosmos", "reliability", "--trials", "40", "--operands", "36", "--set", "workload.users=1000000",
              "--json", rel36_path])
         ev, wb, rel, rel36 = (json.load(open(p)) for p in (ev_path, wb_path, rel_path, rel36_path))
+        acc_path = os.path.join(tmp, "accel.json")
+        run([binary, "accel", "eval", "--quiet", "--json", acc_path])
+        acc = json.load(open(acc_path))
     rows = cosmos_rows(ev)
     esp = wb["gb_per_s"]["esp"]
     dev, v = verdict(esp, fc["esp_write_gb_per_s"], fc["esp_write_tolerance"])
@@ -96,6 +125,20 @@ def main():
               f"{rel36['users']} users) the fraction exact is {frac36:.2f}; both depend on the synthetic data (see the gaps below).", "",
               f"Evaluation run: {len(ev['points'])} points, {ev['run']['events']} events, {ev['run']['wall_s']:.1f} s wall "
               f"({ev['run']['events_per_s']:.3g} events/s).", ""]
+    lines += ["## FlashAccel (2026)", "", "| figure | paper | bitline | diff | verdict |", "|---|---|---|---|---|"]
+    arows = accel_rows(acc)
+    for name, paper, model, d, verdict_text in arows:
+        lines.append(f"| {name} | {paper:.3g} | {model:.3g} | {d:+.0%} | {verdict_text} |")
+    lines += ["", "Per-GPU decode throughput and tokens per joule against 8 x H200 (mean over the points where both are feasible):", "",
+              "| system@SLO (ms) | throughput mean | geomean | tokens/J mean | points |", "|---|---|---|---|---|"]
+    for key, v in acc["summary"]["throughput_vs_h200x8"].items():
+        tj = acc["summary"]["tokens_per_j_vs_h200x8"].get(key, {}).get("mean", float("nan"))
+        lines.append(f"| {key} | {v['mean']:.2f} | {v['geomean']:.2f} | {tj:.2f} | {v['points']} |")
+    infeasible = [p for p in acc["points"] if not p["feasible"]]
+    lines += ["", f"Infeasible points ({len(infeasible)}), listed with their reason in the eval JSON: " +
+              ", ".join(f"{p['model']}/{p['context']}/{p['slo_ms']}ms/{p['system']}" for p in infeasible), "",
+              "Details of the FlashAccel model and its gaps: docs/llm.md.", ""]
+    rows += arows
     gaps = os.path.join(HERE, "..", "docs", "validation-gaps.md")
     if os.path.exists(gaps):
         lines += [open(gaps).read()]

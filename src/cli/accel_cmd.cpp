@@ -231,14 +231,17 @@ void add_accel(CLI::App& app) {
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
     cmd->add_option("--model", o->model, "qwen3-235b, qwen3-coder-480b, llama3.1-405b, deepseek-v3, or a config.json path")->required();
-    cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS)")->required();
+    cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS), or a kind (h200, csi, cli) with --gpus")->required();
     cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::PositiveNumber);
     cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
     cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
     cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::PositiveNumber);
     cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
     cmd->callback([k, o] {
-      const SystemName sn = parse_system(o->system);
+      // `--system csi --gpus 8` and `--system csix8` name the same system.
+      const bool bare_kind = o->system == "h200" || o->system == "csi" || o->system == "cli";
+      if (bare_kind && o->gpus <= 0) throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o->system, o->system));
+      const SystemName sn = parse_system(bare_kind ? fmt::format("{}x{}", o->system, o->gpus) : o->system);
       const ContextSpec c = parse_context(o->context);
       const ModelConfig m = load_model(o->model);
       const KindParams kp = k->load(sn.kind);
