@@ -10,40 +10,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include "../support/run_bitline.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;  // stdout and stderr together
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
+using Result = ::bitline::test::CliRun;
+std::string quote(const std::string& s) { return ::bitline::test::shell_quote(s); }
 // Runs `bitline ARGS` (ARGS already shell-quoted where needed).
-Result run(const std::string& args) {
-  // The presets of this source tree, whatever the caller's environment says.
-  std::string cmd = "BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " + quote(BITLINE_BINARY) + " " +
-                    args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return r;
-  }
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return r;
-}
+Result run(const std::string& args) { return ::bitline::test::run_bitline(args); }
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <stdexcept>
+#include "../support/run_bitline.hpp"
 
 namespace bitline::cosmos::test {
 namespace {
@@ -128,33 +129,8 @@ TEST_F(BadInput, ErasedGroupsAreForgotten) {
 
 // ---- CLI ---------------------------------------------------------------------
 
-struct CliResult {
-  int rc = -1;
-  std::string out;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-CliResult run_cli(const std::string& args) {
-  std::string cmd = "BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " + quote(BITLINE_BINARY) + " " +
-                    args + " 2>&1";
-  CliResult r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return r;
-  }
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return r;
-}
+using CliResult = ::bitline::test::CliRun;
+CliResult run_cli(const std::string& args) { return ::bitline::test::run_bitline(args); }
 
 TEST(CosmosCli, RunRejectsAParamOfAnotherWorkload) {
   CliResult r = run_cli("cosmos run --workload bmi --param weeks=3");

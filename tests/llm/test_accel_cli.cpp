@@ -11,35 +11,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include "../support/run_bitline.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Result run(const std::string& args) {
-  const std::string cmd = "BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " + quote(BITLINE_BINARY) +
-                          " " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
-}
+using Result = ::bitline::test::CliRun;
+std::string quote(const std::string& s) { return ::bitline::test::shell_quote(s); }
+Result run(const std::string& args) { return ::bitline::test::run_bitline(args); }
 
 bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 

@@ -1,0 +1,43 @@
+// Runs the real `bitline` binary for CLI tests, with the presets of this source
+// tree (whatever the caller's environment says), capturing stdout and stderr.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace bitline::test {
+
+struct CliRun {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+};
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// Runs `bitline ARGS` (ARGS already shell-quoted where needed).
+inline CliRun run_bitline(const std::string& args) {
+  const std::string cmd = "BITLINE_CONFIG_DIR=" + shell_quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " +
+                          shell_quote(BITLINE_BINARY) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    ADD_FAILURE() << "popen failed: " << cmd;
+    return r;
+  }
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return r;
+}
+
+}  // namespace bitline::test
