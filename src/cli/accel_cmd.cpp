@@ -36,11 +36,7 @@ struct KindOptions {
     if (!file.empty()) t.load_file(file);
     for (const auto& s : sets) t.apply_set(s);
     check_top_level(t);
-    KindParams k;
-    k.kind = kind;
-    k.system = hbf::load_system_params(t);
-    k.llm = load_params<LlmParams>(t, "llm");
-    k.serving = load_params<ServingParams>(t, "serving");
+    KindParams k = load_kind_params(t, kind);
     return k;
   }
   std::map<std::string, KindParams> load_all() const {

@@ -571,4 +571,13 @@ ValidationPoint validate_step(const Server& s, int64_t r, const ContextSpec& c) 
   return v;
 }
 
+KindParams load_kind_params(const ConfigTree& tree, const std::string& kind) {
+  KindParams k;
+  k.kind = kind;
+  k.system = hbf::load_system_params(tree);
+  k.llm = load_params<LlmParams>(tree, "llm");
+  k.serving = load_params<ServingParams>(tree, "serving");
+  return k;
+}
+
 }  // namespace bitline::llm

@@ -30,6 +30,9 @@ struct KindParams {
   ServingParams serving;
 };
 
+/// Reads one GPU kind's parameters (memory system, LLM model, serving) from a resolved config tree.
+KindParams load_kind_params(const ConfigTree& tree, const std::string& kind);
+
 /// "csix8" -> kind "csi", 8 GPUs. Kinds: h200, csi, cli.
 struct SystemName {
   std::string name, kind;

@@ -87,11 +87,7 @@ TEST(LlmSessions, MoreCapacityKeepsMoreSessions) {
     ConfigTree c;
     c.set_preset_dir(fs::path(BITLINE_SOURCE_DIR) / "configs");
     c.load_preset(kind);
-    KindParams k;
-    k.kind = kind;
-    k.system = hbf::load_system_params(c);
-    k.llm = load_params<LlmParams>(c, "llm");
-    k.serving = load_params<ServingParams>(c, "serving");
+    KindParams k = load_kind_params(c, kind);
     kinds.emplace(kind, k);
   }
   SessionParams p = default_params<SessionParams>();

@@ -64,11 +64,7 @@ std::map<std::string, KindParams> preset_kinds() {
     ConfigTree t;
     t.set_preset_dir(fs::path(BITLINE_SOURCE_DIR) / "configs");
     t.load_preset(kind);
-    KindParams k;
-    k.kind = kind;
-    k.system = hbf::load_system_params(t);
-    k.llm = load_params<LlmParams>(t, "llm");
-    k.serving = load_params<ServingParams>(t, "serving");
+    KindParams k = load_kind_params(t, kind);
     m.emplace(kind, k);
   }
   return m;
