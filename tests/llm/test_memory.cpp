@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "llm_test_util.hpp"
 #include "core/config.hpp"
 #include "hbf/runtime.hpp"
 #include "llm/serving.hpp"
@@ -13,6 +14,8 @@
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
+using bitline::llm::test::shipped;
+using bitline::llm::test::preset_kinds;
 
 namespace {
 
@@ -22,10 +25,6 @@ KindParams preset(const std::string& kind) {
   t.load_preset(kind);
   KindParams k = load_kind_params(t, kind);
   return k;
-}
-
-ModelConfig shipped(const std::string& name) {
-  return load_model_file(fs::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
 }
 
 // The GPU's weights stored by the HBF runtime: every tensor's megapages must be where GpuMemory says.

@@ -6,18 +6,17 @@
 #include <filesystem>
 #include <fstream>
 
+#include "llm_test_util.hpp"
 #include "core/error.hpp"
 #include "llm/model.hpp"
 
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
+using bitline::llm::test::shipped;
+using bitline::llm::test::preset_kinds;
 
 namespace {
-
-ModelConfig shipped(const std::string& name) {
-  return load_model_file(fs::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
-}
 
 std::string error_of(const std::string& text) {
   try {

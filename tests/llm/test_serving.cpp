@@ -8,30 +8,17 @@
 #include <cmath>
 #include <filesystem>
 
+#include "llm_test_util.hpp"
 #include "core/config.hpp"
 #include "llm/serving.hpp"
 
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
+using bitline::llm::test::shipped;
+using bitline::llm::test::preset_kinds;
 
 namespace {
-
-std::map<std::string, KindParams> preset_kinds() {
-  std::map<std::string, KindParams> m;
-  for (const char* kind : {"h200", "csi", "cli"}) {
-    ConfigTree t;
-    t.set_preset_dir(fs::path(BITLINE_SOURCE_DIR) / "configs");
-    t.load_preset(kind);
-    KindParams k = load_kind_params(t, kind);
-    m.emplace(kind, k);
-  }
-  return m;
-}
-
-ModelConfig shipped(const std::string& name) {
-  return load_model_file(fs::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
-}
 
 PointResult point(const std::string& model, const std::string& system, const std::string& context, double slo_ms) {
   static const auto kinds = preset_kinds();

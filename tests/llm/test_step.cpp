@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "llm_test_util.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "llm/gpu.hpp"
@@ -19,12 +20,10 @@
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
+using bitline::llm::test::shipped;
+using bitline::llm::test::preset_kinds;
 
 namespace {
-
-ModelConfig shipped(const std::string& name) {
-  return load_model_file(fs::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
-}
 
 LlmParams llm_defaults() { return default_params<LlmParams>(); }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "llm_test_util.hpp"
 #include "core/config.hpp"
 #include "llm/serving.hpp"
 #include "llm/timing.hpp"
@@ -13,6 +14,8 @@
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
+using bitline::llm::test::shipped;
+using bitline::llm::test::preset_kinds;
 
 namespace {
 
@@ -56,22 +59,6 @@ Time fast(const hbf::System& sys, const TilePlan& plan) {
 
 Time event(const hbf::System& sys, const TilePlan& plan) {
   return hbf::simulate_reads(sys, to_read_plan(plan, sys.megapage().raw()), hbf::read_options(sys)).elapsed;
-}
-
-std::map<std::string, KindParams> preset_kinds() {
-  std::map<std::string, KindParams> m;
-  for (const char* kind : {"h200", "csi", "cli"}) {
-    ConfigTree t;
-    t.set_preset_dir(fs::path(BITLINE_SOURCE_DIR) / "configs");
-    t.load_preset(kind);
-    KindParams k = load_kind_params(t, kind);
-    m.emplace(kind, k);
-  }
-  return m;
-}
-
-ModelConfig shipped(const std::string& name) {
-  return load_model_file(fs::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
 }
 
 }  // namespace

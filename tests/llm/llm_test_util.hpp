@@ -1,0 +1,32 @@
+// Shared by the LLM tests: the shipped model descriptions and the GPU kinds'
+// presets of this source tree.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "core/config.hpp"
+#include "llm/model.hpp"
+#include "llm/serving.hpp"
+
+namespace bitline::llm::test {
+
+/// A model shipped in configs/models/NAME.json.
+inline ModelConfig shipped(const std::string& name) {
+  return load_model_file(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
+}
+
+/// The h200, csi and cli presets, each loaded into KindParams.
+inline std::map<std::string, KindParams> preset_kinds() {
+  std::map<std::string, KindParams> m;
+  for (const char* kind : {"h200", "csi", "cli"}) {
+    ConfigTree t;
+    t.set_preset_dir(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs");
+    t.load_preset(kind);
+    m.emplace(kind, load_kind_params(t, kind));
+  }
+  return m;
+}
+
+}  // namespace bitline::llm::test
