@@ -41,23 +41,30 @@ def accel_rows(ev):
     dev, v = verdict(model, fa["csix8_vs_h200x8_at_100ms"], fa["csix8_tolerance"])
     rows.append(("8xCSI / 8xH200 tokens/s/GPU @100ms", fa["csix8_vs_h200x8_at_100ms"], model, dev, f"{v} ±20%"))
 
-    def batch(system):
+    def point(system):
         for p in ev["points"]:
             if p["model"] == "llama3.1-405b" and p["context"] == "agent" and p["slo_ms"] == 50 and p["system"] == system:
-                return p["batch"]
-        return float("nan")
-    for name, system, key in (("Llama-405B 15K/6K batch, 8xH200", "h200x8", "llama_agent_h200x8_batch"),
-                              ("Llama-405B 15K/6K batch, 8xCSI @50ms", "csix8", "llama_agent_csix8_batch_at_50ms")):
-        b = batch(system)
-        dev, v = verdict(b, fa[key], fa["llama_tolerance"])
-        rows.append((name, fa[key], b, dev, f"{v} ±15%"))
+                return p
+        return {}
+    b = point("h200x8").get("batch", float("nan"))
+    dev, v = verdict(b, fa["llama_agent_h200x8_batch"], fa["llama_tolerance"])
+    rows.append(("Llama-405B 15K/6K batch, 8xH200", fa["llama_agent_h200x8_batch"], b, dev, f"{v} ±15%"))
+    # The paper's ~110 is what 8 x CSI "could in theory reach": the bandwidth bound (bytes at peak bandwidth).
+    csi = point("csix8")
+    b = csi.get("bandwidth_bound_batch", float("nan"))
+    dev, v = verdict(b, fa["llama_agent_csix8_batch_at_50ms"], fa["llama_tolerance"])
+    rows.append(("Llama-405B 15K/6K 8xCSI @50ms, bandwidth bound", fa["llama_agent_csix8_batch_at_50ms"], b, dev, f"{v} ±15%"))
+    rows.append(("Llama-405B 15K/6K 8xCSI @50ms, full step", None, csi.get("batch", float("nan")), None,
+                 "reported (under the bound: collectives, kernel overheads)"))
     return rows
 
 
 def print_table(rows):
-    print(f"{'figure':<32} {'paper':>8} {'bitline':>9} {'diff':>8}  verdict")
+    print(f"{'figure':<46} {'paper':>8} {'bitline':>9} {'diff':>8}  verdict")
     for name, paper, model, dev, v in rows:
-        print(f"{name:<32} {paper:>8.3g} {model:>9.3g} {dev:>+7.0%}  {v}")
+        p = f"{paper:>8.3g}" if paper is not None else f"{'-':>8}"
+        d = f"{dev:>+7.0%}" if dev is not None else f"{'-':>7}"
+        print(f"{name:<46} {p} {model:>9.3g} {d}  {v}")
 
 
 def run(cmd):
@@ -128,7 +135,9 @@ def main():
     lines += ["## FlashAccel (2026)", "", "| figure | paper | bitline | diff | verdict |", "|---|---|---|---|---|"]
     arows = accel_rows(acc)
     for name, paper, model, d, verdict_text in arows:
-        lines.append(f"| {name} | {paper:.3g} | {model:.3g} | {d:+.0%} | {verdict_text} |")
+        ps = f"{paper:.3g}" if paper is not None else "-"
+        ds = f"{d:+.0%}" if d is not None else "-"
+        lines.append(f"| {name} | {ps} | {model:.3g} | {ds} | {verdict_text} |")
     lines += ["", "Per-GPU decode throughput and tokens per joule against 8 x H200 (mean over the points where both are feasible):", "",
               "| system@SLO (ms) | throughput mean | geomean | tokens/J mean | points |", "|---|---|---|---|---|"]
     for key, v in acc["summary"]["throughput_vs_h200x8"].items():

@@ -86,6 +86,11 @@ void print_point(const PointResult& p, const Server& s) {
   fmt::print("  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
              "exposed flash latency {:.3f}, KV programming {:.3f}\n",
              ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write));
+  fmt::print("  bytes read per GPU: flash {:.1f} GB, HBM {:.1f} GB -> {:.3f} ms at peak bandwidth", r.flash_bytes * 1e-9,
+             r.hbm_bytes * 1e-9, ms_of(r.memory_time));
+  if (p.feasible)
+    fmt::print("; bandwidth bound: batch {} (bytes alone at peak bandwidth within the SLO, capacity ignored)", p.bandwidth_bound_batch);
+  fmt::print("\n");
   const Capacity& c = r.capacity;
   fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, HBM used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
              double(c.kv.raw()) * 1e-9, double(c.hbm_used.raw()) * 1e-9, double(c.hbm_capacity.raw()) * 1e-9);

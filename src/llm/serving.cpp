@@ -132,6 +132,8 @@ Json StepReport::json() const {
             {"lifetime_writes_vs_tbw", lifetime_writes_fraction},
             {"lifetime_erases_vs_pe_budget", lifetime_erase_fraction}}},
           {"flops_per_step", flops},
+          {"bytes_read", {{"flash", flash_bytes}, {"hbm", hbm_bytes}}},
+          {"memory_time_ms", to_ms(memory_time)},
           {"capacity", capacity.json()}};
 }
 
@@ -158,6 +160,9 @@ Json PointResult::json() const {
   j["endurance"] = step.json()["endurance"];
   j["energy_per_step_j"] = step.json()["energy_per_step_j"];
   j["capacity"] = step.capacity.json();
+  j["bytes_read_per_gpu"] = {{"flash", step.flash_bytes}, {"hbm", step.hbm_bytes}};
+  j["memory_time_ms"] = to_ms(step.memory_time);
+  j["bandwidth_bound_batch"] = bandwidth_bound_batch;
   j["search_evaluations"] = evaluations;
   return j;
 }
@@ -266,6 +271,17 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   const double step_s = to_s(s.step);
   const double tokens_gpu = g.tokens_per_gpu;
   s.tokens_per_s_per_gpu = tokens_gpu / step_s;
+  s.flash_bytes = st.reads.flash_bytes;
+  s.hbm_bytes = st.reads.hbm_bytes;
+  {
+    Time t = Bytes(int64_t(s.hbm_bytes)) / sys_.hbm_bandwidth();
+    if (has_hbf()) {
+      const auto& hp = k_.system.hbf;
+      const Bandwidth per_stack = std::min(hp.timing.interface_bandwidth, sys_.stack_sense_bandwidth());
+      t = std::max(t, Bytes(int64_t(s.flash_bytes)) / Bandwidth(per_stack.raw() * double(hp.stacks)));
+    }
+    s.memory_time = t;
+  }
 
   // Energy per GPU per step.
   const auto& hp = k_.system;
@@ -308,6 +324,37 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   }
   return s;
 }
+
+namespace {
+
+/// The largest r in [lo, hi] with metric(eval(r)) <= target, given metric(eval(lo)) <= target < metric(eval(hi))
+/// and a metric nearly linear and non-decreasing in r: interpolation, with a bisection step whenever an
+/// interpolation step did not halve the bracket (~6-10 evaluations).
+template <class Eval, class Metric>
+int64_t largest_within(Eval& eval, const Metric& metric, int64_t lo, int64_t hi, Time target) {
+  bool bisect = false;
+  while (hi - lo > 1) {
+    int64_t mid;
+    if (!bisect) {
+      const double tl = to_ms(metric(eval(lo))), th = to_ms(metric(eval(hi))), t = to_ms(target);
+      mid = lo + int64_t(std::floor((t - tl) / std::max(th - tl, 1e-12) * double(hi - lo)));
+    } else {
+      mid = lo + (hi - lo) / 2;
+    }
+    mid = std::clamp<int64_t>(mid, lo + 1, hi - 1);
+    const int64_t width = hi - lo;
+    (metric(eval(mid)) <= target ? lo : hi) = mid;
+    if (!bisect && hi - lo > 1 && metric(eval(lo)) <= target) {
+      // After an interpolation step, probe the other side of the bracket's new edge.
+      const int64_t probe = lo + 1;
+      if (probe < hi) (metric(eval(probe)) <= target ? lo : hi) = probe;
+    }
+    bisect = !bisect && (hi - lo) * 2 > width;
+  }
+  return lo;
+}
+
+}  // namespace
 
 PointResult Server::search(const ContextSpec& c, Time slo) const {
   PointResult p;
@@ -353,30 +400,17 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
     p.bound_by = "capacity";
     p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : capacity(cap + 1, c).limit;
   } else {
-    // Bracket [lo feasible, hi not]: interpolate on the (nearly linear) step time, bisect when that stalls.
-    int64_t lo = 1, hi = cap;
-    bool bisect = false;
-    while (hi - lo > 1) {
-      int64_t mid;
-      if (!bisect) {
-        const double tl = to_ms(eval(lo).step), th = to_ms(eval(hi).step), target = to_ms(slo);
-        mid = lo + int64_t(std::floor((target - tl) / std::max(th - tl, 1e-12) * double(hi - lo)));
-      } else {
-        mid = lo + (hi - lo) / 2;
-      }
-      mid = std::clamp<int64_t>(mid, lo + 1, hi - 1);
-      const int64_t width = hi - lo;
-      (eval(mid).step <= slo ? lo : hi) = mid;
-      if (!bisect && hi - lo > 1 && eval(lo).step <= slo) {
-        // After an interpolation step, probe the other side of the bracket's new edge.
-        const int64_t probe = lo + 1;
-        if (probe < hi) (eval(probe).step <= slo ? lo : hi) = probe;
-      }
-      bisect = !bisect && (hi - lo) * 2 > width;
-    }
-    best = lo;
+    best = largest_within(eval, [](const StepReport& s) { return s.step; }, 1, cap, slo);
     p.bound_by = "slo";
   }
+  // The bandwidth bound: memory_time <= step, so it lies at or above `best`; find where it crosses the SLO.
+  const auto memory_time = [](const StepReport& s) { return s.memory_time; };
+  const int64_t rmax = k_.serving.max_requests_per_rank;
+  int64_t lo = best, hi = std::min(rmax, std::max<int64_t>(best + 1, 2 * best));
+  while (hi < rmax && eval(hi).memory_time <= slo) lo = hi, hi = std::min(rmax, 2 * hi);
+  const int64_t rb = eval(hi).memory_time <= slo ? hi : largest_within(eval, memory_time, lo, hi, slo);
+  p.bandwidth_bound_requests_per_rank = rb;
+  p.bandwidth_bound_batch = rb * d_.ranks;
   p.feasible = true;
   p.step = eval(best);
   return p;

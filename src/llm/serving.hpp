@@ -82,6 +82,11 @@ struct StepReport {
   double lifetime_writes_fraction = 0;  // bytes written over the service life / (flash capacity x P/E cycles)
   double lifetime_erase_fraction = 0;   // block erases over the service life / (blocks x P/E cycles)
   double flops = 0;
+  // What the step reads per GPU, and the time those bytes take at the peak bandwidth of the memory holding them
+  // (flash and HBM in parallel): the step's bandwidth floor, without compute, collectives, kernel overheads,
+  // sensing latency or programming.
+  double flash_bytes = 0, hbm_bytes = 0;
+  Time memory_time{};
   Json json() const;
 };
 
@@ -95,6 +100,10 @@ struct PointResult {
   std::string bound_by;  // "slo" or "capacity"
   std::string capacity_limit;
   StepReport step;
+  // The bandwidth bound: the largest batch whose step would meet the SLO if only the bytes read counted
+  // (StepReport::memory_time; capacity ignored up to serving.max_requests_per_rank). An upper limit to `batch`,
+  // and the quantity of the paper's "could in theory reach" estimates. 0 when not even one request meets it.
+  int64_t bandwidth_bound_batch = 0, bandwidth_bound_requests_per_rank = 0;
   int evaluations = 0;
   Json json() const;
 };

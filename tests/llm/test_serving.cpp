@@ -67,20 +67,46 @@ TEST(LlmValidation, Llama405bAgentBatchOnH200X8) {
   EXPECT_NEAR(double(p.step.batch), 30, 0.15 * 30);
 }
 
-// Spec: "about 110 on 8 x CSI at the 50 ms SLO" (+-15%).
+// Spec: "under the 50 ms SLO 8 x CSI could in theory reach a batch of 110" (+-15%). "In theory" is the bandwidth
+// bound: the batch whose bytes, read at the peak bandwidth of the memories holding them, fill the SLO (the paper's
+// arithmetic: 50 ms x 4.6 TB/s of HBF less 101.5 GB of weights, over 1.16 GB of KV per request per GPU = 111).
+// The model's bound also reads the staged partial KV slices and the replicas from HBM in parallel. The batch the
+// full step model allows is lower (collectives and kernel overheads take part of the 50 ms); it is reported, and
+// it must lie under the bound.
 TEST(LlmValidation, Llama405bAgentBatchOnCsiX8At50ms) {
   const PointResult p = point("llama3.1-405b", "csix8", "agent", 50);
   ASSERT_TRUE(p.feasible) << p.reason;
   const auto& b = p.step.breakdown;
-  std::cout << "Llama-3.1-405B 15K/6K on 8 x CSI at 50 ms: batch " << p.step.batch << " (paper: ~110); step " << to_s(p.step.step) * 1e3
+  std::cout << "Llama-3.1-405B 15K/6K on 8 x CSI at 50 ms: bandwidth bound " << p.bandwidth_bound_batch
+            << " (paper: ~110 in theory); full step model " << p.step.batch << ": step " << to_s(p.step.step) * 1e3
             << " ms = weights " << to_s(b.weights) * 1e3 << " + KV " << to_s(b.kv) * 1e3 << " + all-reduce " << to_s(b.comm) * 1e3
             << " + kernel overhead " << to_s(b.overhead) * 1e3 << " + other " << to_s(b.compute + b.flash_latency + b.kv_write) * 1e3 << "\n";
-  if (std::abs(double(p.step.batch) / 110 - 1) > 0.15)
-    GTEST_SKIP() << "KNOWN GAP: model batch " << p.step.batch << " vs paper ~110: the paper's figure is the HBF-bandwidth "
-                 << "bound ((50 ms x 4.6 TB/s - 101.5 GB of weights) / 1.16 GB of KV per request = 111); the model also "
-                 << "spends " << to_s(b.comm) * 1e3 << " ms in tensor-parallel all-reduces and " << to_s(b.overhead) * 1e3
-                 << " ms in kernel overheads per step, which leave room for fewer requests (docs/llm.md)";
-  EXPECT_NEAR(double(p.step.batch), 110, 0.15 * 110);
+  EXPECT_NEAR(double(p.bandwidth_bound_batch), 110, 0.15 * 110);
+  EXPECT_LE(p.step.batch, p.bandwidth_bound_batch);
+  EXPECT_EQ(p.bound_by, "slo");
+  // The full model's batch is below the bound by the time the step spends outside memory transfers.
+  const double outside_ms = to_s(b.comm + b.overhead + b.kv_write) * 1e3;
+  EXPECT_GT(outside_ms, 1.0);
+  EXPECT_LT(double(p.step.batch), double(p.bandwidth_bound_batch) * (1.0 - 0.5 * outside_ms / 50.0));
+}
+
+// The bandwidth bound is the largest batch whose bytes at peak bandwidth meet the SLO (H200: HBM bytes / 4.8 TB/s).
+TEST(LlmServing, BandwidthBoundIsWhereTheBytesAloneFillTheSlo) {
+  static const auto kinds = preset_kinds();
+  const ModelConfig m = shipped("llama3.1-405b");
+  Server s(m, kinds.at("h200"), 8);
+  const ContextSpec c = parse_context("agent");
+  const PointResult p = s.search(c, ms(50));
+  ASSERT_TRUE(p.feasible);
+  EXPECT_EQ(p.bound_by, "capacity");  // the bound ignores capacity, the batch does not
+  const int64_t rb = p.bandwidth_bound_requests_per_rank;
+  EXPECT_GT(rb, p.step.requests_per_rank);
+  const StepReport at = s.step(rb, c), above = s.step(rb + 1, c);
+  EXPECT_LE(at.memory_time, ms(50));
+  EXPECT_GT(above.memory_time, ms(50));
+  EXPECT_EQ(at.flash_bytes, 0.0);
+  EXPECT_NEAR(to_s(at.memory_time), at.hbm_bytes / 4.8e12, 1e-9);
+  EXPECT_LE(at.memory_time, at.step);
 }
 
 TEST(LlmServing, SearchFindsTheLargestBatchMeetingTheSlo) {
