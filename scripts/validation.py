@@ -59,6 +59,66 @@ def accel_rows(ev):
     return rows
 
 
+SYSTEMS = ["h200x8", "h200x16", "csix4", "csix8", "csix16", "clix4", "clix8", "clix16"]
+ABLATION = [("full", "full FlashAccel"), ("no_prefetch", "no prefetch"), ("no_weight_layout", "no weight layout"),
+            ("no_kv_layout", "no KV layout"), ("plain_hbf", "plain HBF"), ("hbm_only", "HBM only (H200)")]
+PARTS = ["weights", "kv", "compute", "communication", "overhead", "exposed_flash_latency", "kv_write", "kv_erase"]
+
+
+def accel_tables(acc, abl):
+    """The result tables of docs/llm.md (between its GENERATED markers)."""
+    pts = {(p["model"], p["context"], p["slo_ms"], p["system"]): p for p in acc["points"]}
+    keys = sorted({(p["model"], p["context"], p["slo_ms"]) for p in acc["points"]},
+                  key=lambda k: (["qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3"].index(k[0])
+                                 if k[0] in ("qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3") else 9,
+                                 ["long", "agent"].index(k[1]) if k[1] in ("long", "agent") else 9, k[2]))
+    out = ["Per-GPU decode throughput (tokens/s per GPU; in brackets the system's batch,",
+           "`c` = capacity-bound, otherwise SLO-bound; - = infeasible):", "",
+           "| model | ctx | SLO | " + " | ".join(SYSTEMS) + " |", "|---|---|---|" + "---|" * len(SYSTEMS)]
+    for m, c, slo in keys:
+        cells = []
+        for sy in SYSTEMS:
+            p = pts.get((m, c, slo, sy))
+            if not p or not p["feasible"]:
+                cells.append("-")
+            else:
+                cells.append(f"{p['tokens_per_s_per_gpu']:.0f} ({p['batch']}{'c' if p['bound_by'] == 'capacity' else ''})")
+        out.append(f"| {m} | {c} | {slo:g} | " + " | ".join(cells) + " |")
+    out += ["", "Summary against 8 x H200 (mean / geomean of per-point ratios over the points where both are feasible):", "",
+            "| system@SLO | throughput | tokens/J | points |", "|---|---|---|---|"]
+    thr, tpj = acc["summary"]["throughput_vs_h200x8"], acc["summary"]["tokens_per_j_vs_h200x8"]
+    order = [f"{sy}@{slo}" for slo in (100, 50) for sy in SYSTEMS]
+    for key, v in sorted(thr.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
+        if v["mean"] is None:
+            out.append(f"| {key} | - | - | 0 |")
+            continue
+        out.append(f"| {key} | {v['mean']:.2f}x / {v['geomean']:.2f}x | {tpj[key]['mean']:.2f}x | {v['points']} |")
+    ctx = abl["context"]
+    out += ["", f"Ablation ({abl['model']} on {abl['gpus']} x CSI, {abl['batch_per_rank']} requests per GPU, context "
+            f"{ctx['name']} ({ctx['input']}:{ctx['output']}); step and its critical-path breakdown in ms):", "",
+            "| variant | step | " + " | ".join(p.replace("_", " ") for p in PARTS) + " | fits | tokens/s/GPU at 100 ms (batch) |",
+            "|---|---|" + "---|" * len(PARTS) + "---|---|"]
+    for key, name in ABLATION:
+        v = abl["variants"].get(key)
+        if not v:
+            continue
+        b = v["breakdown_ms"]
+        bound = "" if v.get("bound_by_at_100ms") == "slo" else ", " + str(v.get("bound_by_at_100ms"))
+        out.append(f"| {name} | {v['step_ms']:.1f} | " + " | ".join(f"{b.get(p, 0.0):.2f}" for p in PARTS) +
+                   f" | {'yes' if v['fits'] else 'no'} | {v['tokens_per_s_per_gpu_at_100ms']:.0f} ({v['batch_at_100ms']}{bound}) |")
+    return out
+
+
+def replace_generated(path, name, lines):
+    begin, end = f"<!-- GENERATED {name}: make validate -->", f"<!-- END GENERATED {name} -->"
+    text = open(path).read()
+    if begin not in text or end not in text:
+        raise SystemExit(f"{path}: markers for {name} missing")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    open(path, "w").write(head + begin + "\n" + "\n".join(lines) + "\n" + end + tail)
+
+
 def print_table(rows):
     print(f"{'figure':<46} {'paper':>8} {'bitline':>9} {'diff':>8}  verdict")
     for name, paper, model, dev, v in rows:
@@ -98,6 +158,10 @@ def main():
         acc_path = os.path.join(tmp, "accel.json")
         run([binary, "accel", "eval", "--quiet", "--json", acc_path])
         acc = json.load(open(acc_path))
+        abl_path = os.path.join(tmp, "ablation.json")
+        run([binary, "accel", "ablation", "--json", abl_path])
+        abl = json.load(open(abl_path))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
     rows = cosmos_rows(ev)
     esp = wb["gb_per_s"]["esp"]
     dev, v = verdict(esp, fc["esp_write_gb_per_s"], fc["esp_write_tolerance"])

@@ -84,8 +84,9 @@ void print_point(const PointResult& p, const Server& s) {
              r.tokens_per_j, r.power.raw());
   const Breakdown& b = r.breakdown;
   fmt::print("  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
-             "exposed flash latency {:.3f}, KV programming {:.3f}\n",
-             ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write));
+             "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}\n",
+             ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
+             ms_of(b.kv_erase));
   fmt::print("  bytes read per GPU: flash {:.1f} GB, HBM {:.1f} GB -> {:.3f} ms at peak bandwidth", r.flash_bytes * 1e-9,
              r.hbm_bytes * 1e-9, ms_of(r.memory_time));
   if (p.feasible)
@@ -97,8 +98,8 @@ void print_point(const PointResult& p, const Server& s) {
   if (c.blocks_per_megaplane > 0) fmt::print(", HBF blocks {} of {} per megaplane", c.blocks_used, c.blocks_per_megaplane);
   fmt::print("\n  KV writes {:.3f} GB/s per GPU", r.kv_write_bytes_per_s * 1e-9);
   if (s.has_hbf())
-    fmt::print(" (programming {:.2f}% of the time; {}-year writes {:.3f} x TBW, erases {:.3f} x the P/E budget)",
-               100 * r.program_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction, r.lifetime_erase_fraction);
+    fmt::print(" (programming {:.2f}% and erasing {:.2f}% of the time; {}-year writes {:.3f} x TBW, erases {:.3f} x the P/E budget)",
+               100 * r.program_time_fraction, 100 * r.erase_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction, r.lifetime_erase_fraction);
   fmt::print("\n");
 }
 

@@ -21,6 +21,13 @@ GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeig
   unit_ = sys.megapage().raw();
   if (k_ == 0) return;
   tile_units_ = k_ * std::max<int64_t>(1, opt.tile_hyperpages);
+  t_round_ = std::max(sys.hbf().timing.t_read,
+                      Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
+  hbm_bw_ = sys.hbm_bandwidth();
+  if (opt.kv_offload != "mean" && opt.kv_offload != "fill")
+    throw ConfigError(fmt::format("serving.kv_offload: '{}' is not one of mean|fill", opt.kv_offload));
+  if (!(opt.weight_cache_fraction >= 0 && opt.weight_cache_fraction <= 1))
+    throw ModelError(fmt::format("weight cache fraction {} outside [0, 1]", opt.weight_cache_fraction));
   deal_.resize(size_t(k_));
   for (int64_t i = 0; i < k_; ++i) deal_[size_t(i)] = sys.dealt(i);
 
@@ -115,12 +122,19 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
   }
   const int64_t want = std::min<int64_t>(units_total, int64_t(std::llround(double(units_total) * op.read_fraction)));
   if (want <= 0) return;
-  int64_t taken = 0;
+  int64_t taken = 0, hbm = 0;
   StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Weights, op_index};
   for (uint32_t t = op.first_tensor; t < op.first_tensor + op.tensor_count && taken < want; ++t) {
     const int64_t bytes = w_.tensors[t].bytes.raw();
-    for (int64_t u = 0; u < nunits_[t] && taken < want; ++u, ++taken) {
+    const int64_t reading = std::min(nunits_[t], want - taken);
+    // The cached part of what is read (the first units of the range: a prefix of every expert / shard) comes from HBM.
+    const int64_t cached = int64_t(std::floor(double(reading) * opt_.weight_cache_fraction));
+    for (int64_t u = 0; u < reading; ++u, ++taken) {
       const int64_t b = std::min(unit_, bytes - u * unit_);
+      if (u < cached) {
+        hbm += b;
+        continue;
+      }
       plan.units.push_back(FlashUnit{deal_[size_t((pos_[t] + u) % k_)], uint32_t(b)});
       if (++cur.count == uint32_t(tile_units_)) {
         plan.tiles.push_back(cur);
@@ -128,8 +142,11 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
       }
     }
   }
-  if (cur.count > 0) plan.tiles.push_back(cur);
-  spread_compute(plan, first_tile, op.compute, [&](const StepTile& t) { return double(t.count); });
+  if (cur.count > 0 || plan.tiles.size() == first_tile) plan.tiles.push_back(cur);
+  // Cached bytes stream from HBM alongside, spread evenly over the kernel's tiles.
+  const int64_t nt = int64_t(plan.tiles.size() - first_tile);
+  for (int64_t i = 0; i < nt; ++i) plan.tiles[first_tile + size_t(i)].hbm_bytes += hbm / nt + (i < hbm % nt ? 1 : 0);
+  spread_compute(plan, first_tile, op.compute, [&](const StepTile& t) { return double(t.count) * double(unit_) + double(t.hbm_bytes); });
 }
 
 void GpuMemory::embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) const {
@@ -183,6 +200,46 @@ int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64
   return total;
 }
 
+int64_t GpuMemory::offload(std::vector<int64_t>& loads, int64_t total, int64_t budget, int64_t hbm_bytes, int64_t slice_bytes,
+                           int64_t& rounds) const {
+  // Spec: copy pages of overloaded megaplanes to HBM until no megaplane exceeds the (rounded-up) mean.
+  const int64_t cap = ceil_div(total, k_);
+  int64_t replicas = 0;
+  for (auto& l : loads) {
+    const int64_t take = std::min(std::max<int64_t>(0, l - cap), budget);
+    l -= take;
+    budget -= take;
+    replicas += take;
+  }
+  if (opt_.kv_offload == "fill" && budget > 0 && !loads.empty()) {
+    // Lower the level L while the replicas fit and HBM's transfer time stays within L flash rounds.
+    const auto cost = [&](int64_t level) {
+      int64_t c = 0;
+      for (int64_t l : loads) c += std::max<int64_t>(0, l - level);
+      return c;
+    };
+    const auto ok = [&](int64_t level) {
+      const int64_t c = cost(level);
+      if (c > budget) return false;
+      const Time hbm_time = Bytes(hbm_bytes + (replicas + c) * slice_bytes) / hbm_bw_;
+      return hbm_time <= t_round_ * double(level);
+    };
+    int64_t hi = *std::max_element(loads.begin(), loads.end()), lo = 0;  // ok(hi) holds (nothing moves)
+    if (ok(hi)) {
+      while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (ok(mid) ? hi : lo) = mid;
+      }
+      if (ok(lo)) hi = lo;
+      for (auto& l : loads)
+        if (l > hi) replicas += l - hi, l = hi;
+    }
+  }
+  rounds = 0;
+  for (int64_t l : loads) rounds = std::max(rounds, l);
+  return replicas;
+}
+
 KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const {
   KvLayerStats s;
   if (k_ == 0) return s;
@@ -202,15 +259,7 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const 
   const int64_t total = kv_loads(g, layer, loads);
   for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
   s.mean_load = double(total) / double(k_);
-  const int64_t cap = ceil_div(total, k_);
-  int64_t budget = g.replica_units_per_layer;
-  for (auto& l : loads) {
-    const int64_t take = std::min(std::max<int64_t>(0, l - cap), budget);
-    l -= take;
-    budget -= take;
-    s.hbm_replicas += take;
-    s.rounds = std::max(s.rounds, l);
-  }
+  s.hbm_replicas = offload(loads, total, g.replica_units_per_layer, s.staged_bytes, tps * g.kv_token_layer_bytes, s.rounds);
   s.flash_units = total - s.hbm_replicas;
   return s;
 }
@@ -244,15 +293,8 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
   } else {
     std::vector<int64_t> loads;
     const int64_t total = kv_loads(g, op.layer, loads);
-    const int64_t cap = ceil_div(total, k_);
-    int64_t budget = g.replica_units_per_layer, rounds = 0;
-    for (auto& l : loads) {
-      const int64_t take = std::min(std::max<int64_t>(0, l - cap), budget);
-      l -= take;
-      budget -= take;
-      hbm += take * slice_bytes;
-      rounds = std::max(rounds, l);
-    }
+    int64_t rounds = 0;
+    hbm += offload(loads, total, g.replica_units_per_layer, hbm, slice_bytes, rounds) * slice_bytes;
     const int64_t per_tile = std::max<int64_t>(1, opt_.tile_hyperpages);
     for (int64_t r0 = 0; r0 < rounds; r0 += per_tile) {
       StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};

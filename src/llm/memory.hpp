@@ -65,6 +65,13 @@ struct MemoryOptions {
   int64_t tile_hyperpages = 1;
   uint64_t seed = 1;
   Time kernel_overhead{};
+  // HBF: fraction of every weight tensor held as a copy in HBM (serving.hbm_weight_cache / the GPU's weights);
+  // a kernel reads that part of its megapages from HBM while the rest streams from flash.
+  double weight_cache_fraction = 0;
+  // HBF, flashaccel KV layout: how far selective offload goes: "mean" (spec: until no megaplane exceeds the
+  // mean load) or "fill" (then on, from the most loaded megaplanes down, while HBM has room for replicas and its
+  // transfer time stays under the flash rounds').
+  std::string kv_offload = "mean";
 };
 
 /// Per-layer KV statistics of the HBF placement (for reports and tests).
@@ -104,12 +111,18 @@ class GpuMemory {
   /// Per-layer loads (by dealing index) of the flashaccel KV layout; returns total full slices.
   int64_t kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const;
   std::vector<int64_t> cursors(int64_t n) const;
+  /// Selective offload of one layer: lowers `loads` in place within `budget` replicas (slices of `slice_bytes`),
+  /// given the layer's HBM bytes so far; returns the replicas. `rounds` is set to the largest load left.
+  int64_t offload(std::vector<int64_t>& loads, int64_t total, int64_t budget, int64_t hbm_bytes, int64_t slice_bytes,
+                  int64_t& rounds) const;
 
   const hbf::System& sys_;
   const ModelConfig& m_;
   const GpuWeights& w_;
   MemoryOptions opt_;
   int64_t k_ = 0, unit_ = 0, tile_units_ = 0;
+  Time t_round_{};     // flash time of one KV round (a hyperpage): max(tR, K megapages over the stacks' interfaces)
+  Bandwidth hbm_bw_{};
   std::vector<uint32_t> deal_;     // dealing index -> megaplane
   std::vector<int64_t> pos_;       // per tensor: dealing position of its first megapage
   std::vector<int64_t> nunits_;    // per tensor: megapages

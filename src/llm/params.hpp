@@ -122,6 +122,8 @@ struct ServingParams {
   double routing_skew = 0;
   int64_t max_requests_per_rank = 0;
   std::string step_model;
+  Bytes hbm_weight_cache{};
+  std::string kv_offload;
   double endurance_years = 5;
   int64_t seed = 1;
 
@@ -148,6 +150,18 @@ struct ServingParams {
                            "on the whole step: slow; for settings outside the fast model's validated range, e.g. SRAM "
                            "smaller than the prefetch window)",
                    .source = "bitline: accel validate compares the two", .choices = "fast|event"});
+    v(hbm_weight_cache, {.name = "hbm_weight_cache", .def = "0B",
+                         .desc = "HBF GPUs: HBM given to a copy of the weights (at most all of them); every weight kernel "
+                                 "reads that fraction of its megapages from HBM while the rest streams from flash, so the two "
+                                 "bandwidths add up for weights. Counted in HBM capacity; ignored on HBM-only GPUs",
+                         .source = "assumption: off by default (spec roles: HBF holds the weights, HBM the small "
+                                   "intermediate data); spec: CSI's 'bandwidth adds up (4.8 + 4.6 TB/s)'",
+                         .min = 0});
+    v(kv_offload, {.name = "kv_offload", .def = "mean",
+                   .desc = "selective offload (GroupArrange) per layer: mean (copy slices of megaplanes above the mean "
+                           "load to HBM) or fill (then keep lowering the most loaded megaplanes while HBM has room and "
+                           "its transfer time stays within the flash rounds)",
+                   .source = "spec: 'until no plane exceeds the average'; fill is a bitline extension", .choices = "mean|fill"});
     v(endurance_years, {.name = "endurance_years", .def = "5", .desc = "service life for the write/endurance accounting",
                         .source = "spec: 1M P/E cycles over 5 years", .min = 0.01, .max = 100});
     v(seed, {.name = "seed", .def = "1", .desc = "seed of the KV placement (request cursors, scattered blocks)",

@@ -100,6 +100,7 @@ Json Capacity::json() const {
             {"kv_staging_bytes", staging.raw()},
             {"runtime_reserve_bytes", reserve.raw()},
             {"workspace_bytes", workspace.raw()}};
+  if (weight_cache.raw() > 0) j["hbm_weight_cache_bytes"] = weight_cache.raw();
   if (!limit.empty()) j["limit"] = limit;
   if (blocks_per_megaplane > 0) {
     j["flash_blocks_per_megaplane"] = blocks_per_megaplane;
@@ -125,10 +126,12 @@ Json StepReport::json() const {
             {"communication", e_comm.raw()},
             {"static", e_static.raw()},
             {"flash_program", e_program.raw()},
+            {"flash_erase", e_erase.raw()},
             {"total", energy().raw()}}},
           {"kv_write_bytes_per_s", kv_write_bytes_per_s},
           {"endurance",
            {{"program_time_fraction", program_time_fraction},
+            {"erase_time_fraction", erase_time_fraction},
             {"lifetime_writes_vs_tbw", lifetime_writes_fraction},
             {"lifetime_erases_vs_pe_budget", lifetime_erase_fraction}}},
           {"flops_per_step", flops},
@@ -184,6 +187,9 @@ Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
   o.tile_hyperpages = k.system.hbf.runtime.tile_hyperpages;
   o.seed = uint64_t(k.serving.seed);
   o.kernel_overhead = k.llm.compute.kernel_overhead;
+  o.kv_offload = k.serving.kv_offload;
+  if (sys_.stacks() > 0 && w_.total.raw() > 0)
+    o.weight_cache_fraction = std::min(1.0, double(k.serving.hbm_weight_cache.raw()) / double(w_.total.raw()));
   mem_ = std::make_unique<GpuMemory>(sys_, m_, w_, o);
 }
 
@@ -212,7 +218,8 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
   const int64_t tps = mem_->tokens_per_slice(tok_layer);
   cap.staging = Bytes(r * m_.layers * sys_.megapage().raw());
-  cap.hbm_used = cap.reserve + cap.workspace + cap.staging;
+  cap.weight_cache = std::min(k_.serving.hbm_weight_cache, w_.total);
+  cap.hbm_used = cap.reserve + cap.workspace + cap.staging + cap.weight_cache;
   cap.blocks_per_megaplane = sys_.blocks_per_plane();
   const int64_t weight_blocks = ceil_div(mem_->weight_units_max_per_megaplane(), ppb);
   const int64_t slices = m_.layers * ceil_div(ctx, tps);  // per request (isolated blocks: one owner per megablock)
@@ -267,7 +274,21 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   const double written = double(r) * kv_token * (1.0 + double(c.input) / double(c.output));
   const Time write_time = has_hbf() ? Bytes(int64_t(written)) / sys_.program_bandwidth() : Bytes(int64_t(written)) / sys_.hbm_bandwidth();
   s.breakdown.kv_write = write_time;
-  s.step = st.time + write_time;
+  // Erases: in steady state r / output requests finish per step, and each erases its megablocks (isolated
+  // blocks: at least one on every megaplane it touched). Like programming, erasing occupies the planes; it is
+  // amortised over the steps (erase suspend lets reads through, so no step waits a whole tBERS).
+  double megablocks_per_request = 0, finished_per_step = 0;
+  Time erase_time{};
+  if (has_hbf()) {
+    const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
+    const int64_t tps = mem_->tokens_per_slice(g.kv_token_layer_bytes);
+    const int64_t slices = m_.layers * ceil_div(c.input + c.output, tps);
+    megablocks_per_request = slices >= k ? double(k * ceil_div(ceil_div(slices, k), ppb)) : double(slices);
+    finished_per_step = double(r) / double(c.output);
+    erase_time = k_.system.hbf.timing.t_erase * (finished_per_step * megablocks_per_request / double(k));
+  }
+  s.breakdown.kv_erase = erase_time;
+  s.step = st.time + write_time + erase_time;
   const double step_s = to_s(s.step);
   const double tokens_gpu = g.tokens_per_gpu;
   s.tokens_per_s_per_gpu = tokens_gpu / step_s;
@@ -289,7 +310,10 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.e_flash = hp.hbf.energy.read * Bytes(int64_t(st.reads.flash_units * double(sys_.megapage().raw())));
   const double hbm_written = has_hbf() ? 2.0 * written : written;  // HBF: staged in HBM, read back to program
   s.e_hbm = hp.hbm.energy * Bytes(int64_t(st.reads.hbm_bytes + hbm_written));
-  if (has_hbf()) s.e_program = hp.hbf.energy.program * Bytes(int64_t(written));
+  if (has_hbf()) {
+    s.e_program = hp.hbf.energy.program * Bytes(int64_t(written));
+    s.e_erase = hp.hbf.energy.erase_block * (finished_per_step * megablocks_per_request * double(sys_.lanes()));
+  }
   double flop_j = 0;
   for (const Op& o : g.ops) flop_j += o.flops * ep.flop.raw() * (o.fp8 ? 0.5 : 1.0);
   s.e_compute = Energy(flop_j);
@@ -311,16 +335,13 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.kv_write_bytes_per_s = written / step_s;
   if (has_hbf()) {
     s.program_time_fraction = to_s(write_time) / step_s;
+    s.erase_time_fraction = to_s(erase_time) / step_s;
     const double life = k_.serving.endurance_years * kSecondsPerYear;
     const double pe = double(hp.hbf.endurance.pe_cycles);
     s.lifetime_writes_fraction = s.kv_write_bytes_per_s * life / (double(sys_.flash_capacity().raw()) * pe);
-    // Erases: each finished request erases its blocks (one per megaplane it touched, or more for long ones).
-    const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
-    const int64_t tps = mem_->tokens_per_slice(g.kv_token_layer_bytes);
-    const int64_t slices = m_.layers * ceil_div(c.input + c.output, tps);
-    const double blocks_per_request = slices >= k ? double(k * ceil_div(ceil_div(slices, k), ppb)) : double(slices);
-    const double finished_per_s = double(r) / double(c.output) / step_s;
-    s.lifetime_erase_fraction = finished_per_s * blocks_per_request * life / (double(k * sys_.blocks_per_plane()) * pe);
+    const double finished_per_s = finished_per_step / step_s;
+    s.lifetime_erase_fraction =
+        finished_per_s * megablocks_per_request * life / (double(sys_.megaplanes() * sys_.blocks_per_plane()) * pe);
   }
   return s;
 }

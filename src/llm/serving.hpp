@@ -57,7 +57,7 @@ const std::vector<double>& eval_slos_ms();
 struct Capacity {
   bool fits = false;
   std::string limit;  // what is exhausted first: "hbm", "flash_blocks", "" when it fits
-  Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{};
+  Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{}, weight_cache{};
   int64_t blocks_per_megaplane = 0, blocks_used = 0;  // HBF: the fullest megaplane
   Bytes replica_budget{};                              // HBF: HBM left for KV replicas
   Json json() const;
@@ -71,14 +71,15 @@ struct StepReport {
   double tokens_per_s_per_gpu = 0;
   Capacity capacity;
   // energy per GPU per step
-  Energy e_flash{}, e_hbm{}, e_compute{}, e_comm{}, e_static{}, e_program{};
-  Energy energy() const { return e_flash + e_hbm + e_compute + e_comm + e_static + e_program; }
+  Energy e_flash{}, e_hbm{}, e_compute{}, e_comm{}, e_static{}, e_program{}, e_erase{};
+  Energy energy() const { return e_flash + e_hbm + e_compute + e_comm + e_static + e_program + e_erase; }
   double tokens_per_j = 0;
   Power power{};  // average draw of one GPU package (GPU + HBM + HBF) during decode
   Power tdp{};    // GPU TDP, less the HBM stacks it lost, plus its HBF stacks reading at full interface bandwidth
   // writes per GPU
   double kv_write_bytes_per_s = 0;
   double program_time_fraction = 0;  // of the planes' time
+  double erase_time_fraction = 0;    // of the planes' time
   double lifetime_writes_fraction = 0;  // bytes written over the service life / (flash capacity x P/E cycles)
   double lifetime_erase_fraction = 0;   // block erases over the service life / (blocks x P/E cycles)
   double flops = 0;

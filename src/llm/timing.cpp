@@ -12,6 +12,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   overhead += o.overhead;
   flash_latency += o.flash_latency;
   kv_write += o.kv_write;
+  kv_erase += o.kv_erase;
   return *this;
 }
 
@@ -24,6 +25,7 @@ Breakdown Breakdown::scaled(double k) const {
   b.overhead = overhead * k;
   b.flash_latency = flash_latency * k;
   b.kv_write = kv_write * k;
+  b.kv_erase = kv_erase * k;
   return b;
 }
 
@@ -32,7 +34,7 @@ Json Breakdown::json_ms() const {
   return {{"weights", ms(weights)},        {"kv", ms(kv)},
           {"compute", ms(compute)},        {"communication", ms(comm)},
           {"overhead", ms(overhead)},      {"exposed_flash_latency", ms(flash_latency)},
-          {"kv_write", ms(kv_write)}};
+          {"kv_write", ms(kv_write)},     {"kv_erase", ms(kv_erase)}};
 }
 
 ReadCounters& ReadCounters::operator+=(const ReadCounters& o) {

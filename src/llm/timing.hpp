@@ -37,11 +37,11 @@ namespace bitline::llm {
 
 /// Critical-path breakdown of a step: every picosecond of the step is attributed once.
 struct Breakdown {
-  Time weights{}, kv{}, compute{}, comm{}, overhead{}, flash_latency{}, kv_write{};
-  Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write; }
+  Time weights{}, kv{}, compute{}, comm{}, overhead{}, flash_latency{}, kv_write{}, kv_erase{};
+  Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write + kv_erase; }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown scaled(double k) const;
-  /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms}
+  /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms, "kv_erase": ms}
   Json json_ms() const;
 };
 

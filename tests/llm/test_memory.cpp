@@ -113,3 +113,70 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
   EXPECT_GT(double(st.max_load_before), 1.1 * st.mean_load);
   EXPECT_EQ(st.hbm_replicas, 0);
 }
+
+// serving.kv_offload=fill: after the mean cap, the most loaded megaplanes keep moving to HBM while the replicas fit
+// and HBM's transfer stays within the flash rounds left.
+TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
+  KindParams k = preset("csi");
+  const ModelConfig m = shipped("qwen3-235b");
+  const ContextSpec c = parse_context("long");
+  Server mean_srv(m, k, 8);
+  k.serving.kv_offload = "fill";
+  Server fill_srv(m, k, 8);
+  const StepGraph g = fill_srv.graph(64, c);
+  const hbf::System& sys = fill_srv.system();
+  // One round: a hyperpage through the six stacks' interfaces, or tR if longer.
+  const double t_round = std::max(4e-6, double(sys.megapage().raw()) * double(sys.megaplanes()) / (6 * 768e9));
+  for (int32_t layer : {0, 50}) {
+    const KvLayerStats a = mean_srv.memory().kv_layer_stats(g, layer), b = fill_srv.memory().kv_layer_stats(g, layer);
+    EXPECT_EQ(a.flash_units + a.hbm_replicas, b.flash_units + b.hbm_replicas);  // the same slices, read from elsewhere
+    EXPECT_LT(b.rounds, a.rounds);                                                // below the mean
+    EXPECT_GT(b.hbm_replicas, a.hbm_replicas);
+    EXPECT_LE(b.hbm_replicas, g.replica_units_per_layer);
+    const double slice = 64.0 * 2048;  // 64 tokens x 2 KiB of KV per token and layer per GPU
+    const double hbm_s = (double(b.staged_bytes) + double(b.hbm_replicas) * slice) / 4.8e12;
+    EXPECT_LE(hbm_s, t_round * double(b.rounds) * (1 + 1e-9));
+    // One round lower would need up to 144 more replicas: past the budget, or HBM slower than the rounds left.
+    const double more = (double(b.staged_bytes) + double(b.hbm_replicas + 144) * slice) / 4.8e12;
+    EXPECT_TRUE(b.hbm_replicas + 144 > g.replica_units_per_layer || more > t_round * double(b.rounds - 1))
+        << b.hbm_replicas << " replicas of " << g.replica_units_per_layer << ", " << b.rounds << " rounds";
+  }
+  // No HBM left for replicas: nothing moves, in either mode.
+  StepGraph g0 = g;
+  g0.replica_units_per_layer = 0;
+  const KvLayerStats z = fill_srv.memory().kv_layer_stats(g0, 7);
+  EXPECT_EQ(z.hbm_replicas, 0);
+  EXPECT_EQ(z.rounds, z.max_load_before);
+}
+
+// serving.hbm_weight_cache: that share of every weight kernel's megapages comes from HBM; the bytes are conserved
+// and the cache is counted in HBM capacity.
+TEST(LlmMemory, WeightCacheSplitsEveryKernelBetweenHbmAndFlash) {
+  KindParams k = preset("csi");
+  const ModelConfig m = shipped("llama3.1-405b");
+  const ContextSpec c = parse_context("agent");
+  Server plain(m, k, 8);
+  const double weights = double(plain.weights().total.raw());
+  k.serving.hbm_weight_cache = Bytes(int64_t(weights / 4));
+  Server cached(m, k, 8);
+  const StepGraph g = cached.graph(8, c);
+  auto bytes = [&](const Server& s) {
+    TilePlan plan;
+    s.memory().append_ops(g, 0, uint32_t(g.ops.size()), plan);
+    double flash = 0, hbm = 0;
+    for (const StepTile& t : plan.tiles) {
+      if (t.part != Part::Weights) continue;
+      hbm += double(t.hbm_bytes);
+      for (uint32_t i = t.first; i < t.first + t.count; ++i) flash += plan.units[i].bytes;
+    }
+    return std::pair{flash, hbm};
+  };
+  const auto [f0, h0] = bytes(plain);
+  const auto [f1, h1] = bytes(cached);
+  EXPECT_NEAR(f1 + h1 - h0, f0, 1e-6 * f0);  // activations aside, the same weight bytes
+  EXPECT_NEAR((h1 - h0) / f0, 0.25, 0.01);   // a quarter of them from HBM
+  EXPECT_EQ(cached.capacity(8, c).weight_cache.raw(), int64_t(weights / 4));
+  EXPECT_EQ(cached.capacity(8, c).hbm_used - plain.capacity(8, c).hbm_used, Bytes(int64_t(weights / 4)));
+  // Faster: both memories stream weights at once.
+  EXPECT_LT(cached.step(8, c).step, plain.step(8, c).step);
+}

@@ -207,10 +207,18 @@ TEST(LlmServing, WritesAndEnergyFollowTheirDefinitions) {
   EXPECT_GT(r.e_flash.raw(), 0);
   EXPECT_NEAR(r.tokens_per_j, 100.0 / r.energy().raw(), 1e-9);
   EXPECT_NEAR(r.power.raw(), r.energy().raw() / to_s(r.step), 1e-6);
+  // Erasing finished requests: 100 / 6000 of them finish per step; a request of 21,000 tokens has 94 layers x
+  // ceil(21000 / 64) = 30,832 slices, i.e. 215 per megaplane: one 32-plane megablock on each of the 144
+  // megaplanes, erased in tBERS = 3.5 ms each, in parallel over the megaplanes.
+  EXPECT_NEAR(to_s(r.breakdown.kv_erase), 100.0 / 6000 * 144 / 144 * 3.5e-3, 1e-12);
+  EXPECT_NEAR(r.e_erase.raw(), 100.0 / 6000 * 144 * 32 * 577.5e-6, 1e-9);
+  EXPECT_NEAR(r.erase_time_fraction, to_s(r.breakdown.kv_erase) / to_s(r.step), 1e-12);
+  EXPECT_NEAR(to_s(r.step), to_s(r.breakdown.total()), 1e-9);
   // An H200 has no flash to wear.
   Server h(m, kinds.at("h200"), 8);
   const StepReport rh = h.step(10, c);
   EXPECT_EQ(rh.lifetime_writes_fraction, 0);
   EXPECT_EQ(rh.e_flash.raw(), 0);
+  EXPECT_EQ(rh.breakdown.kv_erase.raw(), 0);
   EXPECT_LT(rh.power.raw(), 700);
 }
