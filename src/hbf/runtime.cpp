@@ -549,50 +549,68 @@ std::vector<int64_t> Runtime::group_loads(GroupId gid) const {
   return loads;
 }
 
-ArrangeReport Runtime::group_arrange(GroupId gid) {
+ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
   Group& g = group(gid, "group_arrange");
   if (!g.mapped) throw ModelError(fmt::format("group_arrange: group {} is not mapped (group_mmap first)", gid));
   Mapping& m = mappings_.at(g.mapped);
   ArrangeReport r;
-  std::vector<int64_t> loads = group_loads(gid);
-  int64_t total = 0;
-  for (int64_t l : loads) total += l, r.max_load_before = std::max(r.max_load_before, l);
   const int64_t k = sys_.megaplanes();
-  r.mean_load = double(total) / double(k);
-  const int64_t target = ceil_div(total, k);
-  // Candidates per overloaded megaplane, latest in the mapping first (they sit in the last, partial hyperpages).
-  std::vector<std::vector<int64_t>> cand(static_cast<size_t>(k));
+  // The scope of mapping unit i: 0 for the whole group, its stream (layer) per stream.
+  const bool per_stream = scope == ArrangeScope::PerStream;
+  const auto key = [&](int64_t i) -> size_t { return per_stream ? size_t(g.table[size_t(i)].stream) : 0; };
+  size_t scopes = 1;
+  if (per_stream)
+    for (int64_t i = 0; i < m.units; ++i) scopes = std::max(scopes, key(i) + 1);
+  std::vector<std::vector<int64_t>> loads(scopes, std::vector<int64_t>(size_t(k), 0));
+  for (int64_t i = 0; i < m.units; ++i) {
+    if (size_t(i) < m.override_.size() && m.override_[size_t(i)].kind == Location::Kind::Hbm) continue;
+    const Location l = base_location(m, i);
+    if (l.kind == Location::Kind::Flash) ++loads[key(i)][l.flash.megaplane];
+  }
+  std::vector<int64_t> target(scopes);
+  for (size_t s = 0; s < scopes; ++s) {
+    int64_t total = 0;
+    for (int64_t l : loads[s]) total += l, r.max_load_before = std::max(r.max_load_before, l);
+    target[s] = ceil_div(total, k);
+    r.mean_load = std::max(r.mean_load, double(total) / double(k));
+  }
+  // Candidates per scope and overloaded megaplane, latest in the mapping first (they sit in the last, partial hyperpages).
+  std::vector<std::vector<std::vector<int64_t>>> cand(scopes, std::vector<std::vector<int64_t>>(size_t(k)));
   for (int64_t i = m.units - 1; i >= 0; --i) {
     if (size_t(i) < m.override_.size() && m.override_[size_t(i)].kind != Location::Kind::None) continue;  // replica or in SRAM
-    Location l = base_location(m, i);
-    if (l.kind == Location::Kind::Flash && loads[l.flash.megaplane] > target) cand[l.flash.megaplane].push_back(i);
+    const Location l = base_location(m, i);
+    const size_t s = key(i);
+    if (l.kind == Location::Kind::Flash && loads[s][l.flash.megaplane] > target[s]) cand[s][l.flash.megaplane].push_back(i);
   }
   const int64_t unit = sys_.megapage().raw();
   std::vector<uint8_t> tmp(static_cast<size_t>(unit));
-  for (size_t mp = 0; mp < cand.size() && !r.hbm_full; ++mp) {
-    for (int64_t i : cand[mp]) {
-      if (loads[mp] <= target) break;
-      auto a = hbm_.allocate(sys_.megapage());
-      if (!a) {
-        r.hbm_full = true;
-        break;
+  for (size_t s = 0; s < scopes && !r.hbm_full; ++s) {
+    for (size_t mp = 0; mp < cand[s].size() && !r.hbm_full; ++mp) {
+      for (int64_t i : cand[s][mp]) {
+        if (loads[s][mp] <= target[s]) break;
+        auto a = hbm_.allocate(sys_.megapage());
+        if (!a) {
+          r.hbm_full = true;
+          break;
+        }
+        if (mode_ == Mode::Functional) {
+          load(base_location(m, i), tmp);
+          auto d = hbm_.data(*a);
+          std::memcpy(d.data(), tmp.data(), tmp.size());
+        }
+        if (m.override_.size() < size_t(m.units)) m.override_.resize(size_t(m.units));
+        Location l;
+        l.kind = Location::Kind::Hbm;
+        l.hbm = *a;
+        m.override_[size_t(i)] = l;
+        g.replicas.emplace_back(i, *a);
+        --loads[s][mp];
+        ++r.replicated;
       }
-      if (mode_ == Mode::Functional) {
-        load(base_location(m, i), tmp);
-        auto d = hbm_.data(*a);
-        std::memcpy(d.data(), tmp.data(), tmp.size());
-      }
-      if (m.override_.size() < size_t(m.units)) m.override_.resize(size_t(m.units));
-      Location l;
-      l.kind = Location::Kind::Hbm;
-      l.hbm = *a;
-      m.override_[size_t(i)] = l;
-      g.replicas.emplace_back(i, *a);
-      --loads[mp];
-      ++r.replicated;
     }
   }
-  for (int64_t l : loads) r.max_load_after = std::max(r.max_load_after, l);
+  for (const auto& ls : loads)
+    for (int64_t l : ls) r.max_load_after = std::max(r.max_load_after, l);
   return r;
 }
 

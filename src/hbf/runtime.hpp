@@ -79,6 +79,11 @@ struct ArrangeReport {
 
 enum class Remainder { Hold, Scatter };
 
+/// What GroupArrange balances: the whole group's plane loads (the spec's unified KV cache), or each KV stream's
+/// (layer's) separately, since attention reads one layer at a time and a layer's time is set by its own fullest
+/// megaplane.
+enum class ArrangeScope { Group, PerStream };
+
 struct WriteReport {
   int64_t units = 0, hyperpages = 0, scattered = 0, held = 0;
   std::vector<MegaplaneId> programmed;  // megaplanes in program order (for simulate_writes)
@@ -152,7 +157,9 @@ class Runtime {
   const std::vector<ReadTableEntry>& read_table(GroupId g) const;
   /// GroupArrange (selective replication): copies the slices above the average
   /// load (rounded up) of overloaded megaplanes to HBM and re-points their entries.
-  ArrangeReport group_arrange(GroupId g);
+  /// PerStream does it for each stream's slices on their own (max/mean loads in
+  /// the report are then the largest over the streams).
+  ArrangeReport group_arrange(GroupId g, ArrangeScope scope = ArrangeScope::Group);
   /// GroupWrite: flushes the group's full slices from HBM to flash a hyperpage at
   /// a time (one slice per megaplane, each request into its own blocks); the
   /// remainder stays in HBM (Hold) or goes to random megaplanes (Scatter).

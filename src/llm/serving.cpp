@@ -386,7 +386,11 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   const int64_t cap = max_requests(c);
   if (cap == 0) {
     const Capacity c0 = capacity(0, c), c1 = capacity(1, c);
-    if (!c0.fits)
+    if (!c0.fits && has_hbf() && c0.limit == "hbm")
+      p.reason = fmt::format("HBM cannot hold its fixed contents: {:.1f} GB of weight cache (serving.hbm_weight_cache) + {:.1f} GB "
+                             "reserve + {:.1f} GB workspace exceed {:.1f} GB", double(c0.weight_cache.raw()) * 1e-9,
+                             double(c0.reserve.raw()) * 1e-9, double(c0.workspace.raw()) * 1e-9, double(c0.hbm_capacity.raw()) * 1e-9);
+    else if (!c0.fits)
       p.reason = fmt::format("the weights do not fit: {:.1f} GB per GPU{}", double(w_.total.raw()) * 1e-9,
                              c0.limit == "flash_blocks" ? " exceed the HBF blocks" : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
     else

@@ -195,6 +195,56 @@ TEST(HbfRuntime, ArrangeReplicatesOverloadedMegaplanesToHbm) {
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(rt.kv_read(reqs[i], 0), ref[i]);
 }
 
+// Per stream (layer), GroupArrange balances each stream's own slices: a layer's read is set by its fullest megaplane.
+TEST(HbfRuntime, ArrangePerStreamCapsEveryStreamAtItsMean) {
+  System s = tiny("hbm:\n  capacity_per_stack: 64KiB\n", 64);
+  Runtime rt(s, Mode::Functional);
+  Rng rng(9);
+  const uint32_t streams = 3;
+  std::vector<ObjectId> reqs;
+  for (int r = 0; r < 12; ++r) {
+    reqs.push_back(rt.kv_create(fmt::format("r{}", r), streams));
+    for (uint32_t st = 0; st < streams; ++st) rt.kv_append(reqs.back(), st, bytes_of(rng, 128 * (1 + rng.below(6))));
+  }
+  GroupId all = rt.group_create(reqs);
+  rt.group_write(all, Remainder::Scatter);
+  rt.group_destroy(all);
+  GroupId g = rt.group_create(reqs);
+  const VAddr base = rt.group_mmap(g);
+  const auto& table = rt.read_table(g);
+  const size_t n = table.size();
+  const std::vector<uint8_t> before = read(rt, base, n * 128);
+  // Flash loads per stream and megaplane, through the page table.
+  auto loads = [&] {
+    std::vector<std::vector<int64_t>> l(streams, std::vector<int64_t>(8, 0));
+    for (size_t i = 0; i < n; ++i) {
+      const Location loc = rt.translate(base + i * 128);
+      if (loc.kind == Location::Kind::Flash) ++l[table[i].stream][loc.flash.megaplane];
+    }
+    return l;
+  };
+  const auto l0 = loads();
+  const ArrangeReport a = rt.group_arrange(g, ArrangeScope::PerStream);
+  ASSERT_FALSE(a.hbm_full);
+  const auto l1 = loads();
+  int64_t moved = 0, worst_before = 0;
+  for (uint32_t st = 0; st < streams; ++st) {
+    const int64_t total = std::accumulate(l0[st].begin(), l0[st].end(), int64_t(0));
+    const int64_t cap = (total + 7) / 8;
+    worst_before = std::max(worst_before, *std::max_element(l0[st].begin(), l0[st].end()));
+    for (int mp = 0; mp < 8; ++mp) {
+      EXPECT_EQ(l1[st][mp], std::min(l0[st][mp], cap)) << "stream " << st << " megaplane " << mp;
+      moved += l0[st][mp] - l1[st][mp];
+    }
+  }
+  EXPECT_GT(moved, 0);
+  EXPECT_EQ(moved, a.replicated);
+  EXPECT_EQ(a.max_load_before, worst_before);
+  EXPECT_EQ(read(rt, base, n * 128), before);  // same virtual addresses, same bytes
+  rt.group_destroy(g);
+  EXPECT_EQ(rt.hbm().used(), Bytes(0));
+}
+
 TEST(HbfRuntime, EvictErasesExactlyTheRequestsBlocksAndCountsWear) {
   System s = tiny();
   Runtime rt(s, Mode::Functional);
