@@ -108,6 +108,7 @@ struct RuntimeParams {
   bool prefetch = true;
   int64_t prefetch_distance = 0;
   int64_t tile_hyperpages = 0;
+  std::string kv_span;
 
   template <class V>
   void visit(V& v) {
@@ -130,6 +131,14 @@ struct RuntimeParams {
                         .desc = "prefetch tile (one SramPrefetch / kernel step) in hyperpages of the execution-order stream",
                         .source = "assumption: the spec moves data and reads it a hyperpage at a time", .min = 1,
                         .max = 1 << 20});
+    v(kv_span, {.name = "kv_span", .def = "fit",
+                .desc = "megaplanes a request's KV is dealt over (its blocks are its own either way): all (every "
+                        "megaplane from its cursor: at least one megablock on each) or fit (a window of consecutive "
+                        "megaplanes just wide enough for the request's expected KV in whole megablocks; successive "
+                        "requests' windows follow each other round the megaplanes)",
+                .source = "spec: isolated block allocation, hyperpage-packed writes; the window width is a bitline "
+                          "choice (the spec gives no allocator)",
+                .choices = "all|fit"});
   }
 };
 

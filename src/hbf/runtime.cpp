@@ -258,8 +258,9 @@ int64_t Runtime::tokens_per_slice(Bytes token_bytes) const {
   return n;
 }
 
-ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_bytes) {
+ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_bytes, Bytes expected) {
   if (streams == 0) throw ModelError(fmt::format("kv_create '{}': a KV object needs at least one stream", name));
+  if (expected.raw() < 0) throw ModelError(fmt::format("kv_create '{}': negative expected size", name));
   Object o;
   o.kind = Kind::Kv;
   o.slice_cap = sys_.megapage().raw();
@@ -267,10 +268,25 @@ ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_byte
     o.slice_cap = tokens_per_slice(token_bytes) * token_bytes.raw();
     o.token_bytes = token_bytes.raw();
   }
+  const int64_t k = sys_.megaplanes();
+  o.window = k;
+  if (sys_.hbf().runtime.kv_span == "fit" && expected.raw() > 0) {
+    // Just wide enough for the expected slices (each stream rounds up to whole slices) in whole megablocks.
+    const int64_t per_stream = ceil_div(ceil_div(expected.raw(), int64_t(streams)), o.slice_cap);
+    o.window = sys_.kv_window(per_stream * int64_t(streams));
+    o.window_start = kv_window_next_;
+    kv_window_next_ = (kv_window_next_ + o.window) % k;
+  }
   o.name = std::move(name);
   o.streams.resize(streams);
   objects_.push_back(std::move(o));
   return ObjectId(objects_.size() - 1);
+}
+
+std::pair<int64_t, int64_t> Runtime::kv_window(ObjectId id) const {
+  const Object& o = obj(id, "kv_window");
+  if (o.kind != Kind::Kv) throw ModelError(fmt::format("kv_window: object '{}' is not a KV object", o.name));
+  return {o.window_start, o.window};
 }
 
 void Runtime::kv_append(ObjectId id, uint32_t stream, std::span<const uint8_t> data) {
@@ -657,16 +673,29 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
     for (size_t j = h * size_t(k); j < (h + 1) * size_t(k); ++j) {
       auto [id, u] = full[j];
       Object& o = objects_[id];
-      // Each request continues round-robin from its own cursor, so its slices spread over all megaplanes.
       int64_t pick = -1;
-      for (int64_t step = 0; step < k && pick < 0; ++step) {
-        const int64_t d = (o.cursor + step) % k;
-        if (!used[size_t(d)] && has_room(o, sys_.dealt(d))) pick = d;
+      if (o.window >= k) {
+        // Each request continues round-robin from its own cursor, so its slices spread over all megaplanes.
+        for (int64_t step = 0; step < k && pick < 0; ++step) {
+          const int64_t d = (o.cursor + step) % k;
+          if (!used[size_t(d)] && has_room(o, sys_.dealt(d))) pick = d;
+        }
+        if (pick >= 0) o.cursor = (pick + 1) % k;
+      } else {
+        // kv_span = fit: round-robin inside the request's window (other requests' windows fill the rest of the
+        // hyperpage); a window with no room left spills to the next megaplanes after it.
+        for (int64_t step = 0; step < o.window && pick < 0; ++step) {
+          const int64_t pos = (o.cursor + step) % o.window, d = (o.window_start + pos) % k;
+          if (has_room(o, sys_.dealt(d))) pick = d, o.cursor = (pos + 1) % o.window;
+        }
+        for (int64_t step = o.window; step < k && pick < 0; ++step) {
+          const int64_t d = (o.window_start + step) % k;
+          if (has_room(o, sys_.dealt(d))) pick = d, ++r.spilled;
+        }
       }
       if (pick < 0)
         throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));
       used[size_t(pick)] = 1;
-      o.cursor = (pick + 1) % k;
       flush(id, u, sys_.dealt(pick));
     }
     ++r.hyperpages;
@@ -679,7 +708,8 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
     auto [id, u] = full[j];
     Object& o = objects_[id];
     int64_t pick = -1;
-    const int64_t start = int64_t(rng_.below(uint64_t(k)));
+    // A random megaplane (of the request's window under kv_span = fit), else the next one with room.
+    const int64_t start = o.window >= k ? int64_t(rng_.below(uint64_t(k))) : o.window_start + int64_t(rng_.below(uint64_t(o.window)));
     for (int64_t step = 0; step < k && pick < 0; ++step)
       if (has_room(o, sys_.dealt((start + step) % k))) pick = (start + step) % k;
     if (pick < 0) throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));

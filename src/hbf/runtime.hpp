@@ -86,6 +86,7 @@ enum class ArrangeScope { Group, PerStream };
 
 struct WriteReport {
   int64_t units = 0, hyperpages = 0, scattered = 0, held = 0;
+  int64_t spilled = 0;  // slices placed outside their request's window (no room in it)
   std::vector<MegaplaneId> programmed;  // megaplanes in program order (for simulate_writes)
 };
 
@@ -119,7 +120,11 @@ class Runtime {
   /// tokens_per_slice() whole tokens that fit a megapage (a layer's N-token slice
   /// aligned to a megapage) and appends must be whole tokens; without, slices are
   /// plain megapages of bytes.
-  ObjectId kv_create(std::string name, uint32_t streams = 1, Bytes token_bytes = {});
+  /// `expected` (optional) is the KV the request will hold in all (the prompt and the output): with
+  /// hbf.runtime.kv_span = fit it sizes the request's window of megaplanes (kv_window()).
+  ObjectId kv_create(std::string name, uint32_t streams = 1, Bytes token_bytes = {}, Bytes expected = {});
+  /// The window of megaplanes a KV object's slices are dealt over: first dealing index and width (K: all).
+  std::pair<int64_t, int64_t> kv_window(ObjectId kv) const;
   /// N: tokens of `token_bytes` that fit one megapage. ModelError if not even one fits.
   int64_t tokens_per_slice(Bytes token_bytes) const;
   /// Appends to a stream. New KV collects in HBM in slices until GroupWrite flushes them.
@@ -219,7 +224,8 @@ class Runtime {
     std::vector<std::vector<uint32_t>> streams;  // slice ids of each stream, in order
     int64_t slice_cap = 0;                       // bytes of a full slice (whole tokens)
     int64_t token_bytes = 0;
-    int64_t cursor = 0;                          // next megaplane (dealing index) for its slices
+    int64_t cursor = 0;                          // next position in its window for its slices
+    int64_t window_start = 0, window = 0;        // dealing index of the window's first megaplane, width (0: all K)
     // hbm
     uint64_t hbm = 0;
     Bytes bytes{};
@@ -282,6 +288,7 @@ class Runtime {
   std::map<VAddr, Prefetch> prefetches_;
   VAddr next_va_;
   int64_t weight_cursor_ = 0;
+  int64_t kv_window_next_ = 0;  // where the next request's window starts (kv_span = fit)
 };
 
 /// The prefetch runtime, functional: `tiles` are the accesses in the order the

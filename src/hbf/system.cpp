@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace bitline::hbf {
 
 System::System(const SystemParams& p) : p_(p) { validate(p_); }
@@ -20,6 +22,19 @@ MegaplaneId System::dealt(int64_t i) const {
 int64_t System::deal_index(MegaplaneId id) const {
   const int64_t s = stack_of(id), d = die_of(id), m = megaplane_in_die(id);
   return (m * dies_per_stack() + d) * stacks() + s;
+}
+
+int64_t System::kv_window(int64_t slices) const {
+  const int64_t k = megaplanes();
+  if (p_.hbf.runtime.kv_span != "fit") return k;
+  return std::clamp<int64_t>((slices + pages_per_block() - 1) / pages_per_block(), 1, k);
+}
+
+int64_t System::kv_megablocks(int64_t slices) const {
+  if (slices <= 0) return 0;
+  const int64_t w = kv_window(slices), ppb = pages_per_block();
+  if (slices < w) return slices;
+  return w * (((slices + w - 1) / w + ppb - 1) / ppb);
 }
 
 std::string System::name(MegaplaneId m) const {

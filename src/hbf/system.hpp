@@ -77,6 +77,12 @@ class System {
   MegaplaneId dealt(int64_t i) const;
   /// Position of a megaplane in the dealing order.
   int64_t deal_index(MegaplaneId m) const;
+  /// Megaplanes a request's KV of `slices` slices is dealt over (hbf.runtime.kv_span): all K, or (fit) the
+  /// fewest that hold them in whole megablocks, ceil(slices / pages per block), at least 1.
+  int64_t kv_window(int64_t slices) const;
+  /// Megablocks such a request holds (isolated blocks: its own on every megaplane of its window it reaches,
+  /// more on each for long requests).
+  int64_t kv_megablocks(int64_t slices) const;
   /// "stack 2 die 5 megaplane 1" (for error messages).
   std::string name(MegaplaneId m) const;
 

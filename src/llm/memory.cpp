@@ -171,31 +171,55 @@ void GpuMemory::embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) con
 
 int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const {
   const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
-  const auto cur = cursors(int64_t(g.contexts.size()));
   std::vector<int64_t> diff(size_t(k_) + 1, 0);
-  int64_t all = 0, total = 0;
-  for (size_t i = 0; i < g.contexts.size(); ++i) {
-    const int64_t n = g.contexts[i] / tps;
-    total += n;
-    all += n / k_;
-    const int64_t rem = n % k_;
-    const int64_t start = (cur[i] + int64_t(layer) * n) % k_;
-    if (rem == 0) continue;
-    if (start + rem <= k_) {
-      diff[size_t(start)] += 1;
-      diff[size_t(start + rem)] -= 1;
+  // Adds `v` to the dealing indices [a, a + len) modulo K (len <= K).
+  const auto add = [&](int64_t a, int64_t len, int64_t v) {
+    if (len <= 0 || v == 0) return;
+    a %= k_;
+    if (a + len <= k_) {
+      diff[size_t(a)] += v;
+      diff[size_t(a + len)] -= v;
     } else {
-      diff[size_t(start)] += 1;
-      diff[size_t(k_)] -= 1;
-      diff[0] += 1;
-      diff[size_t(start + rem - k_)] -= 1;
+      diff[size_t(a)] += v;
+      diff[size_t(k_)] -= v;
+      diff[0] += v;
+      diff[size_t(a + len - k_)] -= v;
+    }
+  };
+  int64_t total = 0;
+  if (sys_.hbf().runtime.kv_span == "fit") {
+    // Each request deals its slices round-robin over its own window of W megaplanes, layer after layer; the
+    // windows of successive requests follow each other round the megaplanes (Runtime::kv_create).
+    int64_t full_tokens = g.kv_full_tokens;
+    for (int64_t c : g.contexts) full_tokens = std::max(full_tokens, c);
+    const int64_t w = sys_.kv_window(int64_t(m_.layers) * ceil_div(full_tokens, tps));
+    for (size_t i = 0; i < g.contexts.size(); ++i) {
+      const int64_t n = g.contexts[i] / tps, start = (int64_t(i) * w) % k_;
+      total += n;
+      add(start, w, n / w);
+      const int64_t rem = n % w, p = (int64_t(layer) * n) % w;
+      if (p + rem <= w) {
+        add(start + p, rem, 1);
+      } else {
+        add(start + p, w - p, 1);
+        add(start, p + rem - w, 1);
+      }
+    }
+  } else {
+    // Every request deals its slices over all K megaplanes from a random cursor (written at different times).
+    const auto cur = cursors(int64_t(g.contexts.size()));
+    for (size_t i = 0; i < g.contexts.size(); ++i) {
+      const int64_t n = g.contexts[i] / tps;
+      total += n;
+      add(0, k_, n / k_);
+      add(cur[i] + int64_t(layer) * n, n % k_, 1);
     }
   }
   loads.assign(size_t(k_), 0);
   int64_t run = 0;
   for (int64_t p = 0; p < k_; ++p) {
     run += diff[size_t(p)];
-    loads[size_t(p)] = all + run;
+    loads[size_t(p)] = run;
   }
   return total;
 }

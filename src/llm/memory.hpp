@@ -13,10 +13,12 @@
 //  - KV (serving.kv_layout = flashaccel): a layer's slice of a request is
 //    cut into megapage-aligned slices of floor(megapage / bytes per token)
 //    tokens; each request's full slices of a layer are a run of consecutive
-//    megaplanes (dealing order) from the request's cursor, the layers one
-//    after the other (GroupWrite packs them into hyperpages); each request's
-//    cursor is a seeded random megaplane (requests were written at different
-//    times). The partial last slice of every layer is staged in HBM. For
+//    positions of its window (hbf.runtime.kv_span: fit = the fewest
+//    megaplanes that hold its expected KV in whole megablocks, windows of
+//    successive requests one after the other; all = every megaplane from a
+//    seeded random cursor), the layers one after the other, exactly as
+//    Runtime::group_write places them. The partial last slice of every layer
+//    is staged in HBM. For
 //    every layer, selective offload (GroupArrange) copies the slices above
 //    ceil(mean load) of overloaded megaplanes to HBM, within the HBM left for
 //    replicas. Attention reads a layer in rounds (round r: the r-th slice on
@@ -98,6 +100,9 @@ class GpuMemory {
 
   /// Appends the tiles of ops [first, first + count) of `g` to `plan`.
   void append_ops(const StepGraph& g, uint32_t first, uint32_t count, TilePlan& plan) const;
+  /// Full KV slices of layer `layer` on each megaplane (by dealing index) in the flashaccel layout, before
+  /// offload: what GroupWrite produces (hbf.runtime.kv_span); returns the layer's full slices.
+  int64_t kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const;
   /// The placement of layer `layer`'s KV for the requests of `g` (HBF).
   KvLayerStats kv_layer_stats(const StepGraph& g, int32_t layer) const;
   /// Dealing positions of the tensors' first megapages (HBF), in GpuWeights order.
@@ -108,8 +113,6 @@ class GpuMemory {
   void weight_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
   void kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
   void embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) const;
-  /// Per-layer loads (by dealing index) of the flashaccel KV layout; returns total full slices.
-  int64_t kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const;
   std::vector<int64_t> cursors(int64_t n) const;
   /// Selective offload of one layer: lowers `loads` in place within `budget` replicas (slices of `slice_bytes`),
   /// given the layer's HBM bytes so far; returns the replicas. `rounds` is set to the largest load left.

@@ -222,9 +222,15 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   cap.hbm_used = cap.reserve + cap.workspace + cap.staging + cap.weight_cache;
   cap.blocks_per_megaplane = sys_.blocks_per_plane();
   const int64_t weight_blocks = ceil_div(mem_->weight_units_max_per_megaplane(), ppb);
-  const int64_t slices = m_.layers * ceil_div(ctx, tps);  // per request (isolated blocks: one owner per megablock)
-  const double per_request = slices >= k ? double(ceil_div(ceil_div(slices, k), ppb)) : double(slices) / double(k);
-  cap.blocks_used = weight_blocks + int64_t(std::ceil(per_request * double(r) - 1e-9));
+  // Isolated blocks (one owner per megablock): a request holds its own blocks on every megaplane of its window
+  // (all K, or the fewest that fit it: hbf.runtime.kv_span); successive windows follow each other round the
+  // megaplanes, so the fullest megaplane is in ceil(r W / K) of them.
+  const int64_t slices = m_.layers * ceil_div(ctx, tps);
+  const int64_t w = sys_.kv_window(slices);
+  if (slices >= w)
+    cap.blocks_used = weight_blocks + ceil_div(r * w, k) * ceil_div(ceil_div(slices, w), ppb);
+  else  // fewer slices than megaplanes: one block on each of `slices` megaplanes
+    cap.blocks_used = weight_blocks + int64_t(std::ceil(double(slices) / double(k) * double(r) - 1e-9));
   const bool blocks_ok = cap.blocks_used <= cap.blocks_per_megaplane, hbm_ok = cap.hbm_used <= cap.hbm_capacity;
   cap.fits = blocks_ok && hbm_ok;
   if (!blocks_ok) cap.limit = "flash_blocks";
@@ -247,6 +253,7 @@ int64_t Server::max_requests(const ContextSpec& c) const {
 
 StepGraph Server::graph(int64_t r, const ContextSpec& c) const {
   StepGraph g = build_step(m_, d_, w_, gpu_, net_, steady_contexts(r, c.input, c.output), k_.serving.routing_skew);
+  g.kv_full_tokens = c.input + c.output;
   if (has_hbf()) {
     const Capacity cap = capacity(r, c);
     g.replica_units_per_layer = cap.replica_budget.raw() / sys_.megapage().raw() / m_.layers;
@@ -280,10 +287,9 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   double megablocks_per_request = 0, finished_per_step = 0;
   Time erase_time{};
   if (has_hbf()) {
-    const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
+    const int64_t k = sys_.megaplanes();
     const int64_t tps = mem_->tokens_per_slice(g.kv_token_layer_bytes);
-    const int64_t slices = m_.layers * ceil_div(c.input + c.output, tps);
-    megablocks_per_request = slices >= k ? double(k * ceil_div(ceil_div(slices, k), ppb)) : double(slices);
+    megablocks_per_request = double(sys_.kv_megablocks(m_.layers * ceil_div(c.input + c.output, tps)));
     finished_per_step = double(r) / double(c.output);
     erase_time = k_.system.hbf.timing.t_erase * (finished_per_step * megablocks_per_request / double(k));
   }

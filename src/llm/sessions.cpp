@@ -186,14 +186,13 @@ Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>&
       footprint = [per_token](int64_t tokens) { return Bytes(tokens * per_token); };
       capacity = (c0.hbm_capacity - c0.hbm_used) * double(d.gpus);
     } else {
-      // Isolated blocks: a session's KV object holds whole megablocks on every megaplane it touches (on each of its tp GPUs).
-      const int64_t k = sys.megaplanes(), ppb = sys.pages_per_block(), megablock = sys.megapage().raw() * ppb;
+      // Isolated blocks: a session's KV object holds whole megablocks on every megaplane of its window (all of them,
+      // or the fewest that fit it: hbf.runtime.kv_span), on each of its tp GPUs.
+      const int64_t k = sys.megaplanes(), megablock = sys.megapage().raw() * sys.pages_per_block();
       const int64_t tps = s.memory().tokens_per_slice(tok_layer_gpu);
       const int64_t tp = d.tp, layers = m.layers;
-      footprint = [=](int64_t tokens) {
-        const int64_t slices = layers * ((tokens + tps - 1) / tps);
-        const int64_t blocks = slices >= k ? k * (((slices + k - 1) / k + ppb - 1) / ppb) : slices;
-        return Bytes(blocks * megablock * tp);
+      footprint = [=, &sys](int64_t tokens) {
+        return Bytes(sys.kv_megablocks(layers * ((tokens + tps - 1) / tps)) * megablock * tp);
       };
       capacity = Bytes((c0.blocks_per_megaplane - c0.blocks_used) * k * megablock) * double(d.gpus);
     }

@@ -103,6 +103,9 @@ struct StepGraph {
   Routing routing;
   /// HBM megapages left for selective-offload replicas of each layer's KV (set by the caller; HBF only).
   int64_t replica_units_per_layer = 0;
+  /// Tokens of KV a request holds when it finishes (prompt + output): sizes its window of megaplanes under
+  /// hbf.runtime.kv_span = fit (set by the caller; 0: the largest of `contexts`).
+  int64_t kv_full_tokens = 0;
 };
 
 /// Expected number of distinct experts among `experts` touched by `tokens` tokens routing top-k

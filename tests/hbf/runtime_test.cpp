@@ -245,6 +245,50 @@ TEST(HbfRuntime, ArrangePerStreamCapsEveryStreamAtItsMean) {
   EXPECT_EQ(rt.hbm().used(), Bytes(0));
 }
 
+// kv_span = fit: a request created with its expected size gets a window of ceil(slices / pages per block)
+// megaplanes after the previous request's; its slices go round-robin inside it; no room spills past it.
+TEST(HbfRuntime, KvWindowsFitEachRequestInWholeBlocks) {
+  System s = tiny();  // K = 8, 4 pages per block
+  ASSERT_EQ(s.hbf().runtime.kv_span, "fit");
+  Runtime rt(s, Mode::Functional);
+  Rng rng(11);
+  const ObjectId a = rt.kv_create("a", 1, {}, Bytes(128 * 10));  // 10 slices -> 3 megaplanes
+  const ObjectId b = rt.kv_create("b", 1, {}, Bytes(128 * 6));   // 6 slices -> 2 megaplanes, after a's
+  const ObjectId c = rt.kv_create("c");                          // size unknown: all megaplanes
+  EXPECT_EQ(rt.kv_window(a), std::make_pair(int64_t(0), int64_t(3)));
+  EXPECT_EQ(rt.kv_window(b), std::make_pair(int64_t(3), int64_t(2)));
+  EXPECT_EQ(rt.kv_window(c), std::make_pair(int64_t(0), int64_t(8)));
+  const auto da = bytes_of(rng, 128 * 10), db = bytes_of(rng, 128 * 6);
+  rt.kv_append(a, 0, da);
+  rt.kv_append(b, 0, db);
+  const WriteReport w = rt.group_write(rt.group_create(std::vector<ObjectId>{a, b}));
+  EXPECT_EQ(w.hyperpages, 2);
+  EXPECT_EQ(w.spilled, 0);
+  auto deal = [&](ObjectId id) {
+    std::vector<int64_t> d;
+    for (const PhysUnit& u : rt.flash_units(id)) d.push_back(s.deal_index(u.megaplane));
+    return d;
+  };
+  EXPECT_EQ(deal(a), (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 0, 1, 2, 0}));
+  EXPECT_EQ(deal(b), (std::vector<int64_t>{3, 4, 3, 4, 3, 4}));
+  EXPECT_EQ(rt.owned_blocks(a).size(), 3u);  // one block on each window megaplane
+  EXPECT_EQ(rt.owned_blocks(b).size(), 2u);
+  EXPECT_EQ(s.kv_megablocks(10), 3);
+  EXPECT_EQ(rt.kv_read(a, 0), da);
+  EXPECT_EQ(rt.kv_read(b, 0), db);
+
+  // One block per plane: a request that outgrows its one-megaplane window spills to the next megaplanes.
+  System s1 = tiny("", 1);
+  Runtime r1(s1, Mode::Timing);
+  const ObjectId x = r1.kv_create("x", 1, {}, Bytes(128 * 4));  // 4 slices -> 1 megaplane
+  r1.kv_append_zeros(x, 0, Bytes(128 * 8));
+  const WriteReport w1 = r1.group_write(r1.group_create(std::vector<ObjectId>{x}));
+  EXPECT_EQ(w1.units, 8);
+  EXPECT_EQ(w1.spilled, 4);
+  EXPECT_EQ(r1.owned_blocks(x).size(), 2u);  // the spills fill one block on the next megaplane
+  EXPECT_EQ(s1.deal_index(r1.flash_units(x)[7].megaplane), 1);
+}
+
 TEST(HbfRuntime, EvictErasesExactlyTheRequestsBlocksAndCountsWear) {
   System s = tiny();
   Runtime rt(s, Mode::Functional);

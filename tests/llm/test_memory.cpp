@@ -93,6 +93,47 @@ TEST(LlmMemory, GroupWriteLaysEachRequestsLayerOnConsecutiveMegaplanes) {
   EXPECT_GT(double(consecutive) / double(pairs), 0.99);
 }
 
+// hbf.runtime.kv_span = fit (default): the KV model's per-layer loads are exactly where the runtime's GroupWrite
+// puts the slices of requests created with their expected size (windows of W megaplanes, one after the other).
+TEST(LlmMemory, KvModelIsWhereGroupWriteFitsEachRequest) {
+  const KindParams k = preset("csi");
+  ASSERT_EQ(k.system.hbf.runtime.kv_span, "fit");
+  const ModelConfig m = shipped("qwen3-235b");
+  Server s(m, k, 8);
+  StepGraph g = s.graph(8, parse_context("long"));
+  const int64_t tps = s.memory().tokens_per_slice(g.kv_token_layer_bytes), L = m.layers, K = s.system().megaplanes();
+  ASSERT_EQ(tps, 64);
+  // 8 requests of 9 full slices (+ 10 staged tokens) per layer: 8 x 9 x 94 = 47 hyperpages, all written.
+  g.contexts.assign(8, 9 * tps + 10);
+  g.kv_full_tokens = 10000;  // expected: 157 slices per layer, 14,758 in all -> windows of 58 megaplanes
+  const int64_t w = s.system().kv_window(L * 157);
+  EXPECT_EQ(w, 58);
+
+  hbf::Runtime rt(s.system(), hbf::Mode::Timing, 1);
+  const Bytes token(g.kv_token_layer_bytes);
+  std::vector<hbf::ObjectId> ids;
+  for (size_t i = 0; i < g.contexts.size(); ++i) {
+    ids.push_back(rt.kv_create(fmt::format("r{}", i), uint32_t(L), token, Bytes(g.kv_full_tokens * token.raw() * L)));
+    EXPECT_EQ(rt.kv_window(ids.back()), std::make_pair(int64_t(i) * w % K, w));
+    for (int64_t l = 0; l < L; ++l) rt.kv_append_zeros(ids.back(), uint32_t(l), Bytes(g.contexts[i] * token.raw()));
+  }
+  const hbf::WriteReport wr = rt.group_write(rt.group_create(ids), hbf::Remainder::Hold);
+  EXPECT_EQ(wr.held, 0);
+  EXPECT_EQ(wr.spilled, 0);
+  std::vector<std::vector<int64_t>> placed(size_t(L), std::vector<int64_t>(size_t(K), 0));
+  for (auto id : ids) {
+    const auto u = rt.flash_units(id);
+    ASSERT_EQ(int64_t(u.size()), 9 * L);
+    for (size_t j = 0; j < u.size(); ++j) ++placed[j / 9][size_t(s.system().deal_index(u[j].megaplane))];
+    EXPECT_EQ(int64_t(rt.owned_blocks(id).size()), w);  // 846 slices: one block on each of its window's 58 megaplanes
+  }
+  for (int32_t l : {0, 1, 37, 93}) {
+    std::vector<int64_t> model;
+    EXPECT_EQ(s.memory().kv_loads(g, l, model), 8 * 9);
+    EXPECT_EQ(model, placed[size_t(l)]) << "layer " << l;
+  }
+}
+
 TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
   KindParams k = preset("csi");
   const ModelConfig m = shipped("qwen3-235b");

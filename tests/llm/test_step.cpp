@@ -206,16 +206,32 @@ TEST(LlmStep, CapacityLimits) {
   const double per_request = 21000.0 * 516096 / 8;
   EXPECT_EQ(n, int64_t((141e9 - double(in.weights.raw()) - 2e9 - double(in.workspace.raw())) / per_request));
 
-  // CSI: isolated megablocks bind before bytes: a request's KV holds a block on each of the 144 megaplanes.
+  // CSI: isolated megablocks bind before bytes. A request of 10,640 tokens has 126 layers x ceil(10640 / 256) =
+  // 5,292 slices of 256 tokens.
   KindParams csi = h200;
   csi.kind = "csi";
   csi.system.hbm.capacity_per_stack = Bytes(5875000000);
   csi.system.hbf.stacks = 6;
-  Server c(llama, csi, 8);
   const ContextSpec lng = parse_context("long");
-  const int64_t nc = c.max_requests(lng);
-  const Capacity cc = c.capacity(nc + 1, lng);
-  EXPECT_EQ(cc.limit, "flash_blocks");
-  const int64_t weight_blocks = (c.memory().weight_units_max_per_megaplane() + 255) / 256;
-  EXPECT_EQ(nc, 256 - weight_blocks);
+  {
+    // kv_span = all: a block on each of the 144 megaplanes per request.
+    csi.system.hbf.runtime.kv_span = "all";
+    Server c(llama, csi, 8);
+    const int64_t nc = c.max_requests(lng);
+    EXPECT_EQ(c.capacity(nc + 1, lng).limit, "flash_blocks");
+    const int64_t weight_blocks = (c.memory().weight_units_max_per_megaplane() + 255) / 256;
+    EXPECT_EQ(nc, 256 - weight_blocks);
+  }
+  {
+    // kv_span = fit: a window of ceil(5292 / 256) = 21 megaplanes, one block on each; windows follow each other, so
+    // r requests put ceil(21 r / 144) blocks on the fullest megaplane.
+    csi.system.hbf.runtime.kv_span = "fit";
+    Server c(llama, csi, 8);
+    EXPECT_EQ(c.system().kv_window(5292), 21);
+    EXPECT_EQ(c.system().kv_megablocks(5292), 21);
+    const int64_t nc = c.max_requests(lng);
+    EXPECT_EQ(c.capacity(nc + 1, lng).limit, "flash_blocks");
+    const int64_t weight_blocks = (c.memory().weight_units_max_per_megaplane() + 255) / 256;
+    EXPECT_EQ(nc, (256 - weight_blocks) * 144 / 21);
+  }
 }
