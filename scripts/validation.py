@@ -119,12 +119,20 @@ def replace_generated(path, name, lines):
     open(path, "w").write(head + begin + "\n" + "\n".join(lines) + "\n" + end + tail)
 
 
+def num(x):
+    """Counts as integers, other figures to 3 significant digits (2.00, not 2)."""
+    if x is None:
+        return "-"
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) >= 10):
+        return f"{x:.0f}"
+    return f"{x:#.3g}"
+
+
 def print_table(rows):
     print(f"{'figure':<46} {'paper':>8} {'bitline':>9} {'diff':>8}  verdict")
     for name, paper, model, dev, v in rows:
-        p = f"{paper:>8.3g}" if paper is not None else f"{'-':>8}"
-        d = f"{dev:>+7.0%}" if dev is not None else f"{'-':>7}"
-        print(f"{name:<46} {p} {model:>9.3g} {d}  {v}")
+        d = f"{dev:>+7.1%}" if dev is not None else f"{'-':>7}"
+        print(f"{name:<46} {num(paper):>8} {num(model):>9} {d}  {v}")
 
 
 def run(cmd):
@@ -182,7 +190,7 @@ def main():
              "## Flash-Cosmos (MICRO 2022)", "",
              "| figure | paper | bitline | diff | verdict |", "|---|---|---|---|---|"]
     for name, paper, model, d, verdict_text in rows:
-        lines.append(f"| {name} | {paper:.3g} | {model:.3g} | {d:+.0%} | {verdict_text} |")
+        lines.append(f"| {name} | {num(paper)} | {num(model)} | {d:+.1%} | {verdict_text} |")
     lines += ["", "Per workload (arithmetic mean of per-point ratios):", "",
               "| pair | metric | BMI | IMS | KCS | overall |", "|---|---|---|---|---|---|"]
     for what in ("speedup", "energy_efficiency"):
@@ -199,9 +207,8 @@ def main():
     lines += ["## FlashAccel (2026)", "", "| figure | paper | bitline | diff | verdict |", "|---|---|---|---|---|"]
     arows = accel_rows(acc)
     for name, paper, model, d, verdict_text in arows:
-        ps = f"{paper:.3g}" if paper is not None else "-"
-        ds = f"{d:+.0%}" if d is not None else "-"
-        lines.append(f"| {name} | {ps} | {model:.3g} | {ds} | {verdict_text} |")
+        ds = f"{d:+.1%}" if d is not None else "-"
+        lines.append(f"| {name} | {num(paper)} | {num(model)} | {ds} | {verdict_text} |")
     lines += ["", "Per-GPU decode throughput and tokens per joule against 8 x H200 (mean over the points where both are feasible):", "",
               "| system@SLO (ms) | throughput mean | geomean | tokens/J mean | points |", "|---|---|---|---|---|"]
     for key, v in acc["summary"]["throughput_vs_h200x8"].items():
