@@ -35,7 +35,7 @@ System property_system() {
 
 struct Coverage {
   std::map<std::string, int> ops;
-  int errors_expected = 0, evicted_blocks = 0, base_sram = 0, replicated = 0, hyperpages = 0, scattered = 0;
+  int errors_expected = 0, evicted_blocks = 0, base_sram = 0, replicated = 0, hyperpages = 0, scattered = 0, spilled = 0;
 };
 
 class PropertyRun {
@@ -196,7 +196,9 @@ class PropertyRun {
     const int64_t tokens[] = {0, 0, 40, 48, 128};
     k.token = tokens[rng_.below(5)];
     if (k.token) k.cap = kUnit / k.token * k.token;
-    k.id = rt_.kv_create(fmt::format("kv{}", kvs_.size()), streams, Bytes(k.token));
+    // Half the requests say how much KV they expect (a window of megaplanes under kv_span = fit), the rest do not.
+    const Bytes expected(rng_.chance(0.5) ? int64_t(kUnit) * int64_t(1 + rng_.below(40)) : 0);
+    k.id = rt_.kv_create(fmt::format("kv{}", kvs_.size()), streams, Bytes(k.token), expected);
     k.streams.resize(streams);
     kvs_.push_back(std::move(k));
     count("kv_create");
@@ -280,6 +282,7 @@ class PropertyRun {
       WriteReport w = rt_.group_write(g->id, rng_.chance(0.5) ? Remainder::Scatter : Remainder::Hold);
       cov_.hyperpages += int(w.hyperpages);
       cov_.scattered += int(w.scattered);
+      cov_.spilled += int(w.spilled);
       count("group_write");
     } catch (const ModelError& e) {
       EXPECT_NE(std::string(e.what()).find("HBF is full"), std::string::npos) << e.what();
@@ -446,8 +449,10 @@ TEST(HbfProperty, RandomInterleavingsNeverLoseOrShareData) {
   std::string summary;
   for (auto& [op, n] : cov.ops) summary += fmt::format("{} {}, ", op, n);
   RecordProperty("coverage", summary);
-  std::printf("coverage: %sevicted blocks %d, base-SRAM prefetches %d, replicated %d, hyperpages %d, scattered %d, expected errors %d\n",
-              summary.c_str(), cov.evicted_blocks, cov.base_sram, cov.replicated, cov.hyperpages, cov.scattered, cov.errors_expected);
+  std::printf("coverage: %sevicted blocks %d, base-SRAM prefetches %d, replicated %d, hyperpages %d, scattered %d, spilled %d, "
+              "expected errors %d\n",
+              summary.c_str(), cov.evicted_blocks, cov.base_sram, cov.replicated, cov.hyperpages, cov.scattered, cov.spilled,
+              cov.errors_expected);
   for (std::string op : {"store", "nand_mmap", "munmap-weights", "munmap-hbm", "write-hbm", "kv_create", "kv_append",
                          "group_create", "group_mmap", "group_arrange", "group_write", "group_destroy", "sram_prefetch",
                          "sram_release", "evict"})
