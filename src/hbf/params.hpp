@@ -136,8 +136,9 @@ struct RuntimeParams {
                         "megaplane from its cursor: at least one megablock on each) or fit (a window of consecutive "
                         "megaplanes just wide enough for the request's expected KV in whole megablocks; successive "
                         "requests' windows follow each other round the megaplanes)",
-                .source = "spec: isolated block allocation, hyperpage-packed writes; the window width is a bitline "
-                          "choice (the spec gives no allocator)",
+                .source = "spec: isolated block allocation, hyperpage-packed writes (no allocator given); bitline "
+                          "default fit: with all, a request holds a megablock on every megaplane and the paper's own "
+                          "batch-256 ablation could not fit",
                 .choices = "all|fit"});
   }
 };
