@@ -128,7 +128,7 @@ void add_accel(CLI::App& app) {
       ModelSet models;
       const auto t0 = std::chrono::steady_clock::now();
       Json j = run_eval(models, kinds, [&](size_t i, size_t n, const std::string& what) {
-        if (!o->quiet) std::cerr << fmt::format("\r[{:>2}/{}] {:<40}", i, n, what) << (i == n ? "\n" : "") << std::flush;
+        if (!o->quiet) print_progress(i, n, what);
       }, o->threads);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       j["config"] = config_json(kinds);

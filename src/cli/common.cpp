@@ -1,6 +1,9 @@
 #include "cli/common.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "cosmos/workloads.hpp"
 #include "hbf/params.hpp"
@@ -53,6 +56,21 @@ void check_top_level(const ConfigTree& tree) {
     for (const auto& c : catalogue()) ok |= c.path == k;
     if (!ok) throw ConfigError(fmt::format("{}: {}: unknown section (known sections: {})", v.origin, k, known));
   }
+}
+
+}  // namespace bitline::cli
+
+namespace bitline::cli {
+
+void print_progress(size_t i, size_t n, const std::string& what) {
+  const bool tty = isatty(fileno(stderr)) != 0;
+  if (tty) {
+    std::fprintf(stderr, "\r[%3zu/%zu] %-40s%s", i, n, what.c_str(), i == n ? "\n" : "");
+  } else {
+    const size_t step = std::max<size_t>(1, n / 10);
+    if (i % step == 0 || i == n) std::fprintf(stderr, "[%3zu/%zu] %s\n", i, n, what.c_str());
+  }
+  std::fflush(stderr);
 }
 
 }  // namespace bitline::cli

@@ -42,6 +42,10 @@ const std::vector<Component>& catalogue();
 /// Throws ConfigError for a top-level key that no component owns.
 void check_top_level(const ConfigTree& tree);
 
+/// Progress of item `i` of `n` on stderr: one line rewritten in place on a terminal; in a log (stderr not a
+/// terminal) a line per tenth of the run, so logs stay readable.
+void print_progress(size_t i, size_t n, const std::string& what);
+
 void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);
 void add_hbf(CLI::App& app);

@@ -70,7 +70,7 @@ void add_cosmos(CLI::App& app) {
       EvalConfig c = load_eval_config(cfg->load());
       auto t0 = std::chrono::steady_clock::now();
       auto results = run_eval(c, [&](size_t i, size_t n, const std::string& what) {
-        if (!*quiet) std::cerr << fmt::format("\r[{:>3}/{}] {:<40}", i, n, what) << (i == n ? "\n" : "") << std::flush;
+        if (!*quiet) print_progress(i, n, what);
       });
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       Json j = eval_json(results, config_json(c));
