@@ -95,7 +95,10 @@ void print_point(const PointResult& p, const Server& s) {
   const Capacity& c = r.capacity;
   fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, HBM used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
              double(c.kv.raw()) * 1e-9, double(c.hbm_used.raw()) * 1e-9, double(c.hbm_capacity.raw()) * 1e-9);
-  if (c.blocks_per_megaplane > 0) fmt::print(", HBF blocks {} of {} per megaplane", c.blocks_used, c.blocks_per_megaplane);
+  if (c.weight_cache.raw() > 0) fmt::print(" (weight cache {:.1f} GB)", double(c.weight_cache.raw()) * 1e-9);
+  if (c.blocks_per_megaplane > 0)
+    fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9,
+               c.blocks_used, c.blocks_per_megaplane);
   fmt::print("\n  KV writes {:.3f} GB/s per GPU", r.kv_write_bytes_per_s * 1e-9);
   if (s.has_hbf())
     fmt::print(" (programming {:.2f}% and erasing {:.2f}% of the time; {}-year writes {:.3f} x TBW, erases {:.3f} x the P/E budget)",
