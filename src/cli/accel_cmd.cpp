@@ -3,14 +3,18 @@
 //   ablation  Qwen3-235B on CSI at a fixed batch: full FlashAccel, without each technique, plain HBF, HBM only
 //   sessions  multi-turn KV reuse (LRU retention) on 8/16 x H200, 8 x CSI, 8 x CLI
 //   run       one point (model, system, context, SLO) with a readable breakdown
+//   sweep     one point over a grid of parameter values (--vary KEY=V1,V2,...) -> JSON + table
 //   validate  the fast step model against the event-driven memory simulation
 // Each GPU kind (h200, csi, cli) is its preset (configs/KIND.yaml) with --config and --set applied on top.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
@@ -104,6 +108,29 @@ void print_point(const PointResult& p, const Server& s) {
     fmt::print(" (programming {:.2f}% and erasing {:.2f}% of the time; {}-year writes {:.3f} x TBW, erases {:.3f} x the P/E budget)",
                100 * r.program_time_fraction, 100 * r.erase_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction, r.lifetime_erase_fraction);
   fmt::print("\n");
+}
+
+/// One --vary option: a parameter and the values it takes.
+struct Vary {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+Vary parse_vary(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. hbf.timing.t_read=2us,4us)", text));
+  Vary v{text.substr(0, eq), {}};
+  size_t start = eq + 1;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const std::string value = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (value.empty()) throw ConfigError(fmt::format("--vary '{}': an empty value", text));
+    v.values.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return v;
 }
 
 }  // namespace
@@ -277,6 +304,120 @@ void add_accel(CLI::App& app) {
       }
       std::fflush(stdout);
       if (!p.feasible) throw ModelError(fmt::format("no feasible batch: {}", p.reason));
+    });
+  }
+
+  // ---- sweep
+  {
+    auto* cmd = accel->add_subcommand("sweep", "one point (model, system, context, SLO) over a grid of parameter values");
+    auto k = std::make_shared<KindOptions>();
+    struct Opts {
+      std::string model, system, context, json;
+      double slo = 0;
+      std::vector<std::string> vary;
+      int threads = 2;
+      bool quiet = false;
+    };
+    auto o = std::make_shared<Opts>();
+    k->add_to(*cmd);
+    cmd->add_option("--model", o->model, "qwen3-235b, qwen3-coder-480b, llama3.1-405b, deepseek-v3, or a config.json path")->required();
+    cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS)")->required();
+    cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
+    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--vary", o->vary, "a parameter and its values, KEY=V1,V2,... (repeatable: the grid is every combination)")->required();
+    cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
+    cmd->add_option("--threads", o->threads, "worker threads")->check(CLI::Range(1, 256))->capture_default_str();
+    cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+    cmd->callback([k, o] {
+      const SystemName sn = parse_system(o->system);
+      const ContextSpec c = parse_context(o->context);
+      const ModelConfig m = load_model(o->model);
+      std::vector<Vary> vary;
+      for (const auto& v : o->vary) vary.push_back(parse_vary(v));
+      // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
+      std::vector<std::vector<std::string>> combos(1);
+      for (const auto& v : vary) {
+        std::vector<std::vector<std::string>> next;
+        for (const auto& c0 : combos)
+          for (const auto& value : v.values) {
+            next.push_back(c0);
+            next.back().push_back(value);
+          }
+        combos = std::move(next);
+      }
+      const auto label = [&](const std::vector<std::string>& combo) {
+        std::string l;
+        for (size_t i = 0; i < vary.size(); ++i) l += fmt::format("{}{}={}", i ? " " : "", vary[i].key, combo[i]);
+        return l;
+      };
+      std::vector<KindParams> params;
+      params.reserve(combos.size());
+      for (const auto& combo : combos) {
+        KindOptions ko = *k;
+        for (size_t i = 0; i < vary.size(); ++i) ko.sets.push_back(vary[i].key + "=" + combo[i]);
+        try {
+          params.push_back(ko.load(sn.kind));
+        } catch (const ConfigError& e) {
+          throw ConfigError(fmt::format("--vary ({}): {}", label(combo), e.what()));
+        }
+      }
+      std::vector<Json> points(combos.size());
+      std::vector<std::exception_ptr> errors(combos.size());
+      std::atomic<size_t> next{0}, done{0};
+      const auto worker = [&] {
+        for (size_t i = next++; i < combos.size(); i = next++) {
+          try {
+            const Server s(m, params[i], sn.gpus);
+            PointResult p = s.search(c, bitline::ms(o->slo));
+            p.system = sn.name;
+            Json j = p.json();
+            j["deployment"] = s.deployment().describe();
+            Json values = Json::object();
+            for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
+            j["values"] = values;
+            points[i] = std::move(j);
+          } catch (...) {
+            errors[i] = std::current_exception();
+          }
+          const size_t d = ++done;
+          if (!o->quiet) print_progress(d, combos.size(), label(combos[i]));
+        }
+      };
+      std::vector<std::thread> pool;
+      for (int t = 1; t < std::min<int>(o->threads, int(combos.size())); ++t) pool.emplace_back(worker);
+      worker();
+      for (auto& t : pool) t.join();
+      for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+
+      // The table: the varied values, then the point.
+      std::vector<size_t> width;
+      std::string head;
+      for (const auto& v : vary) {
+        size_t w = v.key.size();
+        for (const auto& value : v.values) w = std::max(w, value.size());
+        width.push_back(w);
+        head += fmt::format("{:<{}} ", v.key, w);
+      }
+      fmt::print("{}{:>7} {:>9} {:>12}  {}\n", head, "batch", "step ms", "tok/s/GPU", "bound by");
+      for (size_t i = 0; i < combos.size(); ++i) {
+        std::string row;
+        for (size_t v = 0; v < vary.size(); ++v) row += fmt::format("{:<{}} ", combos[i][v], width[v]);
+        const Json& p = points[i];
+        if (p["feasible"].get<bool>())
+          fmt::print("{}{:>7} {:>9.2f} {:>12.1f}  {}\n", row, p["batch"].get<int64_t>(), p["step_ms"].get<double>(),
+                     p["tokens_per_s_per_gpu"].get<double>(), p["bound_by"].get<std::string>());
+        else
+          fmt::print("{}{:>7} {:>9} {:>12}  infeasible: {}\n", row, "-", "-", "-", p["reason"].get<std::string>());
+      }
+      if (!o->json.empty()) {
+        Json vj = Json::object();
+        for (const auto& v : vary) vj[v.key] = v.values;
+        Json out = {{"model", m.name}, {"system", sn.name}, {"context", c.name}, {"slo_ms", o->slo}, {"vary", vj},
+                    {"points", points}, {"config", kind_json(k->load(sn.kind))}};
+        write_json_file(o->json, out);
+        fmt::print("wrote {}\n", o->json);
+      }
     });
   }
 

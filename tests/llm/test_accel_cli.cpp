@@ -114,6 +114,41 @@ TEST_F(AccelCli, RunPrintsABreakdown) {
   EXPECT_GT(p["batch"].get<int>(), 30);
 }
 
+// A grid of parameter values around one point: every combination, in order, with its values; more interface
+// bandwidth or fill offload can only help; a bad value anywhere stops the sweep before it starts.
+TEST_F(AccelCli, SweepRunsEveryCombination) {
+  Result r = run("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --quiet"
+                 " --vary hbf.timing.interface_bandwidth=384GB/s,768GB/s --vary serving.kv_offload=mean,fill --json " +
+                 quote(path("s.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("s.json");
+  ASSERT_EQ(j["points"].size(), 4u);
+  EXPECT_EQ(j["system"], "csix8");
+  EXPECT_EQ(j["vary"]["serving.kv_offload"], nlohmann::json::array({"mean", "fill"}));
+  const auto& p = j["points"];
+  EXPECT_EQ(p[0]["values"]["hbf.timing.interface_bandwidth"], "384GB/s");
+  EXPECT_EQ(p[1]["values"]["serving.kv_offload"], "fill");
+  EXPECT_EQ(p[2]["values"]["hbf.timing.interface_bandwidth"], "768GB/s");
+  for (const auto& x : p) EXPECT_TRUE(x["feasible"].get<bool>());
+  auto batch = [&](int i) { return p[i]["batch"].get<int>(); };
+  EXPECT_LT(batch(0), batch(2));  // twice the interface bandwidth
+  EXPECT_LE(batch(0), batch(1));  // fill offload
+  EXPECT_LE(batch(2), batch(3));
+  // The mean offload at 768 GB/s is the default point.
+  r = run("accel run --model qwen3-235b --system csix8 --context long --slo 100 --json " + quote(path("p.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(read("p.json")["batch"], p[2]["batch"]);
+
+  r = run("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --vary serving.kv_offload=mean,bogus --json " +
+          quote(path("bad.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "--vary (serving.kv_offload=bogus)")) << r.out;
+  EXPECT_FALSE(fs::exists(path("bad.json")));
+  r = run("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --vary serving.kv_offload");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "expected KEY=V1,V2")) << r.out;
+}
+
 TEST_F(AccelCli, BadInputIsExplained) {
   Result r = run("accel run --model no-such-model --system csix8 --context long --slo 100");
   EXPECT_EQ(r.rc, 2);
