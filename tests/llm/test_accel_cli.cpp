@@ -149,6 +149,22 @@ TEST_F(AccelCli, SweepRunsEveryCombination) {
   EXPECT_TRUE(has(r.out, "expected KEY=V1,V2")) << r.out;
 }
 
+// Same config and seed, same results, bit for bit, whatever the number of worker threads.
+TEST_F(AccelCli, ResultsDoNotDependOnThreads) {
+  Result r = run("accel eval --quiet --threads 1 --json " + quote(path("e1.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  r = run("accel eval --quiet --threads 3 --json " + quote(path("e3.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(read("e1.json")["points"].dump(), read("e3.json")["points"].dump());
+  EXPECT_EQ(read("e1.json")["summary"].dump(), read("e3.json")["summary"].dump());
+  const std::string sweep = "accel sweep --quiet --model deepseek-v3 --system clix8 --context agent --slo 50 --vary hbf.stacks=3,4,5 ";
+  r = run(sweep + "--threads 1 --json " + quote(path("s1.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  r = run(sweep + "--threads 3 --json " + quote(path("s3.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(read("s1.json").dump(), read("s3.json").dump());
+}
+
 TEST_F(AccelCli, BadInputIsExplained) {
   Result r = run("accel run --model no-such-model --system csix8 --context long --slo 100");
   EXPECT_EQ(r.rc, 2);
