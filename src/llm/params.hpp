@@ -93,6 +93,7 @@ struct LlmParams {
   NetworkParams network;
   EnergyModelParams energy;
   std::string attention_parallel;
+  int64_t tp_size = 0;
   Bytes runtime_reserve{};
   int64_t sample_layers = 3;
 
@@ -105,6 +106,12 @@ struct LlmParams {
                            .desc = "attention parallelism: auto (data parallel for MoE models, tensor parallel for dense), dp, tp",
                            .source = "spec: attention DP + expert parallel for Qwen3/DeepSeek-V3, tensor parallel for Llama-3.1-405B",
                            .choices = "auto|dp|tp"});
+    v(tp_size, {.name = "tp_size", .def = "0",
+                .desc = "GPUs of a tensor-parallel group when attention is tensor parallel (0: a whole node, capped at "
+                        "the GPU count); the groups are data-parallel ranks (e.g. 2 on 8 GPUs: 4 ranks of TP2 attention, "
+                        "experts still parallel over all 8)",
+                .source = "spec: TP inside a node of 8; smaller groups are a deployment choice (assumption)",
+                .min = 0, .max = 1024});
     v(runtime_reserve, {.name = "runtime_reserve", .def = "2GB",
                         .desc = "HBM per GPU kept for the CUDA context, library workspaces and activations",
                         .source = "assumption: CUDA context + cuBLAS/NCCL workspaces ~1-2 GB on Hopper", .min = 0});

@@ -26,7 +26,8 @@ Deployment make_deployment(const ModelConfig& m, int64_t gpus, const LlmParams& 
   const std::string& mode = p.attention_parallel;
   d.tensor_parallel = mode == "tp" || (mode == "auto" && !m.is_moe());
   if (d.tensor_parallel) {
-    d.tp = std::min(gpus, d.gpus_per_node);
+    d.tp = p.tp_size > 0 ? p.tp_size : std::min(gpus, d.gpus_per_node);
+    if (d.tp > gpus) throw ConfigError(fmt::format("llm.tp_size: {} GPUs per tensor-parallel group, but only {} GPUs", d.tp, gpus));
     if (gpus % d.tp != 0)
       throw ConfigError(fmt::format("model {}: {} GPUs are not a whole number of tensor-parallel groups of {}", m.name, gpus, d.tp));
     if (m.heads % d.tp != 0)

@@ -157,6 +157,21 @@ TEST(LlmStep, DeploymentsFollowTheSpec) {
   EXPECT_EQ(ds.local_experts, 16);
   EXPECT_THROW(make_deployment(shipped("qwen3-235b"), 256, p), ConfigError);  // more GPUs than experts
   EXPECT_THROW(make_deployment(shipped("llama3.1-405b"), 12, p), ConfigError);  // not whole TP groups
+  // Smaller tensor-parallel groups (llm.tp_size): data-parallel ranks of TP attention, experts over all GPUs.
+  LlmParams q = p;
+  q.attention_parallel = "tp";
+  q.tp_size = 2;
+  const Deployment coder = make_deployment(shipped("qwen3-coder-480b"), 8, q);
+  EXPECT_TRUE(coder.tensor_parallel);
+  EXPECT_EQ(coder.tp, 2);
+  EXPECT_EQ(coder.ranks, 4);
+  EXPECT_EQ(coder.q_heads, 48);
+  EXPECT_EQ(coder.kv_heads, 4);
+  EXPECT_EQ(coder.ep, 8);
+  q.tp_size = 3;
+  EXPECT_THROW(make_deployment(shipped("qwen3-coder-480b"), 8, q), ConfigError);  // 8 GPUs are not groups of 3
+  q.tp_size = 16;
+  EXPECT_THROW(make_deployment(shipped("qwen3-coder-480b"), 8, q), ConfigError);  // larger than the system
 }
 
 TEST(LlmStep, GpuWeightsAreShardsOfTheModel) {
