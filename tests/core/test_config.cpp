@@ -9,17 +9,10 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/params.hpp"
+#include "../support/quantity_print.hpp"
 
 using namespace bitline;
 namespace fs = std::filesystem;
-
-namespace bitline {
-// Readable failure messages for quantities.
-template <class T, class R>
-void PrintTo(const Quantity<T, R>& q, std::ostream* os) {
-  *os << q.raw() << " (" << format(q) << ")";
-}
-}  // namespace bitline
 
 namespace {
 

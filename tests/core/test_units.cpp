@@ -7,16 +7,9 @@
 #include <string>
 
 #include "core/units.hpp"
+#include "../support/quantity_print.hpp"
 
 using namespace bitline;
-
-namespace bitline {
-// Readable failure messages for quantities.
-template <class T, class R>
-void PrintTo(const Quantity<T, R>& q, std::ostream* os) {
-  *os << q.raw() << " (" << format(q) << ")";
-}
-}  // namespace bitline
 
 namespace {
 

@@ -17,15 +17,18 @@ inline ModelConfig shipped(const std::string& name) {
   return load_model_file(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
 }
 
+/// One GPU kind's preset (h200, csi, cli) loaded into KindParams.
+inline KindParams preset_kind(const std::string& kind) {
+  ConfigTree t;
+  t.set_preset_dir(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs");
+  t.load_preset(kind);
+  return load_kind_params(t, kind);
+}
+
 /// The h200, csi and cli presets, each loaded into KindParams.
 inline std::map<std::string, KindParams> preset_kinds() {
   std::map<std::string, KindParams> m;
-  for (const char* kind : {"h200", "csi", "cli"}) {
-    ConfigTree t;
-    t.set_preset_dir(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs");
-    t.load_preset(kind);
-    m.emplace(kind, load_kind_params(t, kind));
-  }
+  for (const char* kind : {"h200", "csi", "cli"}) m.emplace(kind, preset_kind(kind));
   return m;
 }
 

@@ -15,21 +15,13 @@ namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::shipped;
-using bitline::llm::test::preset_kinds;
+using bitline::llm::test::preset_kind;
 
 namespace {
 
-KindParams preset(const std::string& kind) {
-  ConfigTree t;
-  t.set_preset_dir(fs::path(BITLINE_SOURCE_DIR) / "configs");
-  t.load_preset(kind);
-  KindParams k = load_kind_params(t, kind);
-  return k;
-}
-
 // The GPU's weights stored by the HBF runtime: every tensor's megapages must be where GpuMemory says.
 void check_weight_placement(const std::string& layout) {
-  KindParams k = preset("cli");
+  KindParams k = preset_kind("cli");
   k.system.hbf.runtime.weight_layout = layout;
   const ModelConfig m = shipped("deepseek-v3");
   Server s(m, k, 8);
@@ -70,7 +62,7 @@ TEST(LlmMemory, WeightPlacementIsTheRuntimes) {
 TEST(LlmMemory, GroupWriteLaysEachRequestsLayerOnConsecutiveMegaplanes) {
   // The property the KV model builds on: GroupWrite packs a request's slices of a layer onto consecutive
   // megaplanes of the dealing order (except where a hyperpage is shared with another request).
-  const KindParams k = preset("csi");
+  const KindParams k = preset_kind("csi");
   const hbf::System sys(k.system);
   hbf::Runtime rt(sys, hbf::Mode::Timing, 1);
   const Bytes token(2048);  // Qwen3-235B: one token's KV in one layer
@@ -96,7 +88,7 @@ TEST(LlmMemory, GroupWriteLaysEachRequestsLayerOnConsecutiveMegaplanes) {
 // hbf.runtime.kv_span = fit (default): the KV model's per-layer loads are exactly where the runtime's GroupWrite
 // puts the slices of requests created with their expected size (windows of W megaplanes, one after the other).
 TEST(LlmMemory, KvModelIsWhereGroupWriteFitsEachRequest) {
-  const KindParams k = preset("csi");
+  const KindParams k = preset_kind("csi");
   ASSERT_EQ(k.system.hbf.runtime.kv_span, "fit");
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
@@ -135,7 +127,7 @@ TEST(LlmMemory, KvModelIsWhereGroupWriteFitsEachRequest) {
 }
 
 TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
-  KindParams k = preset("csi");
+  KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
   const ContextSpec c = parse_context("long");
@@ -158,7 +150,7 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
 // serving.kv_offload=fill: after the mean cap, the most loaded megaplanes keep moving to HBM while the replicas fit
 // and HBM's transfer stays within the flash rounds left.
 TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
-  KindParams k = preset("csi");
+  KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("qwen3-235b");
   const ContextSpec c = parse_context("long");
   Server mean_srv(m, k, 8);
@@ -193,7 +185,7 @@ TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
 // serving.hbm_weight_cache: that share of every weight kernel's megapages comes from HBM; the bytes are conserved
 // and the cache is counted in HBM capacity.
 TEST(LlmMemory, WeightCacheSplitsEveryKernelBetweenHbmAndFlash) {
-  KindParams k = preset("csi");
+  KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("llama3.1-405b");
   const ContextSpec c = parse_context("agent");
   Server plain(m, k, 8);
