@@ -8,17 +8,15 @@
 // Each GPU kind (h200, csi, cli) is its preset (configs/KIND.yaml) with --config and --set applied on top.
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "core/worker_pool.hpp"
 #include "llm/serving.hpp"
 #include "llm/sessions.hpp"
 
@@ -146,7 +144,7 @@ void add_accel(CLI::App& app) {
     struct Opts {
       std::string json;
       bool quiet = false;
-      int threads = 2;
+      int threads = WorkerPool::hardware_threads();
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
@@ -315,7 +313,7 @@ void add_accel(CLI::App& app) {
       std::string model, system, context, json;
       double slo = 0;
       std::vector<std::string> vary;
-      int threads = 2;
+      int threads = WorkerPool::hardware_threads();
       bool quiet = false;
     };
     auto o = std::make_shared<Opts>();
@@ -361,12 +359,9 @@ void add_accel(CLI::App& app) {
           throw ConfigError(fmt::format("--vary ({}): {}", label(combo), e.what()));
         }
       }
-      std::vector<Json> points(combos.size());
-      std::vector<std::exception_ptr> errors(combos.size());
-      std::atomic<size_t> next{0}, done{0};
-      const auto worker = [&] {
-        for (size_t i = next++; i < combos.size(); i = next++) {
-          try {
+      const auto points = WorkerPool(o->threads).map<Json>(
+          combos.size(),
+          [&](size_t i) {
             const Server s(m, params[i], sn.gpus);
             PointResult p = s.search(c, bitline::ms(o->slo));
             p.system = sn.name;
@@ -375,20 +370,11 @@ void add_accel(CLI::App& app) {
             Json values = Json::object();
             for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
             j["values"] = values;
-            points[i] = std::move(j);
-          } catch (...) {
-            errors[i] = std::current_exception();
-          }
-          const size_t d = ++done;
-          if (!o->quiet) print_progress(d, combos.size(), label(combos[i]));
-        }
-      };
-      std::vector<std::thread> pool;
-      for (int t = 1; t < std::min<int>(o->threads, int(combos.size())); ++t) pool.emplace_back(worker);
-      worker();
-      for (auto& t : pool) t.join();
-      for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
+            return j;
+          },
+          [&](size_t done, size_t n, size_t i) {
+            if (!o->quiet) print_progress(done, n, label(combos[i]));
+          });
 
       // The table: the varied values, then the point.
       std::vector<size_t> width;

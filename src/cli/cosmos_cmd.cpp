@@ -10,6 +10,7 @@
 
 #include "cli/common.hpp"
 #include "core/json_io.hpp"
+#include "core/worker_pool.hpp"
 #include "cosmos/workloads.hpp"
 
 namespace bitline::cli {
@@ -63,15 +64,17 @@ void add_cosmos(CLI::App& app) {
     auto cfg = std::make_shared<ConfigOptions>();
     auto json = std::make_shared<std::string>();
     auto quiet = std::make_shared<bool>(false);
+    auto threads = std::make_shared<int>(WorkerPool::hardware_threads());
     cfg->add_to(*cmd);
     cmd->add_option("--json", *json, "write points, summary and the resolved config to this file")->required();
+    cmd->add_option("--threads", *threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
     cmd->add_flag("--quiet", *quiet, "no progress on stderr");
-    cmd->callback([cfg, json, quiet] {
+    cmd->callback([cfg, json, quiet, threads] {
       EvalConfig c = load_eval_config(cfg->load());
       auto t0 = std::chrono::steady_clock::now();
       auto results = run_eval(c, [&](size_t i, size_t n, const std::string& what) {
         if (!*quiet) print_progress(i, n, what);
-      });
+      }, *threads);
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       Json j = eval_json(results, config_json(c));
       uint64_t events = 0;

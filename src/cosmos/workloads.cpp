@@ -4,10 +4,11 @@
 
 #include <cmath>
 #include <deque>
-#include <queue>
 
 #include "core/error.hpp"
+#include "core/event_queue.hpp"
 #include "core/rng.hpp"
+#include "core/worker_pool.hpp"
 
 namespace bitline::cosmos {
 namespace {
@@ -137,20 +138,27 @@ PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, S
   return out;
 }
 
-std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress) {
-  std::vector<PointResult> out;
-  auto pts = eval_points(cfg.workload);
-  size_t total = pts.size() * std::size(kAllSystems), done = 0;
-  for (const auto& p : pts)
-    for (System s : kAllSystems) {
-      if (progress) progress(done, total, fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(s)));
-      CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
-      PreparedPoint pp = prepare(ssd, p, cfg.workload, s, cfg.seed);
-      out.push_back({p, s, ssd.read(pp.queries, s, pp.popcount)});
-      ++done;
-    }
-  if (progress) progress(done, total, "done");
-  return out;
+std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress,
+                                  int threads) {
+  struct Job {
+    Point point;
+    System system;
+  };
+  std::vector<Job> jobs;
+  for (const auto& p : eval_points(cfg.workload))
+    for (System s : kAllSystems) jobs.push_back({p, s});
+  const auto label = [&](const Job& j) { return fmt::format("{} {}={} on {}", j.point.workload, j.point.param, j.point.value, to_string(j.system)); };
+  return WorkerPool(threads).map<PointResult>(
+      jobs.size(),
+      [&](size_t i) {
+        const Job& j = jobs[i];
+        CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
+        PreparedPoint pp = prepare(ssd, j.point, cfg.workload, j.system, cfg.seed);
+        return PointResult{j.point, j.system, ssd.read(pp.queries, j.system, pp.popcount)};
+      },
+      [&](size_t done, size_t n, size_t i) {
+        if (progress) progress(done, n, label(jobs[i]));
+      });
 }
 
 Json eval_json(const std::vector<PointResult>& results, const Json& config) {
@@ -246,14 +254,10 @@ double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes tota
   const Time t_pcie = Bytes(op_bytes) / cfg.ssd.pcie_bandwidth;
 
   struct Ev {
-    int64_t t;
-    uint64_t seq;
     int kind;  // 0 pcie done(op), 1 channel done(op), 2 program done(die)
     int64_t id;
-    bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
-  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q;
-  uint64_t seq = 0;
+  EventHeap<Ev> q;
   auto die_of = [&](int64_t op) {
     int64_t k = op % dies;  // channel-interleaved round robin
     int64_t ch = k % cfg.ssd.channels, dic = k / cfg.ssd.channels;
@@ -263,7 +267,7 @@ double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes tota
   int64_t pcie_free = 0;
   for (int64_t op = 0; op < ops; ++op) {
     pcie_free += t_pcie.raw();
-    q.push({pcie_free + cfg.ssd.pcie_latency.raw(), seq++, 0, op});
+    q.push(Time(pcie_free + cfg.ssd.pcie_latency.raw()), Ev{0, op});
   }
   std::vector<std::deque<int64_t>> chan_q(size_t(cfg.ssd.channels));
   std::vector<bool> chan_busy(size_t(cfg.ssd.channels), false);
@@ -277,7 +281,7 @@ double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes tota
       if (cache_full[size_t(d)]) continue;
       cache_full[size_t(d)] = true;  // reserved for this transfer
       chan_busy[size_t(ch)] = true;
-      q.push({now + t_chan.raw(), seq++, 1, *it});
+      q.push(Time(now + t_chan.raw()), Ev{1, *it});
       cq.erase(it);
       return;
     }
@@ -286,14 +290,13 @@ double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes tota
     if (die_busy[size_t(d)] || !cache_full[size_t(d)]) return false;
     die_busy[size_t(d)] = true;
     cache_full[size_t(d)] = false;  // data moves from the cache latch into the page buffer
-    q.push({now + t_prog.raw(), seq++, 2, d});
+    q.push(Time(now + t_prog.raw()), Ev{2, d});
     return true;
   };
   std::vector<bool> loaded(size_t(dies), false);
   while (!q.empty()) {
-    Ev e = q.top();
-    q.pop();
-    now = e.t;
+    const Ev e = q.pop().payload;
+    now = q.now().raw();
     if (e.kind == 0) {
       int64_t ch = die_of(e.id) / cfg.ssd.dies_per_channel;
       chan_q[size_t(ch)].push_back(e.id);

@@ -82,7 +82,9 @@ struct PointResult {
 };
 
 /// Runs every point on every system (timing-only); `progress` is told each point.
-std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress);
+/// Every point x system, on `threads` workers; the results (in point, system order) do not depend on `threads`.
+std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress,
+                                  int threads = 1);
 /// The JSON of the issue: points, summary (speedup, energy efficiency), config.
 Json eval_json(const std::vector<PointResult>& results, const Json& config);
 

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <deque>
-#include <queue>
 
 #include "core/error.hpp"
+#include "core/event_queue.hpp"
 
 namespace bitline::hbf {
 
@@ -31,31 +31,11 @@ ReadOptions read_options(const System& sys) {
 
 namespace {
 
-// A typed event heap: (time, sequence) order, so equal-time events run in the
-// order they were scheduled and every run is reproducible.
+// What an event carries through the engine (core::EventHeap orders by time, then scheduling order).
 enum EvKind : uint32_t { kSenseDone, kXferDone, kHbmDone, kKernelDone, kProgDone };
 struct Ev {
-  int64_t t;
-  uint64_t seq;
   uint32_t kind;
   uint32_t arg;
-};
-struct Later {
-  bool operator()(const Ev& a, const Ev& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
-};
-class EventHeap {
- public:
-  void push(Time t, uint32_t kind, uint32_t arg) { q_.push(Ev{t.raw(), seq_++, kind, arg}); }
-  bool empty() const { return q_.empty(); }
-  Ev pop() {
-    Ev e = q_.top();
-    q_.pop();
-    return e;
-  }
-
- private:
-  std::priority_queue<Ev, std::vector<Ev>, Later> q_;
-  uint64_t seq_ = 0;
 };
 
 Time max(Time a, Time b) { return a > b ? a : b; }
@@ -98,8 +78,8 @@ class ReadSim {
   ReadResult run() {
     if (!plan_.tiles.empty()) start_tile(0);
     while (!ev_.empty()) {
-      Ev e = ev_.pop();
-      now_ = Time(e.t);
+      const Ev e = ev_.pop().payload;
+      now_ = ev_.now();
       ++res_.events;
       switch (e.kind) {
         case kSenseDone: sense_done(e.arg); break;
@@ -149,7 +129,7 @@ class ReadSim {
         ++tile_left_[t];
         const Time x = Bytes(ru.bytes()) / sys_.hbm_bandwidth();
         hbm_busy_ = max(now_, hbm_busy_) + x;
-        ev_.push(hbm_busy_ + sys_.hbm().latency, kHbmDone, u);
+        ev_.push(hbm_busy_ + sys_.hbm().latency, Ev{kHbmDone, u});
         res_.hbm_bytes += ru.bytes();
         continue;
       }
@@ -165,7 +145,7 @@ class ReadSim {
       }
     }
     for (size_t s = 0; s < st_.size(); ++s) try_xfer(s);
-    if (tile_left_[t] == 0) ev_.push(max(now_, kernel_start_[t] + tile.compute), kKernelDone, t);
+    if (tile_left_[t] == 0) ev_.push(max(now_, kernel_start_[t] + tile.compute), Ev{kKernelDone, t});
   }
 
   // SramPrefetch of one tile: plane SRAM, else base-die SRAM, else the data stays in flash.
@@ -207,7 +187,7 @@ class ReadSim {
     m.busy = true;
     m.cur = u;
     ++commands_[k];
-    ev_.push(now_ + t_read_, kSenseDone, k);
+    ev_.push(now_ + t_read_, Ev{kSenseDone, k});
   }
 
   void make_ready(uint32_t u) {
@@ -236,7 +216,7 @@ class ReadSim {
     s.cur = s.ready.front();
     s.ready.pop_front();
     s.busy = true;
-    ev_.push(now_ + Bytes(piece_bytes(s.cur)) / bw_, kXferDone, uint32_t(si));
+    ev_.push(now_ + Bytes(piece_bytes(s.cur)) / bw_, Ev{kXferDone, uint32_t(si)});
   }
 
   void xfer_done(uint32_t si) {
@@ -257,7 +237,7 @@ class ReadSim {
   }
 
   void piece_done(uint32_t t) {
-    if (--tile_left_[t] == 0) ev_.push(max(now_, kernel_start_[t] + plan_.tiles[t].compute), kKernelDone, t);
+    if (--tile_left_[t] == 0) ev_.push(max(now_, kernel_start_[t] + plan_.tiles[t].compute), Ev{kKernelDone, t});
   }
 
   // The kernel of tile t is done: SramRelease its prefetches, start the next tile.
@@ -313,7 +293,7 @@ class ReadSim {
   std::vector<int64_t> commands_;
   uint32_t next_issue_ = 0;
   Time now_{}, end_{}, hbm_busy_{};
-  EventHeap ev_;
+  EventHeap<Ev> ev_;
   ReadResult res_;
 };
 
@@ -340,8 +320,8 @@ class WriteSim {
   WriteResult run() {
     for (size_t s = 0; s < st_.size(); ++s) try_xfer(s);
     while (!ev_.empty()) {
-      Ev e = ev_.pop();
-      now_ = Time(e.t);
+      const Ev e = ev_.pop().payload;
+      now_ = ev_.now();
       ++res_.events;
       if (e.kind == kXferDone) xfer_done(e.arg);
       else prog_done(e.arg);
@@ -381,7 +361,7 @@ class WriteSim {
     s.queue.pop_front();
     s.busy = true;
     s.cur = p;
-    ev_.push(now_ + Bytes(piece_) / bw_, kXferDone, uint32_t(si));
+    ev_.push(now_ + Bytes(piece_) / bw_, Ev{kXferDone, uint32_t(si)});
   }
 
   void xfer_done(uint32_t si) {
@@ -402,7 +382,7 @@ class WriteSim {
     m.cur = m.ready.front();
     m.ready.pop_front();
     m.busy = true;
-    ev_.push(now_ + sys_.hbf().timing.t_prog, kProgDone, k);
+    ev_.push(now_ + sys_.hbf().timing.t_prog, Ev{kProgDone, k});
   }
 
   void prog_done(MegaplaneId k) {
@@ -422,7 +402,7 @@ class WriteSim {
   std::vector<int16_t> buf_free_;
   std::vector<int64_t> arrived_;
   Time now_{};
-  EventHeap ev_;
+  EventHeap<Ev> ev_;
   WriteResult res_;
 };
 

@@ -3,13 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <mutex>
-#include <thread>
 
 #include "core/error.hpp"
+#include "core/worker_pool.hpp"
 
 namespace bitline::llm {
 
@@ -502,56 +500,43 @@ Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, 
   for (const auto& m : eval_models()) models.get(m);  // load before the threads start
   const size_t per_job = eval_contexts().size() * eval_slos_ms().size();
   std::vector<PointResult> points(jobs.size() * per_job);
-  std::vector<std::string> errors(jobs.size());
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex mu;
-  auto worker = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) {
-      const Job& job = jobs[i];
+  const auto job = [&](size_t i) {
+    const Job& jb = jobs[i];
+    try {
+      const SystemName sn = parse_system(jb.system);
+      const ModelConfig& m = models.models.at(jb.model);
+      std::optional<Server> srv;
+      std::string setup_error;
       try {
-        const SystemName sn = parse_system(job.system);
-        const ModelConfig& m = models.models.at(job.model);
-        std::optional<Server> srv;
-        std::string setup_error;
-        try {
-          srv.emplace(m, kinds.at(sn.kind), sn.gpus);
-        } catch (const ConfigError& e) {
-          setup_error = e.what();
-        }
-        size_t k = 0;
-        for (const auto& c : eval_contexts())
-          for (double slo : eval_slos_ms()) {
-            PointResult p;
-            if (srv) {
-              p = srv->search(c, bitline::ms(slo));
-            } else {
-              p.model = job.model;
-              p.context = c.name;
-              p.gpus = sn.gpus;
-              p.slo_ms = slo;
-              p.reason = setup_error;
-              p.bound_by = "deployment";
-            }
-            p.system = job.system;
+        srv.emplace(m, kinds.at(sn.kind), sn.gpus);
+      } catch (const ConfigError& e) {
+        setup_error = e.what();
+      }
+      size_t k = 0;
+      for (const auto& c : eval_contexts())
+        for (double slo : eval_slos_ms()) {
+          PointResult p;
+          if (srv) {
+            p = srv->search(c, bitline::ms(slo));
+          } else {
+            p.model = jb.model;
+            p.context = c.name;
+            p.gpus = sn.gpus;
             p.slo_ms = slo;
-            points[i * per_job + k++] = std::move(p);
+            p.reason = setup_error;
+            p.bound_by = "deployment";
           }
-      } catch (const std::exception& e) {
-        errors[i] = fmt::format("{} on {}: {}", job.model, job.system, e.what());
-      }
-      const size_t d = ++done;
-      if (progress) {
-        std::lock_guard<std::mutex> lock(mu);
-        progress(d, jobs.size(), job.model + " on " + job.system);
-      }
+          p.system = jb.system;
+          p.slo_ms = slo;
+          points[i * per_job + k++] = std::move(p);
+        }
+    } catch (const std::exception& e) {
+      throw ModelError(fmt::format("{} on {}: {}", jb.model, jb.system, e.what()));
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::max(threads, 1); ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (!e.empty()) throw ModelError(e);
+  WorkerPool(threads).run(jobs.size(), job, [&](size_t done, size_t n, size_t i) {
+    if (progress) progress(done, n, jobs[i].model + " on " + jobs[i].system);
+  });
   Json j;
   j["points"] = Json::array();
   for (const auto& p : points) j["points"].push_back(p.json());

@@ -2,24 +2,19 @@
 
 #include <algorithm>
 #include <deque>
-#include <queue>
-
 #include "core/error.hpp"
+#include "core/event_queue.hpp"
 
 namespace bitline::ssd {
 namespace {
 
 enum EvType : uint8_t { kDieStep, kChannelDone, kIspResult, kSlotRelease };
 
+// What an event carries through the engine (core::EventHeap orders by time, then scheduling order).
 struct Ev {
-  int64_t t;
-  uint64_t seq;
   uint32_t id;
   uint8_t type;
   int64_t aux;
-};
-struct EvLater {
-  bool operator()(const Ev& a, const Ev& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
 };
 
 struct Out {
@@ -71,9 +66,8 @@ class Engine {
     for (int64_t k = 0; k < ssd_.dies_per_channel; ++k)
       for (int64_t c = 0; c < ssd_.channels; ++c) try_start(uint32_t(c * ssd_.dies_per_channel + k));
     while (!q_.empty()) {
-      Ev e = q_.top();
-      q_.pop();
-      now_ = e.t;
+      const Ev e = q_.pop().payload;
+      now_ = q_.now().raw();
       ++r_.events;
       switch (e.type) {
         case kDieStep: on_die_step(e.id); break;
@@ -90,7 +84,7 @@ class Engine {
   }
 
  private:
-  void push(int64_t t, uint8_t type, uint32_t id, int64_t aux = 0) { q_.push(Ev{t, seq_++, id, type, aux}); }
+  void push(int64_t t, uint8_t type, uint32_t id, int64_t aux = 0) { q_.push(Time(t), Ev{id, type, aux}); }
 
   void try_start(uint32_t di) {
     DieRun& d = dies_[di];
@@ -294,8 +288,7 @@ class Engine {
   std::vector<DieRun> dies_;
   std::vector<Channel> channels_;
   std::deque<uint32_t> slot_wait_;
-  std::priority_queue<Ev, std::vector<Ev>, EvLater> q_;
-  uint64_t seq_ = 0;
+  EventHeap<Ev> q_;
   int64_t now_ = 0, end_ = 0, pcie_free_ = 0, host_free_ = 0, isp_free_ = 0, sram_free_ = 0;
   std::vector<int64_t> last_output_;
   bool isp_ = false;

@@ -146,3 +146,27 @@ TEST(EventQueue, IndependentEngines) {
   b.run();
   EXPECT_EQ(b.now(), us(3));
 }
+
+// The typed engine that the SSD pipeline and the HBF timing use: same order rules.
+TEST(EventHeap, TypedPayloadsPopInTimeThenSchedulingOrder) {
+  struct Ev {
+    int kind;
+    uint32_t id;
+  };
+  EventHeap<Ev> h;
+  h.push(us(3), Ev{0, 1});
+  h.push(us(1), Ev{1, 2});
+  h.push(us(3), Ev{2, 3});
+  h.push(us(1), Ev{3, 4});
+  EXPECT_EQ(h.size(), 4u);
+  EXPECT_EQ(h.next_time(), us(1));
+  std::vector<uint32_t> order;
+  while (!h.empty()) {
+    const auto e = h.pop();
+    EXPECT_EQ(h.now(), e.t);
+    order.push_back(e.payload.id);
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{2, 4, 1, 3}));
+  EXPECT_EQ(h.executed(), 4u);
+  EXPECT_THROW(h.push(us(2), Ev{0, 9}), std::logic_error);  // before now() = 3 us
+}
