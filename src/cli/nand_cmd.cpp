@@ -130,7 +130,9 @@ Json run_demo(const ConfigTree& tree) {
   }
   Json out;
   out["operations"] = jops;
-  out["die"] = die.stats_json();
+  StatsTree stats;
+  die.register_stats(stats.group("die"));
+  out.update(stats.dump());
   out["config"] = {{"sim", dump_params(sim)}, {"nand", dump_params(p)}};
   return out;
 }

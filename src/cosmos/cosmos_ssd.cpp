@@ -185,7 +185,9 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
 }
 
 Json ReadResult::to_json() const {
-  Json j = timing.to_json();
+  StatsTree stats;
+  timing.register_stats(stats);
+  Json j = stats.dump();
   j["system"] = to_string(system);
   j["die_commands"] = die_commands;
   if (!plan.empty()) j["plan"] = plan;

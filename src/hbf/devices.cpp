@@ -87,21 +87,23 @@ void FlashArray::erase(MegaplaneId m, uint32_t block, ObjectId owner) {
   ++total_free_;
 }
 
-Json FlashArray::stats_json() const {
-  uint32_t max_pe = 0;
-  uint64_t sum_pe = 0;
-  for (uint32_t v : pe_) max_pe = std::max(max_pe, v), sum_pe += v;
-  Json j;
-  j["megapages_programmed"] = stats_.units_programmed;
-  j["megapages_read"] = stats_.units_read;
-  j["megablocks_erased"] = stats_.megablocks_erased;
-  j["megablocks_retired"] = stats_.blocks_retired;
-  j["free_megablocks"] = total_free_;
-  j["pe_cycles"] = {{"max", max_pe}, {"mean", pe_.empty() ? 0.0 : double(sum_pe) / double(pe_.size())}};
-  j["energy_j"] = {{"program", stats_.program_energy.raw()},
-                   {"read", stats_.read_energy.raw()},
-                   {"erase", stats_.erase_energy.raw()}};
-  return j;
+void FlashArray::register_stats(StatGroup& g) const {
+  g.add("megapages_programmed", stats_.units_programmed, "megapages programmed")
+      .add("megapages_read", stats_.units_read, "megapages read")
+      .add("megablocks_erased", stats_.megablocks_erased, "megablocks erased")
+      .add("megablocks_retired", stats_.blocks_retired, "megablocks retired at their P/E limit")
+      .add("free_megablocks", total_free_, "megablocks free now");
+  g.group("pe_cycles")
+      .derived("max", [this] { return pe_.empty() ? 0u : *std::max_element(pe_.begin(), pe_.end()); }, "highest P/E count of a megablock")
+      .derived("mean", [this] {
+        uint64_t sum = 0;
+        for (uint32_t v : pe_) sum += v;
+        return pe_.empty() ? 0.0 : double(sum) / double(pe_.size());
+      }, "mean P/E count over megablocks");
+  g.group("energy_j")
+      .add("program", stats_.program_energy, "programming energy")
+      .add("read", stats_.read_energy, "read (sensing) energy")
+      .add("erase", stats_.erase_energy, "erase energy");
 }
 
 std::optional<uint64_t> HbmStore::allocate(Bytes n) {

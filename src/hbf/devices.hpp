@@ -57,7 +57,8 @@ class FlashArray {
   bool stores_data() const { return store_data_; }
   size_t stored_units() const { return data_.size(); }
   const FlashStats& stats() const { return stats_; }
-  Json stats_json() const;
+  /// Registers the array's statistics (read when the tree is dumped, while the array lives).
+  void register_stats(StatGroup& g) const;
 
  private:
   size_t index(MegaplaneId m, uint32_t b) const { return size_t(m) * size_t(sys_.blocks_per_plane()) + b; }

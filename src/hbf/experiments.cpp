@@ -63,7 +63,9 @@ StreamRun run_stream(const System& sys, const WeightSpec& w) {
   r.tensors = int64_t(w.tensors.size());
   r.tiles = int64_t(plan.tiles.size());
   r.result = simulate_reads(sys, plan, r.options);
-  r.runtime = rt.stats_json();
+  StatsTree stats;
+  rt.register_stats(stats);
+  r.runtime = stats.dump();
   return r;
 }
 

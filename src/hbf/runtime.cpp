@@ -856,16 +856,19 @@ int64_t Runtime::page_table_entries() const {
   return n;
 }
 
-Json Runtime::stats_json() const {
-  Json j;
-  j["flash"] = flash_.stats_json();
-  j["hbm"] = {{"used_bytes", hbm_.used().raw()}, {"capacity_bytes", hbm_.capacity().raw()}, {"allocations", hbm_.allocations()}};
-  j["sram"] = {{"plane_slots_used", sram_.used_plane()}, {"base_slots_used", sram_.used_base()}};
-  j["objects_live"] = live_objects().size();
-  j["mappings"] = mappings_.size();
-  j["page_table_entries"] = page_table_entries();
-  j["prefetches_live"] = prefetches_.size();
-  return j;
+void Runtime::register_stats(StatGroup& g) const {
+  flash_.register_stats(g.group("flash"));
+  g.group("hbm")
+      .derived("used_bytes", [this] { return hbm_.used().raw(); }, "HBM bytes allocated now")
+      .derived("capacity_bytes", [this] { return hbm_.capacity().raw(); }, "HBM capacity")
+      .derived("allocations", [this] { return hbm_.allocations(); }, "live HBM allocations");
+  g.group("sram")
+      .derived("plane_slots_used", [this] { return sram_.used_plane(); }, "plane-SRAM slots in use")
+      .derived("base_slots_used", [this] { return sram_.used_base(); }, "base-die SRAM slots in use");
+  g.derived("objects_live", [this] { return live_objects().size(); }, "persistent objects alive")
+      .derived("mappings", [this] { return mappings_.size(); }, "virtual mappings alive")
+      .derived("page_table_entries", [this] { return page_table_entries(); }, "page-table entries")
+      .derived("prefetches_live", [this] { return prefetches_.size(); }, "SRAM prefetches not yet released");
 }
 
 PrefetchQueueStats run_prefetch_queue(Runtime& rt, std::span<const Access> accesses, int64_t distance,

@@ -199,7 +199,8 @@ class Runtime {
   const HbmStore& hbm() const { return hbm_; }
   const SramPool& sram() const { return sram_; }
   int64_t page_table_entries() const;
-  Json stats_json() const;
+  /// Registers the runtime's statistics and those of its devices (flash, hbm, sram groups).
+  void register_stats(StatGroup& g) const;
 
  private:
   enum class Kind : uint8_t { Weights, Kv, Hbm };

@@ -446,29 +446,39 @@ PageRead Die::read_page(const PageAddress& a) {
   return out;
 }
 
-Json Die::stats_json() const {
-  Json j;
-  j["commands"] = {{"read", stats_.reads},         {"mws", stats_.mws},           {"inverse_sensing", stats_.inverse_sensings},
-                   {"program", stats_.programs},   {"erase", stats_.erases},      {"xor", stats_.xors},
-                   {"latch_copy", stats_.latch_copies}, {"data_out", stats_.data_outs}};
-  j["programs_by_mode"] = {{"slc", stats_.programs_by_mode[0]},
-                           {"mlc", stats_.programs_by_mode[1]},
-                           {"tlc", stats_.programs_by_mode[2]},
-                           {"esp", stats_.programs_by_mode[3]}};
-  j["wordlines_sensed"] = stats_.wordlines_sensed;
-  j["cells_sensed"] = stats_.cells_sensed;
-  j["bit_errors"] = stats_.bit_errors;
-  j["data_out_bytes"] = stats_.data_out_bytes;
-  j["ecc"] = {{"corrected_bits", stats_.ecc_corrected_bits}, {"uncorrectable_pages", stats_.ecc_uncorrectable_pages}};
-  j["busy_s"] = to_s(stats_.busy);
-  j["energy_j"] = {{"sense", stats_.sense_energy.raw()},   {"program", stats_.program_energy.raw()},
-                   {"erase", stats_.erase_energy.raw()},   {"latch", stats_.latch_energy.raw()},
-                   {"io", stats_.io_energy.raw()},
-                   {"total", (stats_.sense_energy + stats_.program_energy + stats_.erase_energy + stats_.latch_energy +
-                              stats_.io_energy)
-                                 .raw()}};
-  j["programmed_pages"] = programmed_pages();
-  return j;
+void Die::register_stats(StatGroup& g) const {
+  const DieStats& s = stats_;
+  g.group("commands")
+      .add("read", s.reads, "READ commands (one sensing of one wordline)")
+      .add("mws", s.mws, "multi-wordline sensing commands")
+      .add("inverse_sensing", s.inverse_sensings, "sensings in inverse-read mode")
+      .add("program", s.programs, "PROGRAM commands (every mode)")
+      .add("erase", s.erases, "ERASE commands")
+      .add("xor", s.xors, "XOR between the S- and C-latch")
+      .add("latch_copy", s.latch_copies, "latch-to-latch copies")
+      .add("data_out", s.data_outs, "DATA-OUT transfers");
+  g.group("programs_by_mode")
+      .add("slc", s.programs_by_mode[0], "SLC programs")
+      .add("mlc", s.programs_by_mode[1], "MLC programs")
+      .add("tlc", s.programs_by_mode[2], "TLC programs")
+      .add("esp", s.programs_by_mode[3], "enhanced SLC programs");
+  g.add("wordlines_sensed", s.wordlines_sensed, "wordlines sensed, summed over commands")
+      .add("cells_sensed", s.cells_sensed, "cells sensed (wordlines x bitlines)")
+      .add("bit_errors", s.bit_errors, "raw bit errors injected into sensed data")
+      .add("data_out_bytes", s.data_out_bytes, "bytes moved out of the die")
+      .add("busy_s", s.busy, "time the die was busy");
+  g.group("ecc")
+      .add("corrected_bits", s.ecc_corrected_bits, "bits the ECC model corrected")
+      .add("uncorrectable_pages", s.ecc_uncorrectable_pages, "pages with an uncorrectable codeword");
+  g.group("energy_j")
+      .add("sense", s.sense_energy, "sensing energy")
+      .add("program", s.program_energy, "programming energy")
+      .add("erase", s.erase_energy, "erase energy")
+      .add("latch", s.latch_energy, "latch operation energy")
+      .add("io", s.io_energy, "data-out energy")
+      .derived("total", [&s] { return (s.sense_energy + s.program_energy + s.erase_energy + s.latch_energy + s.io_energy).raw(); },
+               "sum of the above");
+  g.derived("programmed_pages", [this] { return programmed_pages(); }, "pages holding data now");
 }
 
 }  // namespace bitline::nand

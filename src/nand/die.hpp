@@ -82,7 +82,8 @@ class Die {
   const NandParams& params() const { return p_; }
   const CostModel& cost() const { return cost_; }
   const DieStats& stats() const { return stats_; }
-  Json stats_json() const;
+  /// Registers the die's statistics (read when the tree is dumped, while the die lives).
+  void register_stats(StatGroup& g) const;
   bool stores_data() const { return store_data_; }
   /// Pages currently holding data (memory is proportional to this).
   size_t programmed_pages() const;

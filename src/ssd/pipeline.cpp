@@ -303,21 +303,28 @@ PipelineResult run_pipeline(const PipelineSpec& spec, const SsdParams& ssd, cons
   return e.run();
 }
 
-Json PipelineResult::to_json() const {
-  double t = to_s(total);
-  Json j;
-  j["time_s"] = t;
-  j["events"] = events;
-  j["sensings"] = sensings;
-  j["bytes_over_channels"] = channel_bytes;
-  j["bytes_over_pcie"] = pcie_bytes;
-  j["busy_s"] = {{"dies_sum", to_s(die_busy)}, {"channels_sum", to_s(channel_busy)}, {"pcie", to_s(pcie_busy)},
-                 {"isp", to_s(isp_busy)}, {"host", to_s(host_busy)}};
-  j["bottleneck"] = bottleneck;
-  j["energy_j"] = {{"nand_sense", nand_sense.raw()}, {"nand_io", nand_io.raw()}, {"pcie", pcie.raw()},
-                   {"isp", isp.raw()},               {"controller", controller.raw()}, {"host_cpu", host_cpu.raw()},
-                   {"host_dram", host_dram.raw()},   {"total", total_energy().raw()}};
-  return j;
+void PipelineResult::register_stats(StatGroup& g) const {
+  g.add("time_s", total, "end-to-end time of the run")
+      .add("events", events, "events the engine ran")
+      .add("sensings", sensings, "plane-level sensings")
+      .add("bytes_over_channels", channel_bytes, "bytes moved over the flash channels")
+      .add("bytes_over_pcie", pcie_bytes, "bytes moved over PCIe")
+      .add("bottleneck", bottleneck, "the most utilised resource");
+  g.group("busy_s")
+      .add("dies_sum", die_busy, "die busy time, summed over dies")
+      .add("channels_sum", channel_busy, "channel busy time, summed over channels")
+      .add("pcie", pcie_busy, "PCIe busy time")
+      .add("isp", isp_busy, "in-storage accelerator busy time")
+      .add("host", host_busy, "host computation busy time");
+  g.group("energy_j")
+      .add("nand_sense", nand_sense, "NAND sensing energy")
+      .add("nand_io", nand_io, "NAND data-out (channel I/O) energy")
+      .add("pcie", pcie, "PCIe link energy")
+      .add("isp", isp, "in-storage accelerator energy")
+      .add("controller", controller, "SSD controller energy")
+      .add("host_cpu", host_cpu, "host CPU energy")
+      .add("host_dram", host_dram, "host DRAM energy")
+      .derived("total", [this] { return total_energy().raw(); }, "sum of the above");
 }
 
 }  // namespace bitline::ssd

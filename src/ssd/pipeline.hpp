@@ -71,7 +71,8 @@ struct PipelineResult {
   std::string bottleneck;
 
   Energy total_energy() const { return nand_sense + nand_io + pcie + isp + controller + host_cpu + host_dram; }
-  Json to_json() const;
+  /// Registers the run's statistics (time, busy times, energy by component) into a stats group.
+  void register_stats(StatGroup& g) const;
 };
 
 /// Runs the event-driven model (page size, channel rate and channel energy come from `nand`).

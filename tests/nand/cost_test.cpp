@@ -212,7 +212,7 @@ TEST_F(Cost, StatsJsonTotals) {
   prog(0, 0, ProgramMode::Slc);
   die_.execute(ReadCmd{addr(0, 0, 0, 0)});
   die_.execute(EraseCmd{0, 0});
-  Json j = die_.stats_json();
+  Json j = die_stats(die_);
   EXPECT_EQ(j["commands"]["program"], 1);
   EXPECT_EQ(j["commands"]["read"], 1);
   EXPECT_EQ(j["commands"]["erase"], 1);

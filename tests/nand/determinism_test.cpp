@@ -70,7 +70,7 @@ TEST(Determinism, SameSeedSameResultsAndErrors) {
   }
   EXPECT_GT(total_errors, 100u);  // the stream exercises error injection
   EXPECT_TRUE(seed_matters) << "a different seed gives different errors";
-  EXPECT_EQ(a.stats_json(), b.stats_json());
+  EXPECT_EQ(die_stats(a), die_stats(b));
   // Normal reads with ECC are deterministic too.
   PageRead ra = a.read_page(addr(0, 2, 0, 0)), rb = b.read_page(addr(0, 2, 0, 0));
   EXPECT_EQ(ra.data, rb.data);
@@ -101,7 +101,7 @@ TEST(Determinism, TimingOnlyDieMatchesTheFunctionalDie) {
   EXPECT_EQ(functional.stats().wordlines_sensed, timing.stats().wordlines_sensed);
   EXPECT_EQ(functional.stats().mws, timing.stats().mws);
   EXPECT_EQ(functional.programmed_pages(), timing.programmed_pages());
-  EXPECT_EQ(functional.stats_json()["energy_j"]["total"], timing.stats_json()["energy_j"]["total"]);
+  EXPECT_EQ(die_stats(functional)["energy_j"]["total"], die_stats(timing)["energy_j"]["total"]);
   // read_page costs the same on both.
   PageRead rf = functional.read_page(addr(0, 2, 0, 0)), rt = timing.read_page(addr(0, 2, 0, 0));
   EXPECT_EQ(rf.latency, rt.latency);
@@ -150,7 +150,7 @@ TEST(Memory, ProgrammedPagesCountAndEraseFrees) {
   die.execute(EraseCmd{1, 3});
   die.execute(EraseCmd{0, 4});
   EXPECT_EQ(die.programmed_pages(), 0u);
-  EXPECT_EQ(die.stats_json()["programmed_pages"], 0);
+  EXPECT_EQ(die_stats(die)["programmed_pages"], 0);
   // Erase counts toward wear: the block's P/E cycles grow (RBER grows with them on a noisy die).
   NandParams np = small_params(true);
   Die noisy(np, 1);

@@ -26,6 +26,13 @@ namespace bitline::nand::test {
 
 /// Default parameters with a small plane (64 blocks) and `page_bytes` pages.
 /// `errors` selects the rber_table model; otherwise the die is error-free.
+/// The die's statistics as the stats tree dumps them.
+inline Json die_stats(const Die& d) {
+  StatsTree t;
+  d.register_stats(t);
+  return t.dump();
+}
+
 inline NandParams small_params(bool errors = false, int64_t page_bytes = 1024) {
   NandParams p = default_params<NandParams>();
   p.geometry.blocks_per_plane = 64;
