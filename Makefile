@@ -5,7 +5,7 @@ BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 BITLINE := $(BUILD)/src/cli/bitline
 
-.PHONY: all deps configure build run test bench asan validate clean
+.PHONY: all deps configure build run test bench asan validate format format-check clean
 
 all: build
 
@@ -53,6 +53,13 @@ validate: build
 
 asan:
 	$(MAKE) test PRESET=asan
+
+# C++ formatting (.clang-format, clang-format 14 from Debian).
+FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp')
+format: deps
+	clang-format -i $(FORMAT_FILES)
+format-check: deps
+	clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf build
