@@ -573,6 +573,7 @@ class Sim {
   /// on its other planes (multi-plane operation).
   void start_die(int64_t die) {
     Die& D = dies_[die];
+    if (D.busy) return;
     while (true) {
       uint32_t first = kNone;
       size_t lvl = 0;
