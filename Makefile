@@ -42,6 +42,8 @@ bench: build
 	$(BITLINE) accel eval --quiet --json results/bench-accel-eval.json | tail -n 1
 	@echo "== HBF: a 100 GiB weight read on a CSI GPU at megapage granularity (wall time in the last line) =="
 	$(BITLINE) hbf stream --preset csi --bytes 100GiB --json results/bench-hbf-stream.json | tail -n 2
+	@echo "== general SSD: MQSim-default device, 10 s of QD16+QD16 4 KiB random reads (IOPS, wall time, requests/s) =="
+	$(BITLINE) ssd run --quiet --device configs/ssd/device.xml --workload configs/ssd/read.xml --json results/bench-ssd-read.json | head -n 1
 
 # Regenerates docs/validation.md (paper vs bitline) from the model.
 validate: build

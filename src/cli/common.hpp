@@ -51,5 +51,6 @@ void add_nand(CLI::App& app);
 void add_hbf(CLI::App& app);
 void add_cosmos(CLI::App& app);
 void add_accel(CLI::App& app);
+void add_ssd(CLI::App& app);
 
 }  // namespace bitline::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   bitline::cli::add_hbf(app);
   bitline::cli::add_cosmos(app);
   bitline::cli::add_accel(app);
+  bitline::cli::add_ssd(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,70 @@
+// `bitline ssd run`: the general SSD on MQSim's inputs (device XML, workload XML, traces).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/common.hpp"
+#include "core/json_io.hpp"
+#include "ssd/device.hpp"
+#include "ssd/mqsim_xml.hpp"
+
+namespace bitline::cli {
+
+namespace {
+
+void print_summary(const nlohmann::json& j) {
+  size_t i = 0;
+  for (auto& sc : j["scenarios"]) {
+    fmt::print("scenario {}: {:.3f} s simulated, {} requests, {:.0f} IOPS, WA {:.3f}, {} GC, {} erases "
+               "({:.2f} s wall, {:.0f} requests/s)\n",
+               i++, sc["simulated_s"].get<double>(), sc["requests"].get<int64_t>(), sc["iops"].get<double>(),
+               sc["ftl"]["write_amplification"].get<double>(), sc["ftl"]["gc_executions"].get<int64_t>(),
+               sc["ftl"]["erases"].get<int64_t>(), sc["wall"]["seconds"].get<double>(),
+               sc["wall"]["requests_per_second"].get<double>());
+    for (auto& f : sc["flows"])
+      fmt::print("  flow {} ({}): {} requests ({} reads, {} writes), {:.0f} IOPS, {:.1f} MB/s, device response "
+                 "{:.1f} us (p99 {:.1f}), end-to-end {:.1f} us\n",
+                 f["flow"].get<int>(), f["kind"].get<std::string>(), f["requests"].get<int64_t>(),
+                 f["reads"].get<int64_t>(), f["writes"].get<int64_t>(), f["iops"].get<double>(),
+                 f["bandwidth_Bps"].get<double>() / 1e6, f["device_response_time"]["mean_us"].get<double>(),
+                 f["device_response_time"]["p99_us"].get<double>(), f["end_to_end_delay"]["mean_us"].get<double>());
+  }
+}
+
+}  // namespace
+
+void add_ssd(CLI::App& app) {
+  auto* ssd = app.add_subcommand("ssd", "a general SSD (page-level FTL, GC, NVMe queues) on MQSim's input files");
+  ssd->require_subcommand(1);
+  auto* run = ssd->add_subcommand("run", "simulate a workload XML (MQSim_IO_Scenarios) on a device XML (Execution_Parameter_Set)");
+  struct Opts {
+    std::string device, workload, json;
+    bool quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  run->add_option("--device", o->device, "MQSim device configuration XML")->required();
+  run->add_option("--workload", o->workload, "MQSim workload XML")->required();
+  run->add_option("--json", o->json, "write the results to this JSON file");
+  run->add_flag("--quiet", o->quiet, "no progress on stderr");
+  run->callback([o] {
+    ssd::DeviceXml d = ssd::read_device_xml(o->device);
+    std::vector<std::string> notes;
+    ssd::WorkloadXml w = ssd::read_workload_xml(o->workload, &notes);
+    for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
+    if (!d.defaulted.empty())
+      std::cerr << fmt::format("bitline: note: {}: {} elements absent, at MQSim's defaults: {}\n", d.file,
+                               d.defaulted.size(), fmt::join(d.defaulted, ", "));
+    ssd::RunOptions opt;
+    if (!o->quiet)
+      opt.progress = [](double s, int64_t n) { std::cerr << fmt::format("ssd: {:.3f} s simulated, {} requests done\n", s, n); };
+    nlohmann::json j = ssd::simulate_workload(d, w, opt);
+    print_summary(j);
+    if (!o->json.empty()) {
+      write_json_file(o->json, j);
+      fmt::print("wrote {}\n", o->json);
+    }
+  });
+}
+
+}  // namespace bitline::cli

@@ -1,0 +1,364 @@
+#include "ssd/ftl.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace bitline::ssd {
+
+// ---- FlatMap32 ---------------------------------------------------------------
+
+FlatMap32::FlatMap32(size_t initial) { rehash(std::bit_ceil(std::max<size_t>(initial, 16))); }
+
+void FlatMap32::rehash(size_t capacity) {
+  std::vector<uint64_t> old = std::move(slots_);
+  slots_.assign(capacity, ~uint64_t(0));
+  mask_ = capacity - 1;
+  shift_ = 64 - std::countr_zero(capacity);
+  size_ = 0;
+  for (uint64_t s : old)
+    if (uint32_t(s >> 32) != kEmpty) set(uint32_t(s >> 32), uint32_t(s));
+}
+
+uint32_t* FlatMap32::find(uint32_t key) {
+  for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
+    uint32_t k = uint32_t(slots_[i] >> 32);
+    if (k == key) return reinterpret_cast<uint32_t*>(&slots_[i]);  // low half (little-endian): the value
+    if (k == kEmpty) return nullptr;
+  }
+}
+
+void FlatMap32::set(uint32_t key, uint32_t value) {
+  if ((size_ + 1) * 10 > slots_.size() * 7) rehash(slots_.size() * 2);
+  for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
+    uint32_t k = uint32_t(slots_[i] >> 32);
+    if (k == key || k == kEmpty) {
+      if (k == kEmpty) ++size_;
+      slots_[i] = (uint64_t(key) << 32) | value;
+      return;
+    }
+  }
+}
+
+bool FlatMap32::erase(uint32_t key) {
+  size_t i = slot_of(key);
+  for (;; i = (i + 1) & mask_) {
+    uint32_t k = uint32_t(slots_[i] >> 32);
+    if (k == key) break;
+    if (k == kEmpty) return false;
+  }
+  // backward-shift deletion keeps every probe chain unbroken
+  size_t j = i;
+  while (true) {
+    j = (j + 1) & mask_;
+    uint32_t k = uint32_t(slots_[j] >> 32);
+    if (k == kEmpty) break;
+    size_t home = slot_of(k);
+    bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+    if (movable) {
+      slots_[i] = slots_[j];
+      i = j;
+    }
+  }
+  slots_[i] = ~uint64_t(0);
+  --size_;
+  return true;
+}
+
+// ---- Ftl -----------------------------------------------------------------------
+
+Ftl::Ftl(const DeviceXml& d)
+    : C_(d.channels), W_(d.chips_per_channel), D_(d.dies_per_chip), P_(d.planes_per_die), B_(d.blocks_per_plane),
+      G_(d.pages_per_block), bits_(d.bits_per_cell()), planes_(d.planes()), planes_per_die_(d.planes_per_die),
+      logical_pages_(d.logical_pages()), scheme_(d.plane_allocation), policy_(d.gc_policy),
+      rng_(Rng::derive(uint64_t(d.seed), "ftl")) {
+  if (d.pages() >= int64_t(FlatMap32::kEmpty))
+    throw ConfigError(fmt::format("{}: {} physical pages: bitline's FTL addresses at most 2^32-2", d.file, d.pages()));
+  gc_threshold_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_exec_threshold * double(B_))));
+  hard_reserve_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_hard_threshold * double(B_))));
+  rga_set_ = std::max<int64_t>(1, int64_t(std::log2(double(B_))));
+  blocks_.resize(size_t(planes_ * B_));
+  planes_state_.resize(size_t(planes_));
+  for (int64_t p = 0; p < planes_; ++p)
+    for (int64_t b = 0; b < B_; ++b) planes_state_[p].free.push_back(uint32_t(b));
+  residue_of_plane_.assign(size_t(planes_), 0);
+  for (int64_t r = 0; r < planes_; ++r) residue_of_plane_[plane_of(uint64_t(r))] = uint32_t(r);
+}
+
+uint32_t Ftl::plane_of(uint64_t lpa) const {
+  uint64_t r = lpa % uint64_t(planes_);
+  int64_t c = 0, w = 0, dd = 0, p = 0;
+  for (char letter : scheme_) {
+    int64_t n = letter == 'C' ? C_ : letter == 'W' ? W_ : letter == 'D' ? D_ : P_;
+    int64_t digit = int64_t(r % uint64_t(n));
+    r /= uint64_t(n);
+    (letter == 'C' ? c : letter == 'W' ? w : letter == 'D' ? dd : p) = digit;
+  }
+  return uint32_t(((c * W_ + w) * D_ + dd) * P_ + p);
+}
+
+uint32_t Ftl::lookup(uint32_t lpa) const {
+  if (const uint32_t* v = map_.find(lpa)) return *v;
+  return preconditioned_ ? implicit_ppa(lpa) : FlatMap32::kEmpty;
+}
+
+uint32_t Ftl::unwritten_ppa(uint32_t lpa) const {
+  int64_t p = plane_of(lpa);
+  uint64_t i = lpa / uint64_t(planes_);
+  return uint32_t(p * B_ * G_ + int64_t(i % uint64_t(B_ * G_)));
+}
+
+Ftl::BlockData& Ftl::data_of(int64_t block) {
+  Block& b = blocks_[block];
+  if (b.data < 0) {
+    if (!data_free_.empty()) {
+      b.data = data_free_.back();
+      data_free_.pop_back();
+    } else {
+      b.data = int32_t(data_.size());
+      data_.emplace_back();
+    }
+    BlockData& bd = data_[b.data];
+    bd.valid_bits.assign(size_t((G_ + 63) / 64), 0);
+    bd.lpa.clear();
+    for (uint32_t pg = 0; pg < b.implicit; ++pg) bd.valid_bits[pg / 64] |= uint64_t(1) << (pg % 64);
+  }
+  return data_[b.data];
+}
+
+bool Ftl::is_valid(int64_t block, int64_t page) const {
+  const Block& b = blocks_[block];
+  if (b.data < 0) return page < int64_t(b.implicit);
+  return (data_[b.data].valid_bits[size_t(page / 64)] >> (page % 64)) & 1;
+}
+
+void Ftl::invalidate(uint32_t ppa) {
+  int64_t block = block_of_ppa(ppa), page = page_of_ppa(ppa);
+  BlockData& bd = data_of(block);
+  uint64_t bit = uint64_t(1) << (page % 64);
+  if (!(bd.valid_bits[size_t(page / 64)] & bit)) throw ModelError("FTL: invalidating a page that is not valid");
+  bd.valid_bits[size_t(page / 64)] &= ~bit;
+  --blocks_[block].valid;
+}
+
+bool Ftl::can_allocate(int64_t plane, bool gc) const {
+  const PlaneState& ps = planes_state_[plane];
+  if (ps.frontier >= 0 && int64_t(blocks_[ps.frontier].written) < G_) return true;
+  return int64_t(ps.free.size()) > (gc ? 0 : hard_reserve_blocks_);
+}
+
+int64_t Ftl::take_free(int64_t plane) {
+  PlaneState& ps = planes_state_[plane];
+  if (ps.free.empty()) throw ModelError(fmt::format("FTL: plane {} has no free block", plane));
+  int64_t block = plane * B_ + ps.free.front();
+  ps.free.pop_front();
+  Block& b = blocks_[block];
+  b.state = BlockState::Open;
+  b.written = 0;
+  b.valid = 0;
+  b.implicit = 0;
+  data_of(block).lpa.assign(size_t(G_), FlatMap32::kEmpty);
+  return block;
+}
+
+uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
+  PlaneState& ps = planes_state_[plane];
+  if (ps.frontier < 0) ps.frontier = take_free(plane);
+  Block& b = blocks_[ps.frontier];
+  uint32_t page = b.written++;
+  uint32_t ppa = uint32_t(ps.frontier * G_ + page);
+  BlockData& bd = data_[b.data];
+  bd.lpa[page] = lpa;
+  bd.valid_bits[page / 64] |= uint64_t(1) << (page % 64);
+  ++b.valid;
+  uint32_t old = lookup(lpa);
+  if (old != FlatMap32::kEmpty) invalidate(old);
+  map_.set(lpa, ppa);
+  if (int64_t(b.written) == G_) {
+    b.state = BlockState::Full;
+    b.seq = ++full_seq_;
+    ps.frontier = -1;
+  }
+  (gc ? stats_.gc_page_writes : stats_.host_page_writes) += 1;
+  return ppa;
+}
+
+int64_t Ftl::pick_victim(int64_t plane) {
+  int64_t base = plane * B_, best = -1;
+  auto better = [&](int64_t x, int64_t y) {  // is x a better victim than y
+    if (y < 0) return true;
+    if (policy_ == "FIFO") return blocks_[x].seq < blocks_[y].seq;
+    return blocks_[x].valid < blocks_[y].valid;
+  };
+  auto candidate = [&](int64_t blk) { return blocks_[blk].state == BlockState::Full && int64_t(blocks_[blk].valid) < G_; };
+  if (policy_ == "GREEDY" || policy_ == "FIFO") {
+    for (int64_t b = 0; b < B_; ++b)
+      if (candidate(base + b) && better(base + b, best)) best = base + b;
+  } else {
+    std::vector<int64_t> cands;
+    for (int64_t b = 0; b < B_; ++b)
+      if (candidate(base + b)) cands.push_back(base + b);
+    if (cands.empty()) return -1;
+    if (policy_ == "RANDOM") {
+      best = cands[rng_.below(cands.size())];
+    } else {  // RGA: the best of a random set of log2(blocks per plane) candidates (Van Houdt's d-choices)
+      for (int64_t k = 0; k < rga_set_; ++k) {
+        int64_t x = cands[rng_.below(cands.size())];
+        if (better(x, best)) best = x;
+      }
+    }
+  }
+  if (best < 0) return -1;
+  blocks_[best].state = BlockState::Victim;
+  ++stats_.gc_victims;
+  return best;
+}
+
+int64_t Ftl::next_valid(int64_t block, int64_t from, uint32_t& lpa) const {
+  const Block& b = blocks_[block];
+  for (int64_t pg = from; pg < G_; ++pg) {
+    if (!is_valid(block, pg)) continue;
+    lpa = pg < int64_t(b.implicit) ? implicit_lpa(block, pg) : data_[b.data].lpa[size_t(pg)];
+    return pg;
+  }
+  return G_;
+}
+
+void Ftl::erase(int64_t block) {
+  Block& b = blocks_[block];
+  if (b.valid != 0) throw ModelError("FTL: erasing a block that still holds valid pages");
+  ++b.erase_count;
+  b.written = 0;
+  b.implicit = 0;
+  b.state = BlockState::Free;
+  if (b.data >= 0) {
+    data_[b.data].lpa.clear();
+    data_[b.data].lpa.shrink_to_fit();
+    data_free_.push_back(b.data);
+    b.data = -1;
+  }
+  planes_state_[block / B_].free.push_back(uint32_t(block % B_));
+  ++stats_.erases;
+}
+
+void Ftl::collect_now(int64_t plane) {
+  while (needs_gc(plane)) {
+    int64_t v = pick_victim(plane);
+    if (v < 0) return;
+    uint32_t lpa = 0;
+    for (int64_t pg = next_valid(v, 0, lpa); pg < G_; pg = next_valid(v, pg + 1, lpa)) write(lpa, plane, true);
+    erase(v);
+  }
+}
+
+// ---- preconditioning -----------------------------------------------------------
+
+void Ftl::precondition(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  if (preconditioned_ || map_.size() != 0) throw ModelError("FTL: preconditioning a device that was already written");
+  const uint64_t np = uint64_t(planes_);
+  const int64_t n_used = B_ - gc_threshold_blocks_ - 1;
+  for (int64_t p = 0; p < planes_; ++p) {
+    PlaneState& ps = planes_state_[p];
+    uint64_t r = residue_of_plane_[p], cum = 0;
+    for (auto [lo, hi] : ranges) {
+      uint64_t ilo = lo <= r ? 0 : (lo - r + np - 1) / np;
+      uint64_t ihi = hi <= r ? 0 : (hi - r + np - 1) / np;
+      if (ihi > ilo) {
+        ps.implicit_ranges.push_back({ilo, ihi, cum});
+        cum += ihi - ilo;
+      }
+    }
+    const int64_t U = int64_t(cum);
+    if (U == 0) continue;
+    if (n_used < 1 || U > n_used * G_)
+      throw ModelError(fmt::format("FTL: preconditioning puts {} valid pages in plane {}, more than its {} usable pages",
+                                   U, p, std::max<int64_t>(0, n_used) * G_));
+    std::vector<int64_t> v(size_t(B_), 0);
+    double m = double(U) / double(n_used * G_);
+    int64_t used;
+    if (m >= 0.5) {
+      // Greedy GC under uniform random writes leaves the valid fraction of the blocks spread evenly
+      // between the victim's u and 1 (Bux & Iliadis 2010; Desnoyers 2012), with mean m: u = 2m - 1.
+      used = n_used;
+      double u = 2 * m - 1;
+      int64_t sum = 0;
+      for (int64_t k = 0; k < used; ++k) {
+        v[k] = std::min<int64_t>(G_, int64_t(double(G_) * (u + (1 - u) * (double(k) + 0.5) / double(used))));
+        sum += v[k];
+      }
+      for (int64_t k = used - 1; sum < U; k = (k == 0 ? used - 1 : k - 1))
+        if (v[k] < G_) ++v[k], ++sum;
+      for (int64_t k = 0; sum > U; k = (k + 1) % used)
+        if (v[k] > 0) --v[k], --sum;
+    } else {
+      used = (U + G_ - 1) / G_;
+      for (int64_t k = 0; k < used; ++k) v[k] = std::min<int64_t>(G_, U - k * G_);
+    }
+    ps.prefix.assign(size_t(B_ + 1), 0);
+    for (int64_t k = 0; k < B_; ++k) ps.prefix[k + 1] = ps.prefix[k] + uint32_t(v[k]);
+    ps.free.clear();
+    for (int64_t k = 0; k < B_; ++k) {
+      Block& b = blocks_[p * B_ + k];
+      if (k < used) {
+        b.state = BlockState::Full;
+        b.written = uint32_t(G_);
+        b.valid = b.implicit = uint32_t(v[k]);
+        b.seq = ++full_seq_;
+      } else {
+        ps.free.push_back(uint32_t(k));
+      }
+    }
+  }
+  preconditioned_ = true;
+}
+
+uint32_t Ftl::implicit_ppa(uint32_t lpa) const {
+  int64_t p = plane_of(lpa);
+  const PlaneState& ps = planes_state_[p];
+  uint64_t i = lpa / uint64_t(planes_);
+  for (const Interval& iv : ps.implicit_ranges) {
+    if (i < iv.lo || i >= iv.hi) continue;
+    uint64_t rank = iv.cum + (i - iv.lo);
+    auto it = std::upper_bound(ps.prefix.begin(), ps.prefix.end(), uint32_t(rank));
+    int64_t local = int64_t(it - ps.prefix.begin()) - 1;
+    return uint32_t((p * B_ + local) * G_ + int64_t(rank - ps.prefix[local]));
+  }
+  return FlatMap32::kEmpty;
+}
+
+uint32_t Ftl::implicit_lpa(int64_t block, int64_t page) const {
+  int64_t p = block / B_, local = block % B_;
+  const PlaneState& ps = planes_state_[p];
+  uint64_t rank = ps.prefix[local] + uint64_t(page);
+  for (const Interval& iv : ps.implicit_ranges)
+    if (rank >= iv.cum && rank < iv.cum + (iv.hi - iv.lo))
+      return uint32_t((iv.lo + (rank - iv.cum)) * uint64_t(planes_) + residue_of_plane_[p]);
+  throw ModelError("FTL: implicit page outside the preconditioned ranges");
+}
+
+// ---- statistics ----------------------------------------------------------------
+
+int64_t Ftl::max_erase_count() const {
+  uint32_t m = 0;
+  for (auto& b : blocks_) m = std::max(m, b.erase_count);
+  return m;
+}
+
+double Ftl::mean_erase_count() const {
+  double s = 0;
+  for (auto& b : blocks_) s += b.erase_count;
+  return blocks_.empty() ? 0 : s / double(blocks_.size());
+}
+
+size_t Ftl::memory_bytes() const {
+  size_t m = blocks_.capacity() * sizeof(Block) + map_.bytes();
+  for (auto& d : data_) m += d.valid_bits.capacity() * 8 + d.lpa.capacity() * 4 + sizeof(BlockData);
+  for (auto& ps : planes_state_) m += ps.prefix.capacity() * 4 + ps.free.size() * 4 + sizeof(PlaneState);
+  return m;
+}
+
+}  // namespace bitline::ssd

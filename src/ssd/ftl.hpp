@@ -1,0 +1,161 @@
+// The page-level FTL of the general SSD (bitline ssd run): static plane
+// allocation (MQSim's 24 fully static schemes, e.g. CWDP), a sparse mapping
+// table that holds only the logical pages written during the run, an analytic
+// preconditioned state (mapping and valid counts computed, not simulated),
+// per-plane write frontiers, garbage collection victim selection (GREEDY,
+// RGA, RANDOM, FIFO) and wear counts. No time here: the device (device.hpp)
+// decides when each program, read and erase happens.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "ssd/mqsim_xml.hpp"
+
+namespace bitline::ssd {
+
+/// An open-addressing hash map from uint32 to uint32 (8 bytes a slot), with
+/// deletion by backward shift. The mapping table and the CMT use it: memory is
+/// proportional to the entries actually stored.
+class FlatMap32 {
+ public:
+  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
+  explicit FlatMap32(size_t initial = 1024);
+  /// Pointer to the value, or null.
+  uint32_t* find(uint32_t key);
+  const uint32_t* find(uint32_t key) const { return const_cast<FlatMap32*>(this)->find(key); }
+  void set(uint32_t key, uint32_t value);
+  bool erase(uint32_t key);
+  size_t size() const { return size_; }
+  size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
+
+ private:
+  size_t slot_of(uint32_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
+  void rehash(size_t capacity);
+  std::vector<uint64_t> slots_;  // key in the high half, value in the low half; kEmpty key = empty
+  size_t mask_ = 0, size_ = 0;
+  int shift_ = 54;
+};
+
+struct FtlStats {
+  int64_t host_page_writes = 0;
+  int64_t gc_page_writes = 0;
+  int64_t erases = 0;
+  int64_t gc_victims = 0;
+  double write_amplification() const {
+    return host_page_writes ? double(host_page_writes + gc_page_writes) / double(host_page_writes) : 0.0;
+  }
+};
+
+class Ftl {
+ public:
+  explicit Ftl(const DeviceXml& d);
+
+  // ---- geometry ----
+  int64_t planes() const { return planes_; }
+  int64_t pages_per_block() const { return G_; }
+  int64_t logical_pages() const { return logical_pages_; }
+  /// Global plane of a logical page under the static allocation scheme.
+  uint32_t plane_of(uint64_t lpa) const;
+  int64_t die_of_plane(int64_t plane) const { return plane / planes_per_die_; }
+  int64_t plane_in_die(int64_t plane) const { return plane % planes_per_die_; }
+  int64_t plane_of_ppa(uint32_t ppa) const { return int64_t(ppa) / (B_ * G_); }
+  int64_t block_of_ppa(uint32_t ppa) const { return int64_t(ppa) / G_; }
+  int64_t page_of_ppa(uint32_t ppa) const { return int64_t(ppa) % G_; }
+  /// Page type (LSB/CSB/MSB) of a physical page.
+  PageType page_type(uint32_t ppa) const {
+    int64_t k = page_of_ppa(ppa) % bits_;
+    return k == 0 ? PageType::LSB : (bits_ == 2 || k == 2) ? PageType::MSB : PageType::CSB;
+  }
+
+  // ---- mapping ----
+  /// Physical page of a logical page, or kEmpty when it was never written.
+  uint32_t lookup(uint32_t lpa) const;
+  /// Where a read of a never-written logical page is served (its static plane, a fixed page).
+  uint32_t unwritten_ppa(uint32_t lpa) const;
+
+  // ---- writes ----
+  /// Whether a program of a host page (gc=false) or a relocated page (gc=true) can be placed in `plane` now.
+  bool can_allocate(int64_t plane, bool gc) const;
+  /// Programs `lpa` into the next page of `plane`'s frontier, invalidating its old copy. Returns the new page.
+  uint32_t write(uint32_t lpa, int64_t plane, bool gc);
+
+  // ---- garbage collection ----
+  bool needs_gc(int64_t plane) const { return int64_t(planes_state_[plane].free.size()) < gc_threshold_blocks_; }
+  /// Picks a victim block in `plane` per the policy (-1 when no block has an invalid page).
+  int64_t pick_victim(int64_t plane);
+  /// The first valid page of `block` at or after `from` (returns pages_per_block() when none); its lpa in `lpa`.
+  int64_t next_valid(int64_t block, int64_t from, uint32_t& lpa) const;
+  int64_t valid_pages(int64_t block) const { return blocks_[block].valid; }
+  /// Erases a victim whose pages have all been relocated (valid count must be zero).
+  void erase(int64_t block);
+  /// Relocates every valid page of victims and erases them until `plane` is above its threshold
+  /// (no timing: used by tests of write amplification).
+  void collect_now(int64_t plane);
+
+  // ---- preconditioning ----
+  /// Fills the logical pages in [lo, hi) ranges analytically: each plane's blocks take the
+  /// steady-state valid counts of uniform random writes under greedy GC (linear between u and 1).
+  void precondition(const std::vector<std::pair<uint64_t, uint64_t>>& ranges);
+
+  // ---- statistics ----
+  const FtlStats& stats() const { return stats_; }
+  int64_t max_erase_count() const;
+  double mean_erase_count() const;
+  size_t mapping_entries() const { return map_.size(); }
+  size_t memory_bytes() const;
+  int64_t free_blocks(int64_t plane) const { return int64_t(planes_state_[plane].free.size()); }
+
+ private:
+  enum class BlockState : uint8_t { Free, Open, Full, Victim };
+  struct Block {
+    uint32_t valid = 0;
+    uint32_t written = 0;      // pages programmed since the last erase
+    uint32_t erase_count = 0;
+    uint32_t implicit = 0;     // preconditioned valid prefix (pages [0, implicit) hold implicit lpas)
+    int32_t data = -1;         // index into data_ (lazily allocated)
+    uint64_t seq = 0;          // when it became full (FIFO)
+    BlockState state = BlockState::Free;
+  };
+  struct BlockData {
+    std::vector<uint64_t> valid_bits;
+    std::vector<uint32_t> lpa;  // per page written during the run
+  };
+  struct Interval {
+    uint64_t lo, hi, cum;  // plane-local indices [lo, hi); cum = ranks before
+  };
+  struct PlaneState {
+    std::deque<uint32_t> free;    // free blocks (local ids), oldest erased first
+    int64_t frontier = -1;        // global block id
+    std::vector<Interval> implicit_ranges;
+    std::vector<uint32_t> prefix; // implicit ranks before each local block (size B+1) when preconditioned
+  };
+  BlockData& data_of(int64_t block);
+  bool is_valid(int64_t block, int64_t page) const;
+  void invalidate(uint32_t ppa);
+  uint32_t implicit_ppa(uint32_t lpa) const;
+  uint32_t implicit_lpa(int64_t block, int64_t page) const;
+  int64_t take_free(int64_t plane);
+
+  int64_t C_, W_, D_, P_, B_, G_, bits_;
+  int64_t planes_, planes_per_die_, logical_pages_;
+  std::string scheme_;
+  int64_t gc_threshold_blocks_, hard_reserve_blocks_;
+  std::string policy_;
+  int64_t rga_set_;
+  std::vector<Block> blocks_;
+  std::vector<BlockData> data_;
+  std::vector<int32_t> data_free_;
+  std::vector<PlaneState> planes_state_;
+  std::vector<uint32_t> residue_of_plane_;  // lpa % planes for each plane
+  FlatMap32 map_;
+  bool preconditioned_ = false;
+  uint64_t full_seq_ = 0;
+  Rng rng_;
+  FtlStats stats_;
+};
+
+}  // namespace bitline::ssd

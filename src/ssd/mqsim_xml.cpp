@@ -1,0 +1,518 @@
+#include "ssd/mqsim_xml.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <pugixml.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace bitline::ssd {
+namespace {
+
+constexpr int64_t kMaxXmlBytes = 16 << 20;  // a configuration file, not a data set
+
+std::string slurp(const std::string& path, const char* what) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw ConfigError(fmt::format("{}: cannot read {} file: {}", path, what, ec.message()));
+  if (size > uint64_t(kMaxXmlBytes))
+    throw ConfigError(fmt::format("{}: {} file is {} bytes, more than the {} accepted", path, what, size, kMaxXmlBytes));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open {} file", path, what));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string trim(std::string s) {
+  auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
+  while (!s.empty() && sp(s.back())) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && sp(s[i])) ++i;
+  return s.substr(i);
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// The children of one element, each handled by name; unknown and duplicated names are errors.
+class Section {
+ public:
+  Section(const std::string& file, pugi::xml_node node) : file_(file), node_(node) {}
+
+  using Handler = std::function<void(const std::string& value, pugi::xml_node child)>;
+
+  void on(const std::string& name, Handler h) { handlers_[name] = std::move(h); }
+
+  /// Runs the handlers; returns the names that were absent.
+  std::vector<std::string> run() {
+    std::set<std::string> seen;
+    for (auto child : node_.children()) {
+      if (child.type() != pugi::node_element) continue;
+      std::string name = child.name();
+      auto it = handlers_.find(name);
+      if (it == handlers_.end())
+        throw ConfigError(fmt::format("{}: <{}> inside <{}>: unknown or unsupported element (see docs/ssd.md for the list)",
+                                      file_, name, node_.name()));
+      if (!seen.insert(name).second)
+        throw ConfigError(fmt::format("{}: <{}> inside <{}>: given twice", file_, name, node_.name()));
+      current_ = name;
+      it->second(trim(child.child_value()), child);
+    }
+    std::vector<std::string> absent;
+    for (auto& [name, h] : handlers_)
+      if (!seen.count(name)) absent.push_back(name);
+    return absent;
+  }
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw ConfigError(fmt::format("{}: <{}> inside <{}>: {}", file_, current_, node_.name(), why));
+  }
+
+  int64_t integer(const std::string& v, int64_t lo, int64_t hi) const {
+    if (v.empty()) fail("empty value, expected an integer");
+    errno = 0;
+    char* end = nullptr;
+    long long x = std::strtoll(v.c_str(), &end, 10);
+    if (errno == ERANGE || *end != '\0') fail(fmt::format("'{}' is not an integer", v));
+    if (x < lo || x > hi) fail(fmt::format("{} is out of range [{}, {}]", x, lo, hi));
+    return x;
+  }
+  double real(const std::string& v, double lo, double hi) const {
+    if (v.empty()) fail("empty value, expected a number");
+    errno = 0;
+    char* end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (errno == ERANGE || *end != '\0' || !std::isfinite(x)) fail(fmt::format("'{}' is not a number", v));
+    if (x < lo || x > hi) fail(fmt::format("{} is out of range [{}, {}]", x, lo, hi));
+    return x;
+  }
+  bool boolean(const std::string& v) const {
+    std::string u = upper(v);
+    if (u == "TRUE") return true;
+    if (u == "FALSE") return false;
+    fail(fmt::format("'{}' is not true or false", v));
+  }
+  std::string choice(const std::string& v, const std::vector<std::string>& ok, const std::vector<std::string>& unsupported = {}) const {
+    std::string u = upper(v);
+    for (auto& c : ok)
+      if (u == c) return u;
+    for (auto& c : unsupported)
+      if (u == c) fail(fmt::format("'{}' is an MQSim choice that bitline does not model (supported: {})", v, fmt::join(ok, ", ")));
+    fail(fmt::format("'{}' is not one of {}", v, fmt::join(ok, ", ")));
+  }
+  std::vector<int64_t> id_list(const std::string& v, int64_t hi) const {
+    std::vector<int64_t> ids;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      item = trim(item);
+      int64_t x = integer(item, 0, hi);
+      if (std::find(ids.begin(), ids.end(), x) != ids.end()) fail(fmt::format("id {} listed twice", x));
+      ids.push_back(x);
+      if (ids.size() > 4096) fail("more than 4096 ids");
+    }
+    if (ids.empty()) fail("empty id list");
+    return ids;
+  }
+  Time nanoseconds(const std::string& v, int64_t hi_ns) const { return ns(double(integer(v, 0, hi_ns))); }
+
+ private:
+  std::string file_;
+  pugi::xml_node node_;
+  std::map<std::string, Handler> handlers_;
+  std::string current_;
+};
+
+pugi::xml_document parse_doc(const std::string& text, const std::string& name) {
+  pugi::xml_document doc;
+  auto r = doc.load_buffer(text.data(), text.size(), pugi::parse_default, pugi::encoding_utf8);
+  if (!r) throw ConfigError(fmt::format("{}: not well-formed XML at byte {}: {}", name, r.offset, r.description()));
+  return doc;
+}
+
+pugi::xml_node only_root(const pugi::xml_document& doc, const std::string& name, const char* expected) {
+  pugi::xml_node root;
+  for (auto c : doc.children()) {
+    if (c.type() != pugi::node_element) continue;
+    if (root) throw ConfigError(fmt::format("{}: more than one root element", name));
+    root = c;
+  }
+  if (!root) throw ConfigError(fmt::format("{}: no root element (expected <{}>)", name, expected));
+  if (std::string(root.name()) != expected)
+    throw ConfigError(fmt::format("{}: root element <{}> is not <{}>", name, root.name(), expected));
+  return root;
+}
+
+constexpr int64_t kMaxNs = int64_t(1e15);  // ~11.6 days of simulated time in ns; fits picoseconds in int64
+
+void read_flash(const std::string& file, pugi::xml_node node, DeviceXml& d) {
+  Section s(file, node);
+  s.on("Flash_Technology", [&](auto& v, auto) { d.technology = s.choice(v, {"SLC", "MLC", "TLC"}); });
+  s.on("CMD_Suspension_Support", [&](auto& v, auto) {
+    std::string c = s.choice(v, {"NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE"});
+    (void)c;  // suspension is not modelled: operations run to completion (docs/ssd.md)
+  });
+  const char* types[3] = {"LSB", "CSB", "MSB"};
+  for (int i = 0; i < 3; ++i) {
+    s.on(std::string("Page_Read_Latency_") + types[i], [&, i](auto& v, auto) { d.read_latency[i] = s.nanoseconds(v, 100'000'000); });
+    s.on(std::string("Page_Program_Latency_") + types[i], [&, i](auto& v, auto) { d.program_latency[i] = s.nanoseconds(v, 100'000'000); });
+  }
+  s.on("Block_Erase_Latency", [&](auto& v, auto) { d.erase_latency = s.nanoseconds(v, 1'000'000'000); });
+  s.on("Block_PE_Cycles_Limit", [&](auto& v, auto) { d.pe_cycles_limit = s.integer(v, 1, 1'000'000'000); });
+  s.on("Suspend_Erase_Time", [&](auto& v, auto) { s.nanoseconds(v, 1'000'000'000); });
+  s.on("Suspend_Program_Time", [&](auto& v, auto) { s.nanoseconds(v, 1'000'000'000); });
+  s.on("Die_No_Per_Chip", [&](auto& v, auto) { d.dies_per_chip = s.integer(v, 1, 64); });
+  s.on("Plane_No_Per_Die", [&](auto& v, auto) { d.planes_per_die = s.integer(v, 1, 16); });
+  s.on("Block_No_Per_Plane", [&](auto& v, auto) { d.blocks_per_plane = s.integer(v, 4, 1 << 20); });
+  s.on("Page_No_Per_Block", [&](auto& v, auto) { d.pages_per_block = s.integer(v, 1, 16384); });
+  s.on("Page_Capacity", [&](auto& v, auto) {
+    d.page_size = s.integer(v, 512, 1 << 20);
+    if (d.page_size % 512) s.fail("not a multiple of the 512-byte sector");
+    if (d.page_size / 512 > 64) s.fail("more than 64 sectors per page (32 KiB) is not supported");
+  });
+  s.on("Page_Metadat_Capacity", [&](auto& v, auto) { d.page_metadata = s.integer(v, 0, 1 << 20); });
+  for (auto& n : s.run()) d.defaulted.push_back(n);
+}
+
+void read_device(const std::string& file, pugi::xml_node node, DeviceXml& d) {
+  Section s(file, node);
+  bool flash_seen = false;
+  s.on("Seed", [&](auto& v, auto) { d.seed = s.integer(v, 0, INT32_MAX); });
+  s.on("Enabled_Preconditioning", [&](auto& v, auto) { d.preconditioning = s.boolean(v); });
+  s.on("Memory_Type", [&](auto& v, auto) { s.choice(v, {"FLASH"}); });
+  s.on("HostInterface_Type", [&](auto& v, auto) { d.host_interface = s.choice(v, {"NVME"}, {"SATA"}); });
+  s.on("IO_Queue_Depth", [&](auto& v, auto) { d.io_queue_depth = s.integer(v, 1, 65535); });
+  s.on("Queue_Fetch_Size", [&](auto& v, auto) { d.queue_fetch_size = s.integer(v, 1, 65535); });
+  s.on("Caching_Mechanism", [&](auto& v, auto) { d.caching_mechanism = s.choice(v, {"SIMPLE", "ADVANCED"}); });
+  s.on("Data_Cache_Sharing_Mode", [&](auto& v, auto) { d.data_cache_sharing = s.choice(v, {"SHARED", "EQUAL_PARTITIONING"}); });
+  s.on("Data_Cache_Capacity", [&](auto& v, auto) { d.data_cache_capacity = s.integer(v, 0, 1LL << 40); });
+  s.on("Data_Cache_DRAM_Row_Size", [&](auto& v, auto) { d.dram_row_size = s.integer(v, 1, 1 << 20); });
+  s.on("Data_Cache_DRAM_Data_Rate", [&](auto& v, auto) { d.dram_data_rate = s.integer(v, 1, 100000); });
+  s.on("Data_Cache_DRAM_Data_Busrt_Size", [&](auto& v, auto) { d.dram_burst_size = s.integer(v, 1, 4096); });
+  s.on("Data_Cache_DRAM_tRCD", [&](auto& v, auto) { d.dram_trcd = s.integer(v, 0, 1000000); });
+  s.on("Data_Cache_DRAM_tCL", [&](auto& v, auto) { d.dram_tcl = s.integer(v, 0, 1000000); });
+  s.on("Data_Cache_DRAM_tRP", [&](auto& v, auto) { d.dram_trp = s.integer(v, 0, 1000000); });
+  s.on("Address_Mapping", [&](auto& v, auto) { d.address_mapping = s.choice(v, {"PAGE_LEVEL"}, {"HYBRID"}); });
+  s.on("Ideal_Mapping_Table", [&](auto& v, auto) { d.ideal_mapping_table = s.boolean(v); });
+  s.on("CMT_Capacity", [&](auto& v, auto) { d.cmt_capacity = s.integer(v, 0, 1LL << 36); });
+  s.on("CMT_Sharing_Mode", [&](auto& v, auto) { d.cmt_sharing = s.choice(v, {"SHARED", "EQUAL_SIZE_PARTITIONING"}); });
+  s.on("Plane_Allocation_Scheme", [&](auto& v, auto) {
+    std::string u = upper(v);
+    std::string sorted = u;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != "CDPW")
+      s.fail(fmt::format("'{}' is not supported: bitline models the 24 fully static schemes, a permutation of C, W, D, P "
+                         "(e.g. CWDP)", v));
+    d.plane_allocation = u;
+  });
+  s.on("Transaction_Scheduling_Policy", [&](auto& v, auto) {
+    d.scheduling = s.choice(v, {"OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER"}, {"FLIN"});
+  });
+  s.on("Overprovisioning_Ratio", [&](auto& v, auto) { d.overprovisioning = s.real(v, 0.0, 0.9); });
+  s.on("GC_Exec_Threshold", [&](auto& v, auto) { d.gc_exec_threshold = s.real(v, 0.0, 0.5); });
+  s.on("GC_Block_Selection_Policy", [&](auto& v, auto) {
+    d.gc_policy = s.choice(v, {"GREEDY", "RGA", "RANDOM", "FIFO"}, {"RANDOM_P", "RANDOM_PP"});
+  });
+  s.on("Use_Copyback_for_GC", [&](auto& v, auto) { d.gc_copyback = s.boolean(v); });
+  s.on("Preemptible_GC_Enabled", [&](auto& v, auto) { d.gc_preemptible = s.boolean(v); });
+  s.on("GC_Hard_Threshold", [&](auto& v, auto) { d.gc_hard_threshold = s.real(v, 0.0, 0.5); });
+  s.on("Dynamic_Wearleveling_Enabled", [&](auto& v, auto) { d.dynamic_wl = s.boolean(v); });
+  s.on("Static_Wearleveling_Enabled", [&](auto& v, auto) { d.static_wl = s.boolean(v); });
+  s.on("Static_Wearleveling_Threshold", [&](auto& v, auto) { d.static_wl_threshold = s.integer(v, 0, 1'000'000'000); });
+  // MQSim's own file spells the first one both ways over its history; both are accepted.
+  for (auto name : {"Preferred_suspend_erase_time_for_read", "Prefered_suspend_erase_time_for_read",
+                    "Preferred_suspend_erase_time_for_write", "Preferred_suspend_write_time_for_read"})
+    s.on(name, [&](auto& v, auto) { s.integer(v, 0, kMaxNs); });
+  s.on("Flash_Channel_Count", [&](auto& v, auto) { d.channels = s.integer(v, 1, 256); });
+  s.on("Flash_Channel_Width", [&](auto& v, auto) { d.channel_width = s.integer(v, 1, 8); });
+  s.on("Channel_Transfer_Rate", [&](auto& v, auto) { d.channel_transfer_rate = s.integer(v, 1, 100000); });
+  s.on("Chip_No_Per_Channel", [&](auto& v, auto) { d.chips_per_channel = s.integer(v, 1, 256); });
+  s.on("Flash_Comm_Protocol", [&](auto& v, auto) { d.comm_protocol = s.choice(v, {"NVDDR2"}); });
+  s.on("Flash_Parameter_Set", [&](auto&, pugi::xml_node child) {
+    flash_seen = true;
+    read_flash(file, child, d);
+  });
+  for (auto& n : s.run())
+    if (n.rfind("Pref", 0) != 0) d.defaulted.push_back(n);
+  if (!flash_seen) throw ConfigError(fmt::format("{}: <Device_Parameter_Set> has no <Flash_Parameter_Set>", file));
+}
+
+void check_device(const DeviceXml& d) {
+  const std::string& f = d.file;
+  if (d.dies() > 65536) throw ConfigError(fmt::format("{}: {} dies (channels x chips x dies per chip) exceed 65536", f, d.dies()));
+  if (d.blocks() > (int64_t(1) << 24))
+    throw ConfigError(fmt::format("{}: {} blocks in the device exceed the 16 Mi bitline accepts", f, d.blocks()));
+  if (d.pages() > (int64_t(1) << 36)) throw ConfigError(fmt::format("{}: {} pages exceed 2^36", f, d.pages()));
+  if (d.technology == "SLC" || d.technology == "MLC") {
+    // unused page types are ignored (MQSim reads them too)
+  }
+  if (d.gc_hard_threshold > d.gc_exec_threshold)
+    throw ConfigError(fmt::format("{}: GC_Hard_Threshold {} is above GC_Exec_Threshold {}", f, d.gc_hard_threshold, d.gc_exec_threshold));
+  int64_t reserve = std::max<int64_t>(2, int64_t(std::ceil(d.gc_exec_threshold * double(d.blocks_per_plane))) + 1);
+  double usable = double(d.blocks_per_plane - reserve) / double(d.blocks_per_plane);
+  if (1.0 - d.overprovisioning >= usable)
+    throw ConfigError(fmt::format("{}: Overprovisioning_Ratio {} leaves no room for garbage collection: the logical space "
+                                  "must be below {:.4f} of the device with GC_Exec_Threshold {} and {} blocks per plane",
+                                  f, d.overprovisioning, usable, d.gc_exec_threshold, d.blocks_per_plane));
+  if (d.logical_pages() < 1) throw ConfigError(fmt::format("{}: no logical pages", f));
+}
+
+}  // namespace
+
+DeviceXml parse_device_xml(const std::string& text, const std::string& name) {
+  auto doc = parse_doc(text, name);
+  auto root = only_root(doc, name, "Execution_Parameter_Set");
+  DeviceXml d;
+  d.file = name;
+  Section s(name, root);
+  bool dev_seen = false;
+  s.on("Host_Parameter_Set", [&](auto&, pugi::xml_node node) {
+    Section h(name, node);
+    h.on("PCIe_Lane_Bandwidth", [&](auto& v, auto) { d.pcie_lane_bandwidth_gbps = h.real(v, 1e-3, 1000.0); });
+    h.on("PCIe_Lane_Count", [&](auto& v, auto) { d.pcie_lane_count = h.integer(v, 1, 64); });
+    h.on("SATA_Processing_Delay", [&](auto& v, auto) { h.integer(v, 0, kMaxNs); });
+    h.on("Enable_ResponseTime_Logging", [&](auto& v, auto) { h.boolean(v); });
+    h.on("ResponseTime_Logging_Period_Length", [&](auto& v, auto) { h.integer(v, 0, kMaxNs); });
+    for (auto& n : h.run()) d.defaulted.push_back(n);
+  });
+  s.on("Device_Parameter_Set", [&](auto&, pugi::xml_node node) {
+    dev_seen = true;
+    read_device(name, node, d);
+  });
+  s.run();
+  if (!dev_seen) throw ConfigError(fmt::format("{}: <Execution_Parameter_Set> has no <Device_Parameter_Set>", name));
+  check_device(d);
+  return d;
+}
+
+DeviceXml read_device_xml(const std::string& path) { return parse_device_xml(slurp(path, "device"), path); }
+
+namespace {
+
+void read_flow_common(Section& s, FlowXml& f) {
+  s.on("Priority_Class", [&](auto& v, auto) { f.priority = s.choice(v, {"URGENT", "HIGH", "MEDIUM", "LOW"}); });
+  s.on("Device_Level_Data_Caching_Mode", [&](auto& v, auto) {
+    f.caching_mode = s.choice(v, {"TURNED_OFF", "WRITE_CACHE", "READ_CACHE", "WRITE_READ_CACHE"});
+  });
+  s.on("Channel_IDs", [&](auto& v, auto) { f.channel_ids = s.id_list(v, 255); });
+  s.on("Chip_IDs", [&](auto& v, auto) { f.chip_ids = s.id_list(v, 255); });
+  s.on("Die_IDs", [&](auto& v, auto) { f.die_ids = s.id_list(v, 63); });
+  s.on("Plane_IDs", [&](auto& v, auto) { f.plane_ids = s.id_list(v, 15); });
+  s.on("Initial_Occupancy_Percentage", [&](auto& v, auto) { f.initial_occupancy = double(s.integer(v, 0, 100)) / 100.0; });
+}
+
+FlowXml read_synthetic(const std::string& file, pugi::xml_node node, std::vector<std::string>* notes) {
+  FlowXml f;
+  f.kind = FlowKind::Synthetic;
+  Section s(file, node);
+  read_flow_common(s, f);
+  s.on("Working_Set_Percentage", [&](auto& v, auto) { f.working_set = double(s.integer(v, 1, 100)) / 100.0; });
+  s.on("Synthetic_Generator_Type", [&](auto& v, auto) { f.generator = s.choice(v, {"QUEUE_DEPTH", "BANDWIDTH"}); });
+  s.on("Read_Percentage", [&](auto& v, auto) { f.read_ratio = double(s.integer(v, 0, 100)) / 100.0; });
+  s.on("Address_Distribution", [&](auto& v, auto) {
+    f.address_distribution = s.choice(v, {"RANDOM_UNIFORM", "RANDOM_HOTCOLD", "STREAMING"});
+  });
+  s.on("Percentage_of_Hot_Region", [&](auto& v, auto) { f.hot_region = double(s.integer(v, 0, 100)) / 100.0; });
+  s.on("Generated_Aligned_Addresses", [&](auto& v, auto) { f.aligned = s.boolean(v); });
+  s.on("Address_Alignment_Unit", [&](auto& v, auto) { f.alignment_unit = s.integer(v, 1, 1 << 20); });
+  s.on("Request_Size_Distribution", [&](auto& v, auto) { f.size_distribution = s.choice(v, {"FIXED", "NORMAL"}); });
+  s.on("Average_Request_Size", [&](auto& v, auto) { f.avg_size = s.integer(v, 1, 1 << 16); });
+  s.on("Variance_Request_Size", [&](auto& v, auto) { f.size_variance = s.integer(v, 0, 1 << 16); });
+  s.on("Seed", [&](auto& v, auto) { f.seed = s.integer(v, 0, INT32_MAX); });
+  s.on("Average_No_of_Reqs_in_Queue", [&](auto& v, auto) { f.queue_depth = s.integer(v, 1, 65535); });
+  s.on("Bandwidth", [&](auto& v, auto) { f.bandwidth = s.integer(v, 0, int64_t(1e12)); });
+  s.on("Intensity", [&](auto& v, auto) {
+    s.integer(v, 0, int64_t(1e12));
+    if (notes)
+      notes->push_back(fmt::format("{}: <Intensity> is ignored: MQSim does not read it either (the arrival rate of a "
+                                   "BANDWIDTH flow is <Bandwidth>, bytes per second)", file));
+  });
+  s.on("Stop_Time", [&](auto& v, auto) { f.stop_time = s.nanoseconds(v, kMaxNs); });
+  s.on("Total_Requests_To_Generate", [&](auto& v, auto) { f.total_requests = s.integer(v, 0, int64_t(1e10)); });
+  s.run();
+  if (f.stop_time == Time{} && f.total_requests == 0)
+    throw ConfigError(fmt::format("{}: a synthetic flow needs <Stop_Time> or <Total_Requests_To_Generate> above zero "
+                                  "(otherwise it never ends)", file));
+  if (f.generator == "BANDWIDTH" && f.bandwidth == 0)
+    throw ConfigError(fmt::format("{}: a BANDWIDTH flow needs <Bandwidth> above zero (bytes per second)", file));
+  return f;
+}
+
+FlowXml read_trace_flow(const std::string& file, pugi::xml_node node, const std::string& base_dir) {
+  FlowXml f;
+  f.kind = FlowKind::Trace;
+  Section s(file, node);
+  read_flow_common(s, f);
+  bool path_seen = false;
+  s.on("File_Path", [&](auto& v, auto) {
+    if (v.empty()) s.fail("empty path");
+    std::filesystem::path p(v);
+    if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+    f.trace_path = p.string();
+    path_seen = true;
+  });
+  s.on("Percentage_To_Be_Executed", [&](auto& v, auto) { f.percentage_executed = double(s.integer(v, 1, 100)) / 100.0; });
+  s.on("Relay_Count", [&](auto& v, auto) { f.relay_count = s.integer(v, 1, 1000); });
+  s.on("Time_Unit", [&](auto& v, auto) {
+    std::string u = s.choice(v, {"PICOSECOND", "NANOSECOND", "MICROSECOND"});
+    f.time_unit = u == "PICOSECOND" ? ps(1) : u == "NANOSECOND" ? ns(1) : us(1);
+  });
+  s.run();
+  if (!path_seen) throw ConfigError(fmt::format("{}: a trace-based flow needs <File_Path>", file));
+  return f;
+}
+
+}  // namespace
+
+WorkloadXml parse_workload_xml(const std::string& text, const std::string& name, const std::string& base_dir,
+                               std::vector<std::string>* notes) {
+  auto doc = parse_doc(text, name);
+  auto root = only_root(doc, name, "MQSim_IO_Scenarios");
+  WorkloadXml w;
+  w.file = name;
+  for (auto sc : root.children()) {
+    if (sc.type() != pugi::node_element) continue;
+    if (std::string(sc.name()) != "IO_Scenario")
+      throw ConfigError(fmt::format("{}: <{}> inside <MQSim_IO_Scenarios>: unknown element (expected <IO_Scenario>)", name, sc.name()));
+    ScenarioXml scen;
+    for (auto fl : sc.children()) {
+      if (fl.type() != pugi::node_element) continue;
+      std::string n = fl.name();
+      if (n == "IO_Flow_Parameter_Set_Synthetic") scen.flows.push_back(read_synthetic(name, fl, notes));
+      else if (n == "IO_Flow_Parameter_Set_Trace_Based") scen.flows.push_back(read_trace_flow(name, fl, base_dir));
+      else
+        throw ConfigError(fmt::format("{}: <{}> inside <IO_Scenario>: unknown element (expected "
+                                      "<IO_Flow_Parameter_Set_Synthetic> or <IO_Flow_Parameter_Set_Trace_Based>)", name, n));
+      if (scen.flows.size() > 64) throw ConfigError(fmt::format("{}: more than 64 flows in one <IO_Scenario>", name));
+    }
+    if (scen.flows.empty()) throw ConfigError(fmt::format("{}: an <IO_Scenario> without flows", name));
+    w.scenarios.push_back(std::move(scen));
+    if (w.scenarios.size() > 1024) throw ConfigError(fmt::format("{}: more than 1024 scenarios", name));
+  }
+  if (w.scenarios.empty()) throw ConfigError(fmt::format("{}: no <IO_Scenario>", name));
+  return w;
+}
+
+WorkloadXml read_workload_xml(const std::string& path, std::vector<std::string>* notes) {
+  std::string base = std::filesystem::path(path).parent_path().string();
+  return parse_workload_xml(slurp(path, "workload"), path, base, notes);
+}
+
+void check_workload(const WorkloadXml& w, const DeviceXml& d) {
+  auto check_ids = [&](const std::vector<int64_t>& ids, int64_t n, const char* what) {
+    if (ids.empty()) return;
+    for (int64_t x : ids)
+      if (x >= n) throw ConfigError(fmt::format("{}: <{}> lists {}, but the device ({}) has {}", w.file, what, x, d.file, n));
+    if (int64_t(ids.size()) != n)
+      throw ConfigError(fmt::format("{}: <{}> lists {} of the device's {}: flows confined to part of the device are not "
+                                    "modelled by bitline (list all of them)", w.file, what, ids.size(), n));
+  };
+  for (auto& sc : w.scenarios)
+    for (auto& f : sc.flows) {
+      check_ids(f.channel_ids, d.channels, "Channel_IDs");
+      check_ids(f.chip_ids, d.chips_per_channel, "Chip_IDs");
+      check_ids(f.die_ids, d.dies_per_chip, "Die_IDs");
+      check_ids(f.plane_ids, d.planes_per_die, "Plane_IDs");
+      if (f.kind == FlowKind::Synthetic) {
+        int64_t range = d.logical_pages() * d.sectors_per_page() / int64_t(sc.flows.size());
+        if (f.avg_size + 4 * f.size_variance > range)
+          throw ConfigError(fmt::format("{}: request size {} sectors is larger than the flow's address range ({} sectors)",
+                                        w.file, f.avg_size, range));
+      }
+    }
+}
+
+// ---- trace -----------------------------------------------------------------
+
+bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why) {
+  std::istringstream ss(line);
+  std::string tok[6];
+  int n = 0;
+  while (n < 6 && ss >> tok[n]) ++n;
+  if (n == 0) return false;
+  if (n != 5) {
+    why = fmt::format("expected 5 fields (arrival time, device, start LBA, size in sectors, type), found {}", n == 6 ? "more" : std::to_string(n));
+    return false;
+  }
+  int64_t v[5];
+  const char* names[5] = {"arrival time", "device", "start LBA", "size", "type"};
+  for (int i = 0; i < 5; ++i) {
+    errno = 0;
+    char* end = nullptr;
+    long long x = std::strtoll(tok[i].c_str(), &end, 10);
+    if (errno == ERANGE || *end != '\0' || x < 0) {
+      why = fmt::format("{} '{}' is not a non-negative integer", names[i], tok[i]);
+      return false;
+    }
+    v[i] = x;
+  }
+  if (v[0] > int64_t(1e18)) { why = "arrival time beyond 1e18"; return false; }
+  if (v[3] < 1 || v[3] > (1 << 16)) { why = fmt::format("size {} sectors is out of range [1, 65536]", v[3]); return false; }
+  if (v[4] > 1) { why = fmt::format("type {} is neither 1 (read) nor 0 (write)", v[4]); return false; }
+  if (v[2] > (int64_t(1) << 48)) { why = fmt::format("start LBA {} beyond 2^48", v[2]); return false; }
+  r = TraceRecord{v[0], v[1], v[2], v[3], v[4] == 1};
+  return true;
+}
+
+TraceReader::TraceReader(const std::string& path) : path_(path), in_(path) {
+  if (!in_) throw ConfigError(fmt::format("{}: cannot open trace file", path));
+}
+
+bool TraceReader::next(TraceRecord& r) {
+  std::string line;
+  while (true) {
+    // bounded line length: a binary file or a missing newline cannot make one huge string
+    line.clear();
+    char c;
+    bool any = false;
+    while (in_.get(c)) {
+      any = true;
+      if (c == '\n') break;
+      if (line.size() >= 4096) throw ConfigError(fmt::format("{}:{}: line longer than 4096 characters", path_, line_no_ + 1));
+      line.push_back(c);
+    }
+    if (!any) return false;
+    ++line_no_;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string why;
+    if (parse_trace_line(line, r, why)) {
+      if (r.arrival_raw < last_arrival_)
+        throw ConfigError(fmt::format("{}:{}: arrival time {} is earlier than the previous line's {} (a trace must be in "
+                                      "time order)", path_, line_no_, r.arrival_raw, last_arrival_));
+      last_arrival_ = r.arrival_raw;
+      return true;
+    }
+    if (!why.empty()) throw ConfigError(fmt::format("{}:{}: {}", path_, line_no_, why));
+  }
+}
+
+void TraceReader::rewind() {
+  in_.clear();
+  in_.seekg(0);
+  line_no_ = 0;
+  last_arrival_ = 0;
+}
+
+int64_t TraceReader::count() {
+  rewind();
+  int64_t n = 0;
+  TraceRecord r;
+  while (next(r)) ++n;
+  rewind();
+  return n;
+}
+
+}  // namespace bitline::ssd

@@ -1,0 +1,166 @@
+// Readers of MQSim's input formats: the device configuration XML
+// (Execution_Parameter_Set), the workload XML (MQSim_IO_Scenarios) and the
+// ASCII trace (one request a line: arrival time, device, start LBA, size in
+// sectors, type 1=read 0=write). bitline's own reader: every element is
+// checked by name (an unknown or duplicated element is a ConfigError naming
+// the element and the file), every value is parsed completely and
+// range-checked, so a hostile number can neither wrap nor allocate terabytes.
+// The supported elements are listed in docs/ssd.md.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+
+namespace bitline::ssd {
+
+enum class PageType { LSB = 0, CSB = 1, MSB = 2 };
+
+/// The device file: host link, controller options and flash geometry/timing.
+struct DeviceXml {
+  std::string file;  // where it came from (for messages)
+  std::vector<std::string> defaulted;  // elements absent from the file, at MQSim's default (reported in the results)
+  // Host_Parameter_Set
+  double pcie_lane_bandwidth_gbps = 1.0;  // GB/s per lane
+  int64_t pcie_lane_count = 4;
+  // Device_Parameter_Set
+  int64_t seed = 321;
+  bool preconditioning = true;
+  std::string host_interface = "NVME";
+  int64_t io_queue_depth = 1024;
+  int64_t queue_fetch_size = 512;
+  std::string caching_mechanism = "ADVANCED";
+  std::string data_cache_sharing = "SHARED";
+  int64_t data_cache_capacity = 256LL << 20;  // bytes
+  int64_t dram_row_size = 8192;
+  int64_t dram_data_rate = 800;  // MT/s
+  int64_t dram_burst_size = 4;   // bytes
+  int64_t dram_trcd = 13, dram_tcl = 13, dram_trp = 13;  // ns
+  std::string address_mapping = "PAGE_LEVEL";
+  bool ideal_mapping_table = false;
+  int64_t cmt_capacity = 2LL << 20;  // bytes
+  std::string cmt_sharing = "SHARED";
+  std::string plane_allocation = "CWDP";
+  std::string scheduling = "PRIORITY_OUT_OF_ORDER";
+  double overprovisioning = 0.07;
+  double gc_exec_threshold = 0.05;
+  std::string gc_policy = "GREEDY";
+  bool gc_copyback = false;
+  bool gc_preemptible = false;
+  double gc_hard_threshold = 0.005;
+  bool dynamic_wl = true, static_wl = true;
+  int64_t static_wl_threshold = 100;
+  int64_t channels = 8;
+  int64_t channel_width = 1;             // bytes
+  int64_t channel_transfer_rate = 333;   // MT/s
+  int64_t chips_per_channel = 4;
+  std::string comm_protocol = "NVDDR2";
+  // Flash_Parameter_Set
+  std::string technology = "MLC";
+  Time read_latency[3] = {us(75), us(75), us(75)};      // LSB, CSB, MSB
+  Time program_latency[3] = {us(750), us(750), us(750)};
+  Time erase_latency = us(3800);
+  int64_t pe_cycles_limit = 10000;
+  int64_t dies_per_chip = 2;
+  int64_t planes_per_die = 2;
+  int64_t blocks_per_plane = 2048;
+  int64_t pages_per_block = 256;
+  int64_t page_size = 8192;  // bytes
+  int64_t page_metadata = 448;
+
+  int64_t bits_per_cell() const { return technology == "SLC" ? 1 : technology == "MLC" ? 2 : 3; }
+  int64_t dies() const { return channels * chips_per_channel * dies_per_chip; }
+  int64_t planes() const { return dies() * planes_per_die; }
+  int64_t blocks() const { return planes() * blocks_per_plane; }
+  int64_t pages() const { return blocks() * pages_per_block; }
+  int64_t sectors_per_page() const { return page_size / 512; }
+  /// Logical pages the host can address (physical pages less over-provisioning).
+  int64_t logical_pages() const { return int64_t(double(pages()) * (1.0 - overprovisioning)); }
+};
+
+enum class FlowKind { Synthetic, Trace };
+
+/// One IO_Flow_Parameter_Set_Synthetic or _Trace_Based.
+struct FlowXml {
+  FlowKind kind = FlowKind::Synthetic;
+  std::string priority = "HIGH";  // URGENT|HIGH|MEDIUM|LOW
+  std::string caching_mode = "WRITE_CACHE";
+  std::vector<int64_t> channel_ids, chip_ids, die_ids, plane_ids;  // empty = all
+  double initial_occupancy = 0;  // fraction 0..1
+  // synthetic
+  double working_set = 1.0;  // fraction
+  std::string generator = "QUEUE_DEPTH";  // QUEUE_DEPTH|BANDWIDTH
+  double read_ratio = 0;
+  std::string address_distribution = "RANDOM_UNIFORM";  // RANDOM_UNIFORM|RANDOM_HOTCOLD|STREAMING
+  double hot_region = 0;  // fraction
+  bool aligned = true;
+  int64_t alignment_unit = 8;  // sectors
+  std::string size_distribution = "FIXED";  // FIXED|NORMAL
+  int64_t avg_size = 8;  // sectors
+  int64_t size_variance = 0;
+  int64_t seed = 1;
+  int64_t queue_depth = 1;
+  int64_t bandwidth = 0;  // bytes/s
+  Time stop_time{};
+  int64_t total_requests = 0;
+  // trace
+  std::string trace_path;  // resolved against the workload file's folder
+  double percentage_executed = 1.0;
+  int64_t relay_count = 1;
+  Time time_unit = ns(1);
+};
+
+struct ScenarioXml {
+  std::vector<FlowXml> flows;
+};
+
+struct WorkloadXml {
+  std::string file;
+  std::vector<ScenarioXml> scenarios;
+};
+
+/// Reads a device file; ConfigError (naming the file and element) on anything it does not accept.
+DeviceXml read_device_xml(const std::string& path);
+DeviceXml parse_device_xml(const std::string& text, const std::string& name);
+/// Reads a workload file; notes (e.g. elements MQSim itself ignores) go to `notes`.
+WorkloadXml read_workload_xml(const std::string& path, std::vector<std::string>* notes = nullptr);
+WorkloadXml parse_workload_xml(const std::string& text, const std::string& name, const std::string& base_dir,
+                               std::vector<std::string>* notes = nullptr);
+/// Checks a workload against a device (ID lists within the geometry, supported features).
+void check_workload(const WorkloadXml& w, const DeviceXml& d);
+
+/// One request of an MQSim ASCII trace.
+struct TraceRecord {
+  int64_t arrival_raw = 0;  // in the flow's Time_Unit
+  int64_t device = 0;
+  int64_t lba = 0;          // sectors
+  int64_t sectors = 0;
+  bool read = false;
+};
+
+/// Streams an MQSim ASCII trace line by line (memory independent of its length).
+class TraceReader {
+ public:
+  explicit TraceReader(const std::string& path);
+  /// Next record; false at the end. ConfigError naming file and line on a malformed line.
+  bool next(TraceRecord& r);
+  /// Restarts from the first line (for Relay_Count).
+  void rewind();
+  /// Counts the requests (one pass, for Percentage_To_Be_Executed); also validates every line.
+  int64_t count();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  int64_t line_no_ = 0;
+  int64_t last_arrival_ = 0;
+};
+
+/// Parses one trace line (exposed for tests). False for a blank line.
+bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why);
+
+}  // namespace bitline::ssd

@@ -1,0 +1,263 @@
+// The general SSD end to end: hand-computed latencies on an idle device, channel
+// contention, determinism, and every class of bad input in both XML files and the trace.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../support/run_bitline.hpp"
+#include "core/error.hpp"
+#include "ssd/device.hpp"
+#include "ssd/mqsim_xml.hpp"
+
+namespace bitline::ssd {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  fs::path dir = fs::temp_directory_path() / ("bitline_ssd_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+DeviceXml idle_device() {
+  DeviceXml d;  // MQSim's default geometry and timing
+  d.file = "test";
+  d.ideal_mapping_table = true;  // no translation reads: the read path alone
+  d.dram_data_rate = 100;        // MQSim's shipped DRAM cache: 100 MT/s, 1-byte bursts
+  d.dram_burst_size = 1;
+  return d;
+}
+
+FlowXml one_request(bool read, std::string caching = "TURNED_OFF") {
+  FlowXml f;
+  f.read_ratio = read ? 1.0 : 0.0;
+  f.caching_mode = std::move(caching);
+  f.avg_size = 8;  // 4 KiB
+  f.alignment_unit = 16;
+  f.queue_depth = 1;
+  f.total_requests = 1;
+  return f;
+}
+
+double mean_us(const nlohmann::json& j) { return j["flows"][0]["device_response_time"]["mean_us"].get<double>(); }
+
+// Host link: 4 lanes x 1 GB/s; channel: 333 MT/s x 1 byte.
+const Bandwidth kPcie = bytes_per_s(4e9);
+const Bandwidth kChannel = bytes_per_s(333e6);
+
+TEST(SsdDevice, IdleReadIsCommandFetchSenseTransferAndDataToHost) {
+  ScenarioXml s{{one_request(true)}};
+  auto j = simulate_scenario(idle_device(), s);
+  Time expect = bytes(64) / kPcie + us(75) + bytes(4096) / kChannel + bytes(4096 + 16) / kPcie;
+  EXPECT_NEAR(mean_us(j), to_us(expect), 1e-6);
+  EXPECT_EQ(j["flash"]["reads"].get<int64_t>(), 1);
+}
+
+TEST(SsdDevice, IdleWriteWithoutCacheIsFetchDmaTransferProgramCompletion) {
+  ScenarioXml s{{one_request(false)}};
+  auto j = simulate_scenario(idle_device(), s);
+  Time expect = bytes(64) / kPcie + bytes(4096) / kPcie + bytes(4096) / kChannel + us(750) + bytes(16) / kPcie;
+  EXPECT_NEAR(mean_us(j), to_us(expect), 1e-6);
+}
+
+TEST(SsdDevice, IdleCachedWriteCompletesAfterTheDramWrite) {
+  ScenarioXml s{{one_request(false, "WRITE_CACHE")}};
+  auto j = simulate_scenario(idle_device(), s);
+  // MQSim's DRAM time: tRCD + tCL + (bytes / burst / 2) bursts of 1/(100 MT/s)
+  Time dram = ns(13 + 13 + 4096 / 1 / 2 * 10.0);
+  Time expect = bytes(64) / kPcie + bytes(4096) / kPcie + dram + bytes(16) / kPcie;
+  EXPECT_NEAR(mean_us(j), to_us(expect), 1e-6);
+  EXPECT_EQ(j["flash"]["programs"].get<int64_t>(), 1);  // still flushed to flash
+}
+
+/// Two 4 KiB reads arriving together at logical pages a and b (a trace flow).
+nlohmann::json two_reads(int64_t lpa_a, int64_t lpa_b) {
+  std::string tr = temp_file("two.trace", "0 0 " + std::to_string(lpa_a * 16) + " 8 1\n0 0 " + std::to_string(lpa_b * 16) + " 8 1\n");
+  FlowXml f;
+  f.kind = FlowKind::Trace;
+  f.trace_path = tr;
+  f.caching_mode = "TURNED_OFF";
+  ScenarioXml s{{f}};
+  return simulate_scenario(idle_device(), s);
+}
+
+TEST(SsdDevice, TwoReadsOnOneChannelSerialiseTheirTransfers) {
+  // CWDP: logical pages 0 and 8 are chips 0 and 1 of channel 0 (senses overlap, transfers queue)
+  auto j = two_reads(0, 8);
+  Time alone = bytes(64) / kPcie + us(75) + bytes(4096) / kChannel + bytes(4096 + 16) / kPcie;
+  auto& r = j["flows"][0]["device_response_time"];
+  EXPECT_NEAR(r["min_us"].get<double>(), to_us(alone), 1e-6);
+  EXPECT_NEAR(r["max_us"].get<double>(), to_us(alone + bytes(4096) / kChannel), 1e-6);
+}
+
+TEST(SsdDevice, TwoReadsOnTwoChannelsProceedInParallel) {
+  auto j = two_reads(0, 1);  // channels 0 and 1
+  Time alone = bytes(64) / kPcie + us(75) + bytes(4096) / kChannel + bytes(4096 + 16) / kPcie;
+  auto& r = j["flows"][0]["device_response_time"];
+  // flash in parallel; only the host link queues: the second's data follows the first's to the host
+  EXPECT_NEAR(r["min_us"].get<double>(), to_us(alone), 1e-6);
+  EXPECT_NEAR(r["max_us"].get<double>(), to_us(alone + bytes(4096 + 16) / kPcie), 1e-6);
+}
+
+TEST(SsdDevice, TwoReadsOnOnePlaneWaitForTheSense) {
+  // logical pages 0 and 128 share plane 0 (128 planes): the second sense starts when the first data is out
+  auto j = two_reads(0, 128);
+  Time alone = bytes(64) / kPcie + us(75) + bytes(4096) / kChannel + bytes(4096 + 16) / kPcie;
+  auto& r = j["flows"][0]["device_response_time"];
+  EXPECT_GT(r["max_us"].get<double>(), to_us(alone + us(75)));
+}
+
+TEST(SsdDevice, DeeperQueueRaisesThroughputAndLatency) {
+  auto run_qd = [](int64_t qd) {
+    FlowXml f = one_request(true);
+    f.queue_depth = qd;
+    f.total_requests = 4000;
+    ScenarioXml s{{f}};
+    return simulate_scenario(idle_device(), s);
+  };
+  auto q1 = run_qd(1), q64 = run_qd(64);
+  EXPECT_GT(q64["iops"].get<double>(), 20 * q1["iops"].get<double>());
+  EXPECT_GT(mean_us(q64), mean_us(q1));
+}
+
+TEST(SsdDevice, SameInputsGiveIdenticalResults) {
+  DeviceXml d;
+  d.file = "test";
+  d.preconditioning = true;
+  FlowXml f = one_request(false, "WRITE_CACHE");
+  f.read_ratio = 0.3;
+  f.initial_occupancy = 0.75;
+  f.total_requests = 20000;
+  f.queue_depth = 8;
+  ScenarioXml s{{f}};
+  auto a = simulate_scenario(d, s), b = simulate_scenario(d, s);
+  a.erase("wall");
+  b.erase("wall");
+  EXPECT_EQ(a.dump(), b.dump());
+}
+
+// ---- bad input ---------------------------------------------------------------------
+
+std::string device_text(const std::string& replace_from = "", const std::string& replace_to = "") {
+  std::ifstream in(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string t = ss.str();
+  if (!replace_from.empty()) {
+    auto pos = t.find(replace_from);
+    EXPECT_NE(pos, std::string::npos) << replace_from;
+    if (pos != std::string::npos) t.replace(pos, replace_from.size(), replace_to);
+  }
+  return t;
+}
+
+void expect_device_error(const std::string& text, const std::string& words) {
+  try {
+    parse_device_xml(text, "dev.xml");
+    ADD_FAILURE() << "accepted; expected an error with: " << words;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dev.xml"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SsdBadInput, DeviceXml) {
+  EXPECT_NO_THROW(parse_device_xml(device_text(), "dev.xml"));
+  expect_device_error(device_text("<Seed>321</Seed>", "<Sed>321</Sed>"), "<Sed>");
+  expect_device_error(device_text("<Flash_Channel_Count>8<", "<Flash_Channel_Count>eight<"), "not an integer");
+  expect_device_error(device_text("<Flash_Channel_Count>8<", "<Flash_Channel_Count>99999999999999999999<"), "Flash_Channel_Count");
+  expect_device_error(device_text("<Block_No_Per_Plane>2048<", "<Block_No_Per_Plane>1000000<"), "blocks");
+  expect_device_error(device_text("<Page_Capacity>8192<", "<Page_Capacity>1000<"), "multiple");
+  expect_device_error(device_text("<Overprovisioning_Ratio>0.07<", "<Overprovisioning_Ratio>0.01<"), "no room");
+  expect_device_error(device_text("<Overprovisioning_Ratio>0.07<", "<Overprovisioning_Ratio>nan<"), "not a number");
+  expect_device_error(device_text("<Plane_Allocation_Scheme>CWDP<", "<Plane_Allocation_Scheme>CWD<"), "CWD");
+  expect_device_error(device_text("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>RANDOM_PP<"), "does not model");
+  expect_device_error(device_text("<Seed>321</Seed>", "<Seed>321</Seed><Seed>1</Seed>"), "twice");
+  expect_device_error(device_text("<Enabled_Preconditioning>false<", "<Enabled_Preconditioning>maybe<"), "true or false");
+  expect_device_error(device_text("</Execution_Parameter_Set>", ""), "not well-formed");
+  expect_device_error("<Other/>", "root element");
+  expect_device_error("<Execution_Parameter_Set/>", "no <Device_Parameter_Set>");
+}
+
+void expect_workload_error(const std::string& text, const std::string& words) {
+  try {
+    parse_workload_xml(text, "wl.xml", ".");
+    ADD_FAILURE() << "accepted; expected an error with: " << words;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+std::string synth(const std::string& body) {
+  return "<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Synthetic>" + body +
+         "</IO_Flow_Parameter_Set_Synthetic></IO_Scenario></MQSim_IO_Scenarios>";
+}
+
+TEST(SsdBadInput, WorkloadXml) {
+  EXPECT_NO_THROW(parse_workload_xml(synth("<Stop_Time>1000</Stop_Time>"), "wl.xml", "."));
+  expect_workload_error(synth("<Stop_Time>1000</Stop_Time><Read_Percentage>101</Read_Percentage>"), "out of range");
+  expect_workload_error(synth("<Stop_Time>1000</Stop_Time><Reads>5</Reads>"), "<Reads>");
+  expect_workload_error(synth("<Read_Percentage>50</Read_Percentage>"), "never ends");
+  expect_workload_error(synth("<Stop_Time>1000</Stop_Time><Synthetic_Generator_Type>BANDWIDTH</Synthetic_Generator_Type>"), "Bandwidth");
+  expect_workload_error(synth("<Stop_Time>1000</Stop_Time><Address_Distribution>ZIPF</Address_Distribution>"), "ZIPF");
+  expect_workload_error(synth("<Stop_Time>1000</Stop_Time><Channel_IDs>0,0</Channel_IDs>"), "twice");
+  expect_workload_error(synth("<Stop_Time>-5</Stop_Time>"), "out of range");
+  expect_workload_error("<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Trace_Based><Time_Unit>NANOSECOND</Time_Unit>"
+                        "</IO_Flow_Parameter_Set_Trace_Based></IO_Scenario></MQSim_IO_Scenarios>", "File_Path");
+  expect_workload_error("<MQSim_IO_Scenarios><IO_Scenario/></MQSim_IO_Scenarios>", "without flows");
+  expect_workload_error("<MQSim_IO_Scenarios/>", "no <IO_Scenario>");
+  // a flow confined to part of the device is refused against the device, not silently widened
+  WorkloadXml w = parse_workload_xml(synth("<Stop_Time>1000</Stop_Time><Channel_IDs>0,1</Channel_IDs>"), "wl.xml", ".");
+  DeviceXml d;
+  d.file = "dev.xml";
+  EXPECT_THROW(check_workload(w, d), ConfigError);
+}
+
+TEST(SsdBadInput, TraceLines) {
+  TraceRecord r;
+  std::string why;
+  EXPECT_TRUE(parse_trace_line("938513000 4 264719034 16 0", r, why));
+  EXPECT_EQ(r.lba, 264719034);
+  EXPECT_FALSE(r.read);
+  for (std::string bad : {"1 2 3 4", "1 2 3 4 1 9", "1 2 x 8 1", "1 2 3 0 1", "1 2 3 8 2", "-1 2 3 8 1",
+                          "99999999999999999999999 0 0 8 1"}) {
+    why.clear();
+    EXPECT_FALSE(parse_trace_line(bad, r, why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+  std::string p = temp_file("back.trace", "100 0 0 8 1\n50 0 0 8 1\n");
+  TraceReader tr(p);
+  EXPECT_TRUE(tr.next(r));
+  try {
+    tr.next(r);
+    ADD_FAILURE() << "time going backwards accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(TraceReader("/nonexistent/x.trace"), ConfigError);
+}
+
+TEST(SsdBadInput, CliExitsWithTwoAndNamesTheFile) {
+  std::string bad_dev = temp_file("bad_dev.xml", device_text("<Seed>321</Seed>", "<Sead>321</Sead>"));
+  auto r = test::run_bitline("ssd run --device " + test::shell_quote(bad_dev) + " --workload " +
+                             test::shell_quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/read.xml"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("bad_dev.xml"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("<Sead>"), std::string::npos) << r.out;
+  std::string bad_trace = temp_file("bad.trace", "0 0 0 8 1\n10 0 0 8 7\n");
+  std::string wl = temp_file("trace_wl.xml",
+                             "<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Trace_Based><File_Path>bad.trace</File_Path>"
+                             "</IO_Flow_Parameter_Set_Trace_Based></IO_Scenario></MQSim_IO_Scenarios>");
+  r = test::run_bitline("ssd run --device " + test::shell_quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml") +
+                        " --workload " + test::shell_quote(wl) + " --json " + test::shell_quote(wl + ".json"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.trace:2"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(wl + ".json"));
+}
+
+}  // namespace
+}  // namespace bitline::ssd
