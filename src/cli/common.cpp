@@ -9,6 +9,7 @@
 #include "hbf/params.hpp"
 #include "llm/params.hpp"
 #include "nand/params.hpp"
+#include "ssd/device.hpp"
 #include "ssd/params.hpp"
 
 namespace bitline::cli {
@@ -38,6 +39,8 @@ const std::vector<Component>& catalogue() {
       {"hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, timing, SRAM, energy, runtime", [](const std::string& p) { return describe_params<hbf::HbfParams>(p); }},
       {"ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator",
        [](const std::string& p) { return describe_params<ssd::SsdParams>(p); }},
+      {"ssd_model", "the general SSD (bitline ssd run): which of MQSim's firmware mechanisms are modelled",
+       [](const std::string& p) { return describe_params<ssd::SsdModelOptions>(p); }},
       {"host", "host CPU and DRAM", [](const std::string& p) { return describe_params<ssd::HostParams>(p); }},
       {"workload", "Flash-Cosmos workloads (BMI, IMS, KCS) and synthetic data",
        [](const std::string& p) { return describe_params<cosmos::WorkloadParams>(p); }},

@@ -40,6 +40,7 @@ void add_ssd(CLI::App& app) {
   auto* run = ssd->add_subcommand("run", "simulate a workload XML (MQSim_IO_Scenarios) on a device XML (Execution_Parameter_Set)");
   struct Opts {
     std::string device, workload, json;
+    std::vector<std::string> sets;
     bool quiet = false;
   };
   auto o = std::make_shared<Opts>();
@@ -47,6 +48,8 @@ void add_ssd(CLI::App& app) {
   run->add_option("--workload", o->workload, "MQSim workload XML")->required();
   run->add_option("--json", o->json, "write the results to this JSON file");
   run->add_flag("--quiet", o->quiet, "no progress on stderr");
+  run->add_option("--set", o->sets,
+                  "switch one mechanism of the model: ssd_model.KEY=VALUE (repeatable; `bitline describe ssd_model` lists them)");
   run->callback([o] {
     ssd::DeviceXml d = ssd::read_device_xml(o->device);
     std::vector<std::string> notes;
@@ -56,6 +59,11 @@ void add_ssd(CLI::App& app) {
       std::cerr << fmt::format("bitline: note: {}: {} elements absent, at MQSim's defaults: {}\n", d.file,
                                d.defaulted.size(), fmt::join(d.defaulted, ", "));
     ssd::RunOptions opt;
+    ConfigTree tree;
+    for (const auto& set : o->sets) tree.apply_set(set);
+    for (const auto& [k, v] : tree.root().keys)
+      if (k != "ssd_model") throw ConfigError(fmt::format("{}: {}: unknown section (ssd run takes only ssd_model)", v.origin, k));
+    opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
     if (!o->quiet)
       opt.progress = [](double s, int64_t n) { std::cerr << fmt::format("ssd: {:.3f} s simulated, {} requests done\n", s, n); };
     nlohmann::json j = ssd::simulate_workload(d, w, opt);

@@ -68,39 +68,84 @@ class LatencyHist {
   int64_t min_ = INT64_MAX, max_ = 0;
 };
 
-/// MQSim's cached mapping table: an LRU of logical pages.
+/// MQSim's cached mapping table: an LRU of logical pages, each entry waiting (its translation page is
+/// being read), clean or dirty; the entries of one translation page are also linked together so that a
+/// translation-page write-back finds them without scanning the page's whole range.
 class Cmt {
  public:
-  explicit Cmt(size_t capacity) : cap_(capacity), index_(std::min<size_t>(capacity, 1 << 16) * 2) {}
-  /// True on a hit (and refreshes it).
-  bool touch(uint32_t lpa) {
-    if (uint32_t* s = index_.find(lpa)) {
-      unlink(*s);
-      push_front(*s);
-      return true;
-    }
-    return false;
+  enum : uint8_t { kWaiting = 1, kDirty = 2 };
+  static constexpr uint32_t kAbsent = kNone;
+  Cmt(size_t capacity, int64_t entries_per_tpage)
+      : cap_(capacity), per_page_(uint64_t(entries_per_tpage)), index_(std::min<size_t>(capacity, 1 << 16) * 2),
+        page_head_(1024) {}
+  size_t capacity() const { return cap_; }
+  /// Slot of a logical page, or kAbsent.
+  uint32_t find(uint32_t lpa) const {
+    const uint32_t* s = index_.find(lpa);
+    return s ? *s : kAbsent;
   }
-  void insert(uint32_t lpa) {
-    if (cap_ == 0 || touch(lpa)) return;
-    uint32_t slot;
-    if (key_.size() < cap_) {
-      slot = uint32_t(key_.size());
+  bool waiting(uint32_t s) const { return flags_[s] & kWaiting; }
+  bool dirty(uint32_t s) const { return flags_[s] & kDirty; }
+  uint32_t lpa(uint32_t s) const { return key_[s]; }
+  void touch(uint32_t s) {
+    unlink(s);
+    push_front(s);
+  }
+  void set_flags(uint32_t s, uint8_t f) { flags_[s] = f; }
+  bool full() const { return key_.size() >= cap_ && free_.empty(); }
+  /// Removes the least recently used entry; returns its lpa and whether it was dirty.
+  std::pair<uint32_t, bool> evict() {
+    uint32_t s = tail_;
+    std::pair<uint32_t, bool> out{key_[s], dirty(s)};
+    remove(s);
+    return out;
+  }
+  /// Inserts a logical page that is not present (the table must not be full).
+  uint32_t insert(uint32_t lpa, uint8_t f) {
+    uint32_t s;
+    if (!free_.empty()) {
+      s = free_.back();
+      free_.pop_back();
+    } else {
+      s = uint32_t(key_.size());
       key_.push_back(lpa);
+      flags_.push_back(0);
       prev_.push_back(kNone);
       next_.push_back(kNone);
-    } else {
-      slot = tail_;
-      unlink(slot);
-      index_.erase(key_[slot]);
-      key_[slot] = lpa;
+      pprev_.push_back(kNone);
+      pnext_.push_back(kNone);
     }
-    index_.set(lpa, slot);
-    push_front(slot);
+    key_[s] = lpa;
+    flags_[s] = f;
+    index_.set(lpa, s);
+    push_front(s);
+    uint32_t page = uint32_t(lpa / per_page_);
+    uint32_t* h = page_head_.find(page);
+    pprev_[s] = kNone;
+    pnext_[s] = h ? *h : kNone;
+    if (h) pprev_[*h] = s;
+    page_head_.set(page, s);
+    return s;
   }
-  size_t bytes() const { return index_.bytes() + key_.capacity() * 12; }
+  /// Calls f(slot) for every entry of translation page `page`.
+  template <class F>
+  void for_each_in_page(uint32_t page, F f) {
+    const uint32_t* h = page_head_.find(page);
+    for (uint32_t s = h ? *h : kNone; s != kNone; s = pnext_[s]) f(s);
+  }
+  size_t bytes() const { return index_.bytes() + page_head_.bytes() + key_.capacity() * 21; }
 
  private:
+  void remove(uint32_t s) {
+    unlink(s);
+    index_.erase(key_[s]);
+    uint32_t page = uint32_t(key_[s] / per_page_);
+    if (pprev_[s] != kNone) pnext_[pprev_[s]] = pnext_[s];
+    else if (pnext_[s] != kNone) page_head_.set(page, pnext_[s]);
+    else page_head_.erase(page);
+    if (pnext_[s] != kNone) pprev_[pnext_[s]] = pprev_[s];
+    free_.push_back(s);
+  }
   void unlink(uint32_t s) {
     if (prev_[s] != kNone) next_[prev_[s]] = next_[s]; else head_ = next_[s];
     if (next_[s] != kNone) prev_[next_[s]] = prev_[s]; else tail_ = prev_[s];
@@ -113,23 +158,100 @@ class Cmt {
     if (tail_ == kNone) tail_ = s;
   }
   size_t cap_;
-  FlatMap32 index_;
-  std::vector<uint32_t> key_, prev_, next_;
+  uint64_t per_page_;
+  FlatMap32 index_, page_head_;
+  std::vector<uint32_t> key_, prev_, next_, pprev_, pnext_, free_;
+  std::vector<uint8_t> flags_;
+  uint32_t head_ = kNone, tail_ = kNone;
+};
+
+/// MQSim's write cache (ADVANCED): page slots in LRU order, each holding the sectors written to it and
+/// whether its data is still to be written back (dirty) or is being programmed (writeback).
+class WriteCache {
+ public:
+  struct Slot {
+    uint32_t lpa, bits, version;
+    bool writeback;
+    uint32_t prev, next;
+  };
+  explicit WriteCache(int64_t capacity_pages) : cap_(size_t(std::max<int64_t>(0, capacity_pages))) {}
+  size_t capacity() const { return cap_; }
+  Slot* find(uint32_t lpa) {
+    uint32_t* s = index_.find(lpa);
+    return s ? &slots_[*s] : nullptr;
+  }
+  bool full() const { return used_ >= cap_; }
+  void touch(Slot& sl) {
+    uint32_t s = uint32_t(&sl - slots_.data());
+    unlink(s);
+    push_front(s);
+  }
+  Slot evict() {
+    Slot out = slots_[tail_];
+    remove(tail_);
+    return out;
+  }
+  Slot& insert(uint32_t lpa, uint32_t bits) {
+    uint32_t s;
+    if (!free_.empty()) {
+      s = free_.back();
+      free_.pop_back();
+    } else {
+      s = uint32_t(slots_.size());
+      slots_.emplace_back();
+    }
+    slots_[s] = Slot{lpa, bits, 0, false, kNone, kNone};
+    index_.set(lpa, s);
+    push_front(s);
+    ++used_;
+    return slots_[s];
+  }
+  void erase(Slot& sl) { remove(uint32_t(&sl - slots_.data())); }
+  size_t bytes() const { return index_.bytes() + slots_.capacity() * sizeof(Slot); }
+
+ private:
+  void remove(uint32_t s) {
+    unlink(s);
+    index_.erase(slots_[s].lpa);
+    free_.push_back(s);
+    --used_;
+  }
+  void unlink(uint32_t s) {
+    Slot& x = slots_[s];
+    if (x.prev != kNone) slots_[x.prev].next = x.next; else head_ = x.next;
+    if (x.next != kNone) slots_[x.next].prev = x.prev; else tail_ = x.prev;
+  }
+  void push_front(uint32_t s) {
+    slots_[s].prev = kNone;
+    slots_[s].next = head_;
+    if (head_ != kNone) slots_[head_].prev = s;
+    head_ = s;
+    if (tail_ == kNone) tail_ = s;
+  }
+  size_t cap_, used_ = 0;
+  FlatMap32 index_{1024};
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
   uint32_t head_ = kNone, tail_ = kNone;
 };
 
 enum class TxKind : uint8_t { Read, Program, Erase };
-enum class TxSource : uint8_t { User, Mapping, Gc };
+// User: a host request's page (req = request); Cache: a page written back from the write cache (req =
+// cache version); Update: the read of a partial write's other sectors (req = its program);
+// Mapping: translation-page read (lpa = translation page) or program; Gc: relocation and erase (req = plane).
+enum class TxSource : uint8_t { User, Cache, Update, Mapping, Gc };
 
 struct Tx {
   TxKind kind;
   TxSource src;
-  uint32_t req;      // user: request; gc: plane
+  uint16_t flow;
+  uint32_t req;
   uint32_t lpa;
   uint32_t ppa;      // read / erase target (block's first page) / GC read source
   int64_t plane;
   int64_t bytes;     // over the channel
-  int64_t cache_bytes = 0;
+  int64_t sectors = 0;  // user read: sectors of the page it serves; program: sectors written
+  uint32_t bits = 0;    // program: written-sector groups
   int64_t block = -1;
 };
 
@@ -138,20 +260,20 @@ struct Request {
   bool read;
   int64_t lba, sectors;
   Time arrival, enqueued;
-  int32_t pending = 0;   // flash reads (read) or uncached programs (write) still to finish
-  int32_t programs = 0;  // cached write: programs still to finish after the host got its completion
-  bool host_done = false;
+  int32_t pending = 0;   // flash reads and DRAM accesses (read), programs (uncached write), DRAM writes (cached)
+  int64_t admitted = 0;  // cached write: sectors taken into the cache so far
 };
 
-enum class Ev : uint8_t { Arrival, SqeFetched, WriteDmaDone, CacheAdmitted, Complete, ReadSensed, XferDone, DieOpDone };
+enum class Ev : uint8_t { Arrival, SqeFetched, WriteDmaDone, DramWriteDone, DramReadDone, EvictionRead, Complete,
+                          ReadSensed, XferDone, DieOpDone };
 struct Payload {
   Ev kind;
   uint32_t a;
 };
 
 struct Die {
-  // queues by level: [class 0..3][read, write], then GC/mapping traffic
-  std::array<std::deque<uint32_t>, 9> q;
+  // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC
+  std::array<std::deque<uint32_t>, 11> q;
   bool busy = false;
   std::vector<uint32_t> group;  // transactions of the running operation
   int64_t pending_xfers = 0;
@@ -186,8 +308,8 @@ struct Flow {
 
 class Sim {
  public:
-  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt) : d_(d), s_(s), opt_(opt), ftl_(d) {
-    dies_.resize(size_t(d.dies()));
+  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt) : d_(d), s_(s), opt_(opt), M_(opt.model), ftl_(d) {
+    dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
     gc_.resize(size_t(d.planes()));
     blocked_.resize(size_t(d.planes()));
     channel_free_.assign(size_t(d.channels), Time{});
@@ -203,15 +325,26 @@ class Sim {
     int64_t cmt_entry = int64_t(std::ceil((2 * lg + double(spp_)) / 8));
     int64_t gtd_entry = int64_t(std::ceil((lg + double(spp_)) / 8));
     entries_per_tpage_ = std::max<int64_t>(1, d.page_size / gtd_entry);
+    gtd_entry_ = gtd_entry;
+    grp_ = (spp_ + 31) / 32;
+    full_bits_ = bits_of(0, spp_);
+    int64_t tpages = (d.logical_pages() + entries_per_tpage_ - 1) / entries_per_tpage_;
+    if (M_.translation_programs && d.logical_pages() + tpages >= int64_t(0xFFFFFFFFll))
+      throw ConfigError(fmt::format("{}: ssd_model.translation_programs: the device's {} logical pages and {} translation "
+                                    "pages exceed 2^32-1 page keys",
+                                    d.file, d.logical_pages(), tpages));
     int64_t cmt_entries = d.cmt_capacity / cmt_entry;
     if (cmt_entries > (int64_t(1) << 31)) cmt_entries = int64_t(1) << 31;
     ideal_map_ = d.ideal_mapping_table;
     int ncmt = d.cmt_sharing == "SHARED" ? 1 : int(nflows);
-    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(cmt_entries / ncmt)));
+    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(cmt_entries / ncmt), entries_per_tpage_));
     int ncache = d.data_cache_sharing == "SHARED" ? 1 : int(nflows);
-    cache_cap_.assign(size_t(ncache), d.data_cache_capacity / ncache);
-    cache_used_.assign(size_t(ncache), 0);
-    cache_wait_.resize(size_t(ncache));
+    for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity / d.page_size / ncache));
+    depth_.assign(size_t(ncache), 0);
+    waiting_.resize(size_t(ncache));
+    max_depth_ = M_.destage_pages_per_plane > 0
+                     ? std::max<int64_t>(1, int64_t(M_.destage_pages_per_plane * double(d.planes() * spp_)))
+                     : INT64_MAX;
     std::vector<std::pair<uint64_t, uint64_t>> precond;
     for (int64_t f = 0; f < nflows; ++f) {
       const FlowXml& x = s.flows[f];
@@ -279,7 +412,7 @@ class Sim {
       id = uint32_t(reqs_.size());
       reqs_.emplace_back();
     }
-    reqs_[id] = Request{f, read, lba, sectors, arrival, arrival, 0, 0, false};
+    reqs_[id] = Request{f, read, lba, sectors, arrival, arrival, 0, 0};
     return id;
   }
 
@@ -397,47 +530,227 @@ class Sim {
     }
   }
 
-  // ---- reads -----------------------------------------------------------------
+  // ---- address translation (MQSim's CMT, translation reads and write-backs) -------
   template <class F>
   void for_each_page(const Request& r, F f) {
     int64_t lba = r.lba, end = r.lba + r.sectors;
     while (lba < end) {
       int64_t lpa = lba / spp_;
       int64_t n = std::min(end, (lpa + 1) * spp_) - lba;
-      f(uint32_t(lpa), n);
+      f(uint32_t(lpa), lba - lpa * spp_, n);
       lba += n;
     }
   }
+  /// Written-sector groups (bits) of sectors [off, off + n) of a page.
+  uint32_t bits_of(int64_t off, int64_t n) const {
+    int64_t lo = off / grp_, hi = (off + n - 1) / grp_;
+    uint64_t m = ((uint64_t(1) << (hi - lo + 1)) - 1) << lo;
+    return uint32_t(m);
+  }
 
   Cmt& cmt_of(uint32_t flow) { return *cmt_[cmt_.size() == 1 ? 0 : flow]; }
+  uint32_t tpage_of(uint32_t lpa) const { return uint32_t(int64_t(lpa) / entries_per_tpage_); }
 
+  /// Where translation page `page` is: its last program, else a fixed page of its plane (stored at start).
+  uint32_t tpage_ppa(uint32_t page) {
+    uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
+    if (M_.translation_programs) {
+      uint32_t p = ftl_.lookup(key);
+      if (p != FlatMap32::kEmpty) return p;
+    }
+    return ftl_.unwritten_ppa(uint32_t((ftl_.logical_pages() + int64_t(page)) % ftl_.logical_pages()));
+  }
+
+  void issue_mapping_read(uint32_t page, int64_t b, uint32_t flow) {
+    uint32_t ppa = tpage_ppa(page);
+    ++stats_.mapping_reads;
+    enqueue(new_tx(Tx{TxKind::Read, TxSource::Mapping, uint16_t(flow), kNone, page, ppa, ftl_.plane_of_ppa(ppa), b}));
+  }
+
+  /// Makes room in a full CMT; a dirty victim's translation page is written back.
+  void make_room(Cmt& c, uint32_t flow) {
+    if (!c.full()) return;
+    auto [lpa, dirty] = c.evict();
+    if (dirty && M_.translation_writeback) writeback(c, tpage_of(lpa), flow);
+  }
+
+  /// MQSim's translation-page write-back: every dirty entry of the page is cleaned, the sectors holding
+  /// its clean cached entries are read (to merge), and the page is programmed (see translation_programs).
+  void writeback(Cmt& c, uint32_t page, uint32_t flow) {
+    uint64_t sect = 0;
+    int64_t n = 0;
+    int64_t first = int64_t(page) * entries_per_tpage_;
+    c.for_each_in_page(page, [&](uint32_t s) {
+      if (c.waiting(s)) return;
+      if (c.dirty(s)) {
+        c.set_flags(s, 0);
+        return;
+      }
+      int64_t sec = std::min<int64_t>(63, (int64_t(c.lpa(s)) - first) * gtd_entry_ / 512);
+      if (!(sect & (uint64_t(1) << sec))) {
+        sect |= uint64_t(1) << sec;
+        ++n;
+      }
+    });
+    ++stats_.mapping_writebacks;
+    if (!arriving_.find(page)) arriving_.set(page, kNone);
+    issue_mapping_read(page, n * 512, flow);
+    if (M_.translation_programs) {
+      uint32_t* d = departing_.find(page);
+      departing_.set(page, d ? *d + 1 : 1);
+      uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
+      Tx t{TxKind::Program, TxSource::Mapping, uint16_t(flow), kNone, key, kNone, int64_t(ftl_.plane_of(page)), d_.page_size};
+      t.sectors = spp_;
+      enqueue(new_tx(t));
+    } else {
+      departing_.set(page, 1);  // MQSim never programs it: the page stays in memory
+    }
+  }
+
+  void park(uint32_t page, uint32_t tx) {
+    uint32_t* h = arriving_.find(page);
+    park_next_[tx] = h ? *h : kNone;
+    arriving_.set(page, tx);
+  }
+
+  /// Resolves a transaction's logical page through the CMT, then issues it (now, or when its
+  /// translation page arrives from flash).
+  void translate(uint32_t tx) {
+    const Tx& t = txs_[tx];
+    bool write = t.kind == TxKind::Program;
+    if (ideal_map_ || (write && !M_.write_translation)) return proceed(tx);
+    Cmt& c = cmt_of(t.flow);
+    uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(lpa);
+    uint32_t s = c.find(lpa);
+    if (s != Cmt::kAbsent && !c.waiting(s)) {
+      c.touch(s);
+      ++(write ? stats_.cmt_write_hits : stats_.cmt_hits);
+      return proceed(tx);
+    }
+    ++(write ? stats_.cmt_write_misses : stats_.cmt_misses);
+    if (s != Cmt::kAbsent) return park(page, tx);  // its translation page is on its way
+    if (c.capacity() == 0) {
+      if (!arriving_.find(page)) issue_mapping_read(page, 512, flow);
+      return park(page, tx);
+    }
+    make_room(c, flow);
+    if (arriving_.find(page)) {
+      c.insert(lpa, Cmt::kWaiting);
+      return park(page, tx);
+    }
+    if (departing_.find(page)) {
+      c.insert(lpa, 0);
+      return proceed(tx);
+    }
+    c.insert(lpa, Cmt::kWaiting);
+    park(page, tx);
+    issue_mapping_read(page, 512, flow);
+  }
+
+  /// A translation page arrived from flash: its waiting entries become valid, their transactions go on.
+  void arrived(uint32_t page) {
+    uint32_t* h = arriving_.find(page);
+    if (!h) return;
+    scratch_.clear();
+    for (uint32_t tx = *h; tx != kNone; tx = park_next_[tx]) scratch_.push_back(tx);
+    arriving_.erase(page);
+    std::reverse(scratch_.begin(), scratch_.end());
+    std::vector<uint32_t> list;
+    list.swap(scratch_);
+    for (uint32_t tx : list) {
+      const Tx& t = txs_[tx];
+      Cmt& c = cmt_of(t.flow);
+      if (c.capacity() > 0) {
+        uint32_t s = c.find(t.lpa);
+        if (s == Cmt::kAbsent) {
+          uint32_t lpa = t.lpa, flow = t.flow;
+          make_room(c, flow);
+          c.insert(lpa, 0);
+        } else if (c.waiting(s)) {
+          c.set_flags(s, 0);
+        }
+      }
+      proceed(tx);
+    }
+    list.clear();
+    scratch_.swap(list);
+  }
+
+  void mark_dirty(uint32_t flow, uint32_t lpa) {
+    Cmt& c = cmt_of(flow);
+    if (c.capacity() == 0) return;
+    uint32_t s = c.find(lpa);
+    if (s == Cmt::kAbsent) {
+      make_room(c, flow);
+      c.insert(lpa, Cmt::kDirty);
+    } else {
+      c.set_flags(s, Cmt::kDirty);
+    }
+  }
+
+  /// Issues a translated transaction: a read goes to its page; a program records its sectors and, when it
+  /// leaves written sectors of the page uncovered, first reads them (update read).
+  void proceed(uint32_t tx) {
+    Tx& t = txs_[tx];
+    if (t.kind == TxKind::Read) {
+      uint32_t ppa = ftl_.lookup(t.lpa);
+      if (ppa == FlatMap32::kEmpty) {
+        ppa = ftl_.unwritten_ppa(t.lpa);
+        if (M_.unwritten_read_dirty && !ideal_map_) mark_dirty(t.flow, t.lpa);
+      }
+      Tx& u = txs_[tx];
+      u.ppa = ppa;
+      u.plane = ftl_.plane_of_ppa(ppa);
+      return enqueue(tx);
+    }
+    uint32_t lpa = t.lpa, flow = t.flow, bits = t.bits;
+    t.plane = int64_t(ftl_.plane_of(lpa));
+    if (!ideal_map_) mark_dirty(flow, lpa);
+    uint32_t old_ppa = ftl_.lookup(lpa);
+    uint32_t old = 0;
+    if (const uint32_t* p = partial_.find(lpa)) old = *p;
+    else if (old_ppa != FlatMap32::kEmpty) old = full_bits_;
+    uint32_t now_bits = old | bits;
+    if (now_bits == full_bits_) partial_.erase(lpa);
+    else partial_.set(lpa, now_bits);
+    uint32_t missing = old & ~bits;
+    if (M_.update_reads && missing && old_ppa != FlatMap32::kEmpty) {
+      int64_t sec = std::min<int64_t>(spp_, int64_t(__builtin_popcount(missing)) * grp_);
+      ++stats_.update_reads;
+      Tx u{TxKind::Read, TxSource::Update, uint16_t(flow), tx, lpa, old_ppa, ftl_.plane_of_ppa(old_ppa), sec * 512};
+      u.sectors = sec;
+      enqueue(new_tx(u));
+      return;
+    }
+    enqueue(tx);
+  }
+
+  // ---- reads -----------------------------------------------------------------
   void issue_reads(uint32_t id) {
     Request& r = reqs_[id];
     r.pending = 1;  // guard while issuing
-    for_each_page(r, [&](uint32_t lpa, int64_t n) {
-      if (const uint32_t* c = cached_.find(lpa); c && *c > 0) {
-        ++stats_.cache_read_hits;
-        return;
+    int64_t from_cache = 0;
+    bool cache = flows_[r.flow].x->caching_mode != "TURNED_OFF";
+    WriteCache& wc = *cache_[cache_of(r.flow)];
+    for_each_page(r, [&](uint32_t lpa, int64_t off, int64_t n) {
+      if (cache) {
+        uint32_t need = bits_of(off, n);
+        if (WriteCache::Slot* sl = wc.find(lpa); sl && (sl->bits & need) == need) {
+          ++stats_.cache_read_hits;
+          from_cache += n;
+          return;
+        }
       }
-      ++r.pending;
-      if (ideal_map_ || cmt_of(r.flow).touch(lpa)) {
-        ++stats_.cmt_hits;
-        data_read(id, lpa, n);
-      } else {
-        ++stats_.cmt_misses;
-        // the translation page of this logical page, one sector of it read from flash
-        uint32_t mvpn = uint32_t(int64_t(lpa) / entries_per_tpage_);
-        uint32_t mppa = ftl_.unwritten_ppa(uint32_t(int64_t(ftl_.logical_pages()) + mvpn) % uint32_t(ftl_.logical_pages()));
-        enqueue(new_tx(Tx{TxKind::Read, TxSource::Mapping, id, lpa, mppa, ftl_.plane_of_ppa(mppa), 512, n}));
-      }
+      ++reqs_[id].pending;
+      Tx t{TxKind::Read, TxSource::User, uint16_t(reqs_[id].flow), id, lpa, kNone, 0, n * 512};
+      t.sectors = n;
+      translate(new_tx(t));
     });
-    if (--r.pending == 0) finish_read(id);
-  }
-
-  void data_read(uint32_t id, uint32_t lpa, int64_t sectors) {
-    uint32_t ppa = ftl_.lookup(lpa);
-    if (ppa == FlatMap32::kEmpty) ppa = ftl_.unwritten_ppa(lpa);
-    enqueue(new_tx(Tx{TxKind::Read, TxSource::User, id, lpa, ppa, ftl_.plane_of_ppa(ppa), sectors * 512}));
+    if (from_cache > 0) {
+      ++reqs_[id].pending;
+      ev_.push(dram(from_cache * 512), {Ev::DramReadDone, id});
+    }
+    if (--reqs_[id].pending == 0) finish_read(id);
   }
 
   void finish_read(uint32_t id) {
@@ -446,21 +759,12 @@ class Sim {
     ev_.push(t, {Ev::Complete, id});
   }
 
-  // ---- writes ----------------------------------------------------------------
-  int cache_of(uint32_t flow) const { return cache_cap_.size() == 1 ? 0 : int(flow); }
-
-  void on_write_dma_done(uint32_t id) {
-    Request& r = reqs_[id];
-    Flow& fl = flows_[r.flow];
-    int64_t b = r.sectors * 512;
-    int c = cache_of(r.flow);
-    if (!fl.write_cache || b > cache_cap_[c]) {
-      issue_programs(id, false);
-      return;
-    }
-    if (cache_wait_[c].empty() && cache_used_[c] + b <= cache_cap_[c]) admit(id);
-    else cache_wait_[c].push_back(id);
+  void on_dram_read_done(uint32_t id) {
+    if (--reqs_[id].pending == 0) finish_read(id);
   }
+
+  // ---- writes ----------------------------------------------------------------
+  int cache_of(uint32_t flow) const { return cache_.size() == 1 ? 0 : int(flow); }
 
   Time dram_time(int64_t b) const {
     double burst_ns = 1e3 / double(d_.dram_data_rate);
@@ -469,48 +773,146 @@ class Sim {
       t += double(b / d_.dram_row_size) * double(d_.dram_trp + d_.dram_trcd + d_.dram_tcl);
     return ns(t);
   }
-
-  void admit(uint32_t id) {
-    Request& r = reqs_[id];
-    cache_used_[cache_of(r.flow)] += r.sectors * 512;
-    ev_.push(ev_.now() + dram_time(r.sectors * 512), {Ev::CacheAdmitted, id});
+  /// When a DRAM access of b bytes started now ends (one access at a time with dram_serial).
+  Time dram(int64_t b) {
+    if (!M_.dram_serial) return ev_.now() + dram_time(b);
+    dram_free_ = std::max(ev_.now(), dram_free_) + dram_time(b);
+    return dram_free_;
   }
 
-  void on_cache_admitted(uint32_t id) {
-    issue_programs(id, true);
-    ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, id});
+  void on_write_dma_done(uint32_t id) {
+    Request& r = reqs_[id];
+    if (!flows_[r.flow].write_cache) return issue_programs(id);
+    if (!destage(id)) waiting_[cache_of(r.flow)].push_back(id);
   }
 
-  void issue_programs(uint32_t id, bool cached) {
+  /// Programs of a write without the cache: the request completes when they all end.
+  void issue_programs(uint32_t id) {
     Request& r = reqs_[id];
-    r.pending = 0;
-    r.programs = 0;
-    for_each_page(r, [&](uint32_t lpa, int64_t n) {
-      if (!ideal_map_) cmt_of(r.flow).insert(lpa);
-      if (cached) {
-        ++r.programs;
-        if (uint32_t* c = cached_.find(lpa)) ++*c;
-        else cached_.set(lpa, 1);
-      } else {
-        ++r.pending;
-      }
-      Tx t{TxKind::Program, TxSource::User, id, lpa, kNone, ftl_.plane_of(lpa), n * 512};
-      t.cache_bytes = cached ? n * 512 : 0;
-      enqueue(new_tx(t));
+    r.pending = 1;
+    for_each_page(r, [&](uint32_t lpa, int64_t off, int64_t n) {
+      ++reqs_[id].pending;
+      Tx t{TxKind::Program, TxSource::User, uint16_t(reqs_[id].flow), id, lpa, kNone, 0, n * 512};
+      t.sectors = n;
+      t.bits = bits_of(off, n);
+      translate(new_tx(t));
     });
+    if (--reqs_[id].pending == 0) ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, id});
   }
 
-  void release_cache(uint32_t flow, uint32_t lpa, int64_t b) {
-    if (uint32_t* c = cached_.find(lpa)) {
-      if (--*c == 0) cached_.erase(lpa);
-    }
+  /// MQSim's destage buffer: takes the request's pages into the write cache while the sectors being
+  /// programmed from the cache stay under the back-pressure limit; a cold page is programmed at once, a
+  /// hot one merges into its slot. Returns whether the whole request is in the cache.
+  bool destage(uint32_t id) {
+    Request& r = reqs_[id];
+    uint32_t flow = r.flow;
     int c = cache_of(flow);
-    cache_used_[c] -= b;
-    while (!cache_wait_[c].empty()) {
-      uint32_t w = cache_wait_[c].front();
-      if (cache_used_[c] + reqs_[w].sectors * 512 > cache_cap_[c]) break;
-      cache_wait_[c].pop_front();
-      admit(w);
+    WriteCache& wc = *cache_[c];
+    int64_t lba = r.lba + r.admitted, end = r.lba + r.sectors, dram_sectors = 0, evicted_sectors = 0;
+    uint32_t batch = kNone;
+    while (lba < end && depth_[c] < max_depth_) {
+      uint32_t lpa = uint32_t(lba / spp_);
+      int64_t off = lba - int64_t(lpa) * spp_, n = std::min(end, int64_t(lpa + 1) * spp_) - lba;
+      uint32_t bits = bits_of(off, n);
+      WriteCache::Slot* sl = wc.find(lpa);
+      if (sl) {
+        sl->bits |= bits;
+        sl->version = ++version_;
+        wc.touch(*sl);
+        ++stats_.cache_merges;
+      } else {
+        if (wc.full()) {
+          WriteCache::Slot e = wc.evict();
+          if (!e.writeback) {
+            if (batch == kNone) batch = new_batch();
+            batches_[batch].push_back(e);
+            int64_t es = sectors_of(e.bits);
+            evicted_sectors += es;
+            depth_[c] += es;
+          }
+        }
+        sl = &wc.insert(lpa, bits);
+        sl->version = ++version_;
+      }
+      dram_sectors += n;
+      if (!M_.hot_cold_cache || !hot_.find(lpa)) {  // cold: written back at once
+        if (M_.hot_cold_cache) hot_.set(lpa, 1);
+        sl->writeback = true;
+        depth_[c] += n;
+        Tx t{TxKind::Program, TxSource::Cache, uint16_t(flow), sl->version, lpa, kNone, 0, n * 512};
+        t.sectors = n;
+        t.bits = bits;
+        translate(new_tx(t));
+      }
+      lba += n;
+      reqs_[id].admitted += n;
+    }
+    if (M_.hot_cold_cache && ev_.now() > next_hot_reset_) {
+      hot_ = FlatMap32(1024);
+      next_hot_reset_ = ev_.now() + M_.hot_window;
+    }
+    if (batch != kNone) ev_.push(dram(evicted_sectors * 512), {Ev::EvictionRead, batch});
+    if (dram_sectors > 0) {
+      ++reqs_[id].pending;
+      ev_.push(dram(dram_sectors * 512), {Ev::DramWriteDone, id});
+    }
+    return reqs_[id].admitted == reqs_[id].sectors;
+  }
+
+  int64_t sectors_of(uint32_t bits) const { return std::min<int64_t>(spp_, int64_t(__builtin_popcount(bits)) * grp_); }
+
+  uint32_t new_batch() {
+    if (!free_batch_.empty()) {
+      uint32_t b = free_batch_.back();
+      free_batch_.pop_back();
+      return b;
+    }
+    batches_.emplace_back();
+    return uint32_t(batches_.size() - 1);
+  }
+
+  /// The data of evicted dirty slots has been read from DRAM: program it.
+  void on_eviction_read(uint32_t batch) {
+    std::vector<WriteCache::Slot> list;
+    list.swap(batches_[batch]);
+    free_batch_.push_back(batch);
+    for (const auto& e : list) {
+      // the evicting flow is not recorded: the slot's lpa decides the flow for priorities and the CMT
+      uint32_t flow = flow_of_lpa(e.lpa);
+      Tx t{TxKind::Program, TxSource::Cache, uint16_t(flow), e.version, e.lpa, kNone, 0, sectors_of(e.bits) * 512};
+      t.sectors = sectors_of(e.bits);
+      t.bits = e.bits;
+      translate(new_tx(t));
+    }
+  }
+
+  uint32_t flow_of_lpa(uint32_t lpa) const {
+    int64_t lba = int64_t(lpa) * spp_;
+    for (uint32_t f = 0; f < flows_.size(); ++f)
+      if (lba < flows_[f].range_end) return f;
+    return uint32_t(flows_.size() - 1);
+  }
+
+  void on_dram_write_done(uint32_t id) {
+    Request& r = reqs_[id];
+    if (--r.pending == 0 && r.admitted == r.sectors) ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, id});
+  }
+
+  /// A page written back from the cache is programmed: its slot leaves the cache unless newer data merged
+  /// into it meanwhile, and waiting writes get another try.
+  void cache_program_done(const Tx& t) {
+    int c = cache_of(t.flow);
+    WriteCache& wc = *cache_[c];
+    depth_[c] -= t.sectors;
+    if (WriteCache::Slot* sl = wc.find(t.lpa)) {
+      if (sl->version == t.req) wc.erase(*sl);
+      else if (sl->writeback && sl->version > t.req) sl->writeback = false;  // newer data: dirty again
+    }
+    auto& w = waiting_[c];
+    for (auto it = w.begin(); it != w.end();) {
+      if (destage(*it)) it = w.erase(it);
+      else ++it;
+      if (depth_[c] > max_depth_) break;
     }
   }
 
@@ -527,17 +929,17 @@ class Sim {
     fl.last_done = now;
     ++completed_;
     --fl.outstanding;
-    r.host_done = true;
-    if (r.programs == 0) free_req_.push_back(id);  // a cached write's slot lives until its programs end
+    uint32_t f = r.flow;
+    free_req_.push_back(id);
     if (!fl.backlog.empty()) {
       uint32_t next = fl.backlog.front();
       fl.backlog.pop_front();
       submit(next);
     }
-    if (fl.x->kind == FlowKind::Synthetic && fl.x->generator == "QUEUE_DEPTH") generate(r.flow, now);
+    if (fl.x->kind == FlowKind::Synthetic && fl.x->generator == "QUEUE_DEPTH") generate(f, now);
   }
 
-  // ---- transactions and dies ---------------------------------------------------
+  // ---- transactions, dies and chips ---------------------------------------------
   uint32_t new_tx(const Tx& t) {
     uint32_t id;
     if (!free_tx_.empty()) {
@@ -547,21 +949,30 @@ class Sim {
     } else {
       id = uint32_t(txs_.size());
       txs_.push_back(t);
+      park_next_.push_back(kNone);
     }
     return id;
   }
 
+  /// Queue level: translation reads, user reads by class, translation programs, user programs by class, GC.
   size_t level(const Tx& t) const {
-    if (t.src == TxSource::Gc) return 8;
-    int cls = flows_[reqs_[t.req].flow].priority;
-    return size_t(cls * 2 + (t.kind == TxKind::Read ? 0 : 1));
+    if (t.src == TxSource::Gc) return 10;
+    bool read = t.kind == TxKind::Read;
+    if (t.src == TxSource::Mapping) return read ? 0 : 5;
+    return size_t((read ? 1 : 6) + flows_[t.flow].priority);
+  }
+
+  /// The scheduling unit of a plane: its chip (chip_scheduling) or its die.
+  int64_t unit_of(int64_t plane) const {
+    int64_t die = ftl_.die_of_plane(plane);
+    return M_.chip_scheduling ? die / d_.dies_per_chip : die;
   }
 
   void enqueue(uint32_t tx) {
     const Tx& t = txs_[tx];
-    int64_t die = ftl_.die_of_plane(t.plane);
-    dies_[die].q[level(t)].push_back(tx);
-    if (!dies_[die].busy) start_die(die);
+    int64_t u = unit_of(t.plane);
+    dies_[u].q[level(t)].push_back(tx);
+    if (!dies_[u].busy) start_die(u);
   }
 
   bool ready(const Tx& t) {
@@ -569,75 +980,82 @@ class Sim {
     return ftl_.can_allocate(t.plane, t.src == TxSource::Gc);
   }
 
-  /// Starts the highest-priority ready transaction on an idle die, with same-kind transactions
-  /// on its other planes (multi-plane operation).
-  void start_die(int64_t die) {
-    Die& D = dies_[die];
-    if (D.busy) return;
-    while (true) {
-      uint32_t first = kNone;
-      size_t lvl = 0;
-      for (; lvl < D.q.size() && first == kNone; ++lvl) {
-        auto& q = D.q[lvl];
-        while (!q.empty()) {
-          uint32_t tx = q.front();
-          q.pop_front();
-          if (!ready(txs_[tx])) {
-            blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
-            maybe_start_gc(txs_[tx].plane);
-            continue;
-          }
-          first = tx;
-          break;
-        }
-      }
-      if (first == kNone) return;
-      --lvl;
-      D.group.assign(1, first);
-      const Tx& f = txs_[first];
-      if (f.kind != TxKind::Erase && d_.planes_per_die > 1) {
-        uint32_t used_planes = 1u << ftl_.plane_in_die(f.plane);
-        for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
-          auto& q = D.q[l];
-          for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
-            const Tx& c = txs_[q[i]];
-            uint32_t bit = 1u << ftl_.plane_in_die(c.plane);
-            if (c.kind != f.kind || (used_planes & bit) || !ready(c)) continue;
-            used_planes |= bit;
-            D.group.push_back(q[i]);
-            q.erase(q.begin() + std::ptrdiff_t(i));
-            --i;
-          }
-        }
-      }
-      if (D.group.size() > 1) ++stats_.multiplane_ops;
-      D.busy = true;
-      execute(die);
-      return;
-    }
+  int64_t page_offset(const Tx& t) const {
+    return t.kind == TxKind::Read ? ftl_.page_of_ppa(t.ppa) : ftl_.next_page(t.plane);
   }
 
-  int64_t channel_of(int64_t die) const { return die / (d_.chips_per_channel * d_.dies_per_chip); }
+  /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
+  /// other planes of its die (multi-plane operation).
+  void start_die(int64_t unit) {
+    Die& D = dies_[unit];
+    if (D.busy) return;
+    uint32_t first = kNone;
+    size_t lvl = 0;
+    for (; lvl < D.q.size() && first == kNone; ++lvl) {
+      auto& q = D.q[lvl];
+      while (!q.empty()) {
+        uint32_t tx = q.front();
+        q.pop_front();
+        if (!ready(txs_[tx])) {
+          blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
+          maybe_start_gc(txs_[tx].plane);
+          continue;
+        }
+        first = tx;
+        break;
+      }
+    }
+    if (first == kNone) return;
+    --lvl;
+    D.group.assign(1, first);
+    const Tx& f = txs_[first];
+    if (f.kind != TxKind::Erase && d_.planes_per_die > 1) {
+      int64_t die = ftl_.die_of_plane(f.plane);
+      int64_t off = M_.multiplane_same_page ? page_offset(f) : 0;
+      uint32_t used_planes = 1u << ftl_.plane_in_die(f.plane);
+      for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
+        auto& q = D.q[l];
+        for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
+          const Tx& c = txs_[q[i]];
+          uint32_t bit = 1u << ftl_.plane_in_die(c.plane);
+          if (c.kind != f.kind || (used_planes & bit) || ftl_.die_of_plane(c.plane) != die || !ready(c)) continue;
+          if (M_.multiplane_same_page && page_offset(c) != off) continue;
+          used_planes |= bit;
+          D.group.push_back(q[i]);
+          q.erase(q.begin() + std::ptrdiff_t(i));
+          --i;
+        }
+      }
+    }
+    if (D.group.size() > 1) ++stats_.multiplane_ops;
+    D.busy = true;
+    execute(unit);
+  }
 
-  Time xfer_end(int64_t die, int64_t b) {
-    Time& ch = channel_free_[channel_of(die)];
+  int64_t channel_of_plane(int64_t plane) const {
+    return ftl_.die_of_plane(plane) / (d_.chips_per_channel * d_.dies_per_chip);
+  }
+
+  Time xfer_end(int64_t plane, int64_t b) {
+    Time& ch = channel_free_[channel_of_plane(plane)];
     Time start = std::max(ev_.now(), ch);
     ch = start + bytes(b) / xfer_rate_;
     return ch;
   }
 
-  void execute(int64_t die) {
-    Die& D = dies_[die];
+  void execute(int64_t unit) {
+    Die& D = dies_[unit];
     const Tx& f = txs_[D.group[0]];
     Time now = ev_.now();
     if (f.kind == TxKind::Read) {
       Time t_r{};
       for (uint32_t tx : D.group) t_r = std::max(t_r, d_.read_latency[int(ftl_.page_type(txs_[tx].ppa))]);
       stats_.flash_reads += int64_t(D.group.size());
-      ev_.push(now + t_r, {Ev::ReadSensed, uint32_t(die)});
+      ev_.push(now + t_r, {Ev::ReadSensed, uint32_t(unit)});
     } else if (f.kind == TxKind::Program) {
       int64_t b = 0;
       Time t_p{};
+      int64_t plane0 = f.plane;
       for (uint32_t tx : D.group) {
         Tx& t = txs_[tx];
         if (t.src == TxSource::Gc) {
@@ -652,56 +1070,55 @@ class Sim {
         ++stats_.flash_programs;
         maybe_start_gc(t.plane);
       }
-      Time data_in = b > 0 ? xfer_end(die, b) : now;
-      ev_.push(data_in + t_p, {Ev::DieOpDone, uint32_t(die)});
+      Time data_in = b > 0 ? xfer_end(plane0, b) : now;
+      ev_.push(data_in + t_p, {Ev::DieOpDone, uint32_t(unit)});
     } else {
       ++stats_.flash_erases;
-      ev_.push(now + d_.erase_latency, {Ev::DieOpDone, uint32_t(die)});
+      ev_.push(now + d_.erase_latency, {Ev::DieOpDone, uint32_t(unit)});
     }
   }
 
-  void on_read_sensed(int64_t die) {
-    Die& D = dies_[die];
+  void on_read_sensed(int64_t unit) {
+    Die& D = dies_[unit];
     D.pending_xfers = 0;
     for (uint32_t tx : D.group) {
       Tx& t = txs_[tx];
-      bool xfer = !(t.src == TxSource::Gc && d_.gc_copyback);
-      Time end = xfer ? xfer_end(die, t.bytes) : ev_.now();
+      bool xfer = !(t.src == TxSource::Gc && d_.gc_copyback) && t.bytes > 0;
+      Time end = xfer ? xfer_end(t.plane, t.bytes) : ev_.now();
       ++D.pending_xfers;
       ev_.push(end, {Ev::XferDone, tx});
     }
   }
 
   void on_xfer_done(uint32_t tx) {
-    int64_t die = ftl_.die_of_plane(txs_[tx].plane);
+    int64_t unit = unit_of(txs_[tx].plane);
     read_done(tx);
-    Die& D = dies_[die];
+    Die& D = dies_[unit];
     if (--D.pending_xfers == 0) {
       D.busy = false;
       D.group.clear();
-      start_die(die);
+      start_die(unit);
     }
   }
 
   void read_done(uint32_t tx) {
     Tx t = txs_[tx];
     free_tx_.push_back(tx);
-    if (t.src == TxSource::Mapping) {
-      cmt_of(reqs_[t.req].flow).insert(t.lpa);
-      data_read(t.req, t.lpa, t.cache_bytes);  // a mapping read carries the data's sector count
-      return;
+    switch (t.src) {
+      case TxSource::Mapping: arrived(t.lpa); return;
+      case TxSource::Gc: {
+        Tx p{TxKind::Program, TxSource::Gc, 0, t.req, t.lpa, t.ppa, t.plane, t.bytes};
+        enqueue(new_tx(p));
+        return;
+      }
+      case TxSource::Update: enqueue(t.req); return;
+      default: break;
     }
-    if (t.src == TxSource::Gc) {
-      Tx p{TxKind::Program, TxSource::Gc, t.req, t.lpa, t.ppa, t.plane, t.bytes};
-      enqueue(new_tx(p));
-      return;
-    }
-    Request& r = reqs_[t.req];
-    if (--r.pending == 0) finish_read(t.req);
+    if (--reqs_[t.req].pending == 0) finish_read(t.req);
   }
 
-  void on_die_op_done(int64_t die) {
-    Die& D = dies_[die];
+  void on_die_op_done(int64_t unit) {
+    Die& D = dies_[unit];
     std::vector<uint32_t> group = std::move(D.group);
     D.group.clear();
     D.busy = false;
@@ -719,18 +1136,18 @@ class Sim {
         maybe_start_gc(t.plane);
       } else if (t.src == TxSource::Gc) {
         gc_page_done(t.plane);
-      } else {
-        Request& r = reqs_[t.req];
-        if (t.cache_bytes > 0) {
-          uint32_t flow = r.flow;
-          if (--r.programs == 0 && r.host_done) free_req_.push_back(t.req);
-          release_cache(flow, t.lpa, t.cache_bytes);
-        } else if (--r.pending == 0) {
-          ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, t.req});
+      } else if (t.src == TxSource::Mapping) {
+        uint32_t page = uint32_t(int64_t(t.lpa) - ftl_.logical_pages());
+        if (uint32_t* d = departing_.find(page)) {
+          if (--*d == 0) departing_.erase(page);
         }
+      } else if (t.src == TxSource::Cache) {
+        cache_program_done(t);
+      } else if (--reqs_[t.req].pending == 0) {
+        ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, t.req});
       }
     }
-    start_die(die);
+    start_die(unit);
   }
 
   // ---- garbage collection ------------------------------------------------------
@@ -747,7 +1164,7 @@ class Sim {
     for (int64_t pg = ftl_.next_valid(v, 0, lpa); pg < G; pg = ftl_.next_valid(v, pg + 1, lpa)) {
       ++g.outstanding;
       uint32_t ppa = uint32_t(v * G + pg);
-      enqueue(new_tx(Tx{TxKind::Read, TxSource::Gc, uint32_t(plane), lpa, ppa, plane, d_.page_size}));
+      enqueue(new_tx(Tx{TxKind::Read, TxSource::Gc, 0, uint32_t(plane), lpa, ppa, plane, d_.page_size}));
     }
     gc_page_done(plane);
   }
@@ -755,7 +1172,7 @@ class Sim {
   void gc_page_done(int64_t plane) {
     GcJob& g = gc_[plane];
     if (--g.outstanding > 0) return;
-    Tx e{TxKind::Erase, TxSource::Gc, uint32_t(plane), 0, kNone, plane, 0};
+    Tx e{TxKind::Erase, TxSource::Gc, 0, uint32_t(plane), 0, kNone, plane, 0};
     e.block = g.victim;
     enqueue(new_tx(e));
   }
@@ -765,7 +1182,9 @@ class Sim {
       case Ev::Arrival: on_arrival(p.a); break;
       case Ev::SqeFetched: on_sqe_fetched(p.a); break;
       case Ev::WriteDmaDone: on_write_dma_done(p.a); break;
-      case Ev::CacheAdmitted: on_cache_admitted(p.a); break;
+      case Ev::DramWriteDone: on_dram_write_done(p.a); break;
+      case Ev::DramReadDone: on_dram_read_done(p.a); break;
+      case Ev::EvictionRead: on_eviction_read(p.a); break;
       case Ev::Complete: on_complete(p.a); break;
       case Ev::ReadSensed: on_read_sensed(p.a); break;
       case Ev::XferDone: on_xfer_done(p.a); break;
@@ -813,8 +1232,15 @@ class Sim {
               {"max_erase_count", ftl_.max_erase_count()},
               {"mean_erase_count", ftl_.mean_erase_count()},
               {"mapping_entries", ftl_.mapping_entries()},
+              {"mapping_page_writes", fs.mapping_page_writes},
               {"cmt_hits", stats_.cmt_hits},
               {"cmt_misses", stats_.cmt_misses},
+              {"cmt_write_hits", stats_.cmt_write_hits},
+              {"cmt_write_misses", stats_.cmt_write_misses},
+              {"translation_reads", stats_.mapping_reads},
+              {"translation_writebacks", stats_.mapping_writebacks},
+              {"update_reads", stats_.update_reads},
+              {"cache_merges", stats_.cache_merges},
               {"cache_read_hits", stats_.cache_read_hits}}},
             {"flash", {{"reads", stats_.flash_reads}, {"programs", stats_.flash_programs}, {"erases", stats_.flash_erases},
                        {"multiplane_ops", stats_.multiplane_ops}}},
@@ -825,13 +1251,15 @@ class Sim {
   }
 
   struct Stats {
-    int64_t cmt_hits = 0, cmt_misses = 0, cache_read_hits = 0;
+    int64_t cmt_hits = 0, cmt_misses = 0, cmt_write_hits = 0, cmt_write_misses = 0, cache_read_hits = 0, cache_merges = 0;
+    int64_t mapping_reads = 0, mapping_writebacks = 0, update_reads = 0;
     int64_t flash_reads = 0, flash_programs = 0, flash_erases = 0, multiplane_ops = 0;
   };
 
   const DeviceXml& d_;
   const ScenarioXml& s_;
   const RunOptions& opt_;
+  SsdModelOptions M_;
   Ftl ftl_;
   EventHeap<Payload> ev_;
   std::vector<Flow> flows_;
@@ -846,10 +1274,19 @@ class Sim {
   std::vector<Time> channel_free_;
   Time down_free_{}, up_free_{};
   std::vector<std::unique_ptr<Cmt>> cmt_;
-  FlatMap32 cached_{1024};
-  std::vector<int64_t> cache_cap_, cache_used_;
-  std::vector<std::deque<uint32_t>> cache_wait_;
-  int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1;
+  std::vector<std::unique_ptr<WriteCache>> cache_;
+  std::vector<int64_t> depth_;  // sectors being programmed from each cache partition
+  int64_t max_depth_ = INT64_MAX;
+  std::vector<std::deque<uint32_t>> waiting_;  // cached writes not yet wholly in the cache
+  std::vector<std::vector<WriteCache::Slot>> batches_;
+  std::vector<uint32_t> free_batch_;
+  FlatMap32 hot_{1024};
+  Time next_hot_reset_{}, dram_free_{};
+  uint32_t version_ = 0;
+  FlatMap32 arriving_{1024}, departing_{1024}, partial_{1024};
+  std::vector<uint32_t> park_next_, scratch_;
+  int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
+  uint32_t full_bits_ = 0;
   bool ideal_map_ = false;
   Bandwidth xfer_rate_{}, pcie_{};
   int64_t completed_ = 0;

@@ -101,9 +101,14 @@ uint32_t Ftl::plane_of(uint64_t lpa) const {
   return uint32_t(((c * W_ + w) * D_ + dd) * P_ + p);
 }
 
+int64_t Ftl::next_page(int64_t plane) const {
+  int64_t f = planes_state_[plane].frontier;
+  return f < 0 ? 0 : int64_t(blocks_[f].written);
+}
+
 uint32_t Ftl::lookup(uint32_t lpa) const {
   if (const uint32_t* v = map_.find(lpa)) return *v;
-  return preconditioned_ ? implicit_ppa(lpa) : FlatMap32::kEmpty;
+  return preconditioned_ && int64_t(lpa) < logical_pages_ ? implicit_ppa(lpa) : FlatMap32::kEmpty;
 }
 
 uint32_t Ftl::unwritten_ppa(uint32_t lpa) const {
@@ -183,7 +188,7 @@ uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
     b.seq = ++full_seq_;
     ps.frontier = -1;
   }
-  (gc ? stats_.gc_page_writes : stats_.host_page_writes) += 1;
+  (gc ? stats_.gc_page_writes : int64_t(lpa) >= logical_pages_ ? stats_.mapping_page_writes : stats_.host_page_writes) += 1;
   return ppa;
 }
 

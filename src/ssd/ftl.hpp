@@ -43,6 +43,7 @@ class FlatMap32 {
 struct FtlStats {
   int64_t host_page_writes = 0;
   int64_t gc_page_writes = 0;
+  int64_t mapping_page_writes = 0;  // translation pages (keys at and above logical_pages())
   int64_t erases = 0;
   int64_t gc_victims = 0;
   double write_amplification() const {
@@ -72,7 +73,10 @@ class Ftl {
   }
 
   // ---- mapping ----
-  /// Physical page of a logical page, or kEmpty when it was never written.
+  /// Page offset (in its block) that the next program in `plane` lands on.
+  int64_t next_page(int64_t plane) const;
+  /// Physical page of a logical page, or kEmpty when it was never written. Keys at and above
+  /// logical_pages() are translation pages (never preconditioned).
   uint32_t lookup(uint32_t lpa) const;
   /// Where a read of a never-written logical page is served (its static plane, a fixed page).
   uint32_t unwritten_ppa(uint32_t lpa) const;
