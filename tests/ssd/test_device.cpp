@@ -111,6 +111,77 @@ TEST(SsdDevice, TwoReadsOnOnePlaneWaitForTheSense) {
   EXPECT_GT(r["max_us"].get<double>(), to_us(alone + us(75)));
 }
 
+/// A trace flow of the given lines on the idle device with model options m.
+nlohmann::json trace_run(const std::string& lines, const SsdModelOptions& m, DeviceXml d = idle_device(),
+                         std::string caching = "TURNED_OFF") {
+  FlowXml f;
+  f.kind = FlowKind::Trace;
+  f.trace_path = temp_file("t.trace", lines);
+  f.caching_mode = std::move(caching);
+  ScenarioXml s{{f}};
+  RunOptions o;
+  o.model = m;
+  return simulate_scenario(d, s, o);
+}
+
+TEST(SsdModel, DiesOfOneChipRunOneOperationAtATimeUnderChipScheduling) {
+  // CWDP: logical pages 0 and 32 are dies 0 and 1 of chip 0 on channel 0
+  std::string two = "0 0 0 8 1\n0 0 512 8 1\n";
+  Time alone = bytes(64) / kPcie + us(75) + bytes(4096) / kChannel + bytes(4096 + 16) / kPcie;
+  SsdModelOptions m;
+  auto chip = trace_run(two, m)["flows"][0]["device_response_time"];
+  // the second die starts when the first's data is out: a whole sense + transfer later
+  EXPECT_NEAR(chip["max_us"].get<double>(), to_us(alone + us(75) + bytes(4096) / kChannel), 1e-6);
+  m.chip_scheduling = false;
+  auto die = trace_run(two, m)["flows"][0]["device_response_time"];
+  EXPECT_NEAR(die["max_us"].get<double>(), to_us(alone + bytes(4096) / kChannel), 1e-6);  // only the channel queues
+}
+
+TEST(SsdModel, PartialPageWriteReadsTheSectorsItDoesNotCover) {
+  // first half, then second half of logical page 0 (written later, so the first program has landed)
+  std::string lines = "0 0 0 8 0\n5000000 0 8 8 0\n";
+  SsdModelOptions m;
+  auto j = trace_run(lines, m);
+  EXPECT_EQ(j["ftl"]["update_reads"].get<int64_t>(), 1);
+  EXPECT_EQ(j["flash"]["reads"].get<int64_t>(), 1);
+  // the same half twice covers what was written: no update read
+  EXPECT_EQ(trace_run("0 0 0 8 0\n5000000 0 0 8 0\n", m)["ftl"]["update_reads"].get<int64_t>(), 0);
+  m.update_reads = false;
+  EXPECT_EQ(trace_run(lines, m)["flash"]["reads"].get<int64_t>(), 0);
+}
+
+TEST(SsdModel, CachedWriteMissReadsItsTranslationPageWithoutDelayingTheHost) {
+  DeviceXml d = idle_device();
+  d.ideal_mapping_table = false;
+  SsdModelOptions m;
+  auto j = trace_run("0 0 0 8 0\n", m, d, "WRITE_CACHE");
+  Time dram = ns(13 + 13 + 4096 / 1 / 2 * 10.0);
+  EXPECT_NEAR(mean_us(j), to_us(bytes(64) / kPcie + bytes(4096) / kPcie + dram + bytes(16) / kPcie), 1e-6);
+  EXPECT_EQ(j["ftl"]["translation_reads"].get<int64_t>(), 1);
+  EXPECT_EQ(j["flash"]["reads"].get<int64_t>(), 1);
+  EXPECT_EQ(j["flash"]["programs"].get<int64_t>(), 1);
+  // two writes to pages of one translation page: the second joins the first's translation read
+  auto two = trace_run("0 0 0 8 0\n0 0 16 8 0\n", m, d, "WRITE_CACHE");
+  EXPECT_EQ(two["ftl"]["translation_reads"].get<int64_t>(), 1);
+  m.write_translation = false;
+  EXPECT_EQ(trace_run("0 0 0 8 0\n", m, d, "WRITE_CACHE")["flash"]["reads"].get<int64_t>(), 0);
+}
+
+TEST(SsdModel, DestageBackPressureHoldsWritesUntilProgramsEnd) {
+  // 1 page per plane of back-pressure on a device of 2 planes: the third 8 KiB write waits for a program
+  DeviceXml d = idle_device();
+  d.channels = 1;
+  d.chips_per_channel = 1;
+  d.dies_per_chip = 1;
+  std::string lines = "0 0 0 16 0\n0 0 16 16 0\n0 0 32 16 0\n";
+  SsdModelOptions m;
+  auto j = trace_run(lines, m, d, "WRITE_CACHE");
+  EXPECT_GT(j["flows"][0]["device_response_time"]["max_us"].get<double>(), 750.0);
+  m.destage_pages_per_plane = 0;  // unlimited: all three complete after their DRAM writes
+  auto u = trace_run(lines, m, d, "WRITE_CACHE");
+  EXPECT_LT(u["flows"][0]["device_response_time"]["max_us"].get<double>(), 200.0);
+}
+
 TEST(SsdDevice, DeeperQueueRaisesThroughputAndLatency) {
   auto run_qd = [](int64_t qd) {
     FlowXml f = one_request(true);
