@@ -289,6 +289,9 @@ struct Flow {
   const FlowXml* x;
   int priority;  // 0 urgent .. 3 low
   bool write_cache;
+  bool any_cache;    // reads look in the cache (every mode but TURNED_OFF)
+  bool closed_loop;  // a synthetic QUEUE_DEPTH flow: each completion generates the next request
+  bool streaming, hotcold, normal_size;
   int64_t start_lba, end_lba;  // the flow's address range [start, end) in sectors (working set for synthetic)
   int64_t range_end;           // the whole range (trace wrap)
   Rng rng{1};
@@ -354,6 +357,11 @@ class Sim {
                         ? (x.priority == "URGENT" ? 0 : x.priority == "HIGH" ? 1 : x.priority == "MEDIUM" ? 2 : 3)
                         : 1;
       fl.write_cache = x.caching_mode == "WRITE_CACHE" || x.caching_mode == "WRITE_READ_CACHE";
+      fl.any_cache = x.caching_mode != "TURNED_OFF";
+      fl.closed_loop = x.kind == FlowKind::Synthetic && x.generator == "QUEUE_DEPTH";
+      fl.streaming = x.address_distribution == "STREAMING";
+      fl.hotcold = x.address_distribution == "RANDOM_HOTCOLD";
+      fl.normal_size = x.size_distribution == "NORMAL";
       fl.start_lba = f * per_flow;
       fl.range_end = fl.start_lba + per_flow;
       fl.end_lba = x.kind == FlowKind::Synthetic ? fl.start_lba + std::max<int64_t>(1, int64_t(double(per_flow) * x.working_set))
@@ -427,7 +435,7 @@ class Sim {
     }
     ++fl.generated;
     int64_t size = x.avg_size;
-    if (x.size_distribution == "NORMAL" && x.size_variance > 0) {
+    if (fl.normal_size && x.size_variance > 0) {
       double u1 = 1.0 - fl.rng.uniform(), u2 = fl.rng.uniform();
       double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
       size = std::max<int64_t>(1, std::llround(double(x.avg_size) + z * std::sqrt(double(x.size_variance))));
@@ -436,13 +444,13 @@ class Sim {
     size = std::min(size, span);
     bool read = fl.rng.chance(x.read_ratio);
     int64_t lba;
-    if (x.address_distribution == "STREAMING") {
+    if (fl.streaming) {
       if (fl.stream_next + size > span) fl.stream_next = 0;
       lba = fl.start_lba + fl.stream_next;
       fl.stream_next += size;
     } else {
       int64_t lo = 0, hi = span - size + 1;
-      if (x.address_distribution == "RANDOM_HOTCOLD") {
+      if (fl.hotcold) {
         // 90% of the accesses go to the hot region (the first Percentage_of_Hot_Region of the working set)
         int64_t hot = std::max<int64_t>(1, int64_t(double(span) * x.hot_region));
         if (fl.rng.chance(0.9)) hi = std::min(hi, hot);
@@ -730,7 +738,7 @@ class Sim {
     Request& r = reqs_[id];
     r.pending = 1;  // guard while issuing
     int64_t from_cache = 0;
-    bool cache = flows_[r.flow].x->caching_mode != "TURNED_OFF";
+    bool cache = flows_[r.flow].any_cache;
     WriteCache& wc = *cache_[cache_of(r.flow)];
     for_each_page(r, [&](uint32_t lpa, int64_t off, int64_t n) {
       if (cache) {
@@ -936,7 +944,7 @@ class Sim {
       fl.backlog.pop_front();
       submit(next);
     }
-    if (fl.x->kind == FlowKind::Synthetic && fl.x->generator == "QUEUE_DEPTH") generate(f, now);
+    if (fl.closed_loop) generate(f, now);
   }
 
   // ---- transactions, dies and chips ---------------------------------------------
@@ -1013,7 +1021,9 @@ class Sim {
       int64_t die = ftl_.die_of_plane(f.plane);
       int64_t off = M_.multiplane_same_page ? page_offset(f) : 0;
       uint32_t used_planes = 1u << ftl_.plane_in_die(f.plane);
+      bool read = f.kind == TxKind::Read;
       for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
+        if (l < 10 && (l < 5) != read) continue;  // levels 0-4 hold reads, 5-9 programs, 10 GC (both)
         auto& q = D.q[l];
         for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
           const Tx& c = txs_[q[i]];
