@@ -59,6 +59,28 @@ def accel_rows(ev):
     return rows
 
 
+COSMOS_SYSTEMS = ["osp", "isp", "parabit", "fc"]
+
+
+def cosmos_energy_table(ev):
+    """Mean share (%) of each energy component per system over the eval's points, and the mean energy per point."""
+    comps = []
+    for p in ev["points"]:
+        for k in p["energy_breakdown_j"]:
+            if k != "total" and k not in comps:
+                comps.append(k)
+    out = ["| system | " + " | ".join(c.replace("_", " ") for c in comps) + " | mean J per point |",
+           "|---|" + "---|" * (len(comps) + 1)]
+    for sy in COSMOS_SYSTEMS:
+        pts = [p for p in ev["points"] if p["system"] == sy]
+        if not pts:
+            continue
+        shares = [sum(p["energy_breakdown_j"][c] / p["energy_breakdown_j"]["total"] for p in pts) / len(pts) * 100 for c in comps]
+        mean_j = sum(p["energy_breakdown_j"]["total"] for p in pts) / len(pts)
+        out.append(f"| {sy} | " + " | ".join(f"{x:.1f}" for x in shares) + f" | {mean_j:.3g} |")
+    return out
+
+
 SYSTEMS = ["h200x8", "h200x16", "csix4", "csix8", "csix16", "clix4", "clix8", "clix16"]
 ABLATION = [("full", "full FlashAccel"), ("no_prefetch", "no prefetch"), ("no_weight_layout", "no weight layout"),
             ("no_kv_layout", "no KV layout"), ("plain_hbf", "plain HBF"), ("hbm_only", "HBM only (H200)")]
@@ -170,6 +192,7 @@ def main():
         run([binary, "accel", "ablation", "--json", abl_path])
         abl = json.load(open(abl_path))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
+    replace_generated(os.path.join(HERE, "..", "docs", "cosmos.md"), "cosmos-energy", cosmos_energy_table(ev))
     rows = cosmos_rows(ev)
     esp = wb["gb_per_s"]["esp"]
     dev, v = verdict(esp, fc["esp_write_gb_per_s"], fc["esp_write_tolerance"])

@@ -47,9 +47,13 @@ void print_breakdown(const ReadResult& r) {
              r.die_commands, t.channel_bytes, t.pcie_bytes, t.events);
   fmt::print("  busy: dies {:.4g} s (sum), channels {:.4g} s (sum), PCIe {:.4g} s, ISP {:.4g} s, host {:.4g} s\n", to_s(t.die_busy),
              to_s(t.channel_busy), to_s(t.pcie_busy), to_s(t.isp_busy), to_s(t.host_busy));
-  fmt::print("  energy (J): NAND sensing {:.4g}, NAND I/O {:.4g}, PCIe {:.4g}, ISP {:.4g}, controller {:.4g}, host CPU {:.4g}, "
-             "host DRAM {:.4g}\n",
-             t.nand_sense.raw(), t.nand_io.raw(), t.pcie.raw(), t.isp.raw(), t.controller.raw(), t.host_cpu.raw(), t.host_dram.raw());
+  // The energy breakdown as the stats tree registers it (one line per component, docs/cosmos.md "Energy").
+  StatsTree stats;
+  t.register_stats(stats);
+  const Json e = stats.dump()["energy_j"];
+  fmt::print("  energy by component (J), total {:.4g}:\n", e["total"].get<double>());
+  for (const auto& [name, v] : e.items())
+    if (name != "total") fmt::print("    {:<22} {:>10.4g}  {:5.1f}%\n", name, v.get<double>(), 100.0 * v.get<double>() / e["total"].get<double>());
 }
 
 }  // namespace

@@ -165,11 +165,14 @@ Json eval_json(const std::vector<PointResult>& results, const Json& config) {
   Json j;
   j["points"] = Json::array();
   for (const auto& r : results) {
+    StatsTree stats;
+    r.read.timing.register_stats(stats);
     j["points"].push_back({{"workload", r.point.workload},
                            {"param", {{r.point.param, r.point.value}}},
                            {"system", to_string(r.system)},
                            {"time_s", to_s(r.read.timing.total)},
                            {"energy_j", r.read.timing.total_energy().raw()},
+                           {"energy_breakdown_j", stats.dump()["energy_j"]},
                            {"bytes_over_pcie", r.read.timing.pcie_bytes},
                            {"bytes_over_channels", r.read.timing.channel_bytes},
                            {"sensings", r.read.timing.sensings},
@@ -251,7 +254,7 @@ double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes tota
   nand::CostModel cost(cfg.nand.timing, cfg.nand.energy);
   const Time t_prog = cost.t_prog(mode);
   const Time t_chan = Bytes(op_bytes) / cfg.nand.timing.channel_rate;
-  const Time t_pcie = Bytes(op_bytes) / cfg.ssd.pcie_bandwidth;
+  const Time t_pcie = Bytes(op_bytes) / cfg.ssd.pcie_effective_rate();
 
   struct Ev {
     int kind;  // 0 pcie done(op), 1 channel done(op), 2 program done(die)

@@ -44,6 +44,7 @@ class Engine {
         page_(nand.geometry.page_size),
         io_(nand.energy.io_energy),
         channel_rate_(nand.timing.channel_rate),
+        pcie_rate_(ssd.pcie_effective_rate()),
         dies_(s.die_jobs.size()),
         channels_(size_t(ssd.channels)) {
     if (int64_t(s.die_jobs.size()) != ssd.dies()) throw ModelError("pipeline: one job list per die is required");
@@ -110,7 +111,7 @@ class Engine {
     d.state = DieState::Busy;
     push(now_ + st.die_time.raw(), kDieStep, di);
     r_.die_busy += st.die_time;
-    r_.nand_sense += st.energy_per_plane * double(active);
+    r_.nand_sense += st.energy;
     ++r_.die_steps;
     if (st.sensing) r_.sensings += uint64_t(active);
   }
@@ -175,7 +176,7 @@ class Engine {
     switch (o.route) {
       case Route::ToHost: {
         int64_t arrival = pcie(o.bytes);
-        r_.host_dram += host_.dram_energy * Bytes(o.bytes);  // DMA into host memory
+        r_.dram_access += host_.dram_energy * Bytes(o.bytes);  // DMA into host memory
         if (s_.host.combine_operands) host_work(arrival, Bytes(o.bytes) / host_.bitwise_throughput, o.bytes);
         if (o.last_of_job && s_.host.popcount_result) host_work(arrival, Bytes(o.result_bytes) / host_.popcount_throughput, o.result_bytes);
         break;
@@ -191,7 +192,7 @@ class Engine {
       }
       case Route::Result: {
         int64_t arrival = pcie(o.bytes);
-        r_.host_dram += host_.dram_energy * Bytes(o.bytes);
+        r_.dram_access += host_.dram_energy * Bytes(o.bytes);
         if (s_.host.popcount_result) host_work(arrival, Bytes(o.bytes) / host_.popcount_throughput, o.bytes);
         break;
       }
@@ -214,7 +215,7 @@ class Engine {
 
   void on_isp_result(int64_t bytes) {
     int64_t arrival = pcie(bytes);
-    r_.host_dram += host_.dram_energy * Bytes(bytes);
+    r_.dram_access += host_.dram_energy * Bytes(bytes);
     if (s_.host.popcount_result) host_work(arrival, Bytes(bytes) / host_.popcount_throughput, bytes);
     push(pcie_free_, kSlotRelease, 0, bytes);  // the SRAM slot is free once the result has left
   }
@@ -233,7 +234,7 @@ class Engine {
 
   /// A transfer over PCIe starting no earlier than now; returns the arrival time at the host.
   int64_t pcie(int64_t bytes) {
-    Time dur = Bytes(bytes) / ssd_.pcie_bandwidth;
+    Time dur = Bytes(bytes) / pcie_rate_;
     int64_t start = std::max(now_, pcie_free_);
     pcie_free_ = start + dur.raw();
     r_.pcie_busy += dur;
@@ -249,13 +250,19 @@ class Engine {
     host_free_ = start + dur.raw();
     r_.host_busy += dur;
     r_.host_bytes += bytes_read;
-    r_.host_dram += host_.dram_energy * Bytes(bytes_read);
+    r_.dram_access += host_.dram_energy * Bytes(bytes_read);
     end_ = std::max(end_, host_free_);
   }
 
   void finish() {
-    r_.host_cpu = host_.cpu_power * r_.host_busy;
-    r_.controller = (ssd_.controller_power + ssd_.idle_power) * r_.total;
+    // Power over the time each part is powered (docs/cosmos.md, "Energy").
+    if (host_.cpu_power < host_.idle_power) throw ModelError("host.cpu_power is below host.idle_power (the package's idle floor)");
+    r_.ssd_active = Time(std::min(pcie_free_, r_.total.raw()));
+    r_.ssd_active_energy = ssd_.controller_power * r_.ssd_active;
+    r_.ssd_idle_energy = ssd_.idle_power * (r_.total - r_.ssd_active);
+    r_.host_idle = host_.idle_power * r_.total;
+    r_.host_compute = (host_.cpu_power - host_.idle_power) * r_.host_busy;
+    r_.dram_background = host_.dram_background_power * r_.total;
     double t = double(r_.total.raw());
     if (t <= 0) return;
     struct U {
@@ -284,7 +291,7 @@ class Engine {
   const HostParams& host_;
   Bytes page_;
   EnergyPerBit io_;
-  Bandwidth channel_rate_;
+  Bandwidth channel_rate_, pcie_rate_;
   std::vector<DieRun> dies_;
   std::vector<Channel> channels_;
   std::deque<uint32_t> slot_wait_;
@@ -316,14 +323,18 @@ void PipelineResult::register_stats(StatGroup& g) const {
       .add("pcie", pcie_busy, "PCIe busy time")
       .add("isp", isp_busy, "in-storage accelerator busy time")
       .add("host", host_busy, "host computation busy time");
+  g.add("ssd_active_s", ssd_active, "time the SSD is active (until its last transfer to the host)");
   g.group("energy_j")
-      .add("nand_sense", nand_sense, "NAND sensing energy")
-      .add("nand_io", nand_io, "NAND data-out (channel I/O) energy")
-      .add("pcie", pcie, "PCIe link energy")
-      .add("isp", isp, "in-storage accelerator energy")
-      .add("controller", controller, "SSD controller energy")
-      .add("host_cpu", host_cpu, "host CPU energy")
-      .add("host_dram", host_dram, "host DRAM energy")
+      .add("nand_sense", nand_sense, "NAND array: die power x step time, per die operation (sensings, latch ops)")
+      .add("nand_io", nand_io, "NAND data-out over the channels: energy per bit")
+      .add("pcie", pcie, "PCIe link: energy per payload bit")
+      .add("isp", isp, "in-storage accelerator logic + SRAM: energy per operand bit")
+      .add("ssd_controller", ssd_active_energy, "SSD controller + DRAM: active power x active time")
+      .add("ssd_idle", ssd_idle_energy, "SSD idle power x time after its last transfer")
+      .add("host_package_idle", host_idle, "host CPU package idle floor x whole run (RAPL-style)")
+      .add("host_package_compute", host_compute, "host CPU package: (compute - idle) power x compute time")
+      .add("host_dram_background", dram_background, "host DRAM background power x whole run")
+      .add("host_dram_access", dram_access, "host DRAM energy per bit written (DMA) or read (CPU)")
       .derived("total", [this] { return total_energy().raw(); }, "sum of the above");
 }
 

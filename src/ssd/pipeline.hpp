@@ -39,7 +39,8 @@ enum class Route : uint8_t {
 
 struct Step {
   Time die_time{};            // how long the die is busy (all active planes in parallel)
-  Energy energy_per_plane{};  // NAND energy of this step on one plane
+  Energy energy{};            // NAND energy of this step: the die's power x its time, once per die (a datasheet
+                              // ICC is a die figure; a multi-plane operation is not charged per plane)
   Route route = Route::None;
   bool sensing = true;        // counts as a sensing (vs. a latch operation)
 };
@@ -67,10 +68,18 @@ struct PipelineResult {
   uint64_t events = 0, die_steps = 0, sensings = 0, jobs = 0;
   int64_t channel_bytes = 0, pcie_bytes = 0, host_bytes = 0;
   Time die_busy{}, channel_busy{}, pcie_busy{}, isp_busy{}, host_busy{};
-  Energy nand_sense{}, nand_io{}, pcie{}, isp{}, controller{}, host_cpu{}, host_dram{};
+  Time ssd_active{};  // from the start until the SSD's last transfer to the host has ended
+  // Energy by component (docs/cosmos.md, "Energy"): power over the time a part is powered + energy per operation.
+  Energy nand_sense{}, nand_io{}, pcie{}, isp{};
+  Energy ssd_active_energy{}, ssd_idle_energy{};   // controller + SSD DRAM: active power while active, idle power after
+  Energy host_idle{}, host_compute{};              // CPU package: idle floor x whole run, (cpu - idle) power x compute time
+  Energy dram_background{}, dram_access{};         // host DRAM: background power x whole run, per-bit access energy
   std::string bottleneck;
 
-  Energy total_energy() const { return nand_sense + nand_io + pcie + isp + controller + host_cpu + host_dram; }
+  Energy total_energy() const {
+    return nand_sense + nand_io + pcie + isp + ssd_active_energy + ssd_idle_energy + host_idle + host_compute + dram_background +
+           dram_access;
+  }
   /// Registers the run's statistics (time, busy times, energy by component) into a stats group.
   void register_stats(StatGroup& g) const;
 };
