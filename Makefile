@@ -38,6 +38,8 @@ bench: build
 	$(BUILD)/bench/bitline_bench --benchmark_counters_tabular=true
 	@echo "== whole paper-scale Flash-Cosmos evaluation (wall time and event rate) =="
 	$(BITLINE) cosmos eval --quiet --json results/bench-cosmos-eval.json | tail -n 1
+	@echo "== Flash-Cosmos sequential writes, 64 GiB per program mode and scheme (wall time in the last line; target < 5 s) =="
+	$(BITLINE) cosmos write-bw --bytes 64GiB | tail -n 1
 	@echo "== whole FlashAccel evaluation matrix (wall time in the last line) =="
 	$(BITLINE) accel eval --quiet --json results/bench-accel-eval.json | tail -n 1
 	@echo "== HBF: a 100 GiB weight read on a CSI GPU at megapage granularity (wall time in the last line) =="

@@ -12,6 +12,8 @@
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
 #include "cosmos/workloads.hpp"
+#include "nand/cost_model.hpp"
+#include "ssd/sequential_write.hpp"
 
 namespace bitline::cli {
 namespace {
@@ -179,13 +181,28 @@ void add_cosmos(CLI::App& app) {
         throw ConfigError(fmt::format("--bytes: {}", e.what()));
       }
       if (total.raw() <= 0) throw ConfigError("--bytes: must be positive");
-      Json bw;
+      Json bw, detail;
+      const auto t0 = std::chrono::steady_clock::now();
+      nand::NandParams per_page = c.nand;
+      per_page.timing.multi_bit_program = "page_by_page";
+      fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>9}   (nand.timing.multi_bit_program = {})\n", "mode", "GB/s", "tPROG", "bound",
+                 "per page", c.nand.timing.multi_bit_program);
       for (auto m : {nand::ProgramMode::Slc, nand::ProgramMode::Esp, nand::ProgramMode::Mlc, nand::ProgramMode::Tlc}) {
-        double v = write_bandwidth(c, m, total) / 1e9;
-        bw[nand::to_string(m)] = v;
-        fmt::print("{:<4} {:.3f} GB/s\n", nand::to_string(m), v);
+        const ssd::WriteResult r = ssd::run_sequential_write(c.ssd, c.nand, m, total);
+        const double pp = ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
+        const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy).t_prog(m)) * 1e6;
+        bw[nand::to_string(m)] = r.gb_per_s();
+        detail[nand::to_string(m)] = {{"gb_per_s", r.gb_per_s()},
+                                      {"bottleneck", r.bottleneck},
+                                      {"t_prog_us", t_prog},
+                                      {"steady_state_gb_per_s", ssd::sequential_write_steady_state(c.ssd, c.nand, m) / 1e9},
+                                      {"page_by_page_gb_per_s", pp},
+                                      {"events", r.events}};
+        fmt::print("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>9.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog, r.bottleneck, pp);
       }
-      if (!json->empty()) write_json_file(*json, Json{{"gb_per_s", bw}, {"config", config_json(c)}});
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      fmt::print("{} per mode and scheme, {:.2f} s wall\n", format(total), wall);
+      if (!json->empty()) write_json_file(*json, Json{{"gb_per_s", bw}, {"modes", detail}, {"config", config_json(c)}});
     });
   }
 

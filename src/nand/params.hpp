@@ -39,6 +39,7 @@ struct Timing {
   Time t_read_slc{}, t_read_mlc{}, t_read_tlc{};
   Time t_prog_slc{}, t_prog_mlc{}, t_prog_tlc{};
   double esp_prog_ratio = 0;
+  std::string multi_bit_program;
   Time t_erase{};
   Time t_latch_op{};
   Bandwidth channel_rate{};
@@ -60,6 +61,12 @@ struct Timing {
                    .source = "spec: TLC tPROG = 700 us", .min = 0});
     v(esp_prog_ratio, {.name = "esp_prog_ratio", .def = "2.0", .desc = "tESP / tPROG(SLC): extra ISPP steps of enhanced SLC programming",
                        .source = "spec: design uses tESP = 2 x tPROG = 400 us", .min = 1.0, .max = 10.0});
+    v(multi_bit_program, {.name = "multi_bit_program", .def = "one_shot",
+                          .desc = "MLC/TLC programming: one_shot programs all pages of a wordline in one tPROG(mode); page_by_page "
+                                  "programs each page in its own tPROG(mode)",
+                          .source = "assumption: 3D charge-trap TLC (the spec's 48-layer chips) programs a wordline in one shot; "
+                                    "page_by_page is the MQSim-style per-page latency reading",
+                          .choices = "one_shot|page_by_page"});
     v(t_erase, {.name = "t_erase", .def = "3.5ms", .desc = "tBERS: block erase latency",
                 .source = "assumption: spec says 3-5 ms, uses 3.5 ms", .min = 0});
     v(t_latch_op, {.name = "t_latch_op", .def = "1us", .desc = "latch-to-latch operation (XOR, copy between data latches)",

@@ -24,6 +24,8 @@ struct SsdParams {
   Bandwidth isp_throughput{};
   EnergyPerBit isp_energy{};
   bool cache_read = true;
+  bool cache_program = true;
+  Bytes write_buffer{};
 
   template <class V>
   void visit(V& v) {
@@ -76,6 +78,11 @@ struct SsdParams {
     v(cache_read, {.name = "cache_read", .def = "true",
                    .desc = "a die senses the next page while the C-latch still holds the previous one (cache read)",
                    .source = "assumption: standard NAND cache-read operation"});
+    v(cache_program, {.name = "cache_program", .def = "true",
+                      .desc = "a die loads the next program's data into its free latches while it programs (cache program)",
+                      .source = "assumption: standard NAND cache-program operation"});
+    v(write_buffer, {.name = "write_buffer", .def = "16MiB", .desc = "controller DRAM buffering host write data before it goes to the dies",
+                     .source = "assumption: a small share of the 980 Pro's 1 GB LPDDR4 (the rest holds the FTL map)", .min = 1});
   }
   int64_t dies() const { return channels * dies_per_channel; }
   /// Payload data rate of the host link: lanes x lane rate x 128b/130b x (1 - SKP share) x
