@@ -189,7 +189,9 @@ void add_cosmos(CLI::App& app) {
                  "per page", c.nand.timing.multi_bit_program);
       for (auto m : {nand::ProgramMode::Slc, nand::ProgramMode::Esp, nand::ProgramMode::Mlc, nand::ProgramMode::Tlc}) {
         const ssd::WriteResult r = ssd::run_sequential_write(c.ssd, c.nand, m, total);
-        const double pp = ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
+        // One bit per cell or already page by page: the same run.
+        const bool same = nand::bits_per_cell(m) == 1 || c.nand.timing.multi_bit_program == "page_by_page";
+        const double pp = same ? r.gb_per_s() : ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
         const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy).t_prog(m)) * 1e6;
         bw[nand::to_string(m)] = r.gb_per_s();
         detail[nand::to_string(m)] = {{"gb_per_s", r.gb_per_s()},
