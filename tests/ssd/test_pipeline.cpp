@@ -174,13 +174,34 @@ TEST(Pipeline, IspSramOfOnePageSerialisesJobs) {
   // Large SRAM: both dies sense at once, the channel serialises the pages, the
   // ISP combines each (512 ns) and sends the result.
   EXPECT_EQ(big.total.raw(), kTR + 2 * kChan + kIsp + kPcie + kLat);
-  // One page of SRAM: the second die may start only once the first result has
-  // left over PCIe (its slot is released when the transfer ends).
-  EXPECT_EQ(small.total.raw(), 2 * (kTR + kChan + kIsp + kPcie) + kLat);
+  // One page of SRAM: both dies still sense at once (sensing needs no SRAM), but
+  // the second page may cross the channel only once the first result has left
+  // over PCIe (its slot is released when that transfer ends).
+  EXPECT_EQ(small.total.raw(), kTR + 2 * (kChan + kIsp + kPcie) + kLat);
+  EXPECT_EQ(small.isp_sram_peak, 16384);
+  EXPECT_EQ(big.isp_sram_peak, 2 * 16384);
   EXPECT_GT(small.total, big.total);
   EXPECT_EQ(small.isp_busy.raw(), 2 * kIsp);
   EXPECT_EQ(small.pcie_bytes, 2 * 16384);
   EXPECT_EQ(small.channel_bytes, big.channel_bytes);
+}
+
+TEST(Pipeline, IspPagesOfAJobHoldingASlotPassPagesWaitingForOne) {
+  // Two dies on one channel, two-operand ISP jobs, SRAM for one partial result.
+  Rig r(1, 2);
+  r.ssd.isp_sram = KiB(16);
+  r.spec.templates = {{read_step(Route::ToIsp), read_step(Route::ToIsp)}};
+  r.spec.die_jobs[0] = {Job{1, 0}};
+  r.spec.die_jobs[1] = {Job{1, 0}};
+  PipelineResult p = r.run();
+  // Die 0's first page takes the slot at tR; die 1's first page waits. Die 0's second page (sensed at 2 tR
+  // with cache read) goes next; the result is combined and leaves over PCIe, which frees the slot; then die 1's
+  // two pages (both sensed long before) cross the channel back to back.
+  const int64_t die0_done = 2 * kTR + kChan + kIsp + kPcie;
+  EXPECT_EQ(p.total.raw(), die0_done + 2 * kChan + kIsp + kPcie + kLat);
+  EXPECT_EQ(p.isp_sram_peak, 16384);
+  EXPECT_EQ(p.pcie_bytes, 2 * 16384);
+  EXPECT_EQ(p.channel_bytes, 4 * 16384);
 }
 
 TEST(Pipeline, IspSramSmallerThanOneJobIsAnError) {
