@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include "cli/common.hpp"
@@ -222,22 +223,56 @@ void add_cosmos(CLI::App& app) {
     cmd->add_option("--operands", *operands,
                     "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
         ->check(CLI::PositiveNumber);
+    auto condition = std::make_shared<std::string>("stress");
+    cmd->add_option("--condition", *condition,
+                    "stress: the paper's worst condition (workload.reliability_pe_cycles, workload.reliability_retention_days: "
+                    "10K P/E, 1 year); fresh: the nand.reliability condition of the config (default 0 P/E, no retention); both")
+        ->check(CLI::IsMember({"stress", "fresh", "both"}));
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
-      EvalConfig c = load_eval_config(cfg->load());
+      const EvalConfig base = load_eval_config(cfg->load());
       int64_t m = *months;
-      if (*operands > 0) c.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
+      EvalConfig c0 = base;
+      if (*operands > 0) c0.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
+      const int64_t d = m * c0.workload.days_per_month;
+      const auto& w = c0.workload;
+      fmt::print("BMI AND of {} daily vectors, {} users ({} always active = bmi_loyal_fraction {}, others active on a day with "
+                 "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
+                 d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, *trials);
       Json j;
-      for (bool esp : {false, true}) {
-        auto r = run_reliability(c, m, esp, *trials);
-        const char* key = esp ? "esp" : "slc_no_esp";
-        fmt::print("{:<11} {}/{} queries exact ({:.3f}); {} cells sensed, {} sensed wrong, {} wrong result bits\n", key, r.exact, r.trials,
-                   r.fraction_exact(), r.cells_sensed, r.bit_errors, r.wrong_result_bits);
-        j[key] = {{"fraction_exact", r.fraction_exact()}, {"trials", r.trials},         {"cells_sensed", r.cells_sensed},
-                  {"bit_errors", r.bit_errors},           {"wrong_result_bits", r.wrong_result_bits}};
+      std::vector<std::string> conds;
+      if (*condition != "fresh") conds.push_back("stress");
+      if (*condition != "stress") conds.push_back("fresh");
+      for (const auto& cond : conds) {
+        EvalConfig c = c0;
+        if (cond == "stress") {
+          c.nand.reliability.initial_pe_cycles = c.workload.reliability_pe_cycles;
+          c.nand.reliability.retention_days = c.workload.reliability_retention_days;
+        }
+        fmt::print("{}: {} P/E cycles, {} days retention\n", cond, c.nand.reliability.initial_pe_cycles, c.nand.reliability.retention_days);
+        Json jc;
+        for (bool esp : {false, true}) {
+          auto r = run_reliability(c, m, esp, *trials);
+          const char* key = esp ? "esp" : "slc_no_esp";
+          const double rber = r.cells_sensed ? double(r.bit_errors) / double(r.cells_sensed) : 0.0;
+          const double per_query = double(r.wrong_result_bits) / double(r.trials);
+          // Always-active users dominate: their result bit is 1 only if none of their d cells senses wrong.
+          const double loyal = double(w.users) * w.bmi_loyal_fraction * (1.0 - std::pow(1.0 - rber, double(d)));
+          fmt::print("  {:<11} {}/{} exact ({:.3f}); RBER sensed {:.3g} ({} of {} cells); wrong result bits per query {:.3g} "
+                     "(always-active users' share, estimated: {:.3g})\n",
+                     key, r.exact, r.trials, r.fraction_exact(), rber, r.bit_errors, r.cells_sensed, per_query, loyal);
+          jc[key] = {{"fraction_exact", r.fraction_exact()}, {"trials", r.trials},
+                     {"cells_sensed", r.cells_sensed},      {"bit_errors", r.bit_errors},
+                     {"rber_sensed", rber},                 {"wrong_result_bits", r.wrong_result_bits},
+                     {"wrong_result_bits_per_query", per_query}, {"loyal_users_wrong_bits_estimate", loyal}};
+        }
+        jc["pe_cycles"] = c.nand.reliability.initial_pe_cycles;
+        jc["retention_days"] = c.nand.reliability.retention_days;
+        j[cond] = jc;
       }
-      j["users"] = c.workload.users;
-      j["operands"] = m * c.workload.days_per_month;
+      j["users"] = w.users;
+      j["operands"] = d;
+      j["data"] = {{"bmi_loyal_fraction", w.bmi_loyal_fraction}, {"bmi_activity", w.bmi_activity}};
       if (!json->empty()) write_json_file(*json, j);
     });
   }

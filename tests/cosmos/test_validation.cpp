@@ -211,12 +211,23 @@ EvalConfig reliability_config() {
   return cfg;
 }
 
-TEST(ValidationReliability, EspAnswersEveryQueryExactly) {
-  ReliabilityResult r = run_reliability(reliability_config(), 36, true, 3);
+TEST(ValidationReliability, EspAnswersEveryQueryExactlyAtTheStressCondition) {
+  // The paper's condition: 10K P/E cycles and 1 year of retention (workload.reliability_*).
+  EvalConfig cfg = reliability_config();
+  cfg.nand.reliability.initial_pe_cycles = cfg.workload.reliability_pe_cycles;
+  cfg.nand.reliability.retention_days = cfg.workload.reliability_retention_days;
+  EXPECT_EQ(cfg.nand.reliability.initial_pe_cycles, 10000);
+  EXPECT_EQ(cfg.nand.reliability.retention_days, 365.0);
+  ReliabilityResult r = run_reliability(cfg, 36, true, 3);
   EXPECT_EQ(r.trials, 3);
   EXPECT_EQ(r.exact, r.trials);
   EXPECT_EQ(r.wrong_result_bits, 0u);
   EXPECT_GT(r.cells_sensed, uint64_t(3) * 1080 * 1'000'000);  // every operand of every trial was sensed
+  // The same data without ESP at that condition (RBER 1.9e-3): hundreds of wrong result bits per query.
+  ReliabilityResult raw = run_reliability(cfg, 36, false, 1);
+  EXPECT_EQ(raw.exact, 0);
+  EXPECT_NEAR(double(raw.bit_errors) / double(raw.cells_sensed), 1.91e-3, 1e-4);
+  EXPECT_GT(raw.wrong_result_bits, 500u);
 }
 
 TEST(ValidationReliability, RawSlcBmiOver36MonthsIsRarelyExact) {
