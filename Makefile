@@ -4,6 +4,8 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 BITLINE := $(BUILD)/src/cli/bitline
+# Debian's interpreter, where python3-matplotlib installs (a pyenv python3 may not see it).
+PLOT_PYTHON ?= /usr/bin/python3
 
 .PHONY: all deps configure build run test bench asan validate clean
 
@@ -48,6 +50,7 @@ bench: build
 # Regenerates docs/validation.md (paper vs bitline) from the model.
 validate: build
 	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
+	$(PLOT_PYTHON) scripts/plot_cosmos.py results/cosmos-eval.json results/cosmos-write-bw.json docs/figures
 	$(BITLINE) accel eval --quiet --json results/accel-eval.json
 	$(BITLINE) accel ablation --json results/accel-ablation.json > /dev/null
 	$(BITLINE) accel sessions --json results/accel-sessions.json > /dev/null
