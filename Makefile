@@ -4,6 +4,8 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 BITLINE := $(BUILD)/src/cli/bitline
+# Debian's interpreter, where python3-matplotlib installs (a pyenv python3 may not see it).
+PLOT_PYTHON ?= /usr/bin/python3
 
 .PHONY: all deps configure build run test bench asan validate format format-check clean
 
@@ -38,6 +40,8 @@ bench: build
 	$(BUILD)/bench/bitline_bench --benchmark_counters_tabular=true
 	@echo "== whole paper-scale Flash-Cosmos evaluation (wall time and event rate) =="
 	$(BITLINE) cosmos eval --quiet --json results/bench-cosmos-eval.json | tail -n 1
+	@echo "== Flash-Cosmos sequential writes, 64 GiB per program mode and scheme (wall time in the last line; target < 5 s) =="
+	$(BITLINE) cosmos write-bw --bytes 64GiB | tail -n 1
 	@echo "== whole FlashAccel evaluation matrix (wall time in the last line) =="
 	$(BITLINE) accel eval --quiet --json results/bench-accel-eval.json | tail -n 1
 	@echo "== HBF: a 100 GiB weight read on a CSI GPU at megapage granularity (wall time in the last line) =="
@@ -48,6 +52,7 @@ bench: build
 # Regenerates docs/validation.md (paper vs bitline) from the model.
 validate: build
 	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
+	$(PLOT_PYTHON) scripts/plot_cosmos.py results/cosmos-eval.json results/cosmos-write-bw.json docs/figures
 	$(BITLINE) accel eval --quiet --json results/accel-eval.json
 	$(BITLINE) accel ablation --json results/accel-ablation.json > /dev/null
 	$(BITLINE) accel sessions --json results/accel-sessions.json > /dev/null

@@ -2,7 +2,7 @@
 # Installs the Debian packages bitline needs, only those that are missing.
 # Everything comes from Debian's archive; nothing is downloaded from elsewhere.
 set -euo pipefail
-pkgs=(g++ cmake ninja-build make pkg-config python3
+pkgs=(g++ cmake ninja-build make pkg-config python3 python3-matplotlib
       libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev libpugixml-dev clang-format)
 missing=()

@@ -6,12 +6,15 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include "cli/common.hpp"
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
 #include "cosmos/workloads.hpp"
+#include "nand/cost_model.hpp"
+#include "ssd/sequential_write.hpp"
 
 namespace bitline::cli {
 namespace {
@@ -47,9 +50,13 @@ void print_breakdown(const ReadResult& r) {
              r.die_commands, t.channel_bytes, t.pcie_bytes, t.events);
   fmt::print("  busy: dies {:.4g} s (sum), channels {:.4g} s (sum), PCIe {:.4g} s, ISP {:.4g} s, host {:.4g} s\n", to_s(t.die_busy),
              to_s(t.channel_busy), to_s(t.pcie_busy), to_s(t.isp_busy), to_s(t.host_busy));
-  fmt::print("  energy (J): NAND sensing {:.4g}, NAND I/O {:.4g}, PCIe {:.4g}, ISP {:.4g}, controller {:.4g}, host CPU {:.4g}, "
-             "host DRAM {:.4g}\n",
-             t.nand_sense.raw(), t.nand_io.raw(), t.pcie.raw(), t.isp.raw(), t.controller.raw(), t.host_cpu.raw(), t.host_dram.raw());
+  // The energy breakdown as the stats tree registers it (one line per component, docs/cosmos.md "Energy").
+  StatsTree stats;
+  t.register_stats(stats);
+  const Json e = stats.dump()["energy_j"];
+  fmt::print("  energy by component (J), total {:.4g}:\n", e["total"].get<double>());
+  for (const auto& [name, v] : e.items())
+    if (name != "total") fmt::print("    {:<22} {:>10.4g}  {:5.1f}%\n", name, v.get<double>(), 100.0 * v.get<double>() / e["total"].get<double>());
 }
 
 }  // namespace
@@ -175,13 +182,30 @@ void add_cosmos(CLI::App& app) {
         throw ConfigError(fmt::format("--bytes: {}", e.what()));
       }
       if (total.raw() <= 0) throw ConfigError("--bytes: must be positive");
-      Json bw;
+      Json bw, detail;
+      const auto t0 = std::chrono::steady_clock::now();
+      nand::NandParams per_page = c.nand;
+      per_page.timing.multi_bit_program = "page_by_page";
+      fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>9}   (nand.timing.multi_bit_program = {})\n", "mode", "GB/s", "tPROG", "bound",
+                 "per page", c.nand.timing.multi_bit_program);
       for (auto m : {nand::ProgramMode::Slc, nand::ProgramMode::Esp, nand::ProgramMode::Mlc, nand::ProgramMode::Tlc}) {
-        double v = write_bandwidth(c, m, total) / 1e9;
-        bw[nand::to_string(m)] = v;
-        fmt::print("{:<4} {:.3f} GB/s\n", nand::to_string(m), v);
+        const ssd::WriteResult r = ssd::run_sequential_write(c.ssd, c.nand, m, total);
+        // One bit per cell or already page by page: the same run.
+        const bool same = nand::bits_per_cell(m) == 1 || c.nand.timing.multi_bit_program == "page_by_page";
+        const double pp = same ? r.gb_per_s() : ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
+        const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy).t_prog(m)) * 1e6;
+        bw[nand::to_string(m)] = r.gb_per_s();
+        detail[nand::to_string(m)] = {{"gb_per_s", r.gb_per_s()},
+                                      {"bottleneck", r.bottleneck},
+                                      {"t_prog_us", t_prog},
+                                      {"steady_state_gb_per_s", ssd::sequential_write_steady_state(c.ssd, c.nand, m) / 1e9},
+                                      {"page_by_page_gb_per_s", pp},
+                                      {"events", r.events}};
+        fmt::print("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>9.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog, r.bottleneck, pp);
       }
-      if (!json->empty()) write_json_file(*json, Json{{"gb_per_s", bw}, {"config", config_json(c)}});
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      fmt::print("{} per mode and scheme, {:.2f} s wall\n", format(total), wall);
+      if (!json->empty()) write_json_file(*json, Json{{"gb_per_s", bw}, {"modes", detail}, {"config", config_json(c)}});
     });
   }
 
@@ -199,22 +223,56 @@ void add_cosmos(CLI::App& app) {
     cmd->add_option("--operands", *operands,
                     "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
         ->check(CLI::PositiveNumber);
+    auto condition = std::make_shared<std::string>("stress");
+    cmd->add_option("--condition", *condition,
+                    "stress: the paper's worst condition (workload.reliability_pe_cycles, workload.reliability_retention_days: "
+                    "10K P/E, 1 year); fresh: the nand.reliability condition of the config (default 0 P/E, no retention); both")
+        ->check(CLI::IsMember({"stress", "fresh", "both"}));
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
-      EvalConfig c = load_eval_config(cfg->load());
+      const EvalConfig base = load_eval_config(cfg->load());
       int64_t m = *months;
-      if (*operands > 0) c.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
+      EvalConfig c0 = base;
+      if (*operands > 0) c0.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
+      const int64_t d = m * c0.workload.days_per_month;
+      const auto& w = c0.workload;
+      fmt::print("BMI AND of {} daily vectors, {} users ({} always active = bmi_loyal_fraction {}, others active on a day with "
+                 "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
+                 d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, *trials);
       Json j;
-      for (bool esp : {false, true}) {
-        auto r = run_reliability(c, m, esp, *trials);
-        const char* key = esp ? "esp" : "slc_no_esp";
-        fmt::print("{:<11} {}/{} queries exact ({:.3f}); {} cells sensed, {} sensed wrong, {} wrong result bits\n", key, r.exact, r.trials,
-                   r.fraction_exact(), r.cells_sensed, r.bit_errors, r.wrong_result_bits);
-        j[key] = {{"fraction_exact", r.fraction_exact()}, {"trials", r.trials},         {"cells_sensed", r.cells_sensed},
-                  {"bit_errors", r.bit_errors},           {"wrong_result_bits", r.wrong_result_bits}};
+      std::vector<std::string> conds;
+      if (*condition != "fresh") conds.push_back("stress");
+      if (*condition != "stress") conds.push_back("fresh");
+      for (const auto& cond : conds) {
+        EvalConfig c = c0;
+        if (cond == "stress") {
+          c.nand.reliability.initial_pe_cycles = c.workload.reliability_pe_cycles;
+          c.nand.reliability.retention_days = c.workload.reliability_retention_days;
+        }
+        fmt::print("{}: {} P/E cycles, {} days retention\n", cond, c.nand.reliability.initial_pe_cycles, c.nand.reliability.retention_days);
+        Json jc;
+        for (bool esp : {false, true}) {
+          auto r = run_reliability(c, m, esp, *trials);
+          const char* key = esp ? "esp" : "slc_no_esp";
+          const double rber = r.cells_sensed ? double(r.bit_errors) / double(r.cells_sensed) : 0.0;
+          const double per_query = double(r.wrong_result_bits) / double(r.trials);
+          // Always-active users dominate: their result bit is 1 only if none of their d cells senses wrong.
+          const double loyal = double(w.users) * w.bmi_loyal_fraction * (1.0 - std::pow(1.0 - rber, double(d)));
+          fmt::print("  {:<11} {}/{} exact ({:.3f}); RBER sensed {:.3g} ({} of {} cells); wrong result bits per query {:.3g} "
+                     "(always-active users' share, estimated: {:.3g})\n",
+                     key, r.exact, r.trials, r.fraction_exact(), rber, r.bit_errors, r.cells_sensed, per_query, loyal);
+          jc[key] = {{"fraction_exact", r.fraction_exact()}, {"trials", r.trials},
+                     {"cells_sensed", r.cells_sensed},      {"bit_errors", r.bit_errors},
+                     {"rber_sensed", rber},                 {"wrong_result_bits", r.wrong_result_bits},
+                     {"wrong_result_bits_per_query", per_query}, {"loyal_users_wrong_bits_estimate", loyal}};
+        }
+        jc["pe_cycles"] = c.nand.reliability.initial_pe_cycles;
+        jc["retention_days"] = c.nand.reliability.retention_days;
+        j[cond] = jc;
       }
-      j["users"] = c.workload.users;
-      j["operands"] = m * c.workload.days_per_month;
+      j["users"] = w.users;
+      j["operands"] = d;
+      j["data"] = {{"bmi_loyal_fraction", w.bmi_loyal_fraction}, {"bmi_activity", w.bmi_activity}};
       if (!json->empty()) write_json_file(*json, j);
     });
   }

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <deque>
 
 #include "core/error.hpp"
-#include "core/event_queue.hpp"
 #include "core/rng.hpp"
 #include "core/worker_pool.hpp"
+#include "ssd/sequential_write.hpp"
 
 namespace bitline::cosmos {
 namespace {
@@ -165,11 +164,14 @@ Json eval_json(const std::vector<PointResult>& results, const Json& config) {
   Json j;
   j["points"] = Json::array();
   for (const auto& r : results) {
+    StatsTree stats;
+    r.read.timing.register_stats(stats);
     j["points"].push_back({{"workload", r.point.workload},
                            {"param", {{r.point.param, r.point.value}}},
                            {"system", to_string(r.system)},
                            {"time_s", to_s(r.read.timing.total)},
                            {"energy_j", r.read.timing.total_energy().raw()},
+                           {"energy_breakdown_j", stats.dump()["energy_j"]},
                            {"bytes_over_pcie", r.read.timing.pcie_bytes},
                            {"bytes_over_channels", r.read.timing.channel_bytes},
                            {"sensings", r.read.timing.sensings},
@@ -242,86 +244,7 @@ ReliabilityResult run_reliability(const EvalConfig& cfg, int64_t months, bool es
 }
 
 double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes total) {
-  // Event-driven sequential write: host -> PCIe -> controller -> channel -> die
-  // cache latch -> program (cache program: the next data-in overlaps the program).
-  const auto& g = cfg.nand.geometry;
-  const int64_t dies = cfg.ssd.dies();
-  const int64_t op_bytes = g.planes_per_die * nand::bits_per_cell(mode) * g.page_size.raw();
-  const int64_t ops = (total.raw() + op_bytes - 1) / op_bytes;
-  nand::CostModel cost(cfg.nand.timing, cfg.nand.energy);
-  const Time t_prog = cost.t_prog(mode);
-  const Time t_chan = Bytes(op_bytes) / cfg.nand.timing.channel_rate;
-  const Time t_pcie = Bytes(op_bytes) / cfg.ssd.pcie_bandwidth;
-
-  struct Ev {
-    int kind;  // 0 pcie done(op), 1 channel done(op), 2 program done(die)
-    int64_t id;
-  };
-  EventHeap<Ev> q;
-  auto die_of = [&](int64_t op) {
-    int64_t k = op % dies;  // channel-interleaved round robin
-    int64_t ch = k % cfg.ssd.channels, dic = k / cfg.ssd.channels;
-    return ch * cfg.ssd.dies_per_channel + dic;
-  };
-  // PCIe is a FIFO stream from the host.
-  int64_t pcie_free = 0;
-  for (int64_t op = 0; op < ops; ++op) {
-    pcie_free += t_pcie.raw();
-    q.push(Time(pcie_free + cfg.ssd.pcie_latency.raw()), Ev{0, op});
-  }
-  std::vector<std::deque<int64_t>> chan_q(size_t(cfg.ssd.channels));
-  std::vector<bool> chan_busy(size_t(cfg.ssd.channels), false);
-  std::vector<bool> cache_full(size_t(dies), false), die_busy(size_t(dies), false);
-  int64_t now = 0, end = 0;
-  auto try_channel = [&](int64_t ch) {
-    if (chan_busy[size_t(ch)]) return;
-    auto& cq = chan_q[size_t(ch)];
-    for (auto it = cq.begin(); it != cq.end(); ++it) {
-      int64_t d = die_of(*it);
-      if (cache_full[size_t(d)]) continue;
-      cache_full[size_t(d)] = true;  // reserved for this transfer
-      chan_busy[size_t(ch)] = true;
-      q.push(Time(now + t_chan.raw()), Ev{1, *it});
-      cq.erase(it);
-      return;
-    }
-  };
-  auto try_program = [&](int64_t d) {
-    if (die_busy[size_t(d)] || !cache_full[size_t(d)]) return false;
-    die_busy[size_t(d)] = true;
-    cache_full[size_t(d)] = false;  // data moves from the cache latch into the page buffer
-    q.push(Time(now + t_prog.raw()), Ev{2, d});
-    return true;
-  };
-  std::vector<bool> loaded(size_t(dies), false);
-  while (!q.empty()) {
-    const Ev e = q.pop().payload;
-    now = q.now().raw();
-    if (e.kind == 0) {
-      int64_t ch = die_of(e.id) / cfg.ssd.dies_per_channel;
-      chan_q[size_t(ch)].push_back(e.id);
-      try_channel(ch);
-    } else if (e.kind == 1) {
-      int64_t d = die_of(e.id), ch = d / cfg.ssd.dies_per_channel;
-      chan_busy[size_t(ch)] = false;
-      loaded[size_t(d)] = true;
-      if (!die_busy[size_t(d)]) {
-        loaded[size_t(d)] = false;
-        try_program(d);
-      }
-      try_channel(ch);
-    } else {
-      int64_t d = e.id, ch = d / cfg.ssd.dies_per_channel;
-      die_busy[size_t(d)] = false;
-      end = std::max(end, now);
-      if (loaded[size_t(d)]) {
-        loaded[size_t(d)] = false;
-        try_program(d);
-      }
-      try_channel(ch);
-    }
-  }
-  return double(ops * op_bytes) / (double(end) * 1e-12);
+  return ssd::run_sequential_write(cfg.ssd, cfg.nand, mode, total).gb_per_s() * 1e9;
 }
 
 }  // namespace bitline::cosmos

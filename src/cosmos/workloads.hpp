@@ -23,6 +23,8 @@ struct WorkloadParams {
   int64_t vertices = 0, cliques = 0;
   std::vector<int64_t> clique_sizes;
   double bmi_activity = 0, bmi_loyal_fraction = 0, ims_density = 0, kcs_density = 0;
+  int64_t reliability_pe_cycles = 0;
+  double reliability_retention_days = 0;
 
   template <class V>
   void visit(V& v) {
@@ -46,6 +48,12 @@ struct WorkloadParams {
                     .source = "assumption", .min = 0, .max = 1});
     v(kcs_density, {.name = "kcs_density", .def = "0.9", .desc = "synthetic KCS data: adjacency density among clique members' vectors",
                     .source = "assumption: dense, so the AND of k vectors is not trivially empty", .min = 0, .max = 1});
+    v(reliability_pe_cycles, {.name = "reliability_pe_cycles", .def = "10000",
+                              .desc = "reliability experiment, stress condition: P/E cycles of every block",
+                              .source = "spec: ESP's worst condition, 10K P/E cycles", .min = 0, .max = 1e7});
+    v(reliability_retention_days, {.name = "reliability_retention_days", .def = "365",
+                                   .desc = "reliability experiment, stress condition: retention age of the data when sensed",
+                                   .source = "spec: ESP's worst condition, 1 year retention (at 30 C)", .min = 0, .max = 36500});
   }
 };
 

@@ -23,9 +23,10 @@ struct Out {
   Route route;
   bool last_of_job;
   int64_t result_bytes;
+  bool first_of_job;  // the job's first page out: for the ISP, it needs a free SRAM slot
 };
 
-enum class DieState : uint8_t { Idle, Busy, WaitC, WaitDataOut, WaitSlot, Done };
+enum class DieState : uint8_t { Idle, Busy, WaitC, WaitDataOut, Done };
 
 struct DieRun {
   size_t job = 0, step = 0;
@@ -44,16 +45,18 @@ class Engine {
         page_(nand.geometry.page_size),
         io_(nand.energy.io_energy),
         channel_rate_(nand.timing.channel_rate),
+        pcie_rate_(ssd.pcie_effective_rate()),
         dies_(s.die_jobs.size()),
         channels_(size_t(ssd.channels)) {
     if (int64_t(s.die_jobs.size()) != ssd.dies()) throw ModelError("pipeline: one job list per die is required");
     for (size_t d = 0; d < dies_.size(); ++d) dies_[d].channel = uint32_t(int64_t(d) / ssd.dies_per_channel);
     for (const auto& t : s.templates) {
-      int64_t last = -1;
+      int64_t first = -1, last = -1;
       for (size_t i = 0; i < t.size(); ++i) {
-        if (t[i].route != Route::None) last = int64_t(i);
+        if (t[i].route != Route::None) last = int64_t(i), first = first < 0 ? int64_t(i) : first;
         if (t[i].route == Route::ToIsp) isp_ = true;
       }
+      first_output_.push_back(first);
       last_output_.push_back(last);
     }
     sram_free_ = ssd.isp_sram.raw();
@@ -79,6 +82,7 @@ class Engine {
     for (const auto& d : dies_)
       if (d.state != DieState::Done) throw ModelError("pipeline: deadlock (a die never finished its jobs)");
     r_.total = Time(std::max(end_, now_));
+    r_.isp_sram_peak = sram_peak_;
     finish();
     return r_;
   }
@@ -96,21 +100,11 @@ class Engine {
     }
     const Job& job = jobs[d.job];
     const int64_t active = job.active;
-    if (d.step == 0 && isp_) {
-      int64_t need = active * page_.raw();
-      if (need > ssd_.isp_sram.raw()) throw ModelError("ISP SRAM smaller than one job's partial result");
-      if (sram_free_ < need) {
-        d.state = DieState::WaitSlot;
-        slot_wait_.push_back(di);
-        return;
-      }
-      sram_free_ -= need;
-    }
     const Step& st = s_.templates[job.tmpl][d.step];
     d.state = DieState::Busy;
     push(now_ + st.die_time.raw(), kDieStep, di);
     r_.die_busy += st.die_time;
-    r_.nand_sense += st.energy_per_plane * double(active);
+    r_.nand_sense += st.energy;
     ++r_.die_steps;
     if (st.sensing) r_.sensings += uint64_t(active);
   }
@@ -129,7 +123,9 @@ class Engine {
     const Step& st = s_.templates[job.tmpl][d.step];
     if (st.route != Route::None) {
       int64_t active = job.active;
-      Out o{di, active * page_.raw(), st.route, int64_t(d.step) == last_output_[job.tmpl], active * page_.raw()};
+      Out o{di, active * page_.raw(), st.route, int64_t(d.step) == last_output_[job.tmpl], active * page_.raw(),
+            int64_t(d.step) == first_output_[job.tmpl]};
+      if (o.route == Route::ToIsp && o.bytes > ssd_.isp_sram.raw()) throw ModelError("ISP SRAM smaller than one job's partial result");
       if (d.c_occupied) {
         d.pending = o;
         d.state = DieState::WaitC;
@@ -155,12 +151,22 @@ class Engine {
     if (!ch.busy) start_transfer(d.channel);
   }
 
+  /// Starts the first queued transfer that can go. An operand page for the ISP that opens a job needs a free
+  /// SRAM slot (its partial result); without one it waits and the transfers of jobs that hold a slot go first.
   void start_transfer(uint32_t c) {
     auto& ch = channels_[c];
     if (ch.busy || ch.queue.empty()) return;
+    auto it = ch.queue.begin();
+    for (; it != ch.queue.end(); ++it)
+      if (!(it->route == Route::ToIsp && it->first_of_job) || sram_free_ >= it->bytes) break;
+    if (it == ch.queue.end()) return;  // every queued page waits for a slot
+    if (it->route == Route::ToIsp && it->first_of_job) {
+      sram_free_ -= it->bytes;
+      sram_peak_ = std::max(sram_peak_, ssd_.isp_sram.raw() - sram_free_);
+    }
     ch.busy = true;
-    ch.current = ch.queue.front();
-    ch.queue.pop_front();
+    ch.current = *it;
+    ch.queue.erase(it);
     Time dur = Bytes(ch.current.bytes) / channel_rate_;
     r_.channel_busy += dur;
     r_.channel_bytes += ch.current.bytes;
@@ -175,7 +181,7 @@ class Engine {
     switch (o.route) {
       case Route::ToHost: {
         int64_t arrival = pcie(o.bytes);
-        r_.host_dram += host_.dram_energy * Bytes(o.bytes);  // DMA into host memory
+        r_.dram_access += host_.dram_energy * Bytes(o.bytes);  // DMA into host memory
         if (s_.host.combine_operands) host_work(arrival, Bytes(o.bytes) / host_.bitwise_throughput, o.bytes);
         if (o.last_of_job && s_.host.popcount_result) host_work(arrival, Bytes(o.result_bytes) / host_.popcount_throughput, o.result_bytes);
         break;
@@ -191,7 +197,7 @@ class Engine {
       }
       case Route::Result: {
         int64_t arrival = pcie(o.bytes);
-        r_.host_dram += host_.dram_energy * Bytes(o.bytes);
+        r_.dram_access += host_.dram_energy * Bytes(o.bytes);
         if (s_.host.popcount_result) host_work(arrival, Bytes(o.bytes) / host_.popcount_throughput, o.bytes);
         break;
       }
@@ -212,28 +218,25 @@ class Engine {
     start_transfer(c);
   }
 
+  /// The job's partial result is complete: its slot now holds a result waiting for the link, and is DMA'd to
+  /// the host straight from the SRAM (no copy); while it drains, other slots accumulate (double buffering).
   void on_isp_result(int64_t bytes) {
+    const int64_t queued = pcie_free_;
     int64_t arrival = pcie(bytes);
-    r_.host_dram += host_.dram_energy * Bytes(bytes);
+    r_.isp_link_wait += Time(std::max<int64_t>(0, queued - now_));
+    r_.dram_access += host_.dram_energy * Bytes(bytes);
     if (s_.host.popcount_result) host_work(arrival, Bytes(bytes) / host_.popcount_throughput, bytes);
     push(pcie_free_, kSlotRelease, 0, bytes);  // the SRAM slot is free once the result has left
   }
 
   void on_slot_release(int64_t bytes) {
     sram_free_ += bytes;
-    while (!slot_wait_.empty()) {
-      uint32_t di = slot_wait_.front();
-      int64_t need = int64_t(s_.die_jobs[di][dies_[di].job].active) * page_.raw();
-      if (need > sram_free_) break;
-      slot_wait_.pop_front();
-      dies_[di].state = DieState::Idle;
-      try_start(di);
-    }
+    for (uint32_t c = 0; c < channels_.size(); ++c) start_transfer(c);
   }
 
   /// A transfer over PCIe starting no earlier than now; returns the arrival time at the host.
   int64_t pcie(int64_t bytes) {
-    Time dur = Bytes(bytes) / ssd_.pcie_bandwidth;
+    Time dur = Bytes(bytes) / pcie_rate_;
     int64_t start = std::max(now_, pcie_free_);
     pcie_free_ = start + dur.raw();
     r_.pcie_busy += dur;
@@ -249,13 +252,19 @@ class Engine {
     host_free_ = start + dur.raw();
     r_.host_busy += dur;
     r_.host_bytes += bytes_read;
-    r_.host_dram += host_.dram_energy * Bytes(bytes_read);
+    r_.dram_access += host_.dram_energy * Bytes(bytes_read);
     end_ = std::max(end_, host_free_);
   }
 
   void finish() {
-    r_.host_cpu = host_.cpu_power * r_.host_busy;
-    r_.controller = (ssd_.controller_power + ssd_.idle_power) * r_.total;
+    // Power over the time each part is powered (docs/cosmos.md, "Energy").
+    if (host_.cpu_power < host_.idle_power) throw ModelError("host.cpu_power is below host.idle_power (the package's idle floor)");
+    r_.ssd_active = Time(std::min(pcie_free_, r_.total.raw()));
+    r_.ssd_active_energy = ssd_.controller_power * r_.ssd_active;
+    r_.ssd_idle_energy = ssd_.idle_power * (r_.total - r_.ssd_active);
+    r_.host_idle = host_.idle_power * r_.total;
+    r_.host_compute = (host_.cpu_power - host_.idle_power) * r_.host_busy;
+    r_.dram_background = host_.dram_background_power * r_.total;
     double t = double(r_.total.raw());
     if (t <= 0) return;
     struct U {
@@ -284,13 +293,12 @@ class Engine {
   const HostParams& host_;
   Bytes page_;
   EnergyPerBit io_;
-  Bandwidth channel_rate_;
+  Bandwidth channel_rate_, pcie_rate_;
   std::vector<DieRun> dies_;
   std::vector<Channel> channels_;
-  std::deque<uint32_t> slot_wait_;
   EventHeap<Ev> q_;
-  int64_t now_ = 0, end_ = 0, pcie_free_ = 0, host_free_ = 0, isp_free_ = 0, sram_free_ = 0;
-  std::vector<int64_t> last_output_;
+  int64_t now_ = 0, end_ = 0, pcie_free_ = 0, host_free_ = 0, isp_free_ = 0, sram_free_ = 0, sram_peak_ = 0;
+  std::vector<int64_t> first_output_, last_output_;
   bool isp_ = false;
   PipelineResult r_;
 };
@@ -316,14 +324,21 @@ void PipelineResult::register_stats(StatGroup& g) const {
       .add("pcie", pcie_busy, "PCIe busy time")
       .add("isp", isp_busy, "in-storage accelerator busy time")
       .add("host", host_busy, "host computation busy time");
+  g.group("isp")
+      .add("sram_peak_bytes", isp_sram_peak, "most ISP SRAM held at once (partial results + results waiting for PCIe)")
+      .add("link_wait_s", isp_link_wait, "time finished ISP results waited for PCIe, summed over results");
+  g.add("ssd_active_s", ssd_active, "time the SSD is active (until its last transfer to the host)");
   g.group("energy_j")
-      .add("nand_sense", nand_sense, "NAND sensing energy")
-      .add("nand_io", nand_io, "NAND data-out (channel I/O) energy")
-      .add("pcie", pcie, "PCIe link energy")
-      .add("isp", isp, "in-storage accelerator energy")
-      .add("controller", controller, "SSD controller energy")
-      .add("host_cpu", host_cpu, "host CPU energy")
-      .add("host_dram", host_dram, "host DRAM energy")
+      .add("nand_sense", nand_sense, "NAND array: die power x step time, per die operation (sensings, latch ops)")
+      .add("nand_io", nand_io, "NAND data-out over the channels: energy per bit")
+      .add("pcie", pcie, "PCIe link: energy per payload bit")
+      .add("isp", isp, "in-storage accelerator logic + SRAM: energy per operand bit")
+      .add("ssd_controller", ssd_active_energy, "SSD controller + DRAM: active power x active time")
+      .add("ssd_idle", ssd_idle_energy, "SSD idle power x time after its last transfer")
+      .add("host_package_idle", host_idle, "host CPU package idle floor x whole run (RAPL-style)")
+      .add("host_package_compute", host_compute, "host CPU package: (compute - idle) power x compute time")
+      .add("host_dram_background", dram_background, "host DRAM background power x whole run")
+      .add("host_dram_access", dram_access, "host DRAM energy per bit written (DMA) or read (CPU)")
       .derived("total", [this] { return total_energy().raw(); }, "sum of the above");
 }
 

