@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/overloaded.hpp"
+
 namespace bitline::nand {
 
 double CostModel::mws_latency_factor(int wordlines, int blocks) const {
@@ -49,5 +51,23 @@ OpCost CostModel::erase() const { return {t_.t_erase, e_.erase_power * t_.t_eras
 OpCost CostModel::latch_op() const { return {t_.t_latch_op, e_.latch_power * t_.t_latch_op}; }
 
 OpCost CostModel::data_out(Bytes n) const { return {n / t_.channel_rate, e_.io_energy * n}; }
+
+OpCost CostModel::command(const Command& cmd, ProgramMode sensed) const {
+  // Exhaustive (core/overloaded.hpp): a Command alternative without a lambda here does not compile.
+  return std::visit(overloaded{
+                        [&](const ReadCmd&) { return sense(sensed, 1, 1); },
+                        [&](const ProgramCmd& c) { return program(c.mode); },
+                        [&](const EraseCmd&) { return erase(); },
+                        [&](const MwsCmd& c) {
+                          int wordlines = 0;
+                          for (const auto& s : c.slots) wordlines = std::max(wordlines, int(s.pbm.count()));
+                          return sense(ProgramMode::Slc, wordlines, int(c.slots.size()));
+                        },
+                        [&](const XorCmd&) { return latch_op(); },
+                        [&](const LatchCopyCmd&) { return latch_op(); },
+                        [&](const DataOutCmd& c) { return data_out(Bytes(c.length)); },
+                    },
+                    cmd);
+}
 
 }  // namespace bitline::nand

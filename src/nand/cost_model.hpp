@@ -33,6 +33,10 @@ class CostModel {
   OpCost erase() const;
   OpCost latch_op() const;
   OpCost data_out(Bytes n) const;
+  /// The cost of one die command, from its fields (what the die charges when it
+  /// executes it). `sensed` is the program mode of the data a READ senses, a
+  /// property of the stored page the command does not carry; MWS senses SLC/ESP.
+  OpCost command(const Command& c, ProgramMode sensed = ProgramMode::Slc) const;
 
  private:
   Timing t_;

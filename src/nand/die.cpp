@@ -178,7 +178,7 @@ CommandResult Die::do_program(const ProgramCmd& c) {
     b.data[key] = std::move(cells);
   }
   CommandResult r;
-  account(r, cost_.program(c.mode), &DieStats::program_energy);
+  account(r, cost_.command(c), &DieStats::program_energy);
   ++stats_.programs;
   ++stats_.programs_by_mode[int(c.mode)];
   return r;
@@ -191,7 +191,7 @@ CommandResult Die::do_erase(const EraseCmd& c) {
   b.data.clear();
   ++b.pe_cycles;
   CommandResult r;
-  account(r, cost_.erase(), &DieStats::erase_energy);
+  account(r, cost_.command(c), &DieStats::erase_energy);
   ++stats_.erases;
   return r;
 }
@@ -213,7 +213,7 @@ CommandResult Die::do_read(const ReadCmd& c) {
   groups[0].push_back(SensedPage{b, key, bits});
   sense(groups, sensed_, r);
   if (store_data_) latch_steps(latches(a.plane), Iscm{}, sensed_);
-  account(r, cost_.sense(mode, 1, 1), &DieStats::sense_energy);
+  account(r, cost_.command(c, mode), &DieStats::sense_energy);
   ++stats_.reads;
   ++stats_.wordlines_sensed;
   return r;
@@ -229,7 +229,6 @@ CommandResult Die::do_mws(const MwsCmd& c) {
   }
   CommandResult r;
   std::vector<std::vector<SensedPage>> groups(c.slots.size());
-  int max_wl = 0;
   for (size_t i = 0; i < c.slots.size(); ++i) {
     const auto& s = c.slots[i];
     const Block* b = find_block(c.plane, s.block);
@@ -245,12 +244,11 @@ CommandResult Die::do_mws(const MwsCmd& c) {
       }
       groups[i].push_back(SensedPage{b, key, bits});
     }
-    max_wl = std::max(max_wl, n);
     stats_.wordlines_sensed += uint64_t(n);
   }
   sense(groups, sensed_, r);
   if (store_data_) latch_steps(latches(c.plane), c.iscm, sensed_);
-  account(r, cost_.sense(ProgramMode::Slc, max_wl, int(c.slots.size())), &DieStats::sense_energy);
+  account(r, cost_.command(c), &DieStats::sense_energy);
   ++stats_.mws;
   if (c.iscm.inverse) ++stats_.inverse_sensings;
   return r;
@@ -374,7 +372,7 @@ CommandResult Die::do_xor(const XorCmd& c) {
     l.c ^= l.s;
   }
   CommandResult r;
-  account(r, cost_.latch_op(), &DieStats::latch_energy);
+  account(r, cost_.command(c), &DieStats::latch_energy);
   ++stats_.xors;
   return r;
 }
@@ -386,7 +384,7 @@ CommandResult Die::do_copy(const LatchCopyCmd& c) {
     if (c.src != c.dst) ref(c.dst) = ref(c.src);
   }
   CommandResult r;
-  account(r, cost_.latch_op(), &DieStats::latch_energy);
+  account(r, cost_.command(c), &DieStats::latch_energy);
   ++stats_.latch_copies;
   return r;
 }
@@ -398,16 +396,20 @@ CommandResult Die::do_data_out(const DataOutCmd& c) {
     const uint8_t* bytes = reinterpret_cast<const uint8_t*>(cl.data());
     r.data.assign(bytes + c.column, bytes + c.column + c.length);
   }
-  account(r, cost_.data_out(Bytes(c.length)), &DieStats::io_energy);
+  account(r, cost_.command(c), &DieStats::io_energy);
   ++stats_.data_outs;
   stats_.data_out_bytes += c.length;
   return r;
 }
 
 PageRead Die::read_page(const PageAddress& a) {
-  PageRead out;
   CommandResult r1 = execute(ReadCmd{a});
   CommandResult r2 = execute(DataOutCmd{a.plane, 0, uint32_t(p_.geometry.page_size.raw())});
+  return correct_read(a, r1, r2);
+}
+
+PageRead Die::correct_read(const PageAddress& a, const CommandResult& r1, const CommandResult& r2) {
+  PageRead out;
   out.latency = r1.latency + r2.latency;
   out.energy = r1.energy + r2.energy;
   out.raw_bit_errors = r1.bit_errors;

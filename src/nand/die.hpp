@@ -71,6 +71,10 @@ class Die {
   /// A controller read: READ + DATA-OUT of the whole page, then derandomisation
   /// and the ECC model (codewords with at most `ecc.correctable_bits` errors are corrected).
   PageRead read_page(const PageAddress& a);
+  /// The controller's side of read_page, for a controller that issued the READ
+  /// of `a` and a whole-page DATA-OUT itself: their results in, the
+  /// derandomised, ECC-corrected page out.
+  PageRead correct_read(const PageAddress& a, const CommandResult& read, const CommandResult& data_out);
 
   const BitVector& latch(uint32_t plane, Latch l) const;
   bool is_programmed(const PageAddress& a) const;
