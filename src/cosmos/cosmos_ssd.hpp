@@ -5,11 +5,16 @@
 //   parabit  the die senses one operand at a time (ParaBit, MICRO 2021);
 //   fc       multi-wordline sensing (Flash-Cosmos).
 // Functional mode stores data in the dies and returns results; timing-only
-// mode stores nothing and scales to the paper's sizes. Both issue the same
-// command stream, and the time comes from the event-driven pipeline.
+// mode stores nothing and scales to the paper's sizes. Both make every page's
+// die commands the same way, encoded and checked (docs/cosmos.md, "One command
+// stream"): functional mode executes them, and the pipeline's step template of
+// a query is those commands priced by the cost model. The time comes from the
+// event-driven pipeline.
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +34,18 @@ const char* to_string(System s);
 System system_from(const std::string& s);
 inline constexpr System kAllSystems[] = {System::Osp, System::Isp, System::ParaBit, System::Fc};
 
+/// The commands a read issued to each die, in issue order: a 64-bit FNV-1a
+/// hash over their encoded bytes, and their number. Recorded when
+/// CosmosSsd::trace_commands is on, in either mode.
+struct CommandStream {
+  std::vector<uint64_t> fnv1a;     // per die
+  std::vector<uint64_t> commands;  // per die
+  static constexpr uint64_t kFnvOffset = 14695981039346656037ull, kFnvPrime = 1099511628211ull;
+  explicit CommandStream(size_t dies = 0) : fnv1a(dies, kFnvOffset), commands(dies, 0) {}
+  void add(size_t die, std::span<const uint8_t> bytes);
+  bool operator==(const CommandStream&) const = default;
+};
+
 struct ReadResult {
   System system = System::Fc;
   ssd::PipelineResult timing;
@@ -37,6 +54,7 @@ struct ReadResult {
   std::vector<BitVector> results;  // functional mode: one per query
   std::vector<uint64_t> popcounts;
   uint64_t bit_errors = 0;     // functional mode: cells that sensed wrong
+  CommandStream stream;        // with CosmosSsd::trace_commands on
   Json to_json() const;
 };
 
@@ -58,6 +76,10 @@ class CosmosSsd {
   }
 
   bool functional() const { return functional_; }
+  /// Records the command stream of every read (ReadResult::stream). In
+  /// timing-only mode this makes, encodes, checks and prices the commands of
+  /// every page (not only the template's), so it costs time at paper scale.
+  void trace_commands(bool on) { trace_ = on; }
   const Firmware& firmware() const { return fw_; }
   nand::Die& die(size_t i) { return *dies_.at(i); }
   size_t die_count() const { return dies_.size(); }
@@ -67,12 +89,42 @@ class CosmosSsd {
   PlanLimits limits(System s) const;
 
  private:
-  BitVector run_functional(const Expr& q, const Plan* plan, System s, uint64_t& commands, uint64_t& errors);
+  /// How a query is served: the in-flash plan, or the operand copies read through ECC (OSP, ISP).
+  struct OperandRead {
+    std::string name;
+    CopyRef copy;
+    bool inverted = false;  // only the inverted copy is stored: the controller inverts what it reads
+    nand::ProgramMode mode = nand::ProgramMode::Slc;
+  };
+  struct QueryProgram {
+    Expr query;
+    int64_t bytes = 0;
+    std::optional<Plan> plan;
+    std::vector<OperandRead> reads;
+  };
+  /// The die commands of one page of a query, in issue order, on the page's die and plane; `sensed[k]`:
+  /// the program mode of the data command k senses (the cost of a READ depends on it).
+  struct PageCommands {
+    uint32_t die = 0, plane = 0;
+    std::vector<nand::Command> commands;
+    std::vector<nand::ProgramMode> sensed;
+  };
+  QueryProgram program(const Expr& normalized, System s) const;
+  PageCommands page_commands(const QueryProgram& qp, int64_t page) const;
+  /// The controller's side of issuing a command: its bytes as they go to the die (encoded), recorded in `stream`.
+  std::vector<uint8_t> issue(uint32_t die, const nand::Command& c, CommandStream* stream) const;
+  /// A page's commands as pipeline steps: each command encoded, decoded as the die decodes it, checked
+  /// (nand::check) and priced by the cost model; a DATA-OUT sends the page the previous step left in the
+  /// C-latch along `out`.
+  std::vector<ssd::Step> steps_of(const PageCommands& pc, ssd::Route out, CommandStream* stream) const;
+  /// Functional mode: executes every page's commands on the dies; checks that the dies charged what `tmpl` priced.
+  BitVector run_functional(const QueryProgram& qp, const std::vector<ssd::Step>& tmpl, ssd::Route out, ReadResult& rr);
 
   nand::NandParams nand_;
   ssd::SsdParams ssd_;
   ssd::HostParams host_;
   bool functional_;
+  bool trace_ = false;
   Firmware fw_;
   nand::CostModel cost_;
   std::vector<std::unique_ptr<nand::Die>> dies_;

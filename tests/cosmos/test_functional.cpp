@@ -14,24 +14,6 @@ namespace {
 
 using Copies = WriteOptions::Copies;
 
-/// Reduced workloads: several page columns, a partial last page, BMI across
-/// two strings (60 operands > 48 wordlines), IMS over several blocks (66
-/// columns, 16 per string), KCS with k = 64.
-WorkloadParams small_workload() {
-  WorkloadParams w = default_params<WorkloadParams>();
-  w.users = (16 * 1024 + 200) * 8;  // 17 pages of 1 KiB over 8 planes: 3 columns, the last one partial
-  w.days_per_month = 30;
-  w.months = {1, 2};
-  w.image_width = 16;
-  w.image_height = 16;
-  w.colors = 4;
-  w.images = {10, 4200};  // 4200 images: 525 pages, 66 columns
-  w.vertices = 20 * 1024 * 8;  // 20 pages: 3 columns, the last on half the planes
-  w.cliques = 3;
-  w.clique_sizes = {8, 64};
-  return w;
-}
-
 size_t hamming(const BitVector& a, const BitVector& b) {
   BitVector x = a;
   x ^= b;
