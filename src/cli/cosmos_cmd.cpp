@@ -1,5 +1,6 @@
 // `bitline cosmos ...`: the Flash-Cosmos SSD and the paper's evaluation.
-//   eval         every workload point on all four systems -> JSON + summary
+//   eval         every point of an experiment file on its systems -> JSON + summary
+//                (default: configs/experiments/flash-cosmos-eval.yaml, the paper's)
 //   run          one point on one system, with a readable breakdown
 //   write-bw     sequential write bandwidth per program mode
 //   reliability  the BMI exactness experiment with and without ESP
@@ -37,6 +38,24 @@ Json config_json(const EvalConfig& c) {
           {"workload", dump_params(c.workload)}};
 }
 
+/// The resolved config of an evaluation: the components', with the experiment's sweeps listed under `workload`.
+Json config_json(const EvalConfig& c, const EvalMatrix& m) {
+  Json j = config_json(c);
+  const Json sweep = m.sweep_json();
+  for (const auto& [k, v] : sweep.items()) j["workload"][k] = v;
+  return j;
+}
+
+/// --experiment FILE (default: the shipped NAME).
+struct ExperimentOption {
+  std::string file;
+  void add_to(CLI::App& app, const std::string& name, const std::string& what) {
+    file = shipped_experiment(name).string();
+    app.add_option("--experiment", file, fmt::format("experiment file: {} (default: the paper's, configs/experiments/{}.yaml)", what, name));
+  }
+  EvalMatrix load() const { return load_eval_matrix(file); }
+};
+
 void print_breakdown(const ReadResult& r) {
   const auto& t = r.timing;
   double T = to_s(t.total);
@@ -65,21 +84,25 @@ void add_cosmos(CLI::App& app) {
     auto json = std::make_shared<std::string>();
     auto quiet = std::make_shared<bool>(false);
     auto threads = std::make_shared<int>(WorkerPool::hardware_threads());
+    auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
+    exp->add_to(*cmd, "flash-cosmos-eval", "the systems, the workload sweeps and the summary's pairs");
     cmd->add_option("--json", *json, "write points, summary and the resolved config to this file")->required();
     cmd->add_option("--threads", *threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
     cmd->add_flag("--quiet", *quiet, "no progress on stderr");
-    cmd->callback([cfg, json, quiet, threads] {
-      EvalConfig c = load_eval_config(cfg->load());
+    cmd->callback([cfg, json, quiet, threads, exp] {
+      const EvalMatrix matrix = exp->load();
+      EvalConfig c = load_eval_config(cfg->load(matrix.set));
       auto t0 = std::chrono::steady_clock::now();
-      auto results = run_eval(c, [&](size_t i, size_t n, const std::string& what) {
+      auto results = run_eval(c, matrix, [&](size_t i, size_t n, const std::string& what) {
         if (!*quiet) print_progress(i, n, what);
       }, *threads);
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      Json j = eval_json(results, config_json(c));
+      Json j = eval_json(results, matrix, config_json(c, matrix));
       uint64_t events = 0;
       for (const auto& r : results) events += r.read.timing.events;
-      j["run"] = {{"wall_s", wall}, {"events", events}, {"events_per_s", wall > 0 ? double(events) / wall : 0.0}};
+      j["run"] = {{"wall_s", wall}, {"events", events}, {"events_per_s", wall > 0 ? double(events) / wall : 0.0},
+                  {"experiment", exp->file}};
       write_json_file(*json, j);
       fmt::print("{:<12} {:>8} {:>8} {:>8} {:>9}   (speedup; energy efficiency below)\n", "pair", "bmi", "ims", "kcs", "overall");
       for (const char* what : {"speedup", "energy_efficiency"}) {
@@ -102,23 +125,22 @@ void add_cosmos(CLI::App& app) {
     auto system = std::make_shared<std::string>("fc");
     auto functional = std::make_shared<bool>(false);
     auto json = std::make_shared<std::string>();
+    auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
+    exp->add_to(*cmd, "flash-cosmos-eval", "its first point of the workload is the default --param");
     cmd->add_option("--workload", *workload, "bmi | ims | kcs")->check(CLI::IsMember({"bmi", "ims", "kcs"}));
-    cmd->add_option("--param", *param, "the point: months=N (bmi), images=N (ims), k=N (kcs); default: the first of the config's list");
+    cmd->add_option("--param", *param, "the point: months=N (bmi), images=N (ims), k=N (kcs); default: the experiment's first");
     cmd->add_option("--system", *system, "osp | isp | parabit | fc")->check(CLI::IsMember({"osp", "isp", "parabit", "fc"}));
     cmd->add_flag("--functional", *functional,
                   "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
-      EvalConfig c = load_eval_config(cfg->load());
+      const EvalMatrix matrix = exp->load();
+      EvalConfig c = load_eval_config(cfg->load(matrix.set));
       Point p;
       p.workload = *workload;
-      auto pts = eval_points(c.workload);
-      for (const auto& x : pts)
-        if (x.workload == p.workload) {
-          p = x;
-          break;
-        }
+      p.param = *workload == "bmi" ? "months" : *workload == "ims" ? "images" : "k";
+      if (param->empty()) p = matrix.first(*workload);
       if (!param->empty()) {
         auto eq = param->find('=');
         std::string key = eq == std::string::npos ? "" : param->substr(0, eq);
@@ -190,23 +212,30 @@ void add_cosmos(CLI::App& app) {
     auto* cmd = cosmos->add_subcommand("reliability", "BMI queries on raw SLC (no ESP) vs ESP data with errors on: fraction exact");
     auto cfg = std::make_shared<ConfigOptions>();
     auto json = std::make_shared<std::string>();
-    auto months = std::make_shared<int64_t>(36);
-    auto trials = std::make_shared<int64_t>(20);
+    auto months = std::make_shared<int64_t>(0);
+    auto trials = std::make_shared<int64_t>(0);
+    auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
-    cmd->add_option("--months", *months, "BMI window in months (default 36)")->check(CLI::PositiveNumber);
-    cmd->add_option("--trials", *trials, "queries (each on freshly written data, default 20)")->check(CLI::PositiveNumber);
+    exp->add_to(*cmd, "flash-cosmos-eval", "its reliability: section gives the default --months and --trials");
+    cmd->add_option("--months", *months, "BMI window in months (default: the experiment's reliability.months)")->check(CLI::PositiveNumber);
+    cmd->add_option("--trials", *trials, "queries, each on freshly written data (default: the experiment's reliability.trials)")
+        ->check(CLI::PositiveNumber);
     auto operands = std::make_shared<int64_t>(0);
     cmd->add_option("--operands", *operands,
                     "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
-      EvalConfig c = load_eval_config(cfg->load());
-      int64_t m = *months;
+      const EvalMatrix matrix = exp->load();
+      EvalConfig c = load_eval_config(cfg->load(matrix.set));
+      int64_t m = *months > 0 ? *months : matrix.reliability_months;
+      const int64_t n_trials = *trials > 0 ? *trials : matrix.reliability_trials;
+      if (m <= 0 || n_trials <= 0)
+        throw ConfigError(fmt::format("{}: no reliability: section; give --months and --trials", exp->file));
       if (*operands > 0) c.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
       Json j;
       for (bool esp : {false, true}) {
-        auto r = run_reliability(c, m, esp, *trials);
+        auto r = run_reliability(c, m, esp, n_trials);
         const char* key = esp ? "esp" : "slc_no_esp";
         fmt::print("{:<11} {}/{} queries exact ({:.3f}); {} cells sensed, {} sensed wrong, {} wrong result bits\n", key, r.exact, r.trials,
                    r.fraction_exact(), r.cells_sensed, r.bit_errors, r.wrong_result_bits);
