@@ -53,7 +53,7 @@ struct Point {
 
 /// An evaluation matrix: the points (the sweeps of the workloads), the systems each runs on and the pairs
 /// the summary compares. The paper's is configs/experiments/flash-cosmos-eval.yaml; the format is in
-/// docs/commands.md ("Experiment files").
+/// docs/experiments.md.
 struct EvalMatrix {
   std::vector<Point> points;                       // in the file's order
   std::vector<System> systems;                     // every point runs on each, in this order

@@ -1,6 +1,6 @@
 // The FlashAccel experiments as data: the evaluation matrix, the ablation and the
 // multi-turn sessions experiment, each read from an experiment file
-// (configs/experiments/flashaccel-*.yaml; format in docs/commands.md). The code
+// (configs/experiments/flashaccel-*.yaml; format in docs/experiments.md). The code
 // holds the mechanisms (serving.hpp, sessions.hpp); the models, contexts, SLOs,
 // systems and variants of the paper live in those files.
 #pragma once

@@ -54,7 +54,7 @@ ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& 
     }
   }
   std::string names;
-  for (const auto& c : named) names += c.name + ", ";
+  for (const auto& c : named) names += c.name + (&c == &named.back() ? " or " : ", ");
   throw ConfigError(fmt::format("context '{}': expected {}INPUT:OUTPUT tokens (e.g. 2000:500, output >= 1)", s, names));
 }
 
