@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "cli/common.hpp"
+#include "core/distributed.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
@@ -184,17 +185,27 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o, x] {
+      const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
       const EvalExperiment ex = load_eval_experiment(x->file);
       const auto kinds = k->load_all(ex.set);
       ModelSet models;
       load_models(models, ex.models, x->file);
       const auto t0 = std::chrono::steady_clock::now();
-      Json j = run_eval(models, kinds, ex, [&](size_t i, size_t n, const std::string& what) {
-        if (!o->quiet) print_progress(i, n, what);
-      }, o->threads);
+      // The jobs (model x system) over the MPI ranks (one process without mpirun), each rank on its worker pool.
+      const auto jobs = world.map(
+          eval_job_count(ex), [&](size_t i) { return run_eval_job(models, kinds, ex, i).dump(); }, o->threads,
+          [&](size_t done, size_t n, size_t i) {
+            if (!o->quiet) print_progress(done, n, ex.models[i / ex.systems.size()] + " on " + ex.systems[i % ex.systems.size()]);
+          });
+      if (!world.root()) return;  // rank 0 writes the results
+      Json j;
+      j["points"] = Json::array();
+      for (const auto& text : jobs)
+        for (auto& p : Json::parse(text)) j["points"].push_back(std::move(p));
+      j["summary"] = eval_summary(j["points"], ex);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       j["config"] = config_json(kinds);
-      j["run"] = {{"wall_s", wall}, {"threads", o->threads}, {"experiment", x->file}};
+      j["run"] = {{"wall_s", wall}, {"threads", o->threads}, {"experiment", x->file}, {"ranks", world.size()}};
       write_json_file(o->json, j);
       fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {})\n", "system@SLO", "mean",
                  "geomean", "points", ex.baseline, ex.baseline);
@@ -377,6 +388,7 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--threads", o->threads, "worker threads")->check(CLI::Range(1, 256))->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o] {
+      const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
       const SystemName sn = parse_system(o->system);
       const ContextSpec c = context_arg(o->context);
       const ModelConfig m = load_model(o->model);
@@ -409,7 +421,8 @@ void add_accel(CLI::App& app) {
           throw ConfigError(fmt::format("--vary ({}): {}", label(combo), e.what()));
         }
       }
-      const auto points = WorkerPool(o->threads).map<Json>(
+      // The grid over the MPI ranks (one process without mpirun), each rank on its worker pool.
+      const auto texts = world.map(
           combos.size(),
           [&](size_t i) {
             const Server s(m, params[i], sn.gpus);
@@ -420,11 +433,15 @@ void add_accel(CLI::App& app) {
             Json values = Json::object();
             for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
             j["values"] = values;
-            return j;
+            return j.dump();
           },
+          o->threads,
           [&](size_t done, size_t n, size_t i) {
             if (!o->quiet) print_progress(done, n, label(combos[i]));
           });
+      if (!world.root()) return;  // rank 0 prints and writes the results
+      std::vector<Json> points;
+      for (const auto& t : texts) points.push_back(Json::parse(t));
 
       // The table: the varied values, then the point.
       std::vector<size_t> width;
@@ -450,7 +467,8 @@ void add_accel(CLI::App& app) {
         Json vj = Json::object();
         for (const auto& v : vary) vj[v.key] = v.values;
         Json out = {{"model", m.name}, {"system", sn.name}, {"context", c.name}, {"slo_ms", o->slo}, {"vary", vj},
-                    {"points", points}, {"config", kind_json(k->load(sn.kind))}};
+                    {"points", points}, {"config", kind_json(k->load(sn.kind))},
+                    {"run", {{"threads", o->threads}, {"ranks", world.size()}}}};
         write_json_file(o->json, out);
         fmt::print("wrote {}\n", o->json);
       }

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "core/distributed.hpp"
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
 #include "cosmos/workloads.hpp"
@@ -91,18 +92,30 @@ void add_cosmos(CLI::App& app) {
     cmd->add_option("--threads", *threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
     cmd->add_flag("--quiet", *quiet, "no progress on stderr");
     cmd->callback([cfg, json, quiet, threads, exp] {
+      const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
       const EvalMatrix matrix = exp->load();
       EvalConfig c = load_eval_config(cfg->load(matrix.set));
       auto t0 = std::chrono::steady_clock::now();
-      auto results = run_eval(c, matrix, [&](size_t i, size_t n, const std::string& what) {
-        if (!*quiet) print_progress(i, n, what);
-      }, *threads);
+      // The points over the MPI ranks (one process without mpirun), each rank on its worker pool.
+      const auto points = world.map(
+          eval_job_count(matrix), [&](size_t i) { return point_json(run_eval_job(c, matrix, i)).dump(); }, *threads,
+          [&](size_t done, size_t n, size_t i) {
+            const Point& p = matrix.points[i / matrix.systems.size()];
+            if (!*quiet)
+              print_progress(done, n, fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
+          });
+      if (!world.root()) return;  // rank 0 writes the results
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      Json j = eval_json(results, matrix, config_json(c, matrix));
+      Json pj = Json::array();
       uint64_t events = 0;
-      for (const auto& r : results) events += r.read.timing.events;
+      for (const auto& text : points) {
+        pj.push_back(Json::parse(text));
+        events += pj.back()["events"].get<uint64_t>();
+      }
+      const size_t n_points = pj.size();
+      Json j = eval_json(std::move(pj), matrix, config_json(c, matrix));
       j["run"] = {{"wall_s", wall}, {"events", events}, {"events_per_s", wall > 0 ? double(events) / wall : 0.0},
-                  {"experiment", exp->file}};
+                  {"experiment", exp->file}, {"threads", *threads}, {"ranks", world.size()}};
       write_json_file(*json, j);
       fmt::print("{:<12} {:>8} {:>8} {:>8} {:>9}   (speedup; energy efficiency below)\n", "pair", "bmi", "ims", "kcs", "overall");
       for (const char* what : {"speedup", "energy_efficiency"}) {
@@ -111,7 +124,7 @@ void add_cosmos(CLI::App& app) {
                      v.value("overall", 0.0));
         fmt::print("\n");
       }
-      fmt::print("{} points, {} events in {:.2f} s ({:.3g} events/s); wrote {}\n", results.size(), events, wall,
+      fmt::print("{} points, {} events in {:.2f} s ({:.3g} events/s); wrote {}\n", n_points, events, wall,
                  wall > 0 ? double(events) / wall : 0.0, *json);
     });
   }

@@ -175,22 +175,6 @@ Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams
   }
 }
 
-Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, const EvalExperiment& e, const Progress& progress,
-              int threads) {
-  for (const auto& m : e.models) models.get(m);  // load before the threads start
-  const auto jobs = WorkerPool(threads).map<Json>(
-      eval_job_count(e), [&](size_t i) { return run_eval_job(models, kinds, e, i); },
-      [&](size_t done, size_t n, size_t i) {
-        if (progress) progress(done, n, e.models[i / e.systems.size()] + " on " + e.systems[i % e.systems.size()]);
-      });
-  Json j;
-  j["points"] = Json::array();
-  for (const auto& job : jobs)
-    for (const auto& p : job) j["points"].push_back(p);
-  j["summary"] = eval_summary(j["points"], e);
-  return j;
-}
-
 Json eval_summary(const Json& points, const EvalExperiment& e) {
   const std::string& bl = e.baseline;
   const auto key_of = [](const Json& p) {

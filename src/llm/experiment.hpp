@@ -58,17 +58,13 @@ std::vector<KindParams> ablation_params(const AblationExperiment& e, const std::
 
 // ---- running them ------------------------------------------------------------
 
-using Progress = std::function<void(size_t done, size_t total, const std::string& what)>;
-
 /// The jobs of the matrix: one per model x system (model i / systems, system i % systems).
 size_t eval_job_count(const EvalExperiment& e);
 /// Job i: every context x SLO of its model on its system, as a JSON array of points (PointResult::json) in
-/// context, SLO order. `models` must hold the experiment's models.
+/// context, SLO order. `models` must hold the experiment's models; `kinds` maps "h200"/"csi"/"cli" to parameters.
+/// `accel eval` runs the jobs over core/distributed.hpp (MPI ranks x worker threads), concatenates their
+/// points in job order and adds eval_summary.
 Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams>& kinds, const EvalExperiment& e, size_t i);
-/// The matrix on `threads` workers: {"points": [...], "summary": {...}}; the result does not depend on `threads`.
-/// `kinds` maps "h200"/"csi"/"cli" to parameters.
-Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, const EvalExperiment& e, const Progress& progress,
-              int threads = 2);
 /// Summary ratios vs the baseline system, per system and SLO, over the points (PointResult::json) where both are feasible.
 Json eval_summary(const Json& points, const EvalExperiment& e);
 
