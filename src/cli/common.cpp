@@ -20,9 +20,10 @@ void ConfigOptions::add_to(CLI::App& app) {
   app.add_option("--set", sets, "override one parameter: key.path=value (repeatable), e.g. nand.timing.t_read_slc=30us");
 }
 
-ConfigTree ConfigOptions::load() const {
+ConfigTree ConfigOptions::load(const std::vector<Override>& experiment) const {
   ConfigTree t;
   if (!preset.empty()) t.load_preset(preset);
+  apply_overrides(t, experiment);
   if (!file.empty()) t.load_file(file);
   for (const auto& s : sets) t.apply_set(s);
   check_top_level(t);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/experiment.hpp"
 #include "core/rng.hpp"
 #include "core/worker_pool.hpp"
 #include "ssd/sequential_write.hpp"
@@ -54,12 +55,84 @@ int64_t bytes_of_bits(int64_t bits, const char* what) {
 
 }  // namespace
 
-std::vector<Point> eval_points(const WorkloadParams& w) {
-  std::vector<Point> pts;
-  for (auto m : w.months) pts.push_back({"bmi", "months", m});
-  for (auto i : w.images) pts.push_back({"ims", "images", i});
-  for (auto k : w.clique_sizes) pts.push_back({"kcs", "k", k});
-  return pts;
+namespace {
+
+// The sweep keys of an experiment file: workload, its key in the file (and in the resolved config), the point's parameter.
+struct SweepKey {
+  const char *workload, *key, *param;
+};
+constexpr SweepKey kSweepKeys[] = {{"bmi", "months", "months"}, {"ims", "images", "images"}, {"kcs", "clique_sizes", "k"}};
+
+System system_at(const ConfigNode& n, const std::string& path) {
+  if (n.kind != ConfigNode::Kind::Scalar) experiment_error(n, path, "expected a system name (osp, isp, parabit, fc)");
+  for (System x : kAllSystems)
+    if (n.scalar == to_string(x)) return x;
+  experiment_error(n, path, fmt::format("unknown system '{}' (osp, isp, parabit, fc)", n.scalar));
+}
+
+}  // namespace
+
+EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
+  const ConfigNode root = read_experiment_file(file);
+  ExperimentMap top(root, "");
+  EvalMatrix m;
+  top.string_or("experiment", "");
+  top.string_or("description", "");
+  {
+    const std::vector<std::string> names = top.strings("systems");
+    const ConfigNode& n = *top.optional("systems");
+    for (size_t i = 0; i < names.size(); ++i) m.systems.push_back(system_at(n.items[i], fmt::format("systems[{}]", i)));
+  }
+  {
+    const ConfigNode& n = top.required("sweep");
+    ExperimentMap sweep(n, "sweep");
+    for (const auto& [key, value] : n.keys) {
+      const SweepKey* k = nullptr;
+      for (const auto& sk : kSweepKeys)
+        if (key == sk.key) k = &sk;
+      if (!k) continue;  // finish() names it
+      for (int64_t v : sweep.integers(key, 1)) m.points.push_back({k->workload, k->param, v});
+    }
+    for (const auto& sk : kSweepKeys) sweep.optional(sk.key);
+    sweep.finish();
+    if (m.points.empty()) experiment_error(n, "sweep", "no points: give months (bmi), images (ims) and/or clique_sizes (kcs)");
+  }
+  if (const ConfigNode* n = top.optional("compare")) {
+    const std::vector<std::string> pairs = top.strings("compare");
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const std::string path = fmt::format("compare[{}]", i);
+      const auto slash = pairs[i].find('/');
+      if (slash == std::string::npos) experiment_error(n->items[i], path, fmt::format("'{}': expected A/B (e.g. fc/osp)", pairs[i]));
+      ConfigNode a = n->items[i], b = n->items[i];
+      a.scalar = pairs[i].substr(0, slash);
+      b.scalar = pairs[i].substr(slash + 1);
+      m.compare.emplace_back(system_at(a, path), system_at(b, path));
+    }
+  }
+  if (const ConfigNode* n = top.optional("reliability")) {
+    ExperimentMap r(*n, "reliability");
+    m.reliability_months = r.integer("months", 1);
+    m.reliability_trials = r.integer("trials", 1);
+    r.finish();
+  }
+  m.set = top.overrides("set");
+  top.finish();
+  return m;
+}
+
+Json EvalMatrix::sweep_json() const {
+  Json j = Json::object();
+  for (const auto& sk : kSweepKeys)
+    for (const Point& p : points)
+      if (p.workload == sk.workload) j[sk.key].push_back(p.value);
+  return j;
+}
+
+const Point& EvalMatrix::first(const std::string& workload) const {
+  for (const Point& p : points)
+    if (p.workload == workload) return p;
+  throw ConfigError(fmt::format("the experiment has no {} point (its sweep has no {})", workload,
+                                workload == "bmi" ? "months" : workload == "ims" ? "images" : "clique_sizes"));
 }
 
 PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, uint64_t seed) {
@@ -137,57 +210,58 @@ PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, S
   return out;
 }
 
-std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress,
-                                  int threads) {
-  struct Job {
-    Point point;
-    System system;
-  };
-  std::vector<Job> jobs;
-  for (const auto& p : eval_points(cfg.workload))
-    for (System s : kAllSystems) jobs.push_back({p, s});
-  const auto label = [&](const Job& j) { return fmt::format("{} {}={} on {}", j.point.workload, j.point.param, j.point.value, to_string(j.system)); };
+size_t eval_job_count(const EvalMatrix& matrix) { return matrix.points.size() * matrix.systems.size(); }
+
+PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t i) {
+  const Point& point = matrix.points[i / matrix.systems.size()];
+  const System system = matrix.systems[i % matrix.systems.size()];
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
+  PreparedPoint pp = prepare(ssd, point, cfg.workload, system, cfg.seed);
+  return PointResult{point, system, ssd.read(pp.queries, system, pp.popcount)};
+}
+
+std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matrix,
+                                  const std::function<void(size_t, size_t, const std::string&)>& progress, int threads) {
   return WorkerPool(threads).map<PointResult>(
-      jobs.size(),
-      [&](size_t i) {
-        const Job& j = jobs[i];
-        CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
-        PreparedPoint pp = prepare(ssd, j.point, cfg.workload, j.system, cfg.seed);
-        return PointResult{j.point, j.system, ssd.read(pp.queries, j.system, pp.popcount)};
-      },
+      eval_job_count(matrix), [&](size_t i) { return run_eval_job(cfg, matrix, i); },
       [&](size_t done, size_t n, size_t i) {
-        if (progress) progress(done, n, label(jobs[i]));
+        const Point& p = matrix.points[i / matrix.systems.size()];
+        if (progress) progress(done, n, fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
       });
 }
 
-Json eval_json(const std::vector<PointResult>& results, const Json& config) {
-  Json j;
-  j["points"] = Json::array();
-  for (const auto& r : results) {
-    StatsTree stats;
-    r.read.timing.register_stats(stats);
-    j["points"].push_back({{"workload", r.point.workload},
-                           {"param", {{r.point.param, r.point.value}}},
-                           {"system", to_string(r.system)},
-                           {"time_s", to_s(r.read.timing.total)},
-                           {"energy_j", r.read.timing.total_energy().raw()},
-                           {"energy_breakdown_j", stats.dump()["energy_j"]},
-                           {"bytes_over_pcie", r.read.timing.pcie_bytes},
-                           {"bytes_over_channels", r.read.timing.channel_bytes},
-                           {"sensings", r.read.timing.sensings},
-                           {"bottleneck", r.read.timing.bottleneck},
-                           {"events", r.read.timing.events}});
-  }
-  auto find = [&](const Point& p, System s) -> const PointResult* {
-    for (const auto& r : results)
-      if (r.system == s && r.point.workload == p.workload && r.point.value == p.value) return &r;
+Json point_json(const PointResult& r) {
+  StatsTree stats;
+  r.read.timing.register_stats(stats);
+  return {{"workload", r.point.workload},
+          {"param", {{r.point.param, r.point.value}}},
+          {"system", to_string(r.system)},
+          {"time_s", to_s(r.read.timing.total)},
+          {"energy_j", r.read.timing.total_energy().raw()},
+          {"energy_breakdown_j", stats.dump()["energy_j"]},
+          {"bytes_over_pcie", r.read.timing.pcie_bytes},
+          {"bytes_over_channels", r.read.timing.channel_bytes},
+          {"sensings", r.read.timing.sensings},
+          {"bottleneck", r.read.timing.bottleneck},
+          {"events", r.read.timing.events}};
+}
+
+Json eval_json(const std::vector<PointResult>& results, const EvalMatrix& matrix, const Json& config) {
+  Json points = Json::array();
+  for (const auto& r : results) points.push_back(point_json(r));
+  return eval_json(std::move(points), matrix, config);
+}
+
+Json eval_json(Json points, const EvalMatrix& matrix, const Json& config) {
+  // The summary: per pair A/B and workload, the mean over the workload's points of B's time (energy) / A's;
+  // "overall" is the geometric mean over the workloads.
+  auto find = [&](const Json& p, const std::string& system) -> const Json* {
+    for (const auto& r : points)
+      if (r["system"] == system && r["workload"] == p["workload"] && r["param"] == p["param"]) return &r;
     return nullptr;
   };
-  const std::pair<System, System> pairs[] = {{System::Fc, System::Osp},      {System::Fc, System::Isp},
-                                             {System::Fc, System::ParaBit},  {System::ParaBit, System::Osp},
-                                             {System::ParaBit, System::Isp}, {System::Isp, System::Osp}};
   Json speed, energy;
-  for (auto [a, b] : pairs) {
+  for (auto [a, b] : matrix.compare) {
     std::string key = fmt::format("{}/{}", to_string(a), to_string(b));
     Json sp, en;
     double sp_log = 0, en_log = 0;
@@ -195,12 +269,12 @@ Json eval_json(const std::vector<PointResult>& results, const Json& config) {
     for (const char* w : {"bmi", "ims", "kcs"}) {
       double ssum = 0, esum = 0;
       int cnt = 0;
-      for (const auto& r : results) {
-        if (r.system != a || r.point.workload != w) continue;
-        const PointResult* other = find(r.point, b);
+      for (const auto& r : points) {
+        if (r["system"] != to_string(a) || r["workload"] != w) continue;
+        const Json* other = find(r, to_string(b));
         if (!other) continue;
-        ssum += to_s(other->read.timing.total) / to_s(r.read.timing.total);
-        esum += other->read.timing.total_energy().raw() / r.read.timing.total_energy().raw();
+        ssum += (*other)["time_s"].get<double>() / r["time_s"].get<double>();
+        esum += (*other)["energy_j"].get<double>() / r["energy_j"].get<double>();
         ++cnt;
       }
       if (!cnt) continue;
@@ -217,6 +291,8 @@ Json eval_json(const std::vector<PointResult>& results, const Json& config) {
     speed[key] = sp;
     energy[key] = en;
   }
+  Json j;
+  j["points"] = std::move(points);
   j["summary"] = {{"speedup", speed}, {"energy_efficiency", energy}};
   j["config"] = config;
   return j;

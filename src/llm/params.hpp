@@ -190,7 +190,8 @@ struct SessionParams {
 
   template <class V>
   void visit(V& v) {
-    v(model, {.name = "model", .def = "qwen3-235b", .desc = "model whose KV the sessions keep", .source = "bitline"});
+    v(model, {.name = "model", .def = "\"\"", .desc = "model whose KV the sessions keep (empty: the experiment file's model)",
+              .source = "bitline"});
     v(sessions, {.name = "sessions", .def = "3000", .desc = "synthetic trace: number of sessions", .source = "bitline",
                  .min = 1, .max = 1 << 24});
     v(arrival_per_s, {.name = "arrival_per_s", .def = "0.5", .desc = "synthetic trace: sessions started per second (Poisson)",

@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "core/worker_pool.hpp"
 
 namespace bitline::llm {
 
@@ -37,21 +36,13 @@ SystemName parse_system(const std::string& name) {
     const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits && n.size() < 6) s.gpus = std::stoll(n);
   }
-  if (!kind_names().count(s.kind) || s.gpus < 1) {
-    std::string known;
-    for (const auto& sys : eval_systems()) known += (known.empty() ? "" : ", ") + sys;
-    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS with KIND one of h200, csi, cli (e.g. {})", name, known));
-  }
+  if (!kind_names().count(s.kind) || s.gpus < 1)
+    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS with KIND one of h200, csi, cli (e.g. csix8)", name));
   return s;
 }
 
-const std::vector<std::string>& eval_systems() {
-  static const std::vector<std::string> s = {"h200x8", "h200x16", "csix4", "csix8", "csix16", "clix4", "clix8", "clix16"};
-  return s;
-}
-
-ContextSpec parse_context(const std::string& s) {
-  for (const auto& c : eval_contexts())
+ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& named) {
+  for (const auto& c : named)
     if (c.name == s) return c;
   const auto colon = s.find(':');
   if (colon != std::string::npos) {
@@ -62,23 +53,9 @@ ContextSpec parse_context(const std::string& s) {
     } catch (const std::exception&) {
     }
   }
-  throw ConfigError(fmt::format("context '{}': expected long, agent or INPUT:OUTPUT tokens (e.g. 15000:6000, output >= 1)", s));
-}
-
-const std::vector<ContextSpec>& eval_contexts() {
-  // spec: long-context 8.11K / 2.53K (LongProc means), agentic multi-turn 15K / 6K.
-  static const std::vector<ContextSpec> c = {{"long", 8110, 2530}, {"agent", 15000, 6000}};
-  return c;
-}
-
-const std::vector<std::string>& eval_models() {
-  static const std::vector<std::string> m = {"qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3"};
-  return m;
-}
-
-const std::vector<double>& eval_slos_ms() {
-  static const std::vector<double> s = {50, 100};  // spec: 50 ms (~20 tokens/s/user) and 100 ms (~10)
-  return s;
+  std::string names;
+  for (const auto& c : named) names += c.name + (&c == &named.back() ? " or " : ", ");
+  throw ConfigError(fmt::format("context '{}': expected {}INPUT:OUTPUT tokens (e.g. 2000:500, output >= 1)", s, names));
 }
 
 const ModelConfig& ModelSet::get(const std::string& name) {
@@ -443,149 +420,6 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   p.feasible = true;
   p.step = eval(best);
   return p;
-}
-
-// ---- the evaluation -----------------------------------------------------------------
-
-Json eval_summary(const std::vector<PointResult>& points) {
-  std::map<std::string, const PointResult*> base;
-  for (const auto& p : points)
-    if (p.system == "h200x8") base[fmt::format("{}|{}|{}", p.model, p.context, p.slo_ms)] = &p;
-  Json thr = Json::object(), tpj = Json::object(), missing = Json::object();
-  for (const auto& sys : eval_systems()) {
-    if (sys == "h200x8") continue;
-    for (double slo : eval_slos_ms()) {
-      const std::string key = fmt::format("{}@{:g}", sys, slo);
-      std::vector<double> r1, r2;
-      Json miss = Json::array();
-      for (const auto& p : points) {
-        if (p.system != sys || p.slo_ms != slo) continue;
-        const auto it = base.find(fmt::format("{}|{}|{}", p.model, p.context, p.slo_ms));
-        const PointResult* b = it == base.end() ? nullptr : it->second;
-        if (!b || !b->feasible || !p.feasible) {
-          miss.push_back(fmt::format("{}/{}: {}", p.model, p.context,
-                                     !p.feasible ? sys + " infeasible" : (b ? "h200x8 infeasible" : "no h200x8 point")));
-          continue;
-        }
-        r1.push_back(p.step.tokens_per_s_per_gpu / b->step.tokens_per_s_per_gpu);
-        r2.push_back(p.step.tokens_per_j / b->step.tokens_per_j);
-      }
-      auto stats = [&](const std::vector<double>& v) {
-        Json j = {{"points", v.size()}, {"excluded", miss}};
-        if (v.empty()) {
-          j["mean"] = nullptr;
-          j["geomean"] = nullptr;
-          return j;
-        }
-        double s = 0, l = 0;
-        for (double x : v) s += x, l += std::log(x);
-        j["mean"] = s / double(v.size());
-        j["geomean"] = std::exp(l / double(v.size()));
-        return j;
-      };
-      thr[key] = stats(r1);
-      tpj[key] = stats(r2);
-    }
-  }
-  return {{"throughput_vs_h200x8", thr}, {"tokens_per_j_vs_h200x8", tpj}};
-}
-
-Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, const Progress& progress, int threads) {
-  struct Job {
-    std::string model, system;
-  };
-  std::vector<Job> jobs;
-  for (const auto& m : eval_models())
-    for (const auto& s : eval_systems()) jobs.push_back({m, s});
-  for (const auto& m : eval_models()) models.get(m);  // load before the threads start
-  const size_t per_job = eval_contexts().size() * eval_slos_ms().size();
-  std::vector<PointResult> points(jobs.size() * per_job);
-  const auto job = [&](size_t i) {
-    const Job& jb = jobs[i];
-    try {
-      const SystemName sn = parse_system(jb.system);
-      const ModelConfig& m = models.models.at(jb.model);
-      std::optional<Server> srv;
-      std::string setup_error;
-      try {
-        srv.emplace(m, kinds.at(sn.kind), sn.gpus);
-      } catch (const ConfigError& e) {
-        setup_error = e.what();
-      }
-      size_t k = 0;
-      for (const auto& c : eval_contexts())
-        for (double slo : eval_slos_ms()) {
-          PointResult p;
-          if (srv) {
-            p = srv->search(c, bitline::ms(slo));
-          } else {
-            p.model = jb.model;
-            p.context = c.name;
-            p.gpus = sn.gpus;
-            p.slo_ms = slo;
-            p.reason = setup_error;
-            p.bound_by = "deployment";
-          }
-          p.system = jb.system;
-          p.slo_ms = slo;
-          points[i * per_job + k++] = std::move(p);
-        }
-    } catch (const std::exception& e) {
-      throw ModelError(fmt::format("{} on {}: {}", jb.model, jb.system, e.what()));
-    }
-  };
-  WorkerPool(threads).run(jobs.size(), job, [&](size_t done, size_t n, size_t i) {
-    if (progress) progress(done, n, jobs[i].model + " on " + jobs[i].system);
-  });
-  Json j;
-  j["points"] = Json::array();
-  for (const auto& p : points) j["points"].push_back(p.json());
-  j["summary"] = eval_summary(points);
-  return j;
-}
-
-Json run_ablation(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, int64_t gpus, int64_t batch_per_rank,
-                  const ContextSpec& c, double slo_ms) {
-  struct Variant {
-    std::string name, what;
-    bool prefetch = true, weight_layout = true, kv_layout = true, hbm_only = false;
-  };
-  const std::vector<Variant> variants = {
-      {"full", "FlashAccel: execution-order weight layout, KV layout with selective offload, SRAM prefetch", true, true, true},
-      {"no_prefetch", "without prefetch (every read on demand from flash)", false, true, true},
-      {"no_weight_layout", "weights in checkpoint declaration order", true, false, true},
-      {"no_kv_layout", "KV on random megaplanes, read request by request, no offload", true, true, false},
-      {"plain_hbf", "none of the three", false, false, false},
-      {"hbm_only", "the H200 (HBM only) for reference", true, true, true, true},
-  };
-  Json out;
-  out["model"] = m.name;
-  out["gpus"] = gpus;
-  out["batch_per_rank"] = batch_per_rank;
-  out["context"] = {{"name", c.name}, {"input", c.input}, {"output", c.output}};
-  out["slo_ms"] = slo_ms;
-  for (const Variant& v : variants) {
-    KindParams k = kinds.at(v.hbm_only ? "h200" : "csi");
-    if (!v.prefetch) k.system.hbf.runtime.prefetch = false;
-    if (!v.weight_layout) k.system.hbf.runtime.weight_layout = "declaration";
-    if (!v.kv_layout) k.serving.kv_layout = "scatter";
-    Server s(m, k, gpus);
-    const StepReport r = s.step(batch_per_rank, c);
-    const PointResult p = s.search(c, bitline::ms(slo_ms));
-    Json j;
-    j["description"] = v.what;
-    j["system"] = fmt::format("{}x{}", k.kind, gpus);
-    j["step_ms"] = to_ms(r.step);
-    j["breakdown_ms"] = r.breakdown.json_ms();
-    j["fits"] = r.capacity.fits;
-    if (!r.capacity.fits) j["capacity_limit"] = r.capacity.limit;
-    j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
-    j[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", slo_ms)] = p.feasible ? p.step.tokens_per_s_per_gpu : 0.0;
-    j[fmt::format("batch_at_{:g}ms", slo_ms)] = p.feasible ? p.step.batch : 0;
-    j[fmt::format("bound_by_at_{:g}ms", slo_ms)] = p.feasible ? p.bound_by : p.reason;
-    out["variants"][v.name] = j;
-  }
-  return out;
 }
 
 Json ValidationPoint::json() const {

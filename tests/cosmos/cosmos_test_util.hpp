@@ -15,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace bitline::cosmos::test {
 
@@ -28,6 +30,28 @@ inline EvalConfig paper_config() {
   c.workload = default_params<WorkloadParams>();
   c.seed = 1;
   return c;
+}
+
+/// The paper's evaluation matrix: the shipped configs/experiments/flash-cosmos-eval.yaml of this source tree.
+inline EvalMatrix paper_matrix() {
+  return load_eval_matrix(std::string(BITLINE_SOURCE_DIR) + "/configs/experiments/flash-cosmos-eval.yaml");
+}
+
+/// The values of one workload's sweep in a matrix, in order.
+inline std::vector<int64_t> sweep_of(const EvalMatrix& m, const std::string& workload) {
+  std::vector<int64_t> v;
+  for (const Point& p : m.points)
+    if (p.workload == workload) v.push_back(p.value);
+  return v;
+}
+
+/// A matrix of `points` on every system.
+inline EvalMatrix matrix_of(std::vector<Point> points) {
+  EvalMatrix m;
+  m.points = std::move(points);
+  m.systems.assign(std::begin(kAllSystems), std::end(kAllSystems));
+  m.compare = {{System::Fc, System::Osp}, {System::Fc, System::ParaBit}};
+  return m;
 }
 
 /// A small SSD for functional runs: 2 channels x 2 dies x 2 planes (8 planes),

@@ -15,6 +15,8 @@ namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::shipped;
+using bitline::llm::test::paper_context;
+using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kind;
 
 namespace {
@@ -92,7 +94,7 @@ TEST(LlmMemory, KvModelIsWhereGroupWriteFitsEachRequest) {
   ASSERT_EQ(k.system.hbf.runtime.kv_span, "fit");
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
-  StepGraph g = s.graph(8, parse_context("long"));
+  StepGraph g = s.graph(8, paper_context("long"));
   const int64_t tps = s.memory().tokens_per_slice(g.kv_token_layer_bytes), L = m.layers, K = s.system().megaplanes();
   ASSERT_EQ(tps, 64);
   // 8 requests of 9 full slices (+ 10 staged tokens) per layer: 8 x 9 x 94 = 47 hyperpages, all written.
@@ -130,7 +132,7 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
   KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
-  const ContextSpec c = parse_context("long");
+  const ContextSpec c = paper_context("long");
   const StepGraph g = s.graph(64, c);
   ASSERT_GT(g.replica_units_per_layer, 1000);  // HBM has room for the replicas
   for (int32_t layer : {0, 17, 93}) {
@@ -152,7 +154,7 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
 TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
   KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("qwen3-235b");
-  const ContextSpec c = parse_context("long");
+  const ContextSpec c = paper_context("long");
   Server mean_srv(m, k, 8);
   k.serving.kv_offload = "fill";
   Server fill_srv(m, k, 8);
@@ -187,7 +189,7 @@ TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
 TEST(LlmMemory, WeightCacheSplitsEveryKernelBetweenHbmAndFlash) {
   KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("llama3.1-405b");
-  const ContextSpec c = parse_context("agent");
+  const ContextSpec c = paper_context("agent");
   Server plain(m, k, 8);
   const double weights = double(plain.weights().total.raw());
   k.serving.hbm_weight_cache = Bytes(int64_t(weights / 4));

@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::shipped;
+using bitline::llm::test::paper_context;
+using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kinds;
 
 namespace {
@@ -211,7 +213,7 @@ TEST(LlmStep, CapacityLimits) {
   }();
   const ModelConfig llama = shipped("llama3.1-405b");
   Server s(llama, h200, 8);
-  const ContextSpec agent = parse_context("agent");
+  const ContextSpec agent = paper_context("agent");
   const int64_t n = s.max_requests(agent);
   const Capacity in = s.capacity(n, agent), out = s.capacity(n + 1, agent);
   EXPECT_TRUE(in.fits);
@@ -227,7 +229,7 @@ TEST(LlmStep, CapacityLimits) {
   csi.kind = "csi";
   csi.system.hbm.capacity_per_stack = Bytes(5875000000);
   csi.system.hbf.stacks = 6;
-  const ContextSpec lng = parse_context("long");
+  const ContextSpec lng = paper_context("long");
   {
     // kv_span = all: a block on each of the 144 megaplanes per request.
     csi.system.hbf.runtime.kv_span = "all";
