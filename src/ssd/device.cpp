@@ -75,9 +75,7 @@ class Cmt {
  public:
   enum : uint8_t { kWaiting = 1, kDirty = 2 };
   static constexpr uint32_t kAbsent = kNone;
-  Cmt(size_t capacity, int64_t entries_per_tpage)
-      : cap_(capacity), per_page_(uint64_t(entries_per_tpage)), index_(std::min<size_t>(capacity, 1 << 16) * 2),
-        page_head_(1024) {}
+  explicit Cmt(size_t capacity) : cap_(capacity), index_(std::min<size_t>(capacity, 1 << 16) * 2), page_head_(1024) {}
   size_t capacity() const { return cap_; }
   /// Slot of a logical page, or kAbsent.
   uint32_t find(uint32_t lpa) const {
@@ -87,21 +85,22 @@ class Cmt {
   bool waiting(uint32_t s) const { return flags_[s] & kWaiting; }
   bool dirty(uint32_t s) const { return flags_[s] & kDirty; }
   uint32_t lpa(uint32_t s) const { return key_[s]; }
+  uint32_t page(uint32_t s) const { return page_[s]; }
   void touch(uint32_t s) {
     unlink(s);
     push_front(s);
   }
   void set_flags(uint32_t s, uint8_t f) { flags_[s] = f; }
   bool full() const { return key_.size() >= cap_ && free_.empty(); }
-  /// Removes the least recently used entry; returns its lpa and whether it was dirty.
+  /// Removes the least recently used entry; returns its translation page and whether it was dirty.
   std::pair<uint32_t, bool> evict() {
     uint32_t s = tail_;
-    std::pair<uint32_t, bool> out{key_[s], dirty(s)};
+    std::pair<uint32_t, bool> out{page_[s], dirty(s)};
     remove(s);
     return out;
   }
-  /// Inserts a logical page that is not present (the table must not be full).
-  uint32_t insert(uint32_t lpa, uint8_t f) {
+  /// Inserts a logical page that is not present (the table must not be full); `page` is its translation page.
+  uint32_t insert(uint32_t lpa, uint32_t page, uint8_t f) {
     uint32_t s;
     if (!free_.empty()) {
       s = free_.back();
@@ -109,6 +108,7 @@ class Cmt {
     } else {
       s = uint32_t(key_.size());
       key_.push_back(lpa);
+      page_.push_back(page);
       flags_.push_back(0);
       prev_.push_back(kNone);
       next_.push_back(kNone);
@@ -116,10 +116,10 @@ class Cmt {
       pnext_.push_back(kNone);
     }
     key_[s] = lpa;
+    page_[s] = page;
     flags_[s] = f;
     index_.set(lpa, s);
     push_front(s);
-    uint32_t page = uint32_t(lpa / per_page_);
     uint32_t* h = page_head_.find(page);
     pprev_[s] = kNone;
     pnext_[s] = h ? *h : kNone;
@@ -133,13 +133,13 @@ class Cmt {
     const uint32_t* h = page_head_.find(page);
     for (uint32_t s = h ? *h : kNone; s != kNone; s = pnext_[s]) f(s);
   }
-  size_t bytes() const { return index_.bytes() + page_head_.bytes() + key_.capacity() * 21; }
+  size_t bytes() const { return index_.bytes() + page_head_.bytes() + key_.capacity() * 25; }
 
  private:
   void remove(uint32_t s) {
     unlink(s);
     index_.erase(key_[s]);
-    uint32_t page = uint32_t(key_[s] / per_page_);
+    uint32_t page = page_[s];
     if (pprev_[s] != kNone) pnext_[pprev_[s]] = pnext_[s];
     else if (pnext_[s] != kNone) page_head_.set(page, pnext_[s]);
     else page_head_.erase(page);
@@ -158,9 +158,8 @@ class Cmt {
     if (tail_ == kNone) tail_ = s;
   }
   size_t cap_;
-  uint64_t per_page_;
   FlatMap32 index_, page_head_;
-  std::vector<uint32_t> key_, prev_, next_, pprev_, pnext_, free_;
+  std::vector<uint32_t> key_, page_, prev_, next_, pprev_, pnext_, free_;
   std::vector<uint8_t> flags_;
   uint32_t head_ = kNone, tail_ = kNone;
 };
@@ -331,7 +330,15 @@ class Sim {
     gtd_entry_ = gtd_entry;
     grp_ = (spp_ + 31) / 32;
     full_bits_ = bits_of(0, spp_);
-    int64_t tpages = (d.logical_pages() + entries_per_tpage_ - 1) / entries_per_tpage_;
+    // Translation pages are per flow, as MQSim's address-mapping domains: flow f's logical pages from its first
+    // one, entries_per_tpage_ to a page, numbered from tpage0_[f].
+    tpage0_.push_back(0);
+    for (int64_t f = 0; f < nflows; ++f) {
+      int64_t lo = f * per_flow / spp_, hi = ((f + 1) * per_flow + spp_ - 1) / spp_;
+      lpa0_.push_back(lo);
+      tpage0_.push_back(tpage0_.back() + uint32_t((hi - lo + entries_per_tpage_ - 1) / entries_per_tpage_));
+    }
+    int64_t tpages = tpage0_.back();
     if (M_.translation_programs && d.logical_pages() + tpages >= int64_t(0xFFFFFFFFll))
       throw ConfigError(fmt::format("{}: ssd_model.translation_programs: the device's {} logical pages and {} translation "
                                     "pages exceed 2^32-1 page keys",
@@ -339,8 +346,12 @@ class Sim {
     int64_t cmt_entries = d.cmt_capacity / cmt_entry;
     if (cmt_entries > (int64_t(1) << 31)) cmt_entries = int64_t(1) << 31;
     ideal_map_ = d.ideal_mapping_table;
-    int ncmt = d.cmt_sharing == "SHARED" ? 1 : int(nflows);
-    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(cmt_entries / ncmt), entries_per_tpage_));
+    // SHARED: MQSim's constructor creates the "shared" table inside its loop over flows, so each flow gets a
+    // table of the whole capacity (cmt_per_flow); EQUAL_SIZE_PARTITIONING: each flow gets capacity / flows.
+    bool shared = d.cmt_sharing == "SHARED";
+    int ncmt = shared && !M_.cmt_per_flow ? 1 : int(nflows);
+    int64_t per_cmt = shared ? cmt_entries : cmt_entries / nflows;
+    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt)));
     int ncache = d.data_cache_sharing == "SHARED" ? 1 : int(nflows);
     for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity / d.page_size / ncache));
     depth_.assign(size_t(ncache), 0);
@@ -557,7 +568,14 @@ class Sim {
   }
 
   Cmt& cmt_of(uint32_t flow) { return *cmt_[cmt_.size() == 1 ? 0 : flow]; }
-  uint32_t tpage_of(uint32_t lpa) const { return uint32_t(int64_t(lpa) / entries_per_tpage_); }
+  uint32_t tpage_of(uint32_t flow, uint32_t lpa) const {
+    return tpage0_[flow] + uint32_t((int64_t(lpa) - lpa0_[flow]) / entries_per_tpage_);
+  }
+  /// The first logical page that translation page `page` maps.
+  int64_t tpage_first_lpa(uint32_t page) const {
+    size_t f = size_t(std::upper_bound(tpage0_.begin(), tpage0_.end(), page) - tpage0_.begin()) - 1;
+    return lpa0_[f] + int64_t(page - tpage0_[f]) * entries_per_tpage_;
+  }
 
   /// Where translation page `page` is: its last program, else a fixed page of its plane (stored at start).
   uint32_t tpage_ppa(uint32_t page) {
@@ -578,8 +596,8 @@ class Sim {
   /// Makes room in a full CMT; a dirty victim's translation page is written back.
   void make_room(Cmt& c, uint32_t flow) {
     if (!c.full()) return;
-    auto [lpa, dirty] = c.evict();
-    if (dirty && M_.translation_writeback) writeback(c, tpage_of(lpa), flow);
+    auto [page, dirty] = c.evict();
+    if (dirty && M_.translation_writeback) writeback(c, page, flow);
   }
 
   /// MQSim's translation-page write-back: every dirty entry of the page is cleaned, the sectors holding
@@ -587,7 +605,7 @@ class Sim {
   void writeback(Cmt& c, uint32_t page, uint32_t flow) {
     uint64_t sect = 0;
     int64_t n = 0;
-    int64_t first = int64_t(page) * entries_per_tpage_;
+    int64_t first = tpage_first_lpa(page);
     c.for_each_in_page(page, [&](uint32_t s) {
       if (c.waiting(s)) return;
       if (c.dirty(s)) {
@@ -628,7 +646,7 @@ class Sim {
     bool write = t.kind == TxKind::Program;
     if (ideal_map_ || (write && !M_.write_translation)) return proceed(tx);
     Cmt& c = cmt_of(t.flow);
-    uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(lpa);
+    uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(flow, lpa);
     uint32_t s = c.find(lpa);
     if (s != Cmt::kAbsent && !c.waiting(s)) {
       c.touch(s);
@@ -643,14 +661,14 @@ class Sim {
     }
     make_room(c, flow);
     if (arriving_.find(page)) {
-      c.insert(lpa, Cmt::kWaiting);
+      c.insert(lpa, page, Cmt::kWaiting);
       return park(page, tx);
     }
     if (departing_.find(page)) {
-      c.insert(lpa, 0);
+      c.insert(lpa, page, 0);
       return proceed(tx);
     }
-    c.insert(lpa, Cmt::kWaiting);
+    c.insert(lpa, page, Cmt::kWaiting);
     park(page, tx);
     issue_mapping_read(page, 512, flow);
   }
@@ -673,7 +691,7 @@ class Sim {
         if (s == Cmt::kAbsent) {
           uint32_t lpa = t.lpa, flow = t.flow;
           make_room(c, flow);
-          c.insert(lpa, 0);
+          c.insert(lpa, tpage_of(flow, lpa), 0);
         } else if (c.waiting(s)) {
           c.set_flags(s, 0);
         }
@@ -690,7 +708,7 @@ class Sim {
     uint32_t s = c.find(lpa);
     if (s == Cmt::kAbsent) {
       make_room(c, flow);
-      c.insert(lpa, Cmt::kDirty);
+      c.insert(lpa, tpage_of(flow, lpa), Cmt::kDirty);
     } else {
       c.set_flags(s, Cmt::kDirty);
     }
@@ -1295,6 +1313,8 @@ class Sim {
   uint32_t version_ = 0;
   FlatMap32 arriving_{1024}, departing_{1024}, partial_{1024};
   std::vector<uint32_t> park_next_, scratch_;
+  std::vector<int64_t> lpa0_;    // first logical page of each flow
+  std::vector<uint32_t> tpage0_;  // first translation page of each flow (and one past the last)
   int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
   uint32_t full_bits_ = 0;
   bool ideal_map_ = false;
