@@ -288,7 +288,7 @@ void add_accel(CLI::App& app) {
         p.step = s.step(o->batch, c);
         p.feasible = p.step.capacity.fits;
         p.bound_by = p.step.step <= bitline::ms(o->slo) ? "given batch" : "given batch (misses the SLO)";
-        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, p.step.capacity.limit);
+        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, to_string(p.step.capacity.limit));
       } else {
         p = s.search(c, bitline::ms(o->slo));
       }

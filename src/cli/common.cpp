@@ -48,6 +48,10 @@ const std::vector<Component>& catalogue() {
   return c;
 }
 
+std::vector<std::string> names_of(const ImplList& impls) {
+  return std::vector<std::string>(impls.names().begin(), impls.names().end());
+}
+
 void check_top_level(const ConfigTree& tree) {
   std::string known;
   for (const auto& c : catalogue()) known += (known.empty() ? "" : ", ") + c.path;

@@ -100,9 +100,9 @@ void add_cosmos(CLI::App& app) {
     auto functional = std::make_shared<bool>(false);
     auto json = std::make_shared<std::string>();
     cfg->add_to(*cmd);
-    cmd->add_option("--workload", *workload, "bmi | ims | kcs")->check(CLI::IsMember({"bmi", "ims", "kcs"}));
+    cmd->add_option("--workload", *workload, workloads().joined(" | "))->check(CLI::IsMember(names_of(workloads())));
     cmd->add_option("--param", *param, "the point: months=N (bmi), images=N (ims), k=N (kcs); default: the first of the config's list");
-    cmd->add_option("--system", *system, "osp | isp | parabit | fc")->check(CLI::IsMember({"osp", "isp", "parabit", "fc"}));
+    cmd->add_option("--system", *system, systems().joined(" | "))->check(CLI::IsMember(names_of(systems())));
     cmd->add_flag("--functional", *functional,
                   "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
     cmd->add_option("--json", *json, "write the result to this file");

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/registry.hpp"
+#include "core/rng.hpp"
 #include "core/stats.hpp"
 #include "cosmos/cosmos_ssd.hpp"
 #include "ssd/params.hpp"
@@ -50,10 +52,17 @@ struct WorkloadParams {
 };
 
 struct Point {
-  std::string workload;  // bmi | ims | kcs
+  std::string workload;  // a name in workloads()
   std::string param;     // months | images | k
   int64_t value = 0;
 };
+
+struct PreparedPoint;
+
+/// A workload of the evaluation: sets up a point's operands (sizes, or synthetic data in functional mode) and queries.
+using PrepareWorkload = void (*)(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, Rng& rng, PreparedPoint& out);
+/// The workloads by name (Point::workload; table in cosmos/workloads.cpp, beside them).
+const Registry<PrepareWorkload>& workloads();
 
 /// Every point of the evaluation, in order.
 std::vector<Point> eval_points(const WorkloadParams& w);

@@ -3,12 +3,28 @@
 // itself (`gpu`). Every default names its source; see docs/hbf.md.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/params.hpp"
 #include "core/units.hpp"
 
 namespace bitline::hbf {
+
+// Policies of the runtime and the timing model, chosen by name (core/registry.hpp);
+// each table is defined beside the code it selects.
+
+class WeightLayout;
+using WeightLayoutFactory = std::unique_ptr<WeightLayout> (*)();
+/// hbf.runtime.weight_layout: the WeightLayout implementations (table in hbf/layout.cpp).
+const Registry<WeightLayoutFactory>& weight_layouts();
+using WeightLayoutChoice = Choice<WeightLayoutFactory, weight_layouts>;
+/// hbf.runtime.granularity (table in hbf/timing.cpp).
+enum class Granularity { Megapage, Plane };
+const Registry<Granularity>& granularities();
+/// hbf.runtime.kv_span (table in hbf/system.cpp, System::kv_window).
+enum class KvSpan { All, Fit };
+const Registry<KvSpan>& kv_spans();
 
 /// Geometry of one HBF stack (spec: FlashAccel Table 2 die, 8 dies per stack).
 struct Geometry {
@@ -103,22 +119,20 @@ struct Endurance {
 
 /// Policies of the FTL-less runtime and of the timing model.
 struct RuntimeParams {
-  std::string weight_layout;
-  std::string granularity;
+  WeightLayoutChoice weight_layout;
+  Choice<Granularity, granularities> granularity;
   bool prefetch = true;
   int64_t prefetch_distance = 0;
   int64_t tile_hyperpages = 0;
-  std::string kv_span;
+  Choice<KvSpan, kv_spans> kv_span;
 
   template <class V>
   void visit(V& v) {
     v(weight_layout, {.name = "weight_layout", .def = "execution",
                       .desc = "order in which a weight object's tensors are dealt over the megaplanes",
-                      .source = "spec: execution order (FlashAccel) vs the naive declaration order",
-                      .choices = "execution|declaration"});
-    v(granularity, {.name = "granularity", .def = "megapage",
-                    .desc = "timing model: one event per megapage command, or per plane page (validation)",
-                    .source = "bitline", .choices = "megapage|plane"});
+                      .source = "spec: execution order (FlashAccel) vs the naive declaration order"});
+    v(granularity, {.name = "granularity", .def = "megapage", .desc = "timing model: what one event stands for",
+                    .source = "bitline"});
     v(prefetch, {.name = "prefetch", .def = "true",
                  .desc = "run the prefetch queue (SramPrefetch ahead of compute); false: every read goes to flash on demand",
                  .source = "spec: FlashAccel prefetch runtime"});
@@ -132,14 +146,10 @@ struct RuntimeParams {
                         .source = "assumption: the spec moves data and reads it a hyperpage at a time", .min = 1,
                         .max = 1 << 20});
     v(kv_span, {.name = "kv_span", .def = "fit",
-                .desc = "megaplanes a request's KV is dealt over (its blocks are its own either way): all (every "
-                        "megaplane from its cursor: at least one megablock on each) or fit (a window of consecutive "
-                        "megaplanes just wide enough for the request's expected KV in whole megablocks; successive "
-                        "requests' windows follow each other round the megaplanes)",
+                .desc = "megaplanes a request's KV is dealt over (its blocks are its own either way)",
                 .source = "spec: isolated block allocation, hyperpage-packed writes (no allocator given); bitline "
                           "default fit: with all, a request holds a megablock on every megaplane and the paper's own "
-                          "batch-256 ablation could not fit",
-                .choices = "all|fit"});
+                          "batch-256 ablation could not fit"});
   }
 };
 

@@ -2,12 +2,20 @@
 // Each default says where it comes from; see docs/model.md for the equations.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/params.hpp"
 #include "core/units.hpp"
 
 namespace bitline::nand {
+
+class ErrorModel;
+struct ReliabilityParams;
+using ErrorModelFactory = std::unique_ptr<ErrorModel> (*)(const ReliabilityParams&);
+/// nand.reliability.model: the ErrorModel implementations (table in nand/error_model.cpp).
+const Registry<ErrorModelFactory>& error_models();
+using ErrorModelChoice = Choice<ErrorModelFactory, error_models>;
 
 struct Geometry {
   int64_t planes_per_die = 0;
@@ -107,7 +115,7 @@ struct EnergyParams {
 };
 
 struct ReliabilityParams {
-  std::string model;
+  ErrorModelChoice model;
   double rber_slc = 0;
   double mlc_factor = 0, tlc_factor = 0;
   double no_randomization_slc = 0, no_randomization_mlc = 0, no_randomization_tlc = 0;
@@ -117,8 +125,7 @@ struct ReliabilityParams {
 
   template <class V>
   void visit(V& v) {
-    v(model, {.name = "model", .def = "rber_table", .desc = "error model: rber_table injects seeded bit errors into sensed cells; none is error-free",
-              .source = "bitline", .choices = "rber_table|none"});
+    v(model, {.name = "model", .def = "rber_table", .desc = "error model of sensed cells", .source = "bitline"});
     v(rber_slc, {.name = "rber_slc", .def = "1e-5",
                  .desc = "RBER of SLC data with randomisation, fresh block (0 P/E), no retention",
                  .source = "assumption: with the P/E and retention tables gives 1e-3 at 10K P/E + 1 year, 12 orders above UBER 1e-15 (spec)",
