@@ -58,11 +58,14 @@ struct KindOptions {
 };
 
 Json kind_json(const KindParams& k) {
-  return {{"gpu", dump_params(k.system.gpu)},
-          {"hbm", dump_params(k.system.hbm)},
-          {"hbf", dump_params(k.system.hbf)},
-          {"llm", dump_params(k.llm)},
-          {"serving", dump_params(k.serving)}};
+  Json j = {{"gpu", dump_params(k.system.gpu)},
+            {"hbm", dump_params(k.system.hbm)},
+            {"hbf", dump_params(k.system.hbf)},
+            {"llm", dump_params(k.llm)},
+            {"serving", dump_params(k.serving)}};
+  if (k.system.hbf.stacks > 0)  // the cell of the HBF planes: the parts of `nand` the HBF reads
+    j["nand"] = {{"timing", dump_params(k.system.cell.timing)}, {"energy", dump_params(k.system.cell.energy)}};
+  return j;
 }
 
 Json config_json(const std::map<std::string, KindParams>& kinds) {
@@ -119,7 +122,7 @@ struct Vary {
 Vary parse_vary(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. hbf.timing.t_read=2us,4us)", text));
+    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. nand.timing.t_read_slc=2us,4us)", text));
   Vary v{text.substr(0, eq), {}};
   size_t start = eq + 1;
   while (true) {

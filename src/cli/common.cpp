@@ -31,11 +31,13 @@ ConfigTree ConfigOptions::load() const {
 const std::vector<Component>& catalogue() {
   static const std::vector<Component> c = {
       {"sim", "run-wide settings (seed)", [](const std::string& p) { return describe_params<SimParams>(p); }},
-      {"nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits",
+      {"nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits; its SLC timing and energy are "
+               "also the cell of the HBF planes (HBF presets: configs/nand/xl-flash.yaml)",
        [](const std::string& p) { return describe_params<nand::NandParams>(p); }},
       {"gpu", "GPU around the memories (FlashAccel): compute, on-chip SRAM", [](const std::string& p) { return describe_params<hbf::GpuParams>(p); }},
       {"hbm", "HBM stacks of the GPU: capacity, bandwidth, latency, energy", [](const std::string& p) { return describe_params<hbf::HbmParams>(p); }},
-      {"hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, timing, SRAM, energy, runtime", [](const std::string& p) { return describe_params<hbf::HbfParams>(p); }},
+      {"hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, interface, SRAM, endurance, runtime (the planes' cell: nand)",
+       [](const std::string& p) { return describe_params<hbf::HbfParams>(p); }},
       {"ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator",
        [](const std::string& p) { return describe_params<ssd::SsdParams>(p); }},
       {"host", "host CPU and DRAM", [](const std::string& p) { return describe_params<ssd::HostParams>(p); }},

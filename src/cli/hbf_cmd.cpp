@@ -32,7 +32,8 @@ Json config_json(const ConfigTree& tree, const SystemParams& p) {
   return {{"sim", dump_params(load_params<SimParams>(tree, "sim"))},
           {"gpu", dump_params(p.gpu)},
           {"hbm", dump_params(p.hbm)},
-          {"hbf", dump_params(p.hbf)}};
+          {"hbf", dump_params(p.hbf)},
+          {"nand", {{"timing", dump_params(p.cell.timing)}, {"energy", dump_params(p.cell.energy)}}}};  // the planes' cell
 }
 
 System load_system(const ConfigTree& tree, bool need_hbf) {

@@ -32,7 +32,7 @@ System system_from(const std::string& s) {
 
 CosmosSsd::CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional,
                      uint64_t seed)
-    : nand_(nand), ssd_(ssd), host_(host), functional_(functional), fw_(nand, ssd), cost_(nand.timing, nand.energy) {
+    : nand_(nand), ssd_(ssd), host_(host), functional_(functional), fw_(nand, ssd), cost_(nand.timing, nand.energy, nand.geometry.page_size) {
   if (nand.geometry.planes_per_die > 65535) throw ModelError("too many planes per die");
   die_planes_.resize(size_t(ssd.dies()));
   for (int64_t p = 0; p < fw_.planes(); ++p) die_planes_[fw_.plane_loc(p).die].push_back(uint32_t(p));

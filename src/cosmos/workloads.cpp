@@ -279,7 +279,7 @@ double write_bandwidth(const EvalConfig& cfg, nand::ProgramMode mode, Bytes tota
   const int64_t dies = cfg.ssd.dies();
   const int64_t op_bytes = g.planes_per_die * nand::bits_per_cell(mode) * g.page_size.raw();
   const int64_t ops = (total.raw() + op_bytes - 1) / op_bytes;
-  nand::CostModel cost(cfg.nand.timing, cfg.nand.energy);
+  nand::CostModel cost(cfg.nand.timing, cfg.nand.energy, g.page_size);
   const Time t_prog = cost.t_prog(mode);
   const Time t_chan = Bytes(op_bytes) / cfg.nand.timing.channel_rate;
   const Time t_pcie = Bytes(op_bytes) / cfg.ssd.pcie_bandwidth;

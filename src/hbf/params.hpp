@@ -1,6 +1,10 @@
 // Parameters of one GPU's memory system with High-Bandwidth Flash (HBF):
 // the HBF stacks (config section `hbf`), the HBM stacks (`hbm`) and the GPU
-// itself (`gpu`). Every default names its source; see docs/hbf.md.
+// itself (`gpu`). The cell of the HBF planes (tR, tPROG, tBERS, read, program
+// and erase energy) is the NAND model's: the config section `nand`, which the
+// HBF presets load from configs/nand/xl-flash.yaml (an XL-Flash-class SLC
+// cell); use_cell() derives the plane's figures from it. Every default names
+// its source; see docs/hbf.md.
 #pragma once
 
 #include <memory>
@@ -8,6 +12,7 @@
 
 #include "core/params.hpp"
 #include "core/units.hpp"
+#include "nand/params.hpp"
 
 namespace bitline::hbf {
 
@@ -57,18 +62,15 @@ struct Geometry {
 };
 
 struct Timing {
-  Time t_read{}, t_prog{}, t_erase{};
+  // The cell's, derived by use_cell() from the `nand` section (not config keys here):
+  Time t_read{};   // tR: sensing one page into the plane's page buffer (nand.timing.t_read_slc)
+  Time t_prog{};   // tPROG: programming one SLC page (nand.timing.t_prog_slc)
+  Time t_erase{};  // tBERS: erasing one block (nand.timing.t_erase)
   Bandwidth interface_bandwidth{};
   int64_t page_buffers = 0;
 
   template <class V>
   void visit(V& v) {
-    v(t_read, {.name = "t_read", .def = "4us", .desc = "tR: sensing one page into the plane's page buffer",
-               .source = "spec: Kioxia XL-Flash, tR = 4 us", .min = 1e-12});
-    v(t_prog, {.name = "t_prog", .def = "75us", .desc = "tPROG: programming one SLC page",
-               .source = "spec: Kioxia XL-Flash, tProg = 75 us", .min = 1e-12});
-    v(t_erase, {.name = "t_erase", .def = "3.5ms", .desc = "tBERS: erasing one block",
-                .source = "assumption: the paper gives none; the NAND die model's tBERS (3-5 ms class)", .min = 0});
     v(interface_bandwidth, {.name = "interface_bandwidth", .def = "768GB/s",
                             .desc = "per-stack interface (base die to GPU), each direction",
                             .source = "spec: nominal 768 GB/s read per stack", .min = 1});
@@ -91,20 +93,12 @@ struct Sram {
   }
 };
 
+/// The plane's energies, derived by use_cell() from the `nand` section through the NAND
+/// cost model (nand::CostModel) for a page of hbf.geometry.page_size; no config keys.
 struct EnergyParams {
-  EnergyPerBit read{}, program{};
-  Energy erase_block{};
-  template <class V>
-  void visit(V& v) {
-    v(read, {.name = "read", .def = "8pJ/bit", .desc = "energy per bit read from flash and delivered to the GPU",
-             .source = "spec: 8 pJ/bit, measured on a hybrid-bonded prototype", .min = 0});
-    v(program, {.name = "program", .def = "80pJ/bit", .desc = "energy per bit programmed",
-                .source = "assumption: 10x the read energy (ISPP programming costs about an order of magnitude "
-                          "more than sensing); not in the spec",
-                .min = 0});
-    v(erase_block, {.name = "erase_block", .def = "577.5uJ", .desc = "energy to erase one block of one plane",
-                    .source = "assumption: 165 mW x 3.5 ms, the NAND die model's erase power and tBERS", .min = 0});
-  }
+  EnergyPerBit read{};     // per bit sensed and delivered: (read_power x tR + read_energy x page bits) / page bits
+  EnergyPerBit program{};  // per bit programmed: (program_power x tPROG + program_energy x page bits) / page bits
+  Energy erase_block{};    // one block of one plane: erase_power x t_erase
 };
 
 struct Endurance {
@@ -153,7 +147,7 @@ struct RuntimeParams {
   }
 };
 
-/// The config section `hbf`.
+/// The config section `hbf` (and, in timing / energy, the figures use_cell() derives from the cell).
 struct HbfParams {
   int64_t stacks = 0;
   Geometry geometry;
@@ -170,7 +164,6 @@ struct HbfParams {
     v.section("geometry", geometry);
     v.section("timing", timing);
     v.section("sram", sram);
-    v.section("energy", energy);
     v.section("endurance", endurance);
     v.section("runtime", runtime);
   }
@@ -216,9 +209,16 @@ struct SystemParams {
   GpuParams gpu;
   HbmParams hbm;
   HbfParams hbf;
+  /// The NAND cell of the HBF planes: the config section `nand` (one source of truth for both systems;
+  /// the HBF presets load configs/nand/xl-flash.yaml). Only its parameters are used: no die is built.
+  nand::NandParams cell;
 };
 
-/// Loads `gpu`, `hbm` and `hbf` and checks them across fields (ConfigError naming the key).
+/// Sets the plane's tR, tPROG, tBERS and read / program / erase energy (hbf.timing, hbf.energy) from the
+/// NAND cell's SLC figures, through nand::CostModel for one page of hbf.geometry.page_size.
+void use_cell(HbfParams& hbf, const nand::NandParams& cell);
+
+/// Loads `gpu`, `hbm`, `hbf` and the cell (`nand`), and checks them across fields (ConfigError naming the key).
 SystemParams load_system_params(const ConfigTree& tree);
 /// Cross-field checks (e.g. M must divide the planes of a die).
 void validate(const SystemParams& p, const ConfigTree* tree = nullptr);

@@ -14,7 +14,7 @@ constexpr uint8_t kErased = 0, kPlain = 1, kRandomized = 2;
 
 Die::Die(const NandParams& params, uint64_t seed, bool store_data)
     : p_(params),
-      cost_(p_.timing, p_.energy),
+      cost_(p_.timing, p_.energy, p_.geometry.page_size),
       errors_(make_error_model(p_.reliability)),
       rng_(Rng::derive(seed, "nand.die.errors")),
       seed_(seed),

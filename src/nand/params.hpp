@@ -90,6 +90,7 @@ struct EnergyParams {
   Power erase_power{};
   Power latch_power{};
   EnergyPerBit io_energy{};
+  EnergyPerBit read_energy{}, program_energy{};
   Table mws_wordline_power, mws_block_power;
 
   template <class V>
@@ -105,6 +106,17 @@ struct EnergyParams {
                     .source = "assumption", .min = 0});
     v(io_energy, {.name = "io_energy", .def = "5pJ/bit", .desc = "energy to move one bit over the die's channel interface",
                   .source = "assumption: NV-DDR3-class I/O", .min = 0});
+    v(read_energy, {.name = "read_energy", .def = "0pJ/bit",
+                    .desc = "energy per bit of each page sensed, on top of read_power x the sensing time (for cells "
+                            "characterised per bit rather than by current)",
+                    .source = "bitline: 0 for the evaluated SSD (read_power covers it); the HBF cell preset nand/xl-flash "
+                              "sets it",
+                    .min = 0});
+    v(program_energy, {.name = "program_energy", .def = "0pJ/bit",
+                       .desc = "energy per bit of each page programmed, on top of program_power x tPROG",
+                       .source = "bitline: 0 for the evaluated SSD (program_power covers it); the HBF cell preset "
+                                 "nand/xl-flash sets it",
+                       .min = 0});
     v(mws_wordline_power, {.name = "mws_wordline_power", .def = "[[1, 1.0], [48, 0.9]]",
                            .desc = "intra-block MWS power / read power against wordlines sensed",
                            .source = "assumption: spec says lower than a read (VREF < VPASS on the extra WLs)"});

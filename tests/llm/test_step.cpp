@@ -227,6 +227,8 @@ TEST(LlmStep, CapacityLimits) {
   csi.kind = "csi";
   csi.system.hbm.capacity_per_stack = Bytes(5875000000);
   csi.system.hbf.stacks = 6;
+  csi.system.cell = test::xl_flash_cell();
+  hbf::use_cell(csi.system.hbf, csi.system.cell);
   const ContextSpec lng = parse_context("long");
   {
     // kv_span = all: a block on each of the 144 megaplanes per request.
