@@ -87,11 +87,14 @@ void load_models(ModelSet& models, const std::vector<std::string>& names, const 
 }
 
 Json kind_json(const KindParams& k) {
-  return {{"gpu", dump_params(k.system.gpu)},
-          {"hbm", dump_params(k.system.hbm)},
-          {"hbf", dump_params(k.system.hbf)},
-          {"llm", dump_params(k.llm)},
-          {"serving", dump_params(k.serving)}};
+  Json j = {{"gpu", dump_params(k.system.gpu)},
+            {"hbm", dump_params(k.system.hbm)},
+            {"hbf", dump_params(k.system.hbf)},
+            {"llm", dump_params(k.llm)},
+            {"serving", dump_params(k.serving)}};
+  if (k.system.hbf.stacks > 0)  // the cell of the HBF planes: the parts of `nand` the HBF reads
+    j["nand"] = {{"timing", dump_params(k.system.cell.timing)}, {"energy", dump_params(k.system.cell.energy)}};
+  return j;
 }
 
 Json config_json(const std::map<std::string, KindParams>& kinds) {
@@ -148,7 +151,7 @@ struct Vary {
 Vary parse_vary(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. hbf.timing.t_read=2us,4us)", text));
+    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. nand.timing.t_read_slc=2us,4us)", text));
   Vary v{text.substr(0, eq), {}};
   size_t start = eq + 1;
   while (true) {
@@ -347,7 +350,7 @@ void add_accel(CLI::App& app) {
         p.step = s.step(o->batch, c);
         p.feasible = p.step.capacity.fits;
         p.bound_by = p.step.step <= bitline::ms(o->slo) ? "given batch" : "given batch (misses the SLO)";
-        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, p.step.capacity.limit);
+        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, to_string(p.step.capacity.limit));
       } else {
         p = s.search(c, bitline::ms(o->slo));
       }

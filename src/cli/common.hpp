@@ -40,6 +40,9 @@ struct Component {
 };
 const std::vector<Component>& catalogue();
 
+/// The registered names of a policy kind, e.g. for CLI::IsMember.
+std::vector<std::string> names_of(const ImplList& impls);
+
 /// Throws ConfigError for a top-level key that no component owns.
 void check_top_level(const ConfigTree& tree);
 

@@ -148,9 +148,9 @@ void add_cosmos(CLI::App& app) {
     auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
     exp->add_to(*cmd, "flash-cosmos-eval", "its first point of the workload is the default --param");
-    cmd->add_option("--workload", *workload, "bmi | ims | kcs")->check(CLI::IsMember({"bmi", "ims", "kcs"}));
+    cmd->add_option("--workload", *workload, workloads().joined(" | "))->check(CLI::IsMember(names_of(workloads())));
     cmd->add_option("--param", *param, "the point: months=N (bmi), images=N (ims), k=N (kcs); default: the experiment's first");
-    cmd->add_option("--system", *system, "osp | isp | parabit | fc")->check(CLI::IsMember({"osp", "isp", "parabit", "fc"}));
+    cmd->add_option("--system", *system, systems().joined(" | "))->check(CLI::IsMember(names_of(systems())));
     cmd->add_flag("--functional", *functional,
                   "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
     cmd->add_option("--json", *json, "write the result to this file");
@@ -228,7 +228,7 @@ void add_cosmos(CLI::App& app) {
         // One bit per cell or already page by page: the same run.
         const bool same = nand::bits_per_cell(m) == 1 || c.nand.timing.multi_bit_program == "page_by_page";
         const double pp = same ? r.gb_per_s() : ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
-        const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy).t_prog(m)) * 1e6;
+        const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy, c.nand.geometry.page_size).t_prog(m)) * 1e6;
         bw[nand::to_string(m)] = r.gb_per_s();
         detail[nand::to_string(m)] = {{"gb_per_s", r.gb_per_s()},
                                       {"bottleneck", r.bottleneck},

@@ -135,78 +135,116 @@ const Point& EvalMatrix::first(const std::string& workload) const {
                                 workload == "bmi" ? "months" : workload == "ims" ? "images" : "clique_sizes"));
 }
 
-PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, uint64_t seed) {
-  PreparedPoint out;
-  const bool fn = ssd.functional();
-  Rng rng = Rng::derive(seed, "workload." + p.workload);
-  auto put = [&](const std::string& name, int64_t bytes, const BitVector* data, const WriteOptions& o) {
+namespace {
+
+/// Everything a workload's preparation needs: the SSD, the point, the parameters, the system, the data stream.
+struct Prep {
+  CosmosSsd& ssd;
+  const Point& p;
+  const WorkloadParams& w;
+  System s;
+  Rng& rng;
+  PreparedPoint& out;
+  bool fn;  // functional: store synthetic data and compute the CPU reference
+  void put(const std::string& name, int64_t bytes, const BitVector* data, const WriteOptions& o) const {
     if (fn) ssd.write(name, *data, o);
     else ssd.write(name, bytes, o);
-  };
-  if (p.workload == "bmi") {
-    const int64_t days = p.value * w.days_per_month;
-    const int64_t bytes = bytes_of_bits(w.users, "workload.users");
-    ssd.declare_group("bmi", uint32_t(days));
-    std::vector<Expr> kids;
-    BitVector loyal, ref;
-    if (fn) {
-      loyal = random_bits(rng, size_t(w.users), w.bmi_loyal_fraction);
-      ref = BitVector(size_t(w.users), true);
-    }
-    for (int64_t d = 0; d < days; ++d) {
-      std::string name = fmt::format("day{}", d);
-      BitVector v;
-      if (fn) {
-        v = random_bits(rng, size_t(w.users), w.bmi_activity);
-        v |= loyal;
-        ref &= v;
-      }
-      put(name, bytes, &v, options_for(s, "bmi"));
-      kids.push_back(Expr::var(name));
-    }
-    out.queries.push_back(Expr::make(Expr::Op::And, std::move(kids)));
-    out.popcount = true;
-    if (fn) out.reference.push_back(std::move(ref));
-  } else if (p.workload == "ims") {
-    const int64_t bits = p.value * w.image_width * w.image_height * w.colors;
-    const int64_t bytes = bytes_of_bits(bits, "IMS plane");
-    ssd.declare_group("ims", 3);
-    BitVector ref;
-    if (fn) ref = BitVector(size_t(bits), true);
-    for (const char* n : {"Y", "U", "V"}) {
-      BitVector v;
-      if (fn) v = random_bits(rng, size_t(bits), w.ims_density), ref &= v;
-      put(n, bytes, &v, options_for(s, "ims"));
-    }
-    out.queries.push_back(parse_expr("AND(Y, U, V)"));
-    if (fn) out.reference.push_back(std::move(ref));
-  } else if (p.workload == "kcs") {
-    const int64_t k = p.value;
-    const int64_t bytes = bytes_of_bits(w.vertices, "workload.vertices");
-    ssd.declare_group("cliques", uint32_t(std::min<int64_t>(w.cliques, 1 << 20)));
-    for (int64_t q = 0; q < w.cliques; ++q) {
-      std::string g = fmt::format("adj{}", q);
-      ssd.declare_group(g, uint32_t(k));
-      std::vector<Expr> members;
-      BitVector term;
-      if (fn) term = BitVector(size_t(w.vertices), true);
-      for (int64_t i = 0; i < k; ++i) {
-        std::string name = fmt::format("a{}_{}", q, i);
-        BitVector v;
-        if (fn) v = random_bits(rng, size_t(w.vertices), w.kcs_density), term &= v;
-        put(name, bytes, &v, options_for(s, g));
-        members.push_back(Expr::var(name));
-      }
-      std::string cname = fmt::format("c{}", q);
-      BitVector c;
-      if (fn) c = random_bits(rng, size_t(w.vertices), 1.0 / 64), term |= c;
-      put(cname, bytes, &c, options_for(s, "cliques"));
-      out.queries.push_back(Expr::make(Expr::Op::Or, {Expr::make(Expr::Op::And, std::move(members)), Expr::var(cname)}));
-      if (fn) out.reference.push_back(std::move(term));
-    }
-  } else {
-    throw ModelError(fmt::format("unknown workload '{}' (bmi, ims, kcs)", p.workload));
   }
+};
+
+void prepare_bmi(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
+  const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
+  const WorkloadParams& w = x.w;
+  const bool fn = x.fn;
+  const int64_t days = x.p.value * w.days_per_month;
+  const int64_t bytes = bytes_of_bits(w.users, "workload.users");
+  x.ssd.declare_group("bmi", uint32_t(days));
+  std::vector<Expr> kids;
+  BitVector loyal, ref;
+  if (fn) {
+    loyal = random_bits(x.rng, size_t(w.users), w.bmi_loyal_fraction);
+    ref = BitVector(size_t(w.users), true);
+  }
+  for (int64_t d = 0; d < days; ++d) {
+    std::string name = fmt::format("day{}", d);
+    BitVector v;
+    if (fn) {
+      v = random_bits(x.rng, size_t(w.users), w.bmi_activity);
+      v |= loyal;
+      ref &= v;
+    }
+    x.put(name, bytes, &v, options_for(x.s, "bmi"));
+    kids.push_back(Expr::var(name));
+  }
+  x.out.queries.push_back(Expr::make(Expr::Op::And, std::move(kids)));
+  x.out.popcount = true;
+  if (fn) x.out.reference.push_back(std::move(ref));
+}
+
+void prepare_ims(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
+  const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
+  const WorkloadParams& w = x.w;
+  const bool fn = x.fn;
+  const int64_t bits = x.p.value * w.image_width * w.image_height * w.colors;
+  const int64_t bytes = bytes_of_bits(bits, "IMS plane");
+  x.ssd.declare_group("ims", 3);
+  BitVector ref;
+  if (fn) ref = BitVector(size_t(bits), true);
+  for (const char* n : {"Y", "U", "V"}) {
+    BitVector v;
+    if (fn) v = random_bits(x.rng, size_t(bits), w.ims_density), ref &= v;
+    x.put(n, bytes, &v, options_for(x.s, "ims"));
+  }
+  x.out.queries.push_back(parse_expr("AND(Y, U, V)"));
+  if (fn) x.out.reference.push_back(std::move(ref));
+}
+
+void prepare_kcs(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
+  const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
+  const WorkloadParams& w = x.w;
+  const bool fn = x.fn;
+  const int64_t k = x.p.value;
+  const int64_t bytes = bytes_of_bits(w.vertices, "workload.vertices");
+  x.ssd.declare_group("cliques", uint32_t(std::min<int64_t>(w.cliques, 1 << 20)));
+  for (int64_t q = 0; q < w.cliques; ++q) {
+    std::string g = fmt::format("adj{}", q);
+    x.ssd.declare_group(g, uint32_t(k));
+    std::vector<Expr> members;
+    BitVector term;
+    if (fn) term = BitVector(size_t(w.vertices), true);
+    for (int64_t i = 0; i < k; ++i) {
+      std::string name = fmt::format("a{}_{}", q, i);
+      BitVector v;
+      if (fn) v = random_bits(x.rng, size_t(w.vertices), w.kcs_density), term &= v;
+      x.put(name, bytes, &v, options_for(x.s, g));
+      members.push_back(Expr::var(name));
+    }
+    std::string cname = fmt::format("c{}", q);
+    BitVector c;
+    if (fn) c = random_bits(x.rng, size_t(w.vertices), 1.0 / 64), term |= c;
+    x.put(cname, bytes, &c, options_for(x.s, "cliques"));
+    x.out.queries.push_back(Expr::make(Expr::Op::Or, {Expr::make(Expr::Op::And, std::move(members)), Expr::var(cname)}));
+    if (fn) x.out.reference.push_back(std::move(term));
+  }
+}
+
+}  // namespace
+
+const Registry<PrepareWorkload>& workloads() {
+  static const Registry<PrepareWorkload> r(
+      "workload", {{"bmi", "bitmap index: AND of days(m) daily user vectors, bit count on the host (points: months)", prepare_bmi},
+                   {"ims", "image segmentation: AND of the Y, U, V planes (points: images)", prepare_ims},
+                   {"kcs", "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)",
+                    prepare_kcs}});
+  return r;
+}
+
+PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, uint64_t seed) {
+  const int64_t i = workloads().find(p.workload);
+  if (i < 0) throw ModelError(fmt::format("unknown workload: {}", workloads().unknown_message(p.workload)));
+  PreparedPoint out;
+  Rng rng = Rng::derive(seed, "workload." + p.workload);
+  workloads().value(size_t(i))(ssd, p, w, s, rng, out);
   return out;
 }
 
@@ -266,7 +304,8 @@ Json eval_json(Json points, const EvalMatrix& matrix, const Json& config) {
     Json sp, en;
     double sp_log = 0, en_log = 0;
     int n = 0;
-    for (const char* w : {"bmi", "ims", "kcs"}) {
+    for (std::string_view name : workloads().names()) {
+      const std::string w(name);
       double ssum = 0, esum = 0;
       int cnt = 0;
       for (const auto& r : points) {

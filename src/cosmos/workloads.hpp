@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/experiment.hpp"
+#include "core/registry.hpp"
+#include "core/rng.hpp"
 #include "core/stats.hpp"
 #include "cosmos/cosmos_ssd.hpp"
 #include "ssd/params.hpp"
@@ -54,7 +56,7 @@ struct WorkloadParams {
 };
 
 struct Point {
-  std::string workload;  // bmi | ims | kcs
+  std::string workload;  // a name in workloads()
   std::string param;     // months | images | k
   int64_t value = 0;
 };
@@ -75,6 +77,13 @@ struct EvalMatrix {
 };
 /// Reads an experiment file of `cosmos eval`; ConfigError naming the file, the line and the key.
 EvalMatrix load_eval_matrix(const std::filesystem::path& file);
+
+struct PreparedPoint;
+
+/// A workload of the evaluation: sets up a point's operands (sizes, or synthetic data in functional mode) and queries.
+using PrepareWorkload = void (*)(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, Rng& rng, PreparedPoint& out);
+/// The workloads by name (Point::workload; table in cosmos/workloads.cpp, beside them).
+const Registry<PrepareWorkload>& workloads();
 
 /// Writes a point's operands (sizes only, or synthetic data in functional mode)
 /// and returns the queries and whether the host counts result bits.

@@ -76,7 +76,7 @@ Json Capacity::json() const {
             {"runtime_reserve_bytes", reserve.raw()},
             {"workspace_bytes", workspace.raw()}};
   if (weight_cache.raw() > 0) j["hbm_weight_cache_bytes"] = weight_cache.raw();
-  if (!limit.empty()) j["limit"] = limit;
+  if (limit != Exhausted::Nothing) j["limit"] = to_string(limit);
   if (blocks_per_megaplane > 0) {
     j["flash_blocks_per_megaplane"] = blocks_per_megaplane;
     j["flash_blocks_used"] = blocks_used;
@@ -147,6 +147,34 @@ Json PointResult::json() const {
 
 // ---- server -----------------------------------------------------------------
 
+const Registry<CapacityContext>& capacity_contexts() {
+  static const Registry<CapacityContext> r(
+      "KV reservation",
+      {{"full", "each request reserves KV for its full context, input + output (no preemption)", CapacityContext::Full},
+       {"mean", "each request reserves KV for its mean context, input + output / 2", CapacityContext::Mean}});
+  return r;
+}
+
+const Registry<StepModel>& step_models() {
+  static const Registry<StepModel> r(
+      "step model",
+      {{"fast", "the fast step model (llm/timing.hpp): sampled layers, validated against event by accel validate",
+        StepModel::Fast},
+       {"event", "the event-driven memory simulation (hbf::simulate_reads) of the whole step: slow; for settings outside "
+                 "the fast model's validated range, e.g. SRAM smaller than the prefetch window",
+        StepModel::Event}});
+  return r;
+}
+
+std::string to_string(Exhausted e) {
+  switch (e) {
+    case Exhausted::Nothing: return "";
+    case Exhausted::Hbm: return "hbm";
+    case Exhausted::FlashBlocks: return "flash_blocks";
+  }
+  return "?";
+}
+
 Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
     : m_(m),
       k_(k),
@@ -170,7 +198,11 @@ Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
 
 Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   Capacity cap;
-  const int64_t ctx = k_.serving.capacity_context == "mean" ? c.input + c.output / 2 : c.input + c.output;
+  int64_t ctx = 0;
+  switch (*k_.serving.capacity_context) {
+    case CapacityContext::Full: ctx = c.input + c.output; break;
+    case CapacityContext::Mean: ctx = c.input + c.output / 2; break;
+  }
   const bool mla = m_.attention == AttentionKind::Mla;
   const int64_t tok_layer = mla ? m_.kv_bytes_per_token_layer() : 2 * d_.kv_heads * m_.head_dim * m_.kv_value_bytes;
   cap.hbm_capacity = sys_.hbm_capacity();
@@ -187,7 +219,7 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   if (!has_hbf()) {
     cap.hbm_used = cap.weights + cap.kv + cap.reserve + cap.workspace;
     cap.fits = cap.hbm_used <= cap.hbm_capacity;
-    if (!cap.fits) cap.limit = "hbm";
+    if (!cap.fits) cap.limit = Exhausted::Hbm;
     return cap;
   }
   const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
@@ -208,8 +240,8 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
     cap.blocks_used = weight_blocks + int64_t(std::ceil(double(slices) / double(k) * double(r) - 1e-9));
   const bool blocks_ok = cap.blocks_used <= cap.blocks_per_megaplane, hbm_ok = cap.hbm_used <= cap.hbm_capacity;
   cap.fits = blocks_ok && hbm_ok;
-  if (!blocks_ok) cap.limit = "flash_blocks";
-  else if (!hbm_ok) cap.limit = "hbm";
+  if (!blocks_ok) cap.limit = Exhausted::FlashBlocks;
+  else if (!hbm_ok) cap.limit = Exhausted::Hbm;
   cap.replica_budget = hbm_ok ? cap.hbm_capacity - cap.hbm_used : Bytes{};
   return cap;
 }
@@ -239,12 +271,18 @@ StepGraph Server::graph(int64_t r, const ContextSpec& c) const {
 StepReport Server::step(int64_t r, const ContextSpec& c) const {
   StepReport s;
   const StepGraph g = graph(r, c);
-  StepTiming st = time_step_fast(g, *mem_, mt_, k_.serving.step_model == "event" ? 0 : k_.llm.sample_layers);
-  if (k_.serving.step_model == "event") {
-    // The event-driven simulation sets the time; the critical-path breakdown is the fast model's, scaled to it.
-    const Time event = time_step_event(sys_, g, *mem_).elapsed;
-    if (st.time.raw() > 0) st.breakdown = st.breakdown.scaled(double(event.raw()) / double(st.time.raw()));
-    st.time = event;
+  StepTiming st;
+  switch (*k_.serving.step_model) {
+    case StepModel::Fast: st = time_step_fast(g, *mem_, mt_, k_.llm.sample_layers); break;
+    case StepModel::Event: {
+      // The event-driven simulation sets the time; the critical-path breakdown is the fast model's (every layer
+      // timed), scaled to it.
+      st = time_step_fast(g, *mem_, mt_, 0);
+      const Time event = time_step_event(sys_, g, *mem_).elapsed;
+      if (st.time.raw() > 0) st.breakdown = st.breakdown.scaled(double(event.raw()) / double(st.time.raw()));
+      st.time = event;
+      break;
+    }
   }
   s.requests_per_rank = r;
   s.batch = g.requests_total;
@@ -367,21 +405,21 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   const int64_t cap = max_requests(c);
   if (cap == 0) {
     const Capacity c0 = capacity(0, c), c1 = capacity(1, c);
-    if (!c0.fits && has_hbf() && c0.limit == "hbm")
+    if (!c0.fits && has_hbf() && c0.limit == Exhausted::Hbm)
       p.reason = fmt::format("HBM cannot hold its fixed contents: {:.1f} GB of weight cache (serving.hbm_weight_cache) + {:.1f} GB "
                              "reserve + {:.1f} GB workspace exceed {:.1f} GB", double(c0.weight_cache.raw()) * 1e-9,
                              double(c0.reserve.raw()) * 1e-9, double(c0.workspace.raw()) * 1e-9, double(c0.hbm_capacity.raw()) * 1e-9);
     else if (!c0.fits)
       p.reason = fmt::format("the weights do not fit: {:.1f} GB per GPU{}", double(w_.total.raw()) * 1e-9,
-                             c0.limit == "flash_blocks" ? " exceed the HBF blocks" : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
+                             c0.limit == Exhausted::FlashBlocks ? " exceed the HBF blocks" : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
     else
       p.reason = fmt::format("a context of {} tokens cannot fit even at batch 1 ({} exhausted: {:.1f} GB of KV per request on "
                              "this GPU, {:.1f} GB of HBM used of {:.1f} GB{})",
-                             c.input + c.output, c1.limit, double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
+                             c.input + c.output, to_string(c1.limit), double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
                              double(c1.hbm_capacity.raw()) * 1e-9,
                              c1.blocks_per_megaplane > 0 ? fmt::format(", {} of {} blocks per megaplane", c1.blocks_used, c1.blocks_per_megaplane) : "");
     p.bound_by = "capacity";
-    p.capacity_limit = c1.limit;
+    p.capacity_limit = to_string(c1.limit);
     return p;
   }
   std::map<int64_t, StepReport> seen;
@@ -404,7 +442,7 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   if (eval(cap).step <= slo) {
     best = cap;
     p.bound_by = "capacity";
-    p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : capacity(cap + 1, c).limit;
+    p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : to_string(capacity(cap + 1, c).limit);
   } else {
     best = largest_within(eval, [](const StepReport& s) { return s.step; }, 1, cap, slo);
     p.bound_by = "slo";

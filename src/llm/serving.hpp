@@ -49,10 +49,15 @@ struct ContextSpec {
 /// One of the `named` contexts (an experiment's, e.g. "long") or "IN:OUT" tokens; ConfigError otherwise.
 ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& named = {});
 
+/// What a batch that does not fit exhausts first.
+enum class Exhausted { Nothing, Hbm, FlashBlocks };
+/// "" (fits), "hbm", "flash_blocks": as reported in the JSON.
+std::string to_string(Exhausted e);
+
 /// Memory of one GPU at a batch.
 struct Capacity {
   bool fits = false;
-  std::string limit;  // what is exhausted first: "hbm", "flash_blocks", "" when it fits
+  Exhausted limit = Exhausted::Nothing;  // what is exhausted first
   Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{}, weight_cache{};
   int64_t blocks_per_megaplane = 0, blocks_used = 0;  // HBF: the fullest megaplane
   Bytes replica_budget{};                              // HBF: HBM left for KV replicas

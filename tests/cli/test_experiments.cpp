@@ -132,7 +132,7 @@ TEST_F(ExperimentCli, AblationVariantsAreData) {
   const fs::path e = write("abl.yaml", "model: tiny-test\ngpus: 4\nbatch_per_rank: 8\ncontext: \"512:128\"\nslo_ms: 20\n"
                                        "variants:\n"
                                        "  - {name: base, description: as preset, kind: csi}\n"
-                                       "  - {name: slow_flash, description: twice the read time, kind: csi, set: [hbf.timing.t_read=10us]}\n"
+                                       "  - {name: slow_flash, description: twice the read time, kind: csi, set: [nand.timing.t_read_slc=10us]}\n"
                                        "  - {name: hbm, description: HBM only, kind: h200}\n");
   const auto j = run_ok("accel ablation", e);
   ASSERT_EQ(j["variants"].size(), 3u);

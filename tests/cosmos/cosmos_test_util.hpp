@@ -64,7 +64,7 @@ inline EvalConfig small_config(bool errors) {
   c.nand.geometry.blocks_per_plane = 256;
   c.nand.ecc.codeword = Bytes(512);
   c.nand.ecc.correctable_bits = 40;
-  c.nand.reliability.model = errors ? "rber_table" : "none";
+  c.nand.reliability.model = nand::ErrorModelChoice::named(errors ? "rber_table" : "none");
   nand::validate(c.nand);
   return c;
 }

@@ -18,6 +18,14 @@ inline ModelConfig shipped(const std::string& name) {
   return load_model_file(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
 }
 
+/// The cell of the HBF presets' planes: configs/nand/xl-flash.yaml's `nand` section.
+inline nand::NandParams xl_flash_cell() {
+  ConfigTree t;
+  t.set_preset_dir(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs");
+  t.load_preset("nand/xl-flash");
+  return nand::load_nand_params(t);
+}
+
 /// One GPU kind's preset (h200, csi, cli) loaded into KindParams.
 inline KindParams preset_kind(const std::string& kind) {
   ConfigTree t;

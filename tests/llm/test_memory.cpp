@@ -24,7 +24,7 @@ namespace {
 // The GPU's weights stored by the HBF runtime: every tensor's megapages must be where GpuMemory says.
 void check_weight_placement(const std::string& layout) {
   KindParams k = preset_kind("cli");
-  k.system.hbf.runtime.weight_layout = layout;
+  k.system.hbf.runtime.weight_layout = hbf::WeightLayoutChoice::named(layout);
   const ModelConfig m = shipped("deepseek-v3");
   Server s(m, k, 8);
   const GpuWeights& w = s.weights();
@@ -91,7 +91,7 @@ TEST(LlmMemory, GroupWriteLaysEachRequestsLayerOnConsecutiveMegaplanes) {
 // puts the slices of requests created with their expected size (windows of W megaplanes, one after the other).
 TEST(LlmMemory, KvModelIsWhereGroupWriteFitsEachRequest) {
   const KindParams k = preset_kind("csi");
-  ASSERT_EQ(k.system.hbf.runtime.kv_span, "fit");
+  ASSERT_EQ(*k.system.hbf.runtime.kv_span, hbf::KvSpan::Fit);
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
   StepGraph g = s.graph(8, paper_context("long"));
@@ -142,7 +142,7 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
     EXPECT_EQ(st.flash_units + st.hbm_replicas, int64_t(std::llround(st.mean_load * double(s.memory().megaplanes()))));
   }
   // Scattered KV (no layout): balls into bins, the fullest megaplane well above the mean.
-  k.serving.kv_layout = "scatter";
+  k.serving.kv_layout = KvLayout::Scatter;
   Server sc(m, k, 8);
   const KvLayerStats st = sc.memory().kv_layer_stats(sc.graph(64, c), 3);
   EXPECT_GT(double(st.max_load_before), 1.1 * st.mean_load);
@@ -156,7 +156,7 @@ TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
   const ModelConfig m = shipped("qwen3-235b");
   const ContextSpec c = paper_context("long");
   Server mean_srv(m, k, 8);
-  k.serving.kv_offload = "fill";
+  k.serving.kv_offload = KvOffload::Fill;
   Server fill_srv(m, k, 8);
   const StepGraph g = fill_srv.graph(64, c);
   const hbf::System& sys = fill_srv.system();

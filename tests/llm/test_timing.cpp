@@ -35,6 +35,8 @@ hbf::SystemParams small_hbf() {
   p.hbf.geometry.planes_per_die = 4;
   p.hbf.geometry.planes_per_megaplane = 1;
   p.hbf.timing.interface_bandwidth = Bandwidth(4096e6);
+  p.cell = test::xl_flash_cell();
+  hbf::use_cell(p.hbf, p.cell);
   return p;
 }
 
