@@ -126,7 +126,7 @@ BENCHMARK(BM_MemoryReadBandwidth<8>)->Name("BM_MemoryReadBandwidth/streams:8")->
 
 NandParams bench_params(bool errors) {
   NandParams p = default_params<NandParams>();
-  if (!errors) p.reliability.model = "none";
+  if (!errors) p.reliability.model = nand::ErrorModelChoice::named("none");
   return p;
 }
 

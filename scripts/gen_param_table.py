@@ -7,7 +7,8 @@ Usage:
 
 One table per section (the key up to its last dot), in the order bitline
 lists them, with the default, the unit type and range, the description and
-the source of the default exactly as the code declares them.
+the source of the default exactly as the code declares them; a policy key
+also lists its registered implementations, each with its description.
 Python standard library only.
 """
 import argparse
@@ -62,9 +63,14 @@ def render(rows, body_only=False):
             kind = r.get("type", "")
             rng = r.get("range", "")
             type_range = f"{kind}, {rng}" if rng else kind
+            desc = cell(r.get("description", ""))
+            if r.get("choices"):  # a policy: its registered implementations (core/registry.hpp)
+                if r.get("kind"):
+                    type_range = f"choice of {r['kind']}, {rng}"
+                desc += "<br>" + "<br>".join(f"`{cell(c['name'])}`: {cell(c['description'])}" for c in r["choices"])
             out.append(
                 f"| `{cell(name)}` | `{cell(r.get('default', ''))}` | {cell(type_range)} "
-                f"| {cell(r.get('description', ''))} | {cell(r.get('source', ''))} |"
+                f"| {desc} | {cell(r.get('source', ''))} |"
             )
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(g++ cmake ninja-build make pkg-config python3 python3-matplotlib
       libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-      libgtest-dev libgmock-dev libbenchmark-dev libpugixml-dev clang-format)
+      libgtest-dev libgmock-dev libbenchmark-dev libpugixml-dev clang-format
+      libopenmpi-dev openmpi-bin)  # MPI is optional for the build (CMake finds it or not); see README "On a cluster"
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

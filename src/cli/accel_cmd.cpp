@@ -1,22 +1,27 @@
 // `bitline accel ...`: LLM serving on HBF-equipped GPUs, the FlashAccel evaluation.
-//   eval      the paper's matrix (4 models x 2 contexts x 2 SLOs x 8 systems) -> JSON + summary
-//   ablation  Qwen3-235B on CSI at a fixed batch: full FlashAccel, without each technique, plain HBF, HBM only
-//   sessions  multi-turn KV reuse (LRU retention) on 8/16 x H200, 8 x CSI, 8 x CLI
+//   eval      a matrix of models x contexts x SLOs x systems -> JSON + summary
+//   ablation  one model at a fixed batch on variants (a kind and parameter overrides each)
+//   sessions  multi-turn KV reuse (LRU retention) on several systems
+//             (eval, ablation and sessions run an experiment file: by default the paper's,
+//              configs/experiments/flashaccel-{eval,ablation,sessions}.yaml; --experiment FILE for another)
 //   run       one point (model, system, context, SLO) with a readable breakdown
 //   sweep     one point over a grid of parameter values (--vary KEY=V1,V2,...) -> JSON + table
 //   validate  the fast step model against the event-driven memory simulation
 // Each GPU kind (h200, csi, cli) is its preset (configs/KIND.yaml) with --config and --set applied on top.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "cli/common.hpp"
+#include "core/distributed.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
+#include "llm/experiment.hpp"
 #include "llm/serving.hpp"
 #include "llm/sessions.hpp"
 
@@ -32,35 +37,64 @@ struct KindOptions {
     app.add_option("--config", file, "YAML file merged over each GPU kind's preset (h200, csi, cli)");
     app.add_option("--set", sets, "override one parameter for every GPU kind: key.path=value (repeatable), e.g. llm.compute.kernel_overhead=3us");
   }
-  KindParams load(const std::string& kind) const {
+  /// The kind's tree: its preset, an experiment's `set:` overrides, --config, --set.
+  ConfigTree tree(const std::string& kind, const std::vector<Override>& experiment = {}) const {
     ConfigTree t;
     t.load_preset(kind);
+    apply_overrides(t, experiment);
     if (!file.empty()) t.load_file(file);
     for (const auto& s : sets) t.apply_set(s);
     check_top_level(t);
-    KindParams k = load_kind_params(t, kind);
-    return k;
+    return t;
   }
-  std::map<std::string, KindParams> load_all() const {
+  KindParams load(const std::string& kind, const std::vector<Override>& experiment = {}) const {
+    return load_kind_params(tree(kind, experiment), kind);
+  }
+  std::map<std::string, KindParams> load_all(const std::vector<Override>& experiment = {}) const {
     std::map<std::string, KindParams> m;
-    for (const char* k : {"h200", "csi", "cli"}) m.emplace(k, load(k));
+    for (const char* k : {"h200", "csi", "cli"}) m.emplace(k, load(k, experiment));
     return m;
   }
-  SessionParams sessions() const {
-    ConfigTree t;
-    t.load_preset("csi");
-    if (!file.empty()) t.load_file(file);
-    for (const auto& s : sets) t.apply_set(s);
-    return load_params<SessionParams>(t, "sessions");
+  SessionParams sessions(const std::vector<Override>& experiment = {}) const {
+    return load_params<SessionParams>(tree("csi", experiment), "sessions");
   }
 };
 
+/// --experiment FILE (default: the shipped NAME).
+struct ExperimentOption {
+  std::string file;
+  void add_to(CLI::App& app, const std::string& name, const std::string& what) {
+    file = shipped_experiment(name).string();
+    app.add_option("--experiment", file, fmt::format("experiment file: {} (default: the paper's, configs/experiments/{}.yaml)", what, name));
+  }
+};
+
+/// A --context argument: IN:OUT tokens, or a context named in the shipped evaluation experiment (e.g. long).
+ContextSpec context_arg(const std::string& s) {
+  if (s.find(':') != std::string::npos) return parse_context(s);
+  return parse_context(s, load_eval_experiment(shipped_experiment("flashaccel-eval")).contexts);
+}
+
+/// Loads an experiment's models, naming the experiment file when one cannot be read.
+void load_models(ModelSet& models, const std::vector<std::string>& names, const std::string& file) {
+  for (const auto& n : names) {
+    try {
+      models.get(n);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: models: {}", file, e.what()));
+    }
+  }
+}
+
 Json kind_json(const KindParams& k) {
-  return {{"gpu", dump_params(k.system.gpu)},
-          {"hbm", dump_params(k.system.hbm)},
-          {"hbf", dump_params(k.system.hbf)},
-          {"llm", dump_params(k.llm)},
-          {"serving", dump_params(k.serving)}};
+  Json j = {{"gpu", dump_params(k.system.gpu)},
+            {"hbm", dump_params(k.system.hbm)},
+            {"hbf", dump_params(k.system.hbf)},
+            {"llm", dump_params(k.llm)},
+            {"serving", dump_params(k.serving)}};
+  if (k.system.hbf.stacks > 0)  // the cell of the HBF planes: the parts of `nand` the HBF reads
+    j["nand"] = {{"timing", dump_params(k.system.cell.timing)}, {"energy", dump_params(k.system.cell.energy)}};
+  return j;
 }
 
 Json config_json(const std::map<std::string, KindParams>& kinds) {
@@ -117,7 +151,7 @@ struct Vary {
 Vary parse_vary(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. hbf.timing.t_read=2us,4us)", text));
+    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. nand.timing.t_read_slc=2us,4us)", text));
   Vary v{text.substr(0, eq), {}};
   size_t start = eq + 1;
   while (true) {
@@ -139,8 +173,9 @@ void add_accel(CLI::App& app) {
 
   // ---- eval
   {
-    auto* cmd = accel->add_subcommand("eval", "the whole matrix: 4 models x 2 contexts x 2 SLOs x 8 systems");
+    auto* cmd = accel->add_subcommand("eval", "a whole matrix: models x contexts x SLOs x systems (default: the paper's)");
     auto k = std::make_shared<KindOptions>();
+    auto x = std::make_shared<ExperimentOption>();
     struct Opts {
       std::string json;
       bool quiet = false;
@@ -148,28 +183,41 @@ void add_accel(CLI::App& app) {
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
+    x->add_to(*cmd, "flashaccel-eval", "models, contexts, SLOs, systems, the summary's baseline");
     cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
     cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-    cmd->callback([k, o] {
-      const auto kinds = k->load_all();
+    cmd->callback([k, o, x] {
+      const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
+      const EvalExperiment ex = load_eval_experiment(x->file);
+      const auto kinds = k->load_all(ex.set);
       ModelSet models;
+      load_models(models, ex.models, x->file);
       const auto t0 = std::chrono::steady_clock::now();
-      Json j = run_eval(models, kinds, [&](size_t i, size_t n, const std::string& what) {
-        if (!o->quiet) print_progress(i, n, what);
-      }, o->threads);
+      // The jobs (model x system) over the MPI ranks (one process without mpirun), each rank on its worker pool.
+      const auto jobs = world.map(
+          eval_job_count(ex), [&](size_t i) { return run_eval_job(models, kinds, ex, i).dump(); }, o->threads,
+          [&](size_t done, size_t n, size_t i) {
+            if (!o->quiet) print_progress(done, n, ex.models[i / ex.systems.size()] + " on " + ex.systems[i % ex.systems.size()]);
+          });
+      if (!world.root()) return;  // rank 0 writes the results
+      Json j;
+      j["points"] = Json::array();
+      for (const auto& text : jobs)
+        for (auto& p : Json::parse(text)) j["points"].push_back(std::move(p));
+      j["summary"] = eval_summary(j["points"], ex);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       j["config"] = config_json(kinds);
-      j["run"] = {{"wall_s", wall}, {"threads", o->threads}};
+      j["run"] = {{"wall_s", wall}, {"threads", o->threads}, {"experiment", x->file}, {"ranks", world.size()}};
       write_json_file(o->json, j);
-      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs h200x8; tokens/J vs h200x8)\n", "system@SLO", "mean",
-                 "geomean", "points");
-      for (const auto& sys : eval_systems())
-        for (double slo : eval_slos_ms()) {
+      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {})\n", "system@SLO", "mean",
+                 "geomean", "points", ex.baseline, ex.baseline);
+      for (const auto& sys : ex.systems)
+        for (double slo : ex.slos_ms) {
         const std::string key = fmt::format("{}@{:g}", sys, slo);
-        if (!j["summary"]["throughput_vs_h200x8"].contains(key)) continue;
-        const Json& v = j["summary"]["throughput_vs_h200x8"][key];
-        const Json& e = j["summary"]["tokens_per_j_vs_h200x8"][key];
+        if (!j["summary"]["throughput_vs_" + ex.baseline].contains(key)) continue;
+        const Json& v = j["summary"]["throughput_vs_" + ex.baseline][key];
+        const Json& e = j["summary"]["tokens_per_j_vs_" + ex.baseline][key];
         if (v["mean"].is_null()) {
           fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
           continue;
@@ -186,31 +234,43 @@ void add_accel(CLI::App& app) {
 
   // ---- ablation
   {
-    auto* cmd = accel->add_subcommand("ablation", "CSI at a fixed batch: full FlashAccel, without prefetch / weight layout / KV layout, plain HBF, HBM only");
+    auto* cmd = accel->add_subcommand("ablation", "one model at a fixed batch on the experiment's variants (default: the paper's, on CSI)");
     auto k = std::make_shared<KindOptions>();
+    auto x = std::make_shared<ExperimentOption>();
     struct Opts {
-      std::string json, model = "qwen3-235b", context = "long";
-      int64_t batch = 256, gpus = 8;
-      double slo = 100;
+      std::string json, model, context;
+      int64_t batch = 0, gpus = 0;
+      double slo = 0;
+      int threads = WorkerPool::hardware_threads();
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
+    x->add_to(*cmd, "flashaccel-ablation", "model, GPUs, batch, context, SLO and the variants");
     cmd->add_option("--json", o->json, "write the variants to this file")->required();
-    cmd->add_option("--model", o->model, "model")->capture_default_str();
-    cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention)")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--gpus", o->gpus, "GPUs")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--context", o->context, "long, agent or IN:OUT")->capture_default_str();
-    cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->callback([k, o] {
-      const auto kinds = k->load_all();
-      const ModelConfig m = load_model(o->model);
-      Json j = run_ablation(m, kinds, o->gpus, o->batch, parse_context(o->context), o->slo);
+    cmd->add_option("--model", o->model, "model (default: the experiment's)");
+    cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention; default: the experiment's)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--gpus", o->gpus, "GPUs (default: the experiment's)")->check(CLI::PositiveNumber);
+    cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (default: the experiment's)");
+    cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms (default: the experiment's)")->check(CLI::PositiveNumber);
+    cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+    cmd->callback([k, o, x] {
+      AblationExperiment ex = load_ablation_experiment(x->file);
+      if (!o->model.empty()) ex.model = o->model;
+      if (o->batch > 0) ex.batch_per_rank = o->batch;
+      if (o->gpus > 0) ex.gpus = o->gpus;
+      if (!o->context.empty()) ex.context = context_arg(o->context);
+      if (o->slo > 0) ex.slo_ms = o->slo;
+      const auto kinds = k->load_all(ex.set);
+      const auto params = ablation_params(ex, [&](const std::string& kind) { return k->tree(kind, ex.set); });
+      const ModelConfig m = load_model(ex.model);
+      Json j = run_ablation(m, ex, params, o->threads);
       j["config"] = config_json(kinds);
       write_json_file(o->json, j);
-      fmt::print("{} on {} GPUs, batch {} per rank, context {}:\n", m.name, o->gpus, o->batch, o->context);
+      fmt::print("{} on {} GPUs, batch {} per rank, context {}:\n", m.name, ex.gpus, ex.batch_per_rank, ex.context.name);
       for (const auto& [name, v] : j["variants"].items())
         fmt::print("  {:<17} step {:>9.3f} ms{}   {:>8.1f} tokens/s/GPU at {:g} ms\n", name, v["step_ms"].get<double>(),
-                   v["fits"].get<bool>() ? "" : " (does not fit)", v[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", o->slo)].get<double>(), o->slo);
+                   v["fits"].get<bool>() ? "" : " (does not fit)", v[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", ex.slo_ms)].get<double>(), ex.slo_ms);
       fmt::print("wrote {}\n", o->json);
     });
   }
@@ -219,21 +279,25 @@ void add_accel(CLI::App& app) {
   {
     auto* cmd = accel->add_subcommand("sessions", "multi-turn KV reuse: hit rate and recomputed tokens with LRU retention");
     auto k = std::make_shared<KindOptions>();
+    auto x = std::make_shared<ExperimentOption>();
     struct Opts {
       std::string json, trace, model;
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
+    x->add_to(*cmd, "flashaccel-sessions", "the model and the systems");
     cmd->add_option("--json", o->json, "write the per-system results to this file")->required();
     cmd->add_option("--trace", o->trace, "JSONL trace (session, turn, input_tokens, output_tokens, timestamp); default: synthetic agentic sessions");
-    cmd->add_option("--model", o->model, "model (default: sessions.model)");
-    cmd->callback([k, o] {
-      const auto kinds = k->load_all();
-      SessionParams sp = k->sessions();
+    cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
+    cmd->callback([k, o, x] {
+      const SessionsExperiment ex = load_sessions_experiment(x->file);
+      const auto kinds = k->load_all(ex.set);
+      SessionParams sp = k->sessions(ex.set);
       if (!o->model.empty()) sp.model = o->model;
+      if (sp.model.empty()) sp.model = ex.model;
       const ModelConfig m = load_model(sp.model);
       const std::vector<Turn> trace = o->trace.empty() ? synthetic_trace(sp) : read_trace(o->trace);
-      Json j = run_sessions(m, kinds, trace, sp);
+      Json j = run_sessions(m, kinds, trace, sp, ex.systems);
       j["trace"]["source"] = o->trace.empty() ? "synthetic" : o->trace;
       j["config"] = config_json(kinds);
       j["config"]["sessions"] = dump_params(sp);
@@ -260,10 +324,10 @@ void add_accel(CLI::App& app) {
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
-    cmd->add_option("--model", o->model, "qwen3-235b, qwen3-coder-480b, llama3.1-405b, deepseek-v3, or a config.json path")->required();
-    cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS), or a kind (h200, csi, cli) with --gpus")->required();
+    cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
+    cmd->add_option("--system", o->system, "KIND x GPUS (csix8, clix16, ...), or a kind (h200, csi, cli) with --gpus")->required();
     cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::PositiveNumber);
-    cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
+    cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")->required();
     cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
     cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::PositiveNumber);
     cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
@@ -272,7 +336,7 @@ void add_accel(CLI::App& app) {
       const bool bare_kind = o->system == "h200" || o->system == "csi" || o->system == "cli";
       if (bare_kind && o->gpus <= 0) throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o->system, o->system));
       const SystemName sn = parse_system(bare_kind ? fmt::format("{}x{}", o->system, o->gpus) : o->system);
-      const ContextSpec c = parse_context(o->context);
+      const ContextSpec c = context_arg(o->context);
       const ModelConfig m = load_model(o->model);
       const KindParams kp = k->load(sn.kind);
       const int64_t gpus = o->gpus > 0 ? o->gpus : sn.gpus;
@@ -286,7 +350,7 @@ void add_accel(CLI::App& app) {
         p.step = s.step(o->batch, c);
         p.feasible = p.step.capacity.fits;
         p.bound_by = p.step.step <= bitline::ms(o->slo) ? "given batch" : "given batch (misses the SLO)";
-        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, p.step.capacity.limit);
+        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, to_string(p.step.capacity.limit));
       } else {
         p = s.search(c, bitline::ms(o->slo));
       }
@@ -318,17 +382,18 @@ void add_accel(CLI::App& app) {
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
-    cmd->add_option("--model", o->model, "qwen3-235b, qwen3-coder-480b, llama3.1-405b, deepseek-v3, or a config.json path")->required();
-    cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS)")->required();
-    cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
+    cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
+    cmd->add_option("--system", o->system, "KIND x GPUS (csix8, clix16, ...)")->required();
+    cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")->required();
     cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
     cmd->add_option("--vary", o->vary, "a parameter and its values, KEY=V1,V2,... (repeatable: the grid is every combination)")->required();
     cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
     cmd->add_option("--threads", o->threads, "worker threads")->check(CLI::Range(1, 256))->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o] {
+      const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
       const SystemName sn = parse_system(o->system);
-      const ContextSpec c = parse_context(o->context);
+      const ContextSpec c = context_arg(o->context);
       const ModelConfig m = load_model(o->model);
       std::vector<Vary> vary;
       for (const auto& v : o->vary) vary.push_back(parse_vary(v));
@@ -359,7 +424,8 @@ void add_accel(CLI::App& app) {
           throw ConfigError(fmt::format("--vary ({}): {}", label(combo), e.what()));
         }
       }
-      const auto points = WorkerPool(o->threads).map<Json>(
+      // The grid over the MPI ranks (one process without mpirun), each rank on its worker pool.
+      const auto texts = world.map(
           combos.size(),
           [&](size_t i) {
             const Server s(m, params[i], sn.gpus);
@@ -370,11 +436,15 @@ void add_accel(CLI::App& app) {
             Json values = Json::object();
             for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
             j["values"] = values;
-            return j;
+            return j.dump();
           },
+          o->threads,
           [&](size_t done, size_t n, size_t i) {
             if (!o->quiet) print_progress(done, n, label(combos[i]));
           });
+      if (!world.root()) return;  // rank 0 prints and writes the results
+      std::vector<Json> points;
+      for (const auto& t : texts) points.push_back(Json::parse(t));
 
       // The table: the varied values, then the point.
       std::vector<size_t> width;
@@ -400,7 +470,8 @@ void add_accel(CLI::App& app) {
         Json vj = Json::object();
         for (const auto& v : vary) vj[v.key] = v.values;
         Json out = {{"model", m.name}, {"system", sn.name}, {"context", c.name}, {"slo_ms", o->slo}, {"vary", vj},
-                    {"points", points}, {"config", kind_json(k->load(sn.kind))}};
+                    {"points", points}, {"config", kind_json(k->load(sn.kind))},
+                    {"run", {{"threads", o->threads}, {"ranks", world.size()}}}};
         write_json_file(o->json, out);
         fmt::print("wrote {}\n", o->json);
       }
@@ -411,23 +482,29 @@ void add_accel(CLI::App& app) {
   {
     auto* cmd = accel->add_subcommand("validate", "fast step model vs the event-driven HBF memory simulation, per model and system");
     auto k = std::make_shared<KindOptions>();
+    auto x = std::make_shared<ExperimentOption>();
     struct Opts {
-      std::string json, context = "long";
+      std::string json, context;
       std::vector<std::string> models, systems;
       int64_t batch = 0;
+      double slo = 0;
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
+    x->add_to(*cmd, "flashaccel-eval", "its models, systems, first context and largest SLO are the defaults");
     cmd->add_option("--json", o->json, "write the comparisons to this file");
-    cmd->add_option("--models", o->models, "models (default: the four evaluated)");
-    cmd->add_option("--systems", o->systems, "systems (default: all eight)");
-    cmd->add_option("--context", o->context, "long, agent or IN:OUT")->capture_default_str();
-    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the 100 ms search finds)");
-    cmd->callback([k, o] {
-      const auto kinds = k->load_all();
-      const ContextSpec c = parse_context(o->context);
-      const auto models = o->models.empty() ? eval_models() : o->models;
-      const auto systems = o->systems.empty() ? eval_systems() : o->systems;
+    cmd->add_option("--models", o->models, "models (default: the experiment's)");
+    cmd->add_option("--systems", o->systems, "systems (default: the experiment's)");
+    cmd->add_option("--context", o->context, "a context named in the experiment or IN:OUT (default: its first)");
+    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the --slo search finds)");
+    cmd->add_option("--slo", o->slo, "SLO of the batch search, ms (default: the experiment's largest)")->check(CLI::PositiveNumber);
+    cmd->callback([k, o, x] {
+      const EvalExperiment ex = load_eval_experiment(x->file);
+      const auto kinds = k->load_all(ex.set);
+      const ContextSpec c = o->context.empty() ? ex.contexts.front() : parse_context(o->context, ex.contexts);
+      const double slo = o->slo > 0 ? o->slo : *std::max_element(ex.slos_ms.begin(), ex.slos_ms.end());
+      const auto models = o->models.empty() ? ex.models : o->models;
+      const auto systems = o->systems.empty() ? ex.systems : o->systems;
       Json out = Json::array();
       double worst = 0;
       for (const auto& mn : models) {
@@ -443,7 +520,7 @@ void add_accel(CLI::App& app) {
           }
           int64_t r = o->batch;
           if (r <= 0) {
-            const PointResult p = s->search(c, bitline::ms(100));
+            const PointResult p = s->search(c, bitline::ms(slo));
             r = p.feasible ? p.step.requests_per_rank : 1;
           }
           if (!s->capacity(r, c).fits && s->max_requests(c) == 0) {

@@ -20,9 +20,10 @@ void ConfigOptions::add_to(CLI::App& app) {
   app.add_option("--set", sets, "override one parameter: key.path=value (repeatable), e.g. nand.timing.t_read_slc=30us");
 }
 
-ConfigTree ConfigOptions::load() const {
+ConfigTree ConfigOptions::load(const std::vector<Override>& experiment) const {
   ConfigTree t;
   if (!preset.empty()) t.load_preset(preset);
+  apply_overrides(t, experiment);
   if (!file.empty()) t.load_file(file);
   for (const auto& s : sets) t.apply_set(s);
   check_top_level(t);
@@ -32,11 +33,13 @@ ConfigTree ConfigOptions::load() const {
 const std::vector<Component>& catalogue() {
   static const std::vector<Component> c = {
       {"sim", "run-wide settings (seed)", [](const std::string& p) { return describe_params<SimParams>(p); }},
-      {"nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits",
+      {"nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits; its SLC timing and energy are "
+               "also the cell of the HBF planes (HBF presets: configs/nand/xl-flash.yaml)",
        [](const std::string& p) { return describe_params<nand::NandParams>(p); }},
       {"gpu", "GPU around the memories (FlashAccel): compute, on-chip SRAM", [](const std::string& p) { return describe_params<hbf::GpuParams>(p); }},
       {"hbm", "HBM stacks of the GPU: capacity, bandwidth, latency, energy", [](const std::string& p) { return describe_params<hbf::HbmParams>(p); }},
-      {"hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, timing, SRAM, energy, runtime", [](const std::string& p) { return describe_params<hbf::HbfParams>(p); }},
+      {"hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, interface, SRAM, endurance, runtime (the planes' cell: nand)",
+       [](const std::string& p) { return describe_params<hbf::HbfParams>(p); }},
       {"ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator",
        [](const std::string& p) { return describe_params<ssd::SsdParams>(p); }},
       {"ssd_model", "the general SSD (bitline ssd run): which of MQSim's firmware mechanisms are modelled",
@@ -49,6 +52,10 @@ const std::vector<Component>& catalogue() {
       {"sessions", "multi-turn KV reuse experiment and its synthetic agentic trace", [](const std::string& p) { return describe_params<llm::SessionParams>(p); }},
   };
   return c;
+}
+
+std::vector<std::string> names_of(const ImplList& impls) {
+  return std::vector<std::string>(impls.names().begin(), impls.names().end());
 }
 
 void check_top_level(const ConfigTree& tree) {

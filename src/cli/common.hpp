@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/experiment.hpp"
 #include "core/params.hpp"
 
 namespace bitline::cli {
@@ -17,8 +18,8 @@ struct ConfigOptions {
   std::string file;
   std::vector<std::string> sets;
   void add_to(CLI::App& app);
-  /// Builds the tree: preset, then file, then overrides; checks top-level sections.
-  ConfigTree load() const;
+  /// Builds the tree: preset, an experiment's `set:` overrides, then file, then --set; checks top-level sections.
+  ConfigTree load(const std::vector<Override>& experiment = {}) const;
 };
 
 /// Run-wide parameters (config section `sim`).
@@ -38,6 +39,9 @@ struct Component {
   std::vector<ParamRow> (*rows)(const std::string& path);
 };
 const std::vector<Component>& catalogue();
+
+/// The registered names of a policy kind, e.g. for CLI::IsMember.
+std::vector<std::string> names_of(const ImplList& impls);
 
 /// Throws ConfigError for a top-level key that no component owns.
 void check_top_level(const ConfigTree& tree);

@@ -1,5 +1,6 @@
 // `bitline cosmos ...`: the Flash-Cosmos SSD and the paper's evaluation.
-//   eval         every workload point on all four systems -> JSON + summary
+//   eval         every point of an experiment file on its systems -> JSON + summary
+//                (default: configs/experiments/flash-cosmos-eval.yaml, the paper's)
 //   run          one point on one system, with a readable breakdown
 //   write-bw     sequential write bandwidth per program mode
 //   reliability  the BMI exactness experiment with and without ESP
@@ -10,6 +11,7 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "core/distributed.hpp"
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
 #include "cosmos/workloads.hpp"
@@ -39,6 +41,24 @@ Json config_json(const EvalConfig& c) {
           {"host", dump_params(c.host)},
           {"workload", dump_params(c.workload)}};
 }
+
+/// The resolved config of an evaluation: the components', with the experiment's sweeps listed under `workload`.
+Json config_json(const EvalConfig& c, const EvalMatrix& m) {
+  Json j = config_json(c);
+  const Json sweep = m.sweep_json();
+  for (const auto& [k, v] : sweep.items()) j["workload"][k] = v;
+  return j;
+}
+
+/// --experiment FILE (default: the shipped NAME).
+struct ExperimentOption {
+  std::string file;
+  void add_to(CLI::App& app, const std::string& name, const std::string& what) {
+    file = shipped_experiment(name).string();
+    app.add_option("--experiment", file, fmt::format("experiment file: {} (default: the paper's, configs/experiments/{}.yaml)", what, name));
+  }
+  EvalMatrix load() const { return load_eval_matrix(file); }
+};
 
 void print_breakdown(const ReadResult& r) {
   const auto& t = r.timing;
@@ -72,21 +92,37 @@ void add_cosmos(CLI::App& app) {
     auto json = std::make_shared<std::string>();
     auto quiet = std::make_shared<bool>(false);
     auto threads = std::make_shared<int>(WorkerPool::hardware_threads());
+    auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
+    exp->add_to(*cmd, "flash-cosmos-eval", "the systems, the workload sweeps and the summary's pairs");
     cmd->add_option("--json", *json, "write points, summary and the resolved config to this file")->required();
     cmd->add_option("--threads", *threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
     cmd->add_flag("--quiet", *quiet, "no progress on stderr");
-    cmd->callback([cfg, json, quiet, threads] {
-      EvalConfig c = load_eval_config(cfg->load());
+    cmd->callback([cfg, json, quiet, threads, exp] {
+      const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
+      const EvalMatrix matrix = exp->load();
+      EvalConfig c = load_eval_config(cfg->load(matrix.set));
       auto t0 = std::chrono::steady_clock::now();
-      auto results = run_eval(c, [&](size_t i, size_t n, const std::string& what) {
-        if (!*quiet) print_progress(i, n, what);
-      }, *threads);
+      // The points over the MPI ranks (one process without mpirun), each rank on its worker pool.
+      const auto points = world.map(
+          eval_job_count(matrix), [&](size_t i) { return point_json(run_eval_job(c, matrix, i)).dump(); }, *threads,
+          [&](size_t done, size_t n, size_t i) {
+            const Point& p = matrix.points[i / matrix.systems.size()];
+            if (!*quiet)
+              print_progress(done, n, fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
+          });
+      if (!world.root()) return;  // rank 0 writes the results
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      Json j = eval_json(results, config_json(c));
+      Json pj = Json::array();
       uint64_t events = 0;
-      for (const auto& r : results) events += r.read.timing.events;
-      j["run"] = {{"wall_s", wall}, {"events", events}, {"events_per_s", wall > 0 ? double(events) / wall : 0.0}};
+      for (const auto& text : points) {
+        pj.push_back(Json::parse(text));
+        events += pj.back()["events"].get<uint64_t>();
+      }
+      const size_t n_points = pj.size();
+      Json j = eval_json(std::move(pj), matrix, config_json(c, matrix));
+      j["run"] = {{"wall_s", wall}, {"events", events}, {"events_per_s", wall > 0 ? double(events) / wall : 0.0},
+                  {"experiment", exp->file}, {"threads", *threads}, {"ranks", world.size()}};
       write_json_file(*json, j);
       fmt::print("{:<12} {:>8} {:>8} {:>8} {:>9}   (speedup; energy efficiency below)\n", "pair", "bmi", "ims", "kcs", "overall");
       for (const char* what : {"speedup", "energy_efficiency"}) {
@@ -95,7 +131,7 @@ void add_cosmos(CLI::App& app) {
                      v.value("overall", 0.0));
         fmt::print("\n");
       }
-      fmt::print("{} points, {} events in {:.2f} s ({:.3g} events/s); wrote {}\n", results.size(), events, wall,
+      fmt::print("{} points, {} events in {:.2f} s ({:.3g} events/s); wrote {}\n", n_points, events, wall,
                  wall > 0 ? double(events) / wall : 0.0, *json);
     });
   }
@@ -109,23 +145,22 @@ void add_cosmos(CLI::App& app) {
     auto system = std::make_shared<std::string>("fc");
     auto functional = std::make_shared<bool>(false);
     auto json = std::make_shared<std::string>();
+    auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
-    cmd->add_option("--workload", *workload, "bmi | ims | kcs")->check(CLI::IsMember({"bmi", "ims", "kcs"}));
-    cmd->add_option("--param", *param, "the point: months=N (bmi), images=N (ims), k=N (kcs); default: the first of the config's list");
-    cmd->add_option("--system", *system, "osp | isp | parabit | fc")->check(CLI::IsMember({"osp", "isp", "parabit", "fc"}));
+    exp->add_to(*cmd, "flash-cosmos-eval", "its first point of the workload is the default --param");
+    cmd->add_option("--workload", *workload, workloads().joined(" | "))->check(CLI::IsMember(names_of(workloads())));
+    cmd->add_option("--param", *param, "the point: months=N (bmi), images=N (ims), k=N (kcs); default: the experiment's first");
+    cmd->add_option("--system", *system, systems().joined(" | "))->check(CLI::IsMember(names_of(systems())));
     cmd->add_flag("--functional", *functional,
                   "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
-      EvalConfig c = load_eval_config(cfg->load());
+      const EvalMatrix matrix = exp->load();
+      EvalConfig c = load_eval_config(cfg->load(matrix.set));
       Point p;
       p.workload = *workload;
-      auto pts = eval_points(c.workload);
-      for (const auto& x : pts)
-        if (x.workload == p.workload) {
-          p = x;
-          break;
-        }
+      p.param = *workload == "bmi" ? "months" : *workload == "ims" ? "images" : "k";
+      if (param->empty()) p = matrix.first(*workload);
       if (!param->empty()) {
         auto eq = param->find('=');
         std::string key = eq == std::string::npos ? "" : param->substr(0, eq);
@@ -193,7 +228,7 @@ void add_cosmos(CLI::App& app) {
         // One bit per cell or already page by page: the same run.
         const bool same = nand::bits_per_cell(m) == 1 || c.nand.timing.multi_bit_program == "page_by_page";
         const double pp = same ? r.gb_per_s() : ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
-        const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy).t_prog(m)) * 1e6;
+        const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy, c.nand.geometry.page_size).t_prog(m)) * 1e6;
         bw[nand::to_string(m)] = r.gb_per_s();
         detail[nand::to_string(m)] = {{"gb_per_s", r.gb_per_s()},
                                       {"bottleneck", r.bottleneck},
@@ -214,11 +249,14 @@ void add_cosmos(CLI::App& app) {
     auto* cmd = cosmos->add_subcommand("reliability", "BMI queries on raw SLC (no ESP) vs ESP data with errors on: fraction exact");
     auto cfg = std::make_shared<ConfigOptions>();
     auto json = std::make_shared<std::string>();
-    auto months = std::make_shared<int64_t>(36);
-    auto trials = std::make_shared<int64_t>(20);
+    auto months = std::make_shared<int64_t>(0);
+    auto trials = std::make_shared<int64_t>(0);
+    auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
-    cmd->add_option("--months", *months, "BMI window in months (default 36)")->check(CLI::PositiveNumber);
-    cmd->add_option("--trials", *trials, "queries (each on freshly written data, default 20)")->check(CLI::PositiveNumber);
+    exp->add_to(*cmd, "flash-cosmos-eval", "its reliability: section gives the default --months and --trials");
+    cmd->add_option("--months", *months, "BMI window in months (default: the experiment's reliability.months)")->check(CLI::PositiveNumber);
+    cmd->add_option("--trials", *trials, "queries, each on freshly written data (default: the experiment's reliability.trials)")
+        ->check(CLI::PositiveNumber);
     auto operands = std::make_shared<int64_t>(0);
     cmd->add_option("--operands", *operands,
                     "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
@@ -230,15 +268,18 @@ void add_cosmos(CLI::App& app) {
         ->check(CLI::IsMember({"stress", "fresh", "both"}));
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
-      const EvalConfig base = load_eval_config(cfg->load());
-      int64_t m = *months;
-      EvalConfig c0 = base;
+      const EvalMatrix matrix = exp->load();
+      EvalConfig c0 = load_eval_config(cfg->load(matrix.set));
+      int64_t m = *months > 0 ? *months : matrix.reliability_months;
+      const int64_t n_trials = *trials > 0 ? *trials : matrix.reliability_trials;
+      if (m <= 0 || n_trials <= 0)
+        throw ConfigError(fmt::format("{}: no reliability: section; give --months and --trials", exp->file));
       if (*operands > 0) c0.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
       const int64_t d = m * c0.workload.days_per_month;
       const auto& w = c0.workload;
       fmt::print("BMI AND of {} daily vectors, {} users ({} always active = bmi_loyal_fraction {}, others active on a day with "
                  "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
-                 d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, *trials);
+                 d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, n_trials);
       Json j;
       std::vector<std::string> conds;
       if (*condition != "fresh") conds.push_back("stress");
@@ -252,7 +293,7 @@ void add_cosmos(CLI::App& app) {
         fmt::print("{}: {} P/E cycles, {} days retention\n", cond, c.nand.reliability.initial_pe_cycles, c.nand.reliability.retention_days);
         Json jc;
         for (bool esp : {false, true}) {
-          auto r = run_reliability(c, m, esp, *trials);
+          auto r = run_reliability(c, m, esp, n_trials);
           const char* key = esp ? "esp" : "slc_no_esp";
           const double rber = r.cells_sensed ? double(r.bit_errors) / double(r.cells_sensed) : 0.0;
           const double per_query = double(r.wrong_result_bits) / double(r.trials);

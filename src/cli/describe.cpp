@@ -1,28 +1,74 @@
 // `bitline describe [component]`: every parameter with its type, default,
-// range, description and the source of its default.
+// range, description and the source of its default; a policy key lists its
+// registered implementations (core/registry.hpp) with their descriptions.
+// `bitline describe --impls` lists only the policies: every key chosen by name,
+// from the config and from the other inputs (model files, command options).
 #include <fmt/format.h>
 
 #include <iostream>
 
 #include "cli/common.hpp"
 #include "core/json_io.hpp"
+#include "cosmos/workloads.hpp"
+#include "llm/model.hpp"
 
 namespace bitline::cli {
+namespace {
+
+/// A policy chosen by name outside the config sections: where its name comes from, and its table.
+struct OtherPolicy {
+  std::string where;
+  const ImplList* impls;
+};
+
+std::vector<OtherPolicy> other_policies() {
+  return {{"model config.json: model_type", &llm::architectures()},
+          {"model config.json: torch_dtype", &llm::torch_dtypes()},
+          {"model config.json: quantization_config.quant_method", &llm::quant_methods()},
+          {"cosmos run --workload", &cosmos::workloads()},
+          {"cosmos run --system", &cosmos::systems()}};
+}
+
+std::vector<ChoiceRow> rows_of(const ImplList& impls) {
+  std::vector<ChoiceRow> out;
+  for (size_t i = 0; i < impls.size(); ++i) out.push_back({std::string(impls.names()[i]), std::string(impls.descriptions()[i])});
+  return out;
+}
+
+std::string choice_lines(const std::vector<ChoiceRow>& choices, std::string_view indent) {
+  size_t width = 0;
+  for (const auto& c : choices) width = std::max(width, c.name.size());
+  std::string s;
+  for (const auto& c : choices) s += fmt::format("{}{:<{}}  {}\n", indent, c.name, width, c.desc);
+  return s;
+}
+
+nlohmann::json choices_json(const std::vector<ChoiceRow>& choices) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& c : choices) j.push_back({{"name", c.name}, {"description", c.desc}});
+  return j;
+}
+
+}  // namespace
 
 void add_describe(CLI::App& app) {
   auto* cmd = app.add_subcommand("describe", "list components and their parameters (default, unit, source)");
   auto component = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
+  auto impls = std::make_shared<bool>(false);
   cmd->add_option("component", *component, "a component or a dotted prefix, e.g. nand or nand.timing; none lists all");
   cmd->add_flag("--json", *as_json, "print JSON instead of a table");
-  cmd->callback([component, as_json] {
+  cmd->add_flag("--impls", *impls,
+                "list only the policies chosen by name (every key with its implementations), including those of model files "
+                "and command options");
+  cmd->callback([component, as_json, impls] {
     std::vector<ParamRow> rows;
     bool matched = component->empty();
     for (const auto& c : catalogue()) {
       for (auto& r : c.rows(c.path)) {
         if (component->empty() || r.path == *component || r.path.rfind(*component + ".", 0) == 0) {
-          rows.push_back(r);
           matched = true;
+          if (!*impls || !r.choices.empty()) rows.push_back(r);
         }
       }
     }
@@ -31,21 +77,41 @@ void add_describe(CLI::App& app) {
       for (const auto& c : catalogue()) known += (known.empty() ? "" : ", ") + c.path;
       throw CLI::ValidationError("describe", fmt::format("unknown component '{}' (components: {})", *component, known));
     }
+    const bool others = *impls && component->empty();
     if (*as_json) {
       nlohmann::json j = nlohmann::json::array();
-      for (const auto& r : rows)
-        j.push_back({{"key", r.path}, {"type", r.type}, {"default", r.def}, {"range", r.range}, {"description", r.desc}, {"source", r.source}});
+      for (const auto& r : rows) {
+        nlohmann::json e = {{"key", r.path}, {"type", r.type}, {"default", r.def}, {"range", r.range}, {"description", r.desc}, {"source", r.source}};
+        if (!r.choices.empty()) e["kind"] = r.kind, e["choices"] = choices_json(r.choices);
+        j.push_back(std::move(e));
+      }
+      if (others)
+        for (const auto& o : other_policies())
+          j.push_back({{"key", o.where}, {"kind", o.impls->kind()}, {"choices", choices_json(rows_of(*o.impls))}});
       std::cout << j.dump(2) << "\n";
       return;
     }
+    if (*impls) {
+      std::cout << "Policies chosen by name (core/registry.hpp): each key with its implementations\n\n";
+      for (const auto& r : rows)
+        std::cout << fmt::format("{}  ({}, default {})\n{}", r.path, r.kind, r.def, choice_lines(r.choices, "    "));
+      if (others) {
+        std::cout << "\nChosen outside the config sections:\n\n";
+        for (const auto& o : other_policies())
+          std::cout << fmt::format("{}  ({})\n{}", o.where, o.impls->kind(), choice_lines(rows_of(*o.impls), "    "));
+      }
+      return;
+    }
     if (component->empty()) {
-      std::cout << "Components (bitline describe NAME for one):\n";
+      std::cout << "Components (bitline describe NAME for one; --impls for the policies chosen by name):\n";
       for (const auto& c : catalogue()) std::cout << fmt::format("  {:<10} {}\n", c.path, c.summary);
       std::cout << "\n";
     }
     for (const auto& r : rows) {
-      std::cout << fmt::format("{}  ({}{}{})\n    default: {}\n    {}\n    source: {}\n", r.path, r.type, r.range.empty() ? "" : ", ",
-                               r.range, r.def, r.desc, r.source);
+      std::cout << fmt::format("{}  ({}{}{})\n    default: {}\n    {}\n", r.path, r.kind.empty() ? r.type : "choice of " + r.kind,
+                               r.range.empty() ? "" : ", ", r.range, r.def, r.desc);
+      if (!r.choices.empty()) std::cout << "    choices:\n" << choice_lines(r.choices, "      ");
+      std::cout << fmt::format("    source: {}\n", r.source);
     }
   });
 }

@@ -32,7 +32,8 @@ Json config_json(const ConfigTree& tree, const SystemParams& p) {
   return {{"sim", dump_params(load_params<SimParams>(tree, "sim"))},
           {"gpu", dump_params(p.gpu)},
           {"hbm", dump_params(p.hbm)},
-          {"hbf", dump_params(p.hbf)}};
+          {"hbf", dump_params(p.hbf)},
+          {"nand", {{"timing", dump_params(p.cell.timing)}, {"energy", dump_params(p.cell.energy)}}}};  // the planes' cell
 }
 
 System load_system(const ConfigTree& tree, bool need_hbf) {
@@ -117,11 +118,11 @@ void add_hbf(CLI::App& app) {
     cfg->add_to(*cmd);
     cmd->add_option("--bytes", o->bytes, "size of the weight object, e.g. 100GiB")->capture_default_str();
     cmd->add_option("--tensor", o->tensor, "size of each tensor (spec: a 12 MB Qwen3-235B expert matrix)")->capture_default_str();
-    cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember({"execution", "declaration"}));
+    cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
     cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
     cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)");
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
-        ->check(CLI::IsMember({"megapage", "plane"}));
+        ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
     cmd->callback([cfg, o] {
       ConfigOptions c = *cfg;
@@ -165,7 +166,7 @@ void add_hbf(CLI::App& app) {
     cmd->add_option("--bytes", o->bytes, "KV bytes to write (rounded down to whole hyperpages)")->capture_default_str();
     cmd->add_option("--requests", o->requests, "requests the KV belongs to")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
-        ->check(CLI::IsMember({"megapage", "plane"}));
+        ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
     cmd->callback([cfg, o] {
       ConfigOptions c = *cfg;
@@ -173,7 +174,7 @@ void add_hbf(CLI::App& app) {
       ConfigTree tree = c.load();
       System s = load_system(tree, true);
       const Bytes total = bytes_option("--bytes", o->bytes);
-      WriteBwRun r = run_write_bw(s, total, o->requests, parse_granularity(s.hbf().runtime.granularity));
+      WriteBwRun r = run_write_bw(s, total, o->requests, *s.hbf().runtime.granularity);
       fmt::print("write-bw: {} hyperpages ({}) of KV from {} requests: {:.6g} s, {:.5g} GB/s ({:.5g} GB/s per stack), planes busy {:.1f}%\n",
                  r.hyperpages, format(Bytes(r.result.bytes)), r.requests, to_s(r.result.elapsed), r.result.gb_per_s(),
                  r.result.gb_per_s() / double(s.stacks()), 100.0 * r.result.plane_busy_fraction);

@@ -114,7 +114,7 @@ Json run_demo(const ConfigTree& tree) {
   Time t_read = die.cost().t_read(ProgramMode::Slc);
   fmt::print("bitline nand demo: one die, {} planes x {} blocks x {} sub-blocks x {} wordlines, {} pages; error model: {}\n",
              p.geometry.planes_per_die, p.geometry.blocks_per_plane, p.geometry.subblocks_per_block, wls,
-             format(p.geometry.page_size), p.reliability.model);
+             format(p.geometry.page_size), p.reliability.model.name());
   fmt::print("{:<46} {:>4} {:>11} {:>7} {:>11} {:>10}\n", "operation", "cmds", "latency", "x tR", "energy", "wrong bits");
   Json jops = Json::array();
   for (const auto& o : ops) {

@@ -156,14 +156,14 @@ std::vector<std::string> ConfigTree::available_presets() const {
   return out;
 }
 
-void ConfigTree::apply_set(const std::string& assignment) {
+void ConfigTree::apply_set(const std::string& assignment, const std::string& origin) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError(fmt::format("--set '{}': expected key.path=value", assignment));
   std::string path = assignment.substr(0, eq);
   std::string value = assignment.substr(eq + 1);
   ConfigNode v = ConfigNode::parse(value, "--set " + path);
-  v.origin = "--set";
+  v.origin = origin;
   // Walk/create the map path.
   ConfigNode* cur = &root_;
   size_t start = 0;
@@ -179,7 +179,7 @@ void ConfigTree::apply_set(const std::string& assignment) {
     if (!next) {
       cur->keys.emplace_back(key, ConfigNode{});
       next = &cur->keys.back().second;
-      next->origin = "--set";
+      next->origin = origin;
     }
     if (dot == std::string::npos) {
       merge_node(*next, v);

@@ -41,8 +41,9 @@ class ConfigTree {
   void load_file(const std::filesystem::path& path);
   /// Merges YAML text (used by tests); `origin_name` is used in error messages.
   void load_text(const std::string& text, const std::string& origin_name);
-  /// Applies one `key.path=value` override. The value is parsed as YAML.
-  void apply_set(const std::string& assignment);
+  /// Applies one `key.path=value` override. The value is parsed as YAML; `origin` names it in messages
+  /// (an experiment file's `set:` passes its file:line).
+  void apply_set(const std::string& assignment, const std::string& origin = "--set");
 
   const ConfigNode& root() const { return root_; }
   /// The node at a dotted path, or nullptr.

@@ -29,6 +29,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/registry.hpp"
 #include "core/units.hpp"
 
 namespace bitline {
@@ -41,7 +42,7 @@ struct ParamInfo {
   std::string_view source;  // "spec: ...", "datasheet: ...", "derived: ...", "assumption: ..."
   double min = -std::numeric_limits<double>::infinity();  // in SI base units
   double max = std::numeric_limits<double>::infinity();
-  std::string_view choices = {};  // for strings: "a|b|c"
+  std::string_view choices = {};  // for a plain string that selects no code: "a|b|c" (a policy is a Choice<>, core/registry.hpp)
 };
 
 /// A piecewise-linear table y(x), e.g. tMWS/tR against wordlines sensed.
@@ -89,6 +90,10 @@ nlohmann::json param_json(const bool& v);
 nlohmann::json param_json(const std::string& v);
 nlohmann::json param_json(const Table& v);
 nlohmann::json param_json(const std::vector<int64_t>& v);
+template <class T, const Registry<T>& (*R)()>
+nlohmann::json param_json(const Choice<T, R>& v) {
+  return std::string(v.name());
+}
 
 template <class T> constexpr std::string_view param_type_name() {
   if constexpr (std::is_same_v<T, Time>) return "time";
@@ -101,6 +106,7 @@ template <class T> constexpr std::string_view param_type_name() {
   else if constexpr (std::is_same_v<T, int64_t>) return "integer";
   else if constexpr (std::is_same_v<T, bool>) return "bool";
   else if constexpr (std::is_same_v<T, std::string>) return "choice";
+  else if constexpr (is_choice_v<T>) return "choice";
   else if constexpr (std::is_same_v<T, Table>) return "table";
   else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "list of integers";
   else return "?";
@@ -127,7 +133,14 @@ class ParamLoader {
       n = &def_node;
     }
     try {
-      parse_param(*n, field);
+      if constexpr (is_choice_v<T>) {
+        // A policy: resolved here, once, through its registry.
+        std::string name;
+        parse_param(*n, name);
+        field = T::named(name);
+      } else {
+        parse_param(*n, field);
+      }
     } catch (const std::exception& e) {
       throw ConfigError(fmt::format("{}: {}: {}", n->origin, key, e.what()));
     }
@@ -139,7 +152,7 @@ class ParamLoader {
         std::string why = range_violation(double(x), info);
         if (!why.empty()) throw ConfigError(fmt::format("{}: {}: {}", n->origin, key, why));
       }
-    } else if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Table>) {
+    } else if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Table> && !is_choice_v<T>) {
       std::string why = range_violation(si_base_value(field), info);
       if (!why.empty()) throw ConfigError(fmt::format("{}: {}: {}", n->origin, key, why));
     }
@@ -170,9 +183,16 @@ class ParamLoader {
   std::set<std::string> used_;
 };
 
+/// One implementation a policy key can choose (`bitline describe` lists them under the key).
+struct ChoiceRow {
+  std::string name, desc;
+};
+
 /// One row of `bitline describe`.
 struct ParamRow {
   std::string path, type, def, desc, source, range;
+  std::string kind;                // policies: the kind of implementation chosen (e.g. "KV layout")
+  std::vector<ChoiceRow> choices;  // policies: every registered implementation
 };
 
 /// Collects the declarations of a parameter struct (for `bitline describe`).
@@ -181,9 +201,20 @@ class ParamDescriber {
   explicit ParamDescriber(std::string path) : path_(std::move(path)) {}
   template <class T>
   void operator()(T&, const ParamInfo& info) {
-    ParamRow r{join(info.name), std::string(param_type_name<T>()), std::string(info.def), std::string(info.desc),
-               std::string(info.source), range_text(info)};
+    ParamRow r;
+    r.path = join(info.name);
+    r.type = std::string(param_type_name<T>());
+    r.def = std::string(info.def);
+    r.desc = std::string(info.desc);
+    r.source = std::string(info.source);
+    r.range = range_text(info);
     if (!info.choices.empty()) r.range = std::string(info.choices);
+    if constexpr (is_choice_v<T>) {
+      const auto& reg = T::registry();
+      r.range = reg.joined();
+      r.kind = std::string(reg.kind());
+      for (size_t i = 0; i < reg.size(); ++i) r.choices.push_back({std::string(reg.names()[i]), std::string(reg.descriptions()[i])});
+    }
     rows_.push_back(std::move(r));
   }
   template <class P>

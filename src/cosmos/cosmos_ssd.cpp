@@ -11,25 +11,31 @@
 
 namespace bitline::cosmos {
 
+const Registry<System>& systems() {
+  static const Registry<System> r(
+      "Flash-Cosmos system",
+      {{"osp", "outside-storage processing: every operand over PCIe to the host CPU", System::Osp},
+       {"isp", "in-storage processing: operands over the channels to the SSD controller's accelerator", System::Isp},
+       {"parabit", "ParaBit: in-flash bitwise operations, one sensing per operand, latch logic between sensings",
+        System::ParaBit},
+       {"fc", "Flash-Cosmos: multi-wordline sensing (intra- and inter-block) of ESP-programmed operands", System::Fc}});
+  return r;
+}
+
 const char* to_string(System s) {
-  switch (s) {
-    case System::Osp: return "osp";
-    case System::Isp: return "isp";
-    case System::ParaBit: return "parabit";
-    case System::Fc: return "fc";
-  }
-  return "?";
+  // The names are string literals in the table, so the view is null-terminated.
+  return Choice<System, systems>(s).name().data();
 }
 
 System system_from(const std::string& s) {
-  for (System x : kAllSystems)
-    if (s == to_string(x)) return x;
-  throw ModelError(fmt::format("unknown system '{}' (osp, isp, parabit, fc)", s));
+  const int64_t i = systems().find(s);
+  if (i < 0) throw ModelError(fmt::format("unknown system: {}", systems().unknown_message(s)));
+  return systems().value(size_t(i));
 }
 
 CosmosSsd::CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional,
                      uint64_t seed)
-    : nand_(nand), ssd_(ssd), host_(host), functional_(functional), fw_(nand, ssd), cost_(nand.timing, nand.energy) {
+    : nand_(nand), ssd_(ssd), host_(host), functional_(functional), fw_(nand, ssd), cost_(nand.timing, nand.energy, nand.geometry.page_size) {
   if (nand.geometry.planes_per_die > 65535) throw ModelError("too many planes per die");
   die_planes_.resize(size_t(ssd.dies()));
   for (int64_t p = 0; p < fw_.planes(); ++p) die_planes_[fw_.plane_loc(p).die].push_back(uint32_t(p));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/bitvector.hpp"
+#include "core/registry.hpp"
 #include "core/stats.hpp"
 #include "cosmos/expr.hpp"
 #include "cosmos/firmware.hpp"
@@ -29,8 +30,10 @@
 namespace bitline::cosmos {
 
 enum class System { Osp, Isp, ParaBit, Fc };
+/// The four systems by name, each with what it is (table in cosmos/cosmos_ssd.cpp).
+const Registry<System>& systems();
 const char* to_string(System s);
-/// "osp" | "isp" | "parabit" | "fc"; throws ModelError otherwise.
+/// A name in systems(); throws ModelError naming the choices otherwise.
 System system_from(const std::string& s);
 inline constexpr System kAllSystems[] = {System::Osp, System::Isp, System::ParaBit, System::Fc};
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/experiment.hpp"
 #include "core/rng.hpp"
 #include "core/worker_pool.hpp"
 #include "ssd/sequential_write.hpp"
@@ -54,153 +55,265 @@ int64_t bytes_of_bits(int64_t bits, const char* what) {
 
 }  // namespace
 
-std::vector<Point> eval_points(const WorkloadParams& w) {
-  std::vector<Point> pts;
-  for (auto m : w.months) pts.push_back({"bmi", "months", m});
-  for (auto i : w.images) pts.push_back({"ims", "images", i});
-  for (auto k : w.clique_sizes) pts.push_back({"kcs", "k", k});
-  return pts;
+namespace {
+
+// The sweep keys of an experiment file: workload, its key in the file (and in the resolved config), the point's parameter.
+struct SweepKey {
+  const char *workload, *key, *param;
+};
+constexpr SweepKey kSweepKeys[] = {{"bmi", "months", "months"}, {"ims", "images", "images"}, {"kcs", "clique_sizes", "k"}};
+
+System system_at(const ConfigNode& n, const std::string& path) {
+  if (n.kind != ConfigNode::Kind::Scalar) experiment_error(n, path, "expected a system name (osp, isp, parabit, fc)");
+  for (System x : kAllSystems)
+    if (n.scalar == to_string(x)) return x;
+  experiment_error(n, path, fmt::format("unknown system '{}' (osp, isp, parabit, fc)", n.scalar));
+}
+
+}  // namespace
+
+EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
+  const ConfigNode root = read_experiment_file(file);
+  ExperimentMap top(root, "");
+  EvalMatrix m;
+  top.string_or("experiment", "");
+  top.string_or("description", "");
+  {
+    const std::vector<std::string> names = top.strings("systems");
+    const ConfigNode& n = *top.optional("systems");
+    for (size_t i = 0; i < names.size(); ++i) m.systems.push_back(system_at(n.items[i], fmt::format("systems[{}]", i)));
+  }
+  {
+    const ConfigNode& n = top.required("sweep");
+    ExperimentMap sweep(n, "sweep");
+    for (const auto& [key, value] : n.keys) {
+      const SweepKey* k = nullptr;
+      for (const auto& sk : kSweepKeys)
+        if (key == sk.key) k = &sk;
+      if (!k) continue;  // finish() names it
+      for (int64_t v : sweep.integers(key, 1)) m.points.push_back({k->workload, k->param, v});
+    }
+    for (const auto& sk : kSweepKeys) sweep.optional(sk.key);
+    sweep.finish();
+    if (m.points.empty()) experiment_error(n, "sweep", "no points: give months (bmi), images (ims) and/or clique_sizes (kcs)");
+  }
+  if (const ConfigNode* n = top.optional("compare")) {
+    const std::vector<std::string> pairs = top.strings("compare");
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const std::string path = fmt::format("compare[{}]", i);
+      const auto slash = pairs[i].find('/');
+      if (slash == std::string::npos) experiment_error(n->items[i], path, fmt::format("'{}': expected A/B (e.g. fc/osp)", pairs[i]));
+      ConfigNode a = n->items[i], b = n->items[i];
+      a.scalar = pairs[i].substr(0, slash);
+      b.scalar = pairs[i].substr(slash + 1);
+      m.compare.emplace_back(system_at(a, path), system_at(b, path));
+    }
+  }
+  if (const ConfigNode* n = top.optional("reliability")) {
+    ExperimentMap r(*n, "reliability");
+    m.reliability_months = r.integer("months", 1);
+    m.reliability_trials = r.integer("trials", 1);
+    r.finish();
+  }
+  m.set = top.overrides("set");
+  top.finish();
+  return m;
+}
+
+Json EvalMatrix::sweep_json() const {
+  Json j = Json::object();
+  for (const auto& sk : kSweepKeys)
+    for (const Point& p : points)
+      if (p.workload == sk.workload) j[sk.key].push_back(p.value);
+  return j;
+}
+
+const Point& EvalMatrix::first(const std::string& workload) const {
+  for (const Point& p : points)
+    if (p.workload == workload) return p;
+  throw ConfigError(fmt::format("the experiment has no {} point (its sweep has no {})", workload,
+                                workload == "bmi" ? "months" : workload == "ims" ? "images" : "clique_sizes"));
+}
+
+namespace {
+
+/// Everything a workload's preparation needs: the SSD, the point, the parameters, the system, the data stream.
+struct Prep {
+  CosmosSsd& ssd;
+  const Point& p;
+  const WorkloadParams& w;
+  System s;
+  Rng& rng;
+  PreparedPoint& out;
+  bool fn;  // functional: store synthetic data and compute the CPU reference
+  void put(const std::string& name, int64_t bytes, const BitVector* data, const WriteOptions& o) const {
+    if (fn) ssd.write(name, *data, o);
+    else ssd.write(name, bytes, o);
+  }
+};
+
+void prepare_bmi(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
+  const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
+  const WorkloadParams& w = x.w;
+  const bool fn = x.fn;
+  const int64_t days = x.p.value * w.days_per_month;
+  const int64_t bytes = bytes_of_bits(w.users, "workload.users");
+  x.ssd.declare_group("bmi", uint32_t(days));
+  std::vector<Expr> kids;
+  BitVector loyal, ref;
+  if (fn) {
+    loyal = random_bits(x.rng, size_t(w.users), w.bmi_loyal_fraction);
+    ref = BitVector(size_t(w.users), true);
+  }
+  for (int64_t d = 0; d < days; ++d) {
+    std::string name = fmt::format("day{}", d);
+    BitVector v;
+    if (fn) {
+      v = random_bits(x.rng, size_t(w.users), w.bmi_activity);
+      v |= loyal;
+      ref &= v;
+    }
+    x.put(name, bytes, &v, options_for(x.s, "bmi"));
+    kids.push_back(Expr::var(name));
+  }
+  x.out.queries.push_back(Expr::make(Expr::Op::And, std::move(kids)));
+  x.out.popcount = true;
+  if (fn) x.out.reference.push_back(std::move(ref));
+}
+
+void prepare_ims(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
+  const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
+  const WorkloadParams& w = x.w;
+  const bool fn = x.fn;
+  const int64_t bits = x.p.value * w.image_width * w.image_height * w.colors;
+  const int64_t bytes = bytes_of_bits(bits, "IMS plane");
+  x.ssd.declare_group("ims", 3);
+  BitVector ref;
+  if (fn) ref = BitVector(size_t(bits), true);
+  for (const char* n : {"Y", "U", "V"}) {
+    BitVector v;
+    if (fn) v = random_bits(x.rng, size_t(bits), w.ims_density), ref &= v;
+    x.put(n, bytes, &v, options_for(x.s, "ims"));
+  }
+  x.out.queries.push_back(parse_expr("AND(Y, U, V)"));
+  if (fn) x.out.reference.push_back(std::move(ref));
+}
+
+void prepare_kcs(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
+  const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
+  const WorkloadParams& w = x.w;
+  const bool fn = x.fn;
+  const int64_t k = x.p.value;
+  const int64_t bytes = bytes_of_bits(w.vertices, "workload.vertices");
+  x.ssd.declare_group("cliques", uint32_t(std::min<int64_t>(w.cliques, 1 << 20)));
+  for (int64_t q = 0; q < w.cliques; ++q) {
+    std::string g = fmt::format("adj{}", q);
+    x.ssd.declare_group(g, uint32_t(k));
+    std::vector<Expr> members;
+    BitVector term;
+    if (fn) term = BitVector(size_t(w.vertices), true);
+    for (int64_t i = 0; i < k; ++i) {
+      std::string name = fmt::format("a{}_{}", q, i);
+      BitVector v;
+      if (fn) v = random_bits(x.rng, size_t(w.vertices), w.kcs_density), term &= v;
+      x.put(name, bytes, &v, options_for(x.s, g));
+      members.push_back(Expr::var(name));
+    }
+    std::string cname = fmt::format("c{}", q);
+    BitVector c;
+    if (fn) c = random_bits(x.rng, size_t(w.vertices), 1.0 / 64), term |= c;
+    x.put(cname, bytes, &c, options_for(x.s, "cliques"));
+    x.out.queries.push_back(Expr::make(Expr::Op::Or, {Expr::make(Expr::Op::And, std::move(members)), Expr::var(cname)}));
+    if (fn) x.out.reference.push_back(std::move(term));
+  }
+}
+
+}  // namespace
+
+const Registry<PrepareWorkload>& workloads() {
+  static const Registry<PrepareWorkload> r(
+      "workload", {{"bmi", "bitmap index: AND of days(m) daily user vectors, bit count on the host (points: months)", prepare_bmi},
+                   {"ims", "image segmentation: AND of the Y, U, V planes (points: images)", prepare_ims},
+                   {"kcs", "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)",
+                    prepare_kcs}});
+  return r;
 }
 
 PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, uint64_t seed) {
+  const int64_t i = workloads().find(p.workload);
+  if (i < 0) throw ModelError(fmt::format("unknown workload: {}", workloads().unknown_message(p.workload)));
   PreparedPoint out;
-  const bool fn = ssd.functional();
   Rng rng = Rng::derive(seed, "workload." + p.workload);
-  auto put = [&](const std::string& name, int64_t bytes, const BitVector* data, const WriteOptions& o) {
-    if (fn) ssd.write(name, *data, o);
-    else ssd.write(name, bytes, o);
-  };
-  if (p.workload == "bmi") {
-    const int64_t days = p.value * w.days_per_month;
-    const int64_t bytes = bytes_of_bits(w.users, "workload.users");
-    ssd.declare_group("bmi", uint32_t(days));
-    std::vector<Expr> kids;
-    BitVector loyal, ref;
-    if (fn) {
-      loyal = random_bits(rng, size_t(w.users), w.bmi_loyal_fraction);
-      ref = BitVector(size_t(w.users), true);
-    }
-    for (int64_t d = 0; d < days; ++d) {
-      std::string name = fmt::format("day{}", d);
-      BitVector v;
-      if (fn) {
-        v = random_bits(rng, size_t(w.users), w.bmi_activity);
-        v |= loyal;
-        ref &= v;
-      }
-      put(name, bytes, &v, options_for(s, "bmi"));
-      kids.push_back(Expr::var(name));
-    }
-    out.queries.push_back(Expr::make(Expr::Op::And, std::move(kids)));
-    out.popcount = true;
-    if (fn) out.reference.push_back(std::move(ref));
-  } else if (p.workload == "ims") {
-    const int64_t bits = p.value * w.image_width * w.image_height * w.colors;
-    const int64_t bytes = bytes_of_bits(bits, "IMS plane");
-    ssd.declare_group("ims", 3);
-    BitVector ref;
-    if (fn) ref = BitVector(size_t(bits), true);
-    for (const char* n : {"Y", "U", "V"}) {
-      BitVector v;
-      if (fn) v = random_bits(rng, size_t(bits), w.ims_density), ref &= v;
-      put(n, bytes, &v, options_for(s, "ims"));
-    }
-    out.queries.push_back(parse_expr("AND(Y, U, V)"));
-    if (fn) out.reference.push_back(std::move(ref));
-  } else if (p.workload == "kcs") {
-    const int64_t k = p.value;
-    const int64_t bytes = bytes_of_bits(w.vertices, "workload.vertices");
-    ssd.declare_group("cliques", uint32_t(std::min<int64_t>(w.cliques, 1 << 20)));
-    for (int64_t q = 0; q < w.cliques; ++q) {
-      std::string g = fmt::format("adj{}", q);
-      ssd.declare_group(g, uint32_t(k));
-      std::vector<Expr> members;
-      BitVector term;
-      if (fn) term = BitVector(size_t(w.vertices), true);
-      for (int64_t i = 0; i < k; ++i) {
-        std::string name = fmt::format("a{}_{}", q, i);
-        BitVector v;
-        if (fn) v = random_bits(rng, size_t(w.vertices), w.kcs_density), term &= v;
-        put(name, bytes, &v, options_for(s, g));
-        members.push_back(Expr::var(name));
-      }
-      std::string cname = fmt::format("c{}", q);
-      BitVector c;
-      if (fn) c = random_bits(rng, size_t(w.vertices), 1.0 / 64), term |= c;
-      put(cname, bytes, &c, options_for(s, "cliques"));
-      out.queries.push_back(Expr::make(Expr::Op::Or, {Expr::make(Expr::Op::And, std::move(members)), Expr::var(cname)}));
-      if (fn) out.reference.push_back(std::move(term));
-    }
-  } else {
-    throw ModelError(fmt::format("unknown workload '{}' (bmi, ims, kcs)", p.workload));
-  }
+  workloads().value(size_t(i))(ssd, p, w, s, rng, out);
   return out;
 }
 
-std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress,
-                                  int threads) {
-  struct Job {
-    Point point;
-    System system;
-  };
-  std::vector<Job> jobs;
-  for (const auto& p : eval_points(cfg.workload))
-    for (System s : kAllSystems) jobs.push_back({p, s});
-  const auto label = [&](const Job& j) { return fmt::format("{} {}={} on {}", j.point.workload, j.point.param, j.point.value, to_string(j.system)); };
+size_t eval_job_count(const EvalMatrix& matrix) { return matrix.points.size() * matrix.systems.size(); }
+
+PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t i) {
+  const Point& point = matrix.points[i / matrix.systems.size()];
+  const System system = matrix.systems[i % matrix.systems.size()];
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
+  PreparedPoint pp = prepare(ssd, point, cfg.workload, system, cfg.seed);
+  return PointResult{point, system, ssd.read(pp.queries, system, pp.popcount)};
+}
+
+std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matrix,
+                                  const std::function<void(size_t, size_t, const std::string&)>& progress, int threads) {
   return WorkerPool(threads).map<PointResult>(
-      jobs.size(),
-      [&](size_t i) {
-        const Job& j = jobs[i];
-        CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
-        PreparedPoint pp = prepare(ssd, j.point, cfg.workload, j.system, cfg.seed);
-        return PointResult{j.point, j.system, ssd.read(pp.queries, j.system, pp.popcount)};
-      },
+      eval_job_count(matrix), [&](size_t i) { return run_eval_job(cfg, matrix, i); },
       [&](size_t done, size_t n, size_t i) {
-        if (progress) progress(done, n, label(jobs[i]));
+        const Point& p = matrix.points[i / matrix.systems.size()];
+        if (progress) progress(done, n, fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
       });
 }
 
-Json eval_json(const std::vector<PointResult>& results, const Json& config) {
-  Json j;
-  j["points"] = Json::array();
-  for (const auto& r : results) {
-    StatsTree stats;
-    r.read.timing.register_stats(stats);
-    j["points"].push_back({{"workload", r.point.workload},
-                           {"param", {{r.point.param, r.point.value}}},
-                           {"system", to_string(r.system)},
-                           {"time_s", to_s(r.read.timing.total)},
-                           {"energy_j", r.read.timing.total_energy().raw()},
-                           {"energy_breakdown_j", stats.dump()["energy_j"]},
-                           {"bytes_over_pcie", r.read.timing.pcie_bytes},
-                           {"bytes_over_channels", r.read.timing.channel_bytes},
-                           {"sensings", r.read.timing.sensings},
-                           {"bottleneck", r.read.timing.bottleneck},
-                           {"events", r.read.timing.events}});
-  }
-  auto find = [&](const Point& p, System s) -> const PointResult* {
-    for (const auto& r : results)
-      if (r.system == s && r.point.workload == p.workload && r.point.value == p.value) return &r;
+Json point_json(const PointResult& r) {
+  StatsTree stats;
+  r.read.timing.register_stats(stats);
+  return {{"workload", r.point.workload},
+          {"param", {{r.point.param, r.point.value}}},
+          {"system", to_string(r.system)},
+          {"time_s", to_s(r.read.timing.total)},
+          {"energy_j", r.read.timing.total_energy().raw()},
+          {"energy_breakdown_j", stats.dump()["energy_j"]},
+          {"bytes_over_pcie", r.read.timing.pcie_bytes},
+          {"bytes_over_channels", r.read.timing.channel_bytes},
+          {"sensings", r.read.timing.sensings},
+          {"bottleneck", r.read.timing.bottleneck},
+          {"events", r.read.timing.events}};
+}
+
+Json eval_json(const std::vector<PointResult>& results, const EvalMatrix& matrix, const Json& config) {
+  Json points = Json::array();
+  for (const auto& r : results) points.push_back(point_json(r));
+  return eval_json(std::move(points), matrix, config);
+}
+
+Json eval_json(Json points, const EvalMatrix& matrix, const Json& config) {
+  // The summary: per pair A/B and workload, the mean over the workload's points of B's time (energy) / A's;
+  // "overall" is the geometric mean over the workloads.
+  auto find = [&](const Json& p, const std::string& system) -> const Json* {
+    for (const auto& r : points)
+      if (r["system"] == system && r["workload"] == p["workload"] && r["param"] == p["param"]) return &r;
     return nullptr;
   };
-  const std::pair<System, System> pairs[] = {{System::Fc, System::Osp},      {System::Fc, System::Isp},
-                                             {System::Fc, System::ParaBit},  {System::ParaBit, System::Osp},
-                                             {System::ParaBit, System::Isp}, {System::Isp, System::Osp}};
   Json speed, energy;
-  for (auto [a, b] : pairs) {
+  for (auto [a, b] : matrix.compare) {
     std::string key = fmt::format("{}/{}", to_string(a), to_string(b));
     Json sp, en;
     double sp_log = 0, en_log = 0;
     int n = 0;
-    for (const char* w : {"bmi", "ims", "kcs"}) {
+    for (std::string_view name : workloads().names()) {
+      const std::string w(name);
       double ssum = 0, esum = 0;
       int cnt = 0;
-      for (const auto& r : results) {
-        if (r.system != a || r.point.workload != w) continue;
-        const PointResult* other = find(r.point, b);
+      for (const auto& r : points) {
+        if (r["system"] != to_string(a) || r["workload"] != w) continue;
+        const Json* other = find(r, to_string(b));
         if (!other) continue;
-        ssum += to_s(other->read.timing.total) / to_s(r.read.timing.total);
-        esum += other->read.timing.total_energy().raw() / r.read.timing.total_energy().raw();
+        ssum += (*other)["time_s"].get<double>() / r["time_s"].get<double>();
+        esum += (*other)["energy_j"].get<double>() / r["energy_j"].get<double>();
         ++cnt;
       }
       if (!cnt) continue;
@@ -217,6 +330,8 @@ Json eval_json(const std::vector<PointResult>& results, const Json& config) {
     speed[key] = sp;
     energy[key] = en;
   }
+  Json j;
+  j["points"] = std::move(points);
   j["summary"] = {{"speedup", speed}, {"energy_efficiency", energy}};
   j["config"] = config;
   return j;

@@ -5,10 +5,14 @@
 //   kcs  k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector)
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/experiment.hpp"
+#include "core/registry.hpp"
+#include "core/rng.hpp"
 #include "core/stats.hpp"
 #include "cosmos/cosmos_ssd.hpp"
 #include "ssd/params.hpp"
@@ -17,11 +21,8 @@ namespace bitline::cosmos {
 
 struct WorkloadParams {
   int64_t users = 0, days_per_month = 0;
-  std::vector<int64_t> months;
   int64_t image_width = 0, image_height = 0, colors = 0;
-  std::vector<int64_t> images;
   int64_t vertices = 0, cliques = 0;
-  std::vector<int64_t> clique_sizes;
   double bmi_activity = 0, bmi_loyal_fraction = 0, ims_density = 0, kcs_density = 0;
   int64_t reliability_pe_cycles = 0;
   double reliability_retention_days = 0;
@@ -31,15 +32,12 @@ struct WorkloadParams {
     v(users, {.name = "users", .def = "800000000", .desc = "BMI: users tracked (bits per daily vector)",
               .source = "spec: u = 800 million", .min = 8});
     v(days_per_month, {.name = "days_per_month", .def = "30", .desc = "BMI: days in a month", .source = "spec", .min = 1});
-    v(months, {.name = "months", .def = "[1, 3, 6, 12, 24, 36]", .desc = "BMI: query windows in months", .source = "spec", .min = 1});
     v(image_width, {.name = "image_width", .def = "800", .desc = "IMS: pixels per row", .source = "spec", .min = 1});
     v(image_height, {.name = "image_height", .def = "600", .desc = "IMS: rows per image", .source = "spec", .min = 1});
     v(colors, {.name = "colors", .def = "4", .desc = "IMS: colours segmented", .source = "spec", .min = 1});
-    v(images, {.name = "images", .def = "[10000, 50000, 100000, 200000]", .desc = "IMS: image counts", .source = "spec", .min = 1});
     v(vertices, {.name = "vertices", .def = "33554432", .desc = "KCS: graph vertices (bits per vector)",
                  .source = "spec: 32 million vertices, 4 MB vectors", .min = 8});
     v(cliques, {.name = "cliques", .def = "1024", .desc = "KCS: cliques listed", .source = "spec", .min = 1});
-    v(clique_sizes, {.name = "clique_sizes", .def = "[8, 16, 32, 64]", .desc = "KCS: clique sizes k", .source = "spec", .min = 1});
     v(bmi_activity, {.name = "bmi_activity", .def = "0.5", .desc = "synthetic BMI data: chance an ordinary user is active on a day",
                      .source = "assumption", .min = 0, .max = 1});
     v(bmi_loyal_fraction, {.name = "bmi_loyal_fraction", .def = "0.001",
@@ -58,13 +56,34 @@ struct WorkloadParams {
 };
 
 struct Point {
-  std::string workload;  // bmi | ims | kcs
+  std::string workload;  // a name in workloads()
   std::string param;     // months | images | k
   int64_t value = 0;
 };
 
-/// Every point of the evaluation, in order.
-std::vector<Point> eval_points(const WorkloadParams& w);
+/// An evaluation matrix: the points (the sweeps of the workloads), the systems each runs on and the pairs
+/// the summary compares. The paper's is configs/experiments/flash-cosmos-eval.yaml; the format is in
+/// docs/experiments.md.
+struct EvalMatrix {
+  std::vector<Point> points;                       // in the file's order
+  std::vector<System> systems;                     // every point runs on each, in this order
+  std::vector<std::pair<System, System>> compare;  // summary pairs A/B: A's speedup and energy efficiency over B
+  std::vector<Override> set;                       // overrides of component parameters (as --set)
+  int64_t reliability_months = 0, reliability_trials = 0;  // `cosmos reliability` defaults
+  /// The sweeps as {"months": [...], "images": [...], "clique_sizes": [...]} (those the matrix has).
+  Json sweep_json() const;
+  /// The first point of a workload; ConfigError when the matrix has none.
+  const Point& first(const std::string& workload) const;
+};
+/// Reads an experiment file of `cosmos eval`; ConfigError naming the file, the line and the key.
+EvalMatrix load_eval_matrix(const std::filesystem::path& file);
+
+struct PreparedPoint;
+
+/// A workload of the evaluation: sets up a point's operands (sizes, or synthetic data in functional mode) and queries.
+using PrepareWorkload = void (*)(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, Rng& rng, PreparedPoint& out);
+/// The workloads by name (Point::workload; table in cosmos/workloads.cpp, beside them).
+const Registry<PrepareWorkload>& workloads();
 
 /// Writes a point's operands (sizes only, or synthetic data in functional mode)
 /// and returns the queries and whether the host counts result bits.
@@ -89,12 +108,19 @@ struct PointResult {
   ReadResult read;
 };
 
-/// Runs every point on every system (timing-only); `progress` is told each point.
+/// Runs every point of the matrix on every system of it (timing-only); `progress` is told each point.
 /// Every point x system, on `threads` workers; the results (in point, system order) do not depend on `threads`.
-std::vector<PointResult> run_eval(const EvalConfig& cfg, const std::function<void(size_t, size_t, const std::string&)>& progress,
-                                  int threads = 1);
-/// The JSON of the issue: points, summary (speedup, energy efficiency), config.
-Json eval_json(const std::vector<PointResult>& results, const Json& config);
+std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matrix,
+                                  const std::function<void(size_t, size_t, const std::string&)>& progress, int threads = 1);
+/// Job `i` of the matrix (point i / systems, system i % systems): one timing-only run.
+PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t i);
+size_t eval_job_count(const EvalMatrix& matrix);
+/// One result as a point of the evaluation JSON.
+Json point_json(const PointResult& r);
+/// The JSON of the issue: points, summary (speedup, energy efficiency over the matrix's pairs), config.
+Json eval_json(const std::vector<PointResult>& results, const EvalMatrix& matrix, const Json& config);
+/// The same from the points' JSON (point_json, in job order).
+Json eval_json(Json points, const EvalMatrix& matrix, const Json& config);
 
 /// BMI reliability: fraction of BMI queries answered exactly over `trials`
 /// functional runs on raw SLC (no ESP) or ESP data, with errors injected.

@@ -38,7 +38,7 @@ StreamRun run_stream(const System& sys, const WeightSpec& w) {
   const ObjectId id = rt.store_weights(w);
   const VAddr va = rt.nand_mmap(id);
   StreamRun r;
-  r.layout = sys.hbf().runtime.weight_layout;
+  r.layout = std::string(sys.hbf().runtime.weight_layout.name());
   r.options = read_options(sys);
   r.tile = Bytes(sys.hyperpage().raw() * sys.hbf().runtime.tile_hyperpages);
   // The execution-order stream cut into tiles of tile_hyperpages x K megapages;

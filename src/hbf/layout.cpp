@@ -49,10 +49,19 @@ class DeclarationOrder final : public WeightLayout {
 
 }  // namespace
 
+const Registry<WeightLayoutFactory>& weight_layouts() {
+  static const Registry<WeightLayoutFactory> r(
+      "weight layout",
+      {{"execution", "tensors dealt in the order the operator graph reads them (FlashAccel): reads form full hyperpages",
+        [] { return std::unique_ptr<WeightLayout>(std::make_unique<ExecutionOrder>()); }},
+       {"declaration", "tensors dealt in the checkpoint's declaration order (naive): reading them in execution order "
+                       "leaves stragglers",
+        [] { return std::unique_ptr<WeightLayout>(std::make_unique<DeclarationOrder>()); }}});
+  return r;
+}
+
 std::unique_ptr<WeightLayout> make_weight_layout(std::string_view name) {
-  if (name == "execution") return std::make_unique<ExecutionOrder>();
-  if (name == "declaration") return std::make_unique<DeclarationOrder>();
-  throw ConfigError(fmt::format("hbf.runtime.weight_layout: unknown layout '{}' (known: execution, declaration)", name));
+  return weight_layouts().at(name, "hbf.runtime.weight_layout")();
 }
 
 }  // namespace bitline::hbf

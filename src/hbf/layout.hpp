@@ -8,7 +8,7 @@
 //
 // Both continue dealing from the megaplane after the last one used. Chosen by
 // name with `hbf.runtime.weight_layout`. To add a policy, implement
-// WeightLayout and add it to make_weight_layout().
+// WeightLayout in layout.cpp and add a line to its table, weight_layouts().
 #pragma once
 
 #include <memory>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "hbf/params.hpp"
 
 namespace bitline::hbf {
 
@@ -44,7 +45,8 @@ class WeightLayout {
   virtual std::vector<uint32_t> placement_order(const WeightSpec& w) const = 0;
 };
 
-/// "execution" or "declaration"; ConfigError for anything else.
+/// The layout registered as `name` in weight_layouts(); ConfigError naming
+/// hbf.runtime.weight_layout and the choices for anything else.
 std::unique_ptr<WeightLayout> make_weight_layout(std::string_view name);
 
 }  // namespace bitline::hbf

@@ -2,7 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "nand/cost_model.hpp"
+
 namespace bitline::hbf {
+
+void use_cell(HbfParams& hbf, const nand::NandParams& cell) {
+  const nand::CostModel cost(cell.timing, cell.energy, hbf.geometry.page_size);
+  const double page_bits = double(to_bits(hbf.geometry.page_size));
+  hbf.timing.t_read = cost.t_read(nand::ProgramMode::Slc);
+  hbf.timing.t_prog = cost.t_prog(nand::ProgramMode::Slc);
+  hbf.timing.t_erase = cost.erase().latency;
+  hbf.energy.read = EnergyPerBit(cost.sense(nand::ProgramMode::Slc, 1, 1).energy.raw() / page_bits);
+  hbf.energy.program = EnergyPerBit(cost.program(nand::ProgramMode::Slc).energy.raw() / page_bits);
+  hbf.energy.erase_block = cost.erase().energy;
+}
 
 void validate(const SystemParams& p, const ConfigTree* tree) {
   auto key = [&](const std::string& k) {
@@ -10,6 +23,11 @@ void validate(const SystemParams& p, const ConfigTree* tree) {
     return fmt::format("{}: {}", n ? n->origin : std::string("built-in default"), k);
   };
   const Geometry& g = p.hbf.geometry;
+  if (p.hbf.stacks > 0 && (p.hbf.timing.t_read.raw() <= 0 || p.hbf.timing.t_prog.raw() <= 0))
+    throw ConfigError(fmt::format("{}, {}: the HBF planes' cell needs tR and tPROG above zero (got {} and {}; the HBF "
+                                  "presets take the cell from configs/nand/xl-flash.yaml)",
+                                  key("nand.timing.t_read_slc"), "nand.timing.t_prog_slc", format(p.hbf.timing.t_read),
+                                  format(p.hbf.timing.t_prog)));
   if (g.planes_per_die % g.planes_per_megaplane != 0)
     throw ConfigError(fmt::format("{}: impossible geometry: {} planes per megaplane do not divide the {} planes of a die",
                                   key("hbf.geometry.planes_per_megaplane"), g.planes_per_megaplane, g.planes_per_die));
@@ -29,6 +47,8 @@ SystemParams load_system_params(const ConfigTree& tree) {
   p.gpu = load_params<GpuParams>(tree, "gpu");
   p.hbm = load_params<HbmParams>(tree, "hbm");
   p.hbf = load_params<HbfParams>(tree, "hbf");
+  p.cell = nand::load_nand_params(tree);
+  use_cell(p.hbf, p.cell);
   validate(p, &tree);
   return p;
 }

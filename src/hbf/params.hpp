@@ -1,14 +1,35 @@
 // Parameters of one GPU's memory system with High-Bandwidth Flash (HBF):
 // the HBF stacks (config section `hbf`), the HBM stacks (`hbm`) and the GPU
-// itself (`gpu`). Every default names its source; see docs/hbf.md.
+// itself (`gpu`). The cell of the HBF planes (tR, tPROG, tBERS, read, program
+// and erase energy) is the NAND model's: the config section `nand`, which the
+// HBF presets load from configs/nand/xl-flash.yaml (an XL-Flash-class SLC
+// cell); use_cell() derives the plane's figures from it. Every default names
+// its source; see docs/hbf.md.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/params.hpp"
 #include "core/units.hpp"
+#include "nand/params.hpp"
 
 namespace bitline::hbf {
+
+// Policies of the runtime and the timing model, chosen by name (core/registry.hpp);
+// each table is defined beside the code it selects.
+
+class WeightLayout;
+using WeightLayoutFactory = std::unique_ptr<WeightLayout> (*)();
+/// hbf.runtime.weight_layout: the WeightLayout implementations (table in hbf/layout.cpp).
+const Registry<WeightLayoutFactory>& weight_layouts();
+using WeightLayoutChoice = Choice<WeightLayoutFactory, weight_layouts>;
+/// hbf.runtime.granularity (table in hbf/timing.cpp).
+enum class Granularity { Megapage, Plane };
+const Registry<Granularity>& granularities();
+/// hbf.runtime.kv_span (table in hbf/system.cpp, System::kv_window).
+enum class KvSpan { All, Fit };
+const Registry<KvSpan>& kv_spans();
 
 /// Geometry of one HBF stack (spec: FlashAccel Table 2 die, 8 dies per stack).
 struct Geometry {
@@ -41,18 +62,15 @@ struct Geometry {
 };
 
 struct Timing {
-  Time t_read{}, t_prog{}, t_erase{};
+  // The cell's, derived by use_cell() from the `nand` section (not config keys here):
+  Time t_read{};   // tR: sensing one page into the plane's page buffer (nand.timing.t_read_slc)
+  Time t_prog{};   // tPROG: programming one SLC page (nand.timing.t_prog_slc)
+  Time t_erase{};  // tBERS: erasing one block (nand.timing.t_erase)
   Bandwidth interface_bandwidth{};
   int64_t page_buffers = 0;
 
   template <class V>
   void visit(V& v) {
-    v(t_read, {.name = "t_read", .def = "4us", .desc = "tR: sensing one page into the plane's page buffer",
-               .source = "spec: Kioxia XL-Flash, tR = 4 us", .min = 1e-12});
-    v(t_prog, {.name = "t_prog", .def = "75us", .desc = "tPROG: programming one SLC page",
-               .source = "spec: Kioxia XL-Flash, tProg = 75 us", .min = 1e-12});
-    v(t_erase, {.name = "t_erase", .def = "3.5ms", .desc = "tBERS: erasing one block",
-                .source = "assumption: the paper gives none; the NAND die model's tBERS (3-5 ms class)", .min = 0});
     v(interface_bandwidth, {.name = "interface_bandwidth", .def = "768GB/s",
                             .desc = "per-stack interface (base die to GPU), each direction",
                             .source = "spec: nominal 768 GB/s read per stack", .min = 1});
@@ -75,20 +93,12 @@ struct Sram {
   }
 };
 
+/// The plane's energies, derived by use_cell() from the `nand` section through the NAND
+/// cost model (nand::CostModel) for a page of hbf.geometry.page_size; no config keys.
 struct EnergyParams {
-  EnergyPerBit read{}, program{};
-  Energy erase_block{};
-  template <class V>
-  void visit(V& v) {
-    v(read, {.name = "read", .def = "8pJ/bit", .desc = "energy per bit read from flash and delivered to the GPU",
-             .source = "spec: 8 pJ/bit, measured on a hybrid-bonded prototype", .min = 0});
-    v(program, {.name = "program", .def = "80pJ/bit", .desc = "energy per bit programmed",
-                .source = "assumption: 10x the read energy (ISPP programming costs about an order of magnitude "
-                          "more than sensing); not in the spec",
-                .min = 0});
-    v(erase_block, {.name = "erase_block", .def = "577.5uJ", .desc = "energy to erase one block of one plane",
-                    .source = "assumption: 165 mW x 3.5 ms, the NAND die model's erase power and tBERS", .min = 0});
-  }
+  EnergyPerBit read{};     // per bit sensed and delivered: (read_power x tR + read_energy x page bits) / page bits
+  EnergyPerBit program{};  // per bit programmed: (program_power x tPROG + program_energy x page bits) / page bits
+  Energy erase_block{};    // one block of one plane: erase_power x t_erase
 };
 
 struct Endurance {
@@ -103,22 +113,20 @@ struct Endurance {
 
 /// Policies of the FTL-less runtime and of the timing model.
 struct RuntimeParams {
-  std::string weight_layout;
-  std::string granularity;
+  WeightLayoutChoice weight_layout;
+  Choice<Granularity, granularities> granularity;
   bool prefetch = true;
   int64_t prefetch_distance = 0;
   int64_t tile_hyperpages = 0;
-  std::string kv_span;
+  Choice<KvSpan, kv_spans> kv_span;
 
   template <class V>
   void visit(V& v) {
     v(weight_layout, {.name = "weight_layout", .def = "execution",
                       .desc = "order in which a weight object's tensors are dealt over the megaplanes",
-                      .source = "spec: execution order (FlashAccel) vs the naive declaration order",
-                      .choices = "execution|declaration"});
-    v(granularity, {.name = "granularity", .def = "megapage",
-                    .desc = "timing model: one event per megapage command, or per plane page (validation)",
-                    .source = "bitline", .choices = "megapage|plane"});
+                      .source = "spec: execution order (FlashAccel) vs the naive declaration order"});
+    v(granularity, {.name = "granularity", .def = "megapage", .desc = "timing model: what one event stands for",
+                    .source = "bitline"});
     v(prefetch, {.name = "prefetch", .def = "true",
                  .desc = "run the prefetch queue (SramPrefetch ahead of compute); false: every read goes to flash on demand",
                  .source = "spec: FlashAccel prefetch runtime"});
@@ -132,18 +140,14 @@ struct RuntimeParams {
                         .source = "assumption: the spec moves data and reads it a hyperpage at a time", .min = 1,
                         .max = 1 << 20});
     v(kv_span, {.name = "kv_span", .def = "fit",
-                .desc = "megaplanes a request's KV is dealt over (its blocks are its own either way): all (every "
-                        "megaplane from its cursor: at least one megablock on each) or fit (a window of consecutive "
-                        "megaplanes just wide enough for the request's expected KV in whole megablocks; successive "
-                        "requests' windows follow each other round the megaplanes)",
+                .desc = "megaplanes a request's KV is dealt over (its blocks are its own either way)",
                 .source = "spec: isolated block allocation, hyperpage-packed writes (no allocator given); bitline "
                           "default fit: with all, a request holds a megablock on every megaplane and the paper's own "
-                          "batch-256 ablation could not fit",
-                .choices = "all|fit"});
+                          "batch-256 ablation could not fit"});
   }
 };
 
-/// The config section `hbf`.
+/// The config section `hbf` (and, in timing / energy, the figures use_cell() derives from the cell).
 struct HbfParams {
   int64_t stacks = 0;
   Geometry geometry;
@@ -160,7 +164,6 @@ struct HbfParams {
     v.section("geometry", geometry);
     v.section("timing", timing);
     v.section("sram", sram);
-    v.section("energy", energy);
     v.section("endurance", endurance);
     v.section("runtime", runtime);
   }
@@ -206,9 +209,16 @@ struct SystemParams {
   GpuParams gpu;
   HbmParams hbm;
   HbfParams hbf;
+  /// The NAND cell of the HBF planes: the config section `nand` (one source of truth for both systems;
+  /// the HBF presets load configs/nand/xl-flash.yaml). Only its parameters are used: no die is built.
+  nand::NandParams cell;
 };
 
-/// Loads `gpu`, `hbm` and `hbf` and checks them across fields (ConfigError naming the key).
+/// Sets the plane's tR, tPROG, tBERS and read / program / erase energy (hbf.timing, hbf.energy) from the
+/// NAND cell's SLC figures, through nand::CostModel for one page of hbf.geometry.page_size.
+void use_cell(HbfParams& hbf, const nand::NandParams& cell);
+
+/// Loads `gpu`, `hbm`, `hbf` and the cell (`nand`), and checks them across fields (ConfigError naming the key).
 SystemParams load_system_params(const ConfigTree& tree);
 /// Cross-field checks (e.g. M must divide the planes of a die).
 void validate(const SystemParams& p, const ConfigTree* tree = nullptr);

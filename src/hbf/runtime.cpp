@@ -29,7 +29,7 @@ Runtime::Runtime(const System& sys, Mode mode, uint64_t seed)
     : sys_(sys),
       mode_(mode),
       rng_(Rng::derive(seed, "hbf.runtime")),
-      layout_(make_weight_layout(sys.hbf().runtime.weight_layout)),
+      layout_(sys.hbf().runtime.weight_layout.make()),
       flash_(sys_, mode == Mode::Functional),
       hbm_(sys_.hbm_capacity(), mode == Mode::Functional),
       sram_(sys_, mode == Mode::Functional),
@@ -270,7 +270,7 @@ ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_byte
   }
   const int64_t k = sys_.megaplanes();
   o.window = k;
-  if (sys_.hbf().runtime.kv_span == "fit" && expected.raw() > 0) {
+  if (*sys_.hbf().runtime.kv_span == KvSpan::Fit && expected.raw() > 0) {
     // Just wide enough for the expected slices (each stream rounds up to whole slices) in whole megablocks.
     const int64_t per_stream = ceil_div(ceil_div(expected.raw(), int64_t(streams)), o.slice_cap);
     o.window = sys_.kv_window(per_stream * int64_t(streams));

@@ -10,13 +10,16 @@
 
 namespace bitline::hbf {
 
-Granularity parse_granularity(const std::string& s) {
-  if (s == "megapage") return Granularity::Megapage;
-  if (s == "plane") return Granularity::Plane;
-  throw ConfigError(fmt::format("hbf.runtime.granularity: '{}' is not one of megapage|plane", s));
+const Registry<Granularity>& granularities() {
+  static const Registry<Granularity> r(
+      "timing granularity",
+      {{"megapage", "one event per megapage command (the M planes of a megaplane move together)", Granularity::Megapage},
+       {"plane", "one event per plane page, every plane its own lane (slower; validates the megapage mode)",
+        Granularity::Plane}});
+  return r;
 }
 
-std::string to_string(Granularity g) { return g == Granularity::Plane ? "plane" : "megapage"; }
+std::string to_string(Granularity g) { return std::string(Choice<Granularity, granularities>(g).name()); }
 
 int64_t ReadPlan::bytes() const {
   int64_t n = 0;
@@ -26,7 +29,7 @@ int64_t ReadPlan::bytes() const {
 
 ReadOptions read_options(const System& sys) {
   const RuntimeParams& r = sys.hbf().runtime;
-  return ReadOptions{r.prefetch, r.prefetch_distance, parse_granularity(r.granularity)};
+  return ReadOptions{r.prefetch, r.prefetch_distance, *r.granularity};
 }
 
 namespace {

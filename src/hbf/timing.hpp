@@ -35,8 +35,7 @@
 
 namespace bitline::hbf {
 
-enum class Granularity { Megapage, Plane };
-Granularity parse_granularity(const std::string& s);
+/// The registered name of `g` (hbf.runtime.granularity).
 std::string to_string(Granularity g);
 
 /// One megapage (or part of one) that a tile reads.

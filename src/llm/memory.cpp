@@ -15,6 +15,28 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
+const Registry<KvLayout>& kv_layouts() {
+  static const Registry<KvLayout> r(
+      "KV layout",
+      {{"flashaccel", "FlashAccel: hyperpage-packed runs per request (hbf.runtime.kv_span), read a hyperpage at a time, "
+                      "selective offload per layer",
+        KvLayout::FlashAccel},
+       {"scatter", "plane-oblivious paged KV (PagedAttention): random megaplanes, read request by request, no offload",
+        KvLayout::Scatter}});
+  return r;
+}
+
+const Registry<KvOffload>& kv_offloads() {
+  static const Registry<KvOffload> r(
+      "KV offload policy",
+      {{"mean", "copy the slices of megaplanes above the mean load to HBM (spec: until no plane exceeds the average)",
+        KvOffload::Mean},
+       {"fill", "mean, then keep lowering the most loaded megaplanes while HBM has room and its transfer time stays "
+                "within the flash rounds (bitline extension)",
+        KvOffload::Fill}});
+  return r;
+}
+
 GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeights& w, const MemoryOptions& opt)
     : sys_(sys), m_(m), w_(w), opt_(opt) {
   k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
@@ -24,8 +46,6 @@ GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeig
   t_round_ = std::max(sys.hbf().timing.t_read,
                       Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
   hbm_bw_ = sys.hbm_bandwidth();
-  if (opt.kv_offload != "mean" && opt.kv_offload != "fill")
-    throw ConfigError(fmt::format("serving.kv_offload: '{}' is not one of mean|fill", opt.kv_offload));
   if (!(opt.weight_cache_fraction >= 0 && opt.weight_cache_fraction <= 1))
     throw ModelError(fmt::format("weight cache fraction {} outside [0, 1]", opt.weight_cache_fraction));
   deal_.resize(size_t(k_));
@@ -43,7 +63,7 @@ GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeig
     decl_pos[w.declaration[j]] = uint32_t(j);
   }
   spec.execution_order = decl_pos;  // execution index i -> declaration position
-  const auto layout = hbf::make_weight_layout(opt.weight_layout);
+  const auto layout = opt.weight_layout.make();
   const std::vector<uint32_t> order = layout->placement_order(spec);
   pos_.assign(n, 0);
   nunits_.assign(n, 0);
@@ -187,32 +207,37 @@ int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64
     }
   };
   int64_t total = 0;
-  if (sys_.hbf().runtime.kv_span == "fit") {
-    // Each request deals its slices round-robin over its own window of W megaplanes, layer after layer; the
-    // windows of successive requests follow each other round the megaplanes (Runtime::kv_create).
-    int64_t full_tokens = g.kv_full_tokens;
-    for (int64_t c : g.contexts) full_tokens = std::max(full_tokens, c);
-    const int64_t w = sys_.kv_window(int64_t(m_.layers) * ceil_div(full_tokens, tps));
-    for (size_t i = 0; i < g.contexts.size(); ++i) {
-      const int64_t n = g.contexts[i] / tps, start = (int64_t(i) * w) % k_;
-      total += n;
-      add(start, w, n / w);
-      const int64_t rem = n % w, p = (int64_t(layer) * n) % w;
-      if (p + rem <= w) {
-        add(start + p, rem, 1);
-      } else {
-        add(start + p, w - p, 1);
-        add(start, p + rem - w, 1);
+  switch (*sys_.hbf().runtime.kv_span) {
+    case hbf::KvSpan::Fit: {
+      // Each request deals its slices round-robin over its own window of W megaplanes, layer after layer; the
+      // windows of successive requests follow each other round the megaplanes (Runtime::kv_create).
+      int64_t full_tokens = g.kv_full_tokens;
+      for (int64_t c : g.contexts) full_tokens = std::max(full_tokens, c);
+      const int64_t w = sys_.kv_window(int64_t(m_.layers) * ceil_div(full_tokens, tps));
+      for (size_t i = 0; i < g.contexts.size(); ++i) {
+        const int64_t n = g.contexts[i] / tps, start = (int64_t(i) * w) % k_;
+        total += n;
+        add(start, w, n / w);
+        const int64_t rem = n % w, p = (int64_t(layer) * n) % w;
+        if (p + rem <= w) {
+          add(start + p, rem, 1);
+        } else {
+          add(start + p, w - p, 1);
+          add(start, p + rem - w, 1);
+        }
       }
+      break;
     }
-  } else {
-    // Every request deals its slices over all K megaplanes from a random cursor (written at different times).
-    const auto cur = cursors(int64_t(g.contexts.size()));
-    for (size_t i = 0; i < g.contexts.size(); ++i) {
-      const int64_t n = g.contexts[i] / tps;
-      total += n;
-      add(0, k_, n / k_);
-      add(cur[i] + int64_t(layer) * n, n % k_, 1);
+    case hbf::KvSpan::All: {
+      // Every request deals its slices over all K megaplanes from a random cursor (written at different times).
+      const auto cur = cursors(int64_t(g.contexts.size()));
+      for (size_t i = 0; i < g.contexts.size(); ++i) {
+        const int64_t n = g.contexts[i] / tps;
+        total += n;
+        add(0, k_, n / k_);
+        add(cur[i] + int64_t(layer) * n, n % k_, 1);
+      }
+      break;
     }
   }
   loads.assign(size_t(k_), 0);
@@ -235,7 +260,7 @@ int64_t GpuMemory::offload(std::vector<int64_t>& loads, int64_t total, int64_t b
     budget -= take;
     replicas += take;
   }
-  if (opt_.kv_offload == "fill" && budget > 0 && !loads.empty()) {
+  if (*opt_.kv_offload == KvOffload::Fill && budget > 0 && !loads.empty()) {
     // Lower the level L while the replicas fit and HBM's transfer time stays within L flash rounds.
     const auto cost = [&](int64_t level) {
       int64_t c = 0;
@@ -270,15 +295,18 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const 
   const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
   for (int64_t c : g.contexts) s.staged_bytes += (c % tps) * g.kv_token_layer_bytes;
   std::vector<int64_t> loads;
-  if (opt_.kv_layout == "scatter") {
-    Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", layer));
-    loads.assign(size_t(k_), 0);
-    for (int64_t c : g.contexts)
-      for (int64_t j = 0; j < c / tps; ++j) ++loads[rng.below(uint64_t(k_))], ++s.flash_units;
-    for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
-    s.mean_load = double(s.flash_units) / double(k_);
-    s.rounds = s.max_load_before;
-    return s;
+  switch (*opt_.kv_layout) {
+    case KvLayout::Scatter: {
+      Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", layer));
+      loads.assign(size_t(k_), 0);
+      for (int64_t c : g.contexts)
+        for (int64_t j = 0; j < c / tps; ++j) ++loads[rng.below(uint64_t(k_))], ++s.flash_units;
+      for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
+      s.mean_load = double(s.flash_units) / double(k_);
+      s.rounds = s.max_load_before;
+      return s;
+    }
+    case KvLayout::FlashAccel: break;  // below
   }
   const int64_t total = kv_loads(g, layer, loads);
   for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
@@ -301,31 +329,36 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
   const uint32_t slice_bytes = uint32_t(tps * tb);
   int64_t hbm = 0;  // staged partial slices + replicas
   for (int64_t c : g.contexts) hbm += (c % tps) * tb;
-  if (opt_.kv_layout == "scatter") {
-    Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", op.layer));
-    StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-    for (int64_t c : g.contexts) {
-      for (int64_t j = 0; j < c / tps; ++j) {
-        plan.units.push_back(FlashUnit{deal_[rng.below(uint64_t(k_))], slice_bytes});
-        if (++cur.count == uint32_t(tile_units_)) {
-          plan.tiles.push_back(cur);
-          cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+  switch (*opt_.kv_layout) {
+    case KvLayout::Scatter: {
+      Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", op.layer));
+      StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+      for (int64_t c : g.contexts) {
+        for (int64_t j = 0; j < c / tps; ++j) {
+          plan.units.push_back(FlashUnit{deal_[rng.below(uint64_t(k_))], slice_bytes});
+          if (++cur.count == uint32_t(tile_units_)) {
+            plan.tiles.push_back(cur);
+            cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+          }
         }
       }
+      if (cur.count > 0) plan.tiles.push_back(cur);
+      break;
     }
-    if (cur.count > 0) plan.tiles.push_back(cur);
-  } else {
-    std::vector<int64_t> loads;
-    const int64_t total = kv_loads(g, op.layer, loads);
-    int64_t rounds = 0;
-    hbm += offload(loads, total, g.replica_units_per_layer, hbm, slice_bytes, rounds) * slice_bytes;
-    const int64_t per_tile = std::max<int64_t>(1, opt_.tile_hyperpages);
-    for (int64_t r0 = 0; r0 < rounds; r0 += per_tile) {
-      StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-      for (int64_t r = r0; r < std::min(rounds, r0 + per_tile); ++r)
-        for (int64_t p = 0; p < k_; ++p)
-          if (loads[size_t(p)] > r) plan.units.push_back(FlashUnit{deal_[size_t(p)], slice_bytes}), ++cur.count;
-      plan.tiles.push_back(cur);
+    case KvLayout::FlashAccel: {
+      std::vector<int64_t> loads;
+      const int64_t total = kv_loads(g, op.layer, loads);
+      int64_t rounds = 0;
+      hbm += offload(loads, total, g.replica_units_per_layer, hbm, slice_bytes, rounds) * slice_bytes;
+      const int64_t per_tile = std::max<int64_t>(1, opt_.tile_hyperpages);
+      for (int64_t r0 = 0; r0 < rounds; r0 += per_tile) {
+        StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+        for (int64_t r = r0; r < std::min(rounds, r0 + per_tile); ++r)
+          for (int64_t p = 0; p < k_; ++p)
+            if (loads[size_t(p)] > r) plan.units.push_back(FlashUnit{deal_[size_t(p)], slice_bytes}), ++cur.count;
+        plan.tiles.push_back(cur);
+      }
+      break;
     }
   }
   if (plan.tiles.size() == first_tile) plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index});

@@ -62,18 +62,16 @@ struct TilePlan {
 };
 
 struct MemoryOptions {
-  std::string weight_layout = "execution";  // execution | declaration (HBF)
-  std::string kv_layout = "flashaccel";     // flashaccel | scatter (HBF)
+  hbf::WeightLayoutChoice weight_layout = hbf::WeightLayoutChoice::named("execution");  // HBF
+  Choice<KvLayout, kv_layouts> kv_layout = KvLayout::FlashAccel;                         // HBF
   int64_t tile_hyperpages = 1;
   uint64_t seed = 1;
   Time kernel_overhead{};
   // HBF: fraction of every weight tensor held as a copy in HBM (serving.hbm_weight_cache / the GPU's weights);
   // a kernel reads that part of its megapages from HBM while the rest streams from flash.
   double weight_cache_fraction = 0;
-  // HBF, flashaccel KV layout: how far selective offload goes: "mean" (spec: until no megaplane exceeds the
-  // mean load) or "fill" (then on, from the most loaded megaplanes down, while HBM has room for replicas and its
-  // transfer time stays under the flash rounds').
-  std::string kv_offload = "mean";
+  // HBF, flashaccel KV layout: how far selective offload goes (serving.kv_offload).
+  Choice<KvOffload, kv_offloads> kv_offload = KvOffload::Mean;
 };
 
 /// Per-layer KV statistics of the HBF placement (for reports and tests).

@@ -75,6 +75,15 @@ class Fields {
     return j_.at(k).get<std::string>();
   }
   const json& at(const char* k) const { return j_.at(k); }
+  /// A name looked up in `r` (required when `def` is null): its value, or an error naming the field and the choices.
+  template <class T>
+  const T& choice(const Registry<T>& r, const char* k, const char* def = nullptr) const {
+    if (!has(k) && !def) fail(k, fmt::format("missing (required: one of {})", r.joined()));
+    const std::string v = string_or(k, def ? def : "");
+    const int64_t i = r.find(v);
+    if (i < 0) fail(k, r.unknown_message(v));
+    return r.value(size_t(i));
+  }
 
  private:
   int64_t integer_at(const char* k, const json& v, int64_t min) const {
@@ -97,6 +106,33 @@ std::string layer_prefix(int64_t l) { return fmt::format("model.layers.{}.", l);
 
 }  // namespace
 
+const Registry<Architecture>& architectures() {
+  static const Registry<Architecture> r(
+      "model architecture",
+      {{"llama", "Llama 3.x: grouped-query attention, dense SwiGLU FFN", Architecture{}},
+       {"qwen3", "Qwen3 dense: grouped-query attention with per-head q/k RMSNorm, dense SwiGLU FFN", Architecture{.qk_norm = true}},
+       {"qwen3_moe", "Qwen3 MoE: grouped-query attention with per-head q/k RMSNorm, routed experts (mlp_only_layers, "
+                     "decoder_sparse_step)", Architecture{.qk_norm = true}},
+       {"deepseek_v2", "DeepSeek-V2: multi-head latent attention, shared + routed experts, leading dense layers", Architecture{}},
+       {"deepseek_v3", "DeepSeek-V3: multi-head latent attention, shared + routed experts, leading dense layers",
+        Architecture{}}});
+  return r;
+}
+
+const Registry<int64_t>& torch_dtypes() {
+  static const Registry<int64_t> r("weight dtype", {{"bfloat16", "2 bytes per weight", 2},
+                                                    {"float16", "2 bytes per weight", 2},
+                                                    {"float32", "4 bytes per weight", 4}});
+  return r;
+}
+
+const Registry<QuantMethod>& quant_methods() {
+  static const Registry<QuantMethod> r(
+      "weight quantisation", {{"fp8", "FP8 linear layers (1 byte per weight) with an FP32 scale per weight_block_size block",
+                               QuantMethod::Fp8}});
+  return r;
+}
+
 int64_t ModelConfig::moe_layers() const { return int64_t(std::count(moe_layer.begin(), moe_layer.end(), true)); }
 
 int64_t ModelConfig::kv_bytes_per_token_layer() const {
@@ -117,7 +153,7 @@ std::vector<Tensor> ModelConfig::tensors() const {
       add(p + "self_attn.q_proj.weight", Role::QProj, l, -1, heads * head_dim, hidden, true);
       add(p + "self_attn.k_proj.weight", Role::KProj, l, -1, kv_heads * head_dim, hidden, true);
       add(p + "self_attn.v_proj.weight", Role::VProj, l, -1, kv_heads * head_dim, hidden, true);
-      if (model_type == "qwen3_moe" || model_type == "qwen3") {
+      if (qk_norm) {
         add(p + "self_attn.q_norm.weight", Role::QNorm, l, -1, 1, head_dim, false);
         add(p + "self_attn.k_norm.weight", Role::KNorm, l, -1, 1, head_dim, false);
       }
@@ -225,18 +261,14 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   m.tie_embeddings = f.boolean_or("tie_word_embeddings", false);
 
   // Storage format.
-  const std::string dtype = f.string_or("torch_dtype", "bfloat16");
-  if (dtype == "bfloat16" || dtype == "float16") m.weight_bytes = 2;
-  else if (dtype == "float32") m.weight_bytes = 4;
-  else f.fail("torch_dtype", fmt::format("'{}' is not one of bfloat16|float16|float32", dtype));
+  m.weight_bytes = f.choice(torch_dtypes(), "torch_dtype", "bfloat16");
   if (f.has("quantization_config")) {
     const json& q = f.at("quantization_config");
     if (!q.is_object()) f.fail("quantization_config", "expected an object");
     Fields qf(q, origin + ": quantization_config");
-    const std::string method = qf.string_or("quant_method", "");
-    if (method != "fp8")
-      f.fail("quantization_config", fmt::format("quant_method '{}' is not supported (only fp8)", method));
-    m.fp8 = true;
+    switch (qf.choice(quant_methods(), "quant_method")) {
+      case QuantMethod::Fp8: m.fp8 = true; break;
+    }
     if (qf.has("weight_block_size")) {
       const json& b = q.at("weight_block_size");
       if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() || b[0].get<int64_t>() <= 0 ||
@@ -291,6 +323,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   }
   if (m.dense_layers() > 0) m.intermediate = f.integer("intermediate_size");
   else m.intermediate = f.integer_or("intermediate_size", 0, 0);
+  m.qk_norm = f.choice(architectures(), "model_type").qk_norm;
   return m;
 }
 

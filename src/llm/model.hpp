@@ -17,11 +17,25 @@
 #include <string>
 #include <vector>
 
+#include "core/registry.hpp"
 #include "core/units.hpp"
 
 namespace bitline::llm {
 
 enum class AttentionKind { Gqa, Mla };
+
+/// What a Hugging Face `model_type` adds to the decoder that the fields describe
+/// (GQA or MLA attention, dense or MoE FFN, sizes: read from the fields).
+struct Architecture {
+  bool qk_norm = false;  // per-head RMSNorm of q and k before attention (Qwen3)
+};
+/// The architectures bitline models, by `model_type` (table in llm/model.cpp).
+const Registry<Architecture>& architectures();
+/// Bytes per weight of each `torch_dtype` (table in llm/model.cpp).
+const Registry<int64_t>& torch_dtypes();
+/// `quantization_config.quant_method` (table in llm/model.cpp).
+enum class QuantMethod { Fp8 };
+const Registry<QuantMethod>& quant_methods();
 
 /// What a weight tensor is for: decides how it is sharded and which operator reads it.
 enum class Role : uint8_t {
@@ -50,6 +64,7 @@ struct ModelConfig {
   std::string name;    // file stem, e.g. "qwen3-235b"
   std::string origin;  // the file it came from (for messages)
   std::string model_type;
+  bool qk_norm = false;  // from the architecture (model_type): q_norm / k_norm tensors and kernel
 
   int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
   int64_t intermediate = 0;  // dense FFN intermediate size (0 when every layer is MoE)

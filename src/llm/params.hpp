@@ -14,6 +14,25 @@
 
 namespace bitline::llm {
 
+// Policies chosen by name (core/registry.hpp). Each table is defined beside the
+// code it selects; `bitline describe` lists the choices under the key.
+
+/// llm.attention_parallel (table in llm/step.cpp, make_deployment).
+enum class AttentionParallel { Auto, Dp, Tp };
+const Registry<AttentionParallel>& attention_parallels();
+/// serving.capacity_context (table in llm/serving.cpp, Server::capacity).
+enum class CapacityContext { Full, Mean };
+const Registry<CapacityContext>& capacity_contexts();
+/// serving.kv_layout (table in llm/memory.cpp, GpuMemory).
+enum class KvLayout { FlashAccel, Scatter };
+const Registry<KvLayout>& kv_layouts();
+/// serving.kv_offload (table in llm/memory.cpp, GpuMemory::offload).
+enum class KvOffload { Mean, Fill };
+const Registry<KvOffload>& kv_offloads();
+/// serving.step_model (table in llm/serving.cpp, Server::step).
+enum class StepModel { Fast, Event };
+const Registry<StepModel>& step_models();
+
 struct ComputeParams {
   double fp8_speedup = 2;
   double util_max = 0;
@@ -92,7 +111,7 @@ struct LlmParams {
   ComputeParams compute;
   NetworkParams network;
   EnergyModelParams energy;
-  std::string attention_parallel;
+  Choice<AttentionParallel, attention_parallels> attention_parallel;
   int64_t tp_size = 0;
   Bytes runtime_reserve{};
   int64_t sample_layers = 3;
@@ -103,9 +122,8 @@ struct LlmParams {
     v.section("network", network);
     v.section("energy", energy);
     v(attention_parallel, {.name = "attention_parallel", .def = "auto",
-                           .desc = "attention parallelism: auto (data parallel for MoE models, tensor parallel for dense), dp, tp",
-                           .source = "spec: attention DP + expert parallel for Qwen3/DeepSeek-V3, tensor parallel for Llama-3.1-405B",
-                           .choices = "auto|dp|tp"});
+                           .desc = "attention parallelism (data or tensor parallel)",
+                           .source = "spec: attention DP + expert parallel for Qwen3/DeepSeek-V3, tensor parallel for Llama-3.1-405B"});
     v(tp_size, {.name = "tp_size", .def = "0",
                 .desc = "GPUs of a tensor-parallel group when attention is tensor parallel (0: a whole node, capped at "
                         "the GPU count); the groups are data-parallel ranks (e.g. 2 on 8 GPUs: 4 ranks of TP2 attention, "
@@ -124,27 +142,24 @@ struct LlmParams {
 
 /// The config section `serving`.
 struct ServingParams {
-  std::string capacity_context;
-  std::string kv_layout;
+  Choice<CapacityContext, capacity_contexts> capacity_context;
+  Choice<KvLayout, kv_layouts> kv_layout;
   double routing_skew = 0;
   int64_t max_requests_per_rank = 0;
-  std::string step_model;
+  Choice<StepModel, step_models> step_model;
   Bytes hbm_weight_cache{};
-  std::string kv_offload;
+  Choice<KvOffload, kv_offloads> kv_offload;
   double endurance_years = 5;
   int64_t seed = 1;
 
   template <class V>
   void visit(V& v) {
     v(capacity_context, {.name = "capacity_context", .def = "full",
-                         .desc = "KV reserved per request: its full context (input + output: no preemption) or the mean",
-                         .source = "spec: the 405B example needs ~10 GB per request at 15K/6K, i.e. the full 21K tokens",
-                         .choices = "full|mean"});
+                         .desc = "KV reserved per request",
+                         .source = "spec: the 405B example needs ~10 GB per request at 15K/6K, i.e. the full 21K tokens"});
     v(kv_layout, {.name = "kv_layout", .def = "flashaccel",
-                  .desc = "KV placement on HBF: flashaccel (hyperpage-packed runs per request, read a hyperpage at a time, "
-                          "selective offload per layer) or scatter (plane-oblivious paged KV: random megaplanes, read request "
-                          "by request, no offload)",
-                  .source = "spec: FlashAccel KV layout vs PagedAttention", .choices = "flashaccel|scatter"});
+                  .desc = "KV placement on HBF",
+                  .source = "spec: FlashAccel KV layout vs PagedAttention"});
     v(routing_skew, {.name = "routing_skew", .def = "0",
                      .desc = "MoE routing popularity: 0 = uniform top-k; s > 0 = Zipf(s) over experts (the GPU with the "
                              "hottest experts is timed)",
@@ -153,10 +168,8 @@ struct ServingParams {
                               .desc = "upper end of the batch search, requests per attention rank",
                               .source = "bitline", .min = 1, .max = 1 << 20});
     v(step_model, {.name = "step_model", .def = "fast",
-                   .desc = "how a step's memory time is computed: fast (the fast step model) or event (hbf::simulate_reads "
-                           "on the whole step: slow; for settings outside the fast model's validated range, e.g. SRAM "
-                           "smaller than the prefetch window)",
-                   .source = "bitline: accel validate compares the two", .choices = "fast|event"});
+                   .desc = "how a step's memory time is computed",
+                   .source = "bitline: accel validate compares the two"});
     v(hbm_weight_cache, {.name = "hbm_weight_cache", .def = "0B",
                          .desc = "HBF GPUs: HBM given to a copy of the weights (at most all of them); every weight kernel "
                                  "reads that fraction of its megapages from HBM while the rest streams from flash, so the two "
@@ -165,10 +178,8 @@ struct ServingParams {
                                    "intermediate data); spec: CSI's 'bandwidth adds up (4.8 + 4.6 TB/s)'",
                          .min = 0});
     v(kv_offload, {.name = "kv_offload", .def = "mean",
-                   .desc = "selective offload (GroupArrange) per layer: mean (copy slices of megaplanes above the mean "
-                           "load to HBM) or fill (then keep lowering the most loaded megaplanes while HBM has room and "
-                           "its transfer time stays within the flash rounds)",
-                   .source = "spec: 'until no plane exceeds the average'; fill is a bitline extension", .choices = "mean|fill"});
+                   .desc = "how far selective offload (GroupArrange) of each layer's KV to HBM goes",
+                   .source = "spec: 'until no plane exceeds the average'; fill is a bitline extension"});
     v(endurance_years, {.name = "endurance_years", .def = "5", .desc = "service life for the write/endurance accounting",
                         .source = "spec: 1M P/E cycles over 5 years", .min = 0.01, .max = 100});
     v(seed, {.name = "seed", .def = "1", .desc = "seed of the KV placement (request cursors, scattered blocks)",
@@ -190,7 +201,8 @@ struct SessionParams {
 
   template <class V>
   void visit(V& v) {
-    v(model, {.name = "model", .def = "qwen3-235b", .desc = "model whose KV the sessions keep", .source = "bitline"});
+    v(model, {.name = "model", .def = "\"\"", .desc = "model whose KV the sessions keep (empty: the experiment file's model)",
+              .source = "bitline"});
     v(sessions, {.name = "sessions", .def = "3000", .desc = "synthetic trace: number of sessions", .source = "bitline",
                  .min = 1, .max = 1 << 24});
     v(arrival_per_s, {.name = "arrival_per_s", .def = "0.5", .desc = "synthetic trace: sessions started per second (Poisson)",

@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "core/worker_pool.hpp"
 
 namespace bitline::llm {
 
@@ -37,21 +36,13 @@ SystemName parse_system(const std::string& name) {
     const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits && n.size() < 6) s.gpus = std::stoll(n);
   }
-  if (!kind_names().count(s.kind) || s.gpus < 1) {
-    std::string known;
-    for (const auto& sys : eval_systems()) known += (known.empty() ? "" : ", ") + sys;
-    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS with KIND one of h200, csi, cli (e.g. {})", name, known));
-  }
+  if (!kind_names().count(s.kind) || s.gpus < 1)
+    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS with KIND one of h200, csi, cli (e.g. csix8)", name));
   return s;
 }
 
-const std::vector<std::string>& eval_systems() {
-  static const std::vector<std::string> s = {"h200x8", "h200x16", "csix4", "csix8", "csix16", "clix4", "clix8", "clix16"};
-  return s;
-}
-
-ContextSpec parse_context(const std::string& s) {
-  for (const auto& c : eval_contexts())
+ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& named) {
+  for (const auto& c : named)
     if (c.name == s) return c;
   const auto colon = s.find(':');
   if (colon != std::string::npos) {
@@ -62,23 +53,9 @@ ContextSpec parse_context(const std::string& s) {
     } catch (const std::exception&) {
     }
   }
-  throw ConfigError(fmt::format("context '{}': expected long, agent or INPUT:OUTPUT tokens (e.g. 15000:6000, output >= 1)", s));
-}
-
-const std::vector<ContextSpec>& eval_contexts() {
-  // spec: long-context 8.11K / 2.53K (LongProc means), agentic multi-turn 15K / 6K.
-  static const std::vector<ContextSpec> c = {{"long", 8110, 2530}, {"agent", 15000, 6000}};
-  return c;
-}
-
-const std::vector<std::string>& eval_models() {
-  static const std::vector<std::string> m = {"qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3"};
-  return m;
-}
-
-const std::vector<double>& eval_slos_ms() {
-  static const std::vector<double> s = {50, 100};  // spec: 50 ms (~20 tokens/s/user) and 100 ms (~10)
-  return s;
+  std::string names;
+  for (const auto& c : named) names += c.name + (&c == &named.back() ? " or " : ", ");
+  throw ConfigError(fmt::format("context '{}': expected {}INPUT:OUTPUT tokens (e.g. 2000:500, output >= 1)", s, names));
 }
 
 const ModelConfig& ModelSet::get(const std::string& name) {
@@ -99,7 +76,7 @@ Json Capacity::json() const {
             {"runtime_reserve_bytes", reserve.raw()},
             {"workspace_bytes", workspace.raw()}};
   if (weight_cache.raw() > 0) j["hbm_weight_cache_bytes"] = weight_cache.raw();
-  if (!limit.empty()) j["limit"] = limit;
+  if (limit != Exhausted::Nothing) j["limit"] = to_string(limit);
   if (blocks_per_megaplane > 0) {
     j["flash_blocks_per_megaplane"] = blocks_per_megaplane;
     j["flash_blocks_used"] = blocks_used;
@@ -170,6 +147,34 @@ Json PointResult::json() const {
 
 // ---- server -----------------------------------------------------------------
 
+const Registry<CapacityContext>& capacity_contexts() {
+  static const Registry<CapacityContext> r(
+      "KV reservation",
+      {{"full", "each request reserves KV for its full context, input + output (no preemption)", CapacityContext::Full},
+       {"mean", "each request reserves KV for its mean context, input + output / 2", CapacityContext::Mean}});
+  return r;
+}
+
+const Registry<StepModel>& step_models() {
+  static const Registry<StepModel> r(
+      "step model",
+      {{"fast", "the fast step model (llm/timing.hpp): sampled layers, validated against event by accel validate",
+        StepModel::Fast},
+       {"event", "the event-driven memory simulation (hbf::simulate_reads) of the whole step: slow; for settings outside "
+                 "the fast model's validated range, e.g. SRAM smaller than the prefetch window",
+        StepModel::Event}});
+  return r;
+}
+
+std::string to_string(Exhausted e) {
+  switch (e) {
+    case Exhausted::Nothing: return "";
+    case Exhausted::Hbm: return "hbm";
+    case Exhausted::FlashBlocks: return "flash_blocks";
+  }
+  return "?";
+}
+
 Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
     : m_(m),
       k_(k),
@@ -193,7 +198,11 @@ Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
 
 Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   Capacity cap;
-  const int64_t ctx = k_.serving.capacity_context == "mean" ? c.input + c.output / 2 : c.input + c.output;
+  int64_t ctx = 0;
+  switch (*k_.serving.capacity_context) {
+    case CapacityContext::Full: ctx = c.input + c.output; break;
+    case CapacityContext::Mean: ctx = c.input + c.output / 2; break;
+  }
   const bool mla = m_.attention == AttentionKind::Mla;
   const int64_t tok_layer = mla ? m_.kv_bytes_per_token_layer() : 2 * d_.kv_heads * m_.head_dim * m_.kv_value_bytes;
   cap.hbm_capacity = sys_.hbm_capacity();
@@ -210,7 +219,7 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   if (!has_hbf()) {
     cap.hbm_used = cap.weights + cap.kv + cap.reserve + cap.workspace;
     cap.fits = cap.hbm_used <= cap.hbm_capacity;
-    if (!cap.fits) cap.limit = "hbm";
+    if (!cap.fits) cap.limit = Exhausted::Hbm;
     return cap;
   }
   const int64_t k = sys_.megaplanes(), ppb = sys_.pages_per_block();
@@ -231,8 +240,8 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
     cap.blocks_used = weight_blocks + int64_t(std::ceil(double(slices) / double(k) * double(r) - 1e-9));
   const bool blocks_ok = cap.blocks_used <= cap.blocks_per_megaplane, hbm_ok = cap.hbm_used <= cap.hbm_capacity;
   cap.fits = blocks_ok && hbm_ok;
-  if (!blocks_ok) cap.limit = "flash_blocks";
-  else if (!hbm_ok) cap.limit = "hbm";
+  if (!blocks_ok) cap.limit = Exhausted::FlashBlocks;
+  else if (!hbm_ok) cap.limit = Exhausted::Hbm;
   cap.replica_budget = hbm_ok ? cap.hbm_capacity - cap.hbm_used : Bytes{};
   return cap;
 }
@@ -262,12 +271,18 @@ StepGraph Server::graph(int64_t r, const ContextSpec& c) const {
 StepReport Server::step(int64_t r, const ContextSpec& c) const {
   StepReport s;
   const StepGraph g = graph(r, c);
-  StepTiming st = time_step_fast(g, *mem_, mt_, k_.serving.step_model == "event" ? 0 : k_.llm.sample_layers);
-  if (k_.serving.step_model == "event") {
-    // The event-driven simulation sets the time; the critical-path breakdown is the fast model's, scaled to it.
-    const Time event = time_step_event(sys_, g, *mem_).elapsed;
-    if (st.time.raw() > 0) st.breakdown = st.breakdown.scaled(double(event.raw()) / double(st.time.raw()));
-    st.time = event;
+  StepTiming st;
+  switch (*k_.serving.step_model) {
+    case StepModel::Fast: st = time_step_fast(g, *mem_, mt_, k_.llm.sample_layers); break;
+    case StepModel::Event: {
+      // The event-driven simulation sets the time; the critical-path breakdown is the fast model's (every layer
+      // timed), scaled to it.
+      st = time_step_fast(g, *mem_, mt_, 0);
+      const Time event = time_step_event(sys_, g, *mem_).elapsed;
+      if (st.time.raw() > 0) st.breakdown = st.breakdown.scaled(double(event.raw()) / double(st.time.raw()));
+      st.time = event;
+      break;
+    }
   }
   s.requests_per_rank = r;
   s.batch = g.requests_total;
@@ -390,21 +405,21 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   const int64_t cap = max_requests(c);
   if (cap == 0) {
     const Capacity c0 = capacity(0, c), c1 = capacity(1, c);
-    if (!c0.fits && has_hbf() && c0.limit == "hbm")
+    if (!c0.fits && has_hbf() && c0.limit == Exhausted::Hbm)
       p.reason = fmt::format("HBM cannot hold its fixed contents: {:.1f} GB of weight cache (serving.hbm_weight_cache) + {:.1f} GB "
                              "reserve + {:.1f} GB workspace exceed {:.1f} GB", double(c0.weight_cache.raw()) * 1e-9,
                              double(c0.reserve.raw()) * 1e-9, double(c0.workspace.raw()) * 1e-9, double(c0.hbm_capacity.raw()) * 1e-9);
     else if (!c0.fits)
       p.reason = fmt::format("the weights do not fit: {:.1f} GB per GPU{}", double(w_.total.raw()) * 1e-9,
-                             c0.limit == "flash_blocks" ? " exceed the HBF blocks" : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
+                             c0.limit == Exhausted::FlashBlocks ? " exceed the HBF blocks" : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
     else
       p.reason = fmt::format("a context of {} tokens cannot fit even at batch 1 ({} exhausted: {:.1f} GB of KV per request on "
                              "this GPU, {:.1f} GB of HBM used of {:.1f} GB{})",
-                             c.input + c.output, c1.limit, double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
+                             c.input + c.output, to_string(c1.limit), double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
                              double(c1.hbm_capacity.raw()) * 1e-9,
                              c1.blocks_per_megaplane > 0 ? fmt::format(", {} of {} blocks per megaplane", c1.blocks_used, c1.blocks_per_megaplane) : "");
     p.bound_by = "capacity";
-    p.capacity_limit = c1.limit;
+    p.capacity_limit = to_string(c1.limit);
     return p;
   }
   std::map<int64_t, StepReport> seen;
@@ -427,7 +442,7 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   if (eval(cap).step <= slo) {
     best = cap;
     p.bound_by = "capacity";
-    p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : capacity(cap + 1, c).limit;
+    p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : to_string(capacity(cap + 1, c).limit);
   } else {
     best = largest_within(eval, [](const StepReport& s) { return s.step; }, 1, cap, slo);
     p.bound_by = "slo";
@@ -443,149 +458,6 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   p.feasible = true;
   p.step = eval(best);
   return p;
-}
-
-// ---- the evaluation -----------------------------------------------------------------
-
-Json eval_summary(const std::vector<PointResult>& points) {
-  std::map<std::string, const PointResult*> base;
-  for (const auto& p : points)
-    if (p.system == "h200x8") base[fmt::format("{}|{}|{}", p.model, p.context, p.slo_ms)] = &p;
-  Json thr = Json::object(), tpj = Json::object(), missing = Json::object();
-  for (const auto& sys : eval_systems()) {
-    if (sys == "h200x8") continue;
-    for (double slo : eval_slos_ms()) {
-      const std::string key = fmt::format("{}@{:g}", sys, slo);
-      std::vector<double> r1, r2;
-      Json miss = Json::array();
-      for (const auto& p : points) {
-        if (p.system != sys || p.slo_ms != slo) continue;
-        const auto it = base.find(fmt::format("{}|{}|{}", p.model, p.context, p.slo_ms));
-        const PointResult* b = it == base.end() ? nullptr : it->second;
-        if (!b || !b->feasible || !p.feasible) {
-          miss.push_back(fmt::format("{}/{}: {}", p.model, p.context,
-                                     !p.feasible ? sys + " infeasible" : (b ? "h200x8 infeasible" : "no h200x8 point")));
-          continue;
-        }
-        r1.push_back(p.step.tokens_per_s_per_gpu / b->step.tokens_per_s_per_gpu);
-        r2.push_back(p.step.tokens_per_j / b->step.tokens_per_j);
-      }
-      auto stats = [&](const std::vector<double>& v) {
-        Json j = {{"points", v.size()}, {"excluded", miss}};
-        if (v.empty()) {
-          j["mean"] = nullptr;
-          j["geomean"] = nullptr;
-          return j;
-        }
-        double s = 0, l = 0;
-        for (double x : v) s += x, l += std::log(x);
-        j["mean"] = s / double(v.size());
-        j["geomean"] = std::exp(l / double(v.size()));
-        return j;
-      };
-      thr[key] = stats(r1);
-      tpj[key] = stats(r2);
-    }
-  }
-  return {{"throughput_vs_h200x8", thr}, {"tokens_per_j_vs_h200x8", tpj}};
-}
-
-Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, const Progress& progress, int threads) {
-  struct Job {
-    std::string model, system;
-  };
-  std::vector<Job> jobs;
-  for (const auto& m : eval_models())
-    for (const auto& s : eval_systems()) jobs.push_back({m, s});
-  for (const auto& m : eval_models()) models.get(m);  // load before the threads start
-  const size_t per_job = eval_contexts().size() * eval_slos_ms().size();
-  std::vector<PointResult> points(jobs.size() * per_job);
-  const auto job = [&](size_t i) {
-    const Job& jb = jobs[i];
-    try {
-      const SystemName sn = parse_system(jb.system);
-      const ModelConfig& m = models.models.at(jb.model);
-      std::optional<Server> srv;
-      std::string setup_error;
-      try {
-        srv.emplace(m, kinds.at(sn.kind), sn.gpus);
-      } catch (const ConfigError& e) {
-        setup_error = e.what();
-      }
-      size_t k = 0;
-      for (const auto& c : eval_contexts())
-        for (double slo : eval_slos_ms()) {
-          PointResult p;
-          if (srv) {
-            p = srv->search(c, bitline::ms(slo));
-          } else {
-            p.model = jb.model;
-            p.context = c.name;
-            p.gpus = sn.gpus;
-            p.slo_ms = slo;
-            p.reason = setup_error;
-            p.bound_by = "deployment";
-          }
-          p.system = jb.system;
-          p.slo_ms = slo;
-          points[i * per_job + k++] = std::move(p);
-        }
-    } catch (const std::exception& e) {
-      throw ModelError(fmt::format("{} on {}: {}", jb.model, jb.system, e.what()));
-    }
-  };
-  WorkerPool(threads).run(jobs.size(), job, [&](size_t done, size_t n, size_t i) {
-    if (progress) progress(done, n, jobs[i].model + " on " + jobs[i].system);
-  });
-  Json j;
-  j["points"] = Json::array();
-  for (const auto& p : points) j["points"].push_back(p.json());
-  j["summary"] = eval_summary(points);
-  return j;
-}
-
-Json run_ablation(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, int64_t gpus, int64_t batch_per_rank,
-                  const ContextSpec& c, double slo_ms) {
-  struct Variant {
-    std::string name, what;
-    bool prefetch = true, weight_layout = true, kv_layout = true, hbm_only = false;
-  };
-  const std::vector<Variant> variants = {
-      {"full", "FlashAccel: execution-order weight layout, KV layout with selective offload, SRAM prefetch", true, true, true},
-      {"no_prefetch", "without prefetch (every read on demand from flash)", false, true, true},
-      {"no_weight_layout", "weights in checkpoint declaration order", true, false, true},
-      {"no_kv_layout", "KV on random megaplanes, read request by request, no offload", true, true, false},
-      {"plain_hbf", "none of the three", false, false, false},
-      {"hbm_only", "the H200 (HBM only) for reference", true, true, true, true},
-  };
-  Json out;
-  out["model"] = m.name;
-  out["gpus"] = gpus;
-  out["batch_per_rank"] = batch_per_rank;
-  out["context"] = {{"name", c.name}, {"input", c.input}, {"output", c.output}};
-  out["slo_ms"] = slo_ms;
-  for (const Variant& v : variants) {
-    KindParams k = kinds.at(v.hbm_only ? "h200" : "csi");
-    if (!v.prefetch) k.system.hbf.runtime.prefetch = false;
-    if (!v.weight_layout) k.system.hbf.runtime.weight_layout = "declaration";
-    if (!v.kv_layout) k.serving.kv_layout = "scatter";
-    Server s(m, k, gpus);
-    const StepReport r = s.step(batch_per_rank, c);
-    const PointResult p = s.search(c, bitline::ms(slo_ms));
-    Json j;
-    j["description"] = v.what;
-    j["system"] = fmt::format("{}x{}", k.kind, gpus);
-    j["step_ms"] = to_ms(r.step);
-    j["breakdown_ms"] = r.breakdown.json_ms();
-    j["fits"] = r.capacity.fits;
-    if (!r.capacity.fits) j["capacity_limit"] = r.capacity.limit;
-    j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
-    j[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", slo_ms)] = p.feasible ? p.step.tokens_per_s_per_gpu : 0.0;
-    j[fmt::format("batch_at_{:g}ms", slo_ms)] = p.feasible ? p.step.batch : 0;
-    j[fmt::format("bound_by_at_{:g}ms", slo_ms)] = p.feasible ? p.bound_by : p.reason;
-    out["variants"][v.name] = j;
-  }
-  return out;
 }
 
 Json ValidationPoint::json() const {

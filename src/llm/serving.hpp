@@ -1,6 +1,7 @@
 // Serving a model on a system of GPUs: capacity accounting, one decode step
 // with its breakdown, energy and writes, the batch search under a step-latency
-// SLO, the FlashAccel evaluation matrix and the ablations. See docs/llm.md.
+// SLO, and the check of the fast step model. The evaluation matrix and the ablation
+// that run it over an experiment are in llm/experiment.hpp. See docs/llm.md.
 #pragma once
 
 #include <cstdint>
@@ -38,25 +39,25 @@ struct SystemName {
   std::string name, kind;
   int64_t gpus = 0;
 };
-/// Parses KIND x N (h200x8, csix16, ...); ConfigError listing the kinds for anything else.
+/// Parses KIND x N (csix8, ...); ConfigError listing the kinds for anything else.
 SystemName parse_system(const std::string& name);
-/// The systems of the FlashAccel evaluation, in report order.
-const std::vector<std::string>& eval_systems();
 
 struct ContextSpec {
   std::string name;
   int64_t input = 0, output = 0;
 };
-/// "long" (8110:2530), "agent" (15000:6000) or "IN:OUT"; ConfigError otherwise.
-ContextSpec parse_context(const std::string& s);
-const std::vector<ContextSpec>& eval_contexts();
-const std::vector<std::string>& eval_models();
-const std::vector<double>& eval_slos_ms();
+/// One of the `named` contexts (an experiment's, e.g. "long") or "IN:OUT" tokens; ConfigError otherwise.
+ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& named = {});
+
+/// What a batch that does not fit exhausts first.
+enum class Exhausted { Nothing, Hbm, FlashBlocks };
+/// "" (fits), "hbm", "flash_blocks": as reported in the JSON.
+std::string to_string(Exhausted e);
 
 /// Memory of one GPU at a batch.
 struct Capacity {
   bool fits = false;
-  std::string limit;  // what is exhausted first: "hbm", "flash_blocks", "" when it fits
+  Exhausted limit = Exhausted::Nothing;  // what is exhausted first
   Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{}, weight_cache{};
   int64_t blocks_per_megaplane = 0, blocks_used = 0;  // HBF: the fullest megaplane
   Bytes replica_budget{};                              // HBF: HBM left for KV replicas
@@ -152,17 +153,6 @@ struct ModelSet {
   std::map<std::string, ModelConfig> models;
   const ModelConfig& get(const std::string& name);
 };
-
-using Progress = std::function<void(size_t done, size_t total, const std::string& what)>;
-
-/// The FlashAccel matrix: models x contexts x SLOs x systems. `kinds` maps "h200"/"csi"/"cli" to parameters.
-Json run_eval(ModelSet& models, const std::map<std::string, KindParams>& kinds, const Progress& progress, int threads = 2);
-/// Summary ratios vs h200x8 over the points where both are feasible.
-Json eval_summary(const std::vector<PointResult>& points);
-
-/// The ablation on CSI (spec: Qwen3-235B, batch 256 per rank, long context).
-Json run_ablation(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, int64_t gpus, int64_t batch_per_rank,
-                  const ContextSpec& c, double slo_ms);
 
 /// Fast model vs the event-driven reference on one step.
 struct ValidationPoint {

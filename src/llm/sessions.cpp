@@ -160,7 +160,7 @@ SessionResult simulate_sessions(const std::vector<Turn>& trace, Bytes capacity, 
 }
 
 Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<Turn>& trace,
-                  const SessionParams& p) {
+                  const SessionParams& p, const std::vector<std::string>& systems) {
   Json out;
   double in_sum = 0, out_sum = 0;
   std::map<std::string, int> sessions;
@@ -170,7 +170,7 @@ Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>&
                   {"mean_input_tokens", in_sum / double(trace.size())},
                   {"mean_output_tokens", out_sum / double(trace.size())}};
   const int64_t mean_prompt = int64_t(in_sum / double(trace.size()));
-  for (const std::string name : {"h200x8", "h200x16", "csix8", "clix8"}) {
+  for (const std::string& name : systems) {
     const SystemName sn = parse_system(name);
     Server s(m, kinds.at(sn.kind), sn.gpus);
     const Deployment& d = s.deployment();

@@ -53,8 +53,8 @@ struct SessionResult {
 /// Replays `trace` against an LRU KV store of `capacity` bytes; `footprint(tokens)` is the bytes a session's KV occupies.
 SessionResult simulate_sessions(const std::vector<Turn>& trace, Bytes capacity, const std::function<Bytes(int64_t)>& footprint);
 
-/// Sessions on 8 x H200, 16 x H200, 8 x CSI and 8 x CLI: {"systems": {name: {hit_rate, recomputed_tokens, ...}}, "trace": {...}}.
+/// Sessions on each of `systems` (KIND x GPUS): {"systems": {name: {hit_rate, recomputed_tokens, ...}}, "trace": {...}}.
 Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<Turn>& trace,
-                  const SessionParams& p);
+                  const SessionParams& p, const std::vector<std::string>& systems);
 
 }  // namespace bitline::llm

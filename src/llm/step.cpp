@@ -18,13 +18,33 @@ std::string Deployment::describe() const {
                      ep > 1 ? fmt::format(", experts expert-parallel ({} per GPU per layer)", local_experts) : "");
 }
 
+const Registry<AttentionParallel>& attention_parallels() {
+  static const Registry<AttentionParallel> r(
+      "attention parallelism",
+      {{"auto", "data parallel for MoE models (experts expert parallel), tensor parallel for dense models", AttentionParallel::Auto},
+       {"dp", "data parallel: every GPU an attention rank with its own requests", AttentionParallel::Dp},
+       {"tp", "tensor parallel inside groups of llm.tp_size GPUs (default: a node); the groups are data-parallel ranks",
+        AttentionParallel::Tp}});
+  return r;
+}
+
+namespace {
+bool tensor_parallel(AttentionParallel mode, const ModelConfig& m) {
+  switch (mode) {
+    case AttentionParallel::Auto: return !m.is_moe();
+    case AttentionParallel::Dp: return false;
+    case AttentionParallel::Tp: return true;
+  }
+  throw std::logic_error("unhandled attention parallelism");
+}
+}  // namespace
+
 Deployment make_deployment(const ModelConfig& m, int64_t gpus, const LlmParams& p) {
   if (gpus < 1) throw ConfigError(fmt::format("{} GPUs: need at least one", gpus));
   Deployment d;
   d.gpus = gpus;
   d.gpus_per_node = p.network.gpus_per_node;
-  const std::string& mode = p.attention_parallel;
-  d.tensor_parallel = mode == "tp" || (mode == "auto" && !m.is_moe());
+  d.tensor_parallel = tensor_parallel(*p.attention_parallel, m);
   if (d.tensor_parallel) {
     d.tp = p.tp_size > 0 ? p.tp_size : std::min(gpus, d.gpus_per_node);
     if (d.tp > gpus) throw ConfigError(fmt::format("llm.tp_size: {} GPUs per tensor-parallel group, but only {} GPUs", d.tp, gpus));
@@ -263,7 +283,7 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
       if (!mla) {
         const double hd = double(m.head_dim), kvh = double(d.kv_heads);
         b.gemm(p + "qkv", l, 2, b.take({Role::QProj, Role::KProj, Role::VProj}), M, H, (qh + 2 * kvh) * hd, fp8);
-        if (m.model_type == "qwen3_moe" || m.model_type == "qwen3") b.op(p + "qk_norm", l, 1, b.take({Role::QNorm, Role::KNorm}));
+        if (m.qk_norm) b.op(p + "qk_norm", l, 1, b.take({Role::QNorm, Role::KNorm}));
         Op& a = b.op(p + "attention", l, 2);
         a.kv = true;
         a.flops = 4.0 * ctx_sum * qh * hd;

@@ -179,34 +179,33 @@ Command decode_one(Reader& r, const Geometry& g, const CommandParams& limits) {
 std::vector<uint8_t> encode(const Command& cmd, const Geometry& g) {
   std::vector<uint8_t> out;
   Writer w(out);
-  std::visit(
-      [&](const auto& c) {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, ReadCmd>) {
-          w.u8(op::kRead), w.page(c.addr), w.u8(op::kReadConfirm);
-        } else if constexpr (std::is_same_v<T, ProgramCmd>) {
-          w.u8(op::kProgram), w.u8(uint8_t(c.mode) | (c.randomize ? 0x80 : 0)), w.page(c.addr);
-          w.u32(uint32_t(c.data.size()));
-          out.insert(out.end(), c.data.begin(), c.data.end());
-          w.u8(op::kProgramConfirm);
-        } else if constexpr (std::is_same_v<T, EraseCmd>) {
-          w.u8(op::kErase), w.u8(uint8_t(c.plane)), w.u24(c.block), w.u8(op::kEraseConfirm);
-        } else if constexpr (std::is_same_v<T, DataOutCmd>) {
-          w.u8(op::kDataOut), w.u8(uint8_t(c.plane)), w.u32(c.column), w.u32(c.length), w.u8(op::kDataOutConfirm);
-        } else if constexpr (std::is_same_v<T, XorCmd>) {
-          w.u8(op::kXor), w.u8(uint8_t(c.plane));
-        } else if constexpr (std::is_same_v<T, LatchCopyCmd>) {
-          w.u8(op::kLatchCopy), w.u8(uint8_t(c.plane)), w.u8(uint8_t(c.src)), w.u8(uint8_t(c.dst));
-        } else if constexpr (std::is_same_v<T, MwsCmd>) {
-          w.u8(op::kMws), w.u8(c.iscm.encode()), w.u8(uint8_t(c.plane));
-          for (size_t i = 0; i < c.slots.size(); ++i) {
-            if (i) w.u8(op::kMwsCont);
-            w.u24(c.slots[i].block), w.u8(uint8_t(c.slots[i].subblock)), w.pbm(c.slots[i].pbm, pbm_bytes(g));
-          }
-          w.u8(op::kMwsConf);
-        }
-      },
-      cmd);
+  // Exhaustive (core/overloaded.hpp): a Command alternative without a lambda here does not compile.
+  std::visit(overloaded{
+                 [&](const ReadCmd& c) { w.u8(op::kRead), w.page(c.addr), w.u8(op::kReadConfirm); },
+                 [&](const ProgramCmd& c) {
+                   w.u8(op::kProgram), w.u8(uint8_t(c.mode) | (c.randomize ? 0x80 : 0)), w.page(c.addr);
+                   w.u32(uint32_t(c.data.size()));
+                   out.insert(out.end(), c.data.begin(), c.data.end());
+                   w.u8(op::kProgramConfirm);
+                 },
+                 [&](const EraseCmd& c) { w.u8(op::kErase), w.u8(uint8_t(c.plane)), w.u24(c.block), w.u8(op::kEraseConfirm); },
+                 [&](const DataOutCmd& c) {
+                   w.u8(op::kDataOut), w.u8(uint8_t(c.plane)), w.u32(c.column), w.u32(c.length), w.u8(op::kDataOutConfirm);
+                 },
+                 [&](const XorCmd& c) { w.u8(op::kXor), w.u8(uint8_t(c.plane)); },
+                 [&](const LatchCopyCmd& c) {
+                   w.u8(op::kLatchCopy), w.u8(uint8_t(c.plane)), w.u8(uint8_t(c.src)), w.u8(uint8_t(c.dst));
+                 },
+                 [&](const MwsCmd& c) {
+                   w.u8(op::kMws), w.u8(c.iscm.encode()), w.u8(uint8_t(c.plane));
+                   for (size_t i = 0; i < c.slots.size(); ++i) {
+                     if (i) w.u8(op::kMwsCont);
+                     w.u24(c.slots[i].block), w.u8(uint8_t(c.slots[i].subblock)), w.pbm(c.slots[i].pbm, pbm_bytes(g));
+                   }
+                   w.u8(op::kMwsConf);
+                 },
+             },
+             cmd);
   return out;
 }
 
@@ -251,86 +250,88 @@ void check_latch(Latch l, const CommandParams& lim, const char* cmd) {
 }  // namespace
 
 void check(const Command& cmd, const Geometry& g, const CommandParams& lim) {
+  // Exhaustive (core/overloaded.hpp): a Command alternative without a lambda here does not compile.
   std::visit(
-      [&](const auto& c) {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, ReadCmd>) {
-          check_page(c.addr, g, "READ");
-        } else if constexpr (std::is_same_v<T, ProgramCmd>) {
-          check_page(c.addr, g, "PROGRAM");
-          if (c.addr.bit != 0)
-            throw CommandError(fmt::format("PROGRAM: page-in-wordline must be 0 (a {} program writes all {} pages of the wordline at once)",
-                                           to_string(c.mode), bits_per_cell(c.mode)));
-          if (!c.data.empty() && int64_t(c.data.size()) != bits_per_cell(c.mode) * g.page_size.raw())
-            throw CommandError(fmt::format("PROGRAM({}): {} data bytes, expected {} ({} page(s) of {} bytes)", to_string(c.mode),
-                                           c.data.size(), bits_per_cell(c.mode) * g.page_size.raw(), bits_per_cell(c.mode),
-                                           g.page_size.raw()));
-          if (c.mode == ProgramMode::Esp && c.randomize)
-            throw CommandError("PROGRAM: ESP data is for in-flash computation and must not be randomised");
-        } else if constexpr (std::is_same_v<T, EraseCmd>) {
-          check_plane(c.plane, g, "ERASE");
-          check_block(c.block, g, "ERASE");
-        } else if constexpr (std::is_same_v<T, DataOutCmd>) {
-          check_plane(c.plane, g, "DATA-OUT");
-          if (c.length == 0 || int64_t(c.column) + int64_t(c.length) > g.page_size.raw())
-            throw CommandError(fmt::format("DATA-OUT: bytes [{}, {}) outside the {}-byte page", c.column,
-                                           int64_t(c.column) + c.length, g.page_size.raw()));
-        } else if constexpr (std::is_same_v<T, XorCmd>) {
-          check_plane(c.plane, g, "XOR");
-        } else if constexpr (std::is_same_v<T, LatchCopyCmd>) {
-          check_plane(c.plane, g, "LATCH-COPY");
-          check_latch(c.src, lim, "LATCH-COPY");
-          check_latch(c.dst, lim, "LATCH-COPY");
-        } else if constexpr (std::is_same_v<T, MwsCmd>) {
-          check_plane(c.plane, g, "MWS");
-          if (c.slots.empty()) throw CommandError("MWS: no block slot");
-          if (int64_t(c.slots.size()) > lim.max_mws_slots)
-            throw CommandError(fmt::format("MWS: {} block slots, more than the {} that CONT may chain (command.max_mws_slots)",
-                                           c.slots.size(), lim.max_mws_slots));
-          if (int64_t(c.slots.size()) > lim.max_inter_block)
-            throw CommandError(fmt::format("MWS: {} blocks sensed together exceed the power limit of {} (command.max_inter_block)",
-                                           c.slots.size(), lim.max_inter_block));
-          if (c.iscm.inverse && !c.iscm.init_s)
-            throw CommandError("MWS: inverse-read mode must initialise the S-latch (set the S-latch init flag)");
-          for (size_t i = 0; i < c.slots.size(); ++i) {
-            const auto& s = c.slots[i];
-            check_block(s.block, g, "MWS");
-            if (int64_t(s.subblock) >= g.subblocks_per_block)
-              throw CommandError(fmt::format("MWS: sub-block {} out of range (block has {})", s.subblock, g.subblocks_per_block));
-            if (s.pbm.none()) throw CommandError(fmt::format("MWS: slot {} (block {}) has an empty page bitmap", i, s.block));
-            for (int w = int(g.wordlines_per_string); w < kMaxWordlines; ++w)
-              if (s.pbm[w])
-                throw CommandError(fmt::format("MWS: slot {} selects wordline {}, out of range (string has {} wordlines)", i, w,
-                                               g.wordlines_per_string));
-            for (size_t j = 0; j < i; ++j)
-              if (c.slots[j].block == s.block)
-                throw CommandError(fmt::format("MWS: block {} appears in two slots", s.block));
-          }
-        }
+      overloaded{
+          [&](const ReadCmd& c) { check_page(c.addr, g, "READ"); },
+          [&](const ProgramCmd& c) {
+            check_page(c.addr, g, "PROGRAM");
+            if (c.addr.bit != 0)
+              throw CommandError(fmt::format("PROGRAM: page-in-wordline must be 0 (a {} program writes all {} pages of the wordline at once)",
+                                             to_string(c.mode), bits_per_cell(c.mode)));
+            if (!c.data.empty() && int64_t(c.data.size()) != bits_per_cell(c.mode) * g.page_size.raw())
+              throw CommandError(fmt::format("PROGRAM({}): {} data bytes, expected {} ({} page(s) of {} bytes)", to_string(c.mode),
+                                             c.data.size(), bits_per_cell(c.mode) * g.page_size.raw(), bits_per_cell(c.mode),
+                                             g.page_size.raw()));
+            if (c.mode == ProgramMode::Esp && c.randomize)
+              throw CommandError("PROGRAM: ESP data is for in-flash computation and must not be randomised");
+          },
+          [&](const EraseCmd& c) {
+            check_plane(c.plane, g, "ERASE");
+            check_block(c.block, g, "ERASE");
+          },
+          [&](const DataOutCmd& c) {
+            check_plane(c.plane, g, "DATA-OUT");
+            if (c.length == 0 || int64_t(c.column) + int64_t(c.length) > g.page_size.raw())
+              throw CommandError(fmt::format("DATA-OUT: bytes [{}, {}) outside the {}-byte page", c.column,
+                                             int64_t(c.column) + c.length, g.page_size.raw()));
+          },
+          [&](const XorCmd& c) { check_plane(c.plane, g, "XOR"); },
+          [&](const LatchCopyCmd& c) {
+            check_plane(c.plane, g, "LATCH-COPY");
+            check_latch(c.src, lim, "LATCH-COPY");
+            check_latch(c.dst, lim, "LATCH-COPY");
+          },
+          [&](const MwsCmd& c) {
+            check_plane(c.plane, g, "MWS");
+            if (c.slots.empty()) throw CommandError("MWS: no block slot");
+            if (int64_t(c.slots.size()) > lim.max_mws_slots)
+              throw CommandError(fmt::format("MWS: {} block slots, more than the {} that CONT may chain (command.max_mws_slots)",
+                                             c.slots.size(), lim.max_mws_slots));
+            if (int64_t(c.slots.size()) > lim.max_inter_block)
+              throw CommandError(fmt::format("MWS: {} blocks sensed together exceed the power limit of {} (command.max_inter_block)",
+                                             c.slots.size(), lim.max_inter_block));
+            if (c.iscm.inverse && !c.iscm.init_s)
+              throw CommandError("MWS: inverse-read mode must initialise the S-latch (set the S-latch init flag)");
+            for (size_t i = 0; i < c.slots.size(); ++i) {
+              const auto& s = c.slots[i];
+              check_block(s.block, g, "MWS");
+              if (int64_t(s.subblock) >= g.subblocks_per_block)
+                throw CommandError(fmt::format("MWS: sub-block {} out of range (block has {})", s.subblock, g.subblocks_per_block));
+              if (s.pbm.none()) throw CommandError(fmt::format("MWS: slot {} (block {}) has an empty page bitmap", i, s.block));
+              for (int w = int(g.wordlines_per_string); w < kMaxWordlines; ++w)
+                if (s.pbm[w])
+                  throw CommandError(fmt::format("MWS: slot {} selects wordline {}, out of range (string has {} wordlines)", i, w,
+                                                 g.wordlines_per_string));
+              for (size_t j = 0; j < i; ++j)
+                if (c.slots[j].block == s.block) throw CommandError(fmt::format("MWS: block {} appears in two slots", s.block));
+            }
+          },
       },
       cmd);
 }
 
 std::string describe(const Command& cmd) {
+  // Exhaustive (core/overloaded.hpp): a Command alternative without a lambda here does not compile.
   return std::visit(
-      [](const auto& c) -> std::string {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, ReadCmd>)
-          return fmt::format("READ p{} b{} sb{} wl{} bit{}", c.addr.plane, c.addr.block, c.addr.subblock, c.addr.wordline, c.addr.bit);
-        else if constexpr (std::is_same_v<T, ProgramCmd>)
-          return fmt::format("PROGRAM({}{}) p{} b{} sb{} wl{} bit{}", to_string(c.mode), c.randomize ? ",rand" : "", c.addr.plane,
-                             c.addr.block, c.addr.subblock, c.addr.wordline, c.addr.bit);
-        else if constexpr (std::is_same_v<T, EraseCmd>) return fmt::format("ERASE p{} b{}", c.plane, c.block);
-        else if constexpr (std::is_same_v<T, DataOutCmd>) return fmt::format("DATA-OUT p{} [{}+{}]", c.plane, c.column, c.length);
-        else if constexpr (std::is_same_v<T, XorCmd>) return fmt::format("XOR p{}", c.plane);
-        else if constexpr (std::is_same_v<T, LatchCopyCmd>)
-          return fmt::format("LATCH-COPY p{} {}->{}", c.plane, to_string(c.src), to_string(c.dst));
-        else {
-          std::string s = fmt::format("MWS p{} [{}{}{}{}]", c.plane, c.iscm.inverse ? "inv " : "", c.iscm.init_s ? "initS " : "",
-                                      c.iscm.init_c ? "initC " : "", c.iscm.transfer ? "S->C" : "");
-          for (const auto& sl : c.slots) s += fmt::format(" b{}/sb{}:{}wl", sl.block, sl.subblock, sl.pbm.count());
-          return s;
-        }
+      overloaded{
+          [](const ReadCmd& c) {
+            return fmt::format("READ p{} b{} sb{} wl{} bit{}", c.addr.plane, c.addr.block, c.addr.subblock, c.addr.wordline, c.addr.bit);
+          },
+          [](const ProgramCmd& c) {
+            return fmt::format("PROGRAM({}{}) p{} b{} sb{} wl{} bit{}", to_string(c.mode), c.randomize ? ",rand" : "", c.addr.plane,
+                               c.addr.block, c.addr.subblock, c.addr.wordline, c.addr.bit);
+          },
+          [](const EraseCmd& c) { return fmt::format("ERASE p{} b{}", c.plane, c.block); },
+          [](const DataOutCmd& c) { return fmt::format("DATA-OUT p{} [{}+{}]", c.plane, c.column, c.length); },
+          [](const XorCmd& c) { return fmt::format("XOR p{}", c.plane); },
+          [](const LatchCopyCmd& c) { return fmt::format("LATCH-COPY p{} {}->{}", c.plane, to_string(c.src), to_string(c.dst)); },
+          [](const MwsCmd& c) {
+            std::string s = fmt::format("MWS p{} [{}{}{}{}]", c.plane, c.iscm.inverse ? "inv " : "", c.iscm.init_s ? "initS " : "",
+                                        c.iscm.init_c ? "initC " : "", c.iscm.transfer ? "S->C" : "");
+            for (const auto& sl : c.slots) s += fmt::format(" b{}/sb{}:{}wl", sl.block, sl.subblock, sl.pbm.count());
+            return s;
+          },
       },
       cmd);
 }

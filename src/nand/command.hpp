@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/overloaded.hpp"
 #include "nand/params.hpp"
 
 namespace bitline::nand {
@@ -91,6 +92,17 @@ struct DataOutCmd {
   bool operator==(const DataOutCmd&) const = default;
 };
 
+/// Every visit of a Command is an overloaded{...} with one lambda per alternative
+/// and no catch-all (core/overloaded.hpp), so a new alternative does not compile
+/// until each visitor handles it. Adding a command, say `SuspendCmd`:
+///   1. add the struct above and to this variant;
+///   2. build: each visitor that misses it fails to compile ("no type named
+///      'type' in std::invoke_result<overloaded<...>, const SuspendCmd&>") --
+///      encode(), check() and describe() in command.cpp and Die::execute() in
+///      die.cpp; add a lambda to each (and a Die::do_suspend() with its cost
+///      from CostModel);
+///   3. give it opcodes (namespace op below) and a case in decode_one(), the
+///      decoder's switch over the opcode byte, and document it in docs/commands.md.
 using Command = std::variant<ReadCmd, ProgramCmd, EraseCmd, MwsCmd, XorCmd, LatchCopyCmd, DataOutCmd>;
 std::string describe(const Command& c);
 

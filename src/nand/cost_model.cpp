@@ -36,14 +36,14 @@ Time CostModel::t_prog(ProgramMode mode) const {
 
 OpCost CostModel::sense(ProgramMode mode, int wordlines, int blocks) const {
   Time tr = t_read(mode);
-  if (wordlines <= 1 && blocks <= 1) return {tr, e_.read_power * tr};
+  if (wordlines <= 1 && blocks <= 1) return {tr, e_.read_power * tr + e_.read_energy * page_};
   Time t = tr * mws_latency_factor(wordlines, blocks);
-  return {t, e_.read_power * t * mws_power_factor(wordlines, blocks)};
+  return {t, (e_.read_power * t + e_.read_energy * page_) * mws_power_factor(wordlines, blocks)};
 }
 
 OpCost CostModel::program(ProgramMode mode) const {
   Time t = t_prog(mode);
-  return {t, e_.program_power * t};
+  return {t, e_.program_power * t + e_.program_energy * page_ * double(bits_per_cell(mode))};
 }
 
 OpCost CostModel::erase() const { return {t_.t_erase, e_.erase_power * t_.t_erase}; }

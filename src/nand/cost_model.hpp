@@ -17,7 +17,8 @@ struct OpCost {
 
 class CostModel {
  public:
-  CostModel(const Timing& t, const EnergyParams& e) : t_(t), e_(e) {}
+  /// `page`: bytes of one page (the per-bit energies are per bit of the pages sensed or programmed).
+  CostModel(const Timing& t, const EnergyParams& e, Bytes page) : t_(t), e_(e), page_(page) {}
 
   /// tMWS / tR for a sensing of `wordlines` WLs (the most in any one block) over `blocks` blocks.
   double mws_latency_factor(int wordlines, int blocks) const;
@@ -41,6 +42,7 @@ class CostModel {
  private:
   Timing t_;
   EnergyParams e_;
+  Bytes page_{};
 };
 
 }  // namespace bitline::nand

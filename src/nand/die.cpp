@@ -14,7 +14,7 @@ constexpr uint8_t kErased = 0, kPlain = 1, kRandomized = 2;
 
 Die::Die(const NandParams& params, uint64_t seed, bool store_data)
     : p_(params),
-      cost_(p_.timing, p_.energy),
+      cost_(p_.timing, p_.energy, p_.geometry.page_size),
       errors_(make_error_model(p_.reliability)),
       rng_(Rng::derive(seed, "nand.die.errors")),
       seed_(seed),
@@ -123,18 +123,17 @@ CommandResult Die::execute_bytes(std::span<const uint8_t> bytes) { return execut
 
 CommandResult Die::execute(const Command& cmd) {
   check(cmd, p_.geometry, p_.command);
-  return std::visit(
-      [&](const auto& c) -> CommandResult {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, ReadCmd>) return do_read(c);
-        else if constexpr (std::is_same_v<T, ProgramCmd>) return do_program(c);
-        else if constexpr (std::is_same_v<T, EraseCmd>) return do_erase(c);
-        else if constexpr (std::is_same_v<T, MwsCmd>) return do_mws(c);
-        else if constexpr (std::is_same_v<T, XorCmd>) return do_xor(c);
-        else if constexpr (std::is_same_v<T, LatchCopyCmd>) return do_copy(c);
-        else return do_data_out(c);
-      },
-      cmd);
+  // Exhaustive (core/overloaded.hpp): a Command alternative without a lambda here does not compile.
+  return std::visit(overloaded{
+                        [&](const ReadCmd& c) { return do_read(c); },
+                        [&](const ProgramCmd& c) { return do_program(c); },
+                        [&](const EraseCmd& c) { return do_erase(c); },
+                        [&](const MwsCmd& c) { return do_mws(c); },
+                        [&](const XorCmd& c) { return do_xor(c); },
+                        [&](const LatchCopyCmd& c) { return do_copy(c); },
+                        [&](const DataOutCmd& c) { return do_data_out(c); },
+                    },
+                    cmd);
 }
 
 CommandResult Die::do_program(const ProgramCmd& c) {

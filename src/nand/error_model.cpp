@@ -16,9 +16,15 @@ double RberTableModel::rber(const CellCondition& c) const {
   return std::clamp(r, 0.0, 0.5);
 }
 
-std::unique_ptr<ErrorModel> make_error_model(const ReliabilityParams& p) {
-  if (p.model == "none") return std::make_unique<NoErrorModel>();
-  return std::make_unique<RberTableModel>(p);
+const Registry<ErrorModelFactory>& error_models() {
+  static const Registry<ErrorModelFactory> r(
+      "error model",
+      {{"rber_table", "seeded bit errors in sensed cells at an RBER from the mode, P/E, retention, randomisation and ESP tables",
+        [](const ReliabilityParams& p) { return std::unique_ptr<ErrorModel>(std::make_unique<RberTableModel>(p)); }},
+       {"none", "error-free sensing", [](const ReliabilityParams&) { return std::unique_ptr<ErrorModel>(std::make_unique<NoErrorModel>()); }}});
+  return r;
 }
+
+std::unique_ptr<ErrorModel> make_error_model(const ReliabilityParams& p) { return p.model.make(p); }
 
 }  // namespace bitline::nand

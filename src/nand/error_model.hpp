@@ -1,8 +1,9 @@
 // Raw bit error rate (RBER) of sensed cells, and seeded injection of errors.
 //
 // ErrorModel is the interface; implementations are chosen by name with
-// `nand.reliability.model`: "rber_table" (docs/model.md, "Reliability") or
-// "none" (error-free sensing).
+// `nand.reliability.model` from the table error_models() in error_model.cpp:
+// "rber_table" (docs/model.md, "Reliability") or "none" (error-free sensing).
+// To add one, implement ErrorModel and add a line to that table.
 #pragma once
 
 #include <memory>
@@ -47,7 +48,7 @@ class NoErrorModel final : public ErrorModel {
   const char* name() const override { return "none"; }
 };
 
-/// Builds the error model named by `p.model`.
+/// Builds the error model chosen by `p.model`.
 std::unique_ptr<ErrorModel> make_error_model(const ReliabilityParams& p);
 
 /// Calls on_error(i) for each of `nbits` cells that reads wrong with probability

@@ -2,12 +2,20 @@
 // Each default says where it comes from; see docs/model.md for the equations.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/params.hpp"
 #include "core/units.hpp"
 
 namespace bitline::nand {
+
+class ErrorModel;
+struct ReliabilityParams;
+using ErrorModelFactory = std::unique_ptr<ErrorModel> (*)(const ReliabilityParams&);
+/// nand.reliability.model: the ErrorModel implementations (table in nand/error_model.cpp).
+const Registry<ErrorModelFactory>& error_models();
+using ErrorModelChoice = Choice<ErrorModelFactory, error_models>;
 
 struct Geometry {
   int64_t planes_per_die = 0;
@@ -89,6 +97,7 @@ struct EnergyParams {
   Power erase_power{};
   Power latch_power{};
   EnergyPerBit io_energy{};
+  EnergyPerBit read_energy{}, program_energy{};
   Table mws_wordline_power, mws_block_power;
 
   template <class V>
@@ -104,6 +113,17 @@ struct EnergyParams {
                     .source = "assumption", .min = 0});
     v(io_energy, {.name = "io_energy", .def = "5pJ/bit", .desc = "energy to move one bit over the die's channel interface",
                   .source = "assumption: NV-DDR3-class I/O", .min = 0});
+    v(read_energy, {.name = "read_energy", .def = "0pJ/bit",
+                    .desc = "energy per bit of each page sensed, on top of read_power x the sensing time (for cells "
+                            "characterised per bit rather than by current)",
+                    .source = "bitline: 0 for the evaluated SSD (read_power covers it); the HBF cell preset nand/xl-flash "
+                              "sets it",
+                    .min = 0});
+    v(program_energy, {.name = "program_energy", .def = "0pJ/bit",
+                       .desc = "energy per bit of each page programmed, on top of program_power x tPROG",
+                       .source = "bitline: 0 for the evaluated SSD (program_power covers it); the HBF cell preset "
+                                 "nand/xl-flash sets it",
+                       .min = 0});
     v(mws_wordline_power, {.name = "mws_wordline_power", .def = "[[1, 1.0], [48, 0.9]]",
                            .desc = "intra-block MWS power / read power against wordlines sensed",
                            .source = "assumption: spec says lower than a read (VREF < VPASS on the extra WLs)"});
@@ -114,7 +134,7 @@ struct EnergyParams {
 };
 
 struct ReliabilityParams {
-  std::string model;
+  ErrorModelChoice model;
   double rber_slc = 0;
   double mlc_factor = 0, tlc_factor = 0;
   double no_randomization_slc = 0, no_randomization_mlc = 0, no_randomization_tlc = 0;
@@ -124,8 +144,7 @@ struct ReliabilityParams {
 
   template <class V>
   void visit(V& v) {
-    v(model, {.name = "model", .def = "rber_table", .desc = "error model: rber_table injects seeded bit errors into sensed cells; none is error-free",
-              .source = "bitline", .choices = "rber_table|none"});
+    v(model, {.name = "model", .def = "rber_table", .desc = "error model of sensed cells", .source = "bitline"});
     v(rber_slc, {.name = "rber_slc", .def = "1e-5",
                  .desc = "RBER of SLC data with randomisation, fresh block (0 P/E), no retention",
                  .source = "assumption: with the P/E and retention tables gives 1e-3 at 10K P/E + 1 year, 12 orders above UBER 1e-15 (spec)",

@@ -70,98 +70,115 @@ class LatencyHist {
 
 /// MQSim's cached mapping table: an LRU of logical pages, each entry waiting (its translation page is
 /// being read), clean or dirty; the entries of one translation page are also linked together so that a
-/// translation-page write-back finds them without scanning the page's whole range.
+/// translation-page write-back finds them without scanning the page's whole range. An entry is one
+/// 28-byte node (one cache line touched per entry); the per-page list heads are a dense array over the
+/// translation pages (4 bytes each, 1/1365 of the logical pages on MQSim's device).
 class Cmt {
  public:
   enum : uint8_t { kWaiting = 1, kDirty = 2 };
   static constexpr uint32_t kAbsent = kNone;
-  Cmt(size_t capacity, int64_t entries_per_tpage)
-      : cap_(capacity), per_page_(uint64_t(entries_per_tpage)), index_(std::min<size_t>(capacity, 1 << 16) * 2),
-        page_head_(1024) {}
+  Cmt(size_t capacity, size_t tpages)
+      : cap_(capacity), index_(std::min<size_t>(capacity, 1 << 16) * 2), page_head_(capacity ? tpages : 0, kNone) {}
   size_t capacity() const { return cap_; }
   /// Slot of a logical page, or kAbsent.
   uint32_t find(uint32_t lpa) const {
     const uint32_t* s = index_.find(lpa);
     return s ? *s : kAbsent;
   }
-  bool waiting(uint32_t s) const { return flags_[s] & kWaiting; }
-  bool dirty(uint32_t s) const { return flags_[s] & kDirty; }
-  uint32_t lpa(uint32_t s) const { return key_[s]; }
+  /// Starts loading what a lookup of `lpa` and an eviction will touch (hints only).
+  void prefetch(uint32_t lpa) const {
+    index_.prefetch(lpa);
+    if (tail_ != kNone) __builtin_prefetch(&n_[tail_]);
+  }
+  /// Starts loading what evicting the LRU entry will touch (its index slot and page-list neighbours).
+  void prefetch_eviction() const {
+    if (tail_ == kNone || n_.size() < cap_) return;
+    const Node& x = n_[tail_];
+    index_.prefetch(x.key);
+    if (x.pprev != kNone) __builtin_prefetch(&n_[x.pprev]);
+    if (x.pnext != kNone) __builtin_prefetch(&n_[x.pnext]);
+  }
+  bool waiting(uint32_t s) const { return n_[s].flags & kWaiting; }
+  bool dirty(uint32_t s) const { return n_[s].flags & kDirty; }
+  uint32_t lpa(uint32_t s) const { return n_[s].key; }
+  uint32_t page(uint32_t s) const { return n_[s].page; }
   void touch(uint32_t s) {
+    if (s == head_) return;
     unlink(s);
     push_front(s);
   }
-  void set_flags(uint32_t s, uint8_t f) { flags_[s] = f; }
-  bool full() const { return key_.size() >= cap_ && free_.empty(); }
-  /// Removes the least recently used entry; returns its lpa and whether it was dirty.
+  void set_flags(uint32_t s, uint8_t f) { n_[s].flags = f; }
+  bool full() const { return n_.size() >= cap_ && free_.empty(); }
+  /// Removes the least recently used entry; returns its translation page and whether it was dirty.
   std::pair<uint32_t, bool> evict() {
     uint32_t s = tail_;
-    std::pair<uint32_t, bool> out{key_[s], dirty(s)};
+    std::pair<uint32_t, bool> out{n_[s].page, dirty(s)};
     remove(s);
     return out;
   }
-  /// Inserts a logical page that is not present (the table must not be full).
-  uint32_t insert(uint32_t lpa, uint8_t f) {
+  /// Inserts a logical page that is not present (the table must not be full); `page` is its translation page.
+  uint32_t insert(uint32_t lpa, uint32_t page, uint8_t f) {
     uint32_t s;
     if (!free_.empty()) {
       s = free_.back();
       free_.pop_back();
     } else {
-      s = uint32_t(key_.size());
-      key_.push_back(lpa);
-      flags_.push_back(0);
-      prev_.push_back(kNone);
-      next_.push_back(kNone);
-      pprev_.push_back(kNone);
-      pnext_.push_back(kNone);
+      s = uint32_t(n_.size());
+      n_.emplace_back();
     }
-    key_[s] = lpa;
-    flags_[s] = f;
+    Node& x = n_[s];
+    x.key = lpa;
+    x.page = page;
+    x.flags = f;
     index_.set(lpa, s);
     push_front(s);
-    uint32_t page = uint32_t(lpa / per_page_);
-    uint32_t* h = page_head_.find(page);
-    pprev_[s] = kNone;
-    pnext_[s] = h ? *h : kNone;
-    if (h) pprev_[*h] = s;
-    page_head_.set(page, s);
+    uint32_t h = page_head_[page];
+    x.pprev = kNone;
+    x.pnext = h;
+    if (h != kNone) n_[h].pprev = s;
+    page_head_[page] = s;
     return s;
   }
   /// Calls f(slot) for every entry of translation page `page`.
   template <class F>
   void for_each_in_page(uint32_t page, F f) {
-    const uint32_t* h = page_head_.find(page);
-    for (uint32_t s = h ? *h : kNone; s != kNone; s = pnext_[s]) f(s);
+    for (uint32_t s = page_head_[page]; s != kNone; s = n_[s].pnext) f(s);
   }
-  size_t bytes() const { return index_.bytes() + page_head_.bytes() + key_.capacity() * 21; }
+  size_t bytes() const {
+    return index_.bytes() + page_head_.capacity() * 4 + n_.capacity() * sizeof(Node) + free_.capacity() * 4;
+  }
 
  private:
+  struct Node {
+    uint32_t key, page, prev, next, pprev, pnext;
+    uint8_t flags;
+  };
   void remove(uint32_t s) {
     unlink(s);
-    index_.erase(key_[s]);
-    uint32_t page = uint32_t(key_[s] / per_page_);
-    if (pprev_[s] != kNone) pnext_[pprev_[s]] = pnext_[s];
-    else if (pnext_[s] != kNone) page_head_.set(page, pnext_[s]);
-    else page_head_.erase(page);
-    if (pnext_[s] != kNone) pprev_[pnext_[s]] = pprev_[s];
+    Node& x = n_[s];
+    index_.erase(x.key);
+    if (x.pprev != kNone) n_[x.pprev].pnext = x.pnext;
+    else page_head_[x.page] = x.pnext;
+    if (x.pnext != kNone) n_[x.pnext].pprev = x.pprev;
     free_.push_back(s);
   }
   void unlink(uint32_t s) {
-    if (prev_[s] != kNone) next_[prev_[s]] = next_[s]; else head_ = next_[s];
-    if (next_[s] != kNone) prev_[next_[s]] = prev_[s]; else tail_ = prev_[s];
+    Node& x = n_[s];
+    if (x.prev != kNone) n_[x.prev].next = x.next; else head_ = x.next;
+    if (x.next != kNone) n_[x.next].prev = x.prev; else tail_ = x.prev;
   }
   void push_front(uint32_t s) {
-    prev_[s] = kNone;
-    next_[s] = head_;
-    if (head_ != kNone) prev_[head_] = s;
+    Node& x = n_[s];
+    x.prev = kNone;
+    x.next = head_;
+    if (head_ != kNone) n_[head_].prev = s;
     head_ = s;
     if (tail_ == kNone) tail_ = s;
   }
   size_t cap_;
-  uint64_t per_page_;
-  FlatMap32 index_, page_head_;
-  std::vector<uint32_t> key_, prev_, next_, pprev_, pnext_, free_;
-  std::vector<uint8_t> flags_;
+  FlatMap32 index_;
+  std::vector<uint32_t> page_head_, free_;
+  std::vector<Node> n_;
   uint32_t head_ = kNone, tail_ = kNone;
 };
 
@@ -316,6 +333,10 @@ class Sim {
     gc_.resize(size_t(d.planes()));
     blocked_.resize(size_t(d.planes()));
     channel_free_.assign(size_t(d.channels), Time{});
+    for (int64_t p = 0; p < d.planes(); ++p) {
+      die_of_.push_back(int32_t(ftl_.die_of_plane(p)));
+      pin_of_.push_back(uint8_t(ftl_.plane_in_die(p)));
+    }
     spp_ = d.sectors_per_page();
     xfer_rate_ = bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
     pcie_ = bytes_per_s(d.pcie_lane_bandwidth_gbps * 1e9 * double(d.pcie_lane_count));
@@ -331,7 +352,15 @@ class Sim {
     gtd_entry_ = gtd_entry;
     grp_ = (spp_ + 31) / 32;
     full_bits_ = bits_of(0, spp_);
-    int64_t tpages = (d.logical_pages() + entries_per_tpage_ - 1) / entries_per_tpage_;
+    // Translation pages are per flow, as MQSim's address-mapping domains: flow f's logical pages from its first
+    // one, entries_per_tpage_ to a page, numbered from tpage0_[f].
+    tpage0_.push_back(0);
+    for (int64_t f = 0; f < nflows; ++f) {
+      int64_t lo = f * per_flow / spp_, hi = ((f + 1) * per_flow + spp_ - 1) / spp_;
+      lpa0_.push_back(lo);
+      tpage0_.push_back(tpage0_.back() + uint32_t((hi - lo + entries_per_tpage_ - 1) / entries_per_tpage_));
+    }
+    int64_t tpages = tpage0_.back();
     if (M_.translation_programs && d.logical_pages() + tpages >= int64_t(0xFFFFFFFFll))
       throw ConfigError(fmt::format("{}: ssd_model.translation_programs: the device's {} logical pages and {} translation "
                                     "pages exceed 2^32-1 page keys",
@@ -339,8 +368,14 @@ class Sim {
     int64_t cmt_entries = d.cmt_capacity / cmt_entry;
     if (cmt_entries > (int64_t(1) << 31)) cmt_entries = int64_t(1) << 31;
     ideal_map_ = d.ideal_mapping_table;
-    int ncmt = d.cmt_sharing == "SHARED" ? 1 : int(nflows);
-    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(cmt_entries / ncmt), entries_per_tpage_));
+    // SHARED: MQSim's constructor creates the "shared" table inside its loop over flows, so each flow gets a
+    // table of the whole capacity (cmt_per_flow); EQUAL_SIZE_PARTITIONING: each flow gets capacity / flows.
+    bool shared = d.cmt_sharing == "SHARED";
+    int ncmt = shared && !M_.cmt_per_flow ? 1 : int(nflows);
+    int64_t per_cmt = shared ? cmt_entries : cmt_entries / nflows;
+    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), size_t(tpages)));
+    arriving_.assign(size_t(tpages), kNotArriving);
+    departing_.assign(size_t(tpages), 0);
     int ncache = d.data_cache_sharing == "SHARED" ? 1 : int(nflows);
     for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity / d.page_size / ncache));
     depth_.assign(size_t(ncache), 0);
@@ -520,6 +555,7 @@ class Sim {
     Request& r = reqs_[id];
     ++flows_[r.flow].outstanding;
     r.enqueued = ev_.now();
+    if (!ideal_map_) cmt_of(r.flow).prefetch(uint32_t(r.lba / spp_));
     ev_.push(link(down_free_, bytes(kSqeBytes)), {Ev::SqeFetched, id});
   }
 
@@ -557,7 +593,14 @@ class Sim {
   }
 
   Cmt& cmt_of(uint32_t flow) { return *cmt_[cmt_.size() == 1 ? 0 : flow]; }
-  uint32_t tpage_of(uint32_t lpa) const { return uint32_t(int64_t(lpa) / entries_per_tpage_); }
+  uint32_t tpage_of(uint32_t flow, uint32_t lpa) const {
+    return tpage0_[flow] + uint32_t((int64_t(lpa) - lpa0_[flow]) / entries_per_tpage_);
+  }
+  /// The first logical page that translation page `page` maps.
+  int64_t tpage_first_lpa(uint32_t page) const {
+    size_t f = size_t(std::upper_bound(tpage0_.begin(), tpage0_.end(), page) - tpage0_.begin()) - 1;
+    return lpa0_[f] + int64_t(page - tpage0_[f]) * entries_per_tpage_;
+  }
 
   /// Where translation page `page` is: its last program, else a fixed page of its plane (stored at start).
   uint32_t tpage_ppa(uint32_t page) {
@@ -578,8 +621,8 @@ class Sim {
   /// Makes room in a full CMT; a dirty victim's translation page is written back.
   void make_room(Cmt& c, uint32_t flow) {
     if (!c.full()) return;
-    auto [lpa, dirty] = c.evict();
-    if (dirty && M_.translation_writeback) writeback(c, tpage_of(lpa), flow);
+    auto [page, dirty] = c.evict();
+    if (dirty && M_.translation_writeback) writeback(c, page, flow);
   }
 
   /// MQSim's translation-page write-back: every dirty entry of the page is cleaned, the sectors holding
@@ -587,7 +630,7 @@ class Sim {
   void writeback(Cmt& c, uint32_t page, uint32_t flow) {
     uint64_t sect = 0;
     int64_t n = 0;
-    int64_t first = int64_t(page) * entries_per_tpage_;
+    int64_t first = tpage_first_lpa(page);
     c.for_each_in_page(page, [&](uint32_t s) {
       if (c.waiting(s)) return;
       if (c.dirty(s)) {
@@ -601,24 +644,23 @@ class Sim {
       }
     });
     ++stats_.mapping_writebacks;
-    if (!arriving_.find(page)) arriving_.set(page, kNone);
+    if (arriving_[page] == kNotArriving) arriving_[page] = kNone;
     issue_mapping_read(page, n * 512, flow);
     if (M_.translation_programs) {
-      uint32_t* d = departing_.find(page);
-      departing_.set(page, d ? *d + 1 : 1);
+      ++departing_[page];
       uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
       Tx t{TxKind::Program, TxSource::Mapping, uint16_t(flow), kNone, key, kNone, int64_t(ftl_.plane_of(page)), d_.page_size};
       t.sectors = spp_;
       enqueue(new_tx(t));
     } else {
-      departing_.set(page, 1);  // MQSim never programs it: the page stays in memory
+      departing_[page] = 1;  // MQSim never programs it: the page stays in memory
     }
   }
 
   void park(uint32_t page, uint32_t tx) {
-    uint32_t* h = arriving_.find(page);
-    park_next_[tx] = h ? *h : kNone;
-    arriving_.set(page, tx);
+    uint32_t h = arriving_[page];
+    park_next_[tx] = h == kNotArriving ? kNone : h;
+    arriving_[page] = tx;
   }
 
   /// Resolves a transaction's logical page through the CMT, then issues it (now, or when its
@@ -628,7 +670,8 @@ class Sim {
     bool write = t.kind == TxKind::Program;
     if (ideal_map_ || (write && !M_.write_translation)) return proceed(tx);
     Cmt& c = cmt_of(t.flow);
-    uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(lpa);
+    c.prefetch_eviction();
+    uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(flow, lpa);
     uint32_t s = c.find(lpa);
     if (s != Cmt::kAbsent && !c.waiting(s)) {
       c.touch(s);
@@ -638,30 +681,30 @@ class Sim {
     ++(write ? stats_.cmt_write_misses : stats_.cmt_misses);
     if (s != Cmt::kAbsent) return park(page, tx);  // its translation page is on its way
     if (c.capacity() == 0) {
-      if (!arriving_.find(page)) issue_mapping_read(page, 512, flow);
+      if (arriving_[page] == kNotArriving) issue_mapping_read(page, 512, flow);
       return park(page, tx);
     }
     make_room(c, flow);
-    if (arriving_.find(page)) {
-      c.insert(lpa, Cmt::kWaiting);
+    if (arriving_[page] != kNotArriving) {
+      c.insert(lpa, page, Cmt::kWaiting);
       return park(page, tx);
     }
-    if (departing_.find(page)) {
-      c.insert(lpa, 0);
+    if (departing_[page]) {
+      c.insert(lpa, page, 0);
       return proceed(tx);
     }
-    c.insert(lpa, Cmt::kWaiting);
+    c.insert(lpa, page, Cmt::kWaiting);
     park(page, tx);
     issue_mapping_read(page, 512, flow);
   }
 
   /// A translation page arrived from flash: its waiting entries become valid, their transactions go on.
   void arrived(uint32_t page) {
-    uint32_t* h = arriving_.find(page);
-    if (!h) return;
+    uint32_t h = arriving_[page];
+    if (h == kNotArriving) return;
     scratch_.clear();
-    for (uint32_t tx = *h; tx != kNone; tx = park_next_[tx]) scratch_.push_back(tx);
-    arriving_.erase(page);
+    for (uint32_t tx = h; tx != kNone; tx = park_next_[tx]) scratch_.push_back(tx);
+    arriving_[page] = kNotArriving;
     std::reverse(scratch_.begin(), scratch_.end());
     std::vector<uint32_t> list;
     list.swap(scratch_);
@@ -673,7 +716,7 @@ class Sim {
         if (s == Cmt::kAbsent) {
           uint32_t lpa = t.lpa, flow = t.flow;
           make_room(c, flow);
-          c.insert(lpa, 0);
+          c.insert(lpa, tpage_of(flow, lpa), 0);
         } else if (c.waiting(s)) {
           c.set_flags(s, 0);
         }
@@ -690,7 +733,7 @@ class Sim {
     uint32_t s = c.find(lpa);
     if (s == Cmt::kAbsent) {
       make_room(c, flow);
-      c.insert(lpa, Cmt::kDirty);
+      c.insert(lpa, tpage_of(flow, lpa), Cmt::kDirty);
     } else {
       c.set_flags(s, Cmt::kDirty);
     }
@@ -1018,18 +1061,20 @@ class Sim {
     D.group.assign(1, first);
     const Tx& f = txs_[first];
     if (f.kind != TxKind::Erase && d_.planes_per_die > 1) {
-      int64_t die = ftl_.die_of_plane(f.plane);
+      int32_t die = die_of_[size_t(f.plane)];
       int64_t off = M_.multiplane_same_page ? page_offset(f) : 0;
-      uint32_t used_planes = 1u << ftl_.plane_in_die(f.plane);
+      uint32_t used_planes = 1u << pin_of_[size_t(f.plane)];
       bool read = f.kind == TxKind::Read;
       for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
         if (l < 10 && (l < 5) != read) continue;  // levels 0-4 hold reads, 5-9 programs, 10 GC (both)
         auto& q = D.q[l];
         for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
           const Tx& c = txs_[q[i]];
-          uint32_t bit = 1u << ftl_.plane_in_die(c.plane);
-          if (c.kind != f.kind || (used_planes & bit) || ftl_.die_of_plane(c.plane) != die || !ready(c)) continue;
+          if (c.kind != f.kind) continue;
+          uint32_t bit = 1u << pin_of_[size_t(c.plane)];  // cheap tests first: tables, not divisions
+          if ((used_planes & bit) || die_of_[size_t(c.plane)] != die) continue;
           if (M_.multiplane_same_page && page_offset(c) != off) continue;
+          if (!ready(c)) continue;
           used_planes |= bit;
           D.group.push_back(q[i]);
           q.erase(q.begin() + std::ptrdiff_t(i));
@@ -1148,9 +1193,7 @@ class Sim {
         gc_page_done(t.plane);
       } else if (t.src == TxSource::Mapping) {
         uint32_t page = uint32_t(int64_t(t.lpa) - ftl_.logical_pages());
-        if (uint32_t* d = departing_.find(page)) {
-          if (--*d == 0) departing_.erase(page);
-        }
+        if (departing_[page]) --departing_[page];
       } else if (t.src == TxSource::Cache) {
         cache_program_done(t);
       } else if (--reqs_[t.req].pending == 0) {
@@ -1293,8 +1336,16 @@ class Sim {
   FlatMap32 hot_{1024};
   Time next_hot_reset_{}, dram_free_{};
   uint32_t version_ = 0;
-  FlatMap32 arriving_{1024}, departing_{1024}, partial_{1024};
+  // per translation page: the transactions waiting for its read (kNone: none yet; kNotArriving: no read in
+  // flight), and how many of its write-backs are still to be programmed (MQSim's departing entries)
+  static constexpr uint32_t kNotArriving = 0xFFFFFFFEu;
+  std::vector<uint32_t> arriving_, departing_;
+  FlatMap32 partial_{1024};
   std::vector<uint32_t> park_next_, scratch_;
+  std::vector<int32_t> die_of_;  // die of each plane
+  std::vector<uint8_t> pin_of_;  // plane in its die of each plane
+  std::vector<int64_t> lpa0_;    // first logical page of each flow
+  std::vector<uint32_t> tpage0_;  // first translation page of each flow (and one past the last)
   int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
   uint32_t full_bits_ = 0;
   bool ideal_map_ = false;

@@ -20,6 +20,7 @@ namespace bitline::ssd {
 /// ssd_model.KEY=VALUE`). The defaults do what MQSim's source does; each switch turns one mechanism off.
 struct SsdModelOptions {
   bool chip_scheduling = true;
+  bool cmt_per_flow = true;
   bool multiplane_same_page = true;
   bool write_translation = true;
   bool translation_writeback = true;
@@ -36,6 +37,10 @@ struct SsdModelOptions {
     v(chip_scheduling, {.name = "chip_scheduling", .def = "true",
                         .desc = "a chip runs one die operation at a time (MQSim's TSU issues to idle chips only); false: dies run independently",
                         .source = "MQSim source: TSU_Priority_OutOfOrder / TSU_Base::issue_command_to_chip"});
+    v(cmt_per_flow, {.name = "cmt_per_flow", .def = "true",
+                     .desc = "with CMT_Sharing_Mode SHARED every flow gets a CMT of its own with the whole CMT_Capacity (MQSim "
+                             "creates the shared table inside its per-flow loop); false: one table shared by all flows",
+                     .source = "MQSim source: Address_Mapping_Unit_Page_Level constructor (sharedCMT)"});
     v(multiplane_same_page, {.name = "multiplane_same_page", .def = "true",
                              .desc = "a multi-plane operation needs the same page offset in every plane",
                              .source = "MQSim source: TSU_Base::issue_command_to_chip"});

@@ -24,14 +24,6 @@ void FlatMap32::rehash(size_t capacity) {
     if (uint32_t(s >> 32) != kEmpty) set(uint32_t(s >> 32), uint32_t(s));
 }
 
-uint32_t* FlatMap32::find(uint32_t key) {
-  for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-    uint32_t k = uint32_t(slots_[i] >> 32);
-    if (k == key) return reinterpret_cast<uint32_t*>(&slots_[i]);  // low half (little-endian): the value
-    if (k == kEmpty) return nullptr;
-  }
-}
-
 void FlatMap32::set(uint32_t key, uint32_t value) {
   if ((size_ + 1) * 10 > slots_.size() * 7) rehash(slots_.size() * 2);
   for (size_t i = slot_of(key);; i = (i + 1) & mask_) {

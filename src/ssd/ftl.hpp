@@ -25,7 +25,15 @@ class FlatMap32 {
   static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
   explicit FlatMap32(size_t initial = 1024);
   /// Pointer to the value, or null.
-  uint32_t* find(uint32_t key);
+  uint32_t* find(uint32_t key) {
+    for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
+      uint32_t k = uint32_t(slots_[i] >> 32);
+      if (k == key) return reinterpret_cast<uint32_t*>(&slots_[i]);  // low half (little-endian): the value
+      if (k == kEmpty) return nullptr;
+    }
+  }
+  /// Starts loading the slot where `key` would be (a hint: the table is not changed).
+  void prefetch(uint32_t key) const { __builtin_prefetch(&slots_[slot_of(key)]); }
   const uint32_t* find(uint32_t key) const { return const_cast<FlatMap32*>(this)->find(key); }
   void set(uint32_t key, uint32_t value);
   bool erase(uint32_t key);

@@ -25,7 +25,7 @@ ProgramShape shape_of(const SsdParams& ssd, const nand::NandParams& nand, nand::
     throw ModelError("nand.command.data_latches: a one-shot program of " + std::to_string(s.pages) +
                      " pages needs that many latches besides the S-latch");
   s.overlap = ssd.cache_program ? std::min(s.pages, latches - s.pages) : 0;
-  s.t_prog = nand::CostModel(nand.timing, nand.energy).t_prog(mode);
+  s.t_prog = nand::CostModel(nand.timing, nand.energy, nand.geometry.page_size).t_prog(mode);
   return s;
 }
 

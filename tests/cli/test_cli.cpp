@@ -152,6 +152,51 @@ TEST_F(Cli, DescribeByPrefix) {
   EXPECT_NE(run("describe nand.tim").rc, 0);
 }
 
+// A policy key lists its registered implementations, each with its description (core/registry.hpp).
+TEST_F(Cli, DescribeListsThePolicyChoices) {
+  Result r = run("describe serving.kv_layout");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "serving.kv_layout  (choice of KV layout, flashaccel|scatter)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "default: flashaccel")) << r.out;
+  EXPECT_TRUE(contains(r.out, "choices:")) << r.out;
+  EXPECT_TRUE(contains(r.out, "scatter     plane-oblivious paged KV")) << r.out;
+  // --impls: only the policies, every one of them, and those chosen outside the config.
+  Result impls = run("describe --impls");
+  ASSERT_EQ(impls.rc, 0) << impls.out;
+  for (const char* key : {"nand.reliability.model", "hbf.runtime.weight_layout", "hbf.runtime.granularity", "hbf.runtime.kv_span",
+                          "llm.attention_parallel", "serving.capacity_context", "serving.kv_layout", "serving.step_model",
+                          "serving.kv_offload", "model_type", "torch_dtype", "quant_method", "--workload", "--system"})
+    EXPECT_TRUE(contains(impls.out, key)) << key << "\n" << impls.out;
+  EXPECT_TRUE(contains(impls.out, "qwen3_moe")) << impls.out;
+  EXPECT_FALSE(contains(impls.out, "nand.timing.t_read_slc")) << "not a policy: " << impls.out;
+  // JSON: the choices with their descriptions.
+  Result js = run("describe --impls --json");
+  ASSERT_EQ(js.rc, 0) << js.out;
+  const auto j = nlohmann::json::parse(js.out);
+  bool seen = false;
+  for (const auto& row : j) {
+    ASSERT_TRUE(row.contains("choices")) << row.dump();
+    EXPECT_FALSE(row.at("choices").empty()) << row.dump();
+    for (const auto& c : row.at("choices")) EXPECT_FALSE(c.at("description").get<std::string>().empty()) << row.dump();
+    if (row.at("key") == "hbf.runtime.granularity") {
+      seen = true;
+      EXPECT_EQ(row.at("choices").size(), 2u);
+      EXPECT_EQ(row.at("choices")[1].at("name"), "plane");
+    }
+  }
+  EXPECT_TRUE(seen) << js.out;
+  // A component prefix narrows --impls to its policies.
+  Result hbf = run("describe --impls hbf");
+  ASSERT_EQ(hbf.rc, 0) << hbf.out;
+  EXPECT_TRUE(contains(hbf.out, "hbf.runtime.kv_span")) << hbf.out;
+  EXPECT_FALSE(contains(hbf.out, "serving.kv_layout")) << hbf.out;
+}
+
+TEST_F(Cli, UnknownPolicyNameListsTheChoicesAndTheNearestOne) {
+  expect_config_error("nand demo --set nand.reliability.model=rber_tabel",
+                      {"--set", "nand.reliability.model", "'rber_tabel' is not one of rber_table|none", "did you mean 'rber_table'?"});
+}
+
 TEST_F(Cli, DescribeUnknownComponentFails) {
   Result r = run("describe nosuch");
   EXPECT_NE(r.rc, 0) << r.out;

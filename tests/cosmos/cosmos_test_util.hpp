@@ -15,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace bitline::cosmos::test {
 
@@ -30,6 +32,28 @@ inline EvalConfig paper_config() {
   return c;
 }
 
+/// The paper's evaluation matrix: the shipped configs/experiments/flash-cosmos-eval.yaml of this source tree.
+inline EvalMatrix paper_matrix() {
+  return load_eval_matrix(std::string(BITLINE_SOURCE_DIR) + "/configs/experiments/flash-cosmos-eval.yaml");
+}
+
+/// The values of one workload's sweep in a matrix, in order.
+inline std::vector<int64_t> sweep_of(const EvalMatrix& m, const std::string& workload) {
+  std::vector<int64_t> v;
+  for (const Point& p : m.points)
+    if (p.workload == workload) v.push_back(p.value);
+  return v;
+}
+
+/// A matrix of `points` on every system.
+inline EvalMatrix matrix_of(std::vector<Point> points) {
+  EvalMatrix m;
+  m.points = std::move(points);
+  m.systems.assign(std::begin(kAllSystems), std::end(kAllSystems));
+  m.compare = {{System::Fc, System::Osp}, {System::Fc, System::ParaBit}};
+  return m;
+}
+
 /// A small SSD for functional runs: 2 channels x 2 dies x 2 planes (8 planes),
 /// 1 KiB pages, 256 blocks per plane; `errors` selects the rber_table model.
 inline EvalConfig small_config(bool errors) {
@@ -40,7 +64,7 @@ inline EvalConfig small_config(bool errors) {
   c.nand.geometry.blocks_per_plane = 256;
   c.nand.ecc.codeword = Bytes(512);
   c.nand.ecc.correctable_bits = 40;
-  c.nand.reliability.model = errors ? "rber_table" : "none";
+  c.nand.reliability.model = nand::ErrorModelChoice::named(errors ? "rber_table" : "none");
   nand::validate(c.nand);
   return c;
 }
@@ -52,15 +76,18 @@ inline WorkloadParams small_workload() {
   WorkloadParams w = default_params<WorkloadParams>();
   w.users = (16 * 1024 + 200) * 8;  // 17 pages of 1 KiB over 8 planes: 3 columns, the last one partial
   w.days_per_month = 30;
-  w.months = {1, 2};
   w.image_width = 16;
   w.image_height = 16;
   w.colors = 4;
-  w.images = {10, 4200};  // 4200 images: 525 pages, 66 columns
   w.vertices = 20 * 1024 * 8;  // 20 pages: 3 columns, the last on half the planes
   w.cliques = 3;
-  w.clique_sizes = {8, 64};
   return w;
+}
+
+/// The points run on small_workload(): BMI 1 and 2 months, IMS 10 and 4200 images (4200 images: 525 pages,
+/// 66 columns), KCS k = 8 and 64.
+inline std::vector<Point> small_points() {
+  return {{"bmi", "months", 1}, {"bmi", "months", 2}, {"ims", "images", 10}, {"ims", "images", 4200}, {"kcs", "k", 8}, {"kcs", "k", 64}};
 }
 
 /// Expects `f` to throw a ModelError whose message contains every needle.

@@ -72,7 +72,7 @@ TEST(Functional, ReducedWorkloadsStillSpanStringsBlocksAndColumns) {
 TEST(Functional, EveryWorkloadOnEverySystemMatchesTheCpuWithoutErrors) {
   EvalConfig cfg = small_config(false);
   cfg.workload = small_workload();
-  for (const Point& p : eval_points(cfg.workload))
+  for (const Point& p : small_points())
     for (System s : kAllSystems) {
       SCOPED_TRACE(label(p, s));
       PointRun r = run_point(cfg, p, s, true, 11);
@@ -90,7 +90,7 @@ TEST(Functional, OspAndIspAreExactDespiteRawBitErrorsBecauseOfEcc) {
   EvalConfig cfg = small_config(true);
   cfg.workload = small_workload();
   uint64_t errors = 0;
-  for (const Point& p : eval_points(cfg.workload))
+  for (const Point& p : small_points())
     for (System s : {System::Osp, System::Isp}) {
       SCOPED_TRACE(label(p, s));
       PointRun r = run_point(cfg, p, s, true, 12);
@@ -105,7 +105,7 @@ TEST(Functional, FlashCosmosOnEspDataIsExactWithErrorsOn) {
   // ESP's RBER is ~1e-15: no error is expected in these few million cells.
   EvalConfig cfg = small_config(true);
   cfg.workload = small_workload();
-  for (const Point& p : eval_points(cfg.workload)) {
+  for (const Point& p : small_points()) {
     SCOPED_TRACE(label(p, System::Fc));
     PointRun r = run_point(cfg, p, System::Fc, true, 13);
     expect_exact(r);
@@ -126,7 +126,7 @@ TEST(Functional, ParaBitOnRawSlcSeesErrorsWhenErrorsAreOn) {
 TEST(Functional, FunctionalAndTimingOnlyModesGiveTheSameTimeAndEnergy) {
   EvalConfig cfg = small_config(true);
   cfg.workload = small_workload();
-  for (const Point& p : eval_points(cfg.workload))
+  for (const Point& p : small_points())
     for (System s : kAllSystems) {
       SCOPED_TRACE(label(p, s));
       PointRun f = run_point(cfg, p, s, true, 5);

@@ -25,6 +25,7 @@ namespace {
 
 struct Eval {
   EvalConfig cfg = paper_config();
+  EvalMatrix matrix = paper_matrix();
   std::vector<PointResult> results;
   Json summary;
 
@@ -44,21 +45,21 @@ struct Eval {
 /// The paper's evaluation on every system (run_eval), summarised by eval_json.
 Eval full_eval() {
   Eval e;
-  e.results = run_eval(e.cfg, nullptr);
-  e.summary = eval_json(e.results, Json::object())["summary"];
+  e.results = run_eval(e.cfg, e.matrix, nullptr);
+  e.summary = eval_json(e.results, e.matrix, Json::object())["summary"];
   return e;
 }
 
 /// The same evaluation restricted to some systems (every point, as run_eval does it).
 Eval partial_eval(std::initializer_list<System> systems) {
   Eval e;
-  for (const auto& p : eval_points(e.cfg.workload))
+  for (const auto& p : e.matrix.points)
     for (System s : systems) {
       CosmosSsd ssd(e.cfg.nand, e.cfg.ssd, e.cfg.host, false, e.cfg.seed);
       PreparedPoint pp = prepare(ssd, p, e.cfg.workload, s, e.cfg.seed);
       e.results.push_back({p, s, ssd.read(pp.queries, s, pp.popcount)});
     }
-  e.summary = eval_json(e.results, Json::object())["summary"];
+  e.summary = eval_json(e.results, e.matrix, Json::object())["summary"];
   return e;
 }
 
@@ -76,7 +77,7 @@ TEST(Validation, PaperEvaluation) {
   const EvalConfig& cfg = e.cfg;
 
   // Every point ran on every system.
-  ASSERT_EQ(e.results.size(), eval_points(cfg.workload).size() * std::size(kAllSystems));
+  ASSERT_EQ(e.results.size(), e.matrix.points.size() * std::size(kAllSystems));
   for (const auto& r : e.results) {
     EXPECT_GT(r.read.timing.total.raw(), 0);
     EXPECT_GT(r.read.timing.total_energy().raw(), 0);
@@ -111,7 +112,7 @@ TEST(Validation, PaperEvaluation) {
     // 720 days are 15 full strings, 1,080 days 22.5 strings and so 23 sensings.
     const double wl = double(cfg.nand.geometry.wordlines_per_string);
     double prev_osp = 0, prev_pb = 0, prev_d = 0, prev_sens = 0, first_osp = 0, first_pb = 0;
-    for (auto m : cfg.workload.months) {
+    for (auto m : sweep_of(e.matrix, "bmi")) {
       SCOPED_TRACE(fmt::format("bmi months={}", m));
       const double d = double(m * cfg.workload.days_per_month), sens = std::ceil(d / wl);
       const double fc = to_s(e.find("bmi", m, System::Fc).read.timing.total);
@@ -145,10 +146,10 @@ TEST(Validation, PaperEvaluation) {
   {
     SCOPED_TRACE("bottlenecks (spec, Fig. 7)");
     // OSP is bound by external I/O, ISP by the channels, ParaBit by its serial sensings.
-    const int64_t images = cfg.workload.images.front();
+    const int64_t images = sweep_of(e.matrix, "ims").front();
     EXPECT_EQ(e.find("ims", images, System::Osp).read.timing.bottleneck, "pcie");
     EXPECT_EQ(e.find("ims", images, System::Isp).read.timing.bottleneck, "channels");
-    EXPECT_EQ(e.find("bmi", cfg.workload.months.back(), System::ParaBit).read.timing.bottleneck, "dies");
+    EXPECT_EQ(e.find("bmi", sweep_of(e.matrix, "bmi").back(), System::ParaBit).read.timing.bottleneck, "dies");
     // The ISP moves only results over PCIe and keeps the channels busy (SRAM slots taken at the first
     // transfer, not the first sensing): faster than OSP on every workload, as in the paper.
     for (const char* w : {"bmi", "ims", "kcs"}) EXPECT_GT(e.speedup("isp/osp", w), 1.1) << w;
@@ -157,7 +158,7 @@ TEST(Validation, PaperEvaluation) {
     SCOPED_TRACE("energy breakdown: floors over the run time, NAND per operation");
     // IMS moves results to the host: FC and ParaBit take the same time, so they spend nearly the same energy
     // (the host's and the SSD's power over the run dominates), although ParaBit senses 3x as often.
-    const int64_t images = cfg.workload.images.front();
+    const int64_t images = sweep_of(e.matrix, "ims").front();
     const auto& pb_ims = e.find("ims", images, System::ParaBit).read.timing;
     const auto& fc_ims = e.find("ims", images, System::Fc).read.timing;
     EXPECT_EQ(pb_ims.sensings, 3 * fc_ims.sensings);
@@ -165,12 +166,12 @@ TEST(Validation, PaperEvaluation) {
     EXPECT_LT(pb_ims.total_energy().raw() / fc_ims.total_energy().raw(), 1.1);
     EXPECT_GT(fc_ims.host_idle.raw() + fc_ims.dram_background.raw() + fc_ims.ssd_active_energy.raw(), 0.8 * fc_ims.total_energy().raw());
     // BMI m=36: ParaBit's 1,080 sensings per column make NAND a visible share; FC's 23 do not.
-    const auto& pb = e.find("bmi", cfg.workload.months.back(), System::ParaBit).read.timing;
-    const auto& fc = e.find("bmi", cfg.workload.months.back(), System::Fc).read.timing;
+    const auto& pb = e.find("bmi", sweep_of(e.matrix, "bmi").back(), System::ParaBit).read.timing;
+    const auto& fc = e.find("bmi", sweep_of(e.matrix, "bmi").back(), System::Fc).read.timing;
     EXPECT_GT(pb.nand_sense.raw() / pb.total_energy().raw(), 0.15);
     EXPECT_GT(pb.sensings, 40 * fc.sensings);
     // OSP: the host package computes (above its idle floor) for a large share of the run.
-    const auto& osp = e.find("bmi", cfg.workload.months.back(), System::Osp).read.timing;
+    const auto& osp = e.find("bmi", sweep_of(e.matrix, "bmi").back(), System::Osp).read.timing;
     EXPECT_GT(osp.host_compute.raw(), 0.3 * osp.total_energy().raw());
   }
 }

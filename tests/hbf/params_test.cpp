@@ -37,6 +37,39 @@ TEST(HbfParams, CsiPresetGeometryMatchesSpec) {
   EXPECT_NEAR(s.hbm_bandwidth().raw(), 4.8e12, 1);
 }
 
+// The planes' cell is the NAND model's (configs/nand/xl-flash.yaml, loaded by the HBF presets): the figures the HBF
+// uses are exactly today's spec numbers, and changing the `nand` section changes them.
+TEST(HbfParams, CellFiguresComeFromTheNandModel) {
+  const System s = system_of("csi");
+  EXPECT_EQ(s.hbf().timing.t_read, parse_time("4us"));    // spec: XL-Flash
+  EXPECT_EQ(s.hbf().timing.t_prog, parse_time("75us"));   // spec: XL-Flash
+  EXPECT_EQ(s.hbf().timing.t_erase, default_params<nand::NandParams>().timing.t_erase);  // the NAND model's tBERS
+  EXPECT_EQ(s.hbf().timing.t_erase, parse_time("3.5ms"));
+  // Bit for bit the numbers the HBF had before it took them from the NAND model.
+  EXPECT_EQ(s.hbf().energy.read, parse_energy_per_bit("8pJ/bit"));
+  EXPECT_EQ(s.hbf().energy.program, parse_energy_per_bit("80pJ/bit"));
+  EXPECT_EQ(s.hbf().energy.erase_block, parse_energy("577.5uJ"));  // 165 mW x 3.5 ms
+  EXPECT_EQ(s.params().cell.timing.t_read_slc, s.hbf().timing.t_read);
+  // One source of truth: the nand keys move the HBF.
+  const System fast = system_of("csi", "nand:\n  timing:\n    t_read_slc: 2us\n    t_erase: 7ms\n  energy:\n    erase_power: 330mW\n");
+  EXPECT_EQ(fast.hbf().timing.t_read, parse_time("2us"));
+  EXPECT_EQ(fast.hbf().timing.t_erase, parse_time("7ms"));
+  EXPECT_NEAR(fast.hbf().energy.erase_block.raw(), 4 * s.hbf().energy.erase_block.raw(), 1e-15);
+  // A power term is spread over the page's bits: 32.768 mW x 4 us over 4 KiB = 4 pJ/bit more.
+  const System powered = system_of("csi", "nand:\n  energy:\n    read_power: 32.768mW\n");
+  EXPECT_NEAR(powered.hbf().energy.read.raw(), 12e-12, 1e-24);
+  // The old HBF keys are gone (an error, not a silently ignored second copy).
+  EXPECT_THROW(load_system_params(tree_of("csi", "hbf:\n  timing:\n    t_read: 2us\n")), ConfigError);
+  EXPECT_THROW(load_system_params(tree_of("csi", "hbf:\n  energy:\n    read: 8pJ/bit\n")), ConfigError);
+  // A cell that cannot sense or program is an error naming the nand key.
+  try {
+    load_system_params(tree_of("csi", "nand:\n  timing:\n    t_read_slc: 0us\n"));
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("nand.timing.t_read_slc"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HbfParams, ClAndH200Presets) {
   System cli = system_of("cli");
   EXPECT_EQ(cli.stacks(), 5);

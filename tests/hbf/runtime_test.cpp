@@ -249,7 +249,7 @@ TEST(HbfRuntime, ArrangePerStreamCapsEveryStreamAtItsMean) {
 // megaplanes after the previous request's; its slices go round-robin inside it; no room spills past it.
 TEST(HbfRuntime, KvWindowsFitEachRequestInWholeBlocks) {
   System s = tiny();  // K = 8, 4 pages per block
-  ASSERT_EQ(s.hbf().runtime.kv_span, "fit");
+  ASSERT_EQ(*s.hbf().runtime.kv_span, KvSpan::Fit);
   Runtime rt(s, Mode::Functional);
   Rng rng(11);
   const ObjectId a = rt.kv_create("a", 1, {}, Bytes(128 * 10));  // 10 slices -> 3 megaplanes

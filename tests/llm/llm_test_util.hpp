@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/config.hpp"
+#include "llm/experiment.hpp"
 #include "llm/model.hpp"
 #include "llm/serving.hpp"
 
@@ -15,6 +16,14 @@ namespace bitline::llm::test {
 /// A model shipped in configs/models/NAME.json.
 inline ModelConfig shipped(const std::string& name) {
   return load_model_file(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs" / "models" / (name + ".json"));
+}
+
+/// The cell of the HBF presets' planes: configs/nand/xl-flash.yaml's `nand` section.
+inline nand::NandParams xl_flash_cell() {
+  ConfigTree t;
+  t.set_preset_dir(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs");
+  t.load_preset("nand/xl-flash");
+  return nand::load_nand_params(t);
 }
 
 /// One GPU kind's preset (h200, csi, cli) loaded into KindParams.
@@ -31,5 +40,15 @@ inline std::map<std::string, KindParams> preset_kinds() {
   for (const char* kind : {"h200", "csi", "cli"}) m.emplace(kind, preset_kind(kind));
   return m;
 }
+
+/// The paper's evaluation matrix: configs/experiments/flashaccel-eval.yaml of this source tree.
+inline const EvalExperiment& paper_eval() {
+  static const EvalExperiment e =
+      load_eval_experiment(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs" / "experiments" / "flashaccel-eval.yaml");
+  return e;
+}
+
+/// A context of the paper's evaluation by name ("long", "agent"), or IN:OUT.
+inline ContextSpec paper_context(const std::string& name) { return parse_context(name, paper_eval().contexts); }
 
 }  // namespace bitline::llm::test

@@ -15,6 +15,8 @@ namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::shipped;
+using bitline::llm::test::paper_context;
+using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kind;
 
 namespace {
@@ -22,7 +24,7 @@ namespace {
 // The GPU's weights stored by the HBF runtime: every tensor's megapages must be where GpuMemory says.
 void check_weight_placement(const std::string& layout) {
   KindParams k = preset_kind("cli");
-  k.system.hbf.runtime.weight_layout = layout;
+  k.system.hbf.runtime.weight_layout = hbf::WeightLayoutChoice::named(layout);
   const ModelConfig m = shipped("deepseek-v3");
   Server s(m, k, 8);
   const GpuWeights& w = s.weights();
@@ -89,10 +91,10 @@ TEST(LlmMemory, GroupWriteLaysEachRequestsLayerOnConsecutiveMegaplanes) {
 // puts the slices of requests created with their expected size (windows of W megaplanes, one after the other).
 TEST(LlmMemory, KvModelIsWhereGroupWriteFitsEachRequest) {
   const KindParams k = preset_kind("csi");
-  ASSERT_EQ(k.system.hbf.runtime.kv_span, "fit");
+  ASSERT_EQ(*k.system.hbf.runtime.kv_span, hbf::KvSpan::Fit);
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
-  StepGraph g = s.graph(8, parse_context("long"));
+  StepGraph g = s.graph(8, paper_context("long"));
   const int64_t tps = s.memory().tokens_per_slice(g.kv_token_layer_bytes), L = m.layers, K = s.system().megaplanes();
   ASSERT_EQ(tps, 64);
   // 8 requests of 9 full slices (+ 10 staged tokens) per layer: 8 x 9 x 94 = 47 hyperpages, all written.
@@ -130,7 +132,7 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
   KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
-  const ContextSpec c = parse_context("long");
+  const ContextSpec c = paper_context("long");
   const StepGraph g = s.graph(64, c);
   ASSERT_GT(g.replica_units_per_layer, 1000);  // HBM has room for the replicas
   for (int32_t layer : {0, 17, 93}) {
@@ -140,7 +142,7 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
     EXPECT_EQ(st.flash_units + st.hbm_replicas, int64_t(std::llround(st.mean_load * double(s.memory().megaplanes()))));
   }
   // Scattered KV (no layout): balls into bins, the fullest megaplane well above the mean.
-  k.serving.kv_layout = "scatter";
+  k.serving.kv_layout = KvLayout::Scatter;
   Server sc(m, k, 8);
   const KvLayerStats st = sc.memory().kv_layer_stats(sc.graph(64, c), 3);
   EXPECT_GT(double(st.max_load_before), 1.1 * st.mean_load);
@@ -152,9 +154,9 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
 TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
   KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("qwen3-235b");
-  const ContextSpec c = parse_context("long");
+  const ContextSpec c = paper_context("long");
   Server mean_srv(m, k, 8);
-  k.serving.kv_offload = "fill";
+  k.serving.kv_offload = KvOffload::Fill;
   Server fill_srv(m, k, 8);
   const StepGraph g = fill_srv.graph(64, c);
   const hbf::System& sys = fill_srv.system();
@@ -187,7 +189,7 @@ TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
 TEST(LlmMemory, WeightCacheSplitsEveryKernelBetweenHbmAndFlash) {
   KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("llama3.1-405b");
-  const ContextSpec c = parse_context("agent");
+  const ContextSpec c = paper_context("agent");
   Server plain(m, k, 8);
   const double weights = double(plain.weights().total.raw());
   k.serving.hbm_weight_cache = Bytes(int64_t(weights / 4));

@@ -125,6 +125,31 @@ TEST(LlmModel, BadDescriptionsNameTheFileAndTheField) {
   EXPECT_NE(error_of("[1, 2]").find("expected a JSON object"), std::string::npos);
 }
 
+// model_type picks the architecture from a table (llm::architectures()): a name it does not list is an error,
+// not a silent "like Llama".
+TEST(LlmModel, ModelTypeComesFromTheArchitectureTable) {
+  const std::string body = R"("hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8)";
+  const std::string unknown = error_of("{" + body + R"(, "model_type": "qwen3moe"})");
+  EXPECT_NE(unknown.find("test.json: field 'model_type': 'qwen3moe' is not one of llama|qwen3|qwen3_moe"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("did you mean 'qwen3_moe'?"), std::string::npos) << unknown;
+  EXPECT_NE(error_of("{" + body + "}").find("field 'model_type': missing (required: one of llama|"), std::string::npos);
+  const std::string quant = error_of("{" + body + R"(, "model_type": "llama", "quantization_config": {"quant_method": "gptq"}})");
+  EXPECT_NE(quant.find("field 'quant_method': 'gptq' is not one of fp8"), std::string::npos) << quant;
+  // The architecture's features: Qwen3 has per-head q/k norms, Llama none.
+  const auto tensors_named = [](const ModelConfig& m, const std::string& part) {
+    int n = 0;
+    for (const Tensor& t : m.tensors()) n += t.name.find(part) != std::string::npos;
+    return n;
+  };
+  const ModelConfig q = parse_model(nlohmann::json::parse("{" + body + R"(, "model_type": "qwen3"})"), "q.json", "q");
+  const ModelConfig l = parse_model(nlohmann::json::parse("{" + body + R"(, "model_type": "llama"})"), "l.json", "l");
+  EXPECT_TRUE(q.qk_norm);
+  EXPECT_FALSE(l.qk_norm);
+  EXPECT_EQ(tensors_named(q, "q_norm"), 2);  // one per layer
+  EXPECT_EQ(tensors_named(l, "q_norm"), 0);
+  EXPECT_EQ(q.parameters() - l.parameters(), 2 * 2 * 16);  // q and k norm of head_dim 16, two layers
+}
+
 TEST(LlmModel, MalformedJsonAndUnknownModels) {
   const fs::path f = fs::temp_directory_path() / ("bitline-bad-model-" + std::to_string(::getpid()) + ".json");
   std::ofstream(f) << "{\"hidden_size\": 64,, }";

@@ -18,6 +18,8 @@ namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::shipped;
+using bitline::llm::test::paper_context;
+using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kinds;
 
 namespace {
@@ -27,7 +29,7 @@ PointResult point(const std::string& model, const std::string& system, const std
   const ModelConfig m = shipped(model);
   const SystemName sn = parse_system(system);
   Server s(m, kinds.at(sn.kind), sn.gpus);
-  PointResult p = s.search(parse_context(context), ms(slo_ms));
+  PointResult p = s.search(paper_context(context), ms(slo_ms));
   p.system = system;
   return p;
 }
@@ -39,8 +41,8 @@ PointResult point(const std::string& model, const std::string& system, const std
 TEST(LlmValidation, CsiX8ThroughputVsH200X8At100ms) {
   std::vector<double> ratios;
   std::string excluded;
-  for (const auto& m : eval_models())
-    for (const auto& c : eval_contexts()) {
+  for (const auto& m : paper_eval().models)
+    for (const auto& c : paper_eval().contexts) {
       const PointResult h = point(m, "h200x8", c.name, 100), s = point(m, "csix8", c.name, 100);
       if (!h.feasible || !s.feasible) {
         excluded += " " + m + "/" + c.name;
@@ -96,7 +98,7 @@ TEST(LlmServing, BandwidthBoundIsWhereTheBytesAloneFillTheSlo) {
   static const auto kinds = preset_kinds();
   const ModelConfig m = shipped("llama3.1-405b");
   Server s(m, kinds.at("h200"), 8);
-  const ContextSpec c = parse_context("agent");
+  const ContextSpec c = paper_context("agent");
   const PointResult p = s.search(c, ms(50));
   ASSERT_TRUE(p.feasible);
   EXPECT_EQ(p.bound_by, "capacity");  // the bound ignores capacity, the batch does not
@@ -114,7 +116,7 @@ TEST(LlmServing, SearchFindsTheLargestBatchMeetingTheSlo) {
   static const auto kinds = preset_kinds();
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, kinds.at("csi"), 8);
-  const ContextSpec c = parse_context("long");
+  const ContextSpec c = paper_context("long");
   const PointResult p = s.search(c, ms(100));
   ASSERT_TRUE(p.feasible);
   EXPECT_EQ(p.bound_by, "slo");
@@ -144,8 +146,8 @@ TEST(LlmServing, NamesAndContexts) {
   EXPECT_EQ(parse_system("h200x8").kind, "h200");
   EXPECT_THROW(parse_system("a100x8"), ConfigError);
   EXPECT_THROW(parse_system("csi"), ConfigError);
-  EXPECT_EQ(parse_context("agent").input, 15000);
-  EXPECT_EQ(parse_context("long").output, 2530);
+  EXPECT_EQ(paper_context("agent").input, 15000);
+  EXPECT_EQ(paper_context("long").output, 2530);
   EXPECT_EQ(parse_context("100:20").input, 100);
   EXPECT_THROW(parse_context("100:0"), ConfigError);
   EXPECT_THROW(parse_context("short"), ConfigError);
@@ -166,7 +168,13 @@ TEST(LlmServing, SummaryRatiosArePerPointOverFeasiblePairs) {
   const std::vector<PointResult> pts = {mk("h200x8", "a", 100, true, 100, 1), mk("csix8", "a", 100, true, 200, 2),
                                         mk("h200x8", "b", 100, true, 100, 1), mk("csix8", "b", 100, true, 800, 1),
                                         mk("h200x8", "c", 100, false, 0, 0), mk("csix8", "c", 100, true, 500, 5)};
-  const Json s = eval_summary(pts);
+  Json points = Json::array();
+  for (const auto& p : pts) points.push_back(p.json());
+  EvalExperiment e;
+  e.systems = {"h200x8", "csix8"};
+  e.slos_ms = {100};
+  e.baseline = "h200x8";
+  const Json s = eval_summary(points, e);
   const Json& r = s["throughput_vs_h200x8"]["csix8@100"];
   EXPECT_DOUBLE_EQ(r["mean"].get<double>(), 5.0);     // (2 + 8) / 2
   EXPECT_DOUBLE_EQ(r["geomean"].get<double>(), 4.0);  // sqrt(2 x 8)
@@ -176,8 +184,15 @@ TEST(LlmServing, SummaryRatiosArePerPointOverFeasiblePairs) {
 }
 
 TEST(LlmServing, AblationOrdersTheTechniques) {
-  static const auto kinds = preset_kinds();
-  const Json a = run_ablation(shipped("qwen3-235b"), kinds, 8, 256, parse_context("long"), 100);
+  const AblationExperiment e =
+      load_ablation_experiment(fs::path(BITLINE_SOURCE_DIR) / "configs" / "experiments" / "flashaccel-ablation.yaml");
+  const auto params = ablation_params(e, [](const std::string& kind) {
+    ConfigTree t;
+    t.set_preset_dir(fs::path(BITLINE_SOURCE_DIR) / "configs");
+    t.load_preset(kind);
+    return t;
+  });
+  const Json a = run_ablation(shipped(e.model), e, params, 2);
   const Json& v = a["variants"];
   for (const char* k : {"full", "no_prefetch", "no_weight_layout", "no_kv_layout", "plain_hbf", "hbm_only"}) {
     ASSERT_TRUE(v.contains(k)) << k;
@@ -197,7 +212,7 @@ TEST(LlmServing, WritesAndEnergyFollowTheirDefinitions) {
   static const auto kinds = preset_kinds();
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, kinds.at("csi"), 8);
-  const ContextSpec c = parse_context("agent");
+  const ContextSpec c = paper_context("agent");
   const StepReport r = s.step(100, c);
   // Decode KV of 100 requests plus prefill KV at the input/output ratio, per step.
   const double per_step = 100.0 * 192512 * (1 + 15000.0 / 6000);

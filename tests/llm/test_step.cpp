@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::shipped;
+using bitline::llm::test::paper_context;
+using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kinds;
 
 namespace {
@@ -159,7 +161,7 @@ TEST(LlmStep, DeploymentsFollowTheSpec) {
   EXPECT_THROW(make_deployment(shipped("llama3.1-405b"), 12, p), ConfigError);  // not whole TP groups
   // Smaller tensor-parallel groups (llm.tp_size): data-parallel ranks of TP attention, experts over all GPUs.
   LlmParams q = p;
-  q.attention_parallel = "tp";
+  q.attention_parallel = AttentionParallel::Tp;
   q.tp_size = 2;
   const Deployment coder = make_deployment(shipped("qwen3-coder-480b"), 8, q);
   EXPECT_TRUE(coder.tensor_parallel);
@@ -211,12 +213,12 @@ TEST(LlmStep, CapacityLimits) {
   }();
   const ModelConfig llama = shipped("llama3.1-405b");
   Server s(llama, h200, 8);
-  const ContextSpec agent = parse_context("agent");
+  const ContextSpec agent = paper_context("agent");
   const int64_t n = s.max_requests(agent);
   const Capacity in = s.capacity(n, agent), out = s.capacity(n + 1, agent);
   EXPECT_TRUE(in.fits);
   EXPECT_FALSE(out.fits);
-  EXPECT_EQ(out.limit, "hbm");
+  EXPECT_EQ(out.limit, Exhausted::Hbm);
   // By hand: (141 GB - 101.5 GB of weights - 2 GB reserve - workspace) / (21,000 tokens x 64,512 B per GPU).
   const double per_request = 21000.0 * 516096 / 8;
   EXPECT_EQ(n, int64_t((141e9 - double(in.weights.raw()) - 2e9 - double(in.workspace.raw())) / per_request));
@@ -227,25 +229,27 @@ TEST(LlmStep, CapacityLimits) {
   csi.kind = "csi";
   csi.system.hbm.capacity_per_stack = Bytes(5875000000);
   csi.system.hbf.stacks = 6;
-  const ContextSpec lng = parse_context("long");
+  csi.system.cell = test::xl_flash_cell();
+  hbf::use_cell(csi.system.hbf, csi.system.cell);
+  const ContextSpec lng = paper_context("long");
   {
     // kv_span = all: a block on each of the 144 megaplanes per request.
-    csi.system.hbf.runtime.kv_span = "all";
+    csi.system.hbf.runtime.kv_span = hbf::KvSpan::All;
     Server c(llama, csi, 8);
     const int64_t nc = c.max_requests(lng);
-    EXPECT_EQ(c.capacity(nc + 1, lng).limit, "flash_blocks");
+    EXPECT_EQ(c.capacity(nc + 1, lng).limit, Exhausted::FlashBlocks);
     const int64_t weight_blocks = (c.memory().weight_units_max_per_megaplane() + 255) / 256;
     EXPECT_EQ(nc, 256 - weight_blocks);
   }
   {
     // kv_span = fit: a window of ceil(5292 / 256) = 21 megaplanes, one block on each; windows follow each other, so
     // r requests put ceil(21 r / 144) blocks on the fullest megaplane.
-    csi.system.hbf.runtime.kv_span = "fit";
+    csi.system.hbf.runtime.kv_span = hbf::KvSpan::Fit;
     Server c(llama, csi, 8);
     EXPECT_EQ(c.system().kv_window(5292), 21);
     EXPECT_EQ(c.system().kv_megablocks(5292), 21);
     const int64_t nc = c.max_requests(lng);
-    EXPECT_EQ(c.capacity(nc + 1, lng).limit, "flash_blocks");
+    EXPECT_EQ(c.capacity(nc + 1, lng).limit, Exhausted::FlashBlocks);
     const int64_t weight_blocks = (c.memory().weight_units_max_per_megaplane() + 255) / 256;
     EXPECT_EQ(nc, (256 - weight_blocks) * 144 / 21);
   }

@@ -15,6 +15,8 @@ namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::shipped;
+using bitline::llm::test::paper_context;
+using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kinds;
 
 namespace {
@@ -33,6 +35,8 @@ hbf::SystemParams small_hbf() {
   p.hbf.geometry.planes_per_die = 4;
   p.hbf.geometry.planes_per_megaplane = 1;
   p.hbf.timing.interface_bandwidth = Bandwidth(4096e6);
+  p.cell = test::xl_flash_cell();
+  hbf::use_cell(p.hbf, p.cell);
   return p;
 }
 
@@ -117,12 +121,12 @@ TEST(LlmTiming, FastModelAgreesWithEventSimulationOnEveryModelAndSystem) {
   const auto kinds = preset_kinds();
   int checked = 0;
   double worst = 0;
-  for (const auto& name : eval_models()) {
+  for (const auto& name : paper_eval().models) {
     const ModelConfig m = shipped(name);
     int i = 0;
-    for (const auto& sys : eval_systems()) {
+    for (const auto& sys : paper_eval().systems) {
       const SystemName sn = parse_system(sys);
-      const ContextSpec c = eval_contexts()[size_t(i++ % 2)];
+      const ContextSpec c = paper_eval().contexts[size_t(i++ % 2)];
       std::unique_ptr<Server> s;
       try {
         s = std::make_unique<Server>(m, kinds.at(sn.kind), sn.gpus);
@@ -144,6 +148,6 @@ TEST(LlmTiming, FastModelAgreesAtALargeBatch) {
   const auto kinds = preset_kinds();
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, kinds.at("csi"), 8);
-  const ValidationPoint v = validate_step(s, 192, parse_context("long"));  // ~ the 100 ms batch
+  const ValidationPoint v = validate_step(s, 192, paper_context("long"));  // ~ the 100 ms batch
   EXPECT_LT(std::abs(v.error()), 0.03) << "fast " << v.fast_ms << " ms, event " << v.event_ms << " ms";
 }

@@ -97,6 +97,26 @@ TEST_F(Cost, ReadProgramEraseLatchAndDataOut) {
   EXPECT_EQ(die_.stats().erases, 1u);
 }
 
+// Per-bit energies (nand.energy.read_energy / program_energy, 0 by default): added per bit of every page sensed
+// or programmed, on top of power x time; an MWS scales the sum by its power factor.
+TEST_F(Cost, PerBitEnergiesAddToPowerTimesTime) {
+  EnergyParams e = p_.energy;
+  const CostModel plain(p_.timing, e, KiB(4));
+  EXPECT_ENERGY(plain.sense(ProgramMode::Slc, 1, 1).energy, kReadEnergy);  // default 0: unchanged
+  e.read_energy = pJ_per_bit(2);
+  e.program_energy = pJ_per_bit(10);
+  const CostModel cm(p_.timing, e, KiB(4));
+  const double bits = 4096 * 8;
+  EXPECT_ENERGY(cm.sense(ProgramMode::Slc, 1, 1).energy, kReadEnergy + 2e-12 * bits);
+  EXPECT_EQ(cm.sense(ProgramMode::Slc, 1, 1).latency, plain.sense(ProgramMode::Slc, 1, 1).latency);
+  // A 4-block MWS: (82.5 mW x 1.033 tR + 2 pJ x bits) x 1.8.
+  EXPECT_ENERGY(cm.sense(ProgramMode::Slc, 1, 4).energy, (0.0825 * 22.5e-6 * 1.033 + 2e-12 * bits) * 1.8);
+  // TLC programs the 3 pages of a wordline: 3 x the page bits.
+  EXPECT_ENERGY(cm.program(ProgramMode::Tlc).energy, 0.0825 * 700e-6 + 10e-12 * bits * 3);
+  EXPECT_ENERGY(cm.program(ProgramMode::Slc).energy, 0.0825 * 200e-6 + 10e-12 * bits);
+  EXPECT_ENERGY(cm.erase().energy, 0.165 * 3.5e-3);  // no per-bit term
+}
+
 TEST_F(Cost, MwsLatencyFactorReproducesTheMeasuredPoints) {
   const CostModel& cm = die_.cost();
   EXPECT_DOUBLE_EQ(cm.mws_latency_factor(48, 1), 1.033);  // all 48 wordlines of a string

@@ -38,7 +38,7 @@ inline NandParams small_params(bool errors = false, int64_t page_bytes = 1024) {
   p.geometry.blocks_per_plane = 64;
   p.geometry.page_size = Bytes(page_bytes);
   if (p.ecc.codeword > p.geometry.page_size) p.ecc.codeword = Bytes(page_bytes / 2);
-  p.reliability.model = errors ? "rber_table" : "none";
+  p.reliability.model = ErrorModelChoice::named(errors ? "rber_table" : "none");
   validate(p);
   return p;
 }

@@ -2,6 +2,7 @@
 // contention, determinism, and every class of bad input in both XML files and the trace.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -165,6 +166,34 @@ TEST(SsdModel, CachedWriteMissReadsItsTranslationPageWithoutDelayingTheHost) {
   EXPECT_EQ(two["ftl"]["translation_reads"].get<int64_t>(), 1);
   m.write_translation = false;
   EXPECT_EQ(trace_run("0 0 0 8 0\n", m, d, "WRITE_CACHE")["flash"]["reads"].get<int64_t>(), 0);
+}
+
+TEST(SsdModel, SharedCmtGivesEachFlowATableOfTheWholeCapacity) {
+  // a CMT of one entry; flow 0 reads its page 0 twice, flow 1 reads its own page 0 in between
+  DeviceXml d = idle_device();
+  d.ideal_mapping_table = false;
+  d.cmt_sharing = "SHARED";
+  d.cmt_capacity = int64_t(std::ceil((2 * std::log2(double(d.pages())) + double(d.sectors_per_page())) / 8));
+  auto flow = [](const std::string& name, const std::string& lines) {
+    FlowXml f;
+    f.kind = FlowKind::Trace;
+    f.trace_path = temp_file(name, lines);
+    f.caching_mode = "TURNED_OFF";
+    return f;
+  };
+  ScenarioXml s{{flow("f0.trace", "0 0 0 8 1\n5000000 0 0 8 1\n"), flow("f1.trace", "1000000 0 0 8 1\n")}};
+  RunOptions o;
+  auto j = simulate_scenario(d, s, o);  // MQSim: a table per flow, so flow 1 does not evict flow 0's entry
+  EXPECT_EQ(j["ftl"]["cmt_hits"].get<int64_t>(), 1);
+  EXPECT_EQ(j["ftl"]["cmt_misses"].get<int64_t>(), 2);
+  EXPECT_EQ(j["ftl"]["translation_writebacks"].get<int64_t>(), 0);
+  // one table: flow 1's miss evicts flow 0's dirty entry (a write-back, its page stays in memory), then
+  // flow 0's miss evicts flow 1's (a second write-back)
+  o.model.cmt_per_flow = false;
+  auto one = simulate_scenario(d, s, o);
+  EXPECT_EQ(one["ftl"]["cmt_hits"].get<int64_t>(), 0);
+  EXPECT_EQ(one["ftl"]["cmt_misses"].get<int64_t>(), 3);
+  EXPECT_EQ(one["ftl"]["translation_writebacks"].get<int64_t>(), 2);
 }
 
 TEST(SsdModel, DestageBackPressureHoldsWritesUntilProgramsEnd) {

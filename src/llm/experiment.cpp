@@ -1,0 +1,260 @@
+#include "llm/experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/worker_pool.hpp"
+
+namespace bitline::llm {
+
+namespace {
+
+/// A context: a map {name, input, output} (tokens) or a string "IN:OUT".
+ContextSpec read_context(const ConfigNode& n, const std::string& path) {
+  if (n.kind == ConfigNode::Kind::Scalar) {
+    try {
+      return parse_context(n.scalar);
+    } catch (const ConfigError& e) {
+      experiment_error(n, path, e.what());
+    }
+  }
+  ExperimentMap m(n, path);
+  ContextSpec c;
+  c.name = m.string("name");
+  c.input = m.integer("input", 0);
+  c.output = m.integer("output", 1);
+  m.finish();
+  return c;
+}
+
+std::vector<std::string> read_systems(ExperimentMap& top, std::string_view key) {
+  const std::vector<std::string> systems = top.strings(key);
+  const ConfigNode& n = *top.optional(key);
+  for (size_t i = 0; i < systems.size(); ++i) {
+    try {
+      parse_system(systems[i]);
+    } catch (const ConfigError& e) {
+      experiment_error(n.items[i], fmt::format("{}[{}]", top.key_path(key), i), e.what());
+    }
+  }
+  return systems;
+}
+
+}  // namespace
+
+EvalExperiment load_eval_experiment(const std::filesystem::path& file) {
+  const ConfigNode root = read_experiment_file(file);
+  ExperimentMap top(root, "");
+  EvalExperiment e;
+  top.string_or("experiment", "");
+  top.string_or("description", "");
+  e.models = top.strings("models");
+  {
+    const ConfigNode& n = top.required("contexts");
+    if (n.kind != ConfigNode::Kind::Sequence || n.items.empty()) experiment_error(n, "contexts", "expected a non-empty list of contexts");
+    for (size_t i = 0; i < n.items.size(); ++i) {
+      ContextSpec c = read_context(n.items[i], fmt::format("contexts[{}]", i));
+      for (const auto& o : e.contexts)
+        if (o.name == c.name) experiment_error(n.items[i], fmt::format("contexts[{}]", i), fmt::format("context '{}' appears twice", c.name));
+      e.contexts.push_back(std::move(c));
+    }
+  }
+  e.slos_ms = top.numbers("slos_ms", 0);
+  e.systems = read_systems(top, "systems");
+  e.baseline = top.string("baseline");
+  if (std::find(e.systems.begin(), e.systems.end(), e.baseline) == e.systems.end())
+    experiment_error(top.required("baseline"), "baseline", fmt::format("'{}' is not one of the systems", e.baseline));
+  e.set = top.overrides("set");
+  top.finish();
+  return e;
+}
+
+AblationExperiment load_ablation_experiment(const std::filesystem::path& file) {
+  const ConfigNode root = read_experiment_file(file);
+  ExperimentMap top(root, "");
+  AblationExperiment e;
+  top.string_or("experiment", "");
+  top.string_or("description", "");
+  e.model = top.string("model");
+  e.gpus = top.integer("gpus", 1);
+  e.batch_per_rank = top.integer("batch_per_rank", 1);
+  e.context = read_context(top.required("context"), "context");
+  e.slo_ms = top.number("slo_ms", 0);
+  {
+    const ConfigNode& n = top.required("variants");
+    if (n.kind != ConfigNode::Kind::Sequence || n.items.empty()) experiment_error(n, "variants", "expected a non-empty list of variants");
+    for (size_t i = 0; i < n.items.size(); ++i) {
+      ExperimentMap m(n.items[i], fmt::format("variants[{}]", i));
+      AblationVariant v;
+      v.name = m.string("name");
+      v.description = m.string("description");
+      v.kind = m.string("kind");
+      if (v.kind != "h200" && v.kind != "csi" && v.kind != "cli")
+        experiment_error(m.required("kind"), m.key_path("kind"), fmt::format("'{}' is not a GPU kind (h200, csi, cli)", v.kind));
+      v.set = m.overrides("set");
+      m.finish();
+      for (const auto& o : e.variants)
+        if (o.name == v.name) experiment_error(n.items[i], m.key_path("name"), fmt::format("variant '{}' appears twice", v.name));
+      e.variants.push_back(std::move(v));
+    }
+  }
+  e.set = top.overrides("set");
+  top.finish();
+  return e;
+}
+
+SessionsExperiment load_sessions_experiment(const std::filesystem::path& file) {
+  const ConfigNode root = read_experiment_file(file);
+  ExperimentMap top(root, "");
+  SessionsExperiment e;
+  top.string_or("experiment", "");
+  top.string_or("description", "");
+  e.model = top.string("model");
+  e.systems = read_systems(top, "systems");
+  e.set = top.overrides("set");
+  top.finish();
+  return e;
+}
+
+std::vector<KindParams> ablation_params(const AblationExperiment& e, const std::function<ConfigTree(const std::string& kind)>& base) {
+  std::vector<KindParams> out;
+  for (const AblationVariant& v : e.variants) {
+    try {
+      ConfigTree t = base(v.kind);
+      apply_overrides(t, v.set);
+      out.push_back(load_kind_params(t, v.kind));
+    } catch (const ConfigError& err) {
+      throw ConfigError(fmt::format("ablation variant '{}': {}", v.name, err.what()));
+    }
+  }
+  return out;
+}
+
+// ---- the evaluation -----------------------------------------------------------------
+
+size_t eval_job_count(const EvalExperiment& e) { return e.models.size() * e.systems.size(); }
+
+Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams>& kinds, const EvalExperiment& e, size_t i) {
+  const std::string& model = e.models[i / e.systems.size()];
+  const std::string& system = e.systems[i % e.systems.size()];
+  try {
+    const SystemName sn = parse_system(system);
+    const ModelConfig& m = models.models.at(model);
+    std::optional<Server> srv;
+    std::string setup_error;
+    try {
+      srv.emplace(m, kinds.at(sn.kind), sn.gpus);
+    } catch (const ConfigError& err) {
+      setup_error = err.what();
+    }
+    Json out = Json::array();
+    for (const auto& c : e.contexts)
+      for (double slo : e.slos_ms) {
+        PointResult p;
+        if (srv) {
+          p = srv->search(c, bitline::ms(slo));
+        } else {
+          p.model = model;
+          p.context = c.name;
+          p.gpus = sn.gpus;
+          p.slo_ms = slo;
+          p.reason = setup_error;
+          p.bound_by = "deployment";
+        }
+        p.system = system;
+        p.slo_ms = slo;
+        out.push_back(p.json());
+      }
+    return out;
+  } catch (const std::exception& err) {
+    throw ModelError(fmt::format("{} on {}: {}", model, system, err.what()));
+  }
+}
+
+Json eval_summary(const Json& points, const EvalExperiment& e) {
+  const std::string& bl = e.baseline;
+  const auto key_of = [](const Json& p) {
+    return fmt::format("{}|{}|{}", p["model"].get<std::string>(), p["context"].get<std::string>(), p["slo_ms"].get<double>());
+  };
+  std::map<std::string, const Json*> base;
+  for (const auto& p : points)
+    if (p["system"] == bl) base[key_of(p)] = &p;
+  Json thr = Json::object(), tpj = Json::object();
+  for (const auto& sys : e.systems) {
+    if (sys == bl) continue;
+    for (double slo : e.slos_ms) {
+      const std::string key = fmt::format("{}@{:g}", sys, slo);
+      std::vector<double> r1, r2;
+      Json miss = Json::array();
+      for (const auto& p : points) {
+        if (p["system"] != sys || p["slo_ms"].get<double>() != slo) continue;
+        const auto it = base.find(key_of(p));
+        const Json* b = it == base.end() ? nullptr : it->second;
+        const bool feasible = p["feasible"].get<bool>();
+        if (!b || !(*b)["feasible"].get<bool>() || !feasible) {
+          miss.push_back(fmt::format("{}/{}: {}", p["model"].get<std::string>(), p["context"].get<std::string>(),
+                                     !feasible ? sys + " infeasible" : (b ? bl + " infeasible" : "no " + bl + " point")));
+          continue;
+        }
+        r1.push_back(p["tokens_per_s_per_gpu"].get<double>() / (*b)["tokens_per_s_per_gpu"].get<double>());
+        r2.push_back(p["tokens_per_j"].get<double>() / (*b)["tokens_per_j"].get<double>());
+      }
+      auto stats = [&](const std::vector<double>& v) {
+        Json j = {{"points", v.size()}, {"excluded", miss}};
+        if (v.empty()) {
+          j["mean"] = nullptr;
+          j["geomean"] = nullptr;
+          return j;
+        }
+        double s = 0, l = 0;
+        for (double x : v) s += x, l += std::log(x);
+        j["mean"] = s / double(v.size());
+        j["geomean"] = std::exp(l / double(v.size()));
+        return j;
+      };
+      thr[key] = stats(r1);
+      tpj[key] = stats(r2);
+    }
+  }
+  return {{"throughput_vs_" + bl, thr}, {"tokens_per_j_vs_" + bl, tpj}};
+}
+
+// ---- the ablation -------------------------------------------------------------------
+
+Json run_ablation(const ModelConfig& m, const AblationExperiment& e, const std::vector<KindParams>& params, int threads) {
+  if (params.size() != e.variants.size()) throw ModelError("run_ablation: one KindParams per variant expected");
+  const double slo_ms = e.slo_ms;
+  const ContextSpec& c = e.context;
+  const auto variants = WorkerPool(threads).map<Json>(e.variants.size(), [&](size_t i) {
+    const KindParams& k = params[i];
+    Server s(m, k, e.gpus);
+    const StepReport r = s.step(e.batch_per_rank, c);
+    const PointResult p = s.search(c, bitline::ms(slo_ms));
+    Json j;
+    j["description"] = e.variants[i].description;
+    j["system"] = fmt::format("{}x{}", k.kind, e.gpus);
+    j["step_ms"] = to_s(r.step) * 1e3;
+    j["breakdown_ms"] = r.breakdown.json_ms();
+    j["fits"] = r.capacity.fits;
+    if (!r.capacity.fits) j["capacity_limit"] = r.capacity.limit;
+    j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+    j[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", slo_ms)] = p.feasible ? p.step.tokens_per_s_per_gpu : 0.0;
+    j[fmt::format("batch_at_{:g}ms", slo_ms)] = p.feasible ? p.step.batch : 0;
+    j[fmt::format("bound_by_at_{:g}ms", slo_ms)] = p.feasible ? p.bound_by : p.reason;
+    return j;
+  });
+  Json out;
+  out["model"] = m.name;
+  out["gpus"] = e.gpus;
+  out["batch_per_rank"] = e.batch_per_rank;
+  out["context"] = {{"name", c.name}, {"input", c.input}, {"output", c.output}};
+  out["slo_ms"] = slo_ms;
+  for (size_t i = 0; i < e.variants.size(); ++i) out["variants"][e.variants[i].name] = variants[i];
+  return out;
+}
+
+}  // namespace bitline::llm

@@ -1,0 +1,206 @@
+// Experiment files (configs/experiments/*.yaml): a user's own matrix runs through
+// `accel eval`, `accel ablation`, `accel sessions` and `cosmos eval` with
+// --experiment, without touching C++; a bad file is a config error (exit 2) that
+// names the file, the key and why, and writes no output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../support/run_bitline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using ::bitline::test::run_bitline;
+using ::bitline::test::shell_quote;
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+class ExperimentCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / (std::string("bitline-exp-") + info->name() + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  /// Runs `bitline CMD --experiment FILE --json OUT EXTRA`; expects success and returns the JSON.
+  nlohmann::json run_ok(const std::string& cmd, const fs::path& experiment, const std::string& extra = "") {
+    const fs::path out = dir_ / "out.json";
+    const auto r = run_bitline(cmd + " --experiment " + shell_quote(experiment.string()) + " --json " + shell_quote(out.string()) + " " + extra);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    std::ifstream in(out);
+    EXPECT_TRUE(in.good()) << "no JSON written: " << r.out;
+    if (!in) return {};
+    return nlohmann::json::parse(in);
+  }
+  /// Expects a config error (exit 2) naming every needle, and no output file.
+  void expect_bad(const std::string& cmd, const std::string& yaml, std::vector<std::string> needles) {
+    const fs::path file = write("bad.yaml", yaml);
+    const fs::path out = dir_ / "bad-out.json";
+    fs::remove(out);
+    const auto r = run_bitline(cmd + " --experiment " + shell_quote(file.string()) + " --json " + shell_quote(out.string()));
+    EXPECT_EQ(r.rc, 2) << cmd << " with\n" << yaml << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "config error")) << r.out;
+    EXPECT_TRUE(contains(r.out, "bad.yaml")) << "the message does not name the file: " << r.out;
+    for (const auto& n : needles) EXPECT_TRUE(contains(r.out, n)) << "expected '" << n << "' in: " << r.out << "\nfor\n" << yaml;
+    EXPECT_FALSE(fs::exists(out)) << "output written despite the error";
+  }
+  fs::path dir_;
+};
+
+// A user's matrix: 2 models x 1 context x 1 SLO x 2 systems, one model given by path.
+TEST_F(ExperimentCli, AccelEvalRunsAUserMatrix) {
+  nlohmann::json m = nlohmann::json::parse(std::ifstream(std::string(BITLINE_SOURCE_DIR) + "/configs/models/tiny-test.json"));
+  m["num_hidden_layers"] = 4;
+  std::ofstream(dir_ / "tiny-b.json") << m.dump();
+  const fs::path e = write("mine.yaml", "# my matrix\n"
+                                        "models: [tiny-test, " + (dir_ / "tiny-b.json").string() + "]\n"
+                                        "contexts: [{name: short, input: 512, output: 128}]\n"
+                                        "slos_ms: [20]\n"
+                                        "systems: [h200x4, csix4]\n"
+                                        "baseline: h200x4\n");
+  const auto j = run_ok("accel eval --quiet", e);
+  ASSERT_EQ(j["points"].size(), 4u);
+  const std::vector<std::pair<std::string, std::string>> order = {{"tiny-test", "h200x4"}, {"tiny-test", "csix4"}, {"tiny-b", "h200x4"}, {"tiny-b", "csix4"}};
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& p = j["points"][i];
+    EXPECT_EQ(p["model"], order[i].first) << i;
+    EXPECT_EQ(p["system"], order[i].second) << i;
+    EXPECT_EQ(p["context"], "short");
+    EXPECT_EQ(p["slo_ms"], 20.0);
+    EXPECT_TRUE(p["feasible"].get<bool>()) << p.dump();
+  }
+  // The summary divides by the file's baseline, for the file's other systems and SLOs only.
+  ASSERT_TRUE(j["summary"].contains("throughput_vs_h200x4")) << j["summary"].dump();
+  EXPECT_EQ(j["summary"]["throughput_vs_h200x4"].size(), 1u);
+  EXPECT_EQ(j["summary"]["throughput_vs_h200x4"]["csix4@20"]["points"], 2);
+  const double expect = j["points"][1]["tokens_per_s_per_gpu"].get<double>() / j["points"][0]["tokens_per_s_per_gpu"].get<double>() / 2 +
+                        j["points"][3]["tokens_per_s_per_gpu"].get<double>() / j["points"][2]["tokens_per_s_per_gpu"].get<double>() / 2;
+  EXPECT_DOUBLE_EQ(j["summary"]["throughput_vs_h200x4"]["csix4@20"]["mean"].get<double>(), expect);
+  EXPECT_EQ(j["run"]["experiment"], e.string());
+}
+
+// The file's `set:` reaches the components (here the GPU kinds), under the command line's --set.
+TEST_F(ExperimentCli, AccelEvalAppliesTheFilesOverridesUnderTheCommandLine) {
+  const std::string matrix = "models: [tiny-test]\ncontexts: [\"512:128\"]\nslos_ms: [20]\nsystems: [h200x4]\nbaseline: h200x4\n";
+  const fs::path e = write("mine.yaml", matrix + "set: [llm.compute.kernel_overhead=7us]\n");
+  EXPECT_EQ(run_ok("accel eval --quiet", e)["config"]["h200"]["llm"]["compute"]["kernel_overhead"], "7us");
+  EXPECT_EQ(run_ok("accel eval --quiet", e, "--set llm.compute.kernel_overhead=5us")["config"]["h200"]["llm"]["compute"]["kernel_overhead"], "5us");
+}
+
+// A tiny Flash-Cosmos sweep: two workloads, two systems, one pair; `set:` shrinks the data.
+TEST_F(ExperimentCli, CosmosEvalRunsAUserSweep) {
+  const fs::path e = write("sweep.yaml", "systems: [osp, fc]\n"
+                                         "sweep:\n  clique_sizes: [8]\n  months: [1]\n"
+                                         "compare: [fc/osp]\n"
+                                         "set: [workload.users=8000000, workload.vertices=1048576, workload.cliques=4]\n");
+  const auto j = run_ok("cosmos eval --quiet", e);
+  ASSERT_EQ(j["points"].size(), 4u);
+  // Points in the file's order (kcs before bmi here), each on every system in order.
+  EXPECT_EQ(j["points"][0]["workload"], "kcs");
+  EXPECT_EQ(j["points"][0]["system"], "osp");
+  EXPECT_EQ(j["points"][1]["system"], "fc");
+  EXPECT_EQ(j["points"][2]["param"]["months"], 1);
+  EXPECT_EQ(j["config"]["workload"]["users"], 8000000);
+  EXPECT_EQ(j["config"]["workload"]["months"], nlohmann::json::array({1}));
+  EXPECT_FALSE(j["config"]["workload"].contains("images"));
+  ASSERT_EQ(j["summary"]["speedup"].size(), 1u);
+  const auto& s = j["summary"]["speedup"]["fc/osp"];
+  EXPECT_DOUBLE_EQ(s["kcs"].get<double>(), j["points"][0]["time_s"].get<double>() / j["points"][1]["time_s"].get<double>());
+  EXPECT_TRUE(s.contains("overall"));
+  EXPECT_FALSE(s.contains("ims"));
+}
+
+// An ablation variant is data: a kind and overrides; the variants run as the file lists them.
+TEST_F(ExperimentCli, AblationVariantsAreData) {
+  const fs::path e = write("abl.yaml", "model: tiny-test\ngpus: 4\nbatch_per_rank: 8\ncontext: \"512:128\"\nslo_ms: 20\n"
+                                       "variants:\n"
+                                       "  - {name: base, description: as preset, kind: csi}\n"
+                                       "  - {name: slow_flash, description: twice the read time, kind: csi, set: [nand.timing.t_read_slc=10us]}\n"
+                                       "  - {name: hbm, description: HBM only, kind: h200}\n");
+  const auto j = run_ok("accel ablation", e);
+  ASSERT_EQ(j["variants"].size(), 3u);
+  EXPECT_EQ(j["variants"]["base"]["system"], "csix4");
+  EXPECT_EQ(j["variants"]["hbm"]["system"], "h200x4");
+  EXPECT_EQ(j["variants"]["slow_flash"]["description"], "twice the read time");
+  EXPECT_GT(j["variants"]["slow_flash"]["step_ms"].get<double>(), j["variants"]["base"]["step_ms"].get<double>());
+  EXPECT_EQ(j["batch_per_rank"], 8);
+  EXPECT_EQ(j["context"]["input"], 512);
+  // --batch overrides the file.
+  EXPECT_EQ(run_ok("accel ablation", e, "--batch 4")["batch_per_rank"], 4);
+}
+
+TEST_F(ExperimentCli, SessionsRunTheFilesSystems) {
+  const fs::path e = write("ses.yaml", "model: qwen3-235b\nsystems: [h200x8, csix8]\nset: [sessions.sessions=40]\n");
+  const auto j = run_ok("accel sessions", e);
+  ASSERT_EQ(j["systems"].size(), 2u);
+  EXPECT_TRUE(j["systems"].contains("csix8"));
+  EXPECT_EQ(j["config"]["sessions"]["sessions"], 40);
+  EXPECT_EQ(j["config"]["sessions"]["model"], "qwen3-235b");
+}
+
+TEST_F(ExperimentCli, BadAccelEvalFilesAreConfigErrors) {
+  const std::string ok_models = "models: [tiny-test]\n", ok_ctx = "contexts: [{name: s, input: 512, output: 128}]\n",
+                    ok_slo = "slos_ms: [20]\n", ok_sys = "systems: [h200x4, csix4]\n", ok_base = "baseline: h200x4\n";
+  const std::string ok = ok_models + ok_ctx + ok_slo + ok_sys + ok_base;
+  expect_bad("accel eval --quiet", ok + "modles: [x]\n", {"bad.yaml:6", "modles", "unknown key"});
+  expect_bad("accel eval --quiet", ok_models + ok_ctx + "slos_ms: [0]\n" + ok_sys + ok_base, {"slos_ms[0]", "above 0"});
+  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + "systems: [h200x4, a100x8]\n" + ok_base, {"systems[1]", "a100x8"});
+  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + ok_sys + "baseline: clix8\n", {"baseline", "clix8", "not one of the systems"});
+  expect_bad("accel eval --quiet", ok_models + "contexts: [{name: s, input: 512}]\n" + ok_slo + ok_sys + ok_base, {"contexts[0]", "output"});
+  expect_bad("accel eval --quiet", ok_models + "contexts: [\"512:0\"]\n" + ok_slo + ok_sys + ok_base, {"contexts[0]", "512:0"});
+  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + ok_sys, {"missing key 'baseline'"});
+  expect_bad("accel eval --quiet", "models: [no-such-model]\n" + ok_ctx + ok_slo + ok_sys + ok_base, {"models", "no-such-model"});
+  expect_bad("accel eval --quiet", ok + "set: [llm.compute.no_such=1]\n", {"bad.yaml:6", "no_such"});
+  expect_bad("accel eval --quiet", ok + "set: [llm.compute.kernel_overhead=fast]\n", {"bad.yaml:6", "kernel_overhead"});
+  expect_bad("accel eval --quiet", ok + "set: [llm.compute.kernel_overhead]\n", {"set[0]", "key.path=value"});
+  expect_bad("accel eval --quiet", "- a\n- b\n", {"top level"});
+}
+
+TEST_F(ExperimentCli, BadAblationAndSessionsFilesAreConfigErrors) {
+  const std::string head = "model: tiny-test\ngpus: 4\nbatch_per_rank: 8\ncontext: \"512:128\"\nslo_ms: 20\n";
+  expect_bad("accel ablation", head + "variants:\n  - {name: a, description: d, kind: tpu}\n", {"variants[0].kind", "tpu"});
+  expect_bad("accel ablation", head + "variants:\n  - {name: a, description: d, kind: csi, set: [hbf.runtime.prefetch=maybe]}\n",
+             {"variant 'a'", "bad.yaml:7", "prefetch", "maybe"});
+  expect_bad("accel ablation", head + "variants:\n  - {name: a, description: d, kind: csi, colour: red}\n", {"variants[0].colour"});
+  expect_bad("accel ablation", head + "variants:\n  - {name: a, description: d, kind: csi}\n  - {name: a, description: e, kind: h200}\n",
+             {"appears twice"});
+  expect_bad("accel ablation", "model: tiny-test\ngpus: 0\nbatch_per_rank: 8\ncontext: \"512:128\"\nslo_ms: 20\nvariants: []\n", {"gpus"});
+  expect_bad("accel sessions", "model: qwen3-235b\nsystems: [csix]\n", {"systems[0]", "csix"});
+}
+
+TEST_F(ExperimentCli, BadCosmosEvalFilesAreConfigErrors) {
+  const std::string sys = "systems: [osp, fc]\n";
+  expect_bad("cosmos eval --quiet", sys + "sweep: {weeks: [1]}\n", {"sweep.weeks", "unknown key"});
+  expect_bad("cosmos eval --quiet", sys + "sweep: {months: [0]}\n", {"sweep.months[0]", "minimum"});
+  expect_bad("cosmos eval --quiet", sys + "sweep: {months: [1, 1]}\n", {"sweep.months[1]", "twice"});
+  expect_bad("cosmos eval --quiet", "systems: [osp, gpu]\nsweep: {months: [1]}\n", {"systems[1]", "gpu"});
+  expect_bad("cosmos eval --quiet", sys + "sweep: {months: [1]}\ncompare: [fc-osp]\n", {"compare[0]", "A/B"});
+  expect_bad("cosmos eval --quiet", sys + "sweep: {months: [1]}\nset: [workload.userz=8]\n", {"bad.yaml:3", "userz"});
+  expect_bad("cosmos eval --quiet", sys, {"missing key 'sweep'"});
+}
+
+TEST_F(ExperimentCli, AMissingExperimentFileIsAConfigError) {
+  const auto r = run_bitline("cosmos eval --experiment " + shell_quote((dir_ / "nope.yaml").string()) + " --json " +
+                             shell_quote((dir_ / "o.json").string()));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "nope.yaml: cannot open experiment file")) << r.out;
+}
+
+}  // namespace
