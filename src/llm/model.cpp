@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/input.hpp"
+#include "core/json_io.hpp"
 
 namespace bitline::llm {
 
@@ -66,12 +66,12 @@ class Fields {
   int64_t integer_or(const char* k, int64_t def, int64_t min = 0) const { return has(k) ? integer_at(k, j_.at(k), min) : def; }
   bool boolean_or(const char* k, bool def) const {
     if (!has(k)) return def;
-    if (!j_.at(k).is_boolean()) fail(k, fmt::format("expected true or false, got {}", j_.at(k).dump()));
+    if (!j_.at(k).is_boolean()) fail(k, fmt::format("expected true or false, got {}", json_brief(j_.at(k))));
     return j_.at(k).get<bool>();
   }
   std::string string_or(const char* k, const std::string& def) const {
     if (!has(k)) return def;
-    if (!j_.at(k).is_string()) fail(k, fmt::format("expected a string, got {}", j_.at(k).dump()));
+    if (!j_.at(k).is_string()) fail(k, fmt::format("expected a string, got {}", json_brief(j_.at(k))));
     return j_.at(k).get<std::string>();
   }
   const json& at(const char* k) const { return j_.at(k); }
@@ -80,7 +80,7 @@ class Fields {
   int64_t integer_at(const char* k, const json& v, int64_t min) const {
     if (!v.is_number_integer() && !v.is_number_unsigned()) {
       if (v.is_number_float() && v.get<double>() == double(int64_t(v.get<double>()))) return check(k, int64_t(v.get<double>()), min);
-      fail(k, fmt::format("expected an integer, got {}", v.dump()));
+      fail(k, fmt::format("expected an integer, got {}", json_brief(v)));
     }
     return check(k, v.get<int64_t>(), min);
   }
@@ -277,7 +277,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
       if (!a.is_array()) f.fail("mlp_only_layers", "expected a list of layer indices");
       for (const auto& x : a) {
         if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= m.layers)
-          f.fail("mlp_only_layers", fmt::format("{} is not a layer index in [0, {})", x.dump(), m.layers));
+          f.fail("mlp_only_layers", fmt::format("{} is not a layer index in [0, {})", json_brief(x), m.layers));
         mlp_only.push_back(x.get<int64_t>());
       }
     }
@@ -295,16 +295,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
 }
 
 ModelConfig load_model_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open the model description", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
-  }
+  const json j = parse_input_json(read_input_file(file, kMaxModelFileBytes, "model description"), file.string());
   return parse_model(j, file.string(), file.stem().string());
 }
 

@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/input.hpp"
+#include "core/json_io.hpp"
 #include "core/rng.hpp"
 #include "llm/serving.hpp"
 
@@ -23,29 +25,28 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ConfigError(fmt::format("{}:{}: malformed JSON: {}", origin, n, e.what()));
-    }
+    const nlohmann::json j = parse_input_json(line, fmt::format("{}:{}", origin, n));
     auto fail = [&](const char* f, const std::string& why) { throw ConfigError(fmt::format("{}:{}: field '{}': {}", origin, n, f, why)); };
     if (!j.is_object()) throw ConfigError(fmt::format("{}:{}: expected a JSON object per line", origin, n));
     Turn t;
     if (!j.contains("session")) fail("session", "missing");
     if (j["session"].is_string()) t.session = j["session"].get<std::string>();
+    else if (j["session"].is_number_unsigned()) t.session = std::to_string(j["session"].get<uint64_t>());
     else if (j["session"].is_number_integer()) t.session = std::to_string(j["session"].get<int64_t>());
     else fail("session", "expected a string or an integer");
-    auto integer = [&](const char* f, int64_t min) {
+    auto integer = [&](const char* f, int64_t min, int64_t max, const char* why_max) {
       if (!j.contains(f)) fail(f, "missing");
-      if (!j[f].is_number_integer()) fail(f, fmt::format("expected an integer, got {}", j[f].dump()));
+      if (!j[f].is_number_integer()) fail(f, fmt::format("expected an integer, got {}", json_brief(j[f])));
+      if (j[f].is_number_unsigned() && j[f].get<uint64_t>() > uint64_t(max))
+        fail(f, fmt::format("{} is above the maximum {} ({})", j[f].get<uint64_t>(), max, why_max));
       const int64_t v = j[f].get<int64_t>();
       if (v < min) fail(f, fmt::format("{} is below the minimum {}", v, min));
+      if (v > max) fail(f, fmt::format("{} is above the maximum {} ({})", v, max, why_max));
       return v;
     };
-    t.turn = integer("turn", 1);
-    t.input = integer("input_tokens", 0);
-    t.output = integer("output_tokens", 0);
+    t.turn = integer("turn", 1, int64_t(1) << 30, "turns of one session");
+    t.input = integer("input_tokens", 0, kMaxContextTokens, "the context limit");
+    t.output = integer("output_tokens", 0, kMaxContextTokens, "the context limit");
     if (!j.contains("timestamp")) fail("timestamp", "missing");
     if (!j["timestamp"].is_number()) fail("timestamp", "expected a number of seconds");
     t.timestamp = j["timestamp"].get<double>();
@@ -56,11 +57,7 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
 }
 
 std::vector<Turn> read_trace(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open the trace", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_trace(ss.str(), file.string());
+  return parse_trace(read_input_file(file, kMaxTraceFileBytes, "trace"), file.string());
 }
 
 std::vector<Turn> synthetic_trace(const SessionParams& p) {
