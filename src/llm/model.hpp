@@ -21,6 +21,11 @@
 
 namespace bitline::llm {
 
+/// Most tokens of one request (input or output, `--context IN:OUT`, a trace's input_tokens/output_tokens): 2^30,
+/// about 100x the longest context windows of today's models (1-10M tokens). Larger counts are refused where they
+/// are read, naming the field.
+inline constexpr int64_t kMaxContextTokens = int64_t(1) << 30;
+
 enum class AttentionKind { Gqa, Mla };
 
 /// What a weight tensor is for: decides how it is sharded and which operator reads it.
