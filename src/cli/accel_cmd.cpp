@@ -154,6 +154,7 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o] {
+      check_json_output(o->json);
       const auto kinds = k->load_all();
       ModelSet models;
       const auto t0 = std::chrono::steady_clock::now();
@@ -161,8 +162,7 @@ void add_accel(CLI::App& app) {
         if (!o->quiet) print_progress(i, n, what);
       }, o->threads);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      j["config"] = config_json(kinds);
-      j["run"] = {{"wall_s", wall}, {"threads", o->threads}};
+      j["config"] = config_json(kinds);  // run metadata (wall time, threads) is printed, not written: same inputs, same bytes
       write_json_file(o->json, j);
       fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs h200x8; tokens/J vs h200x8)\n", "system@SLO", "mean",
                  "geomean", "points");
@@ -199,11 +199,12 @@ void add_accel(CLI::App& app) {
     k->add_to(*cmd);
     cmd->add_option("--json", o->json, "write the variants to this file")->required();
     cmd->add_option("--model", o->model, "model")->capture_default_str();
-    cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention)")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention)")->capture_default_str()->check(CLI::Range(int64_t(1), kMaxBatchOption));
     cmd->add_option("--gpus", o->gpus, "GPUs")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--context", o->context, "long, agent or IN:OUT")->capture_default_str();
-    cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms")->capture_default_str()->check(slo_ms());
     cmd->callback([k, o] {
+      check_json_output(o->json);
       const auto kinds = k->load_all();
       const ModelConfig m = load_model(o->model);
       Json j = run_ablation(m, kinds, o->gpus, o->batch, parse_context(o->context), o->slo);
@@ -230,6 +231,7 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--trace", o->trace, "JSONL trace (session, turn, input_tokens, output_tokens, timestamp); default: synthetic agentic sessions");
     cmd->add_option("--model", o->model, "model (default: sessions.model)");
     cmd->callback([k, o] {
+      check_json_output(o->json);
       const auto kinds = k->load_all();
       SessionParams sp = k->sessions();
       if (!o->model.empty()) sp.model = o->model;
@@ -266,10 +268,11 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS), or a kind (h200, csi, cli) with --gpus")->required();
     cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::PositiveNumber);
     cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
-    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::PositiveNumber);
+    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
+    cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::Range(int64_t(1), kMaxBatchOption));
     cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
     cmd->callback([k, o] {
+      check_json_output(o->json);
       // `--system csi --gpus 8` and `--system csix8` name the same system.
       const bool bare_kind = o->system == "h200" || o->system == "csi" || o->system == "cli";
       if (bare_kind && o->gpus <= 0) throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o->system, o->system));
@@ -323,17 +326,23 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--model", o->model, "qwen3-235b, qwen3-coder-480b, llama3.1-405b, deepseek-v3, or a config.json path")->required();
     cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS)")->required();
     cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
-    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
     cmd->add_option("--vary", o->vary, "a parameter and its values, KEY=V1,V2,... (repeatable: the grid is every combination)")->required();
     cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
     cmd->add_option("--threads", o->threads, "worker threads")->check(CLI::Range(1, 256))->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o] {
+      check_json_output(o->json);
       const SystemName sn = parse_system(o->system);
       const ContextSpec c = parse_context(o->context);
       const ModelConfig m = load_model(o->model);
       std::vector<Vary> vary;
-      for (const auto& v : o->vary) vary.push_back(parse_vary(v));
+      for (const auto& v : o->vary) {
+        vary.push_back(parse_vary(v));
+        for (size_t i = 0; i + 1 < vary.size(); ++i)
+          if (vary[i].key == vary.back().key)
+            throw ConfigError(fmt::format("--vary {}: the key is varied twice (give all its values in one --vary)", vary.back().key));
+      }
       // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
       std::vector<std::vector<std::string>> combos(1);
       for (const auto& v : vary) {
@@ -436,8 +445,9 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--models", o->models, "models (default: the four evaluated)");
     cmd->add_option("--systems", o->systems, "systems (default: all eight)");
     cmd->add_option("--context", o->context, "long, agent or IN:OUT")->capture_default_str();
-    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the 100 ms search finds)");
+    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the 100 ms search finds)")->check(CLI::Range(int64_t(1), kMaxBatchOption));
     cmd->callback([k, o] {
+      check_json_output(o->json);
       const auto kinds = k->load_all();
       const ContextSpec c = parse_context(o->context);
       const auto models = o->models.empty() ? eval_models() : o->models;

@@ -165,6 +165,7 @@ void add_nand(CLI::App& app) {
   demo_cfg->add_to(*demo);
   demo->add_option("--json", *demo_json, "write the results (and the resolved config) to this JSON file");
   demo->callback([demo_cfg, demo_json] {
+    check_json_output(*demo_json);
     Json j = run_demo(demo_cfg->load());
     if (!demo_json->empty()) {
       write_json_file(*demo_json, j);
@@ -178,6 +179,7 @@ void add_nand(CLI::App& app) {
   rber_cfg->add_to(*rber);
   rber->add_option("--json", *rber_json, "write the table to this JSON file");
   rber->callback([rber_cfg, rber_json] {
+    check_json_output(*rber_json);
     Json j = rber_table(rber_cfg->load());
     if (!rber_json->empty()) write_json_file(*rber_json, j);
   });
