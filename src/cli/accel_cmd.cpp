@@ -200,7 +200,7 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--json", o->json, "write the variants to this file")->required();
     cmd->add_option("--model", o->model, "model")->capture_default_str();
     cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention)")->capture_default_str()->check(CLI::Range(int64_t(1), kMaxBatchOption));
-    cmd->add_option("--gpus", o->gpus, "GPUs")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--gpus", o->gpus, "GPUs")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(99999)));
     cmd->add_option("--context", o->context, "long, agent or IN:OUT")->capture_default_str();
     cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms")->capture_default_str()->check(slo_ms());
     cmd->callback([k, o] {
@@ -266,7 +266,7 @@ void add_accel(CLI::App& app) {
     k->add_to(*cmd);
     cmd->add_option("--model", o->model, "qwen3-235b, qwen3-coder-480b, llama3.1-405b, deepseek-v3, or a config.json path")->required();
     cmd->add_option("--system", o->system, "h200x8, csix8, clix16, ... (KIND x GPUS), or a kind (h200, csi, cli) with --gpus")->required();
-    cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::PositiveNumber);
+    cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::Range(int64_t(1), int64_t(99999)));
     cmd->add_option("--context", o->context, "long, agent or IN:OUT (average input and output tokens)")->required();
     cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
     cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::Range(int64_t(1), kMaxBatchOption));
@@ -342,6 +342,15 @@ void add_accel(CLI::App& app) {
         for (size_t i = 0; i + 1 < vary.size(); ++i)
           if (vary[i].key == vary.back().key)
             throw ConfigError(fmt::format("--vary {}: the key is varied twice (give all its values in one --vary)", vary.back().key));
+      }
+      // The grid is bounded before it is built: each point is a batch search (tens of ms).
+      size_t grid = 1;
+      for (const auto& v : vary) {
+        grid *= v.values.size();
+        if (grid > kMaxSweepPoints)
+          throw ConfigError(fmt::format("--vary: the grid has more than {} points (the product of the value counts, up to --vary {}); "
+                                        "a sweep that large runs for hours; split it",
+                                        kMaxSweepPoints, v.key));
       }
       // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
       std::vector<std::vector<std::string>> combos(1);

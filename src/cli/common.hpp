@@ -57,6 +57,9 @@ CLI::Validator slo_ms();
 /// Requests per attention rank given on the command line (--batch): at most 2^20, the range of
 /// serving.max_requests_per_rank (each request holds per-step state; 2^20 of them fit in memory).
 inline constexpr int64_t kMaxBatchOption = int64_t(1) << 20;
+/// Most points of an `accel sweep` grid: each is a batch search of tens of milliseconds, so 10,000 points are
+/// several minutes on two threads; larger grids are refused before they are built.
+inline constexpr size_t kMaxSweepPoints = 10000;
 
 void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);

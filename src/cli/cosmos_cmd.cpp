@@ -193,12 +193,13 @@ void add_cosmos(CLI::App& app) {
     auto months = std::make_shared<int64_t>(36);
     auto trials = std::make_shared<int64_t>(20);
     cfg->add_to(*cmd);
-    cmd->add_option("--months", *months, "BMI window in months (default 36)")->check(CLI::PositiveNumber);
-    cmd->add_option("--trials", *trials, "queries (each on freshly written data, default 20)")->check(CLI::PositiveNumber);
+    cmd->add_option("--months", *months, "BMI window in months (default 36)")->check(CLI::Range(int64_t(1), int64_t(1200)));
+    // Each trial writes and reads fresh data: 10,000 of them at the smallest size are already minutes.
+    cmd->add_option("--trials", *trials, "queries (each on freshly written data, default 20)")->check(CLI::Range(int64_t(1), int64_t(10000)));
     auto operands = std::make_shared<int64_t>(0);
     cmd->add_option("--operands", *operands,
                     "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 16));
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
       check_json_output(*json);

@@ -12,7 +12,7 @@
 namespace bitline {
 
 void throw_overflow(std::string_view what, std::string_view how) {
-  throw OverflowError(fmt::format("{} overflow: {} (the inputs are too large to simulate)", what, how));
+  throw OverflowError(fmt::format("{} overflow: {}", what, how));
 }
 
 namespace {

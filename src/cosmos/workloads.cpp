@@ -65,13 +65,28 @@ std::vector<Point> eval_points(const WorkloadParams& w) {
 PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, uint64_t seed) {
   PreparedPoint out;
   const bool fn = ssd.functional();
+  if (fn) {
+    // Functional data: every operand is generated, stored in the dies and folded into the CPU reference.
+    int64_t operands = 0, bits = 0;
+    std::string keys;
+    if (p.workload == "bmi") operands = checked_mul(p.value, w.days_per_month, "BMI operands"), bits = w.users, keys = "workload.users, months";
+    else if (p.workload == "ims")
+      operands = 3, bits = checked_mul(checked_mul(checked_mul(p.value, w.image_width, "IMS bits"), w.image_height, "IMS bits"), w.colors, "IMS bits"),
+      keys = "images, workload.image_width/height/colors";
+    else operands = checked_mul(w.cliques, p.value, "KCS operands"), bits = w.vertices, keys = "workload.vertices, cliques, k";
+    const double need = 2.0 * double(operands + 1) * double(bits) / 8;
+    if (need > double(nand::kMaxFunctionalBytes))
+      throw ConfigError(fmt::format("functional {} {}={}: {} operands of {} bits need about {:.3g} GB of data, more than the {} MiB a "
+                                    "functional run may keep; reduce {} (a timing-only run has no such limit)",
+                                    p.workload, p.param, p.value, operands, bits, need * 1e-9, nand::kMaxFunctionalBytes >> 20, keys));
+  }
   Rng rng = Rng::derive(seed, "workload." + p.workload);
   auto put = [&](const std::string& name, int64_t bytes, const BitVector* data, const WriteOptions& o) {
     if (fn) ssd.write(name, *data, o);
     else ssd.write(name, bytes, o);
   };
   if (p.workload == "bmi") {
-    const int64_t days = p.value * w.days_per_month;
+    const int64_t days = checked_mul(p.value, w.days_per_month, "BMI days");
     const int64_t bytes = bytes_of_bits(w.users, "workload.users");
     ssd.declare_group("bmi", uint32_t(days));
     std::vector<Expr> kids;
@@ -95,7 +110,7 @@ PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, S
     out.popcount = true;
     if (fn) out.reference.push_back(std::move(ref));
   } else if (p.workload == "ims") {
-    const int64_t bits = p.value * w.image_width * w.image_height * w.colors;
+    const int64_t bits = checked_mul(checked_mul(checked_mul(p.value, w.image_width, "IMS bits"), w.image_height, "IMS bits"), w.colors, "IMS bits");
     const int64_t bytes = bytes_of_bits(bits, "IMS plane");
     ssd.declare_group("ims", 3);
     BitVector ref;

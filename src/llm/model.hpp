@@ -26,6 +26,10 @@ namespace bitline::llm {
 /// are read, naming the field.
 inline constexpr int64_t kMaxContextTokens = int64_t(1) << 30;
 
+/// Most weight tensors of a model (num_hidden_layers x (3 x experts + ~16)); the tensor list is built whole,
+/// ~200 B a tensor. DeepSeek-V3 has about 47,000.
+inline constexpr int64_t kMaxModelTensors = int64_t(1) << 20;
+
 enum class AttentionKind { Gqa, Mla };
 
 /// What a weight tensor is for: decides how it is sharded and which operator reads it.

@@ -50,6 +50,8 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
     if (!j.contains("timestamp")) fail("timestamp", "missing");
     if (!j["timestamp"].is_number()) fail("timestamp", "expected a number of seconds");
     t.timestamp = j["timestamp"].get<double>();
+    if (int64_t(out.size()) == kMaxTraceTurns)
+      throw ConfigError(fmt::format("{}:{}: more than {} turns in a trace", origin, n, kMaxTraceTurns));
     out.push_back(std::move(t));
   }
   if (out.empty()) throw ConfigError(fmt::format("{}: the trace has no turns", origin));
@@ -62,6 +64,10 @@ std::vector<Turn> read_trace(const std::filesystem::path& file) {
 
 std::vector<Turn> synthetic_trace(const SessionParams& p) {
   if (p.turns_max < p.turns_min) throw ConfigError("sessions.turns_max is below sessions.turns_min");
+  if (p.sessions * p.turns_max > kMaxTraceTurns)
+    throw ConfigError(fmt::format("sessions.sessions x sessions.turns_max = {} x {}: up to {} turns, more than the {} a trace may "
+                                  "have (about 200 B each while replayed)",
+                                  p.sessions, p.turns_max, p.sessions * p.turns_max, kMaxTraceTurns));
   Rng rng = Rng::derive(uint64_t(p.seed), "llm.sessions");
   auto around = [&](double mean) { return int64_t(std::llround(mean * (0.5 + rng.uniform()))); };  // uniform in [0.5, 1.5] x mean
   auto exponential = [&](double mean) { return -std::log(1.0 - rng.uniform()) * mean; };
@@ -174,13 +180,14 @@ Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>&
     const hbf::System& sys = s.system();
     const bool mla = m.attention == AttentionKind::Mla;
     const int64_t tok_layer_gpu = mla ? m.kv_bytes_per_token_layer() : 2 * d.kv_heads * m.head_dim * m.kv_value_bytes;
-    const int64_t per_token = tok_layer_gpu * m.layers * d.tp;  // the system's bytes per token (TP: all shards)
+    const int64_t per_token = checked_mul(checked_mul(tok_layer_gpu, m.layers, "KV bytes per token"), d.tp,
+                                          "KV bytes per token");  // the system's bytes per token (TP: all shards)
     std::function<Bytes(int64_t)> footprint;
     Bytes capacity;
     const ContextSpec none{"none", 0, 1};
     const Capacity c0 = s.capacity(0, none);
     if (!s.has_hbf()) {
-      footprint = [per_token](int64_t tokens) { return Bytes(tokens * per_token); };
+      footprint = [per_token](int64_t tokens) { return Bytes(checked_mul(tokens, per_token, "KV bytes of a session")); };
       capacity = (c0.hbm_capacity - c0.hbm_used) * double(d.gpus);
     } else {
       // Isolated blocks: a session's KV object holds whole megablocks on every megaplane of its window (all of them,
@@ -189,7 +196,8 @@ Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>&
       const int64_t tps = s.memory().tokens_per_slice(tok_layer_gpu);
       const int64_t tp = d.tp, layers = m.layers;
       footprint = [=, &sys](int64_t tokens) {
-        return Bytes(sys.kv_megablocks(layers * ((tokens + tps - 1) / tps)) * megablock * tp);
+        const int64_t slices = checked_mul(layers, (tokens + tps - 1) / tps, "KV slices of a session");
+        return Bytes(checked_mul(checked_mul(sys.kv_megablocks(slices), megablock, "KV bytes of a session"), tp, "KV bytes of a session"));
       };
       capacity = Bytes((c0.blocks_per_megaplane - c0.blocks_used) * k * megablock) * double(d.gpus);
     }
