@@ -172,6 +172,64 @@ TEST_F(Hostile, TokenCountsCannotWrap) {
   expect_bad_input("accel sessions --trace " + quote(u) + " --json " + out(), {"unsigned.jsonl:1", "input_tokens", "above the maximum"});
 }
 
+// ---- Sizes inside the declared ranges that would need TBs or hours ---------------------------------------
+
+TEST_F(Hostile, ModelSizesAreCapped) {
+  const std::string head = R"({"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008, )";
+  const std::string a = write("layers.json", head + R"("num_hidden_layers": 1099511627776})");
+  expect_bad_input("accel run --model " + quote(a) + " --system csix8 --context long --slo 100",
+                   {"layers.json", "num_hidden_layers", "above the maximum 1024"});
+  const std::string b = write("experts.json", head + R"("num_hidden_layers": 1024, "num_experts": 16384, "num_experts_per_tok": 8, )"
+                                                     R"("moe_intermediate_size": 1024})");
+  expect_bad_input("accel run --model " + quote(b) + " --system csix8 --context long --slo 100",
+                   {"experts.json", "num_experts", "weight tensors, more than the 1048576"});
+  const std::string c = write("hidden.json", head + R"("num_hidden_layers": 2, "hidden_size": 1e300})");
+  expect_bad_input("accel run --model " + quote(c) + " --system csix8 --context long --slo 100", {"hidden.json", "hidden_size"});
+}
+
+TEST_F(Hostile, HbfGeometryIsCapped) {
+  expect_bad_input("hbf stream --preset csi --set hbf.geometry.blocks_per_plane=1000000",
+                   {"hbf.geometry.blocks_per_plane", "blocks to track, more than 16777216"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --set hbf.geometry.pages_per_block=1048575 "
+                   "--set hbf.geometry.page_size=16MiB --set hbf.geometry.planes_per_megaplane=96",
+                   {"hbf.geometry.pages_per_block", "bytes of flash"});
+}
+
+TEST_F(Hostile, BatchAndContextWorkIsCapped) {
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --batch 1000000000000", {"--batch"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --batch 1048576",
+                   {"batch 1048576", "reads a step may plan", "--batch"});
+  expect_bad_input("accel run --model qwen3-235b --system csi --gpus 1000000000 --context long --slo 100", {"--gpus"});
+  expect_bad_input("accel sessions --set sessions.sessions=16000000 --set sessions.turns_max=10000 --json " + out(),
+                   {"sessions.sessions x sessions.turns_max", "more than the 4194304"});
+}
+
+TEST_F(Hostile, ExperimentSizesAreCapped) {
+  expect_bad_input("hbf stream --preset csi --tensor 1B", {"--tensor 1B", "tensors, more than the 1048576"});
+  expect_bad_input("hbf write-bw --preset csi --requests 1000000000", {"--requests 1000000000", "more requests than"});
+  expect_bad_input("hbf stream --preset csi --set hbf.geometry.pages_per_block=65536 --bytes 4TiB", {"--bytes", "megapages"});
+  std::string grid;
+  for (const char* k : {"serving.seed", "llm.sample_layers", "serving.routing_skew", "hbf.runtime.prefetch_distance", "llm.tp_size"})
+    grid += std::string(" --vary ") + k + "=1,2,3,4,5,6,7,8,9,10";
+  expect_bad_input("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --quiet" + grid,
+                   {"--vary", "more than 10000 points"});
+}
+
+TEST_F(Hostile, FunctionalDataIsCapped) {
+  expect_bad_input("nand demo --set nand.geometry.page_size=16MiB --set nand.geometry.wordlines_per_string=256 --json " + out(),
+                   {"nand.geometry.page_size", "more than the 512 MiB"});
+  expect_bad_input("cosmos run --preset flash-cosmos --functional --json " + out(), {"functional bmi", "workload.users"});
+  expect_bad_input("cosmos reliability --preset flash-cosmos --trials 1 --months 1 --json " + out(), {"functional bmi", "512 MiB"});
+  expect_bad_input("cosmos reliability --preset flash-cosmos --trials 1000000000 --set workload.users=8000", {"--trials"});
+  expect_bad_input("cosmos run --preset flash-cosmos --set 'workload.months=[100000]'", {"workload.months", "at most 1200"});
+}
+
+TEST_F(Hostile, TimePastItsRangeIsAnError) {
+  // 1e9-token contexts on HBM: the step takes longer than 2^63 picoseconds.
+  expect_bad_input("accel run --model llama3.1-405b --system h200x8 --context 1000000000:1000 --slo 100 --batch 1000000",
+                   {"time overflow", "106 days"});
+}
+
 // ---- Keys that the command does not read, negative or repeated options -----------------------------------
 
 TEST_F(Hostile, EveryKeyIsCheckedWhicheverCommandRuns) {
