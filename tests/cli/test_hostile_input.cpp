@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "../support/run_bitline.hpp"
@@ -228,6 +229,26 @@ TEST_F(Hostile, TimePastItsRangeIsAnError) {
   // 1e9-token contexts on HBM: the step takes longer than 2^63 picoseconds.
   expect_bad_input("accel run --model llama3.1-405b --system h200x8 --context 1000000000:1000 --slo 100 --batch 1000000",
                    {"time overflow", "106 days"});
+}
+
+TEST_F(Hostile, HugeTokenCountsGiveNoNegativeRetention) {
+  // Turns at the token limit (2^30): the byte counts must neither wrap nor go negative.
+  std::string trace;
+  for (int s = 0; s < 20; ++s)
+    for (int t = 1; t <= 3; ++t)
+      trace += "{\"session\": " + std::to_string(s) + ", \"turn\": " + std::to_string(t) + ", \"input_tokens\": " +
+               (t > 1 ? "1073741824" : "1000") + ", \"output_tokens\": 1073741824, \"timestamp\": " + std::to_string(10 * s + t) + "}\n";
+  const std::string f = write("big.jsonl", trace);
+  const Result r = ::bitline::test::run_bitline_bounded("accel sessions --trace " + quote(f) + " --json " + out());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(path("out.json"));
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["systems"].size(), 4u);
+  for (const auto& [name, v] : j["systems"].items()) {
+    EXPECT_GE(v["retention_bytes"].get<double>(), 0.0) << name;
+    EXPECT_GT(v["footprint_bytes_at_mean_prompt"].get<double>(), 1e12) << name;  // ~1.4e14 B, not wrapped
+    EXPECT_GE(v["recomputed_tokens"].get<double>(), 0.0) << name;
+  }
 }
 
 // ---- Keys that the command does not read, negative or repeated options -----------------------------------
