@@ -189,6 +189,7 @@ void add_accel(CLI::App& app) {
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o, x] {
       const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
+      check_json_output(o->json);
       const EvalExperiment ex = load_eval_experiment(x->file);
       const auto kinds = k->load_all(ex.set);
       ModelSet models;
@@ -208,7 +209,8 @@ void add_accel(CLI::App& app) {
       j["summary"] = eval_summary(j["points"], ex);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       j["config"] = config_json(kinds);
-      j["run"] = {{"wall_s", wall}, {"threads", o->threads}, {"experiment", x->file}, {"ranks", world.size()}};
+      // Run metadata (wall time, threads, ranks) is printed, not written: same inputs, same bytes.
+      j["run"] = {{"experiment", x->file}};
       write_json_file(o->json, j);
       fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {})\n", "system@SLO", "mean",
                  "geomean", "points", ex.baseline, ex.baseline);
@@ -227,8 +229,8 @@ void add_accel(CLI::App& app) {
         }
       int infeasible = 0;
       for (const auto& p : j["points"]) infeasible += p["feasible"].get<bool>() ? 0 : 1;
-      fmt::print("{} points ({} infeasible, listed in the JSON with the reason) in {:.1f} s; wrote {}\n", j["points"].size(), infeasible,
-                 wall, o->json);
+      fmt::print("{} points ({} infeasible, listed in the JSON with the reason) in {:.1f} s on {} rank(s) x {} thread(s); wrote {}\n",
+                 j["points"].size(), infeasible, wall, world.size(), o->threads, o->json);
     });
   }
 
@@ -249,12 +251,13 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--json", o->json, "write the variants to this file")->required();
     cmd->add_option("--model", o->model, "model (default: the experiment's)");
     cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention; default: the experiment's)")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--gpus", o->gpus, "GPUs (default: the experiment's)")->check(CLI::PositiveNumber);
+        ->check(CLI::Range(int64_t(1), kMaxBatchOption));
+    cmd->add_option("--gpus", o->gpus, "GPUs (default: the experiment's)")->check(CLI::Range(int64_t(1), int64_t(99999)));
     cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (default: the experiment's)");
-    cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms (default: the experiment's)")->check(CLI::PositiveNumber);
+    cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms (default: the experiment's)")->check(slo_ms());
     cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
     cmd->callback([k, o, x] {
+      check_json_output(o->json);
       AblationExperiment ex = load_ablation_experiment(x->file);
       if (!o->model.empty()) ex.model = o->model;
       if (o->batch > 0) ex.batch_per_rank = o->batch;
@@ -290,6 +293,7 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--trace", o->trace, "JSONL trace (session, turn, input_tokens, output_tokens, timestamp); default: synthetic agentic sessions");
     cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
     cmd->callback([k, o, x] {
+      check_json_output(o->json);
       const SessionsExperiment ex = load_sessions_experiment(x->file);
       const auto kinds = k->load_all(ex.set);
       SessionParams sp = k->sessions(ex.set);
@@ -326,12 +330,13 @@ void add_accel(CLI::App& app) {
     k->add_to(*cmd);
     cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
     cmd->add_option("--system", o->system, "KIND x GPUS (csix8, clix16, ...), or a kind (h200, csi, cli) with --gpus")->required();
-    cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::PositiveNumber);
+    cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::Range(int64_t(1), int64_t(99999)));
     cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")->required();
-    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::PositiveNumber);
+    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
+    cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::Range(int64_t(1), kMaxBatchOption));
     cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
     cmd->callback([k, o] {
+      check_json_output(o->json);
       // `--system csi --gpus 8` and `--system csix8` name the same system.
       const bool bare_kind = o->system == "h200" || o->system == "csi" || o->system == "cli";
       if (bare_kind && o->gpus <= 0) throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o->system, o->system));
@@ -385,18 +390,33 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
     cmd->add_option("--system", o->system, "KIND x GPUS (csix8, clix16, ...)")->required();
     cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")->required();
-    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
     cmd->add_option("--vary", o->vary, "a parameter and its values, KEY=V1,V2,... (repeatable: the grid is every combination)")->required();
     cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
     cmd->add_option("--threads", o->threads, "worker threads")->check(CLI::Range(1, 256))->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o] {
       const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
+      check_json_output(o->json);
       const SystemName sn = parse_system(o->system);
       const ContextSpec c = context_arg(o->context);
       const ModelConfig m = load_model(o->model);
       std::vector<Vary> vary;
-      for (const auto& v : o->vary) vary.push_back(parse_vary(v));
+      for (const auto& v : o->vary) {
+        vary.push_back(parse_vary(v));
+        for (size_t i = 0; i + 1 < vary.size(); ++i)
+          if (vary[i].key == vary.back().key)
+            throw ConfigError(fmt::format("--vary {}: the key is varied twice (give all its values in one --vary)", vary.back().key));
+      }
+      // The grid is bounded before it is built: each point is a batch search (tens of ms).
+      size_t grid = 1;
+      for (const auto& v : vary) {
+        grid *= v.values.size();
+        if (grid > kMaxSweepPoints)
+          throw ConfigError(fmt::format("--vary: the grid has more than {} points (the product of the value counts, up to --vary {}); "
+                                        "a sweep that large runs for hours; split it",
+                                        kMaxSweepPoints, v.key));
+      }
       // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
       std::vector<std::vector<std::string>> combos(1);
       for (const auto& v : vary) {
@@ -470,10 +490,9 @@ void add_accel(CLI::App& app) {
         Json vj = Json::object();
         for (const auto& v : vary) vj[v.key] = v.values;
         Json out = {{"model", m.name}, {"system", sn.name}, {"context", c.name}, {"slo_ms", o->slo}, {"vary", vj},
-                    {"points", points}, {"config", kind_json(k->load(sn.kind))},
-                    {"run", {{"threads", o->threads}, {"ranks", world.size()}}}};
+                    {"points", points}, {"config", kind_json(k->load(sn.kind))}};  // threads and ranks: not written (same bytes)
         write_json_file(o->json, out);
-        fmt::print("wrote {}\n", o->json);
+        fmt::print("wrote {} ({} rank(s) x {} thread(s))\n", o->json, world.size(), o->threads);
       }
     });
   }
@@ -496,9 +515,10 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--models", o->models, "models (default: the experiment's)");
     cmd->add_option("--systems", o->systems, "systems (default: the experiment's)");
     cmd->add_option("--context", o->context, "a context named in the experiment or IN:OUT (default: its first)");
-    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the --slo search finds)");
-    cmd->add_option("--slo", o->slo, "SLO of the batch search, ms (default: the experiment's largest)")->check(CLI::PositiveNumber);
+    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the --slo search finds)")->check(CLI::Range(int64_t(1), kMaxBatchOption));
+    cmd->add_option("--slo", o->slo, "SLO of the batch search, ms (default: the experiment's largest)")->check(slo_ms());
     cmd->callback([k, o, x] {
+      check_json_output(o->json);
       const EvalExperiment ex = load_eval_experiment(x->file);
       const auto kinds = k->load_all(ex.set);
       const ContextSpec c = o->context.empty() ? ex.contexts.front() : parse_context(o->context, ex.contexts);

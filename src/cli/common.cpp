@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "cosmos/workloads.hpp"
@@ -30,26 +31,29 @@ ConfigTree ConfigOptions::load(const std::vector<Override>& experiment) const {
   return t;
 }
 
+namespace {
+template <class P>
+Component component(std::string path, std::string summary) {
+  return {std::move(path), std::move(summary), [](const std::string& p) { return describe_params<P>(p); },
+          [](const ConfigTree& t, const std::string& p) { (void)load_params<P>(t, p); }};
+}
+}  // namespace
+
 const std::vector<Component>& catalogue() {
   static const std::vector<Component> c = {
-      {"sim", "run-wide settings (seed)", [](const std::string& p) { return describe_params<SimParams>(p); }},
-      {"nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits; its SLC timing and energy are "
-               "also the cell of the HBF planes (HBF presets: configs/nand/xl-flash.yaml)",
-       [](const std::string& p) { return describe_params<nand::NandParams>(p); }},
-      {"gpu", "GPU around the memories (FlashAccel): compute, on-chip SRAM", [](const std::string& p) { return describe_params<hbf::GpuParams>(p); }},
-      {"hbm", "HBM stacks of the GPU: capacity, bandwidth, latency, energy", [](const std::string& p) { return describe_params<hbf::HbmParams>(p); }},
-      {"hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, interface, SRAM, endurance, runtime (the planes' cell: nand)",
-       [](const std::string& p) { return describe_params<hbf::HbfParams>(p); }},
-      {"ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator",
-       [](const std::string& p) { return describe_params<ssd::SsdParams>(p); }},
-      {"ssd_model", "the general SSD (bitline ssd run): which of MQSim's firmware mechanisms are modelled",
-       [](const std::string& p) { return describe_params<ssd::SsdModelOptions>(p); }},
-      {"host", "host CPU and DRAM", [](const std::string& p) { return describe_params<ssd::HostParams>(p); }},
-      {"workload", "Flash-Cosmos workloads (BMI, IMS, KCS) and synthetic data",
-       [](const std::string& p) { return describe_params<cosmos::WorkloadParams>(p); }},
-      {"llm", "LLM decode on GPUs (FlashAccel): compute model, network, parallelism, energy", [](const std::string& p) { return describe_params<llm::LlmParams>(p); }},
-      {"serving", "LLM serving: capacity policy, KV layout, routing, batch search, endurance", [](const std::string& p) { return describe_params<llm::ServingParams>(p); }},
-      {"sessions", "multi-turn KV reuse experiment and its synthetic agentic trace", [](const std::string& p) { return describe_params<llm::SessionParams>(p); }},
+      component<SimParams>("sim", "run-wide settings (seed)"),
+      component<nand::NandParams>("nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits; its SLC timing and "
+                                          "energy are also the cell of the HBF planes (HBF presets: configs/nand/xl-flash.yaml)"),
+      component<hbf::GpuParams>("gpu", "GPU around the memories (FlashAccel): compute, on-chip SRAM"),
+      component<hbf::HbmParams>("hbm", "HBM stacks of the GPU: capacity, bandwidth, latency, energy"),
+      component<hbf::HbfParams>("hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, interface, SRAM, endurance, runtime (the planes' cell: nand)"),
+      component<ssd::SsdParams>("ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator"),
+      component<ssd::SsdModelOptions>("ssd_model", "the general SSD (bitline ssd run): which of MQSim's firmware mechanisms are modelled"),
+      component<ssd::HostParams>("host", "host CPU and DRAM"),
+      component<cosmos::WorkloadParams>("workload", "Flash-Cosmos workloads (BMI, IMS, KCS) and synthetic data"),
+      component<llm::LlmParams>("llm", "LLM decode on GPUs (FlashAccel): compute model, network, parallelism, energy"),
+      component<llm::ServingParams>("serving", "LLM serving: capacity policy, KV layout, routing, batch search, endurance"),
+      component<llm::SessionParams>("sessions", "multi-turn KV reuse experiment and its synthetic agentic trace"),
   };
   return c;
 }
@@ -66,11 +70,25 @@ void check_top_level(const ConfigTree& tree) {
     for (const auto& c : catalogue()) ok |= c.path == k;
     if (!ok) throw ConfigError(fmt::format("{}: {}: unknown section (known sections: {})", v.origin, k, known));
   }
+  for (const auto& c : catalogue()) c.check(tree, c.path);
 }
 
 }  // namespace bitline::cli
 
 namespace bitline::cli {
+
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi)
+          return fmt::format("'{}' is not a number in [{:g}, {:g}]", text, lo, hi);
+        return {};
+      },
+      fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+}
+
+CLI::Validator slo_ms() { return finite_range(1e-6, 3.6e6); }
 
 void print_progress(size_t i, size_t n, const std::string& what) {
   const bool tty = isatty(fileno(stderr)) != 0;

@@ -32,23 +32,38 @@ struct SimParams {
   }
 };
 
-/// A component of the catalogue: its config path and its parameter rows.
+/// A component of the catalogue: its config path, its parameter rows, and a check of its section.
 struct Component {
   std::string path;
   std::string summary;
   std::vector<ParamRow> (*rows)(const std::string& path);
+  /// Loads the section at `path` (keys, types, units, ranges): ConfigError naming the key.
+  void (*check)(const ConfigTree& tree, const std::string& path);
 };
 const std::vector<Component>& catalogue();
 
 /// The registered names of a policy kind, e.g. for CLI::IsMember.
 std::vector<std::string> names_of(const ImplList& impls);
 
-/// Throws ConfigError for a top-level key that no component owns.
+/// Throws ConfigError for a top-level key that no component owns, and for any key or value of any
+/// component's section that its parameters reject, whichever command runs (a misspelt `nand.*` key is an
+/// error in `accel run` too, not silently unused).
 void check_top_level(const ConfigTree& tree);
 
 /// Progress of item `i` of `n` on stderr: one line rewritten in place on a terminal; in a log (stderr not a
 /// terminal) a line per tenth of the run, so logs stay readable.
 void print_progress(size_t i, size_t n, const std::string& what);
+
+/// A number in [lo, hi] that is finite (CLI::Range and CLI::PositiveNumber let NaN through).
+CLI::Validator finite_range(double lo, double hi);
+/// --slo: a decode-step latency SLO in ms, finite, above 0 and at most an hour.
+CLI::Validator slo_ms();
+/// Requests per attention rank given on the command line (--batch): at most 2^20, the range of
+/// serving.max_requests_per_rank (each request holds per-step state; 2^20 of them fit in memory).
+inline constexpr int64_t kMaxBatchOption = int64_t(1) << 20;
+/// Most points of an `accel sweep` grid: each is a batch search of tens of milliseconds, so 10,000 points are
+/// several minutes on two threads; larger grids are refused before they are built.
+inline constexpr size_t kMaxSweepPoints = 10000;
 
 void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);

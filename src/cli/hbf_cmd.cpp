@@ -21,11 +21,14 @@ namespace {
 using namespace bitline::hbf;
 
 Bytes bytes_option(const std::string& flag, const std::string& v) {
+  Bytes b;
   try {
-    return parse_bytes(v);
+    b = parse_bytes(v);
   } catch (const std::exception& e) {
     throw ConfigError(fmt::format("{}: {}", flag, e.what()));
   }
+  if (b.raw() <= 0) throw ConfigError(fmt::format("{} {}: must be positive", flag, v));
+  return b;
 }
 
 Json config_json(const ConfigTree& tree, const SystemParams& p) {
@@ -94,6 +97,7 @@ void add_hbf(CLI::App& app) {
     cfg->add_to(*cmd);
     cmd->add_option("--json", *json, "write the figures (and the resolved config) to this JSON file");
     cmd->callback([cfg, json] {
+      check_json_output(*json);
       ConfigTree tree = cfg->load();
       System s = load_system(tree, false);
       print_info(s);
@@ -120,11 +124,12 @@ void add_hbf(CLI::App& app) {
     cmd->add_option("--tensor", o->tensor, "size of each tensor (spec: a 12 MB Qwen3-235B expert matrix)")->capture_default_str();
     cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
     cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
-    cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)");
+    cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")->check(CLI::Range(int64_t(0), int64_t(1) << 20));
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
         ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
     cmd->callback([cfg, o] {
+      check_json_output(o->json);
       ConfigOptions c = *cfg;
       if (!o->layout.empty()) c.sets.push_back("hbf.runtime.weight_layout=" + o->layout);
       if (!o->granularity.empty()) c.sets.push_back("hbf.runtime.granularity=" + o->granularity);
@@ -169,6 +174,7 @@ void add_hbf(CLI::App& app) {
         ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
     cmd->callback([cfg, o] {
+      check_json_output(o->json);
       ConfigOptions c = *cfg;
       if (!o->granularity.empty()) c.sets.push_back("hbf.runtime.granularity=" + o->granularity);
       ConfigTree tree = c.load();

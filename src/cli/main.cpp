@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <new>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
@@ -18,19 +19,35 @@ int main(int argc, char** argv) {
   bitline::cli::add_cosmos(app);
   bitline::cli::add_accel(app);
   bitline::cli::add_ssd(app);
+  // Exit codes (docs/commands.md): 0 success, 1 no feasible result, 2 bad input (arguments, configs, model
+  // files, traces, an output path that cannot be written, values too large to simulate), 3 an internal error.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int rc = app.exit(e);  // prints the message (or the help / the version)
+    return rc == 0 ? 0 : 2;
+  } catch (const bitline::OverflowError& e) {
+    std::cerr << "bitline: input too large: " << e.what() << "\n";
+    return 2;
   } catch (const bitline::ConfigError& e) {
     std::cerr << "bitline: config error: " << e.what() << "\n";
     return 2;
+  } catch (const bitline::OutputError& e) {
+    std::cerr << "bitline: cannot write the output: " << e.what() << "\n";
+    return 2;
   } catch (const bitline::CommandError& e) {
     std::cerr << "bitline: illegal command: " << e.what() << "\n";
-    return 3;
-  } catch (const std::exception& e) {
+    return 2;
+  } catch (const bitline::ModelError& e) {
     std::cerr << "bitline: error: " << e.what() << "\n";
     return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "bitline: out of memory: the inputs need more memory than this machine has (see the limits in "
+                 "docs/commands.md, \"Hardened inputs\")\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "bitline: internal error (a bug: please report it with the command line): " << e.what() << "\n";
+    return 3;
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/common.hpp"
+#include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/rng.hpp"
 #include "nand/die.hpp"
@@ -44,6 +45,12 @@ Json run_demo(const ConfigTree& tree) {
   const uint32_t wls = uint32_t(p.geometry.wordlines_per_string);
   const uint32_t blocks = uint32_t(std::min<int64_t>(4, std::min(p.command.max_inter_block, p.geometry.blocks_per_plane)));
   const uint32_t per_block = std::min<uint32_t>(8, wls);
+  // Every programmed page is kept by the die and as the CPU reference.
+  const double need = 2.0 * double(wls + (blocks - 1) * per_block) * double(p.geometry.page_size.raw());
+  if (need > double(kMaxFunctionalBytes))
+    throw ConfigError(fmt::format("nand demo programs {} pages of {}: about {:.3g} GB of page data, more than the {} MiB a functional "
+                                  "run may keep; reduce nand.geometry.page_size or nand.geometry.wordlines_per_string",
+                                  wls + (blocks - 1) * per_block, format(p.geometry.page_size), need * 1e-9, kMaxFunctionalBytes >> 20));
 
   // Operands: all wordlines of block 0, and `per_block` wordlines of blocks 1.. ; ESP, not randomised.
   std::vector<std::vector<BitVector>> data(blocks);
@@ -167,6 +174,7 @@ void add_nand(CLI::App& app) {
   demo_cfg->add_to(*demo);
   demo->add_option("--json", *demo_json, "write the results (and the resolved config) to this JSON file");
   demo->callback([demo_cfg, demo_json] {
+    check_json_output(*demo_json);
     Json j = run_demo(demo_cfg->load());
     if (!demo_json->empty()) {
       write_json_file(*demo_json, j);
@@ -180,6 +188,7 @@ void add_nand(CLI::App& app) {
   rber_cfg->add_to(*rber);
   rber->add_option("--json", *rber_json, "write the table to this JSON file");
   rber->callback([rber_cfg, rber_json] {
+    check_json_output(*rber_json);
     Json j = rber_table(rber_cfg->load());
     if (!rber_json->empty()) write_json_file(*rber_json, j);
   });

@@ -5,10 +5,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/input.hpp"
 
 #ifndef BITLINE_CONFIG_DIR
 #define BITLINE_CONFIG_DIR "configs"
@@ -17,40 +18,73 @@
 namespace bitline {
 namespace {
 
-ConfigNode convert(const YAML::Node& n, const std::string& origin_name) {
-  ConfigNode out;
-  out.origin = fmt::format("{}:{}", origin_name, n.Mark().line + 1);
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      out.kind = ConfigNode::Kind::Null;
-      break;
-    case YAML::NodeType::Scalar:
-      out.kind = ConfigNode::Kind::Scalar;
-      out.scalar = n.Scalar();
-      break;
-    case YAML::NodeType::Sequence:
-      out.kind = ConfigNode::Kind::Sequence;
-      for (const auto& item : n) out.items.push_back(convert(item, origin_name));
-      break;
-    case YAML::NodeType::Map:
-      out.kind = ConfigNode::Kind::Map;
-      for (const auto& kv : n) {
-        if (!kv.first.IsScalar())
-          throw ConfigError(fmt::format("{}:{}: map keys must be plain names", origin_name, kv.first.Mark().line + 1));
-        std::string key = kv.first.Scalar();
-        for (const auto& [k, _] : out.keys)
-          if (k == key)
-            throw ConfigError(fmt::format("{}:{}: key '{}' appears twice", origin_name, kv.first.Mark().line + 1, key));
-        // A value's origin is the line of its key: for a section or an empty
-        // value, yaml-cpp marks the line after the key.
-        ConfigNode value = convert(kv.second, origin_name);
-        value.origin = fmt::format("{}:{}", origin_name, kv.first.Mark().line + 1);
-        out.keys.emplace_back(key, std::move(value));
+// YAML -> ConfigNode, bounded: aliases are expanded here (yaml-cpp shares aliased nodes), so the node count is
+// checked after expansion, and the depth is checked before recursing.
+class Converter {
+ public:
+  explicit Converter(const std::string& origin_name) : origin_name_(origin_name) {}
+
+  ConfigNode convert(const YAML::Node& n, int depth) {
+    if (++nodes_ > kMaxConfigNodes)
+      throw ConfigError(fmt::format("{}:{}: more than {} values (counting each alias as a copy of what it names); a config "
+                                    "holds a few hundred: an alias bomb?",
+                                    origin_name_, n.Mark().line + 1, kMaxConfigNodes));
+    if (depth > kMaxConfigDepth)
+      throw ConfigError(fmt::format("{}:{}: nested deeper than {} levels", origin_name_, n.Mark().line + 1, kMaxConfigDepth));
+    ConfigNode out;
+    out.origin = fmt::format("{}:{}", origin_name_, n.Mark().line + 1);
+    switch (n.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        out.kind = ConfigNode::Kind::Null;
+        break;
+      case YAML::NodeType::Scalar:
+        out.kind = ConfigNode::Kind::Scalar;
+        out.scalar = n.Scalar();
+        break;
+      case YAML::NodeType::Sequence:
+        out.kind = ConfigNode::Kind::Sequence;
+        for (const auto& item : n) out.items.push_back(convert(item, depth + 1));
+        break;
+      case YAML::NodeType::Map: {
+        out.kind = ConfigNode::Kind::Map;
+        std::unordered_set<std::string> seen;
+        for (const auto& kv : n) {
+          if (!kv.first.IsScalar())
+            throw ConfigError(fmt::format("{}:{}: map keys must be plain names", origin_name_, kv.first.Mark().line + 1));
+          std::string key = kv.first.Scalar();
+          if (!seen.insert(key).second)
+            throw ConfigError(fmt::format("{}:{}: key '{}' appears twice", origin_name_, kv.first.Mark().line + 1, key));
+          // A value's origin is the line of its key: for a section or an empty
+          // value, yaml-cpp marks the line after the key.
+          ConfigNode value = convert(kv.second, depth + 1);
+          value.origin = fmt::format("{}:{}", origin_name_, kv.first.Mark().line + 1);
+          out.keys.emplace_back(std::move(key), std::move(value));
+        }
+        break;
       }
-      break;
+    }
+    return out;
   }
-  return out;
+
+ private:
+  const std::string& origin_name_;
+  int64_t nodes_ = 0;
+};
+
+/// A preset name given to `base:` or `--preset`: a plain file name (no folders), so it stays in the preset folder.
+/// A preset name: a path relative to the preset folder without .yaml (csi, nand/xl-flash), each part a plain
+/// name, so that `base:` and --preset can never reach outside that folder.
+bool plain_name(const std::string& s) {
+  if (s.empty() || s.size() > 200 || s.find('\\') != std::string::npos) return false;
+  size_t start = 0;
+  while (true) {
+    const size_t slash = s.find('/', start);
+    const std::string part = s.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string::npos) return true;
+    start = slash + 1;
+  }
 }
 
 }  // namespace
@@ -69,8 +103,12 @@ ConfigNode* ConfigNode::find(std::string_view key) {
 ConfigNode ConfigNode::parse(const std::string& text, const std::string& origin_name) {
   try {
     YAML::Node n = YAML::Load(text);
-    return convert(n, origin_name);
+    return Converter(origin_name).convert(n, 0);
   } catch (const YAML::Exception& e) {
+    // yaml-cpp stops deep recursion with the message "bad file" (its DeepRecursion type is not exported).
+    if (e.msg == YAML::ErrorMsg::BAD_FILE)
+      throw ConfigError(fmt::format("{}:{}:{}: nested deeper than {} levels", origin_name, e.mark.line + 1, e.mark.column + 1,
+                                    kMaxConfigDepth));
     throw ConfigError(fmt::format("{}:{}:{}: malformed YAML: {}", origin_name, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
 }
@@ -87,9 +125,15 @@ ConfigTree::ConfigTree() : preset_dir_(default_preset_dir()) {
 
 void ConfigTree::merge_node(ConfigNode& into, const ConfigNode& from) {
   if (into.kind == ConfigNode::Kind::Map && from.kind == ConfigNode::Kind::Map) {
+    // An index of `into`'s keys keeps the merge linear for maps of any size.
+    std::unordered_map<std::string, size_t> index;
+    for (size_t i = 0; i < into.keys.size(); ++i) index.emplace(into.keys[i].first, i);
     for (const auto& [k, v] : from.keys) {
-      if (ConfigNode* existing = into.find(k)) merge_node(*existing, v);
-      else into.keys.emplace_back(k, v);
+      if (auto it = index.find(k); it != index.end()) merge_node(into.keys[it->second].second, v);
+      else {
+        index.emplace(k, into.keys.size());
+        into.keys.emplace_back(k, v);
+      }
     }
     return;
   }
@@ -105,13 +149,19 @@ void ConfigTree::load_text(const std::string& text, const std::string& origin_na
   merge_node(root_, n);
 }
 
-void ConfigTree::load_file_impl(const std::filesystem::path& path, int depth) {
-  if (depth > 8) throw ConfigError(fmt::format("{}: 'base:' chain deeper than 8 (a cycle?)", path.string()));
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open config file", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ConfigNode n = ConfigNode::parse(ss.str(), path.string());
+void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<std::filesystem::path>& chain) {
+  std::error_code ec;
+  const std::filesystem::path canon = std::filesystem::weakly_canonical(path, ec);
+  for (const auto& p : chain)
+    if (p == canon) {
+      std::string cycle;
+      for (const auto& q : chain) cycle += q.filename().string() + " -> ";
+      throw ConfigError(fmt::format("{}: base: inheritance cycle ({}{})", path.string(), cycle, path.filename().string()));
+    }
+  if (++files_loaded_ > kMaxConfigFiles)
+    throw ConfigError(fmt::format("{}: base: more than {} config files loaded through base: (presets inheriting presets)",
+                                  path.string(), kMaxConfigFiles));
+  ConfigNode n = ConfigNode::parse(read_input_file(path, kMaxConfigFileBytes, "config file"), path.string());
   if (n.kind == ConfigNode::Kind::Null) return;
   if (n.kind != ConfigNode::Kind::Map)
     throw ConfigError(fmt::format("{}: the top level of a config must be a map of sections", path.string()));
@@ -119,27 +169,37 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, int depth) {
   for (auto it = n.keys.begin(); it != n.keys.end(); ++it) {
     if (it->first != "base") continue;
     std::vector<std::string> bases;
-    if (it->second.kind == ConfigNode::Kind::Scalar) bases.push_back(it->second.scalar);
+    const auto add = [&](const ConfigNode& b) {
+      if (b.kind != ConfigNode::Kind::Scalar || !plain_name(b.scalar))
+        throw ConfigError(fmt::format("{}: base: a preset name (a file in {} without .yaml, e.g. csi or nand/xl-flash)", b.origin, preset_dir_.string()));
+      bases.push_back(b.scalar);
+    };
+    if (it->second.kind == ConfigNode::Kind::Scalar) add(it->second);
     else if (it->second.kind == ConfigNode::Kind::Sequence)
-      for (const auto& b : it->second.items) bases.push_back(b.scalar);
+      for (const auto& b : it->second.items) add(b);
     else throw ConfigError(fmt::format("{}: base: must be a preset name or a list of names", it->second.origin));
+    chain.push_back(canon);
     for (const auto& b : bases) {
       auto p = preset_dir_ / (b + ".yaml");
       if (!std::filesystem::exists(p))
         throw ConfigError(fmt::format("{}: base: unknown preset '{}' (no {})", it->second.origin, b, p.string()));
-      load_file_impl(p, depth + 1);
+      load_file_impl(p, chain);
     }
+    chain.pop_back();
     n.keys.erase(it);
     break;
   }
   merge_node(root_, n);
 }
 
-void ConfigTree::load_file(const std::filesystem::path& path) { load_file_impl(path, 0); }
+void ConfigTree::load_file(const std::filesystem::path& path) {
+  std::vector<std::filesystem::path> chain;
+  load_file_impl(path, chain);
+}
 
 void ConfigTree::load_preset(const std::string& name) {
   auto p = preset_dir_ / (name + ".yaml");
-  if (!std::filesystem::exists(p)) {
+  if (!plain_name(name) || !std::filesystem::exists(p)) {
     std::string avail;
     for (const auto& a : available_presets()) avail += (avail.empty() ? "" : ", ") + a;
     throw ConfigError(fmt::format("--preset {}: unknown preset (available in {}: {})", name, preset_dir_.string(), avail));
@@ -162,6 +222,8 @@ void ConfigTree::apply_set(const std::string& assignment, const std::string& ori
     throw ConfigError(fmt::format("--set '{}': expected key.path=value", assignment));
   std::string path = assignment.substr(0, eq);
   std::string value = assignment.substr(eq + 1);
+  if (std::count(path.begin(), path.end(), '.') >= kMaxConfigDepth)
+    throw ConfigError(fmt::format("--set '{}...': a key path deeper than {} levels", path.substr(0, 40), kMaxConfigDepth));
   ConfigNode v = ConfigNode::parse(value, "--set " + path);
   v.origin = origin;
   // Walk/create the map path.

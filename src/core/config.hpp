@@ -3,12 +3,22 @@
 // (file:line or "--set") so that errors name the file and the key.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace bitline {
+
+// Limits of a configuration (docs/commands.md, "Hardened inputs"). A config is a few hundred values at most
+// four levels deep; the limits are far above that and far below what would exhaust memory or time.
+/// Values (scalars, lists, maps) in one YAML document after aliases are expanded: stops alias bombs.
+inline constexpr int64_t kMaxConfigNodes = 100000;
+/// Nesting of one YAML document (a table inside a section inside a section is 5 levels).
+inline constexpr int kMaxConfigDepth = 32;
+/// Files one tree loads through `base:` (presets inheriting presets): stops fan-out (`base: [a, a, a, ...]`).
+inline constexpr int kMaxConfigFiles = 32;
 
 /// One node of a configuration tree. Maps keep their keys in file order.
 struct ConfigNode {
@@ -54,8 +64,9 @@ class ConfigTree {
 
  private:
   void merge_node(ConfigNode& into, const ConfigNode& from);
-  void load_file_impl(const std::filesystem::path& path, int depth);
+  void load_file_impl(const std::filesystem::path& path, std::vector<std::filesystem::path>& chain);
   ConfigNode root_;
+  int files_loaded_ = 0;  // files read by load_file (base: included), at most kMaxConfigFiles
   std::filesystem::path preset_dir_;
 };
 

@@ -13,6 +13,19 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A value too large to compute with: a sum or product of times, sizes or counts past the range of
+/// its type (integer picoseconds end at about 106 days). Bad input (exit 2): the message names what overflowed.
+class OverflowError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
+/// A result file that cannot be written (a directory, a missing or read-only folder). Bad input (exit 2).
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// A NAND command that the chip must reject (illegal address, empty bitmap, ...).
 class CommandError : public std::runtime_error {
  public:

@@ -1,24 +1,93 @@
 #include "core/json_io.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <stdexcept>
+#include <system_error>
+
+#include "core/error.hpp"
 
 namespace bitline {
 
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& j) {
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+namespace fs = std::filesystem;
+
+void write_json_file(const fs::path& path, const nlohmann::json& j) {
+  // The text first (invalid UTF-8 in a string is replaced, not an exception), so a failure leaves no file.
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   auto tmp = path;
   tmp += ".partial";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot open for writing", tmp.string()));
-    out << j.dump(2) << "\n";
-    out.close();
-    if (!out) throw std::runtime_error(fmt::format("{}: write failed", tmp.string()));
+  try {
+    if (path.has_parent_path()) fs::create_directories(path.parent_path());
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) throw std::runtime_error(fmt::format("cannot open {} for writing ({})", tmp.string(), std::strerror(errno)));
+      out << text;
+      out.close();
+      if (!out) throw std::runtime_error(fmt::format("writing {} failed (disk full?)", tmp.string()));
+    }
+    fs::rename(tmp, path);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    fs::remove(tmp, ec);  // never leave a partial result behind
+    const auto* fe = dynamic_cast<const fs::filesystem_error*>(&e);
+    throw OutputError(fmt::format("{}: cannot write the result: {}", path.string(), fe ? fe->code().message() : std::string(e.what())));
   }
-  std::filesystem::rename(tmp, path);
+}
+
+void check_json_output(const fs::path& path, std::string_view flag) {
+  if (path.empty()) return;
+  const auto fail = [&](const std::string& why) { throw OutputError(fmt::format("{} {}: {}", flag, path.string(), why)); };
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) fail("is a directory; give a file name");
+    if (!fs::is_regular_file(st)) fail("is not a regular file (a device or pipe cannot hold a result)");
+  }
+  auto tmp = path;
+  tmp += ".partial";
+  if (fs::is_directory(fs::status(tmp, ec))) fail(fmt::format("{} is a directory (bitline writes there first)", tmp.string()));
+  // The nearest folder that exists: a result under a missing folder creates it (and its parents).
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  while (!fs::exists(fs::status(dir, ec)) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
+  const auto dst = fs::status(dir, ec);
+  if (!fs::exists(dst)) fail(fmt::format("folder {} does not exist", dir.string()));
+  if (!fs::is_directory(dst)) fail(fmt::format("{} is not a folder", dir.string()));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) fail(fmt::format("folder {} is not writable ({})", dir.string(), std::strerror(errno)));
+  if (dir == (path.has_parent_path() ? path.parent_path() : fs::path("."))) {
+    // The folder exists: try the file itself (catches read-only file systems and special folders such as /proc).
+    const bool existed = fs::exists(fs::symlink_status(tmp, ec));
+    {
+      std::ofstream probe(tmp, std::ios::binary | std::ios::app);
+      if (!probe) fail(fmt::format("cannot create {} ({})", tmp.string(), std::strerror(errno)));
+    }
+    if (!existed) fs::remove(tmp, ec);
+  }
+}
+
+nlohmann::json parse_input_json(std::string_view text, const std::string& origin) {
+  // The parser itself is iterative; the depth check keeps the value shallow for everything that walks it later.
+  const nlohmann::json::parser_callback_t depth_check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      throw ConfigError(fmt::format("{}: JSON nested deeper than {} levels", origin, kMaxJsonDepth));
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), depth_check);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(fmt::format("{}: malformed JSON: {}", origin, e.what()));
+  }
+}
+
+std::string json_brief(const nlohmann::json& v) {
+  if (v.is_object()) return fmt::format("an object of {} keys", v.size());
+  if (v.is_array()) return fmt::format("a list of {} values", v.size());
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
 }
 
 }  // namespace bitline

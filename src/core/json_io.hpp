@@ -4,10 +4,28 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 namespace bitline {
 
 /// Writes `j` (pretty-printed) to `path` atomically; creates parent folders. Throws on I/O errors.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& j);
+
+/// Checks, before any work starts, that write_json_file(path, ...) can succeed: the path is not a directory,
+/// and its folder exists (or can be created) and is writable. Throws ConfigError naming `flag` and the path.
+void check_json_output(const std::filesystem::path& path, std::string_view flag = "--json");
+
+// ---- Reading JSON that a user wrote (model descriptions, traces) ----------
+/// Deepest nesting accepted in an input JSON document: a config.json nests 3 levels, a trace line 1.
+/// Bounding it keeps every later walk of the value (and its destruction) shallow.
+inline constexpr int kMaxJsonDepth = 32;
+
+/// Parses JSON text; throws ConfigError "ORIGIN: malformed JSON: ..." or "ORIGIN: JSON nested deeper than ...".
+nlohmann::json parse_input_json(std::string_view text, const std::string& origin);
+
+/// A short description of a JSON value for messages: a scalar as written (cut to 40 characters), "a list of N
+/// values" or "an object of N keys"; never the whole value.
+std::string json_brief(const nlohmann::json& v);
 
 }  // namespace bitline

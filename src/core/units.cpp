@@ -7,7 +7,14 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/error.hpp"
+
 namespace bitline {
+
+void throw_overflow(std::string_view what, std::string_view how) {
+  throw OverflowError(fmt::format("{} overflow: {}", what, how));
+}
+
 namespace {
 
 struct UnitEntry {
@@ -48,7 +55,11 @@ double parse_with(std::string_view text, const std::array<UnitEntry, N>& units, 
     return 0.0;
   }
   for (const auto& u : units)
-    if (u.name == unit) return v * u.scale;
+    if (u.name == unit) {
+      const double si = v * u.scale;
+      if (!std::isfinite(si)) throw std::invalid_argument(fmt::format("'{}' is too large for a {}", text, what));
+      return si;
+    }
   throw std::invalid_argument(fmt::format("'{}': unknown {} unit '{}' (expected one of: {})", text, what, unit, accepted));
 }
 
@@ -89,7 +100,8 @@ constexpr std::array<UnitEntry, 6> kEnergyPerBitUnits{{{"fJ/bit", 1e-15},
 Time parse_time(std::string_view s) {
   double v = parse_with(s, kTimeUnits, "time", false);
   double p = v * 1e12;
-  if (std::fabs(p) > 9.0e18) throw std::invalid_argument(fmt::format("'{}' is out of the representable time range", s));
+  if (std::fabs(p) > 9.0e18)
+    throw std::invalid_argument(fmt::format("'{}' is out of the representable time range (at most about 106 days)", s));
   return ps(p);
 }
 

@@ -58,16 +58,20 @@ int64_t bytes_of_bits(int64_t bits, const char* what) {
 namespace {
 
 // The sweep keys of an experiment file: workload, its key in the file (and in the resolved config), the point's parameter.
+// Each point's value is capped so that a sweep's work stays within reach (as the workload parameters are): 100
+// years of days, 16 M images (44 GiB-class results x 2^8), cliques of at most 4,096 vertices.
 struct SweepKey {
   const char *workload, *key, *param;
+  int64_t max;
 };
-constexpr SweepKey kSweepKeys[] = {{"bmi", "months", "months"}, {"ims", "images", "images"}, {"kcs", "clique_sizes", "k"}};
+constexpr SweepKey kSweepKeys[] = {
+    {"bmi", "months", "months", 1200}, {"ims", "images", "images", int64_t(1) << 24}, {"kcs", "clique_sizes", "k", 4096}};
 
 System system_at(const ConfigNode& n, const std::string& path) {
-  if (n.kind != ConfigNode::Kind::Scalar) experiment_error(n, path, "expected a system name (osp, isp, parabit, fc)");
-  for (System x : kAllSystems)
-    if (n.scalar == to_string(x)) return x;
-  experiment_error(n, path, fmt::format("unknown system '{}' (osp, isp, parabit, fc)", n.scalar));
+  if (n.kind != ConfigNode::Kind::Scalar) experiment_error(n, path, "expected a system name (" + systems().joined(", ") + ")");
+  const int64_t i = systems().find(n.scalar);
+  if (i < 0) experiment_error(n, path, systems().unknown_message(n.scalar));
+  return systems().value(size_t(i));
 }
 
 }  // namespace
@@ -91,7 +95,10 @@ EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
       for (const auto& sk : kSweepKeys)
         if (key == sk.key) k = &sk;
       if (!k) continue;  // finish() names it
-      for (int64_t v : sweep.integers(key, 1)) m.points.push_back({k->workload, k->param, v});
+      for (int64_t v : sweep.integers(key, 1)) {
+        if (v > k->max) experiment_error(value, fmt::format("sweep.{}", key), fmt::format("{} is above the maximum {}", v, k->max));
+        m.points.push_back({k->workload, k->param, v});
+      }
     }
     for (const auto& sk : kSweepKeys) sweep.optional(sk.key);
     sweep.finish();
@@ -113,6 +120,8 @@ EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
     ExperimentMap r(*n, "reliability");
     m.reliability_months = r.integer("months", 1);
     m.reliability_trials = r.integer("trials", 1);
+    if (m.reliability_months > 1200) experiment_error(*n, "reliability.months", "at most 1200 (100 years)");
+    if (m.reliability_trials > 10000) experiment_error(*n, "reliability.trials", "at most 10000 (each writes and reads fresh data)");
     r.finish();
   }
   m.set = top.overrides("set");
@@ -152,11 +161,22 @@ struct Prep {
   }
 };
 
+/// Functional data: every operand is generated, stored in the dies and folded into the CPU reference, so the
+/// data a run keeps is bounded before anything is allocated.
+void check_functional_size(const Point& p, int64_t operands, int64_t bits, const char* keys) {
+  const double need = 2.0 * double(operands + 1) * double(bits) / 8;
+  if (need > double(nand::kMaxFunctionalBytes))
+    throw ConfigError(fmt::format("functional {} {}={}: {} operands of {} bits need about {:.3g} GB of data, more than the {} MiB a "
+                                  "functional run may keep; reduce {} (a timing-only run has no such limit)",
+                                  p.workload, p.param, p.value, operands, bits, need * 1e-9, nand::kMaxFunctionalBytes >> 20, keys));
+}
+
 void prepare_bmi(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
   const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
   const WorkloadParams& w = x.w;
   const bool fn = x.fn;
-  const int64_t days = x.p.value * w.days_per_month;
+  const int64_t days = checked_mul(x.p.value, w.days_per_month, "BMI days");
+  if (fn) check_functional_size(x.p, days, w.users, "workload.users, months");
   const int64_t bytes = bytes_of_bits(w.users, "workload.users");
   x.ssd.declare_group("bmi", uint32_t(days));
   std::vector<Expr> kids;
@@ -185,7 +205,8 @@ void prepare_ims(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
   const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
   const WorkloadParams& w = x.w;
   const bool fn = x.fn;
-  const int64_t bits = x.p.value * w.image_width * w.image_height * w.colors;
+  const int64_t bits = checked_mul(checked_mul(checked_mul(x.p.value, w.image_width, "IMS bits"), w.image_height, "IMS bits"), w.colors, "IMS bits");
+  if (fn) check_functional_size(x.p, 3, bits, "images, workload.image_width/height/colors");
   const int64_t bytes = bytes_of_bits(bits, "IMS plane");
   x.ssd.declare_group("ims", 3);
   BitVector ref;
@@ -204,6 +225,7 @@ void prepare_kcs(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
   const WorkloadParams& w = x.w;
   const bool fn = x.fn;
   const int64_t k = x.p.value;
+  if (fn) check_functional_size(x.p, checked_mul(w.cliques, k, "KCS operands"), w.vertices, "workload.vertices, cliques, k");
   const int64_t bytes = bytes_of_bits(w.vertices, "workload.vertices");
   x.ssd.declare_group("cliques", uint32_t(std::min<int64_t>(w.cliques, 1 << 20)));
   for (int64_t q = 0; q < w.cliques; ++q) {

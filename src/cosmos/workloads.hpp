@@ -30,14 +30,14 @@ struct WorkloadParams {
   template <class V>
   void visit(V& v) {
     v(users, {.name = "users", .def = "800000000", .desc = "BMI: users tracked (bits per daily vector)",
-              .source = "spec: u = 800 million", .min = 8});
-    v(days_per_month, {.name = "days_per_month", .def = "30", .desc = "BMI: days in a month", .source = "spec", .min = 1});
-    v(image_width, {.name = "image_width", .def = "800", .desc = "IMS: pixels per row", .source = "spec", .min = 1});
-    v(image_height, {.name = "image_height", .def = "600", .desc = "IMS: rows per image", .source = "spec", .min = 1});
-    v(colors, {.name = "colors", .def = "4", .desc = "IMS: colours segmented", .source = "spec", .min = 1});
+              .source = "spec: u = 800 million", .min = 8, .max = double(int64_t(1) << 40)});
+    v(days_per_month, {.name = "days_per_month", .def = "30", .desc = "BMI: days in a month", .source = "spec", .min = 1, .max = 31});
+    v(image_width, {.name = "image_width", .def = "800", .desc = "IMS: pixels per row", .source = "spec", .min = 1, .max = 1 << 16});
+    v(image_height, {.name = "image_height", .def = "600", .desc = "IMS: rows per image", .source = "spec", .min = 1, .max = 1 << 16});
+    v(colors, {.name = "colors", .def = "4", .desc = "IMS: colours segmented", .source = "spec", .min = 1, .max = 1024});
     v(vertices, {.name = "vertices", .def = "33554432", .desc = "KCS: graph vertices (bits per vector)",
-                 .source = "spec: 32 million vertices, 4 MB vectors", .min = 8});
-    v(cliques, {.name = "cliques", .def = "1024", .desc = "KCS: cliques listed", .source = "spec", .min = 1});
+                 .source = "spec: 32 million vertices, 4 MB vectors", .min = 8, .max = double(int64_t(1) << 40)});
+    v(cliques, {.name = "cliques", .def = "1024", .desc = "KCS: cliques listed", .source = "spec", .min = 1, .max = 1 << 16});
     v(bmi_activity, {.name = "bmi_activity", .def = "0.5", .desc = "synthetic BMI data: chance an ordinary user is active on a day",
                      .source = "assumption", .min = 0, .max = 1});
     v(bmi_loyal_fraction, {.name = "bmi_loyal_fraction", .def = "0.001",

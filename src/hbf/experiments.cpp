@@ -12,7 +12,10 @@ namespace bitline::hbf {
 WeightSpec synthetic_weights(Bytes total, Bytes tensor) {
   if (total.raw() <= 0) throw ModelError("synthetic weights: the object size must be positive");
   if (tensor.raw() <= 0) throw ModelError("synthetic weights: the tensor size must be positive");
-  const int64_t n = (total.raw() + tensor.raw() - 1) / tensor.raw();
+  const int64_t n = total.raw() / tensor.raw() + (total.raw() % tensor.raw() != 0 ? 1 : 0);
+  if (n > kMaxSyntheticTensors)
+    throw ConfigError(fmt::format("--bytes {} / --tensor {}: {} tensors, more than the {} a synthetic object may have; use larger "
+                                  "tensors", format(total), format(tensor), n, kMaxSyntheticTensors));
   std::vector<std::string> names(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) names[size_t(i)] = fmt::format("experts.{}", i);
   std::vector<uint32_t> decl(static_cast<size_t>(n));  // declaration position -> execution index
@@ -34,6 +37,13 @@ WeightSpec synthetic_weights(Bytes total, Bytes tensor) {
 }
 
 StreamRun run_stream(const System& sys, const WeightSpec& w) {
+  int64_t units = 0, bytes = 0;
+  for (const auto& t : w.tensors) units += t.bytes.raw() / sys.megapage().raw() + 1, bytes += t.bytes.raw();
+  // (An object larger than the flash is refused by store_weights, before it allocates anything.)
+  if (units > kMaxExperimentUnits && bytes <= sys.flash_capacity().raw())
+    throw ConfigError(fmt::format("--bytes: streaming {} reads about {} megapages of {}, more than the {} one run may simulate "
+                                  "(about 2 s and 300 MB); stream less, or use larger pages",
+                                  w.name, units, format(sys.megapage()), kMaxExperimentUnits));
   Runtime rt(sys, Mode::Timing, 1);
   const ObjectId id = rt.store_weights(w);
   const VAddr va = rt.nand_mmap(id);
@@ -92,9 +102,14 @@ WriteBwRun run_write_bw(const System& sys, Bytes total, int64_t requests, Granul
   const int64_t hyper = total.raw() / (unit * k);
   if (hyper == 0)
     throw ModelError(fmt::format("write-bw: {} is less than one hyperpage ({})", format(total), format(sys.hyperpage())));
+  const int64_t slices = hyper * k;
+  if (slices > kMaxExperimentUnits)
+    throw ConfigError(fmt::format("--bytes {}: writing {} megapages of {}, more than the {} one run may simulate (about 2 s "
+                                  "and 300 MB)", format(total), slices, format(sys.megapage()), kMaxExperimentUnits));
+  if (requests > slices)
+    throw ConfigError(fmt::format("--requests {}: more requests than the {} megapages written (each request needs one)", requests, slices));
   Runtime rt(sys, Mode::Timing, 1);
   std::vector<ObjectId> ids;
-  const int64_t slices = hyper * k;
   for (int64_t r = 0; r < requests; ++r) {
     ids.push_back(rt.kv_create(fmt::format("request{}", r)));
     const int64_t mine = slices / requests + (r < slices % requests ? 1 : 0);

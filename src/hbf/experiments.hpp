@@ -10,6 +10,12 @@
 
 namespace bitline::hbf {
 
+// Work limits of the experiments, checked before anything is allocated (docs/commands.md, "Hardened inputs").
+/// Most megapages one experiment reads or writes: 2^24, about 1 TB at CSI's megapages (~2 s and ~300 MB).
+inline constexpr int64_t kMaxExperimentUnits = int64_t(1) << 24;
+/// Most tensors of a synthetic weight object (a name and layout entries each, ~150 B): 2^20.
+inline constexpr int64_t kMaxSyntheticTensors = int64_t(1) << 20;
+
 /// A synthetic weight object of `total` bytes: tensors of `tensor` bytes (the
 /// last one shorter) named "experts.<i>", executed in numeric order and declared
 /// in checkpoint order, i.e. sorted as strings (experts.0, experts.1,

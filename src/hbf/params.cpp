@@ -34,6 +34,17 @@ void validate(const SystemParams& p, const ConfigTree* tree) {
   const int64_t megaplanes = p.hbf.stacks * g.dies_per_stack * (g.planes_per_die / g.planes_per_megaplane);
   if (megaplanes >= (int64_t(1) << 24))
     throw ConfigError(fmt::format("{}: {} megaplanes in all; at most 2^24 are supported", key("hbf.stacks"), megaplanes));
+  // The runtime keeps a few words per block of every megaplane (owner, write pointer, P/E count, free ring).
+  if (megaplanes * g.blocks_per_plane > kMaxHbfBlocks)
+    throw ConfigError(fmt::format("{}: {} megaplanes x {} blocks = {} blocks to track, more than {} (about 300 MB of block tables); "
+                                  "fewer stacks, dies, planes or blocks",
+                                  key("hbf.geometry.blocks_per_plane"), megaplanes, g.blocks_per_plane, megaplanes * g.blocks_per_plane,
+                                  kMaxHbfBlocks));
+  const double capacity = double(megaplanes) * double(g.blocks_per_plane) * double(g.pages_per_block) *
+                          double(g.page_size.raw()) * double(g.planes_per_megaplane);
+  if (capacity > double(kMaxHbfCapacity))
+    throw ConfigError(fmt::format("{}: {:.3g} bytes of flash, more than {} (2^60 bytes: byte counts must stay within 64 bits)",
+                                  key("hbf.geometry.pages_per_block"), capacity, kMaxHbfCapacity));
   if (g.page_size.raw() * g.planes_per_megaplane > (int64_t(1) << 31))
     throw ConfigError(fmt::format("{}: a megapage of {} x {} bytes exceeds 2 GiB", key("hbf.geometry.page_size"),
                                   g.planes_per_megaplane, g.page_size.raw()));

@@ -220,7 +220,13 @@ void use_cell(HbfParams& hbf, const nand::NandParams& cell);
 
 /// Loads `gpu`, `hbm`, `hbf` and the cell (`nand`), and checks them across fields (ConfigError naming the key).
 SystemParams load_system_params(const ConfigTree& tree);
-/// Cross-field checks (e.g. M must divide the planes of a die).
+/// Most blocks of one GPU's HBF (megaplanes x blocks per plane): the runtime keeps a few words per block,
+/// so 2^24 blocks are about 300 MB of tables (the CSI preset has 36,864).
+inline constexpr int64_t kMaxHbfBlocks = int64_t(1) << 24;
+/// Most flash bytes of one GPU's HBF: 2^60 (1 EiB), so that capacities and lifetime byte counts stay within 64 bits.
+inline constexpr int64_t kMaxHbfCapacity = int64_t(1) << 60;
+
+/// Cross-field checks (e.g. M must divide the planes of a die), and the size limits above.
 void validate(const SystemParams& p, const ConfigTree* tree = nullptr);
 
 }  // namespace bitline::hbf

@@ -142,6 +142,10 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
   }
   const int64_t want = std::min<int64_t>(units_total, int64_t(std::llround(double(units_total) * op.read_fraction)));
   if (want <= 0) return;
+  if (int64_t(plan.units.size()) + want > kMaxPlanUnits)
+    throw ConfigError(fmt::format("model {}: a decode step reads more than {} megapages of weights and KV per GPU (the most a step "
+                                  "may plan, about 256 MB); the model is too large for this HBF geometry",
+                                  m_.name, kMaxPlanUnits));
   int64_t taken = 0, hbm = 0;
   StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Weights, op_index};
   for (uint32_t t = op.first_tensor; t < op.first_tensor + op.tensor_count && taken < want; ++t) {
@@ -188,6 +192,21 @@ void GpuMemory::embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) con
   }
   plan.tiles.push_back(cur);
 }
+
+namespace {
+// The KV slices of one layer read from flash at this step (one plan unit each), checked against the plan limit
+// before any loop over them runs.
+int64_t checked_kv_units(const StepGraph& g, int64_t tps, size_t planned) {
+  int64_t units = 0, longest = 0;
+  for (int64_t c : g.contexts) units += c / tps, longest = std::max(longest, c);
+  if (units + int64_t(planned) > kMaxPlanUnits)
+    throw ConfigError(fmt::format("a decode step at batch {} with contexts up to {} tokens reads {} KV slices of a layer from flash, "
+                                  "more than the {} reads a step may plan (about 256 MB); lower the batch (--batch, "
+                                  "serving.max_requests_per_rank) or the context",
+                                  g.contexts.size(), longest, units, kMaxPlanUnits));
+  return units;
+}
+}  // namespace
 
 int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const {
   const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
@@ -295,6 +314,7 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const 
   const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
   for (int64_t c : g.contexts) s.staged_bytes += (c % tps) * g.kv_token_layer_bytes;
   std::vector<int64_t> loads;
+  checked_kv_units(g, tps, 0);
   switch (*opt_.kv_layout) {
     case KvLayout::Scatter: {
       Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", layer));
@@ -321,11 +341,12 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
   const int64_t tb = g.kv_token_layer_bytes;
   if (k_ == 0) {
     int64_t bytes = 0;
-    for (int64_t c : g.contexts) bytes += c * tb;
+    for (int64_t c : g.contexts) bytes = checked_add(bytes, checked_mul(c, tb, "KV bytes of a layer"), "KV bytes of a layer");
     plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, bytes, op.compute, Part::Kv, op_index});
     return;
   }
   const int64_t tps = tokens_per_slice(tb);
+  checked_kv_units(g, tps, plan.units.size());
   const uint32_t slice_bytes = uint32_t(tps * tb);
   int64_t hbm = 0;  // staged partial slices + replicas
   for (int64_t c : g.contexts) hbm += (c % tps) * tb;

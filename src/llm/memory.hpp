@@ -39,6 +39,11 @@
 
 namespace bitline::llm {
 
+/// Most flash reads (units) one step's plan holds: 2^25 units of 8 bytes are 256 MB, and a tile indexes
+/// units with 32 bits. A step past it (a huge batch times long contexts) is refused before it is built,
+/// naming the batch and the context (docs/commands.md, "Hardened inputs").
+inline constexpr int64_t kMaxPlanUnits = int64_t(1) << 25;
+
 struct FlashUnit {
   uint32_t megaplane = 0;
   uint32_t bytes = 0;

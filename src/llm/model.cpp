@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/input.hpp"
+#include "core/json_io.hpp"
 
 namespace bitline::llm {
 
@@ -66,12 +69,12 @@ class Fields {
   int64_t integer_or(const char* k, int64_t def, int64_t min = 0) const { return has(k) ? integer_at(k, j_.at(k), min) : def; }
   bool boolean_or(const char* k, bool def) const {
     if (!has(k)) return def;
-    if (!j_.at(k).is_boolean()) fail(k, fmt::format("expected true or false, got {}", j_.at(k).dump()));
+    if (!j_.at(k).is_boolean()) fail(k, fmt::format("expected true or false, got {}", json_brief(j_.at(k))));
     return j_.at(k).get<bool>();
   }
   std::string string_or(const char* k, const std::string& def) const {
     if (!has(k)) return def;
-    if (!j_.at(k).is_string()) fail(k, fmt::format("expected a string, got {}", j_.at(k).dump()));
+    if (!j_.at(k).is_string()) fail(k, fmt::format("expected a string, got {}", json_brief(j_.at(k))));
     return j_.at(k).get<std::string>();
   }
   const json& at(const char* k) const { return j_.at(k); }
@@ -87,16 +90,52 @@ class Fields {
 
  private:
   int64_t integer_at(const char* k, const json& v, int64_t min) const {
+    const auto too_large = [&] { fail(k, fmt::format("{} is above the maximum {} (far beyond any published model)", json_brief(v), max_of(k))); };
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(max_of(k))) too_large();
     if (!v.is_number_integer() && !v.is_number_unsigned()) {
-      if (v.is_number_float() && v.get<double>() == double(int64_t(v.get<double>()))) return check(k, int64_t(v.get<double>()), min);
-      fail(k, fmt::format("expected an integer, got {}", v.dump()));
+      if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (std::fabs(d) < 9e18 && d == std::trunc(d)) return check(k, int64_t(d), min);
+        if (d > 9e18) too_large();
+        if (d < -9e18) fail(k, fmt::format("{} is below the minimum {}", json_brief(v), min));
+      }
+      fail(k, fmt::format("expected an integer, got {}", json_brief(v)));
     }
     return check(k, v.get<int64_t>(), min);
   }
   int64_t check(const char* k, int64_t x, int64_t min) const {
     if (x < min) fail(k, fmt::format("{} is below the minimum {}", x, min));
-    if (x > (int64_t(1) << 40)) fail(k, fmt::format("{} is implausibly large", x));
+    if (x > max_of(k)) fail(k, fmt::format("{} is above the maximum {} (far beyond any published model)", x, max_of(k)));
     return x;
+  }
+  // Largest accepted value of each integer field: far above every published model (in brackets) and small
+  // enough that the tensor list, byte counts and step plans stay bounded (docs/commands.md, "Hardened inputs").
+  static int64_t max_of(std::string_view k) {
+    static constexpr std::pair<std::string_view, int64_t> caps[] = {
+        {"hidden_size", int64_t(1) << 17},            // 16384 (Llama 3.1 405B)
+        {"num_hidden_layers", 1024},                  // 126
+        {"num_attention_heads", 1024},                // 128
+        {"num_key_value_heads", 1024},                // 128
+        {"head_dim", 4096},                           // 256
+        {"vocab_size", int64_t(1) << 22},             // 256K
+        {"intermediate_size", int64_t(1) << 20},      // 53248
+        {"moe_intermediate_size", int64_t(1) << 20},  // 2560
+        {"num_experts", 16384},                       // 384 (Kimi K2)
+        {"n_routed_experts", 16384},
+        {"num_experts_per_tok", 1024},                // 8
+        {"n_shared_experts", 64},                     // 1
+        {"kv_lora_rank", int64_t(1) << 16},           // 512
+        {"q_lora_rank", int64_t(1) << 16},            // 1536
+        {"qk_nope_head_dim", 4096},                   // 128
+        {"qk_rope_head_dim", 4096},                   // 64
+        {"v_head_dim", 4096},                         // 128
+        {"first_k_dense_replace", 1024},
+        {"moe_layer_freq", 1024},
+        {"decoder_sparse_step", 1024},
+    };
+    for (const auto& [name, max] : caps)
+      if (name == k) return max;
+    return int64_t(1) << 40;
   }
   const json& j_;
   std::string origin_;
@@ -309,7 +348,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
       if (!a.is_array()) f.fail("mlp_only_layers", "expected a list of layer indices");
       for (const auto& x : a) {
         if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= m.layers)
-          f.fail("mlp_only_layers", fmt::format("{} is not a layer index in [0, {})", x.dump(), m.layers));
+          f.fail("mlp_only_layers", fmt::format("{} is not a layer index in [0, {})", json_brief(x), m.layers));
         mlp_only.push_back(x.get<int64_t>());
       }
     }
@@ -321,6 +360,12 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   } else if (f.has("num_experts_per_tok") && !has_e && !has_n) {
     f.fail("num_experts_per_tok", "given, but the model has no experts (num_experts / n_routed_experts)");
   }
+  // The tensor list (names, shapes) is built whole: about 200 B per tensor.
+  const int64_t tensors = m.layers * (16 + 3 * m.experts);
+  if (tensors > kMaxModelTensors)
+    f.fail(m.experts > 0 ? (has_e ? "num_experts" : "n_routed_experts") : "num_hidden_layers",
+           fmt::format("{} layers x {} experts make about {} weight tensors, more than the {} a model may have (DeepSeek-V3 has "
+                       "about 47,000)", m.layers, m.experts, tensors, kMaxModelTensors));
   if (m.dense_layers() > 0) m.intermediate = f.integer("intermediate_size");
   else m.intermediate = f.integer_or("intermediate_size", 0, 0);
   m.qk_norm = f.choice(architectures(), "model_type").qk_norm;
@@ -328,16 +373,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
 }
 
 ModelConfig load_model_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open the model description", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
-  }
+  const json j = parse_input_json(read_input_file(file, kMaxModelFileBytes, "model description"), file.string());
   return parse_model(j, file.string(), file.stem().string());
 }
 

@@ -22,6 +22,15 @@
 
 namespace bitline::llm {
 
+/// Most tokens of one request (input or output, `--context IN:OUT`, a trace's input_tokens/output_tokens): 2^30,
+/// about 100x the longest context windows of today's models (1-10M tokens). Larger counts are refused where they
+/// are read, naming the field.
+inline constexpr int64_t kMaxContextTokens = int64_t(1) << 30;
+
+/// Most weight tensors of a model (num_hidden_layers x (3 x experts + ~16)); the tensor list is built whole,
+/// ~200 B a tensor. DeepSeek-V3 has about 47,000.
+inline constexpr int64_t kMaxModelTensors = int64_t(1) << 20;
+
 enum class AttentionKind { Gqa, Mla };
 
 /// What a Hugging Face `model_type` adds to the decoder that the fields describe

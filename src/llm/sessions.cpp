@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/input.hpp"
+#include "core/json_io.hpp"
 #include "core/rng.hpp"
 #include "llm/serving.hpp"
 
@@ -23,32 +25,33 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ConfigError(fmt::format("{}:{}: malformed JSON: {}", origin, n, e.what()));
-    }
+    const nlohmann::json j = parse_input_json(line, fmt::format("{}:{}", origin, n));
     auto fail = [&](const char* f, const std::string& why) { throw ConfigError(fmt::format("{}:{}: field '{}': {}", origin, n, f, why)); };
     if (!j.is_object()) throw ConfigError(fmt::format("{}:{}: expected a JSON object per line", origin, n));
     Turn t;
     if (!j.contains("session")) fail("session", "missing");
     if (j["session"].is_string()) t.session = j["session"].get<std::string>();
+    else if (j["session"].is_number_unsigned()) t.session = std::to_string(j["session"].get<uint64_t>());
     else if (j["session"].is_number_integer()) t.session = std::to_string(j["session"].get<int64_t>());
     else fail("session", "expected a string or an integer");
-    auto integer = [&](const char* f, int64_t min) {
+    auto integer = [&](const char* f, int64_t min, int64_t max, const char* why_max) {
       if (!j.contains(f)) fail(f, "missing");
-      if (!j[f].is_number_integer()) fail(f, fmt::format("expected an integer, got {}", j[f].dump()));
+      if (!j[f].is_number_integer()) fail(f, fmt::format("expected an integer, got {}", json_brief(j[f])));
+      if (j[f].is_number_unsigned() && j[f].get<uint64_t>() > uint64_t(max))
+        fail(f, fmt::format("{} is above the maximum {} ({})", j[f].get<uint64_t>(), max, why_max));
       const int64_t v = j[f].get<int64_t>();
       if (v < min) fail(f, fmt::format("{} is below the minimum {}", v, min));
+      if (v > max) fail(f, fmt::format("{} is above the maximum {} ({})", v, max, why_max));
       return v;
     };
-    t.turn = integer("turn", 1);
-    t.input = integer("input_tokens", 0);
-    t.output = integer("output_tokens", 0);
+    t.turn = integer("turn", 1, int64_t(1) << 30, "turns of one session");
+    t.input = integer("input_tokens", 0, kMaxContextTokens, "the context limit");
+    t.output = integer("output_tokens", 0, kMaxContextTokens, "the context limit");
     if (!j.contains("timestamp")) fail("timestamp", "missing");
     if (!j["timestamp"].is_number()) fail("timestamp", "expected a number of seconds");
     t.timestamp = j["timestamp"].get<double>();
+    if (int64_t(out.size()) == kMaxTraceTurns)
+      throw ConfigError(fmt::format("{}:{}: more than {} turns in a trace", origin, n, kMaxTraceTurns));
     out.push_back(std::move(t));
   }
   if (out.empty()) throw ConfigError(fmt::format("{}: the trace has no turns", origin));
@@ -56,15 +59,15 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
 }
 
 std::vector<Turn> read_trace(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open the trace", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_trace(ss.str(), file.string());
+  return parse_trace(read_input_file(file, kMaxTraceFileBytes, "trace"), file.string());
 }
 
 std::vector<Turn> synthetic_trace(const SessionParams& p) {
   if (p.turns_max < p.turns_min) throw ConfigError("sessions.turns_max is below sessions.turns_min");
+  if (p.sessions * p.turns_max > kMaxTraceTurns)
+    throw ConfigError(fmt::format("sessions.sessions x sessions.turns_max = {} x {}: up to {} turns, more than the {} a trace may "
+                                  "have (about 200 B each while replayed)",
+                                  p.sessions, p.turns_max, p.sessions * p.turns_max, kMaxTraceTurns));
   Rng rng = Rng::derive(uint64_t(p.seed), "llm.sessions");
   auto around = [&](double mean) { return int64_t(std::llround(mean * (0.5 + rng.uniform()))); };  // uniform in [0.5, 1.5] x mean
   auto exponential = [&](double mean) { return -std::log(1.0 - rng.uniform()) * mean; };
@@ -177,13 +180,14 @@ Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>&
     const hbf::System& sys = s.system();
     const bool mla = m.attention == AttentionKind::Mla;
     const int64_t tok_layer_gpu = mla ? m.kv_bytes_per_token_layer() : 2 * d.kv_heads * m.head_dim * m.kv_value_bytes;
-    const int64_t per_token = tok_layer_gpu * m.layers * d.tp;  // the system's bytes per token (TP: all shards)
+    const int64_t per_token = checked_mul(checked_mul(tok_layer_gpu, m.layers, "KV bytes per token"), d.tp,
+                                          "KV bytes per token");  // the system's bytes per token (TP: all shards)
     std::function<Bytes(int64_t)> footprint;
     Bytes capacity;
     const ContextSpec none{"none", 0, 1};
     const Capacity c0 = s.capacity(0, none);
     if (!s.has_hbf()) {
-      footprint = [per_token](int64_t tokens) { return Bytes(tokens * per_token); };
+      footprint = [per_token](int64_t tokens) { return Bytes(checked_mul(tokens, per_token, "KV bytes of a session")); };
       capacity = (c0.hbm_capacity - c0.hbm_used) * double(d.gpus);
     } else {
       // Isolated blocks: a session's KV object holds whole megablocks on every megaplane of its window (all of them,
@@ -192,7 +196,8 @@ Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>&
       const int64_t tps = s.memory().tokens_per_slice(tok_layer_gpu);
       const int64_t tp = d.tp, layers = m.layers;
       footprint = [=, &sys](int64_t tokens) {
-        return Bytes(sys.kv_megablocks(layers * ((tokens + tps - 1) / tps)) * megablock * tp);
+        const int64_t slices = checked_mul(layers, (tokens + tps - 1) / tps, "KV slices of a session");
+        return Bytes(checked_mul(checked_mul(sys.kv_megablocks(slices), megablock, "KV bytes of a session"), tp, "KV bytes of a session"));
       };
       capacity = Bytes((c0.blocks_per_megaplane - c0.blocks_used) * k * megablock) * double(d.gpus);
     }

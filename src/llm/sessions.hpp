@@ -26,6 +26,10 @@ namespace bitline::llm {
 
 struct KindParams;
 
+/// Most turns of a trace, read or synthetic: 2^22 (4.2M). A turn costs ~200 B while it is replayed, so a
+/// full trace stays well under 1 GB; a trace file is also capped at kMaxTraceFileBytes (core/input.hpp).
+inline constexpr int64_t kMaxTraceTurns = int64_t(1) << 22;
+
 struct Turn {
   std::string session;
   int64_t turn = 1;

@@ -31,6 +31,11 @@
 
 namespace bitline::nand {
 
+/// Most page data a functional simulation may keep (programmed pages in the dies, operands and their CPU
+/// reference): 512 MiB, so that a functional run stays under 1 GB. Checked before the data is generated
+/// (nand demo, cosmos run --functional, cosmos reliability), naming the keys that set the size.
+inline constexpr int64_t kMaxFunctionalBytes = int64_t(512) << 20;
+
 struct CommandResult {
   Time latency{};
   Energy energy{};

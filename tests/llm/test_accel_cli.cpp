@@ -163,8 +163,7 @@ TEST_F(AccelCli, ResultsDoNotDependOnThreads) {
   r = run(sweep + "--threads 3 --json " + quote(path("s3.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
   nlohmann::json s1 = read("s1.json"), s3 = read("s3.json");
-  EXPECT_EQ(s1["run"]["threads"], 1);
-  s1.erase("run"), s3.erase("run");  // how it ran (threads, ranks), not what it found
+  EXPECT_FALSE(s1.contains("run"));  // how it ran (threads, ranks) is printed, not written
   EXPECT_EQ(s1.dump(), s3.dump());
 }
 

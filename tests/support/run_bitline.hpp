@@ -22,9 +22,10 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-/// Runs `bitline ARGS` (ARGS already shell-quoted where needed).
-inline CliRun run_bitline(const std::string& args) {
-  const std::string cmd = "BITLINE_CONFIG_DIR=" + shell_quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " +
+/// Runs `bitline ARGS` (ARGS already shell-quoted where needed); `prefix` is shell text run before it
+/// (e.g. limits).
+inline CliRun run_bitline(const std::string& args, const std::string& prefix = "") {
+  const std::string cmd = prefix + "BITLINE_CONFIG_DIR=" + shell_quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " +
                           shell_quote(BITLINE_BINARY) + " " + args + " 2>&1";
   CliRun r;
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -38,6 +39,26 @@ inline CliRun run_bitline(const std::string& args) {
   int status = ::pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return r;
+}
+
+/// Runs `bitline ARGS` with its memory capped at `mem_kib` KiB of address space (ulimit -v) and its run
+/// time at `seconds` (timeout: exit 124 past it). Under AddressSanitizer, whose shadow memory needs terabytes
+/// of address space, only the time is capped.
+#if defined(__SANITIZE_ADDRESS__)
+#define BITLINE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BITLINE_TEST_ASAN 1
+#endif
+#endif
+inline CliRun run_bitline_bounded(const std::string& args, long mem_kib = 1000000, int seconds = 10) {
+#if defined(BITLINE_TEST_ASAN)
+  (void)mem_kib;
+  const std::string limit;
+#else
+  const std::string limit = "ulimit -v " + std::to_string(mem_kib) + "; ";
+#endif
+  return run_bitline(args, limit + "exec timeout " + std::to_string(seconds) + " env ");
 }
 
 }  // namespace bitline::test

@@ -1,0 +1,307 @@
+// Hostile and mistaken input, end to end: every case must end with exit 2 and a
+// message naming the file, key or option and the reason, within 1 GB of memory
+// and 10 s (the child runs under ulimit -v and timeout), and must leave no
+// output file behind. Classes: YAML (alias bombs, nesting, base: fan-out,
+// non-regular files, size), JSON (nesting, huge values in messages), numbers
+// (overflow, non-finite values), sizes that would need TBs or hours, keys that
+// no command reads, output paths, and the argument parser's exit codes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../support/run_bitline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Result = ::bitline::test::CliRun;
+std::string quote(const std::string& s) { return ::bitline::test::shell_quote(s); }
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+class Hostile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           (std::string("bitline-hostile-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& f) const { return (dir_ / f).string(); }
+  std::string write(const std::string& f, const std::string& text) const {
+    std::ofstream(dir_ / f, std::ios::binary) << text;
+    return path(f);
+  }
+  // Bad input: exit 2 (not a crash, a timeout, success or another code), every needle in the message, no
+  // internal error text, and nothing but the inputs in the test folder (no result, no .partial).
+  Result expect_bad_input(const std::string& args, std::initializer_list<std::string> needles) {
+    const Result r = ::bitline::test::run_bitline_bounded(args);
+    EXPECT_EQ(r.rc, 2) << "bitline " << args.substr(0, 300) << "\n" << r.out.substr(0, 2000);
+    for (const auto& n : needles)
+      EXPECT_TRUE(has(r.out, n)) << "bitline " << args.substr(0, 300) << "\nexpected: " << n << "\ngot: " << r.out.substr(0, 2000);
+    EXPECT_FALSE(has(r.out, "internal error")) << r.out;
+    EXPECT_FALSE(has(r.out, "bad_alloc")) << r.out;
+    EXPECT_LT(r.out.size(), 4000u) << "the message repeats the input: " << r.out.substr(0, 500);
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      if (e.is_regular_file()) {
+        EXPECT_NE(e.path().extension(), ".partial") << e.path();
+      }
+      EXPECT_NE(e.path().filename(), "out.json") << "a result was written despite the error";
+    }
+    return r;
+  }
+  std::string out() const { return quote(path("out.json")); }
+  fs::path dir_;
+};
+
+// 10 anchors of 10 aliases each, 9 levels deep: 10^9 values once expanded, 400 bytes of YAML.
+std::string alias_bomb_flow() {
+  std::string s = "{a0: &a0 [x, x, x, x, x, x, x, x, x, x]";
+  for (int i = 1; i < 9; ++i) {
+    s += ", a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) s += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    s += "]";
+  }
+  return s + "}";
+}
+
+}  // namespace
+
+// ---- YAML ----------------------------------------------------------------------------------------------
+
+TEST_F(Hostile, YamlAliasBombInAConfigFile) {
+  const std::string f = write("bomb.yaml", "nand: " + alias_bomb_flow() + "\n");
+  expect_bad_input("nand rber --config " + quote(f) + " --json " + out(), {"bomb.yaml:1", "more than 100000 values", "alias"});
+}
+
+TEST_F(Hostile, YamlAliasBombInSet) {
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --set " + quote("llm.x=" + alias_bomb_flow()),
+                   {"--set llm.x", "more than 100000 values"});
+}
+
+TEST_F(Hostile, YamlNestingDepth) {
+  // Flow nesting deep enough to trip yaml-cpp's own guard, and block nesting just past bitline's limit.
+  const std::string flow = write("flow.yaml", "nand: " + std::string(5000, '[') + std::string(5000, ']') + "\n");
+  expect_bad_input("nand rber --config " + quote(flow), {"flow.yaml", "nested deeper than 32 levels"});
+  std::string block;
+  for (int i = 0; i < 40; ++i) block += std::string(size_t(i), ' ') + "k" + std::to_string(i) + ":\n";
+  const std::string b = write("block.yaml", "nand:\n" + block);
+  expect_bad_input("nand rber --config " + quote(b), {"block.yaml", "nested deeper than 32 levels"});
+  std::string dots = "nand";
+  for (int i = 0; i < 100; ++i) dots += ".a";
+  expect_bad_input("nand rber --set " + quote(dots + "=1"), {"--set", "deeper than 32 levels"});
+}
+
+TEST_F(Hostile, YamlBaseFanOutAndBadNames) {
+  std::string list;
+  for (int i = 0; i < 40; ++i) list += (i ? ", " : "") + std::string("csi");
+  const std::string f = write("fan.yaml", "base: [" + list + "]\n");
+  expect_bad_input("hbf info --config " + quote(f), {"more than 32 config files", "base:"});
+  const std::string up = write("up.yaml", "base: ../configs/csi\n");
+  expect_bad_input("hbf info --config " + quote(up), {"up.yaml:1", "base: a preset name"});
+  expect_bad_input("hbf info --preset ../csi", {"--preset ../csi", "unknown preset"});
+}
+
+TEST_F(Hostile, ConfigMustBeASmallRegularFile) {
+  expect_bad_input("nand rber --config /dev/zero", {"/dev/zero", "not a regular file"});
+  expect_bad_input("nand rber --config " + quote(dir_.string()), {dir_.string(), "is a directory"});
+  expect_bad_input("nand rber --config " + quote(path("missing.yaml")), {"missing.yaml", "no such file"});
+  const std::string big = write("big.yaml", "# " + std::string(2 << 20, 'x') + "\n");
+  expect_bad_input("nand rber --config " + quote(big), {"big.yaml", "byte limit for a config file"});
+  expect_bad_input("accel run --model /dev/zero --system csix8 --context long --slo 100", {"unknown model"});
+  expect_bad_input("accel run --model " + quote(path("")) + " --system csix8 --context long --slo 100", {"unknown model"});
+  fs::create_directories(dir_ / "m.json");
+  expect_bad_input("accel run --model " + quote(path("m.json")) + " --system csix8 --context long --slo 100",
+                   {"m.json", "is a directory, not a model description"});
+}
+
+// ---- JSON ----------------------------------------------------------------------------------------------
+
+TEST_F(Hostile, JsonNestingInAModelAndATrace) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string m = write("deep.json", "{\"hidden_size\": " + deep + "}");
+  expect_bad_input("accel run --model " + quote(m) + " --system csix8 --context long --slo 100", {"deep.json", "nested deeper than 32 levels"});
+  const std::string t = write("deep.jsonl", "{\"session\": 1, \"turn\": " + deep + "}\n");
+  expect_bad_input("accel sessions --trace " + quote(t) + " --json " + out(), {"deep.jsonl:1", "nested deeper than 32 levels"});
+}
+
+TEST_F(Hostile, JsonMessagesDoNotRepeatHugeValues) {
+  std::string list = "[";
+  for (int i = 0; i < 100000; ++i) list += (i ? ",1" : "1");
+  list += "]";
+  const std::string m = write("wide.json", "{\"hidden_size\": " + list + ", \"num_hidden_layers\": 2}");
+  expect_bad_input("accel run --model " + quote(m) + " --system csix8 --context long --slo 100",
+                   {"wide.json", "field 'hidden_size'", "a list of 100000 values"});
+  const std::string t = write("wide.jsonl", "{\"session\": 1, \"turn\": 1, \"input_tokens\": " + list + "}\n");
+  expect_bad_input("accel sessions --trace " + quote(t) + " --json " + out(), {"wide.jsonl:1", "input_tokens", "a list of 100000 values"});
+}
+
+// ---- Numbers: overflow, non-finite values ---------------------------------------------------------------
+
+TEST_F(Hostile, SloMustBeFiniteAndBounded) {
+  for (const char* slo : {"1e10", "nan", "inf", "-1", "0"})
+    expect_bad_input(std::string("accel run --model qwen3-235b --system csix8 --context long --slo ") + slo, {"--slo"});
+  expect_bad_input("accel sweep --model qwen3-235b --system csix8 --context long --slo nan --vary serving.seed=1,2", {"--slo"});
+  expect_bad_input("accel ablation --slo 1e300 --json " + out(), {"--slo"});
+}
+
+TEST_F(Hostile, HugeOrNonFiniteQuantities) {
+  expect_bad_input("hbf info --preset csi --set hbf.timing.interface_bandwidth=1e300TB/s",
+                   {"hbf.timing.interface_bandwidth", "'1e300TB/s' is too large"});
+  expect_bad_input("hbf info --preset csi --set hbf.timing.interface_bandwidth=infGB/s", {"hbf.timing.interface_bandwidth"});
+  expect_bad_input("hbf info --preset csi --set hbf.timing.interface_bandwidth=nanGB/s", {"hbf.timing.interface_bandwidth"});
+  expect_bad_input("nand rber --set nand.geometry.page_size=1e30TB", {"nand.geometry.page_size", "too large"});
+  expect_bad_input("hbf stream --preset csi --bytes 1e30TB", {"--bytes", "too large"});
+}
+
+TEST_F(Hostile, TokenCountsCannotWrap) {
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context 9223372036854775807:1 --slo 100", {"context", "at most 1073741824 tokens"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context 99999999999999999999:1 --slo 100", {"context '99999999999999999999:1'"});
+  const std::string t = write("huge.jsonl", "{\"session\": 1, \"turn\": 1, \"input_tokens\": 9000000000000000000, \"output_tokens\": "
+                                            "9000000000000000000, \"timestamp\": 0}\n");
+  expect_bad_input("accel sessions --trace " + quote(t) + " --json " + out(), {"huge.jsonl:1", "input_tokens", "above the maximum"});
+  const std::string u = write("unsigned.jsonl", "{\"session\": 1, \"turn\": 1, \"input_tokens\": 18446744073709551615, "
+                                                "\"output_tokens\": 1, \"timestamp\": 0}\n");
+  expect_bad_input("accel sessions --trace " + quote(u) + " --json " + out(), {"unsigned.jsonl:1", "input_tokens", "above the maximum"});
+}
+
+// ---- Sizes inside the declared ranges that would need TBs or hours ---------------------------------------
+
+TEST_F(Hostile, ModelSizesAreCapped) {
+  const std::string head = R"({"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008, )";
+  const std::string a = write("layers.json", head + R"("num_hidden_layers": 1099511627776})");
+  expect_bad_input("accel run --model " + quote(a) + " --system csix8 --context long --slo 100",
+                   {"layers.json", "num_hidden_layers", "above the maximum 1024"});
+  const std::string b = write("experts.json", head + R"("num_hidden_layers": 1024, "num_experts": 16384, "num_experts_per_tok": 8, )"
+                                                     R"("moe_intermediate_size": 1024})");
+  expect_bad_input("accel run --model " + quote(b) + " --system csix8 --context long --slo 100",
+                   {"experts.json", "num_experts", "weight tensors, more than the 1048576"});
+  const std::string c = write("hidden.json", head + R"("num_hidden_layers": 2, "hidden_size": 1e300})");
+  expect_bad_input("accel run --model " + quote(c) + " --system csix8 --context long --slo 100", {"hidden.json", "hidden_size"});
+}
+
+TEST_F(Hostile, HbfGeometryIsCapped) {
+  expect_bad_input("hbf stream --preset csi --set hbf.geometry.blocks_per_plane=1000000",
+                   {"hbf.geometry.blocks_per_plane", "blocks to track, more than 16777216"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --set hbf.geometry.pages_per_block=1048575 "
+                   "--set hbf.geometry.page_size=16MiB --set hbf.geometry.planes_per_megaplane=96",
+                   {"hbf.geometry.pages_per_block", "bytes of flash"});
+}
+
+TEST_F(Hostile, BatchAndContextWorkIsCapped) {
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --batch 1000000000000", {"--batch"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --batch 1048576",
+                   {"batch 1048576", "reads a step may plan", "--batch"});
+  expect_bad_input("accel run --model qwen3-235b --system csi --gpus 1000000000 --context long --slo 100", {"--gpus"});
+  expect_bad_input("accel sessions --set sessions.sessions=16000000 --set sessions.turns_max=10000 --json " + out(),
+                   {"sessions.sessions x sessions.turns_max", "more than the 4194304"});
+}
+
+TEST_F(Hostile, ExperimentSizesAreCapped) {
+  expect_bad_input("hbf stream --preset csi --tensor 1B", {"--tensor 1B", "tensors, more than the 1048576"});
+  expect_bad_input("hbf write-bw --preset csi --requests 1000000000", {"--requests 1000000000", "more requests than"});
+  expect_bad_input("hbf stream --preset csi --set hbf.geometry.pages_per_block=65536 --bytes 4TiB", {"--bytes", "megapages"});
+  std::string grid;
+  for (const char* k : {"serving.seed", "llm.sample_layers", "serving.routing_skew", "hbf.runtime.prefetch_distance", "llm.tp_size"})
+    grid += std::string(" --vary ") + k + "=1,2,3,4,5,6,7,8,9,10";
+  expect_bad_input("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --quiet" + grid,
+                   {"--vary", "more than 10000 points"});
+}
+
+TEST_F(Hostile, FunctionalDataIsCapped) {
+  expect_bad_input("nand demo --set nand.geometry.page_size=16MiB --set nand.geometry.wordlines_per_string=256 --json " + out(),
+                   {"nand.geometry.page_size", "more than the 512 MiB"});
+  expect_bad_input("cosmos run --preset flash-cosmos --functional --json " + out(), {"functional bmi", "workload.users"});
+  expect_bad_input("cosmos reliability --preset flash-cosmos --trials 1 --months 1 --json " + out(), {"functional bmi", "512 MiB"});
+  expect_bad_input("cosmos reliability --preset flash-cosmos --trials 1000000000 --set workload.users=8000", {"--trials"});
+  expect_bad_input("cosmos reliability --preset flash-cosmos --months 100000", {"--months"});
+}
+
+TEST_F(Hostile, TimePastItsRangeIsAnError) {
+  // 1e9-token contexts on HBM: the step takes longer than 2^63 picoseconds.
+  expect_bad_input("accel run --model llama3.1-405b --system h200x8 --context 1000000000:1000 --slo 100 --batch 1000000",
+                   {"time overflow", "106 days"});
+}
+
+TEST_F(Hostile, HugeTokenCountsGiveNoNegativeRetention) {
+  // Turns at the token limit (2^30): the byte counts must neither wrap nor go negative.
+  std::string trace;
+  for (int s = 0; s < 20; ++s)
+    for (int t = 1; t <= 3; ++t)
+      trace += "{\"session\": " + std::to_string(s) + ", \"turn\": " + std::to_string(t) + ", \"input_tokens\": " +
+               (t > 1 ? "1073741824" : "1000") + ", \"output_tokens\": 1073741824, \"timestamp\": " + std::to_string(10 * s + t) + "}\n";
+  const std::string f = write("big.jsonl", trace);
+  const Result r = ::bitline::test::run_bitline_bounded("accel sessions --trace " + quote(f) + " --json " + out());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(path("out.json"));
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["systems"].size(), 4u);
+  for (const auto& [name, v] : j["systems"].items()) {
+    EXPECT_GE(v["retention_bytes"].get<double>(), 0.0) << name;
+    EXPECT_GT(v["footprint_bytes_at_mean_prompt"].get<double>(), 1e12) << name;  // ~1.4e14 B, not wrapped
+    EXPECT_GE(v["recomputed_tokens"].get<double>(), 0.0) << name;
+  }
+}
+
+// ---- Keys that the command does not read, negative or repeated options -----------------------------------
+
+TEST_F(Hostile, EveryKeyIsCheckedWhicheverCommandRuns) {
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --set nand.timing.t_raed_slc=1us",
+                   {"nand.timing.t_raed_slc", "unknown key", "did you mean"});
+  expect_bad_input("cosmos run --preset flash-cosmos --set serving.kv_layuot=scatter", {"serving.kv_layuot", "unknown key"});
+  expect_bad_input("hbf info --preset csi --set sessions.sesions=3", {"sessions.sesions", "unknown key"});
+  expect_bad_input("nand rber --set llm.compute.util_max=7", {"llm.compute.util_max", "at most 1"});
+  const std::string f = write("typo.yaml", "workload:\n  userz: 5\n");
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --config " + quote(f), {"typo.yaml:2", "workload.userz"});
+}
+
+TEST_F(Hostile, NegativeOrRepeatedOptions) {
+  expect_bad_input("hbf stream --preset csi --distance -5", {"--distance"});
+  expect_bad_input("hbf stream --preset csi --bytes -5GiB", {"--bytes", "must be positive"});
+  expect_bad_input("hbf write-bw --preset csi --bytes 0B", {"--bytes", "must be positive"});
+  expect_bad_input("accel validate --models qwen3-235b --systems csix8 --batch -3", {"--batch"});
+  expect_bad_input("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --vary serving.seed=1,2 --vary serving.seed=3",
+                   {"--vary serving.seed", "varied twice"});
+}
+
+// ---- Output paths and exit codes ------------------------------------------------------------------------
+
+TEST_F(Hostile, UnwritableJsonIsRefusedBeforeTheWork) {
+  // A directory, a path under a regular file, a .partial that is a directory: refused at once (the stream
+  // would print "simulated" if it had run).
+  Result r = expect_bad_input("hbf stream --preset csi --json " + quote(dir_.string()), {"--json", "is a directory"});
+  EXPECT_FALSE(has(r.out, "simulated")) << r.out;
+  const std::string file = write("file.txt", "x");
+  r = expect_bad_input("hbf stream --preset csi --json " + quote(file + "/out.json"), {"--json", "is not a folder"});
+  EXPECT_FALSE(has(r.out, "simulated")) << r.out;
+  fs::create_directories(dir_ / "res.json.partial");
+  r = expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --json " + quote(path("res.json")),
+                       {"res.json.partial is a directory"});
+  EXPECT_FALSE(has(r.out, "tokens/s")) << r.out;
+  fs::remove(dir_ / "res.json.partial");
+  for (const char* cmd : {"nand demo", "nand rber", "hbf info", "hbf write-bw --preset csi", "cosmos run --preset flash-cosmos",
+                          "cosmos write-bw --preset flash-cosmos", "cosmos eval --preset flash-cosmos", "accel eval", "accel ablation",
+                          "accel sessions", "accel validate", "cosmos reliability --preset flash-cosmos"})
+    expect_bad_input(std::string(cmd) + " --json " + quote(dir_.string()), {"--json", "is a directory"});
+}
+
+TEST_F(Hostile, ArgumentErrorsExitTwoHelpAndVersionZero) {
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --bogus", {"--bogus"});
+  expect_bad_input("accel run", {"--model is required"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo abc", {"--slo"});
+  expect_bad_input("cosmos reliability --trials x", {"--trials"});
+  expect_bad_input("", {"subcommand"});
+  expect_bad_input("frobnicate", {"subcommand"});
+  for (const char* ok : {"--help", "--version", "accel run --help", "hbf stream --help", "cosmos eval --help"}) {
+    const Result r = ::bitline::test::run_bitline_bounded(ok);
+    EXPECT_EQ(r.rc, 0) << ok << "\n" << r.out;
+  }
+}
