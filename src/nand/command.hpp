@@ -98,9 +98,10 @@ struct DataOutCmd {
 ///   1. add the struct above and to this variant;
 ///   2. build: each visitor that misses it fails to compile ("no type named
 ///      'type' in std::invoke_result<overloaded<...>, const SuspendCmd&>") --
-///      encode(), check() and describe() in command.cpp and Die::execute() in
-///      die.cpp; add a lambda to each (and a Die::do_suspend() with its cost
-///      from CostModel);
+///      encode(), check() and describe() in command.cpp, Die::execute() in
+///      die.cpp, CostModel::command() in cost_model.cpp (its cost) and role_of()
+///      in cosmos/cosmos_ssd.cpp (a sensing, die work or data-out to the SSD
+///      pipeline); add a lambda to each (and a Die::do_suspend());
 ///   3. give it opcodes (namespace op below) and a case in decode_one(), the
 ///      decoder's switch over the opcode byte, and document it in docs/commands.md.
 using Command = std::variant<ReadCmd, ProgramCmd, EraseCmd, MwsCmd, XorCmd, LatchCopyCmd, DataOutCmd>;
