@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 
 namespace bitline::llm {
@@ -16,15 +17,29 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 double to_ms(Time t) { return to_s(t) * 1e3; }
 constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
 
-const std::map<std::string, std::string>& kind_names() {
-  static const std::map<std::string, std::string> k = {
-      {"h200", "H200 (HBM only)"}, {"csi", "CSI (HBF cascaded under HBM)"}, {"cli", "CLI (HBF beside one HBM stack)"}};
-  return k;
-}
-
 }  // namespace
 
 // ---- names ------------------------------------------------------------------
+
+std::filesystem::path kinds_dir() { return default_preset_dir() / "gpus"; }
+
+std::vector<std::string> available_kinds() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kinds_dir(), ec))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_kind(const std::string& kind) {
+  const auto kinds = available_kinds();
+  if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return;
+  std::string known;
+  for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
+  throw ConfigError(fmt::format("unknown GPU kind '{}' (kinds, the files of {}: {})", kind, kinds_dir().string(),
+                                known.empty() ? "none" : known));
+}
 
 SystemName parse_system(const std::string& name) {
   const auto x = name.rfind('x');
@@ -36,8 +51,12 @@ SystemName parse_system(const std::string& name) {
     const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits && n.size() < 6) s.gpus = std::stoll(n);
   }
-  if (!kind_names().count(s.kind) || s.gpus < 1)
-    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS with KIND one of h200, csi, cli (e.g. csix8)", name));
+  if (s.kind.empty() || s.gpus < 1) throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS (e.g. csix8, b200x8)", name));
+  try {
+    check_kind(s.kind);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("system '{}': {}", name, e.what()));
+  }
   return s;
 }
 
