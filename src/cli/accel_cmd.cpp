@@ -138,8 +138,10 @@ void print_point(const PointResult& p, const Server& s) {
     fmt::print("; bandwidth bound: batch {} (bytes alone at peak bandwidth within the SLO, capacity ignored)", p.bandwidth_bound_batch);
   fmt::print("\n");
   const Capacity& c = r.capacity;
-  fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, HBM used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
-             double(c.kv.raw()) * 1e-9, double(c.hbm_used.raw()) * 1e-9, double(c.hbm_capacity.raw()) * 1e-9);
+  // An HBM-less GPU keeps its workspace and KV staging in SRAM (on-chip and the HBF base dies'): Server::capacity.
+  fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, {} used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
+             double(c.kv.raw()) * 1e-9, s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM (no HBM)", double(c.hbm_used.raw()) * 1e-9,
+             double(c.hbm_capacity.raw()) * 1e-9);
   if (c.weight_cache.raw() > 0) fmt::print(" (weight cache {:.1f} GB)", double(c.weight_cache.raw()) * 1e-9);
   if (c.blocks_per_megaplane > 0)
     fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9,

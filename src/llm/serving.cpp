@@ -231,6 +231,14 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   const int64_t tok_layer = mla ? m_.kv_bytes_per_token_layer() : 2 * d_.kv_heads * m_.head_dim * m_.kv_value_bytes;
   cap.hbm_capacity = sys_.hbm_capacity();
   cap.reserve = k_.llm.runtime_reserve;
+  if (k_.system.hbm.stacks == 0 && has_hbf()) {
+    // An HBM-less (HBF-only) GPU: flash cannot hold the writable working set (erase before write, endurance), so
+    // the activation workspace and the KV staging live in its SRAM: the on-chip SRAM and the HBF base dies' SRAM
+    // (which the program path fills anyway). The runtime reserve is HBM's (CUDA context, library workspaces):
+    // without HBM it is held in host memory (assumption), so it is not charged here.
+    cap.hbm_capacity = k_.system.gpu.onchip_sram + Bytes(k_.system.hbf.sram.base_sram.raw() * k_.system.hbf.stacks);
+    cap.reserve = Bytes{};
+  }
   cap.weights = w_.total;
   cap.kv = Bytes(r * ctx * tok_layer * m_.layers);
   // Activation workspace: the widest activations of the step (x4 for inputs, outputs and temporaries) and the logits.
@@ -338,7 +346,7 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.flash_bytes = st.reads.flash_bytes;
   s.hbm_bytes = st.reads.hbm_bytes;
   {
-    Time t = Bytes(int64_t(s.hbm_bytes)) / sys_.hbm_bandwidth();
+    Time t = s.hbm_bytes > 0 ? Bytes(int64_t(s.hbm_bytes)) / sys_.hbm_bandwidth() : Time{};  // (an HBM-less GPU reads none)
     if (has_hbf()) {
       const auto& hp = k_.system.hbf;
       const Bandwidth per_stack = std::min(hp.timing.interface_bandwidth, sys_.stack_sense_bandwidth());
