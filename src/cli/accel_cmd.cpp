@@ -5,6 +5,7 @@
 //             (eval, ablation and sessions run an experiment file: by default the paper's,
 //              configs/experiments/flashaccel-{eval,ablation,sessions}.yaml; --experiment FILE for another)
 //   run       one point (model, system, context, SLO) with a readable breakdown
+//   kinds     the GPU kinds found in configs/gpus/, with their descriptions
 //   sweep     one point over a grid of parameter values (--vary KEY=V1,V2,...) -> JSON + table
 //   validate  the fast step model against the event-driven memory simulation
 // Each GPU kind is a file of configs/gpus/ (h200, csi, cli, a100, h100, b200, ... : discovered, never listed here),
@@ -181,6 +182,20 @@ Vary parse_vary(const std::string& text) {
 void add_accel(CLI::App& app) {
   auto* accel = app.add_subcommand("accel", "LLM serving on HBF-equipped GPUs: the FlashAccel evaluation");
   accel->require_subcommand(1);
+
+  // ---- kinds
+  {
+    auto* cmd = accel->add_subcommand("kinds", "the GPU kinds (the files of configs/gpus/) with their descriptions");
+    cmd->callback([] {
+      for (const auto& kind : available_kinds()) {
+        ConfigTree t;
+        t.load_preset(kind);
+        const ConfigNode* d = t.root().find("description");
+        fmt::print("{:<10} {}\n", kind, d && d->kind == ConfigNode::Kind::Scalar ? d->scalar : "(no description: key)");
+      }
+      fmt::print("(a system is KIND x GPUS, e.g. b200x8; add a kind by writing {}/NAME.yaml)\n", kinds_dir().string());
+    });
+  }
 
   // ---- eval
   {

@@ -241,9 +241,17 @@ TEST_F(AccelCli, ANewKindAndModelInAConfigFolderRun) {
   const Result bad = ::bitline::test::run_bitline("accel run --model toy-llama --system h200x8 --context 1000:100 --slo 20", "", cfg);
   EXPECT_EQ(bad.rc, 2) << bad.out;
   EXPECT_TRUE(has(bad.out, "unknown GPU kind 'h200'") && has(bad.out, "toy")) << bad.out;
+  const Result kinds = ::bitline::test::run_bitline("accel kinds", "", cfg);
+  EXPECT_EQ(kinds.rc, 0) << kinds.out;
+  EXPECT_TRUE(has(kinds.out, "toy        a made-up GPU for this test")) << kinds.out;
+  EXPECT_FALSE(has(kinds.out, "h200")) << kinds.out;
 }
 
 TEST_F(AccelCli, B200AndAnHbfOnlySystemRun) {
+  const Result kinds = run("accel kinds");
+  ASSERT_EQ(kinds.rc, 0) << kinds.out;
+  for (const char* k : {"a100", "h100", "h200", "b200", "csi", "cli", "hbf-only"}) EXPECT_TRUE(has("\n" + kinds.out, std::string("\n") + k + " ")) << k;
+
   Result r = run("accel run --model llama3.1-405b --system b200x8 --context long --slo 100 --json " + quote(path("b200.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto b = read("b200.json");
