@@ -5,9 +5,11 @@
 //             (eval, ablation and sessions run an experiment file: by default the paper's,
 //              configs/experiments/flashaccel-{eval,ablation,sessions}.yaml; --experiment FILE for another)
 //   run       one point (model, system, context, SLO) with a readable breakdown
+//   kinds     the GPU kinds found in configs/gpus/, with their descriptions
 //   sweep     one point over a grid of parameter values (--vary KEY=V1,V2,...) -> JSON + table
 //   validate  the fast step model against the event-driven memory simulation
-// Each GPU kind (h200, csi, cli) is its preset (configs/KIND.yaml) with --config and --set applied on top.
+// Each GPU kind is a file of configs/gpus/ (h200, csi, cli, a100, h100, b200, ... : discovered, never listed here),
+// with --config and --set applied on top.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,7 +36,7 @@ struct KindOptions {
   std::string file;
   std::vector<std::string> sets;
   void add_to(CLI::App& app) {
-    app.add_option("--config", file, "YAML file merged over each GPU kind's preset (h200, csi, cli)");
+    app.add_option("--config", file, "YAML file merged over each GPU kind's file (configs/gpus/KIND.yaml)");
     app.add_option("--set", sets, "override one parameter for every GPU kind: key.path=value (repeatable), e.g. llm.compute.kernel_overhead=3us");
   }
   /// The kind's tree: its preset, an experiment's `set:` overrides, --config, --set.
@@ -50,13 +52,21 @@ struct KindOptions {
   KindParams load(const std::string& kind, const std::vector<Override>& experiment = {}) const {
     return load_kind_params(tree(kind, experiment), kind);
   }
-  std::map<std::string, KindParams> load_all(const std::vector<Override>& experiment = {}) const {
+  /// The kinds of `systems` (KIND x GPUS names) or of `kinds`: those an experiment runs, each loaded once.
+  std::map<std::string, KindParams> load_all(const std::vector<std::string>& systems, const std::vector<Override>& experiment = {},
+                                             const std::vector<std::string>& kinds = {}) const {
     std::map<std::string, KindParams> m;
-    for (const char* k : {"h200", "csi", "cli"}) m.emplace(k, load(k, experiment));
+    for (const auto& s : systems) {
+      const std::string k = parse_system(s).kind;
+      if (!m.count(k)) m.emplace(k, load(k, experiment));
+    }
+    for (const auto& k : kinds)
+      if (!m.count(k)) m.emplace(k, load(k, experiment));
     return m;
   }
-  SessionParams sessions(const std::vector<Override>& experiment = {}) const {
-    return load_params<SessionParams>(tree("csi", experiment), "sessions");
+  /// The `sessions` section (kind-independent: read from the tree of `kind`, the experiment's first system).
+  SessionParams sessions(const std::string& kind, const std::vector<Override>& experiment = {}) const {
+    return load_params<SessionParams>(tree(kind, experiment), "sessions");
   }
 };
 
@@ -129,8 +139,10 @@ void print_point(const PointResult& p, const Server& s) {
     fmt::print("; bandwidth bound: batch {} (bytes alone at peak bandwidth within the SLO, capacity ignored)", p.bandwidth_bound_batch);
   fmt::print("\n");
   const Capacity& c = r.capacity;
-  fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, HBM used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
-             double(c.kv.raw()) * 1e-9, double(c.hbm_used.raw()) * 1e-9, double(c.hbm_capacity.raw()) * 1e-9);
+  // An HBM-less GPU keeps its workspace and KV staging in SRAM (on-chip and the HBF base dies'): Server::capacity.
+  fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, {} used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
+             double(c.kv.raw()) * 1e-9, s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM (no HBM)", double(c.hbm_used.raw()) * 1e-9,
+             double(c.hbm_capacity.raw()) * 1e-9);
   if (c.weight_cache.raw() > 0) fmt::print(" (weight cache {:.1f} GB)", double(c.weight_cache.raw()) * 1e-9);
   if (c.blocks_per_megaplane > 0)
     fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9,
@@ -171,27 +183,50 @@ void add_accel(CLI::App& app) {
   auto* accel = app.add_subcommand("accel", "LLM serving on HBF-equipped GPUs: the FlashAccel evaluation");
   accel->require_subcommand(1);
 
+  // ---- kinds
+  {
+    auto* cmd = accel->add_subcommand("kinds", "the GPU kinds (the files of configs/gpus/) with their descriptions");
+    cmd->callback([] {
+      for (const auto& kind : available_kinds()) {
+        ConfigTree t;
+        t.load_preset(kind);
+        const ConfigNode* d = t.root().find("description");
+        fmt::print("{:<10} {}\n", kind, d && d->kind == ConfigNode::Kind::Scalar ? d->scalar : "(no description: key)");
+      }
+      fmt::print("(a system is KIND x GPUS, e.g. b200x8; add a kind by writing {}/NAME.yaml)\n", kinds_dir().string());
+    });
+  }
+
   // ---- eval
   {
     auto* cmd = accel->add_subcommand("eval", "a whole matrix: models x contexts x SLOs x systems (default: the paper's)");
     auto k = std::make_shared<KindOptions>();
     auto x = std::make_shared<ExperimentOption>();
     struct Opts {
-      std::string json;
+      std::string json, baseline;
       bool quiet = false;
       int threads = WorkerPool::hardware_threads();
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
     x->add_to(*cmd, "flashaccel-eval", "models, contexts, SLOs, systems, the summary's baseline");
+    cmd->add_option("--baseline", o->baseline, "the reference system of the summary, one of the experiment's systems (default: the experiment's baseline:)");
     cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
     cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o, x] {
       const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
       check_json_output(o->json);
-      const EvalExperiment ex = load_eval_experiment(x->file);
-      const auto kinds = k->load_all(ex.set);
+      EvalExperiment ex = load_eval_experiment(x->file);
+      if (!o->baseline.empty()) {
+        if (std::find(ex.systems.begin(), ex.systems.end(), o->baseline) == ex.systems.end()) {
+          std::string systems;
+          for (const auto& sys : ex.systems) systems += (systems.empty() ? "" : ", ") + sys;
+          throw ConfigError(fmt::format("--baseline {}: not one of the experiment's systems ({})", o->baseline, systems));
+        }
+        ex.baseline = o->baseline;
+      }
+      const auto kinds = k->load_all(ex.systems, ex.set);
       ModelSet models;
       load_models(models, ex.models, x->file);
       const auto t0 = std::chrono::steady_clock::now();
@@ -264,7 +299,9 @@ void add_accel(CLI::App& app) {
       if (o->gpus > 0) ex.gpus = o->gpus;
       if (!o->context.empty()) ex.context = context_arg(o->context);
       if (o->slo > 0) ex.slo_ms = o->slo;
-      const auto kinds = k->load_all(ex.set);
+      std::vector<std::string> variant_kinds;
+      for (const auto& v : ex.variants) variant_kinds.push_back(v.kind);
+      const auto kinds = k->load_all({}, ex.set, variant_kinds);
       const auto params = ablation_params(ex, [&](const std::string& kind) { return k->tree(kind, ex.set); });
       const ModelConfig m = load_model(ex.model);
       Json j = run_ablation(m, ex, params, o->threads);
@@ -295,8 +332,8 @@ void add_accel(CLI::App& app) {
     cmd->callback([k, o, x] {
       check_json_output(o->json);
       const SessionsExperiment ex = load_sessions_experiment(x->file);
-      const auto kinds = k->load_all(ex.set);
-      SessionParams sp = k->sessions(ex.set);
+      const auto kinds = k->load_all(ex.systems, ex.set);
+      SessionParams sp = k->sessions(parse_system(ex.systems.front()).kind, ex.set);
       if (!o->model.empty()) sp.model = o->model;
       if (sp.model.empty()) sp.model = ex.model;
       const ModelConfig m = load_model(sp.model);
@@ -329,7 +366,7 @@ void add_accel(CLI::App& app) {
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
     cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
-    cmd->add_option("--system", o->system, "KIND x GPUS (csix8, clix16, ...), or a kind (h200, csi, cli) with --gpus")->required();
+    cmd->add_option("--system", o->system, "KIND x GPUS (csix8, b200x8, ...; KIND: a file of configs/gpus/), or a kind with --gpus")->required();
     cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::Range(int64_t(1), int64_t(99999)));
     cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")->required();
     cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
@@ -338,7 +375,8 @@ void add_accel(CLI::App& app) {
     cmd->callback([k, o] {
       check_json_output(o->json);
       // `--system csi --gpus 8` and `--system csix8` name the same system.
-      const bool bare_kind = o->system == "h200" || o->system == "csi" || o->system == "cli";
+      const auto known = available_kinds();
+      const bool bare_kind = std::find(known.begin(), known.end(), o->system) != known.end();
       if (bare_kind && o->gpus <= 0) throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o->system, o->system));
       const SystemName sn = parse_system(bare_kind ? fmt::format("{}x{}", o->system, o->gpus) : o->system);
       const ContextSpec c = context_arg(o->context);
@@ -520,11 +558,11 @@ void add_accel(CLI::App& app) {
     cmd->callback([k, o, x] {
       check_json_output(o->json);
       const EvalExperiment ex = load_eval_experiment(x->file);
-      const auto kinds = k->load_all(ex.set);
       const ContextSpec c = o->context.empty() ? ex.contexts.front() : parse_context(o->context, ex.contexts);
       const double slo = o->slo > 0 ? o->slo : *std::max_element(ex.slos_ms.begin(), ex.slos_ms.end());
       const auto models = o->models.empty() ? ex.models : o->models;
       const auto systems = o->systems.empty() ? ex.systems : o->systems;
+      const auto kinds = k->load_all(systems, ex.set);
       Json out = Json::array();
       double worst = 0;
       for (const auto& mn : models) {

@@ -66,6 +66,11 @@ void check_top_level(const ConfigTree& tree) {
   std::string known;
   for (const auto& c : catalogue()) known += (known.empty() ? "" : ", ") + c.path;
   for (const auto& [k, v] : tree.root().keys) {
+    // A preset's one-line `description:` (a GPU kind's is printed by `accel kinds`) is text, not a section.
+    if (k == "description") {
+      if (v.kind != ConfigNode::Kind::Scalar) throw ConfigError(fmt::format("{}: description: expected one line of text", v.origin));
+      continue;
+    }
     bool ok = false;
     for (const auto& c : catalogue()) ok |= c.path == k;
     if (!ok) throw ConfigError(fmt::format("{}: {}: unknown section (known sections: {})", v.origin, k, known));

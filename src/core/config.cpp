@@ -87,6 +87,15 @@ bool plain_name(const std::string& s) {
   }
 }
 
+/// A preset's file: DIR/NAME.yaml, else a GPU kind's, DIR/gpus/NAME.yaml (so `base: h200` and `--preset csi`
+/// find the kinds of configs/gpus/); DIR/NAME.yaml when neither exists (named in the error).
+std::filesystem::path preset_file(const std::filesystem::path& dir, const std::string& name) {
+  const auto top = dir / (name + ".yaml");
+  if (std::filesystem::exists(top)) return top;
+  const auto gpu = dir / "gpus" / (name + ".yaml");
+  return std::filesystem::exists(gpu) ? gpu : top;
+}
+
 }  // namespace
 
 const ConfigNode* ConfigNode::find(std::string_view key) const {
@@ -180,7 +189,7 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<s
     else throw ConfigError(fmt::format("{}: base: must be a preset name or a list of names", it->second.origin));
     chain.push_back(canon);
     for (const auto& b : bases) {
-      auto p = preset_dir_ / (b + ".yaml");
+      auto p = preset_file(preset_dir_, b);
       if (!std::filesystem::exists(p))
         throw ConfigError(fmt::format("{}: base: unknown preset '{}' (no {})", it->second.origin, b, p.string()));
       load_file_impl(p, chain);
@@ -198,7 +207,7 @@ void ConfigTree::load_file(const std::filesystem::path& path) {
 }
 
 void ConfigTree::load_preset(const std::string& name) {
-  auto p = preset_dir_ / (name + ".yaml");
+  auto p = preset_file(preset_dir_, name);
   if (!plain_name(name) || !std::filesystem::exists(p)) {
     std::string avail;
     for (const auto& a : available_presets()) avail += (avail.empty() ? "" : ", ") + a;
@@ -211,6 +220,8 @@ std::vector<std::string> ConfigTree::available_presets() const {
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(preset_dir_, ec))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+  for (const auto& e : std::filesystem::directory_iterator(preset_dir_ / "gpus", ec))  // GPU kinds (configs/gpus/)
     if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
   std::sort(out.begin(), out.end());
   return out;

@@ -93,8 +93,11 @@ AblationExperiment load_ablation_experiment(const std::filesystem::path& file) {
       v.name = m.string("name");
       v.description = m.string("description");
       v.kind = m.string("kind");
-      if (v.kind != "h200" && v.kind != "csi" && v.kind != "cli")
-        experiment_error(m.required("kind"), m.key_path("kind"), fmt::format("'{}' is not a GPU kind (h200, csi, cli)", v.kind));
+      try {
+        check_kind(v.kind);
+      } catch (const ConfigError& err) {
+        experiment_error(m.required("kind"), m.key_path("kind"), err.what());
+      }
       v.set = m.overrides("set");
       m.finish();
       for (const auto& o : e.variants)

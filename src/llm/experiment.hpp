@@ -61,7 +61,7 @@ std::vector<KindParams> ablation_params(const AblationExperiment& e, const std::
 /// The jobs of the matrix: one per model x system (model i / systems, system i % systems).
 size_t eval_job_count(const EvalExperiment& e);
 /// Job i: every context x SLO of its model on its system, as a JSON array of points (PointResult::json) in
-/// context, SLO order. `models` must hold the experiment's models; `kinds` maps "h200"/"csi"/"cli" to parameters.
+/// context, SLO order. `models` must hold the experiment's models; `kinds` maps each GPU kind of its systems to parameters.
 /// `accel eval` runs the jobs over core/distributed.hpp (MPI ranks x worker threads), concatenates their
 /// points in job order and adds eval_summary.
 Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams>& kinds, const EvalExperiment& e, size_t i);

@@ -41,11 +41,11 @@ GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeig
     : sys_(sys), m_(m), w_(w), opt_(opt) {
   k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
   unit_ = sys.megapage().raw();
+  hbm_bw_ = sys.hbm_bandwidth();  // 0 on an HBM-less GPU: activations and staged KV are not timed as HBM reads
   if (k_ == 0) return;
   tile_units_ = k_ * std::max<int64_t>(1, opt.tile_hyperpages);
   t_round_ = std::max(sys.hbf().timing.t_read,
                       Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
-  hbm_bw_ = sys.hbm_bandwidth();
   if (!(opt.weight_cache_fraction >= 0 && opt.weight_cache_fraction <= 1))
     throw ModelError(fmt::format("weight cache fraction {} outside [0, 1]", opt.weight_cache_fraction));
   deal_.resize(size_t(k_));
@@ -108,8 +108,9 @@ void GpuMemory::append_ops(const StepGraph& g, uint32_t first, uint32_t count, T
     else if (op.tensor_count > 0) weight_tiles(g, op, i, plan);
     if (plan.tiles.size() == before)  // no reads: the kernel's math alone
       plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, op.compute, Part::Compute, i});
-    // Activations are read and written in HBM during the op's first tile.
-    plan.tiles[before].hbm_bytes += op.act_bytes.raw();
+    // Activations are read and written in HBM during the op's first tile (an HBM-less GPU keeps them in SRAM,
+    // whose time the compute covers: not timed as reads).
+    if (hbm_bw_.raw() > 0) plan.tiles[before].hbm_bytes += op.act_bytes.raw();
   }
 }
 
@@ -169,7 +170,8 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
   if (cur.count > 0 || plan.tiles.size() == first_tile) plan.tiles.push_back(cur);
   // Cached bytes stream from HBM alongside, spread evenly over the kernel's tiles.
   const int64_t nt = int64_t(plan.tiles.size() - first_tile);
-  for (int64_t i = 0; i < nt; ++i) plan.tiles[first_tile + size_t(i)].hbm_bytes += hbm / nt + (i < hbm % nt ? 1 : 0);
+  if (hbm_bw_.raw() > 0)
+    for (int64_t i = 0; i < nt; ++i) plan.tiles[first_tile + size_t(i)].hbm_bytes += hbm / nt + (i < hbm % nt ? 1 : 0);
   spread_compute(plan, first_tile, op.compute, [&](const StepTile& t) { return double(t.count) * double(unit_) + double(t.hbm_bytes); });
 }
 
@@ -385,7 +387,9 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
   if (plan.tiles.size() == first_tile) plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index});
   // HBM slices spread evenly over the tiles; the kernel's math in proportion to the bytes.
   const int64_t nt = int64_t(plan.tiles.size() - first_tile);
-  for (int64_t i = 0; i < nt; ++i) plan.tiles[first_tile + size_t(i)].hbm_bytes += hbm / nt + (i < hbm % nt ? 1 : 0);
+  // (An HBM-less GPU has no weight cache or replicas; its staged KV slices are in the base dies' SRAM: not timed.)
+  if (hbm_bw_.raw() > 0)
+    for (int64_t i = 0; i < nt; ++i) plan.tiles[first_tile + size_t(i)].hbm_bytes += hbm / nt + (i < hbm % nt ? 1 : 0);
   spread_compute(plan, first_tile, op.compute, [&](const StepTile& t) { return double(t.count) * slice_bytes + double(t.hbm_bytes); });
 }
 

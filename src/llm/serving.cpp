@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 
 namespace bitline::llm {
@@ -16,15 +17,29 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 double to_ms(Time t) { return to_s(t) * 1e3; }
 constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
 
-const std::map<std::string, std::string>& kind_names() {
-  static const std::map<std::string, std::string> k = {
-      {"h200", "H200 (HBM only)"}, {"csi", "CSI (HBF cascaded under HBM)"}, {"cli", "CLI (HBF beside one HBM stack)"}};
-  return k;
-}
-
 }  // namespace
 
 // ---- names ------------------------------------------------------------------
+
+std::filesystem::path kinds_dir() { return default_preset_dir() / "gpus"; }
+
+std::vector<std::string> available_kinds() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kinds_dir(), ec))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_kind(const std::string& kind) {
+  const auto kinds = available_kinds();
+  if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return;
+  std::string known;
+  for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
+  throw ConfigError(fmt::format("unknown GPU kind '{}' (kinds, the files of {}: {})", kind, kinds_dir().string(),
+                                known.empty() ? "none" : known));
+}
 
 SystemName parse_system(const std::string& name) {
   const auto x = name.rfind('x');
@@ -36,8 +51,12 @@ SystemName parse_system(const std::string& name) {
     const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits && n.size() < 6) s.gpus = std::stoll(n);
   }
-  if (!kind_names().count(s.kind) || s.gpus < 1)
-    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS with KIND one of h200, csi, cli (e.g. csix8)", name));
+  if (s.kind.empty() || s.gpus < 1) throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS (e.g. csix8, b200x8)", name));
+  try {
+    check_kind(s.kind);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("system '{}': {}", name, e.what()));
+  }
   return s;
 }
 
@@ -212,6 +231,14 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   const int64_t tok_layer = mla ? m_.kv_bytes_per_token_layer() : 2 * d_.kv_heads * m_.head_dim * m_.kv_value_bytes;
   cap.hbm_capacity = sys_.hbm_capacity();
   cap.reserve = k_.llm.runtime_reserve;
+  if (k_.system.hbm.stacks == 0 && has_hbf()) {
+    // An HBM-less (HBF-only) GPU: flash cannot hold the writable working set (erase before write, endurance), so
+    // the activation workspace and the KV staging live in its SRAM: the on-chip SRAM and the HBF base dies' SRAM
+    // (which the program path fills anyway). The runtime reserve is HBM's (CUDA context, library workspaces):
+    // without HBM it is held in host memory (assumption), so it is not charged here.
+    cap.hbm_capacity = k_.system.gpu.onchip_sram + Bytes(k_.system.hbf.sram.base_sram.raw() * k_.system.hbf.stacks);
+    cap.reserve = Bytes{};
+  }
   cap.weights = w_.total;
   cap.kv = Bytes(r * ctx * tok_layer * m_.layers);
   // Activation workspace: the widest activations of the step (x4 for inputs, outputs and temporaries) and the logits.
@@ -319,7 +346,7 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.flash_bytes = st.reads.flash_bytes;
   s.hbm_bytes = st.reads.hbm_bytes;
   {
-    Time t = Bytes(int64_t(s.hbm_bytes)) / sys_.hbm_bandwidth();
+    Time t = s.hbm_bytes > 0 ? Bytes(int64_t(s.hbm_bytes)) / sys_.hbm_bandwidth() : Time{};  // (an HBM-less GPU reads none)
     if (has_hbf()) {
       const auto& hp = k_.system.hbf;
       const Bandwidth per_stack = std::min(hp.timing.interface_bandwidth, sys_.stack_sense_bandwidth());

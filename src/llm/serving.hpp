@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,7 +26,7 @@ namespace bitline::llm {
 
 /// The parameters of one GPU kind (a preset with the user's overrides).
 struct KindParams {
-  std::string kind;  // "h200", "csi", "cli"
+  std::string kind;  // a file of configs/gpus/ without .yaml (h200, csi, b200, ...)
   hbf::SystemParams system;
   LlmParams llm;
   ServingParams serving;
@@ -34,7 +35,13 @@ struct KindParams {
 /// Reads one GPU kind's parameters (memory system, LLM model, serving) from a resolved config tree.
 KindParams load_kind_params(const ConfigTree& tree, const std::string& kind);
 
-/// "csix8" -> kind "csi", 8 GPUs. Kinds: h200, csi, cli.
+/// The GPU kinds: the YAML files of kinds_dir() (configs/gpus/, or $BITLINE_CONFIG_DIR/gpus/), sorted, without .yaml.
+std::filesystem::path kinds_dir();
+std::vector<std::string> available_kinds();
+/// ConfigError naming the known kinds unless `kind` is one of available_kinds().
+void check_kind(const std::string& kind);
+
+/// "csix8" -> kind "csi", 8 GPUs; the kind is a file of configs/gpus/.
 struct SystemName {
   std::string name, kind;
   int64_t gpus = 0;

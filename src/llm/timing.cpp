@@ -81,7 +81,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   const int64_t d = mt_.distance, ring = d + 1;
   const int64_t tr = mt_.t_read.raw();
   const int64_t x_full = mt_.megaplanes > 0 ? (Bytes(mt_.megapage) / mt_.interface).raw() : 0;
-  const int64_t h_full = (Bytes(std::max<int64_t>(mt_.megapage, 1)) / mt_.hbm).raw();
+  const int64_t h_full = mt_.hbm.raw() > 0 ? (Bytes(std::max<int64_t>(mt_.megapage, 1)) / mt_.hbm).raw() : 0;  // 0: no HBM
   std::vector<int64_t> stack_sum(size_t(std::max<int64_t>(mt_.stacks, 1)));
   for (const StepTile& t : plan.tiles) {
     const int64_t S = now_;

@@ -161,7 +161,7 @@ TEST_F(ExperimentCli, BadAccelEvalFilesAreConfigErrors) {
   const std::string ok = ok_models + ok_ctx + ok_slo + ok_sys + ok_base;
   expect_bad("accel eval --quiet", ok + "modles: [x]\n", {"bad.yaml:6", "modles", "unknown key"});
   expect_bad("accel eval --quiet", ok_models + ok_ctx + "slos_ms: [0]\n" + ok_sys + ok_base, {"slos_ms[0]", "above 0"});
-  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + "systems: [h200x4, a100x8]\n" + ok_base, {"systems[1]", "a100x8"});
+  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + "systems: [h200x4, v100x8]\n" + ok_base, {"systems[1]", "v100x8", "unknown GPU kind"});
   expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + ok_sys + "baseline: clix8\n", {"baseline", "clix8", "not one of the systems"});
   expect_bad("accel eval --quiet", ok_models + "contexts: [{name: s, input: 512}]\n" + ok_slo + ok_sys + ok_base, {"contexts[0]", "output"});
   expect_bad("accel eval --quiet", ok_models + "contexts: [\"512:0\"]\n" + ok_slo + ok_sys + ok_base, {"contexts[0]", "512:0"});

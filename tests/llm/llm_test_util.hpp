@@ -26,7 +26,7 @@ inline nand::NandParams xl_flash_cell() {
   return nand::load_nand_params(t);
 }
 
-/// One GPU kind's preset (h200, csi, cli) loaded into KindParams.
+/// One GPU kind's file (configs/gpus/KIND.yaml) loaded into KindParams.
 inline KindParams preset_kind(const std::string& kind) {
   ConfigTree t;
   t.set_preset_dir(std::filesystem::path(BITLINE_SOURCE_DIR) / "configs");

@@ -208,3 +208,93 @@ TEST_F(AccelCli, BadInputIsExplained) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "no_such_key")) << r.out;
 }
+
+// Bring your own GPU and model: a kind and a model written into a fresh config folder run with no source change.
+TEST_F(AccelCli, ANewKindAndModelInAConfigFolderRun) {
+  fs::create_directories(dir_ / "cfg" / "gpus");
+  fs::create_directories(dir_ / "cfg" / "models");
+  {
+    std::ofstream k(dir_ / "cfg" / "gpus" / "toy.yaml");
+    k << "description: a made-up GPU for this test\n"
+         "gpu: {bf16_flops: 100e12, onchip_sram: 20MB}\n"
+         "hbm: {stacks: 2, capacity_per_stack: 8GB, bandwidth_per_stack: 500GB/s}\n"
+         "hbf: {stacks: 0}\n"
+         "llm: {energy: {gpu_tdp: 300W, tdp_hbm_stacks: 2}}\n";
+    std::ofstream m(dir_ / "cfg" / "models" / "toy-llama.json");
+    m << R"({"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8,
+             "num_hidden_layers": 4, "num_key_value_heads": 4, "head_dim": 64, "vocab_size": 1000,
+             "torch_dtype": "bfloat16"})";
+  }
+  const std::string cfg = (dir_ / "cfg").string();
+  const Result r = ::bitline::test::run_bitline(
+      "accel run --model toy-llama --system toyx2 --context 1000:100 --slo 20 --json " + quote(path("toy.json")), "", cfg);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "toy-llama on toyx2")) << r.out;
+  const auto j = read("toy.json");
+  EXPECT_TRUE(j["feasible"].get<bool>());
+  EXPECT_EQ(j["system"], "toyx2");
+  EXPECT_DOUBLE_EQ(j["config"]["gpu"]["bf16_flops"].get<double>(), 100e12);
+  EXPECT_EQ(j["config"]["hbm"]["stacks"].get<int64_t>(), 2);
+  EXPECT_GT(j["batch"].get<int64_t>(), 0);
+  // `--system toy --gpus 2` finds the kind by its file too; a kind that is not there names those that are.
+  EXPECT_EQ(::bitline::test::run_bitline("accel run --model toy-llama --system toy --gpus 2 --context 1000:100 --slo 20", "", cfg).rc, 0);
+  const Result bad = ::bitline::test::run_bitline("accel run --model toy-llama --system h200x8 --context 1000:100 --slo 20", "", cfg);
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_TRUE(has(bad.out, "unknown GPU kind 'h200'") && has(bad.out, "toy")) << bad.out;
+  const Result kinds = ::bitline::test::run_bitline("accel kinds", "", cfg);
+  EXPECT_EQ(kinds.rc, 0) << kinds.out;
+  EXPECT_TRUE(has(kinds.out, "toy        a made-up GPU for this test")) << kinds.out;
+  EXPECT_FALSE(has(kinds.out, "h200")) << kinds.out;
+}
+
+TEST_F(AccelCli, B200AndAnHbfOnlySystemRun) {
+  const Result kinds = run("accel kinds");
+  ASSERT_EQ(kinds.rc, 0) << kinds.out;
+  for (const char* k : {"a100", "h100", "h200", "b200", "csi", "cli", "hbf-only"}) EXPECT_TRUE(has("\n" + kinds.out, std::string("\n") + k + " ")) << k;
+
+  Result r = run("accel run --model llama3.1-405b --system b200x8 --context long --slo 100 --json " + quote(path("b200.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto b = read("b200.json");
+  EXPECT_TRUE(b["feasible"].get<bool>());
+  EXPECT_DOUBLE_EQ(b["config"]["gpu"]["bf16_flops"].get<double>(), 2.25e15);
+  EXPECT_EQ(b["config"]["hbm"]["stacks"].get<int64_t>(), 8);
+  // 405B in BF16 (~101 GB per GPU at TP 8) does not fit an 80 GB H100 but fits a 180 GB B200.
+  r = run("accel run --model llama3.1-405b --system h100x8 --context long --slo 100");
+  EXPECT_EQ(r.rc, 1) << r.out;  // a result (no feasible batch), not bad input
+  EXPECT_TRUE(has(r.out, "the weights do not fit")) << r.out;
+
+  // No HBM at all: the workspace and KV staging live in SRAM, nothing is read from HBM, and a batch fits.
+  r = run("accel run --model qwen3-235b --system hbf-onlyx8 --context long --slo 100 --json " + quote(path("hbf.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto h = read("hbf.json");
+  EXPECT_TRUE(h["feasible"].get<bool>());
+  EXPECT_EQ(h["config"]["hbm"]["stacks"].get<int64_t>(), 0);
+  EXPECT_GT(h["config"]["hbf"]["stacks"].get<int64_t>(), 0);
+  EXPECT_GT(h["batch"].get<int64_t>(), 0);
+  EXPECT_EQ(h["bytes_read_per_gpu"]["hbm"].get<double>(), 0.0);
+  EXPECT_GT(h["bytes_read_per_gpu"]["flash"].get<double>(), 0.0);
+  // The event-driven step model runs on it too.
+  EXPECT_EQ(run("accel run --model qwen3-235b --system hbf-onlyx8 --context long --slo 100 --set serving.step_model=event").rc, 0);
+}
+
+TEST_F(AccelCli, EvalBaselineOption) {
+  {
+    std::ofstream e(dir_ / "small.yaml");
+    e << "experiment: small\nmodels: [qwen3-235b]\ncontexts: [{name: mid, input: 4000, output: 1000}]\nslos_ms: [100]\n"
+         "systems: [h200x8, csix8, b200x8]\nbaseline: h200x8\n";
+  }
+  Result r = run("accel eval --quiet --experiment " + quote(path("small.yaml")) + " --baseline b200x8 --json " + quote(path("e.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("e.json");
+  ASSERT_TRUE(j["summary"].contains("throughput_vs_b200x8")) << j["summary"].dump();
+  EXPECT_FALSE(j["summary"].contains("throughput_vs_h200x8"));
+  EXPECT_FALSE(j["summary"]["throughput_vs_b200x8"].contains("b200x8@100"));  // the baseline is not compared with itself
+  const double h200 = j["summary"]["throughput_vs_b200x8"]["h200x8@100"]["mean"].get<double>();
+  EXPECT_GT(h200, 0.2);
+  EXPECT_LT(h200, 1.0);  // per GPU, an H200 decodes slower than a B200 (4.8 vs 8 TB/s)
+  EXPECT_TRUE(j["config"].contains("b200"));
+  EXPECT_FALSE(j["config"].contains("cli"));  // only the kinds the experiment runs
+  r = run("accel eval --quiet --experiment " + quote(path("small.yaml")) + " --baseline clix8 --json " + quote(path("e2.json")));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(has(r.out, "--baseline clix8: not one of the experiment's systems")) << r.out;
+}

@@ -144,7 +144,13 @@ TEST(LlmServing, InfeasiblePointsSayWhy) {
 TEST(LlmServing, NamesAndContexts) {
   EXPECT_EQ(parse_system("csix16").gpus, 16);
   EXPECT_EQ(parse_system("h200x8").kind, "h200");
-  EXPECT_THROW(parse_system("a100x8"), ConfigError);
+  EXPECT_EQ(parse_system("b200x8").kind, "b200");  // a kind is a file of configs/gpus/
+  EXPECT_THROW(parse_system("v100x8"), ConfigError);
+  try {
+    parse_system("v100x8");
+  } catch (const ConfigError& e) {  // the error names the kinds it found
+    EXPECT_NE(std::string(e.what()).find("a100, b200, cli, csi, h100, h200, hbf-only"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(parse_system("csi"), ConfigError);
   EXPECT_EQ(paper_context("agent").input, 15000);
   EXPECT_EQ(paper_context("long").output, 2530);
