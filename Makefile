@@ -7,7 +7,9 @@ BITLINE := $(BUILD)/src/cli/bitline
 # Debian's interpreter, where python3-matplotlib installs (a pyenv python3 may not see it).
 PLOT_PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps configure build run test bench asan validate format format-check clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate format format-check clean
 
 all: build
 
@@ -58,8 +60,19 @@ validate: build
 	$(BITLINE) accel sessions --json results/accel-sessions.json > /dev/null
 	python3 scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
 
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (g++).
 asan:
 	$(MAKE) test PRESET=asan
+
+deps-fuzz:
+	@./scripts/install-deps.sh fuzz
+
+# libFuzzer harnesses (clang++, ASan + UBSan), each run for FUZZ_SECONDS from its
+# seed corpus in fuzz/corpus/; fails on any crash, sanitizer report, timeout or OOM.
+fuzz: deps-fuzz
+	cmake --preset fuzz
+	cmake --build build/fuzz --target fuzzers -j $(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 
 # C++ formatting (.clang-format, clang-format 14 from Debian).
 FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp')

@@ -29,6 +29,10 @@ struct ConfigNode {
   std::vector<std::pair<std::string, ConfigNode>> keys;  // Map
   std::string origin;                                    // "file.yaml:12" or "--set" or "default"
 
+  // Declared, not implicit: clang++ with libstdc++ (the fuzz preset) otherwise rejects the
+  // recursive pair<string, ConfigNode> while ConfigNode is still incomplete.
+  ConfigNode() = default;
+
   const ConfigNode* find(std::string_view key) const;
   ConfigNode* find(std::string_view key);
   bool is_map() const { return kind == Kind::Map; }

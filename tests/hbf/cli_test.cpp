@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../support/run_bitline.hpp"
+
 namespace {
 
 struct CliRun {
@@ -24,6 +26,7 @@ CliRun run(const std::string& args) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   r.rc = pclose(p);
+  bitline::test::expect_no_sanitizer_report(cmd, r.out);
   return r;
 }
 

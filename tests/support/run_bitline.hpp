@@ -22,6 +22,13 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+/// Under the asan preset the binary is instrumented: a sanitizer report fails the test whatever the exit
+/// code (a test that expects a refusal, rc != 0, would otherwise pass on an ASan or UBSan abort).
+inline void expect_no_sanitizer_report(const std::string& cmd, const std::string& out) {
+  for (const char* signature : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error: "})
+    if (out.find(signature) != std::string::npos) ADD_FAILURE() << "sanitizer report from: " << cmd << "\n" << out;
+}
+
 /// Runs `bitline ARGS` (ARGS already shell-quoted where needed); `prefix` is shell text run before it
 /// (e.g. limits); `config_dir` is the preset folder (default: the source tree's configs/).
 inline CliRun run_bitline(const std::string& args, const std::string& prefix = "", const std::string& config_dir = "") {
@@ -39,6 +46,7 @@ inline CliRun run_bitline(const std::string& args, const std::string& prefix = "
   while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
   int status = ::pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  expect_no_sanitizer_report(cmd, r.out);
   return r;
 }
 

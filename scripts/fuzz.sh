@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses (built by `make fuzz` in build/fuzz), one after
+# the other, each for FUZZ_SECONDS seconds (default 60), starting from the seed
+# corpus kept in fuzz/corpus/<harness>/. New corpus entries go to
+# build/fuzz/corpus/<harness>/ (scratch), never into the repository.
+#
+# Before fuzzing, every input saved in fuzz/crashes/<harness>/ (inputs that once
+# crashed) is run once as a regression check.
+#
+# Fails (exit 1) if any harness crashed, hit a sanitizer report, ran an input
+# past 10 s (-timeout) or used more than 1000 MB (-rss_limit_mb); the input is
+# left in build/fuzz/artifacts/<harness>/<date-time>/ and its path is printed.
+#
+#   FUZZ_SECONDS=600 scripts/fuzz.sh            # all harnesses, 10 min each
+#   scripts/fuzz.sh model sessions              # only these
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_EACH=${FUZZ_SECONDS:-60}
+BUILD=${FUZZ_BUILD:-build/fuzz}
+ALL=(config model sessions nand_command)
+if [ $# -gt 0 ]; then HARNESSES=("$@"); else HARNESSES=("${ALL[@]}"); fi
+
+# Longest input per harness: configs, model files and traces are small text files; commands are short.
+max_len() {
+  case "$1" in
+    nand_command) echo 1024 ;;
+    *) echo 4096 ;;
+  esac
+}
+
+COMMON=(-rss_limit_mb=1000 -timeout=10 -print_final_stats=1)
+# UBSan reports are fatal (-fno-sanitize-recover); print their stack.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+failed=()
+for h in "${HARNESSES[@]}"; do
+  bin="$BUILD/fuzz/fuzz_$h"
+  [ -x "$bin" ] || { echo "fuzz: $bin is missing (build it with: make fuzz)" >&2; exit 2; }
+  scratch="$BUILD/corpus/$h"
+  artifacts="$BUILD/artifacts/$h/$(date +%Y%m%d-%H%M%S)"
+  mkdir -p "$scratch" "$artifacts"
+  ok=1
+  shopt -s nullglob
+  saved=(fuzz/crashes/"$h"/*)
+  shopt -u nullglob
+  if [ ${#saved[@]} -gt 0 ]; then
+    echo "== fuzz $h: replaying ${#saved[@]} saved crash input(s) from fuzz/crashes/$h/"
+    if ! "$bin" "${COMMON[@]}" -max_len="$(max_len "$h")" "${saved[@]}" > "$artifacts/replay.log" 2>&1; then
+      echo "fuzz $h: a saved crash input still fails (log: $artifacts/replay.log):" >&2
+      grep -E "^(==[0-9]+==ERROR|SUMMARY|== bitline fuzz|Running:)" "$artifacts/replay.log" | tail -n 6 >&2 || true
+      ok=0
+    fi
+  fi
+  echo "== fuzz $h: ${SECONDS_EACH} s (seed corpus fuzz/corpus/$h, new inputs in $scratch)"
+  if ! "$bin" "${COMMON[@]}" -max_len="$(max_len "$h")" -max_total_time="$SECONDS_EACH" \
+       -artifact_prefix="$artifacts/" "$scratch" "fuzz/corpus/$h" > "$artifacts/fuzz.log" 2>&1; then
+    echo "fuzz $h: FAILED (log: $artifacts/fuzz.log); input(s):" >&2
+    ls "$artifacts" | grep -E "^(crash|timeout|oom|leak|slow-unit)-" | sed "s|^|  $artifacts/|" >&2 || true
+    grep -E "^(==[0-9]+==ERROR|SUMMARY|== bitline fuzz)" "$artifacts/fuzz.log" | head -n 4 >&2 || true
+    ok=0
+  fi
+  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$artifacts/fuzz.log" | sed "s/^/  $h /" || true
+  [ $ok -eq 1 ] || failed+=("$h")
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz: all passed (${HARNESSES[*]})"
