@@ -79,6 +79,9 @@ nlohmann::json parse_input_json(std::string_view text, const std::string& origin
     return nlohmann::json::parse(text.begin(), text.end(), depth_check);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(fmt::format("{}: malformed JSON: {}", origin, e.what()));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number past double's range (e.g. 1e999): the parser's out_of_range 406 (found by fuzz_model / fuzz_sessions).
+    throw ConfigError(fmt::format("{}: a number out of range: {}", origin, e.what()));
   }
 }
 

@@ -152,6 +152,7 @@ TEST(InputJson, DepthLimitAndBriefValues) {
     EXPECT_NE(std::string(e.what()).find("deep.json: JSON nested deeper than 32 levels"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_input_json("{\"a\": }", "bad.json"), ConfigError);
+  EXPECT_THROW(parse_input_json("{\"timestamp\": 1e999}", "huge.json"), ConfigError);  // found by fuzz_model / fuzz_sessions
   EXPECT_EQ(json_brief(nlohmann::json::array({1, 2, 3})), "a list of 3 values");
   EXPECT_EQ(json_brief(nlohmann::json::object({{"a", 1}})), "an object of 1 keys");
   EXPECT_EQ(json_brief(nlohmann::json(std::string(100, 'x'))).size(), 40u);
