@@ -223,13 +223,13 @@ void add_cosmos(CLI::App& app) {
       Json bw, detail;
       const auto t0 = std::chrono::steady_clock::now();
       nand::NandParams per_page = c.nand;
-      per_page.timing.multi_bit_program = "page_by_page";
+      per_page.timing.multi_bit_program = nand::MultiBitProgram::PageByPage;
       fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>9}   (nand.timing.multi_bit_program = {})\n", "mode", "GB/s", "tPROG", "bound",
-                 "per page", c.nand.timing.multi_bit_program);
+                 "per page", c.nand.timing.multi_bit_program.name());
       for (auto m : {nand::ProgramMode::Slc, nand::ProgramMode::Esp, nand::ProgramMode::Mlc, nand::ProgramMode::Tlc}) {
         const ssd::WriteResult r = ssd::run_sequential_write(c.ssd, c.nand, m, total);
         // One bit per cell or already page by page: the same run.
-        const bool same = nand::bits_per_cell(m) == 1 || c.nand.timing.multi_bit_program == "page_by_page";
+        const bool same = nand::bits_per_cell(m) == 1 || *c.nand.timing.multi_bit_program == nand::MultiBitProgram::PageByPage;
         const double pp = same ? r.gb_per_s() : ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
         const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy, c.nand.geometry.page_size).t_prog(m)) * 1e6;
         bw[nand::to_string(m)] = r.gb_per_s();

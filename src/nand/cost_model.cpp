@@ -6,6 +6,14 @@
 
 namespace bitline::nand {
 
+const Registry<MultiBitProgram>& multi_bit_programs() {
+  static const Registry<MultiBitProgram> r(
+      "multi-bit programming",
+      {{"one_shot", "all pages of an MLC/TLC wordline in one tPROG(mode) (3D charge-trap NAND)", MultiBitProgram::OneShot},
+       {"page_by_page", "each page of a wordline in its own tPROG(mode) (MQSim-style per-page latency)", MultiBitProgram::PageByPage}});
+  return r;
+}
+
 double CostModel::mws_latency_factor(int wordlines, int blocks) const {
   // Both effects are measured separately; with <= 4 blocks every MWS stays
   // within 1.033 tR (spec), so the slower of the two sets the latency.

@@ -43,11 +43,15 @@ struct Geometry {
   int64_t wordlines_per_block() const { return subblocks_per_block * wordlines_per_string; }
 };
 
+/// nand.timing.multi_bit_program: how an MLC/TLC wordline is programmed (table in nand/cost_model.cpp).
+enum class MultiBitProgram { OneShot, PageByPage };
+const Registry<MultiBitProgram>& multi_bit_programs();
+
 struct Timing {
   Time t_read_slc{}, t_read_mlc{}, t_read_tlc{};
   Time t_prog_slc{}, t_prog_mlc{}, t_prog_tlc{};
   double esp_prog_ratio = 0;
-  std::string multi_bit_program;
+  Choice<MultiBitProgram, multi_bit_programs> multi_bit_program;
   Time t_erase{};
   Time t_latch_op{};
   Bandwidth channel_rate{};
@@ -73,8 +77,7 @@ struct Timing {
                           .desc = "MLC/TLC programming: one_shot programs all pages of a wordline in one tPROG(mode); page_by_page "
                                   "programs each page in its own tPROG(mode)",
                           .source = "assumption: 3D charge-trap TLC (the spec's 48-layer chips) programs a wordline in one shot; "
-                                    "page_by_page is the MQSim-style per-page latency reading",
-                          .choices = "one_shot|page_by_page"});
+                                    "page_by_page is the MQSim-style per-page latency reading"});
     v(t_erase, {.name = "t_erase", .def = "3.5ms", .desc = "tBERS: block erase latency",
                 .source = "assumption: spec says 3-5 ms, uses 3.5 ms", .min = 0});
     v(t_latch_op, {.name = "t_latch_op", .def = "1us", .desc = "latch-to-latch operation (XOR, copy between data latches)",

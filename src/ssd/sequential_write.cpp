@@ -19,7 +19,7 @@ struct ProgramShape {
 
 ProgramShape shape_of(const SsdParams& ssd, const nand::NandParams& nand, nand::ProgramMode mode) {
   ProgramShape s;
-  s.pages = nand.timing.multi_bit_program == "one_shot" ? nand::bits_per_cell(mode) : 1;
+  s.pages = *nand.timing.multi_bit_program == nand::MultiBitProgram::OneShot ? nand::bits_per_cell(mode) : 1;
   const int64_t latches = nand.command.data_latches + 1;  // data latches + the C-latch (the S-latch verifies)
   if (s.pages > latches)
     throw ModelError("nand.command.data_latches: a one-shot program of " + std::to_string(s.pages) +

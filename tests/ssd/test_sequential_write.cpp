@@ -53,7 +53,7 @@ TEST(SequentialWrite, OneShotTlcLoadsOnlyOnePageOfTheNextWordlineWhileProgrammin
   r.nand.command.data_latches = 5;
   EXPECT_EQ(r.write(ProgramMode::Tlc, KiB(192)).total, first + us(700) * 2.0);
   // Page by page: six SLC-sized programs of 700 us each.
-  r.nand.timing.multi_bit_program = "page_by_page";
+  r.nand.timing.multi_bit_program = nand::MultiBitProgram::PageByPage;
   WriteResult p = r.write(ProgramMode::Tlc, KiB(192));
   EXPECT_EQ(p.programs, 6u);
   EXPECT_EQ(p.total, r.t_pcie() + r.ssd.pcie_latency + r.t_chan() + us(700) * 6.0);
@@ -72,7 +72,7 @@ TEST(SequentialWrite, ConvergesToTheSteadyState) {
     for (const char* scheme : {"one_shot", "page_by_page"})
       for (ProgramMode m : {ProgramMode::Slc, ProgramMode::Esp, ProgramMode::Mlc, ProgramMode::Tlc}) {
         Rig r(ch, dpc);
-        r.nand.timing.multi_bit_program = scheme;
+        r.nand.timing.multi_bit_program = decltype(r.nand.timing.multi_bit_program)::named(scheme);
         SCOPED_TRACE(::testing::Message() << ch << "x" << dpc << " " << scheme << " " << nand::to_string(m));
         const double ev = r.write(m, GiB(1)).gb_per_s() * 1e9;
         const double ss = sequential_write_steady_state(r.ssd, r.nand, m);
@@ -92,7 +92,7 @@ TEST(SequentialWrite, ModesOnThePapersSsd) {
   // One shot: MLC/TLC program 2/3 pages per tPROG, more than the link takes.
   EXPECT_EQ(r.write(ProgramMode::Tlc, GiB(1)).bottleneck, "pcie");
   // Page by page: each page takes the mode's tPROG, so ESP (400 us) beats MLC (500 us) and TLC (700 us).
-  r.nand.timing.multi_bit_program = "page_by_page";
+  r.nand.timing.multi_bit_program = nand::MultiBitProgram::PageByPage;
   const double mlc = r.write(ProgramMode::Mlc, GiB(1)).gb_per_s(), tlc = r.write(ProgramMode::Tlc, GiB(1)).gb_per_s();
   EXPECT_GT(esp, mlc);
   EXPECT_GT(mlc, tlc);
