@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include "../support/run_bitline.hpp"
+#include "../support/temp_dir_test.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,23 +24,9 @@ Result run(const std::string& args) { return ::bitline::test::run_bitline(args);
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
-class Cli : public ::testing::Test {
+class Cli : public ::bitline::test::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / (std::string("bitline-cli-") + info->name() + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p;
-  }
+  Cli() : TempDirTest("bitline-cli-") {}
   // A config error: exit code 2 (not a crash, not success), "config error",
   // and every needle in the message.
   void expect_config_error(const std::string& args, std::initializer_list<std::string> needles) {
@@ -58,7 +45,6 @@ class Cli : public ::testing::Test {
     if (!in) return {};
     return nlohmann::json::parse(in);  // throws (failing the test) on invalid JSON
   }
-  fs::path dir_;
 };
 
 }  // namespace

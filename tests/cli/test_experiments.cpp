@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/run_bitline.hpp"
+#include "../support/temp_dir_test.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,23 +23,9 @@ using ::bitline::test::shell_quote;
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
-class ExperimentCli : public ::testing::Test {
+class ExperimentCli : public ::bitline::test::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / (std::string("bitline-exp-") + info->name() + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p;
-  }
+  ExperimentCli() : TempDirTest("bitline-exp-") {}
   /// Runs `bitline CMD --experiment FILE --json OUT EXTRA`; expects success and returns the JSON.
   nlohmann::json run_ok(const std::string& cmd, const fs::path& experiment, const std::string& extra = "") {
     const fs::path out = dir_ / "out.json";
@@ -61,7 +48,6 @@ class ExperimentCli : public ::testing::Test {
     for (const auto& n : needles) EXPECT_TRUE(contains(r.out, n)) << "expected '" << n << "' in: " << r.out << "\nfor\n" << yaml;
     EXPECT_FALSE(fs::exists(out)) << "output written despite the error";
   }
-  fs::path dir_;
 };
 
 // A user's matrix: 2 models x 1 context x 1 SLO x 2 systems, one model given by path.
