@@ -49,6 +49,7 @@ class LoopTimer {
   void start() { t0_ = thread_cpu_seconds(); }
   void stop() { seconds_ = thread_cpu_seconds() - t0_; }
   double seconds() const { return seconds_; }
+
  private:
   double t0_ = 0, seconds_ = 0;
 };

@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cosmos/workloads.hpp"
 #include "core/config.hpp"
 #include "core/params.hpp"
+#include "cosmos/workloads.hpp"
 #include "harness.hpp"
 #include "hbf/params.hpp"
 #include "llm/params.hpp"

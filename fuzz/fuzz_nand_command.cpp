@@ -53,8 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)describe(c);
       fuzz::expect_documented_errors([&] { check(c, g, lim); });
     }
-    if (!std::equal(again.begin(), again.end(), bytes.begin(), bytes.end()))
-      fuzz::property_failed("encode(decode_stream(bytes)) != bytes");
+    if (!std::equal(again.begin(), again.end(), bytes.begin(), bytes.end())) fuzz::property_failed("encode(decode_stream(bytes)) != bytes");
     if (cmds.size() == 1 && decode(bytes, g, lim) != cmds[0]) fuzz::property_failed("decode and decode_stream disagree");
   });
   fuzz::expect_documented_errors([&] { (void)decode(bytes, g, lim); });

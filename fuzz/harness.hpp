@@ -8,6 +8,7 @@
 // report, running past -timeout or past -rss_limit_mb.
 #pragma once
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +18,6 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
-#include <unistd.h>
 
 #include "core/error.hpp"
 

@@ -37,7 +37,8 @@ struct KindOptions {
   std::vector<std::string> sets;
   void add_to(CLI::App& app) {
     app.add_option("--config", file, "YAML file merged over each GPU kind's file (configs/gpus/KIND.yaml)");
-    app.add_option("--set", sets, "override one parameter for every GPU kind: key.path=value (repeatable), e.g. llm.compute.kernel_overhead=3us");
+    app.add_option("--set", sets,
+                   "override one parameter for every GPU kind: key.path=value (repeatable), e.g. llm.compute.kernel_overhead=3us");
   }
   /// The kind's tree: its preset, an experiment's `set:` overrides, --config, --set.
   ConfigTree tree(const std::string& kind, const std::vector<Override>& experiment = {}) const {
@@ -75,7 +76,8 @@ struct ExperimentOption {
   std::string file;
   void add_to(CLI::App& app, const std::string& name, const std::string& what) {
     file = shipped_experiment(name).string();
-    app.add_option("--experiment", file, fmt::format("experiment file: {} (default: the paper's, configs/experiments/{}.yaml)", what, name));
+    app.add_option("--experiment", file,
+                   fmt::format("experiment file: {} (default: the paper's, configs/experiments/{}.yaml)", what, name));
   }
 };
 
@@ -129,10 +131,11 @@ void print_point(const PointResult& p, const Server& s) {
   fmt::print("  step {:.3f} ms -> {:.1f} tokens/s per GPU, {:.3f} tokens/J, {:.0f} W per GPU\n", ms_of(r.step), r.tokens_per_s_per_gpu,
              r.tokens_per_j, r.power.raw());
   const Breakdown& b = r.breakdown;
-  fmt::print("  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
-             "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}\n",
-             ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
-             ms_of(b.kv_erase));
+  fmt::print(
+      "  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
+      "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}\n",
+      ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
+      ms_of(b.kv_erase));
   fmt::print("  bytes read per GPU: flash {:.1f} GB, HBM {:.1f} GB -> {:.3f} ms at peak bandwidth", r.flash_bytes * 1e-9,
              r.hbm_bytes * 1e-9, ms_of(r.memory_time));
   if (p.feasible)
@@ -145,12 +148,13 @@ void print_point(const PointResult& p, const Server& s) {
              double(c.hbm_capacity.raw()) * 1e-9);
   if (c.weight_cache.raw() > 0) fmt::print(" (weight cache {:.1f} GB)", double(c.weight_cache.raw()) * 1e-9);
   if (c.blocks_per_megaplane > 0)
-    fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9,
-               c.blocks_used, c.blocks_per_megaplane);
+    fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9, c.blocks_used,
+               c.blocks_per_megaplane);
   fmt::print("\n  KV writes {:.3f} GB/s per GPU", r.kv_write_bytes_per_s * 1e-9);
   if (s.has_hbf())
     fmt::print(" (programming {:.2f}% and erasing {:.2f}% of the time; {}-year writes {:.3f} x TBW, erases {:.3f} x the P/E budget)",
-               100 * r.program_time_fraction, 100 * r.erase_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction, r.lifetime_erase_fraction);
+               100 * r.program_time_fraction, 100 * r.erase_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction,
+               r.lifetime_erase_fraction);
   fmt::print("\n");
 }
 
@@ -210,7 +214,8 @@ void add_accel(CLI::App& app) {
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
     x->add_to(*cmd, "flashaccel-eval", "models, contexts, SLOs, systems, the summary's baseline");
-    cmd->add_option("--baseline", o->baseline, "the reference system of the summary, one of the experiment's systems (default: the experiment's baseline:)");
+    cmd->add_option("--baseline", o->baseline,
+                    "the reference system of the summary, one of the experiment's systems (default: the experiment's baseline:)");
     cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
     cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
@@ -247,20 +252,20 @@ void add_accel(CLI::App& app) {
       // Run metadata (wall time, threads, ranks) is printed, not written: same inputs, same bytes.
       j["run"] = {{"experiment", x->file}};
       write_json_file(o->json, j);
-      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {})\n", "system@SLO", "mean",
-                 "geomean", "points", ex.baseline, ex.baseline);
+      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {})\n", "system@SLO", "mean", "geomean",
+                 "points", ex.baseline, ex.baseline);
       for (const auto& sys : ex.systems)
         for (double slo : ex.slos_ms) {
-        const std::string key = fmt::format("{}@{:g}", sys, slo);
-        if (!j["summary"]["throughput_vs_" + ex.baseline].contains(key)) continue;
-        const Json& v = j["summary"]["throughput_vs_" + ex.baseline][key];
-        const Json& e = j["summary"]["tokens_per_j_vs_" + ex.baseline][key];
-        if (v["mean"].is_null()) {
-          fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
-          continue;
-        }
-        fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x\n", key, v["mean"].get<double>(), v["geomean"].get<double>(),
-                   v["points"].get<int>(), e["mean"].get<double>());
+          const std::string key = fmt::format("{}@{:g}", sys, slo);
+          if (!j["summary"]["throughput_vs_" + ex.baseline].contains(key)) continue;
+          const Json& v = j["summary"]["throughput_vs_" + ex.baseline][key];
+          const Json& e = j["summary"]["tokens_per_j_vs_" + ex.baseline][key];
+          if (v["mean"].is_null()) {
+            fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
+            continue;
+          }
+          fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x\n", key, v["mean"].get<double>(), v["geomean"].get<double>(),
+                     v["points"].get<int>(), e["mean"].get<double>());
         }
       int infeasible = 0;
       for (const auto& p : j["points"]) infeasible += p["feasible"].get<bool>() ? 0 : 1;
@@ -288,9 +293,12 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention; default: the experiment's)")
         ->check(CLI::Range(int64_t(1), kMaxBatchOption));
     cmd->add_option("--gpus", o->gpus, "GPUs (default: the experiment's)")->check(CLI::Range(int64_t(1), int64_t(99999)));
-    cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (default: the experiment's)");
+    cmd->add_option("--context", o->context,
+                    "a context named in the evaluation experiment (e.g. long) or IN:OUT (default: the experiment's)");
     cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms (default: the experiment's)")->check(slo_ms());
-    cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+    cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
     cmd->callback([k, o, x] {
       check_json_output(o->json);
       AblationExperiment ex = load_ablation_experiment(x->file);
@@ -310,7 +318,8 @@ void add_accel(CLI::App& app) {
       fmt::print("{} on {} GPUs, batch {} per rank, context {}:\n", m.name, ex.gpus, ex.batch_per_rank, ex.context.name);
       for (const auto& [name, v] : j["variants"].items())
         fmt::print("  {:<17} step {:>9.3f} ms{}   {:>8.1f} tokens/s/GPU at {:g} ms\n", name, v["step_ms"].get<double>(),
-                   v["fits"].get<bool>() ? "" : " (does not fit)", v[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", ex.slo_ms)].get<double>(), ex.slo_ms);
+                   v["fits"].get<bool>() ? "" : " (does not fit)",
+                   v[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", ex.slo_ms)].get<double>(), ex.slo_ms);
       fmt::print("wrote {}\n", o->json);
     });
   }
@@ -327,7 +336,8 @@ void add_accel(CLI::App& app) {
     k->add_to(*cmd);
     x->add_to(*cmd, "flashaccel-sessions", "the model and the systems");
     cmd->add_option("--json", o->json, "write the per-system results to this file")->required();
-    cmd->add_option("--trace", o->trace, "JSONL trace (session, turn, input_tokens, output_tokens, timestamp); default: synthetic agentic sessions");
+    cmd->add_option("--trace", o->trace,
+                    "JSONL trace (session, turn, input_tokens, output_tokens, timestamp); default: synthetic agentic sessions");
     cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
     cmd->callback([k, o, x] {
       check_json_output(o->json);
@@ -366,18 +376,23 @@ void add_accel(CLI::App& app) {
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
     cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
-    cmd->add_option("--system", o->system, "KIND x GPUS (csix8, b200x8, ...; KIND: a file of configs/gpus/), or a kind with --gpus")->required();
+    cmd->add_option("--system", o->system, "KIND x GPUS (csix8, b200x8, ...; KIND: a file of configs/gpus/), or a kind with --gpus")
+        ->required();
     cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::Range(int64_t(1), int64_t(99999)));
-    cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")->required();
+    cmd->add_option("--context", o->context,
+                    "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")
+        ->required();
     cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
-    cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")->check(CLI::Range(int64_t(1), kMaxBatchOption));
+    cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")
+        ->check(CLI::Range(int64_t(1), kMaxBatchOption));
     cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
     cmd->callback([k, o] {
       check_json_output(o->json);
       // `--system csi --gpus 8` and `--system csix8` name the same system.
       const auto known = available_kinds();
       const bool bare_kind = std::find(known.begin(), known.end(), o->system) != known.end();
-      if (bare_kind && o->gpus <= 0) throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o->system, o->system));
+      if (bare_kind && o->gpus <= 0)
+        throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o->system, o->system));
       const SystemName sn = parse_system(bare_kind ? fmt::format("{}x{}", o->system, o->gpus) : o->system);
       const ContextSpec c = context_arg(o->context);
       const ModelConfig m = load_model(o->model);
@@ -393,7 +408,8 @@ void add_accel(CLI::App& app) {
         p.step = s.step(o->batch, c);
         p.feasible = p.step.capacity.fits;
         p.bound_by = p.step.step <= bitline::ms(o->slo) ? "given batch" : "given batch (misses the SLO)";
-        if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, to_string(p.step.capacity.limit));
+        if (!p.feasible)
+          p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, to_string(p.step.capacity.limit));
       } else {
         p = s.search(c, bitline::ms(o->slo));
       }
@@ -427,7 +443,9 @@ void add_accel(CLI::App& app) {
     k->add_to(*cmd);
     cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
     cmd->add_option("--system", o->system, "KIND x GPUS (csix8, clix16, ...)")->required();
-    cmd->add_option("--context", o->context, "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")->required();
+    cmd->add_option("--context", o->context,
+                    "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")
+        ->required();
     cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
     cmd->add_option("--vary", o->vary, "a parameter and its values, KEY=V1,V2,... (repeatable: the grid is every combination)")->required();
     cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
@@ -451,9 +469,10 @@ void add_accel(CLI::App& app) {
       for (const auto& v : vary) {
         grid *= v.values.size();
         if (grid > kMaxSweepPoints)
-          throw ConfigError(fmt::format("--vary: the grid has more than {} points (the product of the value counts, up to --vary {}); "
-                                        "a sweep that large runs for hours; split it",
-                                        kMaxSweepPoints, v.key));
+          throw ConfigError(
+              fmt::format("--vary: the grid has more than {} points (the product of the value counts, up to --vary {}); "
+                          "a sweep that large runs for hours; split it",
+                          kMaxSweepPoints, v.key));
       }
       // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
       std::vector<std::vector<std::string>> combos(1);
@@ -527,8 +546,13 @@ void add_accel(CLI::App& app) {
       if (!o->json.empty()) {
         Json vj = Json::object();
         for (const auto& v : vary) vj[v.key] = v.values;
-        Json out = {{"model", m.name}, {"system", sn.name}, {"context", c.name}, {"slo_ms", o->slo}, {"vary", vj},
-                    {"points", points}, {"config", kind_json(k->load(sn.kind))}};  // threads and ranks: not written (same bytes)
+        Json out = {{"model", m.name},
+                    {"system", sn.name},
+                    {"context", c.name},
+                    {"slo_ms", o->slo},
+                    {"vary", vj},
+                    {"points", points},
+                    {"config", kind_json(k->load(sn.kind))}};  // threads and ranks: not written (same bytes)
         write_json_file(o->json, out);
         fmt::print("wrote {} ({} rank(s) x {} thread(s))\n", o->json, world.size(), o->threads);
       }
@@ -553,7 +577,8 @@ void add_accel(CLI::App& app) {
     cmd->add_option("--models", o->models, "models (default: the experiment's)");
     cmd->add_option("--systems", o->systems, "systems (default: the experiment's)");
     cmd->add_option("--context", o->context, "a context named in the experiment or IN:OUT (default: its first)");
-    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the --slo search finds)")->check(CLI::Range(int64_t(1), kMaxBatchOption));
+    cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the --slo search finds)")
+        ->check(CLI::Range(int64_t(1), kMaxBatchOption));
     cmd->add_option("--slo", o->slo, "SLO of the batch search, ms (default: the experiment's largest)")->check(slo_ms());
     cmd->callback([k, o, x] {
       check_json_output(o->json);
@@ -587,10 +612,11 @@ void add_accel(CLI::App& app) {
           }
           const ValidationPoint v = validate_step(*s, r, c);
           worst = std::max(worst, std::abs(v.error()));
-          fmt::print("{:<18} {:<8} r={:<4} fast {:>9.3f} ms (all layers {:>9.3f})  event {:>9.3f} ms  error {:+.2f}% "
-                     "({:+.2f}%)  wall {:.3f} s vs {:.2f} s\n",
-                     mn, sysname, r, v.fast_ms, v.fast_all_layers_ms, v.event_ms, 100 * v.error(), 100 * v.error_all_layers(),
-                     v.fast_wall_s, v.event_wall_s);
+          fmt::print(
+              "{:<18} {:<8} r={:<4} fast {:>9.3f} ms (all layers {:>9.3f})  event {:>9.3f} ms  error {:+.2f}% "
+              "({:+.2f}%)  wall {:.3f} s vs {:.2f} s\n",
+              mn, sysname, r, v.fast_ms, v.fast_all_layers_ms, v.event_ms, 100 * v.error(), 100 * v.error_all_layers(), v.fast_wall_s,
+              v.event_wall_s);
           out.push_back(v.json());
         }
       }

@@ -42,11 +42,13 @@ Component component(std::string path, std::string summary) {
 const std::vector<Component>& catalogue() {
   static const std::vector<Component> c = {
       component<SimParams>("sim", "run-wide settings (seed)"),
-      component<nand::NandParams>("nand", "NAND flash die: geometry, timing, energy, reliability, ECC, command limits; its SLC timing and "
-                                          "energy are also the cell of the HBF planes (HBF presets: configs/nand/xl-flash.yaml)"),
+      component<nand::NandParams>("nand",
+                                  "NAND flash die: geometry, timing, energy, reliability, ECC, command limits; its SLC timing and "
+                                  "energy are also the cell of the HBF planes (HBF presets: configs/nand/xl-flash.yaml)"),
       component<hbf::GpuParams>("gpu", "GPU around the memories (FlashAccel): compute, on-chip SRAM"),
       component<hbf::HbmParams>("hbm", "HBM stacks of the GPU: capacity, bandwidth, latency, energy"),
-      component<hbf::HbfParams>("hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, interface, SRAM, endurance, runtime (the planes' cell: nand)"),
+      component<hbf::HbfParams>(
+          "hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, interface, SRAM, endurance, runtime (the planes' cell: nand)"),
       component<ssd::SsdParams>("ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator"),
       component<ssd::SsdModelOptions>("ssd_model", "the general SSD (bitline ssd run): which of MQSim's firmware mechanisms are modelled"),
       component<ssd::HostParams>("host", "host CPU and DRAM"),
@@ -58,9 +60,7 @@ const std::vector<Component>& catalogue() {
   return c;
 }
 
-std::vector<std::string> names_of(const ImplList& impls) {
-  return std::vector<std::string>(impls.names().begin(), impls.names().end());
-}
+std::vector<std::string> names_of(const ImplList& impls) { return std::vector<std::string>(impls.names().begin(), impls.names().end()); }
 
 void check_top_level(const ConfigTree& tree) {
   std::string known;

@@ -27,8 +27,7 @@ struct SimParams {
   int64_t seed = 1;
   template <class V>
   void visit(V& v) {
-    v(seed, {.name = "seed", .def = "1", .desc = "seed of every random stream (errors, synthetic data)",
-             .source = "bitline", .min = 0});
+    v(seed, {.name = "seed", .def = "1", .desc = "seed of every random stream (errors, synthetic data)", .source = "bitline", .min = 0});
   }
 };
 

@@ -55,7 +55,8 @@ struct ExperimentOption {
   std::string file;
   void add_to(CLI::App& app, const std::string& name, const std::string& what) {
     file = shipped_experiment(name).string();
-    app.add_option("--experiment", file, fmt::format("experiment file: {} (default: the paper's, configs/experiments/{}.yaml)", what, name));
+    app.add_option("--experiment", file,
+                   fmt::format("experiment file: {} (default: the paper's, configs/experiments/{}.yaml)", what, name));
   }
   EvalMatrix load() const { return load_eval_matrix(file); }
 };
@@ -63,11 +64,10 @@ struct ExperimentOption {
 void print_breakdown(const ReadResult& r) {
   const auto& t = r.timing;
   double T = to_s(t.total);
-  fmt::print("system {}: time {:.6g} s, energy {:.6g} J, bottleneck: {}\n", to_string(r.system), T, t.total_energy().raw(),
-             t.bottleneck);
+  fmt::print("system {}: time {:.6g} s, energy {:.6g} J, bottleneck: {}\n", to_string(r.system), T, t.total_energy().raw(), t.bottleneck);
   if (!r.plan.empty()) fmt::print("  plan per page column: {}\n", r.plan);
-  fmt::print("  sensings (plane-level) {}, die commands {}, bytes over channels {}, over PCIe {}, events {}\n", t.sensings,
-             r.die_commands, t.channel_bytes, t.pcie_bytes, t.events);
+  fmt::print("  sensings (plane-level) {}, die commands {}, bytes over channels {}, over PCIe {}, events {}\n", t.sensings, r.die_commands,
+             t.channel_bytes, t.pcie_bytes, t.events);
   fmt::print("  busy: dies {:.4g} s (sum), channels {:.4g} s (sum), PCIe {:.4g} s, ISP {:.4g} s, host {:.4g} s\n", to_s(t.die_busy),
              to_s(t.channel_busy), to_s(t.pcie_busy), to_s(t.isp_busy), to_s(t.host_busy));
   // The energy breakdown as the stats tree registers it (one line per component, docs/cosmos.md "Energy").
@@ -76,7 +76,8 @@ void print_breakdown(const ReadResult& r) {
   const Json e = stats.dump()["energy_j"];
   fmt::print("  energy by component (J), total {:.4g}:\n", e["total"].get<double>());
   for (const auto& [name, v] : e.items())
-    if (name != "total") fmt::print("    {:<22} {:>10.4g}  {:5.1f}%\n", name, v.get<double>(), 100.0 * v.get<double>() / e["total"].get<double>());
+    if (name != "total")
+      fmt::print("    {:<22} {:>10.4g}  {:5.1f}%\n", name, v.get<double>(), 100.0 * v.get<double>() / e["total"].get<double>());
 }
 
 }  // namespace
@@ -96,7 +97,9 @@ void add_cosmos(CLI::App& app) {
     cfg->add_to(*cmd);
     exp->add_to(*cmd, "flash-cosmos-eval", "the systems, the workload sweeps and the summary's pairs");
     cmd->add_option("--json", *json, "write points, summary and the resolved config to this file")->required();
-    cmd->add_option("--threads", *threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+    cmd->add_option("--threads", *threads, "worker threads (results do not depend on it)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
     cmd->add_flag("--quiet", *quiet, "no progress on stderr");
     cmd->callback([cfg, json, quiet, threads, exp] {
       const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
@@ -110,7 +113,9 @@ void add_cosmos(CLI::App& app) {
           [&](size_t done, size_t n, size_t i) {
             const Point& p = matrix.points[i / matrix.systems.size()];
             if (!*quiet)
-              print_progress(done, n, fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
+              print_progress(
+                  done, n,
+                  fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
           });
       if (!world.root()) return;  // rank 0 writes the results
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -152,8 +157,9 @@ void add_cosmos(CLI::App& app) {
     cmd->add_option("--workload", *workload, workloads().joined(" | "))->check(CLI::IsMember(names_of(workloads())));
     cmd->add_option("--param", *param, "the point: months=N (bmi), images=N (ims), k=N (kcs); default: the experiment's first");
     cmd->add_option("--system", *system, systems().joined(" | "))->check(CLI::IsMember(names_of(systems())));
-    cmd->add_flag("--functional", *functional,
-                  "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
+    cmd->add_flag(
+        "--functional", *functional,
+        "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
     cmd->add_option("--json", *json, "write the result to this file");
     cmd->callback([=] {
       check_json_output(*json);
@@ -174,8 +180,7 @@ void add_cosmos(CLI::App& app) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (num.empty() || used != num.size())
-          throw ConfigError(fmt::format("--param {}: '{}' is not an integer", *param, num));
+        if (num.empty() || used != num.size()) throw ConfigError(fmt::format("--param {}: '{}' is not an integer", *param, num));
         if (p.value <= 0) throw ConfigError(fmt::format("--param {}: must be positive", *param));
       }
       System s = system_from(*system);
@@ -224,8 +229,8 @@ void add_cosmos(CLI::App& app) {
       const auto t0 = std::chrono::steady_clock::now();
       nand::NandParams per_page = c.nand;
       per_page.timing.multi_bit_program = nand::MultiBitProgram::PageByPage;
-      fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>9}   (nand.timing.multi_bit_program = {})\n", "mode", "GB/s", "tPROG", "bound",
-                 "per page", c.nand.timing.multi_bit_program.name());
+      fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>9}   (nand.timing.multi_bit_program = {})\n", "mode", "GB/s", "tPROG", "bound", "per page",
+                 c.nand.timing.multi_bit_program.name());
       for (auto m : {nand::ProgramMode::Slc, nand::ProgramMode::Esp, nand::ProgramMode::Mlc, nand::ProgramMode::Tlc}) {
         const ssd::WriteResult r = ssd::run_sequential_write(c.ssd, c.nand, m, total);
         // One bit per cell or already page by page: the same run.
@@ -233,12 +238,10 @@ void add_cosmos(CLI::App& app) {
         const double pp = same ? r.gb_per_s() : ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
         const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy, c.nand.geometry.page_size).t_prog(m)) * 1e6;
         bw[nand::to_string(m)] = r.gb_per_s();
-        detail[nand::to_string(m)] = {{"gb_per_s", r.gb_per_s()},
-                                      {"bottleneck", r.bottleneck},
-                                      {"t_prog_us", t_prog},
-                                      {"steady_state_gb_per_s", ssd::sequential_write_steady_state(c.ssd, c.nand, m) / 1e9},
-                                      {"page_by_page_gb_per_s", pp},
-                                      {"events", r.events}};
+        detail[nand::to_string(m)] = {
+            {"gb_per_s", r.gb_per_s()},    {"bottleneck", r.bottleneck},
+            {"t_prog_us", t_prog},         {"steady_state_gb_per_s", ssd::sequential_write_steady_state(c.ssd, c.nand, m) / 1e9},
+            {"page_by_page_gb_per_s", pp}, {"events", r.events}};
         fmt::print("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>9.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog, r.bottleneck, pp);
       }
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -257,13 +260,13 @@ void add_cosmos(CLI::App& app) {
     auto exp = std::make_shared<ExperimentOption>();
     cfg->add_to(*cmd);
     exp->add_to(*cmd, "flash-cosmos-eval", "its reliability: section gives the default --months and --trials");
-    cmd->add_option("--months", *months, "BMI window in months (default: the experiment's reliability.months)")->check(CLI::Range(int64_t(1), int64_t(1200)));
+    cmd->add_option("--months", *months, "BMI window in months (default: the experiment's reliability.months)")
+        ->check(CLI::Range(int64_t(1), int64_t(1200)));
     // Each trial writes and reads fresh data: 10,000 of them at the smallest size are already minutes.
     cmd->add_option("--trials", *trials, "queries, each on freshly written data (default: the experiment's reliability.trials)")
         ->check(CLI::Range(int64_t(1), int64_t(10000)));
     auto operands = std::make_shared<int64_t>(0);
-    cmd->add_option("--operands", *operands,
-                    "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
+    cmd->add_option("--operands", *operands, "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 16));
     auto condition = std::make_shared<std::string>("stress");
     cmd->add_option("--condition", *condition,
@@ -277,14 +280,14 @@ void add_cosmos(CLI::App& app) {
       EvalConfig c0 = load_eval_config(cfg->load(matrix.set));
       int64_t m = *months > 0 ? *months : matrix.reliability_months;
       const int64_t n_trials = *trials > 0 ? *trials : matrix.reliability_trials;
-      if (m <= 0 || n_trials <= 0)
-        throw ConfigError(fmt::format("{}: no reliability: section; give --months and --trials", exp->file));
+      if (m <= 0 || n_trials <= 0) throw ConfigError(fmt::format("{}: no reliability: section; give --months and --trials", exp->file));
       if (*operands > 0) c0.workload.days_per_month = 1, m = *operands;  // one "month" = one day: m operands
       const int64_t d = m * c0.workload.days_per_month;
       const auto& w = c0.workload;
-      fmt::print("BMI AND of {} daily vectors, {} users ({} always active = bmi_loyal_fraction {}, others active on a day with "
-                 "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
-                 d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, n_trials);
+      fmt::print(
+          "BMI AND of {} daily vectors, {} users ({} always active = bmi_loyal_fraction {}, others active on a day with "
+          "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
+          d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, n_trials);
       Json j;
       std::vector<std::string> conds;
       if (*condition != "fresh") conds.push_back("stress");
@@ -304,13 +307,18 @@ void add_cosmos(CLI::App& app) {
           const double per_query = double(r.wrong_result_bits) / double(r.trials);
           // Always-active users dominate: their result bit is 1 only if none of their d cells senses wrong.
           const double loyal = double(w.users) * w.bmi_loyal_fraction * (1.0 - std::pow(1.0 - rber, double(d)));
-          fmt::print("  {:<11} {}/{} exact ({:.3f}); RBER sensed {:.3g} ({} of {} cells); wrong result bits per query {:.3g} "
-                     "(always-active users' share, estimated: {:.3g})\n",
-                     key, r.exact, r.trials, r.fraction_exact(), rber, r.bit_errors, r.cells_sensed, per_query, loyal);
-          jc[key] = {{"fraction_exact", r.fraction_exact()}, {"trials", r.trials},
-                     {"cells_sensed", r.cells_sensed},      {"bit_errors", r.bit_errors},
-                     {"rber_sensed", rber},                 {"wrong_result_bits", r.wrong_result_bits},
-                     {"wrong_result_bits_per_query", per_query}, {"loyal_users_wrong_bits_estimate", loyal}};
+          fmt::print(
+              "  {:<11} {}/{} exact ({:.3f}); RBER sensed {:.3g} ({} of {} cells); wrong result bits per query {:.3g} "
+              "(always-active users' share, estimated: {:.3g})\n",
+              key, r.exact, r.trials, r.fraction_exact(), rber, r.bit_errors, r.cells_sensed, per_query, loyal);
+          jc[key] = {{"fraction_exact", r.fraction_exact()},
+                     {"trials", r.trials},
+                     {"cells_sensed", r.cells_sensed},
+                     {"bit_errors", r.bit_errors},
+                     {"rber_sensed", rber},
+                     {"wrong_result_bits", r.wrong_result_bits},
+                     {"wrong_result_bits_per_query", per_query},
+                     {"loyal_users_wrong_bits_estimate", loyal}};
         }
         jc["pe_cycles"] = c.nand.reliability.initial_pe_cycles;
         jc["retention_days"] = c.nand.reliability.retention_days;

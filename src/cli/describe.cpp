@@ -81,7 +81,8 @@ void add_describe(CLI::App& app) {
     if (*as_json) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& r : rows) {
-        nlohmann::json e = {{"key", r.path}, {"type", r.type}, {"default", r.def}, {"range", r.range}, {"description", r.desc}, {"source", r.source}};
+        nlohmann::json e = {{"key", r.path},    {"type", r.type},        {"default", r.def},
+                            {"range", r.range}, {"description", r.desc}, {"source", r.source}};
         if (!r.choices.empty()) e["kind"] = r.kind, e["choices"] = choices_json(r.choices);
         j.push_back(std::move(e));
       }

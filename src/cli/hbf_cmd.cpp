@@ -56,20 +56,16 @@ Json info(const System& s) {
               {"megapage_bytes", s.megapage().raw()},
               {"hyperpage_bytes", s.hyperpage().raw()},
               {"capacity_bytes", s.flash_capacity().raw()},
-              {"sram_per_stack_bytes",
-               s.hbf().sram.plane_sram.raw() * s.planes_per_stack() + s.hbf().sram.base_sram.raw()},
+              {"sram_per_stack_bytes", s.hbf().sram.plane_sram.raw() * s.planes_per_stack() + s.hbf().sram.base_sram.raw()},
               {"sense_gb_per_s_per_stack", s.stack_sense_bandwidth().raw() * 1e-9},
               {"interface_gb_per_s_per_stack", s.hbf().timing.interface_bandwidth.raw() * 1e-9},
               {"program_gb_per_s", s.program_bandwidth().raw() * 1e-9}};
-  j["hbm"] = {{"stacks", s.hbm().stacks},
-              {"capacity_bytes", s.hbm_capacity().raw()},
-              {"gb_per_s", s.hbm_bandwidth().raw() * 1e-9}};
+  j["hbm"] = {{"stacks", s.hbm().stacks}, {"capacity_bytes", s.hbm_capacity().raw()}, {"gb_per_s", s.hbm_bandwidth().raw() * 1e-9}};
   return j;
 }
 
 void print_info(const System& s) {
-  fmt::print("HBM : {} stacks, {:.4g} GB, {:.4g} TB/s\n", s.hbm().stacks, s.hbm_capacity().raw() * 1e-9,
-             s.hbm_bandwidth().raw() * 1e-12);
+  fmt::print("HBM : {} stacks, {:.4g} GB, {:.4g} TB/s\n", s.hbm().stacks, s.hbm_capacity().raw() * 1e-9, s.hbm_bandwidth().raw() * 1e-12);
   if (s.stacks() == 0) {
     fmt::print("HBF : none\n");
     return;
@@ -78,8 +74,8 @@ void print_info(const System& s) {
              s.planes_per_die(), s.planes(), s.lanes(), s.megaplanes());
   fmt::print("      megapage {}, hyperpage {}, capacity {} ({:.4g} GB)\n", format(s.megapage()), format(s.hyperpage()),
              format(s.flash_capacity()), s.flash_capacity().raw() * 1e-9);
-  fmt::print("      per stack: sensing {:.4g} GB/s (all planes per tR), interface {:.4g} GB/s\n",
-             s.stack_sense_bandwidth().raw() * 1e-9, s.hbf().timing.interface_bandwidth.raw() * 1e-9);
+  fmt::print("      per stack: sensing {:.4g} GB/s (all planes per tR), interface {:.4g} GB/s\n", s.stack_sense_bandwidth().raw() * 1e-9,
+             s.hbf().timing.interface_bandwidth.raw() * 1e-9);
   fmt::print("      write (all planes programming): {:.4g} GB/s\n", s.program_bandwidth().raw() * 1e-9);
 }
 
@@ -124,7 +120,8 @@ void add_hbf(CLI::App& app) {
     cmd->add_option("--tensor", o->tensor, "size of each tensor (spec: a 12 MB Qwen3-235B expert matrix)")->capture_default_str();
     cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
     cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
-    cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")->check(CLI::Range(int64_t(0), int64_t(1) << 20));
+    cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")
+        ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
         ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
@@ -181,9 +178,10 @@ void add_hbf(CLI::App& app) {
       System s = load_system(tree, true);
       const Bytes total = bytes_option("--bytes", o->bytes);
       WriteBwRun r = run_write_bw(s, total, o->requests, *s.hbf().runtime.granularity);
-      fmt::print("write-bw: {} hyperpages ({}) of KV from {} requests: {:.6g} s, {:.5g} GB/s ({:.5g} GB/s per stack), planes busy {:.1f}%\n",
-                 r.hyperpages, format(Bytes(r.result.bytes)), r.requests, to_s(r.result.elapsed), r.result.gb_per_s(),
-                 r.result.gb_per_s() / double(s.stacks()), 100.0 * r.result.plane_busy_fraction);
+      fmt::print(
+          "write-bw: {} hyperpages ({}) of KV from {} requests: {:.6g} s, {:.5g} GB/s ({:.5g} GB/s per stack), planes busy {:.1f}%\n",
+          r.hyperpages, format(Bytes(r.result.bytes)), r.requests, to_s(r.result.elapsed), r.result.gb_per_s(),
+          r.result.gb_per_s() / double(s.stacks()), 100.0 * r.result.plane_busy_fraction);
       if (!o->json.empty()) {
         Json j = r.json(s);
         j["config"] = config_json(tree, s.params());

@@ -1,6 +1,6 @@
 // bitline: simulator for computing with NAND flash.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <new>
@@ -9,8 +9,9 @@
 #include "core/error.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"bitline: a simulator for computing with NAND flash (Flash-Cosmos in-flash bitwise ops, "
-               "High-Bandwidth Flash for LLM inference)"};
+  CLI::App app{
+      "bitline: a simulator for computing with NAND flash (Flash-Cosmos in-flash bitwise ops, "
+      "High-Bandwidth Flash for LLM inference)"};
   app.set_version_flag("--version", std::string("bitline ") + BITLINE_VERSION);
   app.require_subcommand(1);
   bitline::cli::add_describe(app);

@@ -48,9 +48,10 @@ Json run_demo(const ConfigTree& tree) {
   // Every programmed page is kept by the die and as the CPU reference.
   const double need = 2.0 * double(wls + (blocks - 1) * per_block) * double(p.geometry.page_size.raw());
   if (need > double(kMaxFunctionalBytes))
-    throw ConfigError(fmt::format("nand demo programs {} pages of {}: about {:.3g} GB of page data, more than the {} MiB a functional "
-                                  "run may keep; reduce nand.geometry.page_size or nand.geometry.wordlines_per_string",
-                                  wls + (blocks - 1) * per_block, format(p.geometry.page_size), need * 1e-9, kMaxFunctionalBytes >> 20));
+    throw ConfigError(
+        fmt::format("nand demo programs {} pages of {}: about {:.3g} GB of page data, more than the {} MiB a functional "
+                    "run may keep; reduce nand.geometry.page_size or nand.geometry.wordlines_per_string",
+                    wls + (blocks - 1) * per_block, format(p.geometry.page_size), need * 1e-9, kMaxFunctionalBytes >> 20));
 
   // Operands: all wordlines of block 0, and `per_block` wordlines of blocks 1.. ; ESP, not randomised.
   std::vector<std::vector<BitVector>> data(blocks);
@@ -109,8 +110,8 @@ Json run_demo(const ConfigTree& tree) {
   BitVector x_ref = data[0][0];
   x_ref ^= data[0][1];
   run("XOR of 2 wordlines (sense, sense, XOR)",
-      {single_wordline(0, {0, 0, 1}, Iscm{}), single_wordline(0, {0, 0, 0}, Iscm{.inverse = false, .init_s = true, .init_c = false, .transfer = false}),
-       XorCmd{0}},
+      {single_wordline(0, {0, 0, 1}, Iscm{}),
+       single_wordline(0, {0, 0, 0}, Iscm{.inverse = false, .init_s = true, .init_c = false, .transfer = false}), XorCmd{0}},
       x_ref);
 
   std::vector<WordlineRef> serial;
@@ -120,13 +121,13 @@ Json run_demo(const ConfigTree& tree) {
 
   Time t_read = die.cost().t_read(ProgramMode::Slc);
   fmt::print("bitline nand demo: one die, {} planes x {} blocks x {} sub-blocks x {} wordlines, {} pages; error model: {}\n",
-             p.geometry.planes_per_die, p.geometry.blocks_per_plane, p.geometry.subblocks_per_block, wls,
-             format(p.geometry.page_size), p.reliability.model.name());
+             p.geometry.planes_per_die, p.geometry.blocks_per_plane, p.geometry.subblocks_per_block, wls, format(p.geometry.page_size),
+             p.reliability.model.name());
   fmt::print("{:<46} {:>4} {:>11} {:>7} {:>11} {:>10}\n", "operation", "cmds", "latency", "x tR", "energy", "wrong bits");
   Json jops = Json::array();
   for (const auto& o : ops) {
-    fmt::print("{:<46} {:>4} {:>11} {:>7.3f} {:>11} {:>10}\n", o.name, o.commands, format(o.latency), o.latency / t_read,
-               format(o.energy), o.mismatched_bits);
+    fmt::print("{:<46} {:>4} {:>11} {:>7.3f} {:>11} {:>10}\n", o.name, o.commands, format(o.latency), o.latency / t_read, format(o.energy),
+               o.mismatched_bits);
     jops.push_back({{"operation", o.name},
                     {"commands", o.commands},
                     {"latency_s", to_s(o.latency)},

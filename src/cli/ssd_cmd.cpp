@@ -16,19 +16,20 @@ namespace {
 void print_summary(const nlohmann::json& j) {
   size_t i = 0;
   for (auto& sc : j["scenarios"]) {
-    fmt::print("scenario {}: {:.3f} s simulated, {} requests, {:.0f} IOPS, WA {:.3f}, {} GC, {} erases "
-               "({:.2f} s wall, {:.0f} requests/s)\n",
-               i++, sc["simulated_s"].get<double>(), sc["requests"].get<int64_t>(), sc["iops"].get<double>(),
-               sc["ftl"]["write_amplification"].get<double>(), sc["ftl"]["gc_executions"].get<int64_t>(),
-               sc["ftl"]["erases"].get<int64_t>(), sc["wall"]["seconds"].get<double>(),
-               sc["wall"]["requests_per_second"].get<double>());
+    fmt::print(
+        "scenario {}: {:.3f} s simulated, {} requests, {:.0f} IOPS, WA {:.3f}, {} GC, {} erases "
+        "({:.2f} s wall, {:.0f} requests/s)\n",
+        i++, sc["simulated_s"].get<double>(), sc["requests"].get<int64_t>(), sc["iops"].get<double>(),
+        sc["ftl"]["write_amplification"].get<double>(), sc["ftl"]["gc_executions"].get<int64_t>(), sc["ftl"]["erases"].get<int64_t>(),
+        sc["wall"]["seconds"].get<double>(), sc["wall"]["requests_per_second"].get<double>());
     for (auto& f : sc["flows"])
-      fmt::print("  flow {} ({}): {} requests ({} reads, {} writes), {:.0f} IOPS, {:.1f} MB/s, device response "
-                 "{:.1f} us (p99 {:.1f}), end-to-end {:.1f} us\n",
-                 f["flow"].get<int>(), f["kind"].get<std::string>(), f["requests"].get<int64_t>(),
-                 f["reads"].get<int64_t>(), f["writes"].get<int64_t>(), f["iops"].get<double>(),
-                 f["bandwidth_Bps"].get<double>() / 1e6, f["device_response_time"]["mean_us"].get<double>(),
-                 f["device_response_time"]["p99_us"].get<double>(), f["end_to_end_delay"]["mean_us"].get<double>());
+      fmt::print(
+          "  flow {} ({}): {} requests ({} reads, {} writes), {:.0f} IOPS, {:.1f} MB/s, device response "
+          "{:.1f} us (p99 {:.1f}), end-to-end {:.1f} us\n",
+          f["flow"].get<int>(), f["kind"].get<std::string>(), f["requests"].get<int64_t>(), f["reads"].get<int64_t>(),
+          f["writes"].get<int64_t>(), f["iops"].get<double>(), f["bandwidth_Bps"].get<double>() / 1e6,
+          f["device_response_time"]["mean_us"].get<double>(), f["device_response_time"]["p99_us"].get<double>(),
+          f["end_to_end_delay"]["mean_us"].get<double>());
   }
 }
 
@@ -56,8 +57,8 @@ void add_ssd(CLI::App& app) {
     ssd::WorkloadXml w = ssd::read_workload_xml(o->workload, &notes);
     for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
     if (!d.defaulted.empty())
-      std::cerr << fmt::format("bitline: note: {}: {} elements absent, at MQSim's defaults: {}\n", d.file,
-                               d.defaulted.size(), fmt::join(d.defaulted, ", "));
+      std::cerr << fmt::format("bitline: note: {}: {} elements absent, at MQSim's defaults: {}\n", d.file, d.defaulted.size(),
+                               fmt::join(d.defaulted, ", "));
     ssd::RunOptions opt;
     ConfigTree tree;
     for (const auto& set : o->sets) tree.apply_set(set);

@@ -3,9 +3,9 @@
 // last word are kept zero.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -32,8 +32,10 @@ class BitVector {
   bool get(size_t i) const { return (words_[i >> 6] >> (i & 63)) & 1u; }
   void set(size_t i, bool v) {
     uint64_t m = uint64_t(1) << (i & 63);
-    if (v) words_[i >> 6] |= m;
-    else words_[i >> 6] &= ~m;
+    if (v)
+      words_[i >> 6] |= m;
+    else
+      words_[i >> 6] &= ~m;
   }
   void flip(size_t i) { words_[i >> 6] ^= uint64_t(1) << (i & 63); }
 

@@ -26,9 +26,10 @@ class Converter {
 
   ConfigNode convert(const YAML::Node& n, int depth) {
     if (++nodes_ > kMaxConfigNodes)
-      throw ConfigError(fmt::format("{}:{}: more than {} values (counting each alias as a copy of what it names); a config "
-                                    "holds a few hundred: an alias bomb?",
-                                    origin_name_, n.Mark().line + 1, kMaxConfigNodes));
+      throw ConfigError(
+          fmt::format("{}:{}: more than {} values (counting each alias as a copy of what it names); a config "
+                      "holds a few hundred: an alias bomb?",
+                      origin_name_, n.Mark().line + 1, kMaxConfigNodes));
     if (depth > kMaxConfigDepth)
       throw ConfigError(fmt::format("{}:{}: nested deeper than {} levels", origin_name_, n.Mark().line + 1, kMaxConfigDepth));
     ConfigNode out;
@@ -116,8 +117,8 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& origin_
   } catch (const YAML::Exception& e) {
     // yaml-cpp stops deep recursion with the message "bad file" (its DeepRecursion type is not exported).
     if (e.msg == YAML::ErrorMsg::BAD_FILE)
-      throw ConfigError(fmt::format("{}:{}:{}: nested deeper than {} levels", origin_name, e.mark.line + 1, e.mark.column + 1,
-                                    kMaxConfigDepth));
+      throw ConfigError(
+          fmt::format("{}:{}:{}: nested deeper than {} levels", origin_name, e.mark.line + 1, e.mark.column + 1, kMaxConfigDepth));
     throw ConfigError(fmt::format("{}:{}:{}: malformed YAML: {}", origin_name, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
 }
@@ -138,7 +139,8 @@ void ConfigTree::merge_node(ConfigNode& into, const ConfigNode& from) {
     std::unordered_map<std::string, size_t> index;
     for (size_t i = 0; i < into.keys.size(); ++i) index.emplace(into.keys[i].first, i);
     for (const auto& [k, v] : from.keys) {
-      if (auto it = index.find(k); it != index.end()) merge_node(into.keys[it->second].second, v);
+      if (auto it = index.find(k); it != index.end())
+        merge_node(into.keys[it->second].second, v);
       else {
         index.emplace(k, into.keys.size());
         into.keys.emplace_back(k, v);
@@ -168,8 +170,8 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<s
       throw ConfigError(fmt::format("{}: base: inheritance cycle ({}{})", path.string(), cycle, path.filename().string()));
     }
   if (++files_loaded_ > kMaxConfigFiles)
-    throw ConfigError(fmt::format("{}: base: more than {} config files loaded through base: (presets inheriting presets)",
-                                  path.string(), kMaxConfigFiles));
+    throw ConfigError(fmt::format("{}: base: more than {} config files loaded through base: (presets inheriting presets)", path.string(),
+                                  kMaxConfigFiles));
   ConfigNode n = ConfigNode::parse(read_input_file(path, kMaxConfigFileBytes, "config file"), path.string());
   if (n.kind == ConfigNode::Kind::Null) return;
   if (n.kind != ConfigNode::Kind::Map)
@@ -180,13 +182,16 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<s
     std::vector<std::string> bases;
     const auto add = [&](const ConfigNode& b) {
       if (b.kind != ConfigNode::Kind::Scalar || !plain_name(b.scalar))
-        throw ConfigError(fmt::format("{}: base: a preset name (a file in {} without .yaml, e.g. csi or nand/xl-flash)", b.origin, preset_dir_.string()));
+        throw ConfigError(
+            fmt::format("{}: base: a preset name (a file in {} without .yaml, e.g. csi or nand/xl-flash)", b.origin, preset_dir_.string()));
       bases.push_back(b.scalar);
     };
-    if (it->second.kind == ConfigNode::Kind::Scalar) add(it->second);
+    if (it->second.kind == ConfigNode::Kind::Scalar)
+      add(it->second);
     else if (it->second.kind == ConfigNode::Kind::Sequence)
       for (const auto& b : it->second.items) add(b);
-    else throw ConfigError(fmt::format("{}: base: must be a preset name or a list of names", it->second.origin));
+    else
+      throw ConfigError(fmt::format("{}: base: must be a preset name or a list of names", it->second.origin));
     chain.push_back(canon);
     for (const auto& b : bases) {
       auto p = preset_file(preset_dir_, b);
@@ -229,8 +234,7 @@ std::vector<std::string> ConfigTree::available_presets() const {
 
 void ConfigTree::apply_set(const std::string& assignment, const std::string& origin) {
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw ConfigError(fmt::format("--set '{}': expected key.path=value", assignment));
+  if (eq == std::string::npos || eq == 0) throw ConfigError(fmt::format("--set '{}': expected key.path=value", assignment));
   std::string path = assignment.substr(0, eq);
   std::string value = assignment.substr(eq + 1);
   if (std::count(path.begin(), path.end(), '.') >= kMaxConfigDepth)
@@ -245,8 +249,10 @@ void ConfigTree::apply_set(const std::string& assignment, const std::string& ori
     std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (key.empty()) throw ConfigError(fmt::format("--set '{}': empty key in path", assignment));
     if (cur->kind != ConfigNode::Kind::Map) {
-      if (cur->kind == ConfigNode::Kind::Null) cur->kind = ConfigNode::Kind::Map;
-      else throw ConfigError(fmt::format("--set '{}': '{}' is not a section", assignment, path.substr(0, start - 1)));
+      if (cur->kind == ConfigNode::Kind::Null)
+        cur->kind = ConfigNode::Kind::Map;
+      else
+        throw ConfigError(fmt::format("--set '{}': '{}' is not a section", assignment, path.substr(0, start - 1)));
     }
     ConfigNode* next = cur->find(key);
     if (!next) {

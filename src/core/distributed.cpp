@@ -1,7 +1,7 @@
 #include "core/distributed.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -52,10 +52,14 @@ JobError capture(uint64_t index, const std::exception_ptr& e) {
 
 [[noreturn]] void rethrow(const JobError& e) {
   switch (e.kind) {
-    case ErrorKind::Config: throw ConfigError(e.message);
-    case ErrorKind::Command: throw CommandError(e.message);
-    case ErrorKind::Model: throw ModelError(e.message);
-    default: throw std::runtime_error(e.message);
+    case ErrorKind::Config:
+      throw ConfigError(e.message);
+    case ErrorKind::Command:
+      throw CommandError(e.message);
+    case ErrorKind::Model:
+      throw ModelError(e.message);
+    default:
+      throw std::runtime_error(e.message);
   }
 }
 

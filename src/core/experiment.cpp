@@ -87,7 +87,8 @@ int64_t ExperimentMap::integer(std::string_view key, int64_t min) {
 double ExperimentMap::number(std::string_view key, double min_exclusive) {
   const ConfigNode& n = required(key);
   const double v = parse_as<double>(n, key_path(key));
-  if (!(v > min_exclusive) || !std::isfinite(v)) experiment_error(n, key_path(key), fmt::format("{:g} must be a finite number above {:g}", v, min_exclusive));
+  if (!(v > min_exclusive) || !std::isfinite(v))
+    experiment_error(n, key_path(key), fmt::format("{:g} must be a finite number above {:g}", v, min_exclusive));
   return v;
 }
 
@@ -127,7 +128,8 @@ std::vector<double> ExperimentMap::numbers(std::string_view key, double min_excl
   for (size_t i = 0; i < n.items.size(); ++i) {
     const std::string item = fmt::format("{}[{}]", path, i);
     const double v = parse_as<double>(n.items[i], item);
-    if (!(v > min_exclusive) || !std::isfinite(v)) experiment_error(n.items[i], item, fmt::format("{:g} must be a finite number above {:g}", v, min_exclusive));
+    if (!(v > min_exclusive) || !std::isfinite(v))
+      experiment_error(n.items[i], item, fmt::format("{:g} must be a finite number above {:g}", v, min_exclusive));
     for (double o : out)
       if (o == v) experiment_error(n.items[i], item, fmt::format("{:g} appears twice", v));
     out.push_back(v);

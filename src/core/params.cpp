@@ -67,15 +67,17 @@ void parse_param(const ConfigNode& n, int64_t& out) {
   const std::string& s = scalar_of(n, "integer");
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size())
-    throw std::invalid_argument(fmt::format("'{}' is not an integer", s));
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) throw std::invalid_argument(fmt::format("'{}' is not an integer", s));
   out = v;
 }
 void parse_param(const ConfigNode& n, bool& out) {
   const std::string& s = scalar_of(n, "boolean");
-  if (s == "true" || s == "yes" || s == "on") out = true;
-  else if (s == "false" || s == "no" || s == "off") out = false;
-  else throw std::invalid_argument(fmt::format("'{}' is not a boolean (true/false)", s));
+  if (s == "true" || s == "yes" || s == "on")
+    out = true;
+  else if (s == "false" || s == "no" || s == "off")
+    out = false;
+  else
+    throw std::invalid_argument(fmt::format("'{}' is not a boolean (true/false)", s));
 }
 void parse_param(const ConfigNode& n, std::string& out) { out = scalar_of(n, "string"); }
 void parse_param(const ConfigNode& n, Table& out) {

@@ -39,7 +39,7 @@ struct ParamInfo {
   std::string_view name;
   std::string_view def;
   std::string_view desc;
-  std::string_view source;  // "spec: ...", "datasheet: ...", "derived: ...", "assumption: ..."
+  std::string_view source;                                // "spec: ...", "datasheet: ...", "derived: ...", "assumption: ..."
   double min = -std::numeric_limits<double>::infinity();  // in SI base units
   double max = std::numeric_limits<double>::infinity();
   std::string_view choices = {};  // for a plain string that selects no code: "a|b|c" (a policy is a Choice<>, core/registry.hpp)
@@ -95,21 +95,36 @@ nlohmann::json param_json(const Choice<T, R>& v) {
   return std::string(v.name());
 }
 
-template <class T> constexpr std::string_view param_type_name() {
-  if constexpr (std::is_same_v<T, Time>) return "time";
-  else if constexpr (std::is_same_v<T, Bytes>) return "bytes";
-  else if constexpr (std::is_same_v<T, Bandwidth>) return "bandwidth";
-  else if constexpr (std::is_same_v<T, Energy>) return "energy";
-  else if constexpr (std::is_same_v<T, Power>) return "power";
-  else if constexpr (std::is_same_v<T, EnergyPerBit>) return "energy/bit";
-  else if constexpr (std::is_same_v<T, double>) return "number";
-  else if constexpr (std::is_same_v<T, int64_t>) return "integer";
-  else if constexpr (std::is_same_v<T, bool>) return "bool";
-  else if constexpr (std::is_same_v<T, std::string>) return "choice";
-  else if constexpr (is_choice_v<T>) return "choice";
-  else if constexpr (std::is_same_v<T, Table>) return "table";
-  else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "list of integers";
-  else return "?";
+template <class T>
+constexpr std::string_view param_type_name() {
+  if constexpr (std::is_same_v<T, Time>)
+    return "time";
+  else if constexpr (std::is_same_v<T, Bytes>)
+    return "bytes";
+  else if constexpr (std::is_same_v<T, Bandwidth>)
+    return "bandwidth";
+  else if constexpr (std::is_same_v<T, Energy>)
+    return "energy";
+  else if constexpr (std::is_same_v<T, Power>)
+    return "power";
+  else if constexpr (std::is_same_v<T, EnergyPerBit>)
+    return "energy/bit";
+  else if constexpr (std::is_same_v<T, double>)
+    return "number";
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return "integer";
+  else if constexpr (std::is_same_v<T, bool>)
+    return "bool";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "choice";
+  else if constexpr (is_choice_v<T>)
+    return "choice";
+  else if constexpr (std::is_same_v<T, Table>)
+    return "table";
+  else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+    return "list of integers";
+  else
+    return "?";
 }
 
 /// Formats the reason a value is out of range; empty when it is in range.

@@ -147,9 +147,7 @@ class Choice {
   /// The first registered implementation (the config loader always sets the declared default).
   Choice() = default;
   /// For enum kinds: the implementation registered with value `v` (std::logic_error when none is).
-  Choice(T v)
-    requires std::is_enum_v<T>
-  {
+  Choice(T v) requires std::is_enum_v<T> {
     const auto& r = registry();
     for (size_t i = 0; i < r.size(); ++i)
       if (r.value(i) == v) {
@@ -171,9 +169,7 @@ class Choice {
   std::string_view description() const { return registry().descriptions()[index_]; }
   /// For factory kinds: builds the implementation.
   template <class... A>
-  auto make(A&&... args) const
-    requires std::is_invocable_v<const T&, A...>
-  {
+  auto make(A&&... args) const requires std::is_invocable_v<const T&, A...> {
     return value()(std::forward<A>(args)...);
   }
   bool operator==(const Choice&) const = default;

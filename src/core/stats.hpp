@@ -84,9 +84,12 @@ class StatGroup {
 
   template <class T>
   static Json to_json_value(const T& v) {
-    if constexpr (std::is_same_v<T, Time>) return to_s(v);
-    else if constexpr (std::is_same_v<T, Energy> || std::is_same_v<T, Bytes>) return v.raw();
-    else return Json(v);
+    if constexpr (std::is_same_v<T, Time>)
+      return to_s(v);
+    else if constexpr (std::is_same_v<T, Energy> || std::is_same_v<T, Bytes>)
+      return v.raw();
+    else
+      return Json(v);
   }
 
   std::vector<Entry> entries_;

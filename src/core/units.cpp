@@ -11,9 +11,7 @@
 
 namespace bitline {
 
-void throw_overflow(std::string_view what, std::string_view how) {
-  throw OverflowError(fmt::format("{} overflow: {}", what, how));
-}
+void throw_overflow(std::string_view what, std::string_view how) { throw OverflowError(fmt::format("{} overflow: {}", what, how)); }
 
 namespace {
 
@@ -29,8 +27,7 @@ std::string_view trim(std::string_view s) {
 }
 
 template <size_t N>
-double parse_with(std::string_view text, const std::array<UnitEntry, N>& units, std::string_view what,
-                  bool unit_required) {
+double parse_with(std::string_view text, const std::array<UnitEntry, N>& units, std::string_view what, bool unit_required) {
   std::string_view s = trim(text);
   if (s.empty()) throw std::invalid_argument(fmt::format("empty {} value", what));
   // Number prefix.
@@ -50,8 +47,7 @@ double parse_with(std::string_view text, const std::array<UnitEntry, N>& units, 
   if (num.empty() || ec != std::errc() || ptr != num.data() + num.size() || !std::isfinite(v))
     throw std::invalid_argument(fmt::format("'{}' is not a {} (expected a number with a unit: {})", text, what, accepted));
   if (unit.empty()) {
-    if (unit_required || v != 0)
-      throw std::invalid_argument(fmt::format("'{}' has no unit (a {} needs one of: {})", text, what, accepted));
+    if (unit_required || v != 0) throw std::invalid_argument(fmt::format("'{}' has no unit (a {} needs one of: {})", text, what, accepted));
     return 0.0;
   }
   for (const auto& u : units)
@@ -63,37 +59,32 @@ double parse_with(std::string_view text, const std::array<UnitEntry, N>& units, 
   throw std::invalid_argument(fmt::format("'{}': unknown {} unit '{}' (expected one of: {})", text, what, unit, accepted));
 }
 
-constexpr std::array<UnitEntry, 7> kTimeUnits{{{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6},
-                                              {"ms", 1e-3}, {"s", 1.0}, {"min", 60.0}}};
+constexpr std::array<UnitEntry, 7> kTimeUnits{
+    {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1.0}, {"min", 60.0}}};
 constexpr std::array<UnitEntry, 11> kByteUnits{{{"B", 1.0},
-                                               {"KB", 1e3},
-                                               {"MB", 1e6},
-                                               {"GB", 1e9},
-                                               {"TB", 1e12},
-                                               {"KiB", 1024.0},
-                                               {"MiB", 1048576.0},
-                                               {"GiB", 1073741824.0},
-                                               {"TiB", 1099511627776.0},
-                                               {"bit", 0.125},
-                                               {"b", 0.125}}};
+                                                {"KB", 1e3},
+                                                {"MB", 1e6},
+                                                {"GB", 1e9},
+                                                {"TB", 1e12},
+                                                {"KiB", 1024.0},
+                                                {"MiB", 1048576.0},
+                                                {"GiB", 1073741824.0},
+                                                {"TiB", 1099511627776.0},
+                                                {"bit", 0.125},
+                                                {"b", 0.125}}};
 constexpr std::array<UnitEntry, 8> kBandwidthUnits{{{"B/s", 1.0},
-                                                   {"KB/s", 1e3},
-                                                   {"MB/s", 1e6},
-                                                   {"GB/s", 1e9},
-                                                   {"TB/s", 1e12},
-                                                   {"KiB/s", 1024.0},
-                                                   {"MiB/s", 1048576.0},
-                                                   {"GiB/s", 1073741824.0}}};
+                                                    {"KB/s", 1e3},
+                                                    {"MB/s", 1e6},
+                                                    {"GB/s", 1e9},
+                                                    {"TB/s", 1e12},
+                                                    {"KiB/s", 1024.0},
+                                                    {"MiB/s", 1048576.0},
+                                                    {"GiB/s", 1073741824.0}}};
 constexpr std::array<UnitEntry, 7> kEnergyUnits{
     {{"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"µJ", 1e-6}, {"mJ", 1e-3}, {"J", 1.0}}};
-constexpr std::array<UnitEntry, 6> kPowerUnits{
-    {{"nW", 1e-9}, {"uW", 1e-6}, {"µW", 1e-6}, {"mW", 1e-3}, {"W", 1.0}, {"kW", 1e3}}};
-constexpr std::array<UnitEntry, 6> kEnergyPerBitUnits{{{"fJ/bit", 1e-15},
-                                                      {"pJ/bit", 1e-12},
-                                                      {"nJ/bit", 1e-9},
-                                                      {"pJ/B", 1e-12 / 8},
-                                                      {"nJ/B", 1e-9 / 8},
-                                                      {"J/bit", 1.0}}};
+constexpr std::array<UnitEntry, 6> kPowerUnits{{{"nW", 1e-9}, {"uW", 1e-6}, {"µW", 1e-6}, {"mW", 1e-3}, {"W", 1.0}, {"kW", 1e3}}};
+constexpr std::array<UnitEntry, 6> kEnergyPerBitUnits{
+    {{"fJ/bit", 1e-15}, {"pJ/bit", 1e-12}, {"nJ/bit", 1e-9}, {"pJ/B", 1e-12 / 8}, {"nJ/B", 1e-9 / 8}, {"J/bit", 1.0}}};
 
 }  // namespace
 
@@ -117,9 +108,7 @@ Bytes parse_bytes(std::string_view s) {
 Bandwidth parse_bandwidth(std::string_view s) { return Bandwidth(parse_with(s, kBandwidthUnits, "bandwidth", false)); }
 Energy parse_energy(std::string_view s) { return Energy(parse_with(s, kEnergyUnits, "energy", false)); }
 Power parse_power(std::string_view s) { return Power(parse_with(s, kPowerUnits, "power", false)); }
-EnergyPerBit parse_energy_per_bit(std::string_view s) {
-  return EnergyPerBit(parse_with(s, kEnergyPerBitUnits, "energy per bit", false));
-}
+EnergyPerBit parse_energy_per_bit(std::string_view s) { return EnergyPerBit(parse_with(s, kEnergyPerBitUnits, "energy per bit", false)); }
 
 std::string format(Time t) {
   double p = double(t.raw());
@@ -133,8 +122,8 @@ std::string format(Time t) {
 
 std::string format(Bytes b) {
   int64_t v = b.raw();
-  const std::pair<int64_t, const char*> units[] = {{int64_t(1) << 40, "TiB"}, {int64_t(1) << 30, "GiB"},
-                                                   {int64_t(1) << 20, "MiB"}, {int64_t(1) << 10, "KiB"}};
+  const std::pair<int64_t, const char*> units[] = {
+      {int64_t(1) << 40, "TiB"}, {int64_t(1) << 30, "GiB"}, {int64_t(1) << 20, "MiB"}, {int64_t(1) << 10, "KiB"}};
   for (auto [sz, name] : units)
     if (v != 0 && v % sz == 0) return fmt::format("{}{}", v / sz, name);
   return fmt::format("{}B", v);

@@ -88,7 +88,9 @@ constexpr Quantity<T, R> operator*(Quantity<T, R> q, double k) {
   }
 }
 template <class T, class R>
-constexpr Quantity<T, R> operator*(double k, Quantity<T, R> q) { return q * k; }
+constexpr Quantity<T, R> operator*(double k, Quantity<T, R> q) {
+  return q * k;
+}
 
 struct TimeTag {
   static constexpr const char* name = "time";
@@ -183,12 +185,31 @@ std::string format(Power p);
 std::string format(EnergyPerBit e);
 
 // Unit names as shown by `bitline describe` and in the resolved-config JSON.
-template <class Q> constexpr std::string_view unit_name();
-template <> constexpr std::string_view unit_name<Time>() { return "time"; }
-template <> constexpr std::string_view unit_name<Bytes>() { return "bytes"; }
-template <> constexpr std::string_view unit_name<Bandwidth>() { return "bandwidth"; }
-template <> constexpr std::string_view unit_name<Energy>() { return "energy"; }
-template <> constexpr std::string_view unit_name<Power>() { return "power"; }
-template <> constexpr std::string_view unit_name<EnergyPerBit>() { return "energy/bit"; }
+template <class Q>
+constexpr std::string_view unit_name();
+template <>
+constexpr std::string_view unit_name<Time>() {
+  return "time";
+}
+template <>
+constexpr std::string_view unit_name<Bytes>() {
+  return "bytes";
+}
+template <>
+constexpr std::string_view unit_name<Bandwidth>() {
+  return "bandwidth";
+}
+template <>
+constexpr std::string_view unit_name<Energy>() {
+  return "energy";
+}
+template <>
+constexpr std::string_view unit_name<Power>() {
+  return "power";
+}
+template <>
+constexpr std::string_view unit_name<EnergyPerBit>() {
+  return "energy/bit";
+}
 
 }  // namespace bitline

@@ -32,7 +32,8 @@ class WorkerPool {
   template <class R, class F>
   std::vector<R> map(size_t n, F&& job, const OnDone& on_done = {}) const {
     std::vector<R> out(n);
-    run(n, [&](size_t i) { out[i] = job(i); }, on_done);
+    run(
+        n, [&](size_t i) { out[i] = job(i); }, on_done);
     return out;
   }
 

@@ -16,8 +16,7 @@ const Registry<System>& systems() {
       "Flash-Cosmos system",
       {{"osp", "outside-storage processing: every operand over PCIe to the host CPU", System::Osp},
        {"isp", "in-storage processing: operands over the channels to the SSD controller's accelerator", System::Isp},
-       {"parabit", "ParaBit: in-flash bitwise operations, one sensing per operand, latch logic between sensings",
-        System::ParaBit},
+       {"parabit", "ParaBit: in-flash bitwise operations, one sensing per operand, latch logic between sensings", System::ParaBit},
        {"fc", "Flash-Cosmos: multi-wordline sensing (intra- and inter-block) of ESP-programmed operands", System::Fc}});
   return r;
 }
@@ -33,9 +32,13 @@ System system_from(const std::string& s) {
   return systems().value(size_t(i));
 }
 
-CosmosSsd::CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional,
-                     uint64_t seed)
-    : nand_(nand), ssd_(ssd), host_(host), functional_(functional), fw_(nand, ssd), cost_(nand.timing, nand.energy, nand.geometry.page_size) {
+CosmosSsd::CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional, uint64_t seed)
+    : nand_(nand),
+      ssd_(ssd),
+      host_(host),
+      functional_(functional),
+      fw_(nand, ssd),
+      cost_(nand.timing, nand.energy, nand.geometry.page_size) {
   if (nand.geometry.planes_per_die > 65535) throw ModelError("too many planes per die");
   die_planes_.resize(size_t(ssd.dies()));
   for (int64_t p = 0; p < fw_.planes(); ++p) die_planes_[fw_.plane_loc(p).die].push_back(uint32_t(p));
@@ -110,8 +113,12 @@ Role role_of(const nand::Command& cmd) {
 /// (page / channel rate and the I/O energy per bit: what the cost model charges a whole-page DATA-OUT).
 void add_step(std::vector<ssd::Step>& steps, const nand::Command& c, Time latency, Energy energy, ssd::Route out, Bytes page) {
   switch (role_of(c)) {
-    case Role::Sensing: steps.push_back({latency, energy, ssd::Route::None, true}); return;
-    case Role::DieWork: steps.push_back({latency, energy, ssd::Route::None, false}); return;
+    case Role::Sensing:
+      steps.push_back({latency, energy, ssd::Route::None, true});
+      return;
+    case Role::DieWork:
+      steps.push_back({latency, energy, ssd::Route::None, false});
+      return;
     case Role::DataOut: {
       const auto& d = std::get<nand::DataOutCmd>(c);
       if (steps.empty() || steps.back().route != ssd::Route::None || d.column != 0 || int64_t(d.length) != page.raw())
@@ -213,8 +220,8 @@ BitVector CosmosSsd::run_functional(const QueryProgram& qp, const std::vector<ss
     }
     rr.die_commands += pc.commands.size();
     if (!same_steps(charged, tmpl))
-      throw ModelError(fmt::format("internal: the dies charged page {} of '{}' other costs than its timing template", i,
-                                   qp.query.to_string()));
+      throw ModelError(
+          fmt::format("internal: the dies charged page {} of '{}' other costs than its timing template", i, qp.query.to_string()));
     BitVector page_bits(size_t(page) * 8);
     if (qp.plan) {
       page_bits.from_bytes(res.back().data);
@@ -247,9 +254,7 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
   if (trace_) rr.stream = CommandStream(size_t(ssd_.dies()));
   // Timing-only mode records the stream here, job by job; functional mode as it executes.
   CommandStream* stream = trace_ && !functional_ ? &rr.stream : nullptr;
-  const ssd::Route out = system == System::Osp   ? ssd::Route::ToHost
-                         : system == System::Isp ? ssd::Route::ToIsp
-                                                 : ssd::Route::Result;
+  const ssd::Route out = system == System::Osp ? ssd::Route::ToHost : system == System::Isp ? ssd::Route::ToIsp : ssd::Route::Result;
   ssd::PipelineSpec spec;
   spec.host.combine_operands = system == System::Osp;
   spec.host.popcount_result = popcount;

@@ -52,19 +52,18 @@ struct CommandStream {
 struct ReadResult {
   System system = System::Fc;
   ssd::PipelineResult timing;
-  std::string plan;            // the first query's plan (in-flash systems)
-  uint64_t die_commands = 0;   // commands issued to dies (one per plane-level operation)
+  std::string plan;                // the first query's plan (in-flash systems)
+  uint64_t die_commands = 0;       // commands issued to dies (one per plane-level operation)
   std::vector<BitVector> results;  // functional mode: one per query
   std::vector<uint64_t> popcounts;
-  uint64_t bit_errors = 0;     // functional mode: cells that sensed wrong
-  CommandStream stream;        // with CosmosSsd::trace_commands on
+  uint64_t bit_errors = 0;  // functional mode: cells that sensed wrong
+  CommandStream stream;     // with CosmosSsd::trace_commands on
   Json to_json() const;
 };
 
 class CosmosSsd {
  public:
-  CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional,
-            uint64_t seed);
+  CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional, uint64_t seed);
 
   void declare_group(const std::string& group, uint32_t operands_per_lane) { fw_.declare_group(group, operands_per_lane); }
   /// fc_write of data (functional mode): programs every page of every copy.

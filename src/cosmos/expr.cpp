@@ -102,8 +102,10 @@ Expr normalize(const Expr& e) {
   if ((e.op == Expr::Op::And || e.op == Expr::Op::Or)) {
     std::vector<Expr> flat;
     for (auto& k : kids) {
-      if (k.op == e.op) flat.insert(flat.end(), k.kids.begin(), k.kids.end());
-      else flat.push_back(std::move(k));
+      if (k.op == e.op)
+        flat.insert(flat.end(), k.kids.begin(), k.kids.end());
+      else
+        flat.push_back(std::move(k));
     }
     if (flat.size() == 1) return flat[0];
     return Expr::make(e.op, std::move(flat));
@@ -125,9 +127,14 @@ BitVector evaluate(const Expr& e, const std::map<std::string, BitVector>& values
     case Expr::Op::Or:
       for (size_t i = 1; i < e.kids.size(); ++i) acc |= evaluate(e.kids[i], values);
       break;
-    case Expr::Op::Xor: acc ^= evaluate(e.kids[1], values); break;
-    case Expr::Op::Not: acc.invert(); break;
-    case Expr::Op::Var: break;
+    case Expr::Op::Xor:
+      acc ^= evaluate(e.kids[1], values);
+      break;
+    case Expr::Op::Not:
+      acc.invert();
+      break;
+    case Expr::Op::Var:
+      break;
   }
   return acc;
 }

@@ -14,7 +14,7 @@ namespace bitline::cosmos {
 struct Expr {
   enum class Op { Var, And, Or, Not, Xor };
   Op op = Op::Var;
-  std::string name;       // Var
+  std::string name;  // Var
   std::vector<Expr> kids;
 
   static Expr var(std::string n) { return Expr{Op::Var, std::move(n), {}}; }

@@ -35,9 +35,10 @@ uint32_t Firmware::allocate_block(const std::string& operand) {
     return b;
   }
   if (next_block_ >= nand_.geometry.blocks_per_plane)
-    throw ModelError(fmt::format("SSD too small: writing operand '{}' needs more than the {} blocks of a plane "
-                                 "(every plane holds the same blocks of each operand)",
-                                 operand, nand_.geometry.blocks_per_plane));
+    throw ModelError(
+        fmt::format("SSD too small: writing operand '{}' needs more than the {} blocks of a plane "
+                    "(every plane holds the same blocks of each operand)",
+                    operand, nand_.geometry.blocks_per_plane));
   return uint32_t(next_block_++);
 }
 
@@ -48,11 +49,11 @@ uint32_t Firmware::pool_for(const std::string& group, uint32_t lane, bool invert
   if (it != pool_index_.end()) {
     const Pool& p = pools_[it->second];
     if (p.bytes != bytes)
-      throw ModelError(fmt::format("operand '{}' ({} bytes) cannot be co-located with group '{}' whose operands have {} bytes",
-                                   operand, bytes, group, p.bytes));
+      throw ModelError(fmt::format("operand '{}' ({} bytes) cannot be co-located with group '{}' whose operands have {} bytes", operand,
+                                   bytes, group, p.bytes));
     if (p.mode != opt.mode || p.randomize != opt.randomize)
-      throw ModelError(fmt::format("operand '{}': group '{}' is programmed in {} mode{}; one group has one program mode", operand,
-                                   group, nand::to_string(p.mode), p.randomize ? " with randomisation" : ""));
+      throw ModelError(fmt::format("operand '{}': group '{}' is programmed in {} mode{}; one group has one program mode", operand, group,
+                                   nand::to_string(p.mode), p.randomize ? " with randomisation" : ""));
     return it->second;
   }
   Pool p;
@@ -89,8 +90,8 @@ const Operand& Firmware::write(const std::string& name, int64_t bytes, const Wri
   if (operands_.count(name)) throw ModelError(fmt::format("operand '{}' already exists", name));
   if (bytes <= 0) throw ModelError(fmt::format("operand '{}': size must be positive", name));
   if (nand::bits_per_cell(opt.mode) != 1)
-    throw ModelError(fmt::format("operand '{}': computable data must be programmed in SLC or ESP mode, not {}", name,
-                                 nand::to_string(opt.mode)));
+    throw ModelError(
+        fmt::format("operand '{}': computable data must be programmed in SLC or ESP mode, not {}", name, nand::to_string(opt.mode)));
   Operand op;
   op.name = name;
   op.bytes = bytes;

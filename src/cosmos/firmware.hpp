@@ -39,11 +39,11 @@ struct Pool {
   bool inverted = false;
   nand::ProgramMode mode = nand::ProgramMode::Esp;
   bool randomize = false;
-  int64_t bytes = 0;          // every operand of the pool has this size
-  int64_t columns = 0;        // page columns per plane
-  uint32_t chunk_width = 0;   // operands per chunk (wordlines one column of a chunk uses)
-  uint32_t per_string = 0;    // column-chunks per string
-  uint32_t count = 0;         // operands so far
+  int64_t bytes = 0;         // every operand of the pool has this size
+  int64_t columns = 0;       // page columns per plane
+  uint32_t chunk_width = 0;  // operands per chunk (wordlines one column of a chunk uses)
+  uint32_t per_string = 0;   // column-chunks per string
+  uint32_t count = 0;        // operands so far
   std::vector<uint32_t> blocks;
 };
 

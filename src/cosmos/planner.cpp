@@ -88,9 +88,12 @@ class Builder {
       return true;
     }
     switch (e.op) {
-      case Op::Or: return compile_or(e);
-      case Op::Not: return compile_not(e.kids[0]);
-      case Op::Xor: return compile_xor(e.kids[0], e.kids[1], false) || compile_xor(e.kids[1], e.kids[0], false);
+      case Op::Or:
+        return compile_or(e);
+      case Op::Not:
+        return compile_not(e.kids[0]);
+      case Op::Xor:
+        return compile_xor(e.kids[0], e.kids[1], false) || compile_xor(e.kids[1], e.kids[0], false);
       case Op::Var: {
         // Only an inverted copy is stored: an inverse read of it.
         auto c = complement(e);
@@ -98,13 +101,12 @@ class Builder {
         emit_single(true, true, *c);
         return true;
       }
-      default: return false;
+      default:
+        return false;
     }
   }
 
-  void emit_single(bool inverse, bool transfer, const CopyRef& c) {
-    emit(inverse, true, transfer, pieces({c}));
-  }
+  void emit_single(bool inverse, bool transfer, const CopyRef& c) { emit(inverse, true, transfer, pieces({c})); }
 
   bool compile_or(const Expr& e) {
     // Candidate 1: De Morgan over stored complements, one inverse MWS per chunk.
@@ -114,8 +116,10 @@ class Builder {
       bool ok = true;
       for (const auto& k : e.kids) {
         auto c = complement(k);
-        if (!c) ok = false;
-        else comps.push_back(*c);
+        if (!c)
+          ok = false;
+        else
+          comps.push_back(*c);
       }
       if (ok) {
         Builder b = *this;
@@ -191,8 +195,10 @@ class Builder {
       bool ok = true;
       for (const auto& k : x.kids) {
         auto c = complement(k);
-        if (!c) ok = false;
-        else comps.push_back(*c);
+        if (!c)
+          ok = false;
+        else
+          comps.push_back(*c);
       }
       if (ok) {
         and_ops(comps, true);
@@ -289,10 +295,11 @@ int64_t operand_bytes(const Expr& e, const Firmware& fw) {
   std::string first;
   for (const auto& name : e.operands()) {
     const Operand& op = fw.operand(name);  // throws for an unknown operand
-    if (bytes < 0) bytes = op.bytes, first = name;
+    if (bytes < 0)
+      bytes = op.bytes, first = name;
     else if (op.bytes != bytes)
-      throw ModelError(fmt::format("operands '{}' ({} bytes) and '{}' ({} bytes) cannot be co-located: different sizes", first, bytes,
-                                   name, op.bytes));
+      throw ModelError(
+          fmt::format("operands '{}' ({} bytes) and '{}' ({} bytes) cannot be co-located: different sizes", first, bytes, name, op.bytes));
   }
   return bytes;
 }
@@ -314,9 +321,10 @@ Plan plan_expression(const Expr& raw, const Firmware& fw, const PlanLimits& limi
       return p;
     }
   }
-  throw ModelError(fmt::format("cannot compute '{}' in flash with the stored copies (store inverted copies for OR/NOT forms, "
-                               "or simplify the expression)",
-                               e.to_string()));
+  throw ModelError(
+      fmt::format("cannot compute '{}' in flash with the stored copies (store inverted copies for OR/NOT forms, "
+                  "or simplify the expression)",
+                  e.to_string()));
 }
 
 ColumnCommands resolve(const Plan& plan, const Firmware& fw, int64_t page) {

@@ -41,9 +41,15 @@ WriteOptions options_for(System s, const std::string& group, uint32_t lane = 0) 
   o.group = group;
   o.lane = lane;
   switch (s) {
-    case System::Fc: o.mode = nand::ProgramMode::Esp, o.randomize = false; break;
-    case System::ParaBit: o.mode = nand::ProgramMode::Slc, o.randomize = false; break;  // raw cells, no ECC
-    default: o.mode = nand::ProgramMode::Slc, o.randomize = true; break;                 // ordinary data: ECC + randomiser
+    case System::Fc:
+      o.mode = nand::ProgramMode::Esp, o.randomize = false;
+      break;
+    case System::ParaBit:
+      o.mode = nand::ProgramMode::Slc, o.randomize = false;
+      break;  // raw cells, no ECC
+    default:
+      o.mode = nand::ProgramMode::Slc, o.randomize = true;
+      break;  // ordinary data: ECC + randomiser
   }
   return o;
 }
@@ -141,7 +147,9 @@ const Point& EvalMatrix::first(const std::string& workload) const {
   for (const Point& p : points)
     if (p.workload == workload) return p;
   throw ConfigError(fmt::format("the experiment has no {} point (its sweep has no {})", workload,
-                                workload == "bmi" ? "months" : workload == "ims" ? "images" : "clique_sizes"));
+                                workload == "bmi"   ? "months"
+                                : workload == "ims" ? "images"
+                                                    : "clique_sizes"));
 }
 
 namespace {
@@ -156,8 +164,10 @@ struct Prep {
   PreparedPoint& out;
   bool fn;  // functional: store synthetic data and compute the CPU reference
   void put(const std::string& name, int64_t bytes, const BitVector* data, const WriteOptions& o) const {
-    if (fn) ssd.write(name, *data, o);
-    else ssd.write(name, bytes, o);
+    if (fn)
+      ssd.write(name, *data, o);
+    else
+      ssd.write(name, bytes, o);
   }
 };
 
@@ -166,9 +176,10 @@ struct Prep {
 void check_functional_size(const Point& p, int64_t operands, int64_t bits, const char* keys) {
   const double need = 2.0 * double(operands + 1) * double(bits) / 8;
   if (need > double(nand::kMaxFunctionalBytes))
-    throw ConfigError(fmt::format("functional {} {}={}: {} operands of {} bits need about {:.3g} GB of data, more than the {} MiB a "
-                                  "functional run may keep; reduce {} (a timing-only run has no such limit)",
-                                  p.workload, p.param, p.value, operands, bits, need * 1e-9, nand::kMaxFunctionalBytes >> 20, keys));
+    throw ConfigError(
+        fmt::format("functional {} {}={}: {} operands of {} bits need about {:.3g} GB of data, more than the {} MiB a "
+                    "functional run may keep; reduce {} (a timing-only run has no such limit)",
+                    p.workload, p.param, p.value, operands, bits, need * 1e-9, nand::kMaxFunctionalBytes >> 20, keys));
 }
 
 void prepare_bmi(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, System s, Rng& rng, PreparedPoint& out) {
@@ -205,7 +216,8 @@ void prepare_ims(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
   const Prep x{ssd, p, wp, s, rng, out, ssd.functional()};
   const WorkloadParams& w = x.w;
   const bool fn = x.fn;
-  const int64_t bits = checked_mul(checked_mul(checked_mul(x.p.value, w.image_width, "IMS bits"), w.image_height, "IMS bits"), w.colors, "IMS bits");
+  const int64_t bits =
+      checked_mul(checked_mul(checked_mul(x.p.value, w.image_width, "IMS bits"), w.image_height, "IMS bits"), w.colors, "IMS bits");
   if (fn) check_functional_size(x.p, 3, bits, "images, workload.image_width/height/colors");
   const int64_t bytes = bytes_of_bits(bits, "IMS plane");
   x.ssd.declare_group("ims", 3);
@@ -256,8 +268,7 @@ const Registry<PrepareWorkload>& workloads() {
   static const Registry<PrepareWorkload> r(
       "workload", {{"bmi", "bitmap index: AND of days(m) daily user vectors, bit count on the host (points: months)", prepare_bmi},
                    {"ims", "image segmentation: AND of the Y, U, V planes (points: images)", prepare_ims},
-                   {"kcs", "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)",
-                    prepare_kcs}});
+                   {"kcs", "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)", prepare_kcs}});
   return r;
 }
 
@@ -286,7 +297,9 @@ std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matri
       eval_job_count(matrix), [&](size_t i) { return run_eval_job(cfg, matrix, i); },
       [&](size_t done, size_t n, size_t i) {
         const Point& p = matrix.points[i / matrix.systems.size()];
-        if (progress) progress(done, n, fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
+        if (progress)
+          progress(done, n,
+                   fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
       });
 }
 

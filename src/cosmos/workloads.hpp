@@ -29,29 +29,59 @@ struct WorkloadParams {
 
   template <class V>
   void visit(V& v) {
-    v(users, {.name = "users", .def = "800000000", .desc = "BMI: users tracked (bits per daily vector)",
-              .source = "spec: u = 800 million", .min = 8, .max = double(int64_t(1) << 40)});
+    v(users, {.name = "users",
+              .def = "800000000",
+              .desc = "BMI: users tracked (bits per daily vector)",
+              .source = "spec: u = 800 million",
+              .min = 8,
+              .max = double(int64_t(1) << 40)});
     v(days_per_month, {.name = "days_per_month", .def = "30", .desc = "BMI: days in a month", .source = "spec", .min = 1, .max = 31});
     v(image_width, {.name = "image_width", .def = "800", .desc = "IMS: pixels per row", .source = "spec", .min = 1, .max = 1 << 16});
     v(image_height, {.name = "image_height", .def = "600", .desc = "IMS: rows per image", .source = "spec", .min = 1, .max = 1 << 16});
     v(colors, {.name = "colors", .def = "4", .desc = "IMS: colours segmented", .source = "spec", .min = 1, .max = 1024});
-    v(vertices, {.name = "vertices", .def = "33554432", .desc = "KCS: graph vertices (bits per vector)",
-                 .source = "spec: 32 million vertices, 4 MB vectors", .min = 8, .max = double(int64_t(1) << 40)});
+    v(vertices, {.name = "vertices",
+                 .def = "33554432",
+                 .desc = "KCS: graph vertices (bits per vector)",
+                 .source = "spec: 32 million vertices, 4 MB vectors",
+                 .min = 8,
+                 .max = double(int64_t(1) << 40)});
     v(cliques, {.name = "cliques", .def = "1024", .desc = "KCS: cliques listed", .source = "spec", .min = 1, .max = 1 << 16});
-    v(bmi_activity, {.name = "bmi_activity", .def = "0.5", .desc = "synthetic BMI data: chance an ordinary user is active on a day",
-                     .source = "assumption", .min = 0, .max = 1});
-    v(bmi_loyal_fraction, {.name = "bmi_loyal_fraction", .def = "0.001",
-                           .desc = "synthetic BMI data: fraction of users active every day", .source = "assumption", .min = 0, .max = 1});
-    v(ims_density, {.name = "ims_density", .def = "0.5", .desc = "synthetic IMS data: fraction of set bits per plane",
-                    .source = "assumption", .min = 0, .max = 1});
-    v(kcs_density, {.name = "kcs_density", .def = "0.9", .desc = "synthetic KCS data: adjacency density among clique members' vectors",
-                    .source = "assumption: dense, so the AND of k vectors is not trivially empty", .min = 0, .max = 1});
-    v(reliability_pe_cycles, {.name = "reliability_pe_cycles", .def = "10000",
+    v(bmi_activity, {.name = "bmi_activity",
+                     .def = "0.5",
+                     .desc = "synthetic BMI data: chance an ordinary user is active on a day",
+                     .source = "assumption",
+                     .min = 0,
+                     .max = 1});
+    v(bmi_loyal_fraction, {.name = "bmi_loyal_fraction",
+                           .def = "0.001",
+                           .desc = "synthetic BMI data: fraction of users active every day",
+                           .source = "assumption",
+                           .min = 0,
+                           .max = 1});
+    v(ims_density, {.name = "ims_density",
+                    .def = "0.5",
+                    .desc = "synthetic IMS data: fraction of set bits per plane",
+                    .source = "assumption",
+                    .min = 0,
+                    .max = 1});
+    v(kcs_density, {.name = "kcs_density",
+                    .def = "0.9",
+                    .desc = "synthetic KCS data: adjacency density among clique members' vectors",
+                    .source = "assumption: dense, so the AND of k vectors is not trivially empty",
+                    .min = 0,
+                    .max = 1});
+    v(reliability_pe_cycles, {.name = "reliability_pe_cycles",
+                              .def = "10000",
                               .desc = "reliability experiment, stress condition: P/E cycles of every block",
-                              .source = "spec: ESP's worst condition, 10K P/E cycles", .min = 0, .max = 1e7});
-    v(reliability_retention_days, {.name = "reliability_retention_days", .def = "365",
+                              .source = "spec: ESP's worst condition, 10K P/E cycles",
+                              .min = 0,
+                              .max = 1e7});
+    v(reliability_retention_days, {.name = "reliability_retention_days",
+                                   .def = "365",
                                    .desc = "reliability experiment, stress condition: retention age of the data when sensed",
-                                   .source = "spec: ESP's worst condition, 1 year retention (at 30 C)", .min = 0, .max = 36500});
+                                   .source = "spec: ESP's worst condition, 1 year retention (at 30 C)",
+                                   .min = 0,
+                                   .max = 36500});
   }
 };
 
@@ -65,10 +95,10 @@ struct Point {
 /// the summary compares. The paper's is configs/experiments/flash-cosmos-eval.yaml; the format is in
 /// docs/experiments.md.
 struct EvalMatrix {
-  std::vector<Point> points;                       // in the file's order
-  std::vector<System> systems;                     // every point runs on each, in this order
-  std::vector<std::pair<System, System>> compare;  // summary pairs A/B: A's speedup and energy efficiency over B
-  std::vector<Override> set;                       // overrides of component parameters (as --set)
+  std::vector<Point> points;                               // in the file's order
+  std::vector<System> systems;                             // every point runs on each, in this order
+  std::vector<std::pair<System, System>> compare;          // summary pairs A/B: A's speedup and energy efficiency over B
+  std::vector<Override> set;                               // overrides of component parameters (as --set)
   int64_t reliability_months = 0, reliability_trials = 0;  // `cosmos reliability` defaults
   /// The sweeps as {"months": [...], "images": [...], "clique_sizes": [...]} (those the matrix has).
   Json sweep_json() const;

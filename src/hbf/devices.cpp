@@ -37,12 +37,11 @@ std::optional<uint32_t> FlashArray::allocate(MegaplaneId m, ObjectId owner) {
 void FlashArray::program(const PhysUnit& p, ObjectId owner, std::span<const uint8_t> data) {
   const size_t i = index(p.megaplane, p.block);
   if (owner_[i] != owner)
-    throw ModelError(fmt::format("program {} block {} page {}: block belongs to object {}, not {}", sys_.name(p.megaplane),
-                                 p.block, p.page, owner_[i] == kNoObject ? std::string("none") : std::to_string(owner_[i]),
-                                 owner));
+    throw ModelError(fmt::format("program {} block {} page {}: block belongs to object {}, not {}", sys_.name(p.megaplane), p.block, p.page,
+                                 owner_[i] == kNoObject ? std::string("none") : std::to_string(owner_[i]), owner));
   if (p.page != wp_[i] || int64_t(p.page) >= sys_.pages_per_block())
-    throw ModelError(fmt::format("program {} block {} page {}: pages are programmed in order; next is {}",
-                                 sys_.name(p.megaplane), p.block, p.page, wp_[i]));
+    throw ModelError(fmt::format("program {} block {} page {}: pages are programmed in order; next is {}", sys_.name(p.megaplane), p.block,
+                                 p.page, wp_[i]));
   if (int64_t(data.size()) > sys_.megapage().raw())
     throw ModelError(fmt::format("program: {} bytes exceed a megapage ({})", data.size(), sys_.megapage().raw()));
   ++wp_[i];
@@ -94,12 +93,16 @@ void FlashArray::register_stats(StatGroup& g) const {
       .add("megablocks_retired", stats_.blocks_retired, "megablocks retired at their P/E limit")
       .add("free_megablocks", total_free_, "megablocks free now");
   g.group("pe_cycles")
-      .derived("max", [this] { return pe_.empty() ? 0u : *std::max_element(pe_.begin(), pe_.end()); }, "highest P/E count of a megablock")
-      .derived("mean", [this] {
-        uint64_t sum = 0;
-        for (uint32_t v : pe_) sum += v;
-        return pe_.empty() ? 0.0 : double(sum) / double(pe_.size());
-      }, "mean P/E count over megablocks");
+      .derived(
+          "max", [this] { return pe_.empty() ? 0u : *std::max_element(pe_.begin(), pe_.end()); }, "highest P/E count of a megablock")
+      .derived(
+          "mean",
+          [this] {
+            uint64_t sum = 0;
+            for (uint32_t v : pe_) sum += v;
+            return pe_.empty() ? 0.0 : double(sum) / double(pe_.size());
+          },
+          "mean P/E count over megablocks");
   g.group("energy_j")
       .add("program", stats_.program_energy, "programming energy")
       .add("read", stats_.read_energy, "read (sensing) energy")
@@ -155,8 +158,10 @@ std::optional<SramSlot> SramPool::take(MegaplaneId m) {
 }
 
 void SramPool::give(const SramSlot& s) {
-  if (s.base) base_free_[s.where].push_back(s.slot), --used_base_;
-  else plane_free_[s.where].push_back(s.slot), --used_plane_;
+  if (s.base)
+    base_free_[s.where].push_back(s.slot), --used_base_;
+  else
+    plane_free_[s.where].push_back(s.slot), --used_plane_;
   data_.erase(s.key());
 }
 

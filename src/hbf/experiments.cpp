@@ -14,8 +14,10 @@ WeightSpec synthetic_weights(Bytes total, Bytes tensor) {
   if (tensor.raw() <= 0) throw ModelError("synthetic weights: the tensor size must be positive");
   const int64_t n = total.raw() / tensor.raw() + (total.raw() % tensor.raw() != 0 ? 1 : 0);
   if (n > kMaxSyntheticTensors)
-    throw ConfigError(fmt::format("--bytes {} / --tensor {}: {} tensors, more than the {} a synthetic object may have; use larger "
-                                  "tensors", format(total), format(tensor), n, kMaxSyntheticTensors));
+    throw ConfigError(
+        fmt::format("--bytes {} / --tensor {}: {} tensors, more than the {} a synthetic object may have; use larger "
+                    "tensors",
+                    format(total), format(tensor), n, kMaxSyntheticTensors));
   std::vector<std::string> names(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) names[size_t(i)] = fmt::format("experts.{}", i);
   std::vector<uint32_t> decl(static_cast<size_t>(n));  // declaration position -> execution index
@@ -41,9 +43,10 @@ StreamRun run_stream(const System& sys, const WeightSpec& w) {
   for (const auto& t : w.tensors) units += t.bytes.raw() / sys.megapage().raw() + 1, bytes += t.bytes.raw();
   // (An object larger than the flash is refused by store_weights, before it allocates anything.)
   if (units > kMaxExperimentUnits && bytes <= sys.flash_capacity().raw())
-    throw ConfigError(fmt::format("--bytes: streaming {} reads about {} megapages of {}, more than the {} one run may simulate "
-                                  "(about 2 s and 300 MB); stream less, or use larger pages",
-                                  w.name, units, format(sys.megapage()), kMaxExperimentUnits));
+    throw ConfigError(
+        fmt::format("--bytes: streaming {} reads about {} megapages of {}, more than the {} one run may simulate "
+                    "(about 2 s and 300 MB); stream less, or use larger pages",
+                    w.name, units, format(sys.megapage()), kMaxExperimentUnits));
   Runtime rt(sys, Mode::Timing, 1);
   const ObjectId id = rt.store_weights(w);
   const VAddr va = rt.nand_mmap(id);
@@ -100,12 +103,13 @@ WriteBwRun run_write_bw(const System& sys, Bytes total, int64_t requests, Granul
   if (requests <= 0) throw ModelError("write-bw: the number of requests must be positive");
   const int64_t unit = sys.megapage().raw(), k = sys.megaplanes();
   const int64_t hyper = total.raw() / (unit * k);
-  if (hyper == 0)
-    throw ModelError(fmt::format("write-bw: {} is less than one hyperpage ({})", format(total), format(sys.hyperpage())));
+  if (hyper == 0) throw ModelError(fmt::format("write-bw: {} is less than one hyperpage ({})", format(total), format(sys.hyperpage())));
   const int64_t slices = hyper * k;
   if (slices > kMaxExperimentUnits)
-    throw ConfigError(fmt::format("--bytes {}: writing {} megapages of {}, more than the {} one run may simulate (about 2 s "
-                                  "and 300 MB)", format(total), slices, format(sys.megapage()), kMaxExperimentUnits));
+    throw ConfigError(
+        fmt::format("--bytes {}: writing {} megapages of {}, more than the {} one run may simulate (about 2 s "
+                    "and 300 MB)",
+                    format(total), slices, format(sys.megapage()), kMaxExperimentUnits));
   if (requests > slices)
     throw ConfigError(fmt::format("--requests {}: more requests than the {} megapages written (each request needs one)", requests, slices));
   Runtime rt(sys, Mode::Timing, 1);

@@ -17,8 +17,8 @@ std::vector<uint32_t> WeightSpec::resolved_execution_order() const {
   }
   std::vector<char> seen(tensors.size(), 0);
   if (order.size() != tensors.size())
-    throw ModelError(fmt::format("weight object '{}': execution order lists {} tensors, the object has {}", name,
-                                 order.size(), tensors.size()));
+    throw ModelError(
+        fmt::format("weight object '{}': execution order lists {} tensors, the object has {}", name, order.size(), tensors.size()));
   for (uint32_t t : order) {
     if (t >= tensors.size() || seen[t])
       throw ModelError(fmt::format("weight object '{}': execution order is not a permutation (tensor {} {})", name, t,
@@ -51,17 +51,15 @@ class DeclarationOrder final : public WeightLayout {
 
 const Registry<WeightLayoutFactory>& weight_layouts() {
   static const Registry<WeightLayoutFactory> r(
-      "weight layout",
-      {{"execution", "tensors dealt in the order the operator graph reads them (FlashAccel): reads form full hyperpages",
-        [] { return std::unique_ptr<WeightLayout>(std::make_unique<ExecutionOrder>()); }},
-       {"declaration", "tensors dealt in the checkpoint's declaration order (naive): reading them in execution order "
-                       "leaves stragglers",
-        [] { return std::unique_ptr<WeightLayout>(std::make_unique<DeclarationOrder>()); }}});
+      "weight layout", {{"execution", "tensors dealt in the order the operator graph reads them (FlashAccel): reads form full hyperpages",
+                         [] { return std::unique_ptr<WeightLayout>(std::make_unique<ExecutionOrder>()); }},
+                        {"declaration",
+                         "tensors dealt in the checkpoint's declaration order (naive): reading them in execution order "
+                         "leaves stragglers",
+                         [] { return std::unique_ptr<WeightLayout>(std::make_unique<DeclarationOrder>()); }}});
   return r;
 }
 
-std::unique_ptr<WeightLayout> make_weight_layout(std::string_view name) {
-  return weight_layouts().at(name, "hbf.runtime.weight_layout")();
-}
+std::unique_ptr<WeightLayout> make_weight_layout(std::string_view name) { return weight_layouts().at(name, "hbf.runtime.weight_layout")(); }
 
 }  // namespace bitline::hbf

@@ -42,22 +42,42 @@ struct Geometry {
 
   template <class V>
   void visit(V& v) {
-    v(dies_per_stack, {.name = "dies_per_stack", .def = "8", .desc = "SLC flash dies per HBF stack (plus one base die)",
-                       .source = "spec: 8 SLC flash dies + 1 base die per stack", .min = 1, .max = 64});
-    v(planes_per_die, {.name = "planes_per_die", .def = "96", .desc = "planes per flash die",
-                       .source = "spec: 96 planes per die (paper Table 2)", .min = 1, .max = 4096});
-    v(blocks_per_plane, {.name = "blocks_per_plane", .def = "256", .desc = "blocks per plane",
-                         .source = "spec: 256 blocks per plane", .min = 1, .max = (1 << 20) - 1});
-    v(pages_per_block, {.name = "pages_per_block", .def = "256", .desc = "pages per block (programmed in order)",
-                        .source = "spec: 256 pages per block", .min = 1, .max = (1 << 20) - 1});
-    v(page_size, {.name = "page_size", .def = "4KiB", .desc = "bytes per plane page",
+    v(dies_per_stack, {.name = "dies_per_stack",
+                       .def = "8",
+                       .desc = "SLC flash dies per HBF stack (plus one base die)",
+                       .source = "spec: 8 SLC flash dies + 1 base die per stack",
+                       .min = 1,
+                       .max = 64});
+    v(planes_per_die, {.name = "planes_per_die",
+                       .def = "96",
+                       .desc = "planes per flash die",
+                       .source = "spec: 96 planes per die (paper Table 2)",
+                       .min = 1,
+                       .max = 4096});
+    v(blocks_per_plane, {.name = "blocks_per_plane",
+                         .def = "256",
+                         .desc = "blocks per plane",
+                         .source = "spec: 256 blocks per plane",
+                         .min = 1,
+                         .max = (1 << 20) - 1});
+    v(pages_per_block, {.name = "pages_per_block",
+                        .def = "256",
+                        .desc = "pages per block (programmed in order)",
+                        .source = "spec: 256 pages per block",
+                        .min = 1,
+                        .max = (1 << 20) - 1});
+    v(page_size, {.name = "page_size",
+                  .def = "4KiB",
+                  .desc = "bytes per plane page",
                   .source = "spec: 4 KB pages; modelled as 4 KiB (see docs/hbf.md on the 2.4% KB/KiB difference)",
-                  .min = 8, .max = 1 << 24});
-    v(planes_per_megaplane,
-      {.name = "planes_per_megaplane", .def = "32",
-       .desc = "M: planes of a die that share one command circuit (a megaplane); 1 = the plane-level design",
-       .source = "spec: 32 planes per megaplane, 3 per die; M = 1 is the paper's first, plane-level version", .min = 1,
-       .max = 4096});
+                  .min = 8,
+                  .max = 1 << 24});
+    v(planes_per_megaplane, {.name = "planes_per_megaplane",
+                             .def = "32",
+                             .desc = "M: planes of a die that share one command circuit (a megaplane); 1 = the plane-level design",
+                             .source = "spec: 32 planes per megaplane, 3 per die; M = 1 is the paper's first, plane-level version",
+                             .min = 1,
+                             .max = 4096});
   }
 };
 
@@ -71,14 +91,18 @@ struct Timing {
 
   template <class V>
   void visit(V& v) {
-    v(interface_bandwidth, {.name = "interface_bandwidth", .def = "768GB/s",
+    v(interface_bandwidth, {.name = "interface_bandwidth",
+                            .def = "768GB/s",
                             .desc = "per-stack interface (base die to GPU), each direction",
-                            .source = "spec: nominal 768 GB/s read per stack", .min = 1});
-    v(page_buffers, {.name = "page_buffers", .def = "2",
+                            .source = "spec: nominal 768 GB/s read per stack",
+                            .min = 1});
+    v(page_buffers, {.name = "page_buffers",
+                     .def = "2",
                      .desc = "page buffers (latches) per plane: a direct read holds one until its data crossed the "
                              "interface; a program holds one while programming",
                      .source = "assumption: data + cache latch (cache read / cache program), standard in NAND",
-                     .min = 1, .max = 16});
+                     .min = 1,
+                     .max = 16});
   }
 };
 
@@ -86,10 +110,16 @@ struct Sram {
   Bytes plane_sram{}, base_sram{};
   template <class V>
   void visit(V& v) {
-    v(plane_sram, {.name = "plane_sram", .def = "32KiB", .desc = "SRAM per plane on the circuit die (prefetch buffer)",
-                   .source = "spec: 32 KB per plane (24 MB per stack)", .min = 0});
-    v(base_sram, {.name = "base_sram", .def = "8MiB", .desc = "SRAM on the base die, shared by the stack",
-                  .source = "spec: 8 MB on the base die (32 MB per stack in all)", .min = 0});
+    v(plane_sram, {.name = "plane_sram",
+                   .def = "32KiB",
+                   .desc = "SRAM per plane on the circuit die (prefetch buffer)",
+                   .source = "spec: 32 KB per plane (24 MB per stack)",
+                   .min = 0});
+    v(base_sram, {.name = "base_sram",
+                  .def = "8MiB",
+                  .desc = "SRAM on the base die, shared by the stack",
+                  .source = "spec: 8 MB on the base die (32 MB per stack in all)",
+                  .min = 0});
   }
 };
 
@@ -105,9 +135,11 @@ struct Endurance {
   int64_t pe_cycles = 0;
   template <class V>
   void visit(V& v) {
-    v(pe_cycles, {.name = "pe_cycles", .def = "1000000",
+    v(pe_cycles, {.name = "pe_cycles",
+                  .def = "1000000",
                   .desc = "P/E cycles after which a block is retired (no longer allocated)",
-                  .source = "spec: SLC with 1M P/E cycles over 5 years (retention relaxed to 3 days)", .min = 1});
+                  .source = "spec: SLC with 1M P/E cycles over 5 years (retention relaxed to 3 days)",
+                  .min = 1});
   }
 };
 
@@ -122,24 +154,30 @@ struct RuntimeParams {
 
   template <class V>
   void visit(V& v) {
-    v(weight_layout, {.name = "weight_layout", .def = "execution",
+    v(weight_layout, {.name = "weight_layout",
+                      .def = "execution",
                       .desc = "order in which a weight object's tensors are dealt over the megaplanes",
                       .source = "spec: execution order (FlashAccel) vs the naive declaration order"});
-    v(granularity, {.name = "granularity", .def = "megapage", .desc = "timing model: what one event stands for",
-                    .source = "bitline"});
-    v(prefetch, {.name = "prefetch", .def = "true",
+    v(granularity, {.name = "granularity", .def = "megapage", .desc = "timing model: what one event stands for", .source = "bitline"});
+    v(prefetch, {.name = "prefetch",
+                 .def = "true",
                  .desc = "run the prefetch queue (SramPrefetch ahead of compute); false: every read goes to flash on demand",
                  .source = "spec: FlashAccel prefetch runtime"});
-    v(prefetch_distance,
-      {.name = "prefetch_distance", .def = "4", .desc = "tiles prefetched ahead of the tile being computed",
-       .source = "assumption: covers tR (4 us) with about 2 tiles of slack at one hyperpage per tile; "
-                 "5 tiles in flight fit the 8 pages of plane SRAM",
-       .min = 0, .max = 1 << 20});
-    v(tile_hyperpages, {.name = "tile_hyperpages", .def = "1",
+    v(prefetch_distance, {.name = "prefetch_distance",
+                          .def = "4",
+                          .desc = "tiles prefetched ahead of the tile being computed",
+                          .source = "assumption: covers tR (4 us) with about 2 tiles of slack at one hyperpage per tile; "
+                                    "5 tiles in flight fit the 8 pages of plane SRAM",
+                          .min = 0,
+                          .max = 1 << 20});
+    v(tile_hyperpages, {.name = "tile_hyperpages",
+                        .def = "1",
                         .desc = "prefetch tile (one SramPrefetch / kernel step) in hyperpages of the execution-order stream",
-                        .source = "assumption: the spec moves data and reads it a hyperpage at a time", .min = 1,
+                        .source = "assumption: the spec moves data and reads it a hyperpage at a time",
+                        .min = 1,
                         .max = 1 << 20});
-    v(kv_span, {.name = "kv_span", .def = "fit",
+    v(kv_span, {.name = "kv_span",
+                .def = "fit",
                 .desc = "megaplanes a request's KV is dealt over (its blocks are its own either way)",
                 .source = "spec: isolated block allocation, hyperpage-packed writes (no allocator given); bitline "
                           "default fit: with all, a request holds a megablock on every megaplane and the paper's own "
@@ -159,8 +197,12 @@ struct HbfParams {
 
   template <class V>
   void visit(V& v) {
-    v(stacks, {.name = "stacks", .def = "0", .desc = "HBF stacks of the GPU",
-               .source = "spec: H200 has none; CSI 6, CLI 5 (presets)", .min = 0, .max = 64});
+    v(stacks, {.name = "stacks",
+               .def = "0",
+               .desc = "HBF stacks of the GPU",
+               .source = "spec: H200 has none; CSI 6, CLI 5 (presets)",
+               .min = 0,
+               .max = 64});
     v.section("geometry", geometry);
     v.section("timing", timing);
     v.section("sram", sram);
@@ -179,15 +221,20 @@ struct HbmParams {
 
   template <class V>
   void visit(V& v) {
-    v(stacks, {.name = "stacks", .def = "6", .desc = "HBM stacks of the GPU", .source = "spec: H200, 6 HBM3e stacks",
-               .min = 0, .max = 64});
-    v(capacity_per_stack, {.name = "capacity_per_stack", .def = "23.5GB", .desc = "capacity of one HBM stack",
-                           .source = "spec: H200, 141 GB in 6 stacks", .min = 0});
-    v(bandwidth_per_stack, {.name = "bandwidth_per_stack", .def = "800GB/s", .desc = "bandwidth of one HBM stack",
-                            .source = "spec: H200, 4.8 TB/s over 6 stacks", .min = 1});
+    v(stacks, {.name = "stacks", .def = "6", .desc = "HBM stacks of the GPU", .source = "spec: H200, 6 HBM3e stacks", .min = 0, .max = 64});
+    v(capacity_per_stack, {.name = "capacity_per_stack",
+                           .def = "23.5GB",
+                           .desc = "capacity of one HBM stack",
+                           .source = "spec: H200, 141 GB in 6 stacks",
+                           .min = 0});
+    v(bandwidth_per_stack, {.name = "bandwidth_per_stack",
+                            .def = "800GB/s",
+                            .desc = "bandwidth of one HBM stack",
+                            .source = "spec: H200, 4.8 TB/s over 6 stacks",
+                            .min = 1});
     v(latency, {.name = "latency", .def = "100ns", .desc = "access latency", .source = "spec: ~100 ns (HBM)", .min = 0});
-    v(energy, {.name = "energy", .def = "2.99pJ/bit", .desc = "energy per bit read or written",
-               .source = "spec: 2.99 pJ/bit for HBM3e", .min = 0});
+    v(energy,
+      {.name = "energy", .def = "2.99pJ/bit", .desc = "energy per bit read or written", .source = "spec: 2.99 pJ/bit for HBM3e", .min = 0});
   }
 };
 
@@ -197,10 +244,16 @@ struct GpuParams {
   Bytes onchip_sram{};
   template <class V>
   void visit(V& v) {
-    v(bf16_flops, {.name = "bf16_flops", .def = "989e12", .desc = "dense BF16 throughput, FLOP/s",
-                   .source = "spec: H200 SXM, 989 TFLOP/s BF16 dense", .min = 0});
-    v(onchip_sram, {.name = "onchip_sram", .def = "50MB", .desc = "on-chip SRAM (L2) that receives data read from HBF/HBM",
-                    .source = "assumption: Hopper L2 size (NVIDIA datasheet), not in the spec", .min = 0});
+    v(bf16_flops, {.name = "bf16_flops",
+                   .def = "989e12",
+                   .desc = "dense BF16 throughput, FLOP/s",
+                   .source = "spec: H200 SXM, 989 TFLOP/s BF16 dense",
+                   .min = 0});
+    v(onchip_sram, {.name = "onchip_sram",
+                    .def = "50MB",
+                    .desc = "on-chip SRAM (L2) that receives data read from HBF/HBM",
+                    .source = "assumption: Hopper L2 size (NVIDIA datasheet), not in the spec",
+                    .min = 0});
   }
 };
 

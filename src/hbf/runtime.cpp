@@ -11,11 +11,16 @@ namespace bitline::hbf {
 
 std::string to_string(Location::Kind k) {
   switch (k) {
-    case Location::Kind::None: return "none";
-    case Location::Kind::Flash: return "hbf";
-    case Location::Kind::Hbm: return "hbm";
-    case Location::Kind::PlaneSram: return "plane-sram";
-    case Location::Kind::BaseSram: return "base-sram";
+    case Location::Kind::None:
+      return "none";
+    case Location::Kind::Flash:
+      return "hbf";
+    case Location::Kind::Hbm:
+      return "hbm";
+    case Location::Kind::PlaneSram:
+      return "plane-sram";
+    case Location::Kind::BaseSram:
+      return "base-sram";
   }
   return "?";
 }
@@ -106,8 +111,10 @@ Location Runtime::base_location(const Mapping& m, int64_t i) const {
     case Kind::Kv: {
       const ReadTableEntry& e = groups_[m.group].table[size_t(i)];
       const KvSlice& s = objects_[e.object].slices[e.unit];
-      if (s.in_flash) l.kind = Location::Kind::Flash, l.flash = s.phys;
-      else l.kind = Location::Kind::Hbm, l.hbm = s.hbm;
+      if (s.in_flash)
+        l.kind = Location::Kind::Flash, l.flash = s.phys;
+      else
+        l.kind = Location::Kind::Hbm, l.hbm = s.hbm;
       break;
     }
   }
@@ -130,7 +137,8 @@ int64_t Runtime::unit_bytes(const Mapping& m, int64_t i) const {
       while (t + 1 < o.tensors.size() && o.tensor_first[t + 1] == o.tensor_first[t] && o.tensors[t].bytes.raw() == 0) ++t;
       return std::clamp<int64_t>(o.tensors[t].bytes.raw() - (i - o.tensor_first[t]) * unit, 0, unit);
     }
-    case Kind::Hbm: return std::clamp<int64_t>(objects_[m.object].bytes.raw() - i * unit, 0, unit);
+    case Kind::Hbm:
+      return std::clamp<int64_t>(objects_[m.object].bytes.raw() - i * unit, 0, unit);
     case Kind::Kv: {
       const ReadTableEntry& e = groups_[m.group].table[size_t(i)];
       return objects_[e.object].slices[e.unit].bytes;
@@ -149,8 +157,7 @@ void Runtime::load(const Location& l, std::span<uint8_t> out) {
     }
     case Location::Kind::Hbm: {
       auto d = hbm_.data(l.hbm);
-      if (l.hbm_offset < d.size())
-        std::memcpy(out.data(), d.data() + l.hbm_offset, std::min<size_t>(out.size(), d.size() - l.hbm_offset));
+      if (l.hbm_offset < d.size()) std::memcpy(out.data(), d.data() + l.hbm_offset, std::min<size_t>(out.size(), d.size() - l.hbm_offset));
       break;
     }
     case Location::Kind::PlaneSram:
@@ -159,7 +166,8 @@ void Runtime::load(const Location& l, std::span<uint8_t> out) {
       std::memcpy(out.data(), d.data(), std::min(out.size(), d.size()));
       break;
     }
-    case Location::Kind::None: break;
+    case Location::Kind::None:
+      break;
   }
 }
 
@@ -203,8 +211,8 @@ ObjectId Runtime::store_weights(const WeightSpec& spec, std::span<const uint8_t>
     total_bytes += spec.tensors[t].bytes.raw();
   }
   if (mode_ == Mode::Functional && int64_t(data.size()) != total_bytes)
-    throw ModelError(fmt::format("store_weights '{}': {} bytes of data given for tensors of {} bytes", spec.name, data.size(),
-                                 total_bytes));
+    throw ModelError(
+        fmt::format("store_weights '{}': {} bytes of data given for tensors of {} bytes", spec.name, data.size(), total_bytes));
   // The layout deals megapage j to megaplane dealt(cursor + j): every megaplane
   // gets floor(U / K) megapages, the first U mod K of the dealing order one more.
   const int64_t per = total_units / k, extra = total_units % k;
@@ -215,11 +223,11 @@ ObjectId Runtime::store_weights(const WeightSpec& spec, std::span<const uint8_t>
     const MegaplaneId m = sys_.dealt(d);
     const int64_t avail = flash_.free_blocks(m) * sys_.pages_per_block();
     if (need > avail)
-      throw ModelError(fmt::format(
-          "store_weights '{}': {} ({} megapages of {}) does not fit: the {} layout puts {} megapages on {} "
-          "but it has {} free ({} of {} megapages free in all)",
-          spec.name, format(Bytes(total_bytes)), total_units, format(sys_.megapage()), layout->name(), need, sys_.name(m),
-          avail, free_units, k * sys_.blocks_per_plane() * sys_.pages_per_block()));
+      throw ModelError(
+          fmt::format("store_weights '{}': {} ({} megapages of {}) does not fit: the {} layout puts {} megapages on {} "
+                      "but it has {} free ({} of {} megapages free in all)",
+                      spec.name, format(Bytes(total_bytes)), total_units, format(sys_.megapage()), layout->name(), need, sys_.name(m),
+                      avail, free_units, k * sys_.blocks_per_plane() * sys_.pages_per_block()));
   }
 
   const ObjectId id = ObjectId(objects_.size());
@@ -239,8 +247,7 @@ ObjectId Runtime::store_weights(const WeightSpec& spec, std::span<const uint8_t>
       const MegaplaneId m = sys_.dealt(weight_cursor_ + j);
       const PhysUnit p = *place(id, o, m);  // capacity checked above
       std::span<const uint8_t> chunk;
-      if (mode_ == Mode::Functional)
-        chunk = data.subspan(size_t(byte_first[t] + u * unit), size_t(std::min(unit, bytes - u * unit)));
+      if (mode_ == Mode::Functional) chunk = data.subspan(size_t(byte_first[t] + u * unit), size_t(std::min(unit, bytes - u * unit)));
       flash_.program(p, id, chunk);
       o.units[size_t(first[t] + u)] = p;
     }
@@ -253,8 +260,8 @@ int64_t Runtime::tokens_per_slice(Bytes token_bytes) const {
   if (token_bytes.raw() <= 0) throw ModelError("tokens_per_slice: the KV of one token must have a positive size");
   const int64_t n = sys_.megapage().raw() / token_bytes.raw();
   if (n == 0)
-    throw ModelError(fmt::format("KV layout does not fit: one token of one layer ({}) is larger than a megapage ({})",
-                                 format(token_bytes), format(sys_.megapage())));
+    throw ModelError(fmt::format("KV layout does not fit: one token of one layer ({}) is larger than a megapage ({})", format(token_bytes),
+                                 format(sys_.megapage())));
   return n;
 }
 
@@ -314,9 +321,9 @@ void Runtime::append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t 
   }
   const int64_t new_slices = ceil_div(std::max<int64_t>(0, n - room), cap);
   if (hbm_.used().raw() + new_slices * unit > hbm_.capacity().raw())
-    throw ModelError(fmt::format("kv_append '{}': HBM is full: staging {} new slices of {} needs {} but {} of {} are used",
-                                 o.name, new_slices, format(sys_.megapage()), format(Bytes(new_slices * unit)),
-                                 format(hbm_.used()), format(hbm_.capacity())));
+    throw ModelError(fmt::format("kv_append '{}': HBM is full: staging {} new slices of {} needs {} but {} of {} are used", o.name,
+                                 new_slices, format(sys_.megapage()), format(Bytes(new_slices * unit)), format(hbm_.used()),
+                                 format(hbm_.capacity())));
   int64_t pos = 0;
   while (pos < n) {
     if (ids.empty() || o.slices[ids.back()].in_flash || o.slices[ids.back()].bytes == uint32_t(cap)) {
@@ -344,8 +351,10 @@ std::vector<uint8_t> Runtime::kv_read(ObjectId id, uint32_t stream) {
   for (uint32_t sid : o.streams[stream]) {
     const KvSlice& s = o.slices[sid];
     Location l;
-    if (s.in_flash) l.kind = Location::Kind::Flash, l.flash = s.phys;
-    else l.kind = Location::Kind::Hbm, l.hbm = s.hbm;
+    if (s.in_flash)
+      l.kind = Location::Kind::Flash, l.flash = s.phys;
+    else
+      l.kind = Location::Kind::Hbm, l.hbm = s.hbm;
     load(l, tmp);
     out.insert(out.end(), tmp.begin(), tmp.begin() + s.bytes);
   }
@@ -393,8 +402,8 @@ VAddr Runtime::hbm_alloc(Bytes n, std::string name) {
   if (n.raw() <= 0) throw ModelError(fmt::format("hbm_alloc '{}': size must be positive", name));
   auto a = hbm_.allocate(n);
   if (!a)
-    throw ModelError(fmt::format("hbm_alloc '{}': HBM is full ({} requested, {} of {} used)", name, format(n),
-                                 format(hbm_.used()), format(hbm_.capacity())));
+    throw ModelError(fmt::format("hbm_alloc '{}': HBM is full ({} requested, {} of {} used)", name, format(n), format(hbm_.used()),
+                                 format(hbm_.capacity())));
   Object o;
   o.kind = Kind::Hbm;
   o.name = std::move(name);
@@ -444,8 +453,8 @@ void Runtime::read(VAddr va, std::span<uint8_t> out) {
   const int64_t unit = sys_.megapage().raw();
   const VAddr end = m.base + VAddr(m.units * unit);
   if (va + out.size() > end)
-    throw ModelError(fmt::format("read(0x{:x}, {} B): runs {} B past the end of the mapping at 0x{:x}", va, out.size(),
-                                 va + out.size() - end, m.base));
+    throw ModelError(
+        fmt::format("read(0x{:x}, {} B): runs {} B past the end of the mapping at 0x{:x}", va, out.size(), va + out.size() - end, m.base));
   std::vector<uint8_t> tmp(static_cast<size_t>(unit));
   size_t done = 0;
   while (done < out.size()) {
@@ -461,15 +470,15 @@ void Runtime::read(VAddr va, std::span<uint8_t> out) {
 void Runtime::write(VAddr va, std::span<const uint8_t> data) {
   Mapping& m = mapping_at(va, "write");
   if (m.kind == Kind::Weights)
-    throw ModelError(fmt::format("write(0x{:x}): weight object '{}' is read-only (weights are written once, by store_weights)",
-                                 va, objects_[m.object].name));
+    throw ModelError(fmt::format("write(0x{:x}): weight object '{}' is read-only (weights are written once, by store_weights)", va,
+                                 objects_[m.object].name));
   if (m.kind == Kind::Kv)
     throw ModelError(fmt::format("write(0x{:x}): group mappings are read-only; KV is append-only (kv_append, group_write)", va));
   const Object& o = objects_[m.object];
   const uint64_t off = va - m.base;
   if (off + data.size() > uint64_t(o.bytes.raw()))
-    throw ModelError(fmt::format("write(0x{:x}, {} B): runs past the end of HBM buffer '{}' ({} B)", va, data.size(), o.name,
-                                 o.bytes.raw()));
+    throw ModelError(
+        fmt::format("write(0x{:x}, {} B): runs past the end of HBM buffer '{}' ({} B)", va, data.size(), o.name, o.bytes.raw()));
   if (mode_ == Mode::Functional && !data.empty()) std::memcpy(hbm_.data(o.hbm).data() + off, data.data(), data.size());
 }
 
@@ -483,8 +492,7 @@ Location Runtime::translate(VAddr va) const {
 
 Bytes Runtime::tensor_offset(ObjectId id, size_t t) const {
   const Object& o = obj(id, "tensor_offset");
-  if (o.kind != Kind::Weights || t >= o.tensors.size())
-    throw ModelError(fmt::format("tensor_offset: '{}' has no tensor {}", o.name, t));
+  if (o.kind != Kind::Weights || t >= o.tensors.size()) throw ModelError(fmt::format("tensor_offset: '{}' has no tensor {}", o.name, t));
   return Bytes(o.tensor_first[t] * sys_.megapage().raw());
 }
 
@@ -521,8 +529,10 @@ VAddr Runtime::group_mmap(GroupId gid) {
     for (uint32_t u = 0; u < o.slices.size(); ++u) {
       const KvSlice& s = o.slices[u];
       ReadTableEntry e{g.members[mi], u, s.stream, s.slice};
-      if (s.in_flash) per[size_t(sys_.deal_index(s.phys.megaplane))].push_back(e);
-      else staged.push_back(e);
+      if (s.in_flash)
+        per[size_t(sys_.deal_index(s.phys.megaplane))].push_back(e);
+      else
+        staged.push_back(e);
     }
     g.mapped_slices[mi] = uint32_t(o.slices.size());
   }
@@ -693,8 +703,7 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
           if (has_room(o, sys_.dealt(d))) pick = d, ++r.spilled;
         }
       }
-      if (pick < 0)
-        throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));
+      if (pick < 0) throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));
       used[size_t(pick)] = 1;
       flush(id, u, sys_.dealt(pick));
     }
@@ -783,7 +792,8 @@ PrefetchResult Runtime::sram_prefetch(VAddr va, Bytes size) {
 void Runtime::sram_release(VAddr va) {
   auto it = prefetches_.find(va);
   if (it == prefetches_.end())
-    throw ModelError(fmt::format("sram_release(0x{:x}): nothing is prefetched at this address (never prefetched, or already released)", va));
+    throw ModelError(
+        fmt::format("sram_release(0x{:x}): nothing is prefetched at this address (never prefetched, or already released)", va));
   Mapping& m = mappings_.at(it->second.mapping);
   for (auto& [i, slot] : it->second.slots) {
     m.override_[size_t(i)] = Location{};
@@ -838,14 +848,18 @@ ReadPlan Runtime::read_plan(std::span<const Access> accesses) const {
         ReadUnit u;
         u.begin = uint32_t(lo);
         u.end = uint32_t(hi);
-        if (l.kind == Location::Kind::Flash) u.megaplane = l.flash.megaplane;
-        else u.hbm = true;
+        if (l.kind == Location::Kind::Flash)
+          u.megaplane = l.flash.megaplane;
+        else
+          u.hbm = true;
         plan.units.push_back(u);
       }
     }
     t.count = uint32_t(plan.units.size() - t.first);
-    if (join) plan.tiles.back() = t;
-    else plan.tiles.push_back(t);
+    if (join)
+      plan.tiles.back() = t;
+    else
+      plan.tiles.push_back(t);
   }
   return plan;
 }
@@ -859,16 +873,25 @@ int64_t Runtime::page_table_entries() const {
 void Runtime::register_stats(StatGroup& g) const {
   flash_.register_stats(g.group("flash"));
   g.group("hbm")
-      .derived("used_bytes", [this] { return hbm_.used().raw(); }, "HBM bytes allocated now")
-      .derived("capacity_bytes", [this] { return hbm_.capacity().raw(); }, "HBM capacity")
-      .derived("allocations", [this] { return hbm_.allocations(); }, "live HBM allocations");
+      .derived(
+          "used_bytes", [this] { return hbm_.used().raw(); }, "HBM bytes allocated now")
+      .derived(
+          "capacity_bytes", [this] { return hbm_.capacity().raw(); }, "HBM capacity")
+      .derived(
+          "allocations", [this] { return hbm_.allocations(); }, "live HBM allocations");
   g.group("sram")
-      .derived("plane_slots_used", [this] { return sram_.used_plane(); }, "plane-SRAM slots in use")
-      .derived("base_slots_used", [this] { return sram_.used_base(); }, "base-die SRAM slots in use");
-  g.derived("objects_live", [this] { return live_objects().size(); }, "persistent objects alive")
-      .derived("mappings", [this] { return mappings_.size(); }, "virtual mappings alive")
-      .derived("page_table_entries", [this] { return page_table_entries(); }, "page-table entries")
-      .derived("prefetches_live", [this] { return prefetches_.size(); }, "SRAM prefetches not yet released");
+      .derived(
+          "plane_slots_used", [this] { return sram_.used_plane(); }, "plane-SRAM slots in use")
+      .derived(
+          "base_slots_used", [this] { return sram_.used_base(); }, "base-die SRAM slots in use");
+  g.derived(
+       "objects_live", [this] { return live_objects().size(); }, "persistent objects alive")
+      .derived(
+          "mappings", [this] { return mappings_.size(); }, "virtual mappings alive")
+      .derived(
+          "page_table_entries", [this] { return page_table_entries(); }, "page-table entries")
+      .derived(
+          "prefetches_live", [this] { return prefetches_.size(); }, "SRAM prefetches not yet released");
 }
 
 PrefetchQueueStats run_prefetch_queue(Runtime& rt, std::span<const Access> accesses, int64_t distance,
@@ -877,8 +900,10 @@ PrefetchQueueStats run_prefetch_queue(Runtime& rt, std::span<const Access> acces
   // Tiles: runs of joined accesses.
   std::vector<std::pair<size_t, size_t>> tiles;  // [first, last) access
   for (size_t i = 0; i < accesses.size(); ++i) {
-    if (i == 0 || !accesses[i].joins) tiles.emplace_back(i, i + 1);
-    else tiles.back().second = i + 1;
+    if (i == 0 || !accesses[i].joins)
+      tiles.emplace_back(i, i + 1);
+    else
+      tiles.back().second = i + 1;
   }
   PrefetchQueueStats st;
   size_t issued = 0;

@@ -58,7 +58,7 @@ struct Location {
 std::string to_string(Location::Kind k);
 
 struct PrefetchResult {
-  VAddr address = 0;  // the same virtual address: callers keep using it
+  VAddr address = 0;                                                           // the same virtual address: callers keep using it
   int64_t plane_sram = 0, base_sram = 0, left_in_flash = 0, not_in_flash = 0;  // megapages
 };
 
@@ -86,7 +86,7 @@ enum class ArrangeScope { Group, PerStream };
 
 struct WriteReport {
   int64_t units = 0, hyperpages = 0, scattered = 0, held = 0;
-  int64_t spilled = 0;  // slices placed outside their request's window (no room in it)
+  int64_t spilled = 0;                  // slices placed outside their request's window (no room in it)
   std::vector<MegaplaneId> programmed;  // megaplanes in program order (for simulate_writes)
 };
 
@@ -225,8 +225,8 @@ class Runtime {
     std::vector<std::vector<uint32_t>> streams;  // slice ids of each stream, in order
     int64_t slice_cap = 0;                       // bytes of a full slice (whole tokens)
     int64_t token_bytes = 0;
-    int64_t cursor = 0;                          // next position in its window for its slices
-    int64_t window_start = 0, window = 0;        // dealing index of the window's first megaplane, width (0: all K)
+    int64_t cursor = 0;                    // next position in its window for its slices
+    int64_t window_start = 0, window = 0;  // dealing index of the window's first megaplane, width (0: all K)
     // hbm
     uint64_t hbm = 0;
     Bytes bytes{};
@@ -247,7 +247,7 @@ class Runtime {
     bool live = true;
     VAddr mapped = 0;
     std::vector<ReadTableEntry> table;
-    std::vector<uint32_t> mapped_slices;  // per member: slices already in the mapping
+    std::vector<uint32_t> mapped_slices;                 // per member: slices already in the mapping
     std::vector<std::pair<int64_t, uint64_t>> replicas;  // (mapping index, HBM allocation)
   };
   struct Prefetch {

@@ -26,19 +26,21 @@ int64_t System::deal_index(MegaplaneId id) const {
 
 const Registry<KvSpan>& kv_spans() {
   static const Registry<KvSpan> r(
-      "KV span",
-      {{"all", "every megaplane from the request's cursor: at least one megablock on each", KvSpan::All},
-       {"fit", "a window of consecutive megaplanes just wide enough for the request's expected KV in whole megablocks; "
-               "successive requests' windows follow each other round the megaplanes",
-        KvSpan::Fit}});
+      "KV span", {{"all", "every megaplane from the request's cursor: at least one megablock on each", KvSpan::All},
+                  {"fit",
+                   "a window of consecutive megaplanes just wide enough for the request's expected KV in whole megablocks; "
+                   "successive requests' windows follow each other round the megaplanes",
+                   KvSpan::Fit}});
   return r;
 }
 
 int64_t System::kv_window(int64_t slices) const {
   const int64_t k = megaplanes();
   switch (*p_.hbf.runtime.kv_span) {
-    case KvSpan::All: return k;
-    case KvSpan::Fit: return std::clamp<int64_t>((slices + pages_per_block() - 1) / pages_per_block(), 1, k);
+    case KvSpan::All:
+      return k;
+    case KvSpan::Fit:
+      return std::clamp<int64_t>((slices + pages_per_block() - 1) / pages_per_block(), 1, k);
   }
   throw std::logic_error("unhandled hbf.runtime.kv_span");
 }

@@ -14,8 +14,7 @@ const Registry<Granularity>& granularities() {
   static const Registry<Granularity> r(
       "timing granularity",
       {{"megapage", "one event per megapage command (the M planes of a megaplane move together)", Granularity::Megapage},
-       {"plane", "one event per plane page, every plane its own lane (slower; validates the megapage mode)",
-        Granularity::Plane}});
+       {"plane", "one event per plane page, every plane its own lane (slower; validates the megapage mode)", Granularity::Plane}});
   return r;
 }
 
@@ -46,7 +45,9 @@ Time max(Time a, Time b) { return a > b ? a : b; }
 class ReadSim {
  public:
   ReadSim(const System& sys, const ReadPlan& plan, const ReadOptions& opt)
-      : sys_(sys), plan_(plan), opt_(opt),
+      : sys_(sys),
+        plan_(plan),
+        opt_(opt),
         lanes_(opt.granularity == Granularity::Plane ? sys.lanes() : 1),
         piece_(opt.granularity == Granularity::Plane ? sys.page_size().raw() : sys.megapage().raw()),
         t_read_(sys.hbf().timing.t_read),
@@ -85,11 +86,20 @@ class ReadSim {
       now_ = ev_.now();
       ++res_.events;
       switch (e.kind) {
-        case kSenseDone: sense_done(e.arg); break;
-        case kXferDone: xfer_done(e.arg); break;
-        case kHbmDone: piece_done(tile_of_[e.arg]); break;
-        case kKernelDone: kernel_done(e.arg); break;
-        default: break;
+        case kSenseDone:
+          sense_done(e.arg);
+          break;
+        case kXferDone:
+          xfer_done(e.arg);
+          break;
+        case kHbmDone:
+          piece_done(tile_of_[e.arg]);
+          break;
+        case kKernelDone:
+          kernel_done(e.arg);
+          break;
+        default:
+          break;
       }
     }
     finish();
@@ -251,8 +261,10 @@ class ReadSim {
         for (int64_t j = lo(u); j <= hi(u); ++j) ++slot_free_[res(u, j)];
       if (state_[u] & kResBase) st_[stack(u)].base_free += hi(u) - lo(u) + 1;
     }
-    if (t + 1 < plan_.tiles.size()) start_tile(t + 1);
-    else end_ = now_;
+    if (t + 1 < plan_.tiles.size())
+      start_tile(t + 1);
+    else
+      end_ = now_;
   }
 
   void finish() {
@@ -275,8 +287,7 @@ class ReadSim {
     }
     if (!plan_.tiles.empty()) res_.tile_max_plane_load_mean = tile_max_sum / double(plan_.tiles.size());
     if (end_.raw() > 0) res_.plane_busy_fraction = double(total) * to_s(t_read_) / (double(sys_.megaplanes()) * to_s(end_));
-    res_.energy = sys_.hbf().energy.read * Bytes(res_.pages_sensed * sys_.page_size().raw()) +
-                  sys_.hbm().energy * Bytes(res_.hbm_bytes);
+    res_.energy = sys_.hbf().energy.read * Bytes(res_.pages_sensed * sys_.page_size().raw()) + sys_.hbm().energy * Bytes(res_.hbm_bytes);
   }
 
   const System& sys_;
@@ -303,7 +314,9 @@ class ReadSim {
 class WriteSim {
  public:
   WriteSim(const System& sys, std::span<const MegaplaneId> order, Granularity g)
-      : sys_(sys), order_(order), lanes_(g == Granularity::Plane ? sys.lanes() : 1),
+      : sys_(sys),
+        order_(order),
+        lanes_(g == Granularity::Plane ? sys.lanes() : 1),
         piece_(g == Granularity::Plane ? sys.page_size().raw() : sys.megapage().raw()),
         bw_(sys.hbf().timing.interface_bandwidth) {
     const int64_t k = sys.megaplanes();
@@ -326,15 +339,16 @@ class WriteSim {
       const Ev e = ev_.pop().payload;
       now_ = ev_.now();
       ++res_.events;
-      if (e.kind == kXferDone) xfer_done(e.arg);
-      else prog_done(e.arg);
+      if (e.kind == kXferDone)
+        xfer_done(e.arg);
+      else
+        prog_done(e.arg);
     }
     res_.elapsed = now_;
     res_.units = int64_t(order_.size());
     res_.bytes = res_.units * sys_.megapage().raw();
     if (now_.raw() > 0)
-      res_.plane_busy_fraction =
-          double(res_.units) * to_s(sys_.hbf().timing.t_prog) / (double(sys_.megaplanes()) * to_s(now_));
+      res_.plane_busy_fraction = double(res_.units) * to_s(sys_.hbf().timing.t_prog) / (double(sys_.megaplanes()) * to_s(now_));
     res_.energy = sys_.hbf().energy.program * Bytes(res_.bytes) + sys_.hbm().energy * Bytes(res_.bytes);
     return res_;
   }
@@ -350,9 +364,7 @@ class WriteSim {
     uint32_t cur = 0;
     std::deque<uint32_t> ready;
   };
-  size_t res(uint64_t p) const {
-    return size_t(int64_t(order_[size_t(p / uint64_t(lanes_))]) * lanes_ + int64_t(p % uint64_t(lanes_)));
-  }
+  size_t res(uint64_t p) const { return size_t(int64_t(order_[size_t(p / uint64_t(lanes_))]) * lanes_ + int64_t(p % uint64_t(lanes_))); }
 
   // The stack's write queue is served in order; its head waits for a free page buffer on its planes.
   void try_xfer(size_t si) {
@@ -416,9 +428,7 @@ ReadResult simulate_reads(const System& sys, const ReadPlan& plan, const ReadOpt
   return ReadSim(sys, plan, opt).run();
 }
 
-WriteResult simulate_writes(const System& sys, std::span<const MegaplaneId> order, Granularity g) {
-  return WriteSim(sys, order, g).run();
-}
+WriteResult simulate_writes(const System& sys, std::span<const MegaplaneId> order, Granularity g) { return WriteSim(sys, order, g).run(); }
 
 Json ReadResult::json(const System& sys) const {
   Json j;

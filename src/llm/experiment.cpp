@@ -59,7 +59,8 @@ EvalExperiment load_eval_experiment(const std::filesystem::path& file) {
     for (size_t i = 0; i < n.items.size(); ++i) {
       ContextSpec c = read_context(n.items[i], fmt::format("contexts[{}]", i));
       for (const auto& o : e.contexts)
-        if (o.name == c.name) experiment_error(n.items[i], fmt::format("contexts[{}]", i), fmt::format("context '{}' appears twice", c.name));
+        if (o.name == c.name)
+          experiment_error(n.items[i], fmt::format("contexts[{}]", i), fmt::format("context '{}' appears twice", c.name));
       e.contexts.push_back(std::move(c));
     }
   }

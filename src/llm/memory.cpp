@@ -17,22 +17,22 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 const Registry<KvLayout>& kv_layouts() {
   static const Registry<KvLayout> r(
-      "KV layout",
-      {{"flashaccel", "FlashAccel: hyperpage-packed runs per request (hbf.runtime.kv_span), read a hyperpage at a time, "
-                      "selective offload per layer",
-        KvLayout::FlashAccel},
-       {"scatter", "plane-oblivious paged KV (PagedAttention): random megaplanes, read request by request, no offload",
-        KvLayout::Scatter}});
+      "KV layout", {{"flashaccel",
+                     "FlashAccel: hyperpage-packed runs per request (hbf.runtime.kv_span), read a hyperpage at a time, "
+                     "selective offload per layer",
+                     KvLayout::FlashAccel},
+                    {"scatter", "plane-oblivious paged KV (PagedAttention): random megaplanes, read request by request, no offload",
+                     KvLayout::Scatter}});
   return r;
 }
 
 const Registry<KvOffload>& kv_offloads() {
   static const Registry<KvOffload> r(
       "KV offload policy",
-      {{"mean", "copy the slices of megaplanes above the mean load to HBM (spec: until no plane exceeds the average)",
-        KvOffload::Mean},
-       {"fill", "mean, then keep lowering the most loaded megaplanes while HBM has room and its transfer time stays "
-                "within the flash rounds (bitline extension)",
+      {{"mean", "copy the slices of megaplanes above the mean load to HBM (spec: until no plane exceeds the average)", KvOffload::Mean},
+       {"fill",
+        "mean, then keep lowering the most loaded megaplanes while HBM has room and its transfer time stays "
+        "within the flash rounds (bitline extension)",
         KvOffload::Fill}});
   return r;
 }
@@ -44,8 +44,8 @@ GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeig
   hbm_bw_ = sys.hbm_bandwidth();  // 0 on an HBM-less GPU: activations and staged KV are not timed as HBM reads
   if (k_ == 0) return;
   tile_units_ = k_ * std::max<int64_t>(1, opt.tile_hyperpages);
-  t_round_ = std::max(sys.hbf().timing.t_read,
-                      Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
+  t_round_ =
+      std::max(sys.hbf().timing.t_read, Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
   if (!(opt.weight_cache_fraction >= 0 && opt.weight_cache_fraction <= 1))
     throw ModelError(fmt::format("weight cache fraction {} outside [0, 1]", opt.weight_cache_fraction));
   deal_.resize(size_t(k_));
@@ -81,8 +81,8 @@ int64_t GpuMemory::tokens_per_slice(int64_t kv_token_layer_bytes) const {
   if (kv_token_layer_bytes <= 0) return 0;
   const int64_t t = unit_ / kv_token_layer_bytes;
   if (t < 1)
-    throw ModelError(fmt::format("model {}: one token's KV of a layer ({} B) exceeds a megapage ({} B)", m_.name,
-                                 kv_token_layer_bytes, unit_));
+    throw ModelError(
+        fmt::format("model {}: one token's KV of a layer ({} B) exceeds a megapage ({} B)", m_.name, kv_token_layer_bytes, unit_));
   return t;
 }
 
@@ -103,9 +103,12 @@ void GpuMemory::append_ops(const StepGraph& g, uint32_t first, uint32_t count, T
     if (op.kernels > 0 && opt_.kernel_overhead.raw() > 0)
       plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, opt_.kernel_overhead * double(op.kernels), Part::Overhead, i});
     const size_t before = plan.tiles.size();
-    if (op.kv) kv_tiles(g, op, i, plan);
-    else if (op.embed_rows > 0) embed_tiles(op, i, plan);
-    else if (op.tensor_count > 0) weight_tiles(g, op, i, plan);
+    if (op.kv)
+      kv_tiles(g, op, i, plan);
+    else if (op.embed_rows > 0)
+      embed_tiles(op, i, plan);
+    else if (op.tensor_count > 0)
+      weight_tiles(g, op, i, plan);
     if (plan.tiles.size() == before)  // no reads: the kernel's math alone
       plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, op.compute, Part::Compute, i});
     // Activations are read and written in HBM during the op's first tile (an HBM-less GPU keeps them in SRAM,
@@ -144,9 +147,10 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
   const int64_t want = std::min<int64_t>(units_total, int64_t(std::llround(double(units_total) * op.read_fraction)));
   if (want <= 0) return;
   if (int64_t(plan.units.size()) + want > kMaxPlanUnits)
-    throw ConfigError(fmt::format("model {}: a decode step reads more than {} megapages of weights and KV per GPU (the most a step "
-                                  "may plan, about 256 MB); the model is too large for this HBF geometry",
-                                  m_.name, kMaxPlanUnits));
+    throw ConfigError(
+        fmt::format("model {}: a decode step reads more than {} megapages of weights and KV per GPU (the most a step "
+                    "may plan, about 256 MB); the model is too large for this HBF geometry",
+                    m_.name, kMaxPlanUnits));
   int64_t taken = 0, hbm = 0;
   StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Weights, op_index};
   for (uint32_t t = op.first_tensor; t < op.first_tensor + op.tensor_count && taken < want; ++t) {
@@ -202,10 +206,11 @@ int64_t checked_kv_units(const StepGraph& g, int64_t tps, size_t planned) {
   int64_t units = 0, longest = 0;
   for (int64_t c : g.contexts) units += c / tps, longest = std::max(longest, c);
   if (units + int64_t(planned) > kMaxPlanUnits)
-    throw ConfigError(fmt::format("a decode step at batch {} with contexts up to {} tokens reads {} KV slices of a layer from flash, "
-                                  "more than the {} reads a step may plan (about 256 MB); lower the batch (--batch, "
-                                  "serving.max_requests_per_rank) or the context",
-                                  g.contexts.size(), longest, units, kMaxPlanUnits));
+    throw ConfigError(
+        fmt::format("a decode step at batch {} with contexts up to {} tokens reads {} KV slices of a layer from flash, "
+                    "more than the {} reads a step may plan (about 256 MB); lower the batch (--batch, "
+                    "serving.max_requests_per_rank) or the context",
+                    g.contexts.size(), longest, units, kMaxPlanUnits));
   return units;
 }
 }  // namespace
@@ -328,7 +333,8 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const 
       s.rounds = s.max_load_before;
       return s;
     }
-    case KvLayout::FlashAccel: break;  // below
+    case KvLayout::FlashAccel:
+      break;  // below
   }
   const int64_t total = kv_loads(g, layer, loads);
   for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);

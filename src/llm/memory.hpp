@@ -68,7 +68,7 @@ struct TilePlan {
 
 struct MemoryOptions {
   hbf::WeightLayoutChoice weight_layout = hbf::WeightLayoutChoice::named("execution");  // HBF
-  Choice<KvLayout, kv_layouts> kv_layout = KvLayout::FlashAccel;                         // HBF
+  Choice<KvLayout, kv_layouts> kv_layout = KvLayout::FlashAccel;                        // HBF
   int64_t tile_hyperpages = 1;
   uint64_t seed = 1;
   Time kernel_overhead{};
@@ -127,11 +127,11 @@ class GpuMemory {
   const GpuWeights& w_;
   MemoryOptions opt_;
   int64_t k_ = 0, unit_ = 0, tile_units_ = 0;
-  Time t_round_{};     // flash time of one KV round (a hyperpage): max(tR, K megapages over the stacks' interfaces)
+  Time t_round_{};  // flash time of one KV round (a hyperpage): max(tR, K megapages over the stacks' interfaces)
   Bandwidth hbm_bw_{};
-  std::vector<uint32_t> deal_;     // dealing index -> megaplane
-  std::vector<int64_t> pos_;       // per tensor: dealing position of its first megapage
-  std::vector<int64_t> nunits_;    // per tensor: megapages
+  std::vector<uint32_t> deal_;   // dealing index -> megaplane
+  std::vector<int64_t> pos_;     // per tensor: dealing position of its first megapage
+  std::vector<int64_t> nunits_;  // per tensor: megapages
   int64_t weight_units_ = 0;
 };
 

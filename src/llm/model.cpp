@@ -16,33 +16,60 @@ namespace bitline::llm {
 
 std::string to_string(Role r) {
   switch (r) {
-    case Role::Embed: return "embed";
-    case Role::LmHead: return "lm_head";
-    case Role::FinalNorm: return "final_norm";
-    case Role::AttnNorm: return "attn_norm";
-    case Role::FfnNorm: return "ffn_norm";
-    case Role::QProj: return "q_proj";
-    case Role::KProj: return "k_proj";
-    case Role::VProj: return "v_proj";
-    case Role::OProj: return "o_proj";
-    case Role::QNorm: return "q_norm";
-    case Role::KNorm: return "k_norm";
-    case Role::QAProj: return "q_a_proj";
-    case Role::QANorm: return "q_a_norm";
-    case Role::QBProj: return "q_b_proj";
-    case Role::KVAProj: return "kv_a_proj";
-    case Role::KVANorm: return "kv_a_norm";
-    case Role::KVBProj: return "kv_b_proj";
-    case Role::DenseGate: return "gate_proj";
-    case Role::DenseUp: return "up_proj";
-    case Role::DenseDown: return "down_proj";
-    case Role::Router: return "router";
-    case Role::ExpertGate: return "expert_gate";
-    case Role::ExpertUp: return "expert_up";
-    case Role::ExpertDown: return "expert_down";
-    case Role::SharedGate: return "shared_gate";
-    case Role::SharedUp: return "shared_up";
-    case Role::SharedDown: return "shared_down";
+    case Role::Embed:
+      return "embed";
+    case Role::LmHead:
+      return "lm_head";
+    case Role::FinalNorm:
+      return "final_norm";
+    case Role::AttnNorm:
+      return "attn_norm";
+    case Role::FfnNorm:
+      return "ffn_norm";
+    case Role::QProj:
+      return "q_proj";
+    case Role::KProj:
+      return "k_proj";
+    case Role::VProj:
+      return "v_proj";
+    case Role::OProj:
+      return "o_proj";
+    case Role::QNorm:
+      return "q_norm";
+    case Role::KNorm:
+      return "k_norm";
+    case Role::QAProj:
+      return "q_a_proj";
+    case Role::QANorm:
+      return "q_a_norm";
+    case Role::QBProj:
+      return "q_b_proj";
+    case Role::KVAProj:
+      return "kv_a_proj";
+    case Role::KVANorm:
+      return "kv_a_norm";
+    case Role::KVBProj:
+      return "kv_b_proj";
+    case Role::DenseGate:
+      return "gate_proj";
+    case Role::DenseUp:
+      return "up_proj";
+    case Role::DenseDown:
+      return "down_proj";
+    case Role::Router:
+      return "router";
+    case Role::ExpertGate:
+      return "expert_gate";
+    case Role::ExpertUp:
+      return "expert_up";
+    case Role::ExpertDown:
+      return "expert_down";
+    case Role::SharedGate:
+      return "shared_gate";
+    case Role::SharedUp:
+      return "shared_up";
+    case Role::SharedDown:
+      return "shared_down";
   }
   return "?";
 }
@@ -90,7 +117,9 @@ class Fields {
 
  private:
   int64_t integer_at(const char* k, const json& v, int64_t min) const {
-    const auto too_large = [&] { fail(k, fmt::format("{} is above the maximum {} (far beyond any published model)", json_brief(v), max_of(k))); };
+    const auto too_large = [&] {
+      fail(k, fmt::format("{} is above the maximum {} (far beyond any published model)", json_brief(v), max_of(k)));
+    };
     if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(max_of(k))) too_large();
     if (!v.is_number_integer() && !v.is_number_unsigned()) {
       if (v.is_number_float()) {
@@ -122,13 +151,13 @@ class Fields {
         {"moe_intermediate_size", int64_t(1) << 20},  // 2560
         {"num_experts", 16384},                       // 384 (Kimi K2)
         {"n_routed_experts", 16384},
-        {"num_experts_per_tok", 1024},                // 8
-        {"n_shared_experts", 64},                     // 1
-        {"kv_lora_rank", int64_t(1) << 16},           // 512
-        {"q_lora_rank", int64_t(1) << 16},            // 1536
-        {"qk_nope_head_dim", 4096},                   // 128
-        {"qk_rope_head_dim", 4096},                   // 64
-        {"v_head_dim", 4096},                         // 128
+        {"num_experts_per_tok", 1024},       // 8
+        {"n_shared_experts", 64},            // 1
+        {"kv_lora_rank", int64_t(1) << 16},  // 512
+        {"q_lora_rank", int64_t(1) << 16},   // 1536
+        {"qk_nope_head_dim", 4096},          // 128
+        {"qk_rope_head_dim", 4096},          // 64
+        {"v_head_dim", 4096},                // 128
         {"first_k_dense_replace", 1024},
         {"moe_layer_freq", 1024},
         {"decoder_sparse_step", 1024},
@@ -150,25 +179,25 @@ const Registry<Architecture>& architectures() {
       "model architecture",
       {{"llama", "Llama 3.x: grouped-query attention, dense SwiGLU FFN", Architecture{}},
        {"qwen3", "Qwen3 dense: grouped-query attention with per-head q/k RMSNorm, dense SwiGLU FFN", Architecture{.qk_norm = true}},
-       {"qwen3_moe", "Qwen3 MoE: grouped-query attention with per-head q/k RMSNorm, routed experts (mlp_only_layers, "
-                     "decoder_sparse_step)", Architecture{.qk_norm = true}},
+       {"qwen3_moe",
+        "Qwen3 MoE: grouped-query attention with per-head q/k RMSNorm, routed experts (mlp_only_layers, "
+        "decoder_sparse_step)",
+        Architecture{.qk_norm = true}},
        {"deepseek_v2", "DeepSeek-V2: multi-head latent attention, shared + routed experts, leading dense layers", Architecture{}},
-       {"deepseek_v3", "DeepSeek-V3: multi-head latent attention, shared + routed experts, leading dense layers",
-        Architecture{}}});
+       {"deepseek_v3", "DeepSeek-V3: multi-head latent attention, shared + routed experts, leading dense layers", Architecture{}}});
   return r;
 }
 
 const Registry<int64_t>& torch_dtypes() {
-  static const Registry<int64_t> r("weight dtype", {{"bfloat16", "2 bytes per weight", 2},
-                                                    {"float16", "2 bytes per weight", 2},
-                                                    {"float32", "4 bytes per weight", 4}});
+  static const Registry<int64_t> r(
+      "weight dtype", {{"bfloat16", "2 bytes per weight", 2}, {"float16", "2 bytes per weight", 2}, {"float32", "4 bytes per weight", 4}});
   return r;
 }
 
 const Registry<QuantMethod>& quant_methods() {
   static const Registry<QuantMethod> r(
-      "weight quantisation", {{"fp8", "FP8 linear layers (1 byte per weight) with an FP32 scale per weight_block_size block",
-                               QuantMethod::Fp8}});
+      "weight quantisation",
+      {{"fp8", "FP8 linear layers (1 byte per weight) with an FP32 scale per weight_block_size block", QuantMethod::Fp8}});
   return r;
 }
 
@@ -201,8 +230,10 @@ std::vector<Tensor> ModelConfig::tensors() const {
       // Execution order of MLA decode: the down projections (query, latent KV) together, their norms,
       // the query up projection, the latent up projection (absorbed into the query and the output), o_proj.
       const int64_t qk = qk_nope_head_dim + qk_rope_head_dim;
-      if (q_lora_rank > 0) add(p + "self_attn.q_a_proj.weight", Role::QAProj, l, -1, q_lora_rank, hidden, true);
-      else add(p + "self_attn.q_proj.weight", Role::QProj, l, -1, heads * qk, hidden, true);
+      if (q_lora_rank > 0)
+        add(p + "self_attn.q_a_proj.weight", Role::QAProj, l, -1, q_lora_rank, hidden, true);
+      else
+        add(p + "self_attn.q_proj.weight", Role::QProj, l, -1, heads * qk, hidden, true);
       add(p + "self_attn.kv_a_proj_with_mqa.weight", Role::KVAProj, l, -1, kv_lora_rank + qk_rope_head_dim, hidden, true);
       if (q_lora_rank > 0) add(p + "self_attn.q_a_layernorm.weight", Role::QANorm, l, -1, 1, q_lora_rank, false);
       add(p + "self_attn.kv_a_layernorm.weight", Role::KVANorm, l, -1, 1, kv_lora_rank, false);
@@ -306,7 +337,9 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
     if (!q.is_object()) f.fail("quantization_config", "expected an object");
     Fields qf(q, origin + ": quantization_config");
     switch (qf.choice(quant_methods(), "quant_method")) {
-      case QuantMethod::Fp8: m.fp8 = true; break;
+      case QuantMethod::Fp8:
+        m.fp8 = true;
+        break;
     }
     if (qf.has("weight_block_size")) {
       const json& b = q.at("weight_block_size");
@@ -335,8 +368,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   m.moe_layer.assign(size_t(m.layers), false);
   if (m.experts > 0) {
     m.top_k = f.integer("num_experts_per_tok");
-    if (m.top_k > m.experts)
-      f.fail("num_experts_per_tok", fmt::format("{} exceeds the number of experts ({})", m.top_k, m.experts));
+    if (m.top_k > m.experts) f.fail("num_experts_per_tok", fmt::format("{} exceeds the number of experts ({})", m.top_k, m.experts));
     m.moe_intermediate = f.integer("moe_intermediate_size");
     m.shared_experts = f.integer_or("n_shared_experts", 0, 0);
     const int64_t first_dense = f.integer_or("first_k_dense_replace", 0, 0);
@@ -365,9 +397,12 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   if (tensors > kMaxModelTensors)
     f.fail(m.experts > 0 ? (has_e ? "num_experts" : "n_routed_experts") : "num_hidden_layers",
            fmt::format("{} layers x {} experts make about {} weight tensors, more than the {} a model may have (DeepSeek-V3 has "
-                       "about 47,000)", m.layers, m.experts, tensors, kMaxModelTensors));
-  if (m.dense_layers() > 0) m.intermediate = f.integer("intermediate_size");
-  else m.intermediate = f.integer_or("intermediate_size", 0, 0);
+                       "about 47,000)",
+                       m.layers, m.experts, tensors, kMaxModelTensors));
+  if (m.dense_layers() > 0)
+    m.intermediate = f.integer("intermediate_size");
+  else
+    m.intermediate = f.integer_or("intermediate_size", 0, 0);
   m.qk_norm = f.choice(architectures(), "model_type").qk_norm;
   return m;
 }

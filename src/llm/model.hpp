@@ -48,13 +48,33 @@ const Registry<QuantMethod>& quant_methods();
 
 /// What a weight tensor is for: decides how it is sharded and which operator reads it.
 enum class Role : uint8_t {
-  Embed, LmHead, FinalNorm,
-  AttnNorm, FfnNorm,
-  QProj, KProj, VProj, OProj, QNorm, KNorm,                     // GQA (QNorm/KNorm: Qwen3)
-  QAProj, QANorm, QBProj, KVAProj, KVANorm, KVBProj,            // MLA
-  DenseGate, DenseUp, DenseDown,                                // dense FFN
-  Router, ExpertGate, ExpertUp, ExpertDown,                     // routed experts
-  SharedGate, SharedUp, SharedDown,                             // shared experts
+  Embed,
+  LmHead,
+  FinalNorm,
+  AttnNorm,
+  FfnNorm,
+  QProj,
+  KProj,
+  VProj,
+  OProj,
+  QNorm,
+  KNorm,  // GQA (QNorm/KNorm: Qwen3)
+  QAProj,
+  QANorm,
+  QBProj,
+  KVAProj,
+  KVANorm,
+  KVBProj,  // MLA
+  DenseGate,
+  DenseUp,
+  DenseDown,  // dense FFN
+  Router,
+  ExpertGate,
+  ExpertUp,
+  ExpertDown,  // routed experts
+  SharedGate,
+  SharedUp,
+  SharedDown,  // shared experts
 };
 std::string to_string(Role r);
 
@@ -89,10 +109,10 @@ struct ModelConfig {
   int64_t kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
 
   // Storage.
-  int64_t weight_bytes = 2;   // bytes per 16-bit weight (torch_dtype)
-  bool fp8 = false;           // linear layers in FP8 (quantization_config)
+  int64_t weight_bytes = 2;                        // bytes per 16-bit weight (torch_dtype)
+  bool fp8 = false;                                // linear layers in FP8 (quantization_config)
   int64_t fp8_block_rows = 0, fp8_block_cols = 0;  // FP32 scale per block (0: per tensor)
-  int64_t kv_value_bytes = 2;  // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
+  int64_t kv_value_bytes = 2;                      // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
 
   bool is_moe() const { return experts > 0; }
   int64_t moe_layers() const;

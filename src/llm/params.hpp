@@ -41,20 +41,30 @@ struct ComputeParams {
 
   template <class V>
   void visit(V& v) {
-    v(fp8_speedup, {.name = "fp8_speedup", .def = "2", .desc = "FP8 GEMM throughput relative to BF16 (FP8-weight models)",
-                    .source = "spec: H200 FP8 is 2x BF16 dense", .min = 1, .max = 8});
-    v(util_max, {.name = "util_max", .def = "0.8",
+    v(fp8_speedup, {.name = "fp8_speedup",
+                    .def = "2",
+                    .desc = "FP8 GEMM throughput relative to BF16 (FP8-weight models)",
+                    .source = "spec: H200 FP8 is 2x BF16 dense",
+                    .min = 1,
+                    .max = 8});
+    v(util_max, {.name = "util_max",
+                 .def = "0.8",
                  .desc = "fraction of peak FLOP/s a large GEMM reaches (utilisation curve u(M) = util_max * M / (M + util_half_rows))",
-                 .source = "assumption: large BF16 GEMMs on Hopper reach ~75-80% of the dense peak (cuBLAS/CUTLASS)", .min = 0.01,
+                 .source = "assumption: large BF16 GEMMs on Hopper reach ~75-80% of the dense peak (cuBLAS/CUTLASS)",
+                 .min = 0.01,
                  .max = 1});
-    v(util_half_rows, {.name = "util_half_rows", .def = "48",
+    v(util_half_rows, {.name = "util_half_rows",
+                       .def = "48",
                        .desc = "rows (tokens, or query heads per KV head for attention) at which a GEMM reaches half of util_max",
                        .source = "assumption: Hopper wgmma tiles are 64 rows tall, so decode GEMMs with few tokens waste most "
                                  "of each tile; half of the attainable rate near 48 rows",
-                       .min = 0, .max = 1e6});
-    v(kernel_overhead, {.name = "kernel_overhead", .def = "2us",
+                       .min = 0,
+                       .max = 1e6});
+    v(kernel_overhead, {.name = "kernel_overhead",
+                        .def = "2us",
                         .desc = "GPU idle time per kernel of a decode step (launch, ramp-up, tail) under CUDA graphs",
-                        .source = "assumption: 1.5-3 us per kernel for graph-replayed decode kernels", .min = 0});
+                        .source = "assumption: 1.5-3 us per kernel for graph-replayed decode kernels",
+                        .min = 0});
   }
 };
 
@@ -65,17 +75,32 @@ struct NetworkParams {
 
   template <class V>
   void visit(V& v) {
-    v(gpus_per_node, {.name = "gpus_per_node", .def = "8", .desc = "GPUs in one NVLink domain (node)",
-                      .source = "spec: DGX-H200, 8 GPUs on NVLink", .min = 1, .max = 1024});
-    v(nvlink, {.name = "nvlink", .def = "450GB/s", .desc = "NVLink bandwidth per GPU, each direction",
-               .source = "spec: 900 GB/s bidirectional per GPU", .min = 1});
-    v(nvlink_latency, {.name = "nvlink_latency", .def = "5us", .desc = "fixed cost of one collective inside a node",
+    v(gpus_per_node, {.name = "gpus_per_node",
+                      .def = "8",
+                      .desc = "GPUs in one NVLink domain (node)",
+                      .source = "spec: DGX-H200, 8 GPUs on NVLink",
+                      .min = 1,
+                      .max = 1024});
+    v(nvlink, {.name = "nvlink",
+               .def = "450GB/s",
+               .desc = "NVLink bandwidth per GPU, each direction",
+               .source = "spec: 900 GB/s bidirectional per GPU",
+               .min = 1});
+    v(nvlink_latency, {.name = "nvlink_latency",
+                       .def = "5us",
+                       .desc = "fixed cost of one collective inside a node",
                        .source = "assumption: NCCL small-message all-reduce / all-to-all latency on an NVSwitch node (~5 us)",
                        .min = 0});
-    v(rdma, {.name = "rdma", .def = "50GB/s", .desc = "RDMA bandwidth per GPU between nodes, each direction",
-             .source = "spec: about 9x less than NVLink (one 400 Gb/s NIC per GPU)", .min = 1});
-    v(rdma_latency, {.name = "rdma_latency", .def = "10us", .desc = "fixed cost of one collective spanning nodes",
-                     .source = "assumption: RDMA round trips through the NIC and switch, ~2x the NVLink latency", .min = 0});
+    v(rdma, {.name = "rdma",
+             .def = "50GB/s",
+             .desc = "RDMA bandwidth per GPU between nodes, each direction",
+             .source = "spec: about 9x less than NVLink (one 400 Gb/s NIC per GPU)",
+             .min = 1});
+    v(rdma_latency, {.name = "rdma_latency",
+                     .def = "10us",
+                     .desc = "fixed cost of one collective spanning nodes",
+                     .source = "assumption: RDMA round trips through the NIC and switch, ~2x the NVLink latency",
+                     .min = 0});
   }
 };
 
@@ -87,22 +112,47 @@ struct EnergyModelParams {
 
   template <class V>
   void visit(V& v) {
-    v(gpu_static, {.name = "gpu_static", .def = "120W", .desc = "GPU power that does not depend on work (leakage, clocks, uncore)",
-                   .source = "assumption: ~1/6 of the H200's 700 W TDP", .min = 0});
-    v(gpu_tdp, {.name = "gpu_tdp", .def = "700W", .desc = "thermal design power of the GPU package without HBF (reported next to the draw)",
-                .source = "datasheet: H200 SXM up to 700 W", .min = 0});
-    v(tdp_hbm_stacks, {.name = "tdp_hbm_stacks", .def = "6", .desc = "HBM stacks included in gpu_tdp",
-                       .source = "spec: H200, 6 HBM3e stacks", .min = 0, .max = 64});
-    v(flop, {.name = "flop", .def = "0.6pJ", .desc = "energy per BF16 FLOP (FP8: half)",
-             .source = "assumption: (700 W - static - HBM) / ~750 TFLOP/s sustained", .min = 0});
-    v(hbf_stack_static, {.name = "hbf_stack_static", .def = "1W", .desc = "static power of one HBF stack (base die, PHY, idle planes)",
-                         .source = "assumption: not in the spec", .min = 0});
-    v(hbm_stack_static, {.name = "hbm_stack_static", .def = "1W", .desc = "static power (refresh, PHY) of one HBM stack",
-                         .source = "assumption: not in the spec", .min = 0});
-    v(nvlink, {.name = "nvlink", .def = "1.3pJ/bit", .desc = "energy per bit sent over NVLink",
-               .source = "assumption: high-speed SerDes class", .min = 0});
-    v(rdma, {.name = "rdma", .def = "10pJ/bit", .desc = "energy per bit sent between nodes (NIC, switch, optics)",
-             .source = "assumption: not in the spec", .min = 0});
+    v(gpu_static, {.name = "gpu_static",
+                   .def = "120W",
+                   .desc = "GPU power that does not depend on work (leakage, clocks, uncore)",
+                   .source = "assumption: ~1/6 of the H200's 700 W TDP",
+                   .min = 0});
+    v(gpu_tdp, {.name = "gpu_tdp",
+                .def = "700W",
+                .desc = "thermal design power of the GPU package without HBF (reported next to the draw)",
+                .source = "datasheet: H200 SXM up to 700 W",
+                .min = 0});
+    v(tdp_hbm_stacks, {.name = "tdp_hbm_stacks",
+                       .def = "6",
+                       .desc = "HBM stacks included in gpu_tdp",
+                       .source = "spec: H200, 6 HBM3e stacks",
+                       .min = 0,
+                       .max = 64});
+    v(flop, {.name = "flop",
+             .def = "0.6pJ",
+             .desc = "energy per BF16 FLOP (FP8: half)",
+             .source = "assumption: (700 W - static - HBM) / ~750 TFLOP/s sustained",
+             .min = 0});
+    v(hbf_stack_static, {.name = "hbf_stack_static",
+                         .def = "1W",
+                         .desc = "static power of one HBF stack (base die, PHY, idle planes)",
+                         .source = "assumption: not in the spec",
+                         .min = 0});
+    v(hbm_stack_static, {.name = "hbm_stack_static",
+                         .def = "1W",
+                         .desc = "static power (refresh, PHY) of one HBM stack",
+                         .source = "assumption: not in the spec",
+                         .min = 0});
+    v(nvlink, {.name = "nvlink",
+               .def = "1.3pJ/bit",
+               .desc = "energy per bit sent over NVLink",
+               .source = "assumption: high-speed SerDes class",
+               .min = 0});
+    v(rdma, {.name = "rdma",
+             .def = "10pJ/bit",
+             .desc = "energy per bit sent between nodes (NIC, switch, optics)",
+             .source = "assumption: not in the spec",
+             .min = 0});
   }
 };
 
@@ -121,22 +171,30 @@ struct LlmParams {
     v.section("compute", compute);
     v.section("network", network);
     v.section("energy", energy);
-    v(attention_parallel, {.name = "attention_parallel", .def = "auto",
+    v(attention_parallel, {.name = "attention_parallel",
+                           .def = "auto",
                            .desc = "attention parallelism (data or tensor parallel)",
                            .source = "spec: attention DP + expert parallel for Qwen3/DeepSeek-V3, tensor parallel for Llama-3.1-405B"});
-    v(tp_size, {.name = "tp_size", .def = "0",
+    v(tp_size, {.name = "tp_size",
+                .def = "0",
                 .desc = "GPUs of a tensor-parallel group when attention is tensor parallel (0: a whole node, capped at "
                         "the GPU count); the groups are data-parallel ranks (e.g. 2 on 8 GPUs: 4 ranks of TP2 attention, "
                         "experts still parallel over all 8)",
                 .source = "spec: TP inside a node of 8; smaller groups are a deployment choice (assumption)",
-                .min = 0, .max = 1024});
-    v(runtime_reserve, {.name = "runtime_reserve", .def = "2GB",
+                .min = 0,
+                .max = 1024});
+    v(runtime_reserve, {.name = "runtime_reserve",
+                        .def = "2GB",
                         .desc = "HBM per GPU kept for the CUDA context, library workspaces and activations",
-                        .source = "assumption: CUDA context + cuBLAS/NCCL workspaces ~1-2 GB on Hopper", .min = 0});
-    v(sample_layers, {.name = "sample_layers", .def = "8",
+                        .source = "assumption: CUDA context + cuBLAS/NCCL workspaces ~1-2 GB on Hopper",
+                        .min = 0});
+    v(sample_layers, {.name = "sample_layers",
+                      .def = "8",
                       .desc = "fast step model: layers of each kind timed, spread over the model; the others are "
                               "extrapolated from them (0 = time every layer)",
-                      .source = "bitline: validated against the event-driven simulation (accel validate)", .min = 0, .max = 1 << 20});
+                      .source = "bitline: validated against the event-driven simulation (accel validate)",
+                      .min = 0,
+                      .max = 1 << 20});
   }
 };
 
@@ -154,36 +212,49 @@ struct ServingParams {
 
   template <class V>
   void visit(V& v) {
-    v(capacity_context, {.name = "capacity_context", .def = "full",
+    v(capacity_context, {.name = "capacity_context",
+                         .def = "full",
                          .desc = "KV reserved per request",
                          .source = "spec: the 405B example needs ~10 GB per request at 15K/6K, i.e. the full 21K tokens"});
-    v(kv_layout, {.name = "kv_layout", .def = "flashaccel",
-                  .desc = "KV placement on HBF",
-                  .source = "spec: FlashAccel KV layout vs PagedAttention"});
-    v(routing_skew, {.name = "routing_skew", .def = "0",
+    v(kv_layout,
+      {.name = "kv_layout", .def = "flashaccel", .desc = "KV placement on HBF", .source = "spec: FlashAccel KV layout vs PagedAttention"});
+    v(routing_skew, {.name = "routing_skew",
+                     .def = "0",
                      .desc = "MoE routing popularity: 0 = uniform top-k; s > 0 = Zipf(s) over experts (the GPU with the "
                              "hottest experts is timed)",
-                     .source = "spec: uniform by default, the routing distribution as a parameter", .min = 0, .max = 4});
-    v(max_requests_per_rank, {.name = "max_requests_per_rank", .def = "4096",
+                     .source = "spec: uniform by default, the routing distribution as a parameter",
+                     .min = 0,
+                     .max = 4});
+    v(max_requests_per_rank, {.name = "max_requests_per_rank",
+                              .def = "4096",
                               .desc = "upper end of the batch search, requests per attention rank",
-                              .source = "bitline", .min = 1, .max = 1 << 20});
-    v(step_model, {.name = "step_model", .def = "fast",
+                              .source = "bitline",
+                              .min = 1,
+                              .max = 1 << 20});
+    v(step_model, {.name = "step_model",
+                   .def = "fast",
                    .desc = "how a step's memory time is computed",
                    .source = "bitline: accel validate compares the two"});
-    v(hbm_weight_cache, {.name = "hbm_weight_cache", .def = "0B",
+    v(hbm_weight_cache, {.name = "hbm_weight_cache",
+                         .def = "0B",
                          .desc = "HBF GPUs: HBM given to a copy of the weights (at most all of them); every weight kernel "
                                  "reads that fraction of its megapages from HBM while the rest streams from flash, so the two "
                                  "bandwidths add up for weights. Counted in HBM capacity; ignored on HBM-only GPUs",
                          .source = "assumption: off by default (spec roles: HBF holds the weights, HBM the small "
                                    "intermediate data); spec: CSI's 'bandwidth adds up (4.8 + 4.6 TB/s)'",
                          .min = 0});
-    v(kv_offload, {.name = "kv_offload", .def = "mean",
+    v(kv_offload, {.name = "kv_offload",
+                   .def = "mean",
                    .desc = "how far selective offload (GroupArrange) of each layer's KV to HBM goes",
                    .source = "spec: 'until no plane exceeds the average'; fill is a bitline extension"});
-    v(endurance_years, {.name = "endurance_years", .def = "5", .desc = "service life for the write/endurance accounting",
-                        .source = "spec: 1M P/E cycles over 5 years", .min = 0.01, .max = 100});
-    v(seed, {.name = "seed", .def = "1", .desc = "seed of the KV placement (request cursors, scattered blocks)",
-             .source = "bitline", .min = 0});
+    v(endurance_years, {.name = "endurance_years",
+                        .def = "5",
+                        .desc = "service life for the write/endurance accounting",
+                        .source = "spec: 1M P/E cycles over 5 years",
+                        .min = 0.01,
+                        .max = 100});
+    v(seed,
+      {.name = "seed", .def = "1", .desc = "seed of the KV placement (request cursors, scattered blocks)", .source = "bitline", .min = 0});
   }
 };
 
@@ -201,32 +272,60 @@ struct SessionParams {
 
   template <class V>
   void visit(V& v) {
-    v(model, {.name = "model", .def = "\"\"", .desc = "model whose KV the sessions keep (empty: the experiment file's model)",
+    v(model, {.name = "model",
+              .def = "\"\"",
+              .desc = "model whose KV the sessions keep (empty: the experiment file's model)",
               .source = "bitline"});
-    v(sessions, {.name = "sessions", .def = "3000", .desc = "synthetic trace: number of sessions", .source = "bitline",
-                 .min = 1, .max = 1 << 24});
-    v(arrival_per_s, {.name = "arrival_per_s", .def = "0.5", .desc = "synthetic trace: sessions started per second (Poisson)",
-                      .source = "assumption: ~1,200 sessions alive at once, enough to overflow HBM but not HBF", .min = 1e-6});
-    v(turns_min, {.name = "turns_min", .def = "2", .desc = "synthetic trace: fewest turns of a session (uniform)",
-                  .source = "assumption: agentic sessions of 2-6 turns", .min = 1, .max = 10000});
-    v(turns_max, {.name = "turns_max", .def = "6", .desc = "synthetic trace: most turns of a session (uniform)",
-                  .source = "assumption: agentic sessions of 2-6 turns", .min = 1, .max = 10000});
-    v(first_input, {.name = "first_input", .def = "2750", .desc = "synthetic trace: mean prompt tokens of a session's first turn",
+    v(sessions,
+      {.name = "sessions", .def = "3000", .desc = "synthetic trace: number of sessions", .source = "bitline", .min = 1, .max = 1 << 24});
+    v(arrival_per_s, {.name = "arrival_per_s",
+                      .def = "0.5",
+                      .desc = "synthetic trace: sessions started per second (Poisson)",
+                      .source = "assumption: ~1,200 sessions alive at once, enough to overflow HBM but not HBF",
+                      .min = 1e-6});
+    v(turns_min, {.name = "turns_min",
+                  .def = "2",
+                  .desc = "synthetic trace: fewest turns of a session (uniform)",
+                  .source = "assumption: agentic sessions of 2-6 turns",
+                  .min = 1,
+                  .max = 10000});
+    v(turns_max, {.name = "turns_max",
+                  .def = "6",
+                  .desc = "synthetic trace: most turns of a session (uniform)",
+                  .source = "assumption: agentic sessions of 2-6 turns",
+                  .min = 1,
+                  .max = 10000});
+    v(first_input, {.name = "first_input",
+                    .def = "2750",
+                    .desc = "synthetic trace: mean prompt tokens of a session's first turn",
                     .source = "assumption: with 2-6 turns, 1K new input and 6K output per turn the mean prompt is then ~15K "
                               "(spec: agentic 15K/6K)",
                     .min = 1});
-    v(new_input, {.name = "new_input", .def = "1000",
+    v(new_input, {.name = "new_input",
+                  .def = "1000",
                   .desc = "synthetic trace: mean new tokens a later turn adds to the history (tool results, user message)",
-                  .source = "assumption: see first_input", .min = 0});
-    v(output, {.name = "output", .def = "6000", .desc = "synthetic trace: mean output tokens per turn",
-               .source = "spec: agentic setting, 6K output tokens", .min = 1});
-    v(user_tokens_per_s, {.name = "user_tokens_per_s", .def = "10", .desc = "synthetic trace: decode speed seen by a user",
-                          .source = "spec: 100 ms decode-step SLO = ~10 tokens/s/user", .min = 1e-3});
-    v(think_time, {.name = "think_time", .def = "5s", .desc = "synthetic trace: mean gap between a turn's end and the next turn",
-                   .source = "assumption: tool execution / user reaction", .min = 0});
-    v(working_requests, {.name = "working_requests", .def = "16",
+                  .source = "assumption: see first_input",
+                  .min = 0});
+    v(output, {.name = "output",
+               .def = "6000",
+               .desc = "synthetic trace: mean output tokens per turn",
+               .source = "spec: agentic setting, 6K output tokens",
+               .min = 1});
+    v(user_tokens_per_s, {.name = "user_tokens_per_s",
+                          .def = "10",
+                          .desc = "synthetic trace: decode speed seen by a user",
+                          .source = "spec: 100 ms decode-step SLO = ~10 tokens/s/user",
+                          .min = 1e-3});
+    v(think_time, {.name = "think_time",
+                   .def = "5s",
+                   .desc = "synthetic trace: mean gap between a turn's end and the next turn",
+                   .source = "assumption: tool execution / user reaction",
+                   .min = 0});
+    v(working_requests, {.name = "working_requests",
+                         .def = "16",
                          .desc = "requests' worth of KV (at the mean prompt) kept free for the prefill in progress",
-                         .source = "assumption", .min = 0});
+                         .source = "assumption",
+                         .min = 0});
     v(seed, {.name = "seed", .def = "1", .desc = "seed of the synthetic trace", .source = "bitline", .min = 0});
   }
 };

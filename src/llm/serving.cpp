@@ -37,8 +37,8 @@ void check_kind(const std::string& kind) {
   if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return;
   std::string known;
   for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
-  throw ConfigError(fmt::format("unknown GPU kind '{}' (kinds, the files of {}: {})", kind, kinds_dir().string(),
-                                known.empty() ? "none" : known));
+  throw ConfigError(
+      fmt::format("unknown GPU kind '{}' (kinds, the files of {}: {})", kind, kinds_dir().string(), known.empty() ? "none" : known));
 }
 
 SystemName parse_system(const std::string& name) {
@@ -70,8 +70,10 @@ ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& 
       const int64_t in = std::stoll(s.substr(0, colon), &a), out = std::stoll(s.substr(colon + 1), &b);
       if (a == colon && b == s.size() - colon - 1 && in >= 0 && out >= 1) {
         if (in > kMaxContextTokens || out > kMaxContextTokens)
-          throw ConfigError(fmt::format("context '{}': at most {} tokens of input and of output (the longest context "
-                                        "windows today are about 10M)", s, kMaxContextTokens));
+          throw ConfigError(
+              fmt::format("context '{}': at most {} tokens of input and of output (the longest context "
+                          "windows today are about 10M)",
+                          s, kMaxContextTokens));
         return ContextSpec{s, in, out};
       }
     } catch (const std::logic_error&) {  // stoll: not a number, or out of range
@@ -173,28 +175,30 @@ Json PointResult::json() const {
 
 const Registry<CapacityContext>& capacity_contexts() {
   static const Registry<CapacityContext> r(
-      "KV reservation",
-      {{"full", "each request reserves KV for its full context, input + output (no preemption)", CapacityContext::Full},
-       {"mean", "each request reserves KV for its mean context, input + output / 2", CapacityContext::Mean}});
+      "KV reservation", {{"full", "each request reserves KV for its full context, input + output (no preemption)", CapacityContext::Full},
+                         {"mean", "each request reserves KV for its mean context, input + output / 2", CapacityContext::Mean}});
   return r;
 }
 
 const Registry<StepModel>& step_models() {
   static const Registry<StepModel> r(
       "step model",
-      {{"fast", "the fast step model (llm/timing.hpp): sampled layers, validated against event by accel validate",
-        StepModel::Fast},
-       {"event", "the event-driven memory simulation (hbf::simulate_reads) of the whole step: slow; for settings outside "
-                 "the fast model's validated range, e.g. SRAM smaller than the prefetch window",
+      {{"fast", "the fast step model (llm/timing.hpp): sampled layers, validated against event by accel validate", StepModel::Fast},
+       {"event",
+        "the event-driven memory simulation (hbf::simulate_reads) of the whole step: slow; for settings outside "
+        "the fast model's validated range, e.g. SRAM smaller than the prefetch window",
         StepModel::Event}});
   return r;
 }
 
 std::string to_string(Exhausted e) {
   switch (e) {
-    case Exhausted::Nothing: return "";
-    case Exhausted::Hbm: return "hbm";
-    case Exhausted::FlashBlocks: return "flash_blocks";
+    case Exhausted::Nothing:
+      return "";
+    case Exhausted::Hbm:
+      return "hbm";
+    case Exhausted::FlashBlocks:
+      return "flash_blocks";
   }
   return "?";
 }
@@ -224,8 +228,12 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   Capacity cap;
   int64_t ctx = 0;
   switch (*k_.serving.capacity_context) {
-    case CapacityContext::Full: ctx = c.input + c.output; break;
-    case CapacityContext::Mean: ctx = c.input + c.output / 2; break;
+    case CapacityContext::Full:
+      ctx = c.input + c.output;
+      break;
+    case CapacityContext::Mean:
+      ctx = c.input + c.output / 2;
+      break;
   }
   const bool mla = m_.attention == AttentionKind::Mla;
   const int64_t tok_layer = mla ? m_.kv_bytes_per_token_layer() : 2 * d_.kv_heads * m_.head_dim * m_.kv_value_bytes;
@@ -272,8 +280,10 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
     cap.blocks_used = weight_blocks + int64_t(std::ceil(double(slices) / double(k) * double(r) - 1e-9));
   const bool blocks_ok = cap.blocks_used <= cap.blocks_per_megaplane, hbm_ok = cap.hbm_used <= cap.hbm_capacity;
   cap.fits = blocks_ok && hbm_ok;
-  if (!blocks_ok) cap.limit = Exhausted::FlashBlocks;
-  else if (!hbm_ok) cap.limit = Exhausted::Hbm;
+  if (!blocks_ok)
+    cap.limit = Exhausted::FlashBlocks;
+  else if (!hbm_ok)
+    cap.limit = Exhausted::Hbm;
   cap.replica_budget = hbm_ok ? cap.hbm_capacity - cap.hbm_used : Bytes{};
   return cap;
 }
@@ -305,7 +315,9 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   const StepGraph g = graph(r, c);
   StepTiming st;
   switch (*k_.serving.step_model) {
-    case StepModel::Fast: st = time_step_fast(g, *mem_, mt_, k_.llm.sample_layers); break;
+    case StepModel::Fast:
+      st = time_step_fast(g, *mem_, mt_, k_.llm.sample_layers);
+      break;
     case StepModel::Event: {
       // The event-driven simulation sets the time; the critical-path breakdown is the fast model's (every layer
       // timed), scaled to it.
@@ -375,7 +387,8 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   {
     // TDP: the H200's (6 HBM stacks), less the HBM stacks this GPU does not have, plus HBF stacks at full read rate.
     const auto hbm_peak = [&](int64_t stacks) {
-      return Power(double(stacks) * (hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw()) + ep.hbm_stack_static.raw() * double(stacks));
+      return Power(double(stacks) * (hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw()) +
+                   ep.hbm_stack_static.raw() * double(stacks));
     };
     const Power hbf_peak(double(hp.hbf.stacks) *
                          (hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw() + ep.hbf_stack_static.raw()));
@@ -391,8 +404,7 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
     const double pe = double(hp.hbf.endurance.pe_cycles);
     s.lifetime_writes_fraction = s.kv_write_bytes_per_s * life / (double(sys_.flash_capacity().raw()) * pe);
     const double finished_per_s = finished_per_step / step_s;
-    s.lifetime_erase_fraction =
-        finished_per_s * megablocks_per_request * life / (double(sys_.megaplanes() * sys_.blocks_per_plane()) * pe);
+    s.lifetime_erase_fraction = finished_per_s * megablocks_per_request * life / (double(sys_.megaplanes() * sys_.blocks_per_plane()) * pe);
   }
   return s;
 }
@@ -438,18 +450,23 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   if (cap == 0) {
     const Capacity c0 = capacity(0, c), c1 = capacity(1, c);
     if (!c0.fits && has_hbf() && c0.limit == Exhausted::Hbm)
-      p.reason = fmt::format("HBM cannot hold its fixed contents: {:.1f} GB of weight cache (serving.hbm_weight_cache) + {:.1f} GB "
-                             "reserve + {:.1f} GB workspace exceed {:.1f} GB", double(c0.weight_cache.raw()) * 1e-9,
-                             double(c0.reserve.raw()) * 1e-9, double(c0.workspace.raw()) * 1e-9, double(c0.hbm_capacity.raw()) * 1e-9);
+      p.reason = fmt::format(
+          "HBM cannot hold its fixed contents: {:.1f} GB of weight cache (serving.hbm_weight_cache) + {:.1f} GB "
+          "reserve + {:.1f} GB workspace exceed {:.1f} GB",
+          double(c0.weight_cache.raw()) * 1e-9, double(c0.reserve.raw()) * 1e-9, double(c0.workspace.raw()) * 1e-9,
+          double(c0.hbm_capacity.raw()) * 1e-9);
     else if (!c0.fits)
       p.reason = fmt::format("the weights do not fit: {:.1f} GB per GPU{}", double(w_.total.raw()) * 1e-9,
-                             c0.limit == Exhausted::FlashBlocks ? " exceed the HBF blocks" : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
+                             c0.limit == Exhausted::FlashBlocks
+                                 ? " exceed the HBF blocks"
+                                 : fmt::format(" + reserve exceed {:.1f} GB of HBM", double(c0.hbm_capacity.raw()) * 1e-9));
     else
-      p.reason = fmt::format("a context of {} tokens cannot fit even at batch 1 ({} exhausted: {:.1f} GB of KV per request on "
-                             "this GPU, {:.1f} GB of HBM used of {:.1f} GB{})",
-                             c.input + c.output, to_string(c1.limit), double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
-                             double(c1.hbm_capacity.raw()) * 1e-9,
-                             c1.blocks_per_megaplane > 0 ? fmt::format(", {} of {} blocks per megaplane", c1.blocks_used, c1.blocks_per_megaplane) : "");
+      p.reason = fmt::format(
+          "a context of {} tokens cannot fit even at batch 1 ({} exhausted: {:.1f} GB of KV per request on "
+          "this GPU, {:.1f} GB of HBM used of {:.1f} GB{})",
+          c.input + c.output, to_string(c1.limit), double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
+          double(c1.hbm_capacity.raw()) * 1e-9,
+          c1.blocks_per_megaplane > 0 ? fmt::format(", {} of {} blocks per megaplane", c1.blocks_used, c1.blocks_per_megaplane) : "");
     p.bound_by = "capacity";
     p.capacity_limit = to_string(c1.limit);
     return p;
@@ -464,8 +481,8 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
     return it->second;
   };
   if (eval(1).step > slo) {
-    p.reason = fmt::format("no batch meets the SLO: the step takes {:.2f} ms at batch {} (> {:.0f} ms)", to_ms(eval(1).step),
-                           eval(1).batch, to_ms(slo));
+    p.reason = fmt::format("no batch meets the SLO: the step takes {:.2f} ms at batch {} (> {:.0f} ms)", to_ms(eval(1).step), eval(1).batch,
+                           to_ms(slo));
     p.bound_by = "slo";
     p.step = eval(1);
     return p;
@@ -476,7 +493,8 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
     p.bound_by = "capacity";
     p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : to_string(capacity(cap + 1, c).limit);
   } else {
-    best = largest_within(eval, [](const StepReport& s) { return s.step; }, 1, cap, slo);
+    best = largest_within(
+        eval, [](const StepReport& s) { return s.step; }, 1, cap, slo);
     p.bound_by = "slo";
   }
   // The bandwidth bound: memory_time <= step, so it lies at or above `best`; find where it crosses the SLO.

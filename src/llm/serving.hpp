@@ -67,7 +67,7 @@ struct Capacity {
   Exhausted limit = Exhausted::Nothing;  // what is exhausted first
   Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{}, weight_cache{};
   int64_t blocks_per_megaplane = 0, blocks_used = 0;  // HBF: the fullest megaplane
-  Bytes replica_budget{};                              // HBF: HBM left for KV replicas
+  Bytes replica_budget{};                             // HBF: HBM left for KV replicas
   Json json() const;
 };
 
@@ -86,8 +86,8 @@ struct StepReport {
   Power tdp{};    // GPU TDP, less the HBM stacks it lost, plus its HBF stacks reading at full interface bandwidth
   // writes per GPU
   double kv_write_bytes_per_s = 0;
-  double program_time_fraction = 0;  // of the planes' time
-  double erase_time_fraction = 0;    // of the planes' time
+  double program_time_fraction = 0;     // of the planes' time
+  double erase_time_fraction = 0;       // of the planes' time
   double lifetime_writes_fraction = 0;  // bytes written over the service life / (flash capacity x P/E cycles)
   double lifetime_erase_fraction = 0;   // block erases over the service life / (blocks x P/E cycles)
   double flops = 0;

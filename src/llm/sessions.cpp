@@ -30,10 +30,14 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
     if (!j.is_object()) throw ConfigError(fmt::format("{}:{}: expected a JSON object per line", origin, n));
     Turn t;
     if (!j.contains("session")) fail("session", "missing");
-    if (j["session"].is_string()) t.session = j["session"].get<std::string>();
-    else if (j["session"].is_number_unsigned()) t.session = std::to_string(j["session"].get<uint64_t>());
-    else if (j["session"].is_number_integer()) t.session = std::to_string(j["session"].get<int64_t>());
-    else fail("session", "expected a string or an integer");
+    if (j["session"].is_string())
+      t.session = j["session"].get<std::string>();
+    else if (j["session"].is_number_unsigned())
+      t.session = std::to_string(j["session"].get<uint64_t>());
+    else if (j["session"].is_number_integer())
+      t.session = std::to_string(j["session"].get<int64_t>());
+    else
+      fail("session", "expected a string or an integer");
     auto integer = [&](const char* f, int64_t min, int64_t max, const char* why_max) {
       if (!j.contains(f)) fail(f, "missing");
       if (!j[f].is_number_integer()) fail(f, fmt::format("expected an integer, got {}", json_brief(j[f])));
@@ -65,9 +69,10 @@ std::vector<Turn> read_trace(const std::filesystem::path& file) {
 std::vector<Turn> synthetic_trace(const SessionParams& p) {
   if (p.turns_max < p.turns_min) throw ConfigError("sessions.turns_max is below sessions.turns_min");
   if (p.sessions * p.turns_max > kMaxTraceTurns)
-    throw ConfigError(fmt::format("sessions.sessions x sessions.turns_max = {} x {}: up to {} turns, more than the {} a trace may "
-                                  "have (about 200 B each while replayed)",
-                                  p.sessions, p.turns_max, p.sessions * p.turns_max, kMaxTraceTurns));
+    throw ConfigError(
+        fmt::format("sessions.sessions x sessions.turns_max = {} x {}: up to {} turns, more than the {} a trace may "
+                    "have (about 200 B each while replayed)",
+                    p.sessions, p.turns_max, p.sessions * p.turns_max, kMaxTraceTurns));
   Rng rng = Rng::derive(uint64_t(p.seed), "llm.sessions");
   auto around = [&](double mean) { return int64_t(std::llround(mean * (0.5 + rng.uniform()))); };  // uniform in [0.5, 1.5] x mean
   auto exponential = [&](double mean) { return -std::log(1.0 - rng.uniform()) * mean; };

@@ -46,8 +46,8 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
 std::vector<Turn> synthetic_trace(const SessionParams& p);
 
 struct SessionResult {
-  double hit_rate = 0;        // reused tokens / reusable tokens (turns after the first)
-  double turn_hit_rate = 0;   // turns that found their KV / turns with a reusable prefix
+  double hit_rate = 0;       // reused tokens / reusable tokens (turns after the first)
+  double turn_hit_rate = 0;  // turns that found their KV / turns with a reusable prefix
   double recomputed_tokens = 0, prompt_tokens = 0, reusable_tokens = 0, reused_tokens = 0;
   int64_t evictions = 0, turns = 0;
   Bytes capacity{};

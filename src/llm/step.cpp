@@ -31,9 +31,12 @@ const Registry<AttentionParallel>& attention_parallels() {
 namespace {
 bool tensor_parallel(AttentionParallel mode, const ModelConfig& m) {
   switch (mode) {
-    case AttentionParallel::Auto: return !m.is_moe();
-    case AttentionParallel::Dp: return false;
-    case AttentionParallel::Tp: return true;
+    case AttentionParallel::Auto:
+      return !m.is_moe();
+    case AttentionParallel::Dp:
+      return false;
+    case AttentionParallel::Tp:
+      return true;
   }
   throw std::logic_error("unhandled attention parallelism");
 }
@@ -68,8 +71,7 @@ Deployment make_deployment(const ModelConfig& m, int64_t gpus, const LlmParams& 
     d.vocab_shards = gpus;
   }
   if (m.is_moe()) {
-    if (m.experts < gpus)
-      throw ConfigError(fmt::format("model {}: {} experts cannot be spread over {} GPUs", m.name, m.experts, gpus));
+    if (m.experts < gpus) throw ConfigError(fmt::format("model {}: {} experts cannot be spread over {} GPUs", m.name, m.experts, gpus));
     d.ep = gpus;
     d.local_experts = (m.experts + gpus - 1) / gpus;
   }
@@ -85,25 +87,38 @@ GpuWeights gpu_weights(const ModelConfig& m, const Deployment& d) {
     int64_t rows = t.rows, cols = t.cols;
     switch (t.role) {
       case Role::Embed:
-      case Role::LmHead: rows = (t.rows + d.vocab_shards - 1) / d.vocab_shards; break;
+      case Role::LmHead:
+        rows = (t.rows + d.vocab_shards - 1) / d.vocab_shards;
+        break;
       case Role::QProj:
       case Role::QBProj:
-      case Role::KVBProj: rows = t.rows / m.heads * d.q_heads; break;
+      case Role::KVBProj:
+        rows = t.rows / m.heads * d.q_heads;
+        break;
       case Role::KProj:
-      case Role::VProj: rows = d.kv_heads * m.head_dim; break;
-      case Role::OProj: cols = t.cols / m.heads * d.q_heads; break;
+      case Role::VProj:
+        rows = d.kv_heads * m.head_dim;
+        break;
+      case Role::OProj:
+        cols = t.cols / m.heads * d.q_heads;
+        break;
       case Role::DenseGate:
       case Role::DenseUp:
       case Role::SharedGate:
-      case Role::SharedUp: rows = t.rows / tp; break;
+      case Role::SharedUp:
+        rows = t.rows / tp;
+        break;
       case Role::DenseDown:
-      case Role::SharedDown: cols = t.cols / tp; break;
+      case Role::SharedDown:
+        cols = t.cols / tp;
+        break;
       case Role::ExpertGate:
       case Role::ExpertUp:
       case Role::ExpertDown:
         if (t.expert >= d.local_experts) continue;  // held by another GPU
         break;
-      default: break;
+      default:
+        break;
     }
     GpuTensor g{i, t.name, t.role, t.layer, t.expert, m.bytes_of(t.fp8, rows, cols)};
     w.total += g.bytes;
@@ -111,8 +126,7 @@ GpuWeights gpu_weights(const ModelConfig& m, const Deployment& d) {
   }
   w.declaration.resize(w.tensors.size());
   std::iota(w.declaration.begin(), w.declaration.end(), 0u);
-  std::sort(w.declaration.begin(), w.declaration.end(),
-            [&](uint32_t a, uint32_t b) { return w.tensors[a].name < w.tensors[b].name; });
+  std::sort(w.declaration.begin(), w.declaration.end(), [&](uint32_t a, uint32_t b) { return w.tensors[a].name < w.tensors[b].name; });
   return w;
 }
 
@@ -170,8 +184,8 @@ class Builder {
     const uint32_t first = cursor_;
     for (Role r : roles) {
       if (cursor_ >= w_.tensors.size() || w_.tensors[cursor_].role != r)
-        throw ModelError(fmt::format("model {}: step graph expected tensor {} at position {}, found {}", m_.name, to_string(r),
-                                     cursor_, cursor_ < w_.tensors.size() ? w_.tensors[cursor_].name : "the end"));
+        throw ModelError(fmt::format("model {}: step graph expected tensor {} at position {}, found {}", m_.name, to_string(r), cursor_,
+                                     cursor_ < w_.tensors.size() ? w_.tensors[cursor_].name : "the end"));
       ++cursor_;
     }
     return {first, cursor_ - first};
@@ -236,8 +250,8 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
   g.requests_per_rank = r;
   g.requests_total = r * d.ranks;
   g.tokens_per_gpu = double(g.requests_total) / double(d.gpus);
-  const double M = double(r);                    // tokens through attention and dense layers on this GPU
-  const double T = double(g.requests_total);     // tokens in the whole step
+  const double M = double(r);                 // tokens through attention and dense layers on this GPU
+  const double T = double(g.requests_total);  // tokens in the whole step
   const double H = double(m.hidden);
   const bool fp8 = m.fp8;
   const bool mla = m.attention == AttentionKind::Mla;
@@ -269,8 +283,10 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
     e.embed_rows = int64_t(std::ceil(looked_up / double(d.vocab_shards)));
     e.act_bytes = Bytes(int64_t(looked_up * H * 2));
     if (d.vocab_shards > 1) {
-      if (d.tensor_parallel) b.comm("embed.all_reduce", -1, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
-      else b.comm("embed.reduce_scatter", -1, net.reduce_scatter(Bytes(int64_t(T * H * 2)), d.gpus));
+      if (d.tensor_parallel)
+        b.comm("embed.all_reduce", -1, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
+      else
+        b.comm("embed.reduce_scatter", -1, net.reduce_scatter(Bytes(int64_t(T * H * 2)), d.gpus));
     }
   });
 
@@ -358,9 +374,7 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
     } else {
       b.gemm("lm_head", -1, 2, {0, 1}, rows, H, vocab_local, false);  // tied: reads the embedding table again
     }
-    if (d.vocab_shards > 1)
-      b.comm("sample.all_gather", -1,
-             net.all_gather(Bytes(int64_t(rows * 8)), d.tensor_parallel ? d.tp : d.gpus));
+    if (d.vocab_shards > 1) b.comm("sample.all_gather", -1, net.all_gather(Bytes(int64_t(rows * 8)), d.tensor_parallel ? d.tp : d.gpus));
   });
   b.finish();
   return g;

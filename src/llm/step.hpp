@@ -27,12 +27,12 @@ namespace bitline::llm {
 struct Deployment {
   int64_t gpus = 1;
   int64_t gpus_per_node = 8;
-  bool tensor_parallel = false;  // attention and dense FFN tensor parallel
-  int64_t tp = 1;                // tensor-parallel degree (1: data parallel)
-  int64_t ranks = 1;             // attention ranks (gpus / tp), each with its own requests
-  int64_t ep = 1;                // expert-parallel degree (MoE: all GPUs)
-  int64_t local_experts = 0;     // routed experts per MoE layer on the timed GPU
-  int64_t vocab_shards = 1;      // embedding / LM head split
+  bool tensor_parallel = false;       // attention and dense FFN tensor parallel
+  int64_t tp = 1;                     // tensor-parallel degree (1: data parallel)
+  int64_t ranks = 1;                  // attention ranks (gpus / tp), each with its own requests
+  int64_t ep = 1;                     // expert-parallel degree (MoE: all GPUs)
+  int64_t local_experts = 0;          // routed experts per MoE layer on the timed GPU
+  int64_t vocab_shards = 1;           // embedding / LM head split
   int64_t q_heads = 0, kv_heads = 0;  // attention heads on one GPU (KV heads replicated when tp > kv heads)
   std::string describe() const;
 };
@@ -67,7 +67,7 @@ struct Op {
   double flops = 0;
   double rows = 1;  // M of the utilisation curve
   bool fp8 = false;
-  Time compute{};   // GPU time of the kernels' math (without the per-kernel overhead)
+  Time compute{};                               // GPU time of the kernels' math (without the per-kernel overhead)
   uint32_t first_tensor = 0, tensor_count = 0;  // weights read: a range of GpuWeights::tensors
   double read_fraction = 1;                     // of the range (routed experts touched by the batch)
   bool kv = false;                              // reads this layer's KV cache
@@ -85,8 +85,8 @@ struct Segment {
 };
 
 struct Routing {
-  double experts_touched = 0;     // expected distinct local experts touched per MoE layer
-  double tokens_local = 0;        // token-expert pairs computed on this GPU per MoE layer
+  double experts_touched = 0;                                    // expected distinct local experts touched per MoE layer
+  double tokens_local = 0;                                       // token-expert pairs computed on this GPU per MoE layer
   double remote_gpus_per_token = 0, remote_nodes_per_token = 0;  // dispatch fan-out (deduplicated)
   double remote_intra_per_token = 0;
 };
@@ -96,7 +96,7 @@ struct StepGraph {
   std::vector<Segment> segments;
   std::vector<int64_t> contexts;  // tokens of KV per request of this GPU's attention rank
   int64_t requests_per_rank = 0, requests_total = 0;
-  double tokens_per_gpu = 0;      // decode tokens per step per GPU (requests_total / gpus)
+  double tokens_per_gpu = 0;         // decode tokens per step per GPU (requests_total / gpus)
   int64_t kv_token_layer_bytes = 0;  // KV bytes per token per layer held by this GPU
   double flops = 0;
   Bytes comm_nvlink{}, comm_rdma{};
@@ -116,8 +116,8 @@ double expected_distinct_experts(int64_t experts, int64_t top_k, double tokens);
 Routing routing_stats(const ModelConfig& m, const Deployment& d, double tokens_total, double skew);
 
 /// The operator graph of one decode step on GPU 0. `contexts`: KV tokens of each request of its attention rank.
-StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu,
-                     const Network& net, std::vector<int64_t> contexts, double routing_skew);
+StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
+                     std::vector<int64_t> contexts, double routing_skew);
 
 /// Contexts of `n` requests in steady state: input + output * (i + 0.5) / n (requests evenly spread over their decode).
 std::vector<int64_t> steady_contexts(int64_t n, int64_t input, int64_t output);

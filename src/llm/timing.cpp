@@ -31,10 +31,10 @@ Breakdown Breakdown::scaled(double k) const {
 
 Json Breakdown::json_ms() const {
   auto ms = [](Time t) { return to_s(t) * 1e3; };
-  return {{"weights", ms(weights)},        {"kv", ms(kv)},
-          {"compute", ms(compute)},        {"communication", ms(comm)},
-          {"overhead", ms(overhead)},      {"exposed_flash_latency", ms(flash_latency)},
-          {"kv_write", ms(kv_write)},     {"kv_erase", ms(kv_erase)}};
+  return {{"weights", ms(weights)},   {"kv", ms(kv)},
+          {"compute", ms(compute)},   {"communication", ms(comm)},
+          {"overhead", ms(overhead)}, {"exposed_flash_latency", ms(flash_latency)},
+          {"kv_write", ms(kv_write)}, {"kv_erase", ms(kv_erase)}};
 }
 
 ReadCounters& ReadCounters::operator+=(const ReadCounters& o) {
@@ -45,9 +45,7 @@ ReadCounters& ReadCounters::operator+=(const ReadCounters& o) {
   return *this;
 }
 
-ReadCounters ReadCounters::scaled(double k) const {
-  return ReadCounters{flash_units * k, flash_bytes * k, hbm_bytes * k, tiles * k};
-}
+ReadCounters ReadCounters::scaled(double k) const { return ReadCounters{flash_units * k, flash_bytes * k, hbm_bytes * k, tiles * k}; }
 
 MemoryTiming MemoryTiming::of(const hbf::System& sys) {
   MemoryTiming mt;
@@ -131,15 +129,23 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
     const int64_t E = std::max({S + t.compute.raw(), flash_end, S + hbm_time});
     const Time dur(E - S);
     switch (t.part) {
-      case Part::Overhead: bd.overhead += dur; break;
-      case Part::Comm: bd.comm += dur; break;
-      case Part::Compute: bd.compute += dur; break;
+      case Part::Overhead:
+        bd.overhead += dur;
+        break;
+      case Part::Comm:
+        bd.comm += dur;
+        break;
+      case Part::Compute:
+        bd.compute += dur;
+        break;
       case Part::Weights:
       case Part::Kv: {
         const int64_t mem = std::max(xfer, hbm_time), c = t.compute.raw();
         const Time busy(std::min(std::max(mem, c), dur.raw()));
-        if (c >= mem) bd.compute += busy;
-        else (t.part == Part::Weights ? bd.weights : bd.kv) += busy;
+        if (c >= mem)
+          bd.compute += busy;
+        else
+          (t.part == Part::Weights ? bd.weights : bd.kv) += busy;
         bd.flash_latency += dur - busy;
         break;
       }

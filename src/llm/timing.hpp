@@ -41,7 +41,8 @@ struct Breakdown {
   Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write + kv_erase; }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown scaled(double k) const;
-  /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms, "kv_erase": ms}
+  /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms, "kv_erase":
+  /// ms}
   Json json_ms() const;
 };
 
@@ -51,7 +52,7 @@ struct MemoryTiming {
   std::vector<uint16_t> stack_of;  // per megaplane
   int64_t stacks = 0;
   Time t_read{};
-  Bandwidth interface{};
+  Bandwidth interface {};
   Bandwidth hbm{};
   Time hbm_latency{};
   bool prefetch = true;

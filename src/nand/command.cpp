@@ -8,10 +8,14 @@ namespace bitline::nand {
 
 const char* to_string(ProgramMode m) {
   switch (m) {
-    case ProgramMode::Slc: return "slc";
-    case ProgramMode::Mlc: return "mlc";
-    case ProgramMode::Tlc: return "tlc";
-    case ProgramMode::Esp: return "esp";
+    case ProgramMode::Slc:
+      return "slc";
+    case ProgramMode::Mlc:
+      return "mlc";
+    case ProgramMode::Tlc:
+      return "tlc";
+    case ProgramMode::Esp:
+      return "esp";
   }
   return "?";
 }
@@ -35,7 +39,9 @@ class Writer {
   void u16(uint32_t v) { u8(uint8_t(v)), u8(uint8_t(v >> 8)); }
   void u24(uint32_t v) { u16(v & 0xFFFF), u8(uint8_t(v >> 16)); }
   void u32(uint32_t v) { u16(v & 0xFFFF), u16(v >> 16); }
-  void page(const PageAddress& a) { u8(uint8_t(a.plane)), u24(a.block), u8(uint8_t(a.subblock)), u8(uint8_t(a.wordline)), u8(uint8_t(a.bit)); }
+  void page(const PageAddress& a) {
+    u8(uint8_t(a.plane)), u24(a.block), u8(uint8_t(a.subblock)), u8(uint8_t(a.wordline)), u8(uint8_t(a.bit));
+  }
   void pbm(const PageBitmap& b, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       uint8_t byte = 0;
@@ -44,6 +50,7 @@ class Writer {
       u8(byte);
     }
   }
+
  private:
   std::vector<uint8_t>& out_;
 };
@@ -55,9 +62,18 @@ class Reader {
     if (pos_ >= b_.size()) throw CommandError(fmt::format("truncated command: missing {} at byte {}", what, pos_));
     return b_[pos_++];
   }
-  uint32_t u16(const char* w) { uint32_t lo = u8(w); return lo | uint32_t(u8(w)) << 8; }
-  uint32_t u24(const char* w) { uint32_t lo = u16(w); return lo | uint32_t(u8(w)) << 16; }
-  uint32_t u32(const char* w) { uint32_t lo = u16(w); return lo | u16(w) << 16; }
+  uint32_t u16(const char* w) {
+    uint32_t lo = u8(w);
+    return lo | uint32_t(u8(w)) << 8;
+  }
+  uint32_t u24(const char* w) {
+    uint32_t lo = u16(w);
+    return lo | uint32_t(u8(w)) << 16;
+  }
+  uint32_t u32(const char* w) {
+    uint32_t lo = u16(w);
+    return lo | u16(w) << 16;
+  }
   PageAddress page() {
     PageAddress a;
     a.plane = u8("plane");
@@ -92,6 +108,7 @@ class Reader {
     pos_ += n;
     return s;
   }
+
  private:
   std::span<const uint8_t> b_;
   size_t pos_ = 0;
@@ -159,8 +176,7 @@ Command decode_one(Reader& r, const Geometry& g, const CommandParams& limits) {
         s.pbm = r.pbm(pbm_bytes(g));
         c.slots.push_back(s);
         if (int64_t(c.slots.size()) > limits.max_mws_slots)
-          throw CommandError(fmt::format("MWS: more than {} block slots chained with CONT (command.max_mws_slots)",
-                                         limits.max_mws_slots));
+          throw CommandError(fmt::format("MWS: more than {} block slots chained with CONT (command.max_mws_slots)", limits.max_mws_slots));
         size_t at = r.pos();
         uint8_t next = r.u8("CONT or CONF");
         if (next == op::kMwsConf) break;
@@ -193,9 +209,7 @@ std::vector<uint8_t> encode(const Command& cmd, const Geometry& g) {
                    w.u8(op::kDataOut), w.u8(uint8_t(c.plane)), w.u32(c.column), w.u32(c.length), w.u8(op::kDataOutConfirm);
                  },
                  [&](const XorCmd& c) { w.u8(op::kXor), w.u8(uint8_t(c.plane)); },
-                 [&](const LatchCopyCmd& c) {
-                   w.u8(op::kLatchCopy), w.u8(uint8_t(c.plane)), w.u8(uint8_t(c.src)), w.u8(uint8_t(c.dst));
-                 },
+                 [&](const LatchCopyCmd& c) { w.u8(op::kLatchCopy), w.u8(uint8_t(c.plane)), w.u8(uint8_t(c.src)), w.u8(uint8_t(c.dst)); },
                  [&](const MwsCmd& c) {
                    w.u8(op::kMws), w.u8(c.iscm.encode()), w.u8(uint8_t(c.plane));
                    for (size_t i = 0; i < c.slots.size(); ++i) {
@@ -251,64 +265,64 @@ void check_latch(Latch l, const CommandParams& lim, const char* cmd) {
 
 void check(const Command& cmd, const Geometry& g, const CommandParams& lim) {
   // Exhaustive (core/overloaded.hpp): a Command alternative without a lambda here does not compile.
-  std::visit(
-      overloaded{
-          [&](const ReadCmd& c) { check_page(c.addr, g, "READ"); },
-          [&](const ProgramCmd& c) {
-            check_page(c.addr, g, "PROGRAM");
-            if (c.addr.bit != 0)
-              throw CommandError(fmt::format("PROGRAM: page-in-wordline must be 0 (a {} program writes all {} pages of the wordline at once)",
-                                             to_string(c.mode), bits_per_cell(c.mode)));
-            if (!c.data.empty() && int64_t(c.data.size()) != bits_per_cell(c.mode) * g.page_size.raw())
-              throw CommandError(fmt::format("PROGRAM({}): {} data bytes, expected {} ({} page(s) of {} bytes)", to_string(c.mode),
-                                             c.data.size(), bits_per_cell(c.mode) * g.page_size.raw(), bits_per_cell(c.mode),
-                                             g.page_size.raw()));
-            if (c.mode == ProgramMode::Esp && c.randomize)
-              throw CommandError("PROGRAM: ESP data is for in-flash computation and must not be randomised");
-          },
-          [&](const EraseCmd& c) {
-            check_plane(c.plane, g, "ERASE");
-            check_block(c.block, g, "ERASE");
-          },
-          [&](const DataOutCmd& c) {
-            check_plane(c.plane, g, "DATA-OUT");
-            if (c.length == 0 || int64_t(c.column) + int64_t(c.length) > g.page_size.raw())
-              throw CommandError(fmt::format("DATA-OUT: bytes [{}, {}) outside the {}-byte page", c.column,
-                                             int64_t(c.column) + c.length, g.page_size.raw()));
-          },
-          [&](const XorCmd& c) { check_plane(c.plane, g, "XOR"); },
-          [&](const LatchCopyCmd& c) {
-            check_plane(c.plane, g, "LATCH-COPY");
-            check_latch(c.src, lim, "LATCH-COPY");
-            check_latch(c.dst, lim, "LATCH-COPY");
-          },
-          [&](const MwsCmd& c) {
-            check_plane(c.plane, g, "MWS");
-            if (c.slots.empty()) throw CommandError("MWS: no block slot");
-            if (int64_t(c.slots.size()) > lim.max_mws_slots)
-              throw CommandError(fmt::format("MWS: {} block slots, more than the {} that CONT may chain (command.max_mws_slots)",
-                                             c.slots.size(), lim.max_mws_slots));
-            if (int64_t(c.slots.size()) > lim.max_inter_block)
-              throw CommandError(fmt::format("MWS: {} blocks sensed together exceed the power limit of {} (command.max_inter_block)",
-                                             c.slots.size(), lim.max_inter_block));
-            if (c.iscm.inverse && !c.iscm.init_s)
-              throw CommandError("MWS: inverse-read mode must initialise the S-latch (set the S-latch init flag)");
-            for (size_t i = 0; i < c.slots.size(); ++i) {
-              const auto& s = c.slots[i];
-              check_block(s.block, g, "MWS");
-              if (int64_t(s.subblock) >= g.subblocks_per_block)
-                throw CommandError(fmt::format("MWS: sub-block {} out of range (block has {})", s.subblock, g.subblocks_per_block));
-              if (s.pbm.none()) throw CommandError(fmt::format("MWS: slot {} (block {}) has an empty page bitmap", i, s.block));
-              for (int w = int(g.wordlines_per_string); w < kMaxWordlines; ++w)
-                if (s.pbm[w])
-                  throw CommandError(fmt::format("MWS: slot {} selects wordline {}, out of range (string has {} wordlines)", i, w,
-                                                 g.wordlines_per_string));
-              for (size_t j = 0; j < i; ++j)
-                if (c.slots[j].block == s.block) throw CommandError(fmt::format("MWS: block {} appears in two slots", s.block));
-            }
-          },
-      },
-      cmd);
+  std::visit(overloaded{
+                 [&](const ReadCmd& c) { check_page(c.addr, g, "READ"); },
+                 [&](const ProgramCmd& c) {
+                   check_page(c.addr, g, "PROGRAM");
+                   if (c.addr.bit != 0)
+                     throw CommandError(
+                         fmt::format("PROGRAM: page-in-wordline must be 0 (a {} program writes all {} pages of the wordline at once)",
+                                     to_string(c.mode), bits_per_cell(c.mode)));
+                   if (!c.data.empty() && int64_t(c.data.size()) != bits_per_cell(c.mode) * g.page_size.raw())
+                     throw CommandError(fmt::format("PROGRAM({}): {} data bytes, expected {} ({} page(s) of {} bytes)", to_string(c.mode),
+                                                    c.data.size(), bits_per_cell(c.mode) * g.page_size.raw(), bits_per_cell(c.mode),
+                                                    g.page_size.raw()));
+                   if (c.mode == ProgramMode::Esp && c.randomize)
+                     throw CommandError("PROGRAM: ESP data is for in-flash computation and must not be randomised");
+                 },
+                 [&](const EraseCmd& c) {
+                   check_plane(c.plane, g, "ERASE");
+                   check_block(c.block, g, "ERASE");
+                 },
+                 [&](const DataOutCmd& c) {
+                   check_plane(c.plane, g, "DATA-OUT");
+                   if (c.length == 0 || int64_t(c.column) + int64_t(c.length) > g.page_size.raw())
+                     throw CommandError(fmt::format("DATA-OUT: bytes [{}, {}) outside the {}-byte page", c.column,
+                                                    int64_t(c.column) + c.length, g.page_size.raw()));
+                 },
+                 [&](const XorCmd& c) { check_plane(c.plane, g, "XOR"); },
+                 [&](const LatchCopyCmd& c) {
+                   check_plane(c.plane, g, "LATCH-COPY");
+                   check_latch(c.src, lim, "LATCH-COPY");
+                   check_latch(c.dst, lim, "LATCH-COPY");
+                 },
+                 [&](const MwsCmd& c) {
+                   check_plane(c.plane, g, "MWS");
+                   if (c.slots.empty()) throw CommandError("MWS: no block slot");
+                   if (int64_t(c.slots.size()) > lim.max_mws_slots)
+                     throw CommandError(fmt::format("MWS: {} block slots, more than the {} that CONT may chain (command.max_mws_slots)",
+                                                    c.slots.size(), lim.max_mws_slots));
+                   if (int64_t(c.slots.size()) > lim.max_inter_block)
+                     throw CommandError(fmt::format("MWS: {} blocks sensed together exceed the power limit of {} (command.max_inter_block)",
+                                                    c.slots.size(), lim.max_inter_block));
+                   if (c.iscm.inverse && !c.iscm.init_s)
+                     throw CommandError("MWS: inverse-read mode must initialise the S-latch (set the S-latch init flag)");
+                   for (size_t i = 0; i < c.slots.size(); ++i) {
+                     const auto& s = c.slots[i];
+                     check_block(s.block, g, "MWS");
+                     if (int64_t(s.subblock) >= g.subblocks_per_block)
+                       throw CommandError(fmt::format("MWS: sub-block {} out of range (block has {})", s.subblock, g.subblocks_per_block));
+                     if (s.pbm.none()) throw CommandError(fmt::format("MWS: slot {} (block {}) has an empty page bitmap", i, s.block));
+                     for (int w = int(g.wordlines_per_string); w < kMaxWordlines; ++w)
+                       if (s.pbm[w])
+                         throw CommandError(fmt::format("MWS: slot {} selects wordline {}, out of range (string has {} wordlines)", i, w,
+                                                        g.wordlines_per_string));
+                     for (size_t j = 0; j < i; ++j)
+                       if (c.slots[j].block == s.block) throw CommandError(fmt::format("MWS: block {} appears in two slots", s.block));
+                   }
+                 },
+             },
+             cmd);
 }
 
 std::string describe(const Command& cmd) {

@@ -26,18 +26,25 @@ double CostModel::mws_power_factor(int wordlines, int blocks) const {
 
 Time CostModel::t_read(ProgramMode mode) const {
   switch (mode) {
-    case ProgramMode::Mlc: return t_.t_read_mlc;
-    case ProgramMode::Tlc: return t_.t_read_tlc;
-    default: return t_.t_read_slc;
+    case ProgramMode::Mlc:
+      return t_.t_read_mlc;
+    case ProgramMode::Tlc:
+      return t_.t_read_tlc;
+    default:
+      return t_.t_read_slc;
   }
 }
 
 Time CostModel::t_prog(ProgramMode mode) const {
   switch (mode) {
-    case ProgramMode::Slc: return t_.t_prog_slc;
-    case ProgramMode::Mlc: return t_.t_prog_mlc;
-    case ProgramMode::Tlc: return t_.t_prog_tlc;
-    case ProgramMode::Esp: return t_.t_esp();
+    case ProgramMode::Slc:
+      return t_.t_prog_slc;
+    case ProgramMode::Mlc:
+      return t_.t_prog_mlc;
+    case ProgramMode::Tlc:
+      return t_.t_prog_tlc;
+    case ProgramMode::Esp:
+      return t_.t_esp();
   }
   return t_.t_prog_slc;
 }

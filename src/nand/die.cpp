@@ -99,7 +99,8 @@ double Die::page_rber(const PageAddress& a) const {
 
 size_t Die::programmed_pages() const {
   size_t n = 0;
-  for (const auto& [k, b] : blocks_) n += size_t(std::count_if(b.programmed.begin(), b.programmed.end(), [](uint8_t v) { return v != kErased; }));
+  for (const auto& [k, b] : blocks_)
+    n += size_t(std::count_if(b.programmed.begin(), b.programmed.end(), [](uint8_t v) { return v != kErased; }));
   return n;
 }
 
@@ -140,21 +141,22 @@ CommandResult Die::do_program(const ProgramCmd& c) {
   const auto& a = c.addr;
   int bits = bits_per_cell(c.mode);
   if (!c.data.empty() && int64_t(c.data.size()) != bits * p_.geometry.page_size.raw())
-    throw CommandError(fmt::format("PROGRAM({}): {} data bytes, the {} pages of a wordline need {}", to_string(c.mode),
-                                   c.data.size(), bits, bits * p_.geometry.page_size.raw()));
+    throw CommandError(fmt::format("PROGRAM({}): {} data bytes, the {} pages of a wordline need {}", to_string(c.mode), c.data.size(), bits,
+                                   bits * p_.geometry.page_size.raw()));
   if (a.bit != 0)
     throw CommandError(fmt::format("PROGRAM: address page-in-wordline 0; {} mode programs all {} pages of wordline {} at once",
                                    to_string(c.mode), bits, a.wordline));
   if (store_data_ && c.data.empty()) throw CommandError("PROGRAM: no data (a functional die needs the page contents)");
   Block& b = block_ref(a.plane, a.block);
   if (b.has_mode && b.mode != c.mode)
-    throw CommandError(fmt::format("PROGRAM({}): block {} of plane {} holds {} data; erase it first", to_string(c.mode), a.block,
-                                   a.plane, to_string(b.mode)));
+    throw CommandError(fmt::format("PROGRAM({}): block {} of plane {} holds {} data; erase it first", to_string(c.mode), a.block, a.plane,
+                                   to_string(b.mode)));
   for (int k = 0; k < bits; ++k)
     if (b.programmed[page_key(a.subblock, a.wordline, uint32_t(k))] != kErased)
-      throw CommandError(fmt::format("PROGRAM: page (plane {}, block {}, sub-block {}, wordline {}) is already programmed; "
-                                     "erase the block first",
-                                     a.plane, a.block, a.subblock, a.wordline));
+      throw CommandError(
+          fmt::format("PROGRAM: page (plane {}, block {}, sub-block {}, wordline {}) is already programmed; "
+                      "erase the block first",
+                      a.plane, a.block, a.subblock, a.wordline));
   b.has_mode = true;
   b.mode = c.mode;
   if (c.mode == ProgramMode::Esp) b.esp_ratio = p_.timing.esp_prog_ratio;
@@ -172,8 +174,10 @@ CommandResult Die::do_program(const ProgramCmd& c) {
     }
     // Data-in goes through the cache latch (and the data latches for MLC/TLC).
     PlaneLatches& l = latches(a.plane);
-    if (k == bits - 1) l.c = cells;
-    else if (size_t(k) < l.d.size()) l.d[size_t(k)] = cells;
+    if (k == bits - 1)
+      l.c = cells;
+    else if (size_t(k) < l.d.size())
+      l.d[size_t(k)] = cells;
     b.data[key] = std::move(cells);
   }
   CommandResult r;
@@ -477,9 +481,11 @@ void Die::register_stats(StatGroup& g) const {
       .add("erase", s.erase_energy, "erase energy")
       .add("latch", s.latch_energy, "latch operation energy")
       .add("io", s.io_energy, "data-out energy")
-      .derived("total", [&s] { return (s.sense_energy + s.program_energy + s.erase_energy + s.latch_energy + s.io_energy).raw(); },
-               "sum of the above");
-  g.derived("programmed_pages", [this] { return programmed_pages(); }, "pages holding data now");
+      .derived(
+          "total", [&s] { return (s.sense_energy + s.program_energy + s.erase_energy + s.latch_energy + s.io_energy).raw(); },
+          "sum of the above");
+  g.derived(
+      "programmed_pages", [this] { return programmed_pages(); }, "pages holding data now");
 }
 
 }  // namespace bitline::nand

@@ -41,7 +41,7 @@ struct CommandResult {
   Energy energy{};
   std::vector<uint8_t> data;  // DATA-OUT payload
   uint64_t cells_sensed = 0;
-  uint64_t bit_errors = 0;    // cells that sensed wrong in this command
+  uint64_t bit_errors = 0;  // cells that sensed wrong in this command
 };
 
 /// What a controller-side read (sensing + data-out + derandomise + ECC) returns.

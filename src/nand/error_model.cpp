@@ -21,7 +21,8 @@ const Registry<ErrorModelFactory>& error_models() {
       "error model",
       {{"rber_table", "seeded bit errors in sensed cells at an RBER from the mode, P/E, retention, randomisation and ESP tables",
         [](const ReliabilityParams& p) { return std::unique_ptr<ErrorModel>(std::make_unique<RberTableModel>(p)); }},
-       {"none", "error-free sensing", [](const ReliabilityParams&) { return std::unique_ptr<ErrorModel>(std::make_unique<NoErrorModel>()); }}});
+       {"none", "error-free sensing",
+        [](const ReliabilityParams&) { return std::unique_ptr<ErrorModel>(std::make_unique<NoErrorModel>()); }}});
   return r;
 }
 

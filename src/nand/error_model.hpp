@@ -38,6 +38,7 @@ class RberTableModel final : public ErrorModel {
   explicit RberTableModel(const ReliabilityParams& p) : p_(p) {}
   double rber(const CellCondition& c) const override;
   const char* name() const override { return "rber_table"; }
+
  private:
   ReliabilityParams p_;
 };

@@ -26,13 +26,12 @@ void validate(const NandParams& p, const std::string& path, const ConfigTree* tr
     throw ConfigError(fmt::format("{}: impossible geometry: {} blocks sensed together but a plane has only {} blocks",
                                   key("command.max_inter_block"), p.command.max_inter_block, g.blocks_per_plane));
   if (p.command.max_mws_slots > g.blocks_per_plane)
-    throw ConfigError(fmt::format("{}: impossible geometry: {} MWS slots but a plane has only {} blocks",
-                                  key("command.max_mws_slots"), p.command.max_mws_slots, g.blocks_per_plane));
+    throw ConfigError(fmt::format("{}: impossible geometry: {} MWS slots but a plane has only {} blocks", key("command.max_mws_slots"),
+                                  p.command.max_mws_slots, g.blocks_per_plane));
   if (p.ecc.codeword.raw() % 8 != 0 || p.ecc.codeword > g.page_size)
-    throw ConfigError(fmt::format("{}: an ECC codeword must be a multiple of 8 bytes and fit in a page ({} > {}?)",
-                                  key("ecc.codeword"), p.ecc.codeword.raw(), g.page_size.raw()));
-  if (p.timing.t_read_slc.raw() <= 0)
-    throw ConfigError(fmt::format("{}: tR must be positive", key("timing.t_read_slc")));
+    throw ConfigError(fmt::format("{}: an ECC codeword must be a multiple of 8 bytes and fit in a page ({} > {}?)", key("ecc.codeword"),
+                                  p.ecc.codeword.raw(), g.page_size.raw()));
+  if (p.timing.t_read_slc.raw() <= 0) throw ConfigError(fmt::format("{}: tR must be positive", key("timing.t_read_slc")));
   positive_table(p.timing.mws_wordlines, key("timing.mws_wordlines"));
   positive_table(p.timing.mws_blocks, key("timing.mws_blocks"));
   positive_table(p.energy.mws_wordline_power, key("energy.mws_wordline_power"));

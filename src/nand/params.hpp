@@ -26,18 +26,36 @@ struct Geometry {
 
   template <class V>
   void visit(V& v) {
-    v(planes_per_die, {.name = "planes_per_die", .def = "2", .desc = "planes per die, each with its own bitlines and latches",
-                       .source = "spec: evaluated SSD, 8 ch x 8 dies x 2 planes", .min = 1, .max = 255});
-    v(blocks_per_plane,
-      {.name = "blocks_per_plane", .def = "1656", .desc = "blocks per plane (sharing the plane's bitlines)",
-       .source = "derived: 2 TB of TLC over 128 planes, 4 sub-blocks x 48 WLs x 3 bits x 16 KiB per block", .min = 1,
-       .max = 16777215});
-    v(subblocks_per_block, {.name = "subblocks_per_block", .def = "4", .desc = "sub-blocks (strings per bitline) per block",
-                            .source = "assumption: spec says 4 or 8", .min = 1, .max = 255});
-    v(wordlines_per_string, {.name = "wordlines_per_string", .def = "48", .desc = "wordlines (cells in series) per NAND string",
-                             .source = "spec: 48-layer 3D TLC chips", .min = 1, .max = 256});
-    v(page_size, {.name = "page_size", .def = "16KiB", .desc = "bytes per page (one wordline of one sub-block, per bit of the cell)",
-                  .source = "spec: 16 KiB page", .min = 1, .max = 1 << 24});
+    v(planes_per_die, {.name = "planes_per_die",
+                       .def = "2",
+                       .desc = "planes per die, each with its own bitlines and latches",
+                       .source = "spec: evaluated SSD, 8 ch x 8 dies x 2 planes",
+                       .min = 1,
+                       .max = 255});
+    v(blocks_per_plane, {.name = "blocks_per_plane",
+                         .def = "1656",
+                         .desc = "blocks per plane (sharing the plane's bitlines)",
+                         .source = "derived: 2 TB of TLC over 128 planes, 4 sub-blocks x 48 WLs x 3 bits x 16 KiB per block",
+                         .min = 1,
+                         .max = 16777215});
+    v(subblocks_per_block, {.name = "subblocks_per_block",
+                            .def = "4",
+                            .desc = "sub-blocks (strings per bitline) per block",
+                            .source = "assumption: spec says 4 or 8",
+                            .min = 1,
+                            .max = 255});
+    v(wordlines_per_string, {.name = "wordlines_per_string",
+                             .def = "48",
+                             .desc = "wordlines (cells in series) per NAND string",
+                             .source = "spec: 48-layer 3D TLC chips",
+                             .min = 1,
+                             .max = 256});
+    v(page_size, {.name = "page_size",
+                  .def = "16KiB",
+                  .desc = "bytes per page (one wordline of one sub-block, per bit of the cell)",
+                  .source = "spec: 16 KiB page",
+                  .min = 1,
+                  .max = 1 << 24});
   }
   int64_t page_bits() const { return page_size.raw() * 8; }
   int64_t wordlines_per_block() const { return subblocks_per_block * wordlines_per_string; }
@@ -59,35 +77,54 @@ struct Timing {
 
   template <class V>
   void visit(V& v) {
-    v(t_read_slc, {.name = "t_read_slc", .def = "22.5us", .desc = "tR: sensing one SLC wordline (also ESP data)",
-                   .source = "spec: evaluated SSD, SLC tR = 22.5 us", .min = 0});
-    v(t_read_mlc, {.name = "t_read_mlc", .def = "50us", .desc = "tR of an MLC page",
-                   .source = "assumption: typical 3D MLC datasheet range", .min = 0});
-    v(t_read_tlc, {.name = "t_read_tlc", .def = "70us", .desc = "tR of a TLC page",
-                   .source = "assumption: typical 48-layer 3D TLC datasheet range", .min = 0});
-    v(t_prog_slc, {.name = "t_prog_slc", .def = "200us", .desc = "tPROG in SLC mode",
-                   .source = "spec: SLC tPROG = 200 us", .min = 0});
-    v(t_prog_mlc, {.name = "t_prog_mlc", .def = "500us", .desc = "tPROG in MLC mode",
-                   .source = "spec: MLC tPROG = 500 us", .min = 0});
-    v(t_prog_tlc, {.name = "t_prog_tlc", .def = "700us", .desc = "tPROG in TLC mode",
-                   .source = "spec: TLC tPROG = 700 us", .min = 0});
-    v(esp_prog_ratio, {.name = "esp_prog_ratio", .def = "2.0", .desc = "tESP / tPROG(SLC): extra ISPP steps of enhanced SLC programming",
-                       .source = "spec: design uses tESP = 2 x tPROG = 400 us", .min = 1.0, .max = 10.0});
-    v(multi_bit_program, {.name = "multi_bit_program", .def = "one_shot",
+    v(t_read_slc, {.name = "t_read_slc",
+                   .def = "22.5us",
+                   .desc = "tR: sensing one SLC wordline (also ESP data)",
+                   .source = "spec: evaluated SSD, SLC tR = 22.5 us",
+                   .min = 0});
+    v(t_read_mlc,
+      {.name = "t_read_mlc", .def = "50us", .desc = "tR of an MLC page", .source = "assumption: typical 3D MLC datasheet range", .min = 0});
+    v(t_read_tlc, {.name = "t_read_tlc",
+                   .def = "70us",
+                   .desc = "tR of a TLC page",
+                   .source = "assumption: typical 48-layer 3D TLC datasheet range",
+                   .min = 0});
+    v(t_prog_slc, {.name = "t_prog_slc", .def = "200us", .desc = "tPROG in SLC mode", .source = "spec: SLC tPROG = 200 us", .min = 0});
+    v(t_prog_mlc, {.name = "t_prog_mlc", .def = "500us", .desc = "tPROG in MLC mode", .source = "spec: MLC tPROG = 500 us", .min = 0});
+    v(t_prog_tlc, {.name = "t_prog_tlc", .def = "700us", .desc = "tPROG in TLC mode", .source = "spec: TLC tPROG = 700 us", .min = 0});
+    v(esp_prog_ratio, {.name = "esp_prog_ratio",
+                       .def = "2.0",
+                       .desc = "tESP / tPROG(SLC): extra ISPP steps of enhanced SLC programming",
+                       .source = "spec: design uses tESP = 2 x tPROG = 400 us",
+                       .min = 1.0,
+                       .max = 10.0});
+    v(multi_bit_program, {.name = "multi_bit_program",
+                          .def = "one_shot",
                           .desc = "MLC/TLC programming: one_shot programs all pages of a wordline in one tPROG(mode); page_by_page "
                                   "programs each page in its own tPROG(mode)",
                           .source = "assumption: 3D charge-trap TLC (the spec's 48-layer chips) programs a wordline in one shot; "
                                     "page_by_page is the MQSim-style per-page latency reading"});
-    v(t_erase, {.name = "t_erase", .def = "3.5ms", .desc = "tBERS: block erase latency",
-                .source = "assumption: spec says 3-5 ms, uses 3.5 ms", .min = 0});
-    v(t_latch_op, {.name = "t_latch_op", .def = "1us", .desc = "latch-to-latch operation (XOR, copy between data latches)",
-                   .source = "assumption: sub-microsecond to ~1 us in NAND datasheets' cache operations", .min = 0});
-    v(channel_rate, {.name = "channel_rate", .def = "1.2GB/s", .desc = "data-out rate of the die's channel interface",
-                     .source = "spec: 1.2 GB/s per channel", .min = 1});
-    v(mws_wordlines, {.name = "mws_wordlines", .def = "[[1, 1.0], [8, 1.01], [48, 1.033]]",
+    v(t_erase, {.name = "t_erase",
+                .def = "3.5ms",
+                .desc = "tBERS: block erase latency",
+                .source = "assumption: spec says 3-5 ms, uses 3.5 ms",
+                .min = 0});
+    v(t_latch_op, {.name = "t_latch_op",
+                   .def = "1us",
+                   .desc = "latch-to-latch operation (XOR, copy between data latches)",
+                   .source = "assumption: sub-microsecond to ~1 us in NAND datasheets' cache operations",
+                   .min = 0});
+    v(channel_rate, {.name = "channel_rate",
+                     .def = "1.2GB/s",
+                     .desc = "data-out rate of the die's channel interface",
+                     .source = "spec: 1.2 GB/s per channel",
+                     .min = 1});
+    v(mws_wordlines, {.name = "mws_wordlines",
+                      .def = "[[1, 1.0], [8, 1.01], [48, 1.033]]",
                       .desc = "tMWS/tR against wordlines sensed in one block (linear between points)",
                       .source = "spec: measured, <1.01 tR up to 8 WLs, 1.033 tR at 48 WLs"});
-    v(mws_blocks, {.name = "mws_blocks", .def = "[[1, 1.0], [2, 1.033], [8, 1.033], [32, 1.363]]",
+    v(mws_blocks, {.name = "mws_blocks",
+                   .def = "[[1, 1.0], [2, 1.033], [8, 1.033], [32, 1.363]]",
                    .desc = "tMWS/tR against blocks sensed together (linear between points)",
                    .source = "spec: measured, ~1.033 tR up to 4 blocks, grows beyond ~8, 1.363 tR at 32"});
   }
@@ -105,32 +142,47 @@ struct EnergyParams {
 
   template <class V>
   void visit(V& v) {
-    v(read_power, {.name = "read_power", .def = "82.5mW", .desc = "average die power while sensing (normal read)",
-                   .source = "assumption: ICC1 = 25 mA typical at VCC = 3.3 V, common in NAND datasheets", .min = 0});
-    v(program_power, {.name = "program_power", .def = "82.5mW", .desc = "average die power while programming (any mode)",
-                      .source = "assumption: ICC2 = 25 mA typical at 3.3 V", .min = 0});
-    v(erase_power, {.name = "erase_power", .def = "165mW", .desc = "average die power while erasing a block",
+    v(read_power, {.name = "read_power",
+                   .def = "82.5mW",
+                   .desc = "average die power while sensing (normal read)",
+                   .source = "assumption: ICC1 = 25 mA typical at VCC = 3.3 V, common in NAND datasheets",
+                   .min = 0});
+    v(program_power, {.name = "program_power",
+                      .def = "82.5mW",
+                      .desc = "average die power while programming (any mode)",
+                      .source = "assumption: ICC2 = 25 mA typical at 3.3 V",
+                      .min = 0});
+    v(erase_power, {.name = "erase_power",
+                    .def = "165mW",
+                    .desc = "average die power while erasing a block",
                     .source = "assumption: between the 4- and 8-block MWS power (spec: MWS over >4 blocks exceeds erase)",
                     .min = 0});
-    v(latch_power, {.name = "latch_power", .def = "20mW", .desc = "die power during a latch-to-latch operation",
-                    .source = "assumption", .min = 0});
-    v(io_energy, {.name = "io_energy", .def = "5pJ/bit", .desc = "energy to move one bit over the die's channel interface",
-                  .source = "assumption: NV-DDR3-class I/O", .min = 0});
-    v(read_energy, {.name = "read_energy", .def = "0pJ/bit",
+    v(latch_power,
+      {.name = "latch_power", .def = "20mW", .desc = "die power during a latch-to-latch operation", .source = "assumption", .min = 0});
+    v(io_energy, {.name = "io_energy",
+                  .def = "5pJ/bit",
+                  .desc = "energy to move one bit over the die's channel interface",
+                  .source = "assumption: NV-DDR3-class I/O",
+                  .min = 0});
+    v(read_energy, {.name = "read_energy",
+                    .def = "0pJ/bit",
                     .desc = "energy per bit of each page sensed, on top of read_power x the sensing time (for cells "
                             "characterised per bit rather than by current)",
                     .source = "bitline: 0 for the evaluated SSD (read_power covers it); the HBF cell preset nand/xl-flash "
                               "sets it",
                     .min = 0});
-    v(program_energy, {.name = "program_energy", .def = "0pJ/bit",
+    v(program_energy, {.name = "program_energy",
+                       .def = "0pJ/bit",
                        .desc = "energy per bit of each page programmed, on top of program_power x tPROG",
                        .source = "bitline: 0 for the evaluated SSD (program_power covers it); the HBF cell preset "
                                  "nand/xl-flash sets it",
                        .min = 0});
-    v(mws_wordline_power, {.name = "mws_wordline_power", .def = "[[1, 1.0], [48, 0.9]]",
+    v(mws_wordline_power, {.name = "mws_wordline_power",
+                           .def = "[[1, 1.0], [48, 0.9]]",
                            .desc = "intra-block MWS power / read power against wordlines sensed",
                            .source = "assumption: spec says lower than a read (VREF < VPASS on the extra WLs)"});
-    v(mws_block_power, {.name = "mws_block_power", .def = "[[1, 1.0], [2, 1.34], [4, 1.80], [8, 2.72], [32, 8.24]]",
+    v(mws_block_power, {.name = "mws_block_power",
+                        .def = "[[1, 1.0], [2, 1.34], [4, 1.80], [8, 2.72], [32, 8.24]]",
                         .desc = "inter-block MWS power / read power against blocks sensed",
                         .source = "spec: +34% at 2 blocks, ~+80% at 4; assumption: beyond 4, linear extrapolation"});
   }
@@ -148,32 +200,60 @@ struct ReliabilityParams {
   template <class V>
   void visit(V& v) {
     v(model, {.name = "model", .def = "rber_table", .desc = "error model of sensed cells", .source = "bitline"});
-    v(rber_slc, {.name = "rber_slc", .def = "1e-5",
-                 .desc = "RBER of SLC data with randomisation, fresh block (0 P/E), no retention",
-                 .source = "assumption: with the P/E and retention tables gives 1e-3 at 10K P/E + 1 year, 12 orders above UBER 1e-15 (spec)",
-                 .min = 0, .max = 0.5});
+    v(rber_slc,
+      {.name = "rber_slc",
+       .def = "1e-5",
+       .desc = "RBER of SLC data with randomisation, fresh block (0 P/E), no retention",
+       .source = "assumption: with the P/E and retention tables gives 1e-3 at 10K P/E + 1 year, 12 orders above UBER 1e-15 (spec)",
+       .min = 0,
+       .max = 0.5});
     v(mlc_factor, {.name = "mlc_factor", .def = "4.0", .desc = "RBER(MLC) / RBER(SLC)", .source = "spec: MLC RBER about 4x SLC", .min = 0});
-    v(tlc_factor, {.name = "tlc_factor", .def = "16.0", .desc = "RBER(TLC) / RBER(SLC)",
-                   .source = "assumption: another 4x per extra bit per cell", .min = 0});
-    v(no_randomization_slc, {.name = "no_randomization_slc", .def = "1.91", .desc = "RBER increase without data randomisation (SLC, ESP)",
-                             .source = "spec: 1.91x (SLC)", .min = 1});
-    v(no_randomization_mlc, {.name = "no_randomization_mlc", .def = "4.92", .desc = "RBER increase without data randomisation (MLC)",
-                             .source = "spec: 4.92x (MLC)", .min = 1});
-    v(no_randomization_tlc, {.name = "no_randomization_tlc", .def = "4.92", .desc = "RBER increase without data randomisation (TLC)",
-                             .source = "assumption: same as MLC", .min = 1});
-    v(pe_factor, {.name = "pe_factor", .def = "[[0, 1.0], [3000, 3.0], [10000, 10.0]]",
-                  .desc = "RBER multiplier against P/E cycles (log-linear between points)", .source = "assumption"});
-    v(retention_factor, {.name = "retention_factor", .def = "[[0, 1.0], [30, 3.0], [365, 10.0]]",
-                         .desc = "RBER multiplier against retention age in days (log-linear between points)", .source = "assumption"});
-    v(esp_factor, {.name = "esp_factor", .def = "[[1.0, 1.0], [1.6, 0.1], [1.9, 5.2e-10]]",
+    v(tlc_factor, {.name = "tlc_factor",
+                   .def = "16.0",
+                   .desc = "RBER(TLC) / RBER(SLC)",
+                   .source = "assumption: another 4x per extra bit per cell",
+                   .min = 0});
+    v(no_randomization_slc, {.name = "no_randomization_slc",
+                             .def = "1.91",
+                             .desc = "RBER increase without data randomisation (SLC, ESP)",
+                             .source = "spec: 1.91x (SLC)",
+                             .min = 1});
+    v(no_randomization_mlc, {.name = "no_randomization_mlc",
+                             .def = "4.92",
+                             .desc = "RBER increase without data randomisation (MLC)",
+                             .source = "spec: 4.92x (MLC)",
+                             .min = 1});
+    v(no_randomization_tlc, {.name = "no_randomization_tlc",
+                             .def = "4.92",
+                             .desc = "RBER increase without data randomisation (TLC)",
+                             .source = "assumption: same as MLC",
+                             .min = 1});
+    v(pe_factor, {.name = "pe_factor",
+                  .def = "[[0, 1.0], [3000, 3.0], [10000, 10.0]]",
+                  .desc = "RBER multiplier against P/E cycles (log-linear between points)",
+                  .source = "assumption"});
+    v(retention_factor, {.name = "retention_factor",
+                         .def = "[[0, 1.0], [30, 3.0], [365, 10.0]]",
+                         .desc = "RBER multiplier against retention age in days (log-linear between points)",
+                         .source = "assumption"});
+    v(esp_factor, {.name = "esp_factor",
+                   .def = "[[1.0, 1.0], [1.6, 0.1], [1.9, 5.2e-10]]",
                    .desc = "RBER multiplier of ESP data (median block) against tESP/tPROG (log-linear between points, flat beyond)",
                    .source = "spec: +60% tESP gives one order of magnitude lower RBER in the median block (1.6 -> 0.1); zero errors "
                              "in 4.83e11 bits at >= 1.9x at the worst condition, RBER < 2.07e-12; assumption: 1.9x gives 1e-12 "
                              "at the worst condition (under the bound), no further gain claimed beyond 1.9x"});
-    v(initial_pe_cycles, {.name = "initial_pe_cycles", .def = "0", .desc = "P/E cycles every block has seen before the run",
-                          .source = "experiment condition", .min = 0, .max = 1e7});
-    v(retention_days, {.name = "retention_days", .def = "0", .desc = "retention age of the stored data when it is sensed",
-                       .source = "experiment condition", .min = 0, .max = 36500});
+    v(initial_pe_cycles, {.name = "initial_pe_cycles",
+                          .def = "0",
+                          .desc = "P/E cycles every block has seen before the run",
+                          .source = "experiment condition",
+                          .min = 0,
+                          .max = 1e7});
+    v(retention_days, {.name = "retention_days",
+                       .def = "0",
+                       .desc = "retention age of the stored data when it is sensed",
+                       .source = "experiment condition",
+                       .min = 0,
+                       .max = 36500});
   }
 };
 
@@ -182,10 +262,16 @@ struct EccParams {
   int64_t correctable_bits = 0;
   template <class V>
   void visit(V& v) {
-    v(codeword, {.name = "codeword", .def = "2KiB", .desc = "ECC codeword (data part)",
-                 .source = "assumption: LDPC codeword of 2 KiB data", .min = 1});
-    v(correctable_bits, {.name = "correctable_bits", .def = "72", .desc = "bit errors per codeword that normal reads correct",
-                         .source = "assumption: LDPC-class capability (~4e-3 RBER)", .min = 0});
+    v(codeword, {.name = "codeword",
+                 .def = "2KiB",
+                 .desc = "ECC codeword (data part)",
+                 .source = "assumption: LDPC codeword of 2 KiB data",
+                 .min = 1});
+    v(correctable_bits, {.name = "correctable_bits",
+                         .def = "72",
+                         .desc = "bit errors per codeword that normal reads correct",
+                         .source = "assumption: LDPC-class capability (~4e-3 RBER)",
+                         .min = 0});
   }
 };
 
@@ -195,12 +281,24 @@ struct CommandParams {
   int64_t data_latches = 0;
   template <class V>
   void visit(V& v) {
-    v(max_mws_slots, {.name = "max_mws_slots", .def = "4", .desc = "(block, page bitmap) slots one MWS command may chain with CONT",
-                      .source = "spec: up to four slots", .min = 1, .max = 255});
-    v(max_inter_block, {.name = "max_inter_block", .def = "4", .desc = "power limit: blocks one inter-block MWS may sense together",
-                        .source = "spec: design limits inter-block MWS to 4 blocks", .min = 1, .max = 255});
-    v(data_latches, {.name = "data_latches", .def = "3", .desc = "extra data latches per bitline besides the S- and C-latch",
-                     .source = "assumption: TLC chips keep 3 data latches for the 3 pages of a wordline", .min = 0, .max = 8});
+    v(max_mws_slots, {.name = "max_mws_slots",
+                      .def = "4",
+                      .desc = "(block, page bitmap) slots one MWS command may chain with CONT",
+                      .source = "spec: up to four slots",
+                      .min = 1,
+                      .max = 255});
+    v(max_inter_block, {.name = "max_inter_block",
+                        .def = "4",
+                        .desc = "power limit: blocks one inter-block MWS may sense together",
+                        .source = "spec: design limits inter-block MWS to 4 blocks",
+                        .min = 1,
+                        .max = 255});
+    v(data_latches, {.name = "data_latches",
+                     .def = "3",
+                     .desc = "extra data latches per bitline besides the S- and C-latch",
+                     .source = "assumption: TLC chips keep 3 data latches for the 3 pages of a wordline",
+                     .min = 0,
+                     .max = 8});
   }
 };
 

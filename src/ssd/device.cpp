@@ -43,12 +43,8 @@ class LatencyHist {
     return double(max_) * 1e-6;
   }
   nlohmann::json json() const {
-    return {{"mean_us", mean_us()},
-            {"min_us", n_ ? double(min_) * 1e-6 : 0},
-            {"max_us", n_ ? double(max_) * 1e-6 : 0},
-            {"p50_us", percentile_us(0.5)},
-            {"p99_us", percentile_us(0.99)},
-            {"p999_us", percentile_us(0.999)}};
+    return {{"mean_us", mean_us()},         {"min_us", n_ ? double(min_) * 1e-6 : 0}, {"max_us", n_ ? double(max_) * 1e-6 : 0},
+            {"p50_us", percentile_us(0.5)}, {"p99_us", percentile_us(0.99)},          {"p999_us", percentile_us(0.999)}};
   }
 
  private:
@@ -144,9 +140,7 @@ class Cmt {
   void for_each_in_page(uint32_t page, F f) {
     for (uint32_t s = page_head_[page]; s != kNone; s = n_[s].pnext) f(s);
   }
-  size_t bytes() const {
-    return index_.bytes() + page_head_.capacity() * 4 + n_.capacity() * sizeof(Node) + free_.capacity() * 4;
-  }
+  size_t bytes() const { return index_.bytes() + page_head_.capacity() * 4 + n_.capacity() * sizeof(Node) + free_.capacity() * 4; }
 
  private:
   struct Node {
@@ -157,15 +151,23 @@ class Cmt {
     unlink(s);
     Node& x = n_[s];
     index_.erase(x.key);
-    if (x.pprev != kNone) n_[x.pprev].pnext = x.pnext;
-    else page_head_[x.page] = x.pnext;
+    if (x.pprev != kNone)
+      n_[x.pprev].pnext = x.pnext;
+    else
+      page_head_[x.page] = x.pnext;
     if (x.pnext != kNone) n_[x.pnext].pprev = x.pprev;
     free_.push_back(s);
   }
   void unlink(uint32_t s) {
     Node& x = n_[s];
-    if (x.prev != kNone) n_[x.prev].next = x.next; else head_ = x.next;
-    if (x.next != kNone) n_[x.next].prev = x.prev; else tail_ = x.prev;
+    if (x.prev != kNone)
+      n_[x.prev].next = x.next;
+    else
+      head_ = x.next;
+    if (x.next != kNone)
+      n_[x.next].prev = x.prev;
+    else
+      tail_ = x.prev;
   }
   void push_front(uint32_t s) {
     Node& x = n_[s];
@@ -235,8 +237,14 @@ class WriteCache {
   }
   void unlink(uint32_t s) {
     Slot& x = slots_[s];
-    if (x.prev != kNone) slots_[x.prev].next = x.next; else head_ = x.next;
-    if (x.next != kNone) slots_[x.next].prev = x.prev; else tail_ = x.prev;
+    if (x.prev != kNone)
+      slots_[x.prev].next = x.next;
+    else
+      head_ = x.next;
+    if (x.next != kNone)
+      slots_[x.next].prev = x.prev;
+    else
+      tail_ = x.prev;
   }
   void push_front(uint32_t s) {
     slots_[s].prev = kNone;
@@ -264,9 +272,9 @@ struct Tx {
   uint16_t flow;
   uint32_t req;
   uint32_t lpa;
-  uint32_t ppa;      // read / erase target (block's first page) / GC read source
+  uint32_t ppa;  // read / erase target (block's first page) / GC read source
   int64_t plane;
-  int64_t bytes;     // over the channel
+  int64_t bytes;        // over the channel
   int64_t sectors = 0;  // user read: sectors of the page it serves; program: sectors written
   uint32_t bits = 0;    // program: written-sector groups
   int64_t block = -1;
@@ -281,8 +289,18 @@ struct Request {
   int64_t admitted = 0;  // cached write: sectors taken into the cache so far
 };
 
-enum class Ev : uint8_t { Arrival, SqeFetched, WriteDmaDone, DramWriteDone, DramReadDone, EvictionRead, Complete,
-                          ReadSensed, XferDone, DieOpDone };
+enum class Ev : uint8_t {
+  Arrival,
+  SqeFetched,
+  WriteDmaDone,
+  DramWriteDone,
+  DramReadDone,
+  EvictionRead,
+  Complete,
+  ReadSensed,
+  XferDone,
+  DieOpDone
+};
 struct Payload {
   Ev kind;
   uint32_t a;
@@ -362,9 +380,10 @@ class Sim {
     }
     int64_t tpages = tpage0_.back();
     if (M_.translation_programs && d.logical_pages() + tpages >= int64_t(0xFFFFFFFFll))
-      throw ConfigError(fmt::format("{}: ssd_model.translation_programs: the device's {} logical pages and {} translation "
-                                    "pages exceed 2^32-1 page keys",
-                                    d.file, d.logical_pages(), tpages));
+      throw ConfigError(
+          fmt::format("{}: ssd_model.translation_programs: the device's {} logical pages and {} translation "
+                      "pages exceed 2^32-1 page keys",
+                      d.file, d.logical_pages(), tpages));
     int64_t cmt_entries = d.cmt_capacity / cmt_entry;
     if (cmt_entries > (int64_t(1) << 31)) cmt_entries = int64_t(1) << 31;
     ideal_map_ = d.ideal_mapping_table;
@@ -380,17 +399,18 @@ class Sim {
     for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity / d.page_size / ncache));
     depth_.assign(size_t(ncache), 0);
     waiting_.resize(size_t(ncache));
-    max_depth_ = M_.destage_pages_per_plane > 0
-                     ? std::max<int64_t>(1, int64_t(M_.destage_pages_per_plane * double(d.planes() * spp_)))
-                     : INT64_MAX;
+    max_depth_ =
+        M_.destage_pages_per_plane > 0 ? std::max<int64_t>(1, int64_t(M_.destage_pages_per_plane * double(d.planes() * spp_))) : INT64_MAX;
     std::vector<std::pair<uint64_t, uint64_t>> precond;
     for (int64_t f = 0; f < nflows; ++f) {
       const FlowXml& x = s.flows[f];
       Flow fl;
       fl.x = &x;
-      fl.priority = d.scheduling == "PRIORITY_OUT_OF_ORDER"
-                        ? (x.priority == "URGENT" ? 0 : x.priority == "HIGH" ? 1 : x.priority == "MEDIUM" ? 2 : 3)
-                        : 1;
+      fl.priority = d.scheduling == "PRIORITY_OUT_OF_ORDER" ? (x.priority == "URGENT"   ? 0
+                                                               : x.priority == "HIGH"   ? 1
+                                                               : x.priority == "MEDIUM" ? 2
+                                                                                        : 3)
+                                                            : 1;
       fl.write_cache = x.caching_mode == "WRITE_CACHE" || x.caching_mode == "WRITE_READ_CACHE";
       fl.any_cache = x.caching_mode != "TURNED_OFF";
       fl.closed_loop = x.kind == FlowKind::Synthetic && x.generator == "QUEUE_DEPTH";
@@ -399,8 +419,8 @@ class Sim {
       fl.normal_size = x.size_distribution == "NORMAL";
       fl.start_lba = f * per_flow;
       fl.range_end = fl.start_lba + per_flow;
-      fl.end_lba = x.kind == FlowKind::Synthetic ? fl.start_lba + std::max<int64_t>(1, int64_t(double(per_flow) * x.working_set))
-                                                 : fl.range_end;
+      fl.end_lba =
+          x.kind == FlowKind::Synthetic ? fl.start_lba + std::max<int64_t>(1, int64_t(double(per_flow) * x.working_set)) : fl.range_end;
       fl.rng = Rng::derive(uint64_t(x.seed) * 1000003u + uint64_t(f), "flow");
       if (x.kind == FlowKind::Trace) {
         fl.trace = std::make_unique<TraceReader>(x.trace_path);
@@ -488,8 +508,10 @@ class Sim {
       if (fl.hotcold) {
         // 90% of the accesses go to the hot region (the first Percentage_of_Hot_Region of the working set)
         int64_t hot = std::max<int64_t>(1, int64_t(double(span) * x.hot_region));
-        if (fl.rng.chance(0.9)) hi = std::min(hi, hot);
-        else lo = std::min(hot, hi - 1);
+        if (fl.rng.chance(0.9))
+          hi = std::min(hi, hot);
+        else
+          lo = std::min(hot, hi - 1);
       }
       lba = fl.start_lba + lo + int64_t(fl.rng.below(uint64_t(std::max<int64_t>(1, hi - lo))));
     }
@@ -542,7 +564,8 @@ class Sim {
   void arrive(uint32_t id, Time t) {
     Flow& fl = flows_[reqs_[id].flow];
     fl.first_arrival = std::min(fl.first_arrival, t);
-    if (fl.outstanding < sq_depth_) submit(id);
+    if (fl.outstanding < sq_depth_)
+      submit(id);
     else {
       if (fl.backlog.size() >= (size_t(1) << 24))
         throw ModelError("host backlog exceeds 16 Mi requests: the arrival rate far exceeds what the device serves");
@@ -759,11 +782,15 @@ class Sim {
     if (!ideal_map_) mark_dirty(flow, lpa);
     uint32_t old_ppa = ftl_.lookup(lpa);
     uint32_t old = 0;
-    if (const uint32_t* p = partial_.find(lpa)) old = *p;
-    else if (old_ppa != FlatMap32::kEmpty) old = full_bits_;
+    if (const uint32_t* p = partial_.find(lpa))
+      old = *p;
+    else if (old_ppa != FlatMap32::kEmpty)
+      old = full_bits_;
     uint32_t now_bits = old | bits;
-    if (now_bits == full_bits_) partial_.erase(lpa);
-    else partial_.set(lpa, now_bits);
+    if (now_bits == full_bits_)
+      partial_.erase(lpa);
+    else
+      partial_.set(lpa, now_bits);
     uint32_t missing = old & ~bits;
     if (M_.update_reads && missing && old_ppa != FlatMap32::kEmpty) {
       int64_t sec = std::min<int64_t>(spp_, int64_t(__builtin_popcount(missing)) * grp_);
@@ -820,8 +847,7 @@ class Sim {
   Time dram_time(int64_t b) const {
     double burst_ns = 1e3 / double(d_.dram_data_rate);
     double t = double(d_.dram_trcd + d_.dram_tcl) + double(std::min(b, d_.dram_row_size) / d_.dram_burst_size / 2) * burst_ns;
-    if (b > d_.dram_row_size)
-      t += double(b / d_.dram_row_size) * double(d_.dram_trp + d_.dram_trcd + d_.dram_tcl);
+    if (b > d_.dram_row_size) t += double(b / d_.dram_row_size) * double(d_.dram_trp + d_.dram_trcd + d_.dram_tcl);
     return ns(t);
   }
   /// When a DRAM access of b bytes started now ends (one access at a time with dram_serial).
@@ -956,13 +982,17 @@ class Sim {
     WriteCache& wc = *cache_[c];
     depth_[c] -= t.sectors;
     if (WriteCache::Slot* sl = wc.find(t.lpa)) {
-      if (sl->version == t.req) wc.erase(*sl);
-      else if (sl->writeback && sl->version > t.req) sl->writeback = false;  // newer data: dirty again
+      if (sl->version == t.req)
+        wc.erase(*sl);
+      else if (sl->writeback && sl->version > t.req)
+        sl->writeback = false;  // newer data: dirty again
     }
     auto& w = waiting_[c];
     for (auto it = w.begin(); it != w.end();) {
-      if (destage(*it)) it = w.erase(it);
-      else ++it;
+      if (destage(*it))
+        it = w.erase(it);
+      else
+        ++it;
       if (depth_[c] > max_depth_) break;
     }
   }
@@ -1031,9 +1061,7 @@ class Sim {
     return ftl_.can_allocate(t.plane, t.src == TxSource::Gc);
   }
 
-  int64_t page_offset(const Tx& t) const {
-    return t.kind == TxKind::Read ? ftl_.page_of_ppa(t.ppa) : ftl_.next_page(t.plane);
-  }
+  int64_t page_offset(const Tx& t) const { return t.kind == TxKind::Read ? ftl_.page_of_ppa(t.ppa) : ftl_.next_page(t.plane); }
 
   /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
   /// other planes of its die (multi-plane operation).
@@ -1087,9 +1115,7 @@ class Sim {
     execute(unit);
   }
 
-  int64_t channel_of_plane(int64_t plane) const {
-    return ftl_.die_of_plane(plane) / (d_.chips_per_channel * d_.dies_per_chip);
-  }
+  int64_t channel_of_plane(int64_t plane) const { return ftl_.die_of_plane(plane) / (d_.chips_per_channel * d_.dies_per_chip); }
 
   Time xfer_end(int64_t plane, int64_t b) {
     Time& ch = channel_free_[channel_of_plane(plane)];
@@ -1115,7 +1141,10 @@ class Sim {
         Tx& t = txs_[tx];
         if (t.src == TxSource::Gc) {
           // a relocated page is skipped when the host overwrote it since the GC read
-          if (ftl_.lookup(t.lpa) != t.ppa) { t.ppa = kNone; continue; }
+          if (ftl_.lookup(t.lpa) != t.ppa) {
+            t.ppa = kNone;
+            continue;
+          }
           if (!d_.gc_copyback) b += t.bytes;
         } else {
           b += t.bytes;
@@ -1160,14 +1189,19 @@ class Sim {
     Tx t = txs_[tx];
     free_tx_.push_back(tx);
     switch (t.src) {
-      case TxSource::Mapping: arrived(t.lpa); return;
+      case TxSource::Mapping:
+        arrived(t.lpa);
+        return;
       case TxSource::Gc: {
         Tx p{TxKind::Program, TxSource::Gc, 0, t.req, t.lpa, t.ppa, t.plane, t.bytes};
         enqueue(new_tx(p));
         return;
       }
-      case TxSource::Update: enqueue(t.req); return;
-      default: break;
+      case TxSource::Update:
+        enqueue(t.req);
+        return;
+      default:
+        break;
     }
     if (--reqs_[t.req].pending == 0) finish_read(t.req);
   }
@@ -1232,16 +1266,36 @@ class Sim {
 
   void dispatch(const Payload& p) {
     switch (p.kind) {
-      case Ev::Arrival: on_arrival(p.a); break;
-      case Ev::SqeFetched: on_sqe_fetched(p.a); break;
-      case Ev::WriteDmaDone: on_write_dma_done(p.a); break;
-      case Ev::DramWriteDone: on_dram_write_done(p.a); break;
-      case Ev::DramReadDone: on_dram_read_done(p.a); break;
-      case Ev::EvictionRead: on_eviction_read(p.a); break;
-      case Ev::Complete: on_complete(p.a); break;
-      case Ev::ReadSensed: on_read_sensed(p.a); break;
-      case Ev::XferDone: on_xfer_done(p.a); break;
-      case Ev::DieOpDone: on_die_op_done(p.a); break;
+      case Ev::Arrival:
+        on_arrival(p.a);
+        break;
+      case Ev::SqeFetched:
+        on_sqe_fetched(p.a);
+        break;
+      case Ev::WriteDmaDone:
+        on_write_dma_done(p.a);
+        break;
+      case Ev::DramWriteDone:
+        on_dram_write_done(p.a);
+        break;
+      case Ev::DramReadDone:
+        on_dram_read_done(p.a);
+        break;
+      case Ev::EvictionRead:
+        on_eviction_read(p.a);
+        break;
+      case Ev::Complete:
+        on_complete(p.a);
+        break;
+      case Ev::ReadSensed:
+        on_read_sensed(p.a);
+        break;
+      case Ev::XferDone:
+        on_xfer_done(p.a);
+        break;
+      case Ev::DieOpDone:
+        on_die_op_done(p.a);
+        break;
     }
   }
 
@@ -1295,12 +1349,12 @@ class Sim {
               {"update_reads", stats_.update_reads},
               {"cache_merges", stats_.cache_merges},
               {"cache_read_hits", stats_.cache_read_hits}}},
-            {"flash", {{"reads", stats_.flash_reads}, {"programs", stats_.flash_programs}, {"erases", stats_.flash_erases},
-                       {"multiplane_ops", stats_.multiplane_ops}}},
-            {"wall",
-             {{"seconds", wall},
-              {"events", ev_.executed()},
-              {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
+            {"flash",
+             {{"reads", stats_.flash_reads},
+              {"programs", stats_.flash_programs},
+              {"erases", stats_.flash_erases},
+              {"multiplane_ops", stats_.multiplane_ops}}},
+            {"wall", {{"seconds", wall}, {"events", ev_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
   }
 
   struct Stats {
@@ -1342,9 +1396,9 @@ class Sim {
   std::vector<uint32_t> arriving_, departing_;
   FlatMap32 partial_{1024};
   std::vector<uint32_t> park_next_, scratch_;
-  std::vector<int32_t> die_of_;  // die of each plane
-  std::vector<uint8_t> pin_of_;  // plane in its die of each plane
-  std::vector<int64_t> lpa0_;    // first logical page of each flow
+  std::vector<int32_t> die_of_;   // die of each plane
+  std::vector<uint8_t> pin_of_;   // plane in its die of each plane
+  std::vector<int64_t> lpa0_;     // first logical page of each flow
   std::vector<uint32_t> tpage0_;  // first translation page of each flow (and one past the last)
   int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
   uint32_t full_bits_ = 0;

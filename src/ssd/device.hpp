@@ -34,45 +34,62 @@ struct SsdModelOptions {
 
   template <class V>
   void visit(V& v) {
-    v(chip_scheduling, {.name = "chip_scheduling", .def = "true",
-                        .desc = "a chip runs one die operation at a time (MQSim's TSU issues to idle chips only); false: dies run independently",
-                        .source = "MQSim source: TSU_Priority_OutOfOrder / TSU_Base::issue_command_to_chip"});
-    v(cmt_per_flow, {.name = "cmt_per_flow", .def = "true",
+    v(chip_scheduling,
+      {.name = "chip_scheduling",
+       .def = "true",
+       .desc = "a chip runs one die operation at a time (MQSim's TSU issues to idle chips only); false: dies run independently",
+       .source = "MQSim source: TSU_Priority_OutOfOrder / TSU_Base::issue_command_to_chip"});
+    v(cmt_per_flow, {.name = "cmt_per_flow",
+                     .def = "true",
                      .desc = "with CMT_Sharing_Mode SHARED every flow gets a CMT of its own with the whole CMT_Capacity (MQSim "
                              "creates the shared table inside its per-flow loop); false: one table shared by all flows",
                      .source = "MQSim source: Address_Mapping_Unit_Page_Level constructor (sharedCMT)"});
-    v(multiplane_same_page, {.name = "multiplane_same_page", .def = "true",
+    v(multiplane_same_page, {.name = "multiplane_same_page",
+                             .def = "true",
                              .desc = "a multi-plane operation needs the same page offset in every plane",
                              .source = "MQSim source: TSU_Base::issue_command_to_chip"});
-    v(write_translation, {.name = "write_translation", .def = "true",
+    v(write_translation, {.name = "write_translation",
+                          .def = "true",
                           .desc = "a write whose mapping entry misses the CMT reads its translation page first",
                           .source = "MQSim source: Address_Mapping_Unit_Page_Level::query_cmt"});
-    v(translation_writeback, {.name = "translation_writeback", .def = "true",
+    v(translation_writeback, {.name = "translation_writeback",
+                              .def = "true",
                               .desc = "evicting a dirty CMT entry writes its translation page back: a read of the page's clean "
                                       "cached entries, all its dirty entries cleaned",
                               .source = "MQSim source: generate_flash_writeback_request_for_mapping_data"});
-    v(translation_programs, {.name = "translation_programs", .def = "false",
+    v(translation_programs, {.name = "translation_programs",
+                             .def = "false",
                              .desc = "the translation-page program of a write-back runs; false as in MQSim, whose TSUs queue it "
                                      "but never service it (that page then stays in memory: later misses on it read nothing)",
                              .source = "MQSim source: MappingWriteTRQueue is filled but read by no TSU"});
-    v(unwritten_read_dirty, {.name = "unwritten_read_dirty", .def = "true",
+    v(unwritten_read_dirty, {.name = "unwritten_read_dirty",
+                             .def = "true",
                              .desc = "a read of a never-written page creates its mapping entry (dirty in the CMT)",
                              .source = "MQSim source: online_create_entry_for_reads"});
-    v(update_reads, {.name = "update_reads", .def = "true",
+    v(update_reads, {.name = "update_reads",
+                     .def = "true",
                      .desc = "a write covering part of a flash page first reads the page's other written sectors",
                      .source = "MQSim source: allocate_page_in_plane_for_user_write"});
-    v(destage_pages_per_plane, {.name = "destage_pages_per_plane", .def = "1",
+    v(destage_pages_per_plane, {.name = "destage_pages_per_plane",
+                                .def = "1",
                                 .desc = "write-cache back-pressure: sectors being programmed from the cache at most this many "
                                         "pages per plane (0: unlimited)",
-                                .source = "MQSim source: back_pressure_buffer_max_depth = planes x sectors per page", .min = 0,
+                                .source = "MQSim source: back_pressure_buffer_max_depth = planes x sectors per page",
+                                .min = 0,
                                 .max = 1e6});
-    v(hot_cold_cache, {.name = "hot_cold_cache", .def = "true",
+    v(hot_cold_cache, {.name = "hot_cold_cache",
+                       .def = "true",
                        .desc = "a cached page first written in the current window is programmed at once (cold); one written "
                                "again stays in the cache, absorbing later writes, until LRU-evicted",
                        .source = "MQSim source: Data_Cache_Manager_Flash_Advanced bloom filter"});
-    v(hot_window, {.name = "hot_window", .def = "1s", .desc = "how long a written page counts as hot",
-                   .source = "MQSim source: bloom_filter_reset_step = 1 s", .min = 1e-9});
-    v(dram_serial, {.name = "dram_serial", .def = "true", .desc = "the cache DRAM serves one access at a time (FIFO)",
+    v(hot_window, {.name = "hot_window",
+                   .def = "1s",
+                   .desc = "how long a written page counts as hot",
+                   .source = "MQSim source: bloom_filter_reset_step = 1 s",
+                   .min = 1e-9});
+    v(dram_serial, {.name = "dram_serial",
+                    .def = "true",
+                    .desc = "the cache DRAM serves one access at a time (FIFO)",
                     .source = "MQSim source: memory_channel_is_busy"});
   }
 };

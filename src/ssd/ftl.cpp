@@ -64,9 +64,18 @@ bool FlatMap32::erase(uint32_t key) {
 // ---- Ftl -----------------------------------------------------------------------
 
 Ftl::Ftl(const DeviceXml& d)
-    : C_(d.channels), W_(d.chips_per_channel), D_(d.dies_per_chip), P_(d.planes_per_die), B_(d.blocks_per_plane),
-      G_(d.pages_per_block), bits_(d.bits_per_cell()), planes_(d.planes()), planes_per_die_(d.planes_per_die),
-      logical_pages_(d.logical_pages()), scheme_(d.plane_allocation), policy_(d.gc_policy),
+    : C_(d.channels),
+      W_(d.chips_per_channel),
+      D_(d.dies_per_chip),
+      P_(d.planes_per_die),
+      B_(d.blocks_per_plane),
+      G_(d.pages_per_block),
+      bits_(d.bits_per_cell()),
+      planes_(d.planes()),
+      planes_per_die_(d.planes_per_die),
+      logical_pages_(d.logical_pages()),
+      scheme_(d.plane_allocation),
+      policy_(d.gc_policy),
       rng_(Rng::derive(uint64_t(d.seed), "ftl")) {
   if (d.pages() >= int64_t(FlatMap32::kEmpty))
     throw ConfigError(fmt::format("{}: {} physical pages: bitline's FTL addresses at most 2^32-2", d.file, d.pages()));
@@ -272,8 +281,8 @@ void Ftl::precondition(const std::vector<std::pair<uint64_t, uint64_t>>& ranges)
     const int64_t U = int64_t(cum);
     if (U == 0) continue;
     if (n_used < 1 || U > n_used * G_)
-      throw ModelError(fmt::format("FTL: preconditioning puts {} valid pages in plane {}, more than its {} usable pages",
-                                   U, p, std::max<int64_t>(0, n_used) * G_));
+      throw ModelError(fmt::format("FTL: preconditioning puts {} valid pages in plane {}, more than its {} usable pages", U, p,
+                                   std::max<int64_t>(0, n_used) * G_));
     std::vector<int64_t> v(size_t(B_), 0);
     double m = double(U) / double(n_used * G_);
     int64_t used;

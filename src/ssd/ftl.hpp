@@ -125,11 +125,11 @@ class Ftl {
   enum class BlockState : uint8_t { Free, Open, Full, Victim };
   struct Block {
     uint32_t valid = 0;
-    uint32_t written = 0;      // pages programmed since the last erase
+    uint32_t written = 0;  // pages programmed since the last erase
     uint32_t erase_count = 0;
-    uint32_t implicit = 0;     // preconditioned valid prefix (pages [0, implicit) hold implicit lpas)
-    int32_t data = -1;         // index into data_ (lazily allocated)
-    uint64_t seq = 0;          // when it became full (FIFO)
+    uint32_t implicit = 0;  // preconditioned valid prefix (pages [0, implicit) hold implicit lpas)
+    int32_t data = -1;      // index into data_ (lazily allocated)
+    uint64_t seq = 0;       // when it became full (FIFO)
     BlockState state = BlockState::Free;
   };
   struct BlockData {
@@ -140,10 +140,10 @@ class Ftl {
     uint64_t lo, hi, cum;  // plane-local indices [lo, hi); cum = ranks before
   };
   struct PlaneState {
-    std::deque<uint32_t> free;    // free blocks (local ids), oldest erased first
-    int64_t frontier = -1;        // global block id
+    std::deque<uint32_t> free;  // free blocks (local ids), oldest erased first
+    int64_t frontier = -1;      // global block id
     std::vector<Interval> implicit_ranges;
-    std::vector<uint32_t> prefix; // implicit ranks before each local block (size B+1) when preconditioned
+    std::vector<uint32_t> prefix;  // implicit ranks before each local block (size B+1) when preconditioned
   };
   BlockData& data_of(int64_t block);
   bool is_valid(int64_t block, int64_t page) const;

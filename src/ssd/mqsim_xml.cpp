@@ -64,10 +64,9 @@ class Section {
       std::string name = child.name();
       auto it = handlers_.find(name);
       if (it == handlers_.end())
-        throw ConfigError(fmt::format("{}: <{}> inside <{}>: unknown or unsupported element (see docs/ssd.md for the list)",
-                                      file_, name, node_.name()));
-      if (!seen.insert(name).second)
-        throw ConfigError(fmt::format("{}: <{}> inside <{}>: given twice", file_, name, node_.name()));
+        throw ConfigError(
+            fmt::format("{}: <{}> inside <{}>: unknown or unsupported element (see docs/ssd.md for the list)", file_, name, node_.name()));
+      if (!seen.insert(name).second) throw ConfigError(fmt::format("{}: <{}> inside <{}>: given twice", file_, name, node_.name()));
       current_ = name;
       it->second(trim(child.child_value()), child);
     }
@@ -214,8 +213,10 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceXml& d) {
     std::string sorted = u;
     std::sort(sorted.begin(), sorted.end());
     if (sorted != "CDPW")
-      s.fail(fmt::format("'{}' is not supported: bitline models the 24 fully static schemes, a permutation of C, W, D, P "
-                         "(e.g. CWDP)", v));
+      s.fail(
+          fmt::format("'{}' is not supported: bitline models the 24 fully static schemes, a permutation of C, W, D, P "
+                      "(e.g. CWDP)",
+                      v));
     d.plane_allocation = u;
   });
   s.on("Transaction_Scheduling_Policy", [&](auto& v, auto) {
@@ -264,9 +265,10 @@ void check_device(const DeviceXml& d) {
   int64_t reserve = std::max<int64_t>(2, int64_t(std::ceil(d.gc_exec_threshold * double(d.blocks_per_plane))) + 1);
   double usable = double(d.blocks_per_plane - reserve) / double(d.blocks_per_plane);
   if (1.0 - d.overprovisioning >= usable)
-    throw ConfigError(fmt::format("{}: Overprovisioning_Ratio {} leaves no room for garbage collection: the logical space "
-                                  "must be below {:.4f} of the device with GC_Exec_Threshold {} and {} blocks per plane",
-                                  f, d.overprovisioning, usable, d.gc_exec_threshold, d.blocks_per_plane));
+    throw ConfigError(
+        fmt::format("{}: Overprovisioning_Ratio {} leaves no room for garbage collection: the logical space "
+                    "must be below {:.4f} of the device with GC_Exec_Threshold {} and {} blocks per plane",
+                    f, d.overprovisioning, usable, d.gc_exec_threshold, d.blocks_per_plane));
   if (d.logical_pages() < 1) throw ConfigError(fmt::format("{}: no logical pages", f));
 }
 
@@ -337,15 +339,19 @@ FlowXml read_synthetic(const std::string& file, pugi::xml_node node, std::vector
   s.on("Intensity", [&](auto& v, auto) {
     s.integer(v, 0, int64_t(1e12));
     if (notes)
-      notes->push_back(fmt::format("{}: <Intensity> is ignored: MQSim does not read it either (the arrival rate of a "
-                                   "BANDWIDTH flow is <Bandwidth>, bytes per second)", file));
+      notes->push_back(
+          fmt::format("{}: <Intensity> is ignored: MQSim does not read it either (the arrival rate of a "
+                      "BANDWIDTH flow is <Bandwidth>, bytes per second)",
+                      file));
   });
   s.on("Stop_Time", [&](auto& v, auto) { f.stop_time = s.nanoseconds(v, kMaxNs); });
   s.on("Total_Requests_To_Generate", [&](auto& v, auto) { f.total_requests = s.integer(v, 0, int64_t(1e10)); });
   s.run();
   if (f.stop_time == Time{} && f.total_requests == 0)
-    throw ConfigError(fmt::format("{}: a synthetic flow needs <Stop_Time> or <Total_Requests_To_Generate> above zero "
-                                  "(otherwise it never ends)", file));
+    throw ConfigError(
+        fmt::format("{}: a synthetic flow needs <Stop_Time> or <Total_Requests_To_Generate> above zero "
+                    "(otherwise it never ends)",
+                    file));
   if (f.generator == "BANDWIDTH" && f.bandwidth == 0)
     throw ConfigError(fmt::format("{}: a BANDWIDTH flow needs <Bandwidth> above zero (bytes per second)", file));
   return f;
@@ -391,11 +397,15 @@ WorkloadXml parse_workload_xml(const std::string& text, const std::string& name,
     for (auto fl : sc.children()) {
       if (fl.type() != pugi::node_element) continue;
       std::string n = fl.name();
-      if (n == "IO_Flow_Parameter_Set_Synthetic") scen.flows.push_back(read_synthetic(name, fl, notes));
-      else if (n == "IO_Flow_Parameter_Set_Trace_Based") scen.flows.push_back(read_trace_flow(name, fl, base_dir));
+      if (n == "IO_Flow_Parameter_Set_Synthetic")
+        scen.flows.push_back(read_synthetic(name, fl, notes));
+      else if (n == "IO_Flow_Parameter_Set_Trace_Based")
+        scen.flows.push_back(read_trace_flow(name, fl, base_dir));
       else
-        throw ConfigError(fmt::format("{}: <{}> inside <IO_Scenario>: unknown element (expected "
-                                      "<IO_Flow_Parameter_Set_Synthetic> or <IO_Flow_Parameter_Set_Trace_Based>)", name, n));
+        throw ConfigError(
+            fmt::format("{}: <{}> inside <IO_Scenario>: unknown element (expected "
+                        "<IO_Flow_Parameter_Set_Synthetic> or <IO_Flow_Parameter_Set_Trace_Based>)",
+                        name, n));
       if (scen.flows.size() > 64) throw ConfigError(fmt::format("{}: more than 64 flows in one <IO_Scenario>", name));
     }
     if (scen.flows.empty()) throw ConfigError(fmt::format("{}: an <IO_Scenario> without flows", name));
@@ -417,8 +427,10 @@ void check_workload(const WorkloadXml& w, const DeviceXml& d) {
     for (int64_t x : ids)
       if (x >= n) throw ConfigError(fmt::format("{}: <{}> lists {}, but the device ({}) has {}", w.file, what, x, d.file, n));
     if (int64_t(ids.size()) != n)
-      throw ConfigError(fmt::format("{}: <{}> lists {} of the device's {}: flows confined to part of the device are not "
-                                    "modelled by bitline (list all of them)", w.file, what, ids.size(), n));
+      throw ConfigError(
+          fmt::format("{}: <{}> lists {} of the device's {}: flows confined to part of the device are not "
+                      "modelled by bitline (list all of them)",
+                      w.file, what, ids.size(), n));
   };
   for (auto& sc : w.scenarios)
     for (auto& f : sc.flows) {
@@ -429,8 +441,8 @@ void check_workload(const WorkloadXml& w, const DeviceXml& d) {
       if (f.kind == FlowKind::Synthetic) {
         int64_t range = d.logical_pages() * d.sectors_per_page() / int64_t(sc.flows.size());
         if (f.avg_size + 4 * f.size_variance > range)
-          throw ConfigError(fmt::format("{}: request size {} sectors is larger than the flow's address range ({} sectors)",
-                                        w.file, f.avg_size, range));
+          throw ConfigError(
+              fmt::format("{}: request size {} sectors is larger than the flow's address range ({} sectors)", w.file, f.avg_size, range));
       }
     }
 }
@@ -444,7 +456,8 @@ bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why)
   while (n < 6 && ss >> tok[n]) ++n;
   if (n == 0) return false;
   if (n != 5) {
-    why = fmt::format("expected 5 fields (arrival time, device, start LBA, size in sectors, type), found {}", n == 6 ? "more" : std::to_string(n));
+    why = fmt::format("expected 5 fields (arrival time, device, start LBA, size in sectors, type), found {}",
+                      n == 6 ? "more" : std::to_string(n));
     return false;
   }
   int64_t v[5];
@@ -459,10 +472,22 @@ bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why)
     }
     v[i] = x;
   }
-  if (v[0] > int64_t(1e18)) { why = "arrival time beyond 1e18"; return false; }
-  if (v[3] < 1 || v[3] > (1 << 16)) { why = fmt::format("size {} sectors is out of range [1, 65536]", v[3]); return false; }
-  if (v[4] > 1) { why = fmt::format("type {} is neither 1 (read) nor 0 (write)", v[4]); return false; }
-  if (v[2] > (int64_t(1) << 48)) { why = fmt::format("start LBA {} beyond 2^48", v[2]); return false; }
+  if (v[0] > int64_t(1e18)) {
+    why = "arrival time beyond 1e18";
+    return false;
+  }
+  if (v[3] < 1 || v[3] > (1 << 16)) {
+    why = fmt::format("size {} sectors is out of range [1, 65536]", v[3]);
+    return false;
+  }
+  if (v[4] > 1) {
+    why = fmt::format("type {} is neither 1 (read) nor 0 (write)", v[4]);
+    return false;
+  }
+  if (v[2] > (int64_t(1) << 48)) {
+    why = fmt::format("start LBA {} beyond 2^48", v[2]);
+    return false;
+  }
   r = TraceRecord{v[0], v[1], v[2], v[3], v[4] == 1};
   return true;
 }
@@ -490,8 +515,10 @@ bool TraceReader::next(TraceRecord& r) {
     std::string why;
     if (parse_trace_line(line, r, why)) {
       if (r.arrival_raw < last_arrival_)
-        throw ConfigError(fmt::format("{}:{}: arrival time {} is earlier than the previous line's {} (a trace must be in "
-                                      "time order)", path_, line_no_, r.arrival_raw, last_arrival_));
+        throw ConfigError(
+            fmt::format("{}:{}: arrival time {} is earlier than the previous line's {} (a trace must be in "
+                        "time order)",
+                        path_, line_no_, r.arrival_raw, last_arrival_));
       last_arrival_ = r.arrival_raw;
       return true;
     }

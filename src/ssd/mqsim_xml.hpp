@@ -21,7 +21,7 @@ enum class PageType { LSB = 0, CSB = 1, MSB = 2 };
 
 /// The device file: host link, controller options and flash geometry/timing.
 struct DeviceXml {
-  std::string file;  // where it came from (for messages)
+  std::string file;                    // where it came from (for messages)
   std::vector<std::string> defaulted;  // elements absent from the file, at MQSim's default (reported in the results)
   // Host_Parameter_Set
   double pcie_lane_bandwidth_gbps = 1.0;  // GB/s per lane
@@ -36,8 +36,8 @@ struct DeviceXml {
   std::string data_cache_sharing = "SHARED";
   int64_t data_cache_capacity = 256LL << 20;  // bytes
   int64_t dram_row_size = 8192;
-  int64_t dram_data_rate = 800;  // MT/s
-  int64_t dram_burst_size = 4;   // bytes
+  int64_t dram_data_rate = 800;                          // MT/s
+  int64_t dram_burst_size = 4;                           // bytes
   int64_t dram_trcd = 13, dram_tcl = 13, dram_trp = 13;  // ns
   std::string address_mapping = "PAGE_LEVEL";
   bool ideal_mapping_table = false;
@@ -54,13 +54,13 @@ struct DeviceXml {
   bool dynamic_wl = true, static_wl = true;
   int64_t static_wl_threshold = 100;
   int64_t channels = 8;
-  int64_t channel_width = 1;             // bytes
-  int64_t channel_transfer_rate = 333;   // MT/s
+  int64_t channel_width = 1;            // bytes
+  int64_t channel_transfer_rate = 333;  // MT/s
   int64_t chips_per_channel = 4;
   std::string comm_protocol = "NVDDR2";
   // Flash_Parameter_Set
   std::string technology = "MLC";
-  Time read_latency[3] = {us(75), us(75), us(75)};      // LSB, CSB, MSB
+  Time read_latency[3] = {us(75), us(75), us(75)};  // LSB, CSB, MSB
   Time program_latency[3] = {us(750), us(750), us(750)};
   Time erase_latency = us(3800);
   int64_t pe_cycles_limit = 10000;
@@ -89,17 +89,17 @@ struct FlowXml {
   std::string priority = "HIGH";  // URGENT|HIGH|MEDIUM|LOW
   std::string caching_mode = "WRITE_CACHE";
   std::vector<int64_t> channel_ids, chip_ids, die_ids, plane_ids;  // empty = all
-  double initial_occupancy = 0;  // fraction 0..1
+  double initial_occupancy = 0;                                    // fraction 0..1
   // synthetic
-  double working_set = 1.0;  // fraction
+  double working_set = 1.0;               // fraction
   std::string generator = "QUEUE_DEPTH";  // QUEUE_DEPTH|BANDWIDTH
   double read_ratio = 0;
   std::string address_distribution = "RANDOM_UNIFORM";  // RANDOM_UNIFORM|RANDOM_HOTCOLD|STREAMING
-  double hot_region = 0;  // fraction
+  double hot_region = 0;                                // fraction
   bool aligned = true;
-  int64_t alignment_unit = 8;  // sectors
+  int64_t alignment_unit = 8;               // sectors
   std::string size_distribution = "FIXED";  // FIXED|NORMAL
-  int64_t avg_size = 8;  // sectors
+  int64_t avg_size = 8;                     // sectors
   int64_t size_variance = 0;
   int64_t seed = 1;
   int64_t queue_depth = 1;
@@ -136,7 +136,7 @@ void check_workload(const WorkloadXml& w, const DeviceXml& d);
 struct TraceRecord {
   int64_t arrival_raw = 0;  // in the flow's Time_Unit
   int64_t device = 0;
-  int64_t lba = 0;          // sectors
+  int64_t lba = 0;  // sectors
   int64_t sectors = 0;
   bool read = false;
 };

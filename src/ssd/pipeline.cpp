@@ -73,10 +73,18 @@ class Engine {
       now_ = q_.now().raw();
       ++r_.events;
       switch (e.type) {
-        case kDieStep: on_die_step(e.id); break;
-        case kChannelDone: on_channel_done(e.id); break;
-        case kIspResult: on_isp_result(e.aux); break;
-        case kSlotRelease: on_slot_release(e.aux); break;
+        case kDieStep:
+          on_die_step(e.id);
+          break;
+        case kChannelDone:
+          on_channel_done(e.id);
+          break;
+        case kIspResult:
+          on_isp_result(e.aux);
+          break;
+        case kSlotRelease:
+          on_slot_release(e.aux);
+          break;
       }
     }
     for (const auto& d : dies_)
@@ -123,7 +131,11 @@ class Engine {
     const Step& st = s_.templates[job.tmpl][d.step];
     if (st.route != Route::None) {
       int64_t active = job.active;
-      Out o{di, active * page_.raw(), st.route, int64_t(d.step) == last_output_[job.tmpl], active * page_.raw(),
+      Out o{di,
+            active * page_.raw(),
+            st.route,
+            int64_t(d.step) == last_output_[job.tmpl],
+            active * page_.raw(),
             int64_t(d.step) == first_output_[job.tmpl]};
       if (o.route == Route::ToIsp && o.bytes > ssd_.isp_sram.raw()) throw ModelError("ISP SRAM smaller than one job's partial result");
       if (d.c_occupied) {
@@ -201,7 +213,8 @@ class Engine {
         if (s_.host.popcount_result) host_work(arrival, Bytes(o.bytes) / host_.popcount_throughput, o.bytes);
         break;
       }
-      case Route::None: break;
+      case Route::None:
+        break;
     }
     // The C-latch of that die is free again.
     DieRun& d = dies_[o.die];
@@ -305,8 +318,7 @@ class Engine {
 
 }  // namespace
 
-PipelineResult run_pipeline(const PipelineSpec& spec, const SsdParams& ssd, const HostParams& host,
-                            const nand::NandParams& nand) {
+PipelineResult run_pipeline(const PipelineSpec& spec, const SsdParams& ssd, const HostParams& host, const nand::NandParams& nand) {
   Engine e(spec, ssd, host, nand);
   return e.run();
 }
@@ -339,7 +351,8 @@ void PipelineResult::register_stats(StatGroup& g) const {
       .add("host_package_compute", host_compute, "host CPU package: (compute - idle) power x compute time")
       .add("host_dram_background", dram_background, "host DRAM background power x whole run")
       .add("host_dram_access", dram_access, "host DRAM energy per bit written (DMA) or read (CPU)")
-      .derived("total", [this] { return total_energy().raw(); }, "sum of the above");
+      .derived(
+          "total", [this] { return total_energy().raw(); }, "sum of the above");
 }
 
 }  // namespace bitline::ssd

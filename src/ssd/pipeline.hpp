@@ -34,18 +34,18 @@ namespace bitline::ssd {
 
 /// Where the page a step leaves in the C-latch goes.
 enum class Route : uint8_t {
-  None,        // stays in the latches (accumulation)
-  ToHost,      // an operand page, to be combined by the host CPU (OSP)
-  ToIsp,       // an operand page, to be combined by the controller's ISP logic
-  Result,      // the job's result page, to the host
+  None,    // stays in the latches (accumulation)
+  ToHost,  // an operand page, to be combined by the host CPU (OSP)
+  ToIsp,   // an operand page, to be combined by the controller's ISP logic
+  Result,  // the job's result page, to the host
 };
 
 struct Step {
-  Time die_time{};            // how long the die is busy (all active planes in parallel)
-  Energy energy{};            // NAND energy of this step: the die's power x its time, once per die (a datasheet
-                              // ICC is a die figure; a multi-plane operation is not charged per plane)
+  Time die_time{};  // how long the die is busy (all active planes in parallel)
+  Energy energy{};  // NAND energy of this step: the die's power x its time, once per die (a datasheet
+                    // ICC is a die figure; a multi-plane operation is not charged per plane)
   Route route = Route::None;
-  bool sensing = true;        // counts as a sensing (vs. a latch operation)
+  bool sensing = true;  // counts as a sensing (vs. a latch operation)
 };
 
 /// What the host does with what arrives.
@@ -73,12 +73,12 @@ struct PipelineResult {
   Time die_busy{}, channel_busy{}, pcie_busy{}, isp_busy{}, host_busy{};
   int64_t isp_sram_peak = 0;  // most ISP SRAM bytes held at once
   Time isp_link_wait{};       // time finished ISP results waited for PCIe (summed)
-  Time ssd_active{};  // from the start until the SSD's last transfer to the host has ended
+  Time ssd_active{};          // from the start until the SSD's last transfer to the host has ended
   // Energy by component (docs/cosmos.md, "Energy"): power over the time a part is powered + energy per operation.
   Energy nand_sense{}, nand_io{}, pcie{}, isp{};
-  Energy ssd_active_energy{}, ssd_idle_energy{};   // controller + SSD DRAM: active power while active, idle power after
-  Energy host_idle{}, host_compute{};              // CPU package: idle floor x whole run, (cpu - idle) power x compute time
-  Energy dram_background{}, dram_access{};         // host DRAM: background power x whole run, per-bit access energy
+  Energy ssd_active_energy{}, ssd_idle_energy{};  // controller + SSD DRAM: active power while active, idle power after
+  Energy host_idle{}, host_compute{};             // CPU package: idle floor x whole run, (cpu - idle) power x compute time
+  Energy dram_background{}, dram_access{};        // host DRAM: background power x whole run, per-bit access energy
   std::string bottleneck;
 
   Energy total_energy() const {
@@ -90,7 +90,6 @@ struct PipelineResult {
 };
 
 /// Runs the event-driven model (page size, channel rate and channel energy come from `nand`).
-PipelineResult run_pipeline(const PipelineSpec& spec, const SsdParams& ssd, const HostParams& host,
-                            const nand::NandParams& nand);
+PipelineResult run_pipeline(const PipelineSpec& spec, const SsdParams& ssd, const HostParams& host, const nand::NandParams& nand);
 
 }  // namespace bitline::ssd

@@ -60,8 +60,13 @@ class Writer {
       ++r_.events;
       const uint32_t d = e.payload.die;
       switch (e.payload.kind) {
-        case kArrive: ++dies_[d].waiting; try_channel(channel_of(d)); break;
-        case kChannelDone: on_channel_done(d); break;
+        case kArrive:
+          ++dies_[d].waiting;
+          try_channel(channel_of(d));
+          break;
+        case kChannelDone:
+          on_channel_done(d);
+          break;
         case kProgramDone:
           dies_[d].programming = false;
           end_ = std::max(end_, now_);
@@ -83,8 +88,8 @@ class Writer {
 
  private:
   struct Die {
-    int64_t waiting = 0;   // slices in the controller's buffer for this die
-    int64_t loaded = 0;    // slices of the next program in the die's latches
+    int64_t waiting = 0;  // slices in the controller's buffer for this die
+    int64_t loaded = 0;   // slices of the next program in the die's latches
     bool programming = false;
   };
 

@@ -257,16 +257,14 @@ TEST_F(Cli, BadConfigUnknownKey) {
 
 TEST_F(Cli, BadConfigBadUnit) {
   fs::path f = write("unit.yaml", "nand:\n  timing:\n    t_read_slc: 22.5uss\n");
-  expect_config_error("nand demo --config " + quote(f.string()),
-                      {f.string() + ":3", "nand.timing.t_read_slc", "unknown time unit 'uss'"});
+  expect_config_error("nand demo --config " + quote(f.string()), {f.string() + ":3", "nand.timing.t_read_slc", "unknown time unit 'uss'"});
   fs::path g = write("nounit.yaml", "nand:\n  geometry:\n    page_size: 16384\n");
   expect_config_error("nand demo --config " + quote(g.string()), {g.string() + ":3", "nand.geometry.page_size", "has no unit"});
 }
 
 TEST_F(Cli, BadConfigNegativeSize) {
   fs::path f = write("neg.yaml", "nand:\n  geometry:\n    page_size: -16KiB\n");
-  expect_config_error("nand demo --config " + quote(f.string()),
-                      {f.string() + ":3", "nand.geometry.page_size", "must not be negative"});
+  expect_config_error("nand demo --config " + quote(f.string()), {f.string() + ":3", "nand.geometry.page_size", "must not be negative"});
 }
 
 TEST_F(Cli, BadConfigImpossibleGeometry) {
@@ -311,7 +309,8 @@ TEST_F(Cli, UnknownPreset) {
 
 TEST_F(Cli, RberBadConfigToo) {
   fs::path f = write("typo.yaml", "nand:\n  reliability:\n    rber_slcc: 1e-5\n");
-  expect_config_error("nand rber --config " + quote(f.string()), {f.string() + ":3", "nand.reliability.rber_slcc", "did you mean 'rber_slc'?"});
+  expect_config_error("nand rber --config " + quote(f.string()),
+                      {f.string() + ":3", "nand.reliability.rber_slcc", "did you mean 'rber_slc'?"});
   Result ok = run("nand rber");
   EXPECT_EQ(ok.rc, 0) << ok.out;
 }

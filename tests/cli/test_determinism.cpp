@@ -18,8 +18,8 @@ namespace {
 class SameBytes : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           (std::string("bitline-det-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() / (std::string("bitline-det-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                                        "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -29,7 +29,8 @@ class ExperimentCli : public ::bitline::test::TempDirTest {
   /// Runs `bitline CMD --experiment FILE --json OUT EXTRA`; expects success and returns the JSON.
   nlohmann::json run_ok(const std::string& cmd, const fs::path& experiment, const std::string& extra = "") {
     const fs::path out = dir_ / "out.json";
-    const auto r = run_bitline(cmd + " --experiment " + shell_quote(experiment.string()) + " --json " + shell_quote(out.string()) + " " + extra);
+    const auto r =
+        run_bitline(cmd + " --experiment " + shell_quote(experiment.string()) + " --json " + shell_quote(out.string()) + " " + extra);
     EXPECT_EQ(r.rc, 0) << r.out;
     std::ifstream in(out);
     EXPECT_TRUE(in.good()) << "no JSON written: " << r.out;
@@ -55,15 +56,19 @@ TEST_F(ExperimentCli, AccelEvalRunsAUserMatrix) {
   nlohmann::json m = nlohmann::json::parse(std::ifstream(std::string(BITLINE_SOURCE_DIR) + "/configs/models/tiny-test.json"));
   m["num_hidden_layers"] = 4;
   std::ofstream(dir_ / "tiny-b.json") << m.dump();
-  const fs::path e = write("mine.yaml", "# my matrix\n"
-                                        "models: [tiny-test, " + (dir_ / "tiny-b.json").string() + "]\n"
-                                        "contexts: [{name: short, input: 512, output: 128}]\n"
-                                        "slos_ms: [20]\n"
-                                        "systems: [h200x4, csix4]\n"
-                                        "baseline: h200x4\n");
+  const fs::path e = write("mine.yaml",
+                           "# my matrix\n"
+                           "models: [tiny-test, " +
+                               (dir_ / "tiny-b.json").string() +
+                               "]\n"
+                               "contexts: [{name: short, input: 512, output: 128}]\n"
+                               "slos_ms: [20]\n"
+                               "systems: [h200x4, csix4]\n"
+                               "baseline: h200x4\n");
   const auto j = run_ok("accel eval --quiet", e);
   ASSERT_EQ(j["points"].size(), 4u);
-  const std::vector<std::pair<std::string, std::string>> order = {{"tiny-test", "h200x4"}, {"tiny-test", "csix4"}, {"tiny-b", "h200x4"}, {"tiny-b", "csix4"}};
+  const std::vector<std::pair<std::string, std::string>> order = {
+      {"tiny-test", "h200x4"}, {"tiny-test", "csix4"}, {"tiny-b", "h200x4"}, {"tiny-b", "csix4"}};
   for (size_t i = 0; i < order.size(); ++i) {
     const auto& p = j["points"][i];
     EXPECT_EQ(p["model"], order[i].first) << i;
@@ -87,15 +92,17 @@ TEST_F(ExperimentCli, AccelEvalAppliesTheFilesOverridesUnderTheCommandLine) {
   const std::string matrix = "models: [tiny-test]\ncontexts: [\"512:128\"]\nslos_ms: [20]\nsystems: [h200x4]\nbaseline: h200x4\n";
   const fs::path e = write("mine.yaml", matrix + "set: [llm.compute.kernel_overhead=7us]\n");
   EXPECT_EQ(run_ok("accel eval --quiet", e)["config"]["h200"]["llm"]["compute"]["kernel_overhead"], "7us");
-  EXPECT_EQ(run_ok("accel eval --quiet", e, "--set llm.compute.kernel_overhead=5us")["config"]["h200"]["llm"]["compute"]["kernel_overhead"], "5us");
+  EXPECT_EQ(run_ok("accel eval --quiet", e, "--set llm.compute.kernel_overhead=5us")["config"]["h200"]["llm"]["compute"]["kernel_overhead"],
+            "5us");
 }
 
 // A tiny Flash-Cosmos sweep: two workloads, two systems, one pair; `set:` shrinks the data.
 TEST_F(ExperimentCli, CosmosEvalRunsAUserSweep) {
-  const fs::path e = write("sweep.yaml", "systems: [osp, fc]\n"
-                                         "sweep:\n  clique_sizes: [8]\n  months: [1]\n"
-                                         "compare: [fc/osp]\n"
-                                         "set: [workload.users=8000000, workload.vertices=1048576, workload.cliques=4]\n");
+  const fs::path e = write("sweep.yaml",
+                           "systems: [osp, fc]\n"
+                           "sweep:\n  clique_sizes: [8]\n  months: [1]\n"
+                           "compare: [fc/osp]\n"
+                           "set: [workload.users=8000000, workload.vertices=1048576, workload.cliques=4]\n");
   const auto j = run_ok("cosmos eval --quiet", e);
   ASSERT_EQ(j["points"].size(), 4u);
   // Points in the file's order (kcs before bmi here), each on every system in order.
@@ -115,11 +122,12 @@ TEST_F(ExperimentCli, CosmosEvalRunsAUserSweep) {
 
 // An ablation variant is data: a kind and overrides; the variants run as the file lists them.
 TEST_F(ExperimentCli, AblationVariantsAreData) {
-  const fs::path e = write("abl.yaml", "model: tiny-test\ngpus: 4\nbatch_per_rank: 8\ncontext: \"512:128\"\nslo_ms: 20\n"
-                                       "variants:\n"
-                                       "  - {name: base, description: as preset, kind: csi}\n"
-                                       "  - {name: slow_flash, description: twice the read time, kind: csi, set: [nand.timing.t_read_slc=10us]}\n"
-                                       "  - {name: hbm, description: HBM only, kind: h200}\n");
+  const fs::path e = write("abl.yaml",
+                           "model: tiny-test\ngpus: 4\nbatch_per_rank: 8\ncontext: \"512:128\"\nslo_ms: 20\n"
+                           "variants:\n"
+                           "  - {name: base, description: as preset, kind: csi}\n"
+                           "  - {name: slow_flash, description: twice the read time, kind: csi, set: [nand.timing.t_read_slc=10us]}\n"
+                           "  - {name: hbm, description: HBM only, kind: h200}\n");
   const auto j = run_ok("accel ablation", e);
   ASSERT_EQ(j["variants"].size(), 3u);
   EXPECT_EQ(j["variants"]["base"]["system"], "csix4");
@@ -147,9 +155,12 @@ TEST_F(ExperimentCli, BadAccelEvalFilesAreConfigErrors) {
   const std::string ok = ok_models + ok_ctx + ok_slo + ok_sys + ok_base;
   expect_bad("accel eval --quiet", ok + "modles: [x]\n", {"bad.yaml:6", "modles", "unknown key"});
   expect_bad("accel eval --quiet", ok_models + ok_ctx + "slos_ms: [0]\n" + ok_sys + ok_base, {"slos_ms[0]", "above 0"});
-  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + "systems: [h200x4, v100x8]\n" + ok_base, {"systems[1]", "v100x8", "unknown GPU kind"});
-  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + ok_sys + "baseline: clix8\n", {"baseline", "clix8", "not one of the systems"});
-  expect_bad("accel eval --quiet", ok_models + "contexts: [{name: s, input: 512}]\n" + ok_slo + ok_sys + ok_base, {"contexts[0]", "output"});
+  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + "systems: [h200x4, v100x8]\n" + ok_base,
+             {"systems[1]", "v100x8", "unknown GPU kind"});
+  expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + ok_sys + "baseline: clix8\n",
+             {"baseline", "clix8", "not one of the systems"});
+  expect_bad("accel eval --quiet", ok_models + "contexts: [{name: s, input: 512}]\n" + ok_slo + ok_sys + ok_base,
+             {"contexts[0]", "output"});
   expect_bad("accel eval --quiet", ok_models + "contexts: [\"512:0\"]\n" + ok_slo + ok_sys + ok_base, {"contexts[0]", "512:0"});
   expect_bad("accel eval --quiet", ok_models + ok_ctx + ok_slo + ok_sys, {"missing key 'baseline'"});
   expect_bad("accel eval --quiet", "models: [no-such-model]\n" + ok_ctx + ok_slo + ok_sys + ok_base, {"models", "no-such-model"});

@@ -26,8 +26,8 @@ bool has(const std::string& hay, const std::string& needle) { return hay.find(ne
 class Hostile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           (std::string("bitline-hostile-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() / (std::string("bitline-hostile-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                                        "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -128,7 +128,8 @@ TEST_F(Hostile, ConfigMustBeASmallRegularFile) {
 TEST_F(Hostile, JsonNestingInAModelAndATrace) {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   const std::string m = write("deep.json", "{\"hidden_size\": " + deep + "}");
-  expect_bad_input("accel run --model " + quote(m) + " --system csix8 --context long --slo 100", {"deep.json", "nested deeper than 32 levels"});
+  expect_bad_input("accel run --model " + quote(m) + " --system csix8 --context long --slo 100",
+                   {"deep.json", "nested deeper than 32 levels"});
   const std::string t = write("deep.jsonl", "{\"session\": 1, \"turn\": " + deep + "}\n");
   expect_bad_input("accel sessions --trace " + quote(t) + " --json " + out(), {"deep.jsonl:1", "nested deeper than 32 levels"});
 }
@@ -163,13 +164,17 @@ TEST_F(Hostile, HugeOrNonFiniteQuantities) {
 }
 
 TEST_F(Hostile, TokenCountsCannotWrap) {
-  expect_bad_input("accel run --model qwen3-235b --system csix8 --context 9223372036854775807:1 --slo 100", {"context", "at most 1073741824 tokens"});
-  expect_bad_input("accel run --model qwen3-235b --system csix8 --context 99999999999999999999:1 --slo 100", {"context '99999999999999999999:1'"});
-  const std::string t = write("huge.jsonl", "{\"session\": 1, \"turn\": 1, \"input_tokens\": 9000000000000000000, \"output_tokens\": "
-                                            "9000000000000000000, \"timestamp\": 0}\n");
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context 9223372036854775807:1 --slo 100",
+                   {"context", "at most 1073741824 tokens"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context 99999999999999999999:1 --slo 100",
+                   {"context '99999999999999999999:1'"});
+  const std::string t = write("huge.jsonl",
+                              "{\"session\": 1, \"turn\": 1, \"input_tokens\": 9000000000000000000, \"output_tokens\": "
+                              "9000000000000000000, \"timestamp\": 0}\n");
   expect_bad_input("accel sessions --trace " + quote(t) + " --json " + out(), {"huge.jsonl:1", "input_tokens", "above the maximum"});
-  const std::string u = write("unsigned.jsonl", "{\"session\": 1, \"turn\": 1, \"input_tokens\": 18446744073709551615, "
-                                                "\"output_tokens\": 1, \"timestamp\": 0}\n");
+  const std::string u = write("unsigned.jsonl",
+                              "{\"session\": 1, \"turn\": 1, \"input_tokens\": 18446744073709551615, "
+                              "\"output_tokens\": 1, \"timestamp\": 0}\n");
   expect_bad_input("accel sessions --trace " + quote(u) + " --json " + out(), {"unsigned.jsonl:1", "input_tokens", "above the maximum"});
 }
 
@@ -191,9 +196,10 @@ TEST_F(Hostile, ModelSizesAreCapped) {
 TEST_F(Hostile, HbfGeometryIsCapped) {
   expect_bad_input("hbf stream --preset csi --set hbf.geometry.blocks_per_plane=1000000",
                    {"hbf.geometry.blocks_per_plane", "blocks to track, more than 16777216"});
-  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --set hbf.geometry.pages_per_block=1048575 "
-                   "--set hbf.geometry.page_size=16MiB --set hbf.geometry.planes_per_megaplane=96",
-                   {"hbf.geometry.pages_per_block", "bytes of flash"});
+  expect_bad_input(
+      "accel run --model qwen3-235b --system csix8 --context long --slo 100 --set hbf.geometry.pages_per_block=1048575 "
+      "--set hbf.geometry.page_size=16MiB --set hbf.geometry.planes_per_megaplane=96",
+      {"hbf.geometry.pages_per_block", "bytes of flash"});
 }
 
 TEST_F(Hostile, BatchAndContextWorkIsCapped) {
@@ -236,8 +242,9 @@ TEST_F(Hostile, HugeTokenCountsGiveNoNegativeRetention) {
   std::string trace;
   for (int s = 0; s < 20; ++s)
     for (int t = 1; t <= 3; ++t)
-      trace += "{\"session\": " + std::to_string(s) + ", \"turn\": " + std::to_string(t) + ", \"input_tokens\": " +
-               (t > 1 ? "1073741824" : "1000") + ", \"output_tokens\": 1073741824, \"timestamp\": " + std::to_string(10 * s + t) + "}\n";
+      trace += "{\"session\": " + std::to_string(s) + ", \"turn\": " + std::to_string(t) +
+               ", \"input_tokens\": " + (t > 1 ? "1073741824" : "1000") +
+               ", \"output_tokens\": 1073741824, \"timestamp\": " + std::to_string(10 * s + t) + "}\n";
   const std::string f = write("big.jsonl", trace);
   const Result r = ::bitline::test::run_bitline_bounded("accel sessions --trace " + quote(f) + " --json " + out());
   ASSERT_EQ(r.rc, 0) << r.out;
@@ -260,7 +267,8 @@ TEST_F(Hostile, EveryKeyIsCheckedWhicheverCommandRuns) {
   expect_bad_input("hbf info --preset csi --set sessions.sesions=3", {"sessions.sesions", "unknown key"});
   expect_bad_input("nand rber --set llm.compute.util_max=7", {"llm.compute.util_max", "at most 1"});
   const std::string f = write("typo.yaml", "workload:\n  userz: 5\n");
-  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --config " + quote(f), {"typo.yaml:2", "workload.userz"});
+  expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --config " + quote(f),
+                   {"typo.yaml:2", "workload.userz"});
 }
 
 TEST_F(Hostile, NegativeOrRepeatedOptions) {

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <string>
 
+#include "../support/quantity_print.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/params.hpp"
-#include "../support/quantity_print.hpp"
 
 using namespace bitline;
 namespace fs = std::filesystem;
@@ -23,8 +23,7 @@ std::string expect_config_error(F&& f, std::initializer_list<std::string> needle
     f();
   } catch (const ConfigError& e) {
     std::string msg = e.what();
-    for (const auto& n : needles)
-      EXPECT_NE(msg.find(n), std::string::npos) << "message: " << msg << "\nexpected to contain: " << n;
+    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "message: " << msg << "\nexpected to contain: " << n;
     return msg;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "expected a ConfigError, got another exception: " << e.what();
@@ -175,8 +174,7 @@ TEST(ConfigTree, MalformedYamlNamesFileAndLine) {
   // Line 3 is indented under a scalar value: yaml-cpp reports it at line 3.
   expect_config_error([&] { t.load_text("a: 1\nb: 2\n  c: 3\n", "bad.yaml"); }, {"bad.yaml:3:", "malformed YAML"});
   // An unclosed flow sequence is detected at the line after it.
-  std::string msg = expect_config_error([&] { t.load_text("nand:\n  l: [1, 2\n  m: 3\n", "flow.yaml"); },
-                                        {"flow.yaml:", "malformed YAML"});
+  std::string msg = expect_config_error([&] { t.load_text("nand:\n  l: [1, 2\n  m: 3\n", "flow.yaml"); }, {"flow.yaml:", "malformed YAML"});
   EXPECT_TRUE(msg.rfind("flow.yaml:2:", 0) == 0 || msg.rfind("flow.yaml:3:", 0) == 0) << msg;
   // Duplicate keys are an error too (yaml-cpp would silently keep one).
   expect_config_error([&] { t.load_text("nand:\n  a: 1\n  b: 2\n  a: 3\n", "dup.yaml"); }, {"dup.yaml:4", "'a' appears twice"});
@@ -412,7 +410,8 @@ TEST(ParamLoader, SectionShapeErrors) {
 TEST(ParamLoader, RangeErrors) {
   expect_config_error([] { load_text_params("test:\n  size: -16KiB\n"); }, {"t.yaml:2", "test.size", "must not be negative"});
   expect_config_error([] { load_text_params("test:\n  latency: -1us\n"); }, {"test.latency", "must not be negative"});
-  expect_config_error([] { load_text_params("test:\n  inner:\n    lanes: -3\n"); }, {"t.yaml:3", "test.inner.lanes", "must not be negative"});
+  expect_config_error([] { load_text_params("test:\n  inner:\n    lanes: -3\n"); },
+                      {"t.yaml:3", "test.inner.lanes", "must not be negative"});
   expect_config_error([] { load_text_params("test:\n  size: 0B\n"); }, {"test.size", "must be at least 1"});
   expect_config_error([] { load_text_params("test:\n  size: 32MiB\n"); }, {"test.size", "must be at most 16777216"});
   expect_config_error([] { load_text_params("test:\n  count: 256\n"); }, {"test.count", "must be at most 255"});
@@ -431,8 +430,9 @@ TEST(ParamLoader, Choices) {
   EXPECT_EQ(load_text_params("test: {mode: fast}").mode, "fast");
   EXPECT_EQ(load_text_params("test: {mode: slow}").mode, "slow");
   EXPECT_EQ(load_text_params("test: {mode: off}").mode, "off");  // the last choice, and YAML 'off' stays a string
-  expect_config_error([] { load_text_params("test:\n  mode: medium\n"); }, {"t.yaml:2", "test.mode", "'medium' is not one of fast|slow|off"});
-  expect_config_error([] { load_text_params("test:\n  mode: fas\n"); }, {"test.mode", "not one of"});   // no prefix match
+  expect_config_error([] { load_text_params("test:\n  mode: medium\n"); },
+                      {"t.yaml:2", "test.mode", "'medium' is not one of fast|slow|off"});
+  expect_config_error([] { load_text_params("test:\n  mode: fas\n"); }, {"test.mode", "not one of"});  // no prefix match
   expect_config_error([] { load_text_params("test:\n  mode: fast|slow\n"); }, {"test.mode", "not one of"});
   expect_config_error([] { load_text_params("test:\n  mode: ''\n"); }, {"test.mode", "not one of"});
 }

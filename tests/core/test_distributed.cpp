@@ -48,9 +48,13 @@ TEST(Distributed, TheLowestFailingJobsErrorKeepsItsClass) {
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(), "five");
   }
-  EXPECT_THROW(Distributed::world().map(12, [](size_t i) -> std::string { return i == 3 ? throw ModelError("m"), "" : ""; }, 2),
+  EXPECT_THROW(Distributed::world().map(
+                   12, [](size_t i) -> std::string { return i == 3 ? throw ModelError("m"), "" : ""; }, 2),
                ModelError);
-  EXPECT_TRUE(Distributed::world().map(0, [](size_t) { return std::string("never"); }, 2).empty());
+  EXPECT_TRUE(Distributed::world()
+                  .map(
+                      0, [](size_t) { return std::string("never"); }, 2)
+                  .empty());
 }
 
 }  // namespace

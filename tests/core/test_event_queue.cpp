@@ -12,7 +12,11 @@ using namespace bitline;
 TEST(EventQueue, RunsInTimeOrder) {
   EventQueue q;
   std::vector<int64_t> seen;
-  for (int64_t t : {50, 10, 40, 20, 30, 0}) q.at(ps(double(t)), [&, t] { seen.push_back(t); EXPECT_EQ(q.now().raw(), t); });
+  for (int64_t t : {50, 10, 40, 20, 30, 0})
+    q.at(ps(double(t)), [&, t] {
+      seen.push_back(t);
+      EXPECT_EQ(q.now().raw(), t);
+    });
   EXPECT_FALSE(q.empty());
   EXPECT_EQ(q.run(), 6u);
   EXPECT_EQ(seen, (std::vector<int64_t>{0, 10, 20, 30, 40, 50}));
@@ -58,8 +62,7 @@ TEST(EventQueue, SchedulingFromWithinEvents) {
   q.at(us(1), [&] { seen.push_back("a2@1"); });
   q.at(us(3), [&] { seen.push_back("d@3 (queued first)"); });
   EXPECT_EQ(q.run(), 5u);
-  EXPECT_EQ(seen, (std::vector<std::string>{"a@1", "a2@1", "b@1 (same time, after the ones already queued)", "d@3 (queued first)",
-                                            "c@3"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"a@1", "a2@1", "b@1 (same time, after the ones already queued)", "d@3 (queued first)", "c@3"}));
   EXPECT_EQ(q.now(), us(3));
 }
 
@@ -97,7 +100,7 @@ TEST(EventQueue, RunUntilSeesEventsScheduledDuringTheRun) {
   std::vector<int> seen;
   q.at(us(1), [&] {
     seen.push_back(1);
-    q.at(us(2), [&] { seen.push_back(2); });   // inside the window: runs
+    q.at(us(2), [&] { seen.push_back(2); });    // inside the window: runs
     q.at(us(10), [&] { seen.push_back(10); });  // outside: waits
   });
   EXPECT_EQ(q.run_until(us(5)), 2u);

@@ -10,10 +10,10 @@
 #include <limits>
 #include <string>
 
+#include "../support/quantity_print.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/units.hpp"
-#include "../support/quantity_print.hpp"
 
 using namespace bitline;
 namespace fs = std::filesystem;
@@ -44,9 +44,15 @@ TEST(Overflow, TimeSumsAndDifferencesPast2To63) {
   std::string msg = expect_overflow([&] { (void)(big + Time(11)); });
   EXPECT_NE(msg.find("time overflow"), std::string::npos) << msg;
   EXPECT_NE(msg.find("106 days"), std::string::npos) << msg;
-  expect_overflow([&] { Time t = big; t += sec(1); });
+  expect_overflow([&] {
+    Time t = big;
+    t += sec(1);
+  });
   expect_overflow([&] { (void)(Time(-kMax) - Time(10)); });
-  expect_overflow([&] { Time t(-kMax); t -= Time(10); });
+  expect_overflow([&] {
+    Time t(-kMax);
+    t -= Time(10);
+  });
   expect_overflow([&] { (void)(big * 2.0); });
   expect_overflow([&] { (void)(Time(5) * std::nan("")); });
   expect_overflow([] { (void)sec(1e8); });  // 3 years of picoseconds
@@ -91,8 +97,8 @@ namespace {
 class OutputFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           (std::string("bitline-out-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() / (std::string("bitline-out-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                                        "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -20,9 +20,9 @@ namespace {
 // A kind of the tests' own: an enum policy ...
 enum class Colour { Red, Green, Blue };
 const Registry<Colour>& colours() {
-  static const Registry<Colour> r("colour", {{"red", "the first one", Colour::Red},
-                                             {"green", "the second one", Colour::Green},
-                                             {"blue", "the third one", Colour::Blue}});
+  static const Registry<Colour> r(
+      "colour",
+      {{"red", "the first one", Colour::Red}, {"green", "the second one", Colour::Green}, {"blue", "the third one", Colour::Blue}});
   return r;
 }
 

@@ -19,7 +19,8 @@ TEST(StatsTree, DumpsRegisteredMembersByPathWithTheirCurrentValues) {
   t.group("ssd.die0").add("reads", c.reads, "reads").add("busy_s", c.busy, "busy time");
   t.group("ssd.die0.energy_j").add("sense", c.energy, "sensing energy");
   t.group("ssd").add("free_blocks", c.free_blocks, "free blocks").add("bytes", c.moved, "bytes moved");
-  t.group("ssd").derived("reads_per_block", [&] { return double(c.reads) / double(c.free_blocks); }, "a derived figure");
+  t.group("ssd").derived(
+      "reads_per_block", [&] { return double(c.reads) / double(c.free_blocks); }, "a derived figure");
   // Counting happens in the component's own members after registration: the dump reads them then.
   c.reads = 14;
   c.busy = us(3);

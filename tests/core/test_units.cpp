@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/units.hpp"
 #include "../support/quantity_print.hpp"
+#include "core/units.hpp"
 
 using namespace bitline;
 
@@ -44,8 +44,8 @@ TEST(UnitsParse, TimeEveryUnit) {
   EXPECT_EQ(parse_time("1min").raw(), 60'000'000'000'000);
   EXPECT_EQ(parse_time("1e3us").raw(), 1'000'000'000);  // exponent notation
   EXPECT_EQ(parse_time("1.5e-3s").raw(), 1'500'000'000);
-  EXPECT_EQ(parse_time("-5us").raw(), -5'000'000);       // sign is kept; ranges are checked by ParamLoader
-  EXPECT_EQ(parse_time("0").raw(), 0);                   // zero needs no unit
+  EXPECT_EQ(parse_time("-5us").raw(), -5'000'000);  // sign is kept; ranges are checked by ParamLoader
+  EXPECT_EQ(parse_time("0").raw(), 0);              // zero needs no unit
   EXPECT_EQ(parse_time(".5us").raw(), 500'000);
   // Constructors agree with the parser.
   EXPECT_EQ(us(22.5), parse_time("22.5us"));
@@ -124,7 +124,7 @@ TEST(UnitsParse, RejectsUnknownUnitAndListsAccepted) {
   expect_reject(parse_time, "22.5uss", "unknown time unit 'uss'");
   expect_reject(parse_time, "22.5uss", "ps, ns, us");  // the accepted units are listed
   expect_reject(parse_time, "22.5 sec", "unknown time unit 'sec'");
-  expect_reject(parse_time, "5KiB", "unknown time unit");  // right syntax, wrong family
+  expect_reject(parse_time, "5KiB", "unknown time unit");          // right syntax, wrong family
   expect_reject(parse_bytes, "16kib", "unknown size unit 'kib'");  // units are case-sensitive
   expect_reject(parse_bytes, "16KiB/s", "unknown size unit");
   expect_reject(parse_bandwidth, "1.2GB", "unknown bandwidth unit 'GB'");
@@ -165,11 +165,11 @@ TEST(UnitsParse, RejectsMissingUnitOnNonzeroValue) {
 
 TEST(UnitsParse, RejectsFractionalBytesAndOutOfRange) {
   expect_reject(parse_bytes, "1.5B", "not a whole number of bytes");
-  expect_reject(parse_bytes, "12bit", "not a whole number of bytes");  // 1.5 bytes
+  expect_reject(parse_bytes, "12bit", "not a whole number of bytes");   // 1.5 bytes
   expect_reject(parse_bytes, "0.3KiB", "not a whole number of bytes");  // 307.2 bytes
   expect_reject(parse_bytes, "1e19B", "too large");
   expect_reject(parse_time, "1e7s", "out of the representable time range");  // 1e19 ps > INT64_MAX
-  EXPECT_EQ(parse_time("1e6s").raw(), 1'000'000'000'000'000'000);              // 1e18 ps still fits
+  EXPECT_EQ(parse_time("1e6s").raw(), 1'000'000'000'000'000'000);            // 1e18 ps still fits
 }
 
 // ---- quantity arithmetic and mixed operations -------------------------------
@@ -249,8 +249,7 @@ TEST(UnitsFormat, ReadableOutput) {
 }
 
 TEST(UnitsFormat, RoundTripsOfConfigValues) {
-  for (const char* s : {"22.5us", "60us", "3.5ms", "1ps", "750ps", "2.5ns", "2s", "0ps", "1000s"})
-    EXPECT_EQ(format(parse_time(s)), s) << s;
+  for (const char* s : {"22.5us", "60us", "3.5ms", "1ps", "750ps", "2.5ns", "2s", "0ps", "1000s"}) EXPECT_EQ(format(parse_time(s)), s) << s;
   for (const char* s : {"16KiB", "1000B", "2GiB", "0B", "7B"}) EXPECT_EQ(format(parse_bytes(s)), s) << s;
   for (const char* s : {"1.2GB/s", "800MB/s", "100B/s"}) EXPECT_EQ(format(parse_bandwidth(s)), s) << s;
   for (const char* s : {"82.5mW", "1.5W", "165mW"}) EXPECT_EQ(format(parse_power(s)), s) << s;

@@ -26,10 +26,12 @@ TEST(WorkerPool, MapKeepsIndexOrder) {
 
 TEST(WorkerPool, ProgressIsCountedOncePerJobInOrderOfCompletion) {
   std::vector<size_t> done_counts;
-  WorkerPool(3).run(20, [](size_t) {}, [&](size_t done, size_t total, size_t) {
-    EXPECT_EQ(total, 20u);
-    done_counts.push_back(done);  // serialised by the pool: no lock needed here
-  });
+  WorkerPool(3).run(
+      20, [](size_t) {},
+      [&](size_t done, size_t total, size_t) {
+        EXPECT_EQ(total, 20u);
+        done_counts.push_back(done);  // serialised by the pool: no lock needed here
+      });
   ASSERT_EQ(done_counts.size(), 20u);
   for (size_t i = 0; i < done_counts.size(); ++i) EXPECT_EQ(done_counts[i], i + 1);
 }

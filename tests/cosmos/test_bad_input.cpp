@@ -17,8 +17,7 @@ class BadInput : public ::testing::Test {
   EvalConfig cfg_ = paper_config();
   CosmosSsd ssd_{cfg_.nand, cfg_.ssd, cfg_.host, false, 1};
 
-  void put(const std::string& name, int64_t bytes = 16384, const std::string& group = "",
-           nand::ProgramMode mode = nand::ProgramMode::Esp) {
+  void put(const std::string& name, int64_t bytes = 16384, const std::string& group = "", nand::ProgramMode mode = nand::ProgramMode::Esp) {
     WriteOptions o;
     o.group = group;
     o.mode = mode;

@@ -84,8 +84,10 @@ TEST(CommandStream, TimingOnlyModeChecksTheCommandsItPrices) {
     for (const char* n : {"a", "b", "c"}) {
       WriteOptions o;
       o.group = n;  // a pool (and so a block) of its own
-      if (functional) ssd.write(n, BitVector(size_t(bytes) * 8, true), o);
-      else ssd.write(n, bytes, o);
+      if (functional)
+        ssd.write(n, BitVector(size_t(bytes) * 8, true), o);
+      else
+        ssd.write(n, bytes, o);
     }
     try {
       ssd.read("OR(a, b, c)", System::Fc);

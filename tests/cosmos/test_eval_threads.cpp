@@ -12,7 +12,8 @@ TEST(EvalThreads, SameResultsBitForBitWithOneOrThreeThreads) {
   const EvalMatrix m = matrix_of({{"bmi", "months", 1}, {"bmi", "months", 3}, {"ims", "images", 100}, {"kcs", "k", 8}, {"kcs", "k", 16}});
   const auto one = run_eval(c, m, nullptr, 1);
   size_t progress_calls = 0;
-  const auto three = run_eval(c, m, [&](size_t, size_t, const std::string&) { ++progress_calls; }, 3);
+  const auto three = run_eval(
+      c, m, [&](size_t, size_t, const std::string&) { ++progress_calls; }, 3);
   ASSERT_EQ(one.size(), m.points.size() * std::size(kAllSystems));
   EXPECT_EQ(progress_calls, one.size());
   EXPECT_EQ(eval_json(one, m, Json::object()).dump(), eval_json(three, m, Json::object()).dump());

@@ -275,12 +275,30 @@ TEST(Functional, EveryOperationOnFixedLayouts) {
   for (int i = 0; i < 4; ++i) put(fmt::format("b{}", i), "", Copies::Normal);      // four blocks
   for (int i = 0; i < 4; ++i) put(fmt::format("c{}", i), "gc", Copies::Inverted);  // one block, inverted
   for (int i = 0; i < 3; ++i) put(fmt::format("d{}", i), "gd", Copies::Both);
-  const char* exprs[] = {
-      "AND(a0, a1, a2, a3)", "OR(b0, b1, b2, b3)", "OR(a0, a1, a2, a3)", "OR(c0, c1, c2, c3)", "OR(d0, d1, d2)",
-      "NOT(a0)", "NOT(c0)", "c1", "NAND(a0, a1, a2)", "NAND(a0, b0)", "NOR(b0, b1, b2)", "NOR(c0, c1, c2, c3)",
-      "NOR(b0, b1, b2, b3, a0, a1)", "XOR(a0, b0)", "XNOR(a0, b0)", "XOR(AND(a0, a1), AND(b0, b1))", "XOR(NOT(a0), c0)",
-      "OR(AND(a0, a1, a2), b0)", "OR(AND(a0, a1), AND(b0, b1), b2)", "AND(a0, NOT(c0), d0, NOT(d1))",
-      "XNOR(OR(b0, b1), a0)", "XOR(XOR(a0, b0), b1)", "NOT(XOR(a0, a1))", "AND(a0, a0, a1)"};
+  const char* exprs[] = {"AND(a0, a1, a2, a3)",
+                         "OR(b0, b1, b2, b3)",
+                         "OR(a0, a1, a2, a3)",
+                         "OR(c0, c1, c2, c3)",
+                         "OR(d0, d1, d2)",
+                         "NOT(a0)",
+                         "NOT(c0)",
+                         "c1",
+                         "NAND(a0, a1, a2)",
+                         "NAND(a0, b0)",
+                         "NOR(b0, b1, b2)",
+                         "NOR(c0, c1, c2, c3)",
+                         "NOR(b0, b1, b2, b3, a0, a1)",
+                         "XOR(a0, b0)",
+                         "XNOR(a0, b0)",
+                         "XOR(AND(a0, a1), AND(b0, b1))",
+                         "XOR(NOT(a0), c0)",
+                         "OR(AND(a0, a1, a2), b0)",
+                         "OR(AND(a0, a1), AND(b0, b1), b2)",
+                         "AND(a0, NOT(c0), d0, NOT(d1))",
+                         "XNOR(OR(b0, b1), a0)",
+                         "XOR(XOR(a0, b0), b1)",
+                         "NOT(XOR(a0, a1))",
+                         "AND(a0, a0, a1)"};
   for (const char* text : exprs) {
     Expr e = parse_expr(text);
     BitVector want = evaluate(e, values);

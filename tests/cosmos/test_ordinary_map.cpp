@@ -16,7 +16,7 @@ struct Small {
   Small() {
     ssd.channels = 2;
     ssd.dies_per_channel = 1;
-    nand.geometry.planes_per_die = 2;      // 4 planes
+    nand.geometry.planes_per_die = 2;  // 4 planes
     nand.geometry.blocks_per_plane = 4;
     nand.geometry.subblocks_per_block = 2;
     nand.geometry.wordlines_per_string = 4;  // 8 wordlines per block per plane

@@ -332,12 +332,8 @@ TEST_F(PlannerTest, ParaBitSensesOneWordlineOfOneBlockAtATime) {
   struct Case {
     std::string expr;
     int sensings;
-  } cases[] = {{call("AND", g), 10},
-               {call("OR", s), 4},
-               {call("OR", inv), 4},
-               {fmt::format("OR({}, c0)", call("AND", adj)), 9},
-               {"NOT(g0)", 1},
-               {"XOR(g0, s0)", 2}};
+  } cases[] = {{call("AND", g), 10}, {call("OR", s), 4}, {call("OR", inv), 4}, {fmt::format("OR({}, c0)", call("AND", adj)), 9},
+               {"NOT(g0)", 1},       {"XOR(g0, s0)", 2}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.expr);
     Plan p = plan(c.expr, kParaBit);

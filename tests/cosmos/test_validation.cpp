@@ -12,8 +12,8 @@
 // suite-level set-up would repeat the ~15 s evaluation for every test: the
 // checks on the full run_eval are therefore one test, and the known-gap figure
 // (which needs only fc and parabit) runs its own smaller evaluation.
-#include "cosmos_test_util.hpp"
 #include "../support/paper_figures.hpp"
+#include "cosmos_test_util.hpp"
 
 #include <fmt/format.h>
 
@@ -29,9 +29,7 @@ struct Eval {
   std::vector<PointResult> results;
   Json summary;
 
-  double speedup(const std::string& pair, const std::string& w = "overall") const {
-    return summary["speedup"][pair][w].get<double>();
-  }
+  double speedup(const std::string& pair, const std::string& w = "overall") const { return summary["speedup"][pair][w].get<double>(); }
   double efficiency(const std::string& pair, const std::string& w = "overall") const {
     return summary["energy_efficiency"][pair][w].get<double>();
   }
@@ -68,9 +66,9 @@ const double kTolerance = paper("/tolerance");
 
 bool within(double model, double paper, double tol) { return std::fabs(model / paper - 1.0) <= tol; }
 
-#define EXPECT_WITHIN(what, model, paper, tol)                                                                      \
-  EXPECT_TRUE(within(model, paper, tol)) << what << ": model " << (model) << " vs paper " << (paper) << " (tolerance +-" \
-                                         << (tol) * 100 << "%)"
+#define EXPECT_WITHIN(what, model, paper, tol)                                                                                        \
+  EXPECT_TRUE(within(model, paper, tol)) << what << ": model " << (model) << " vs paper " << (paper) << " (tolerance +-" << (tol)*100 \
+                                         << "%)"
 
 TEST(Validation, PaperEvaluation) {
   const Eval e = full_eval();
@@ -84,8 +82,10 @@ TEST(Validation, PaperEvaluation) {
   }
 
   // The paper's averages (per-workload mean of per-point ratios, geometric mean over the workloads).
-  for (auto [key, value] : {std::pair{"fc_over_osp_speedup", e.speedup("fc/osp")}, {"fc_over_isp_speedup", e.speedup("fc/isp")},
-                            {"fc_over_parabit_speedup", e.speedup("fc/parabit")}, {"fc_over_osp_energy", e.efficiency("fc/osp")},
+  for (auto [key, value] : {std::pair{"fc_over_osp_speedup", e.speedup("fc/osp")},
+                            {"fc_over_isp_speedup", e.speedup("fc/isp")},
+                            {"fc_over_parabit_speedup", e.speedup("fc/parabit")},
+                            {"fc_over_osp_energy", e.efficiency("fc/osp")},
                             {"fc_over_parabit_energy", e.efficiency("fc/parabit")}})
     RecordProperty(key, fmt::format("{:.3f}", value));
   EXPECT_WITHIN("speedup fc/osp", e.speedup("fc/osp"), paper("/speedup/fc~1osp"), kTolerance);

@@ -54,8 +54,7 @@ TEST(HbfCli, StreamWritesTheRequiredJson) {
   EXPECT_EQ(j["config"]["hbf"]["stacks"], 6);
 
   auto g = tmp("stream-decl.json");
-  r = run("hbf stream --preset csi --bytes 1GiB --tensor 1MiB --layout declaration --no-prefetch --granularity plane --json " +
-          g.string());
+  r = run("hbf stream --preset csi --bytes 1GiB --tensor 1MiB --layout declaration --no-prefetch --granularity plane --json " + g.string());
   ASSERT_EQ(r.rc, 0) << r.out;
   auto k = load(g);
   EXPECT_EQ(k["layout"], "declaration");

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "helpers.hpp"
 #include "hbf/experiments.hpp"
 #include "hbf/runtime.hpp"
+#include "helpers.hpp"
 
 namespace bitline::hbf {
 namespace {

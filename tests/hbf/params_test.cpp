@@ -4,8 +4,8 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "helpers.hpp"
 #include "hbf/runtime.hpp"
+#include "helpers.hpp"
 
 namespace bitline::hbf {
 namespace {
@@ -17,13 +17,13 @@ using test::tree_of;
 TEST(HbfParams, CsiPresetGeometryMatchesSpec) {
   System s = system_of("csi");
   EXPECT_EQ(s.stacks(), 6);
-  EXPECT_EQ(s.planes_per_stack(), 768);             // spec: 8 dies x 96 planes
-  EXPECT_EQ(s.megaplanes_per_die(), 3);             // spec: 96 / 32
-  EXPECT_EQ(s.megaplanes_per_stack(), 24);          // spec
+  EXPECT_EQ(s.planes_per_stack(), 768);     // spec: 8 dies x 96 planes
+  EXPECT_EQ(s.megaplanes_per_die(), 3);     // spec: 96 / 32
+  EXPECT_EQ(s.megaplanes_per_stack(), 24);  // spec
   EXPECT_EQ(s.megaplanes(), 144);
-  EXPECT_EQ(s.megapage(), KiB(128));                // spec: 32 x 4 KB
+  EXPECT_EQ(s.megapage(), KiB(128));  // spec: 32 x 4 KB
   EXPECT_EQ(s.hyperpage(), MiB(18));
-  EXPECT_EQ(s.flash_capacity(), GiB(6 * 192));      // spec: 192 GB per stack, 1,152 GB per CSI GPU
+  EXPECT_EQ(s.flash_capacity(), GiB(6 * 192));  // spec: 192 GB per stack, 1,152 GB per CSI GPU
   EXPECT_EQ(Bytes(s.blocks_per_plane() * s.pages_per_block() * s.page_size().raw()), MiB(256));  // spec: 256 MB per plane
   // spec: 24 MB plane SRAM + 8 MB base die = 32 MB per stack.
   EXPECT_EQ(s.hbf().sram.plane_sram.raw() * s.planes_per_stack() + s.hbf().sram.base_sram.raw(), MiB(32).raw());
@@ -41,8 +41,8 @@ TEST(HbfParams, CsiPresetGeometryMatchesSpec) {
 // uses are exactly today's spec numbers, and changing the `nand` section changes them.
 TEST(HbfParams, CellFiguresComeFromTheNandModel) {
   const System s = system_of("csi");
-  EXPECT_EQ(s.hbf().timing.t_read, parse_time("4us"));    // spec: XL-Flash
-  EXPECT_EQ(s.hbf().timing.t_prog, parse_time("75us"));   // spec: XL-Flash
+  EXPECT_EQ(s.hbf().timing.t_read, parse_time("4us"));                                   // spec: XL-Flash
+  EXPECT_EQ(s.hbf().timing.t_prog, parse_time("75us"));                                  // spec: XL-Flash
   EXPECT_EQ(s.hbf().timing.t_erase, default_params<nand::NandParams>().timing.t_erase);  // the NAND model's tBERS
   EXPECT_EQ(s.hbf().timing.t_erase, parse_time("3.5ms"));
   // Bit for bit the numbers the HBF had before it took them from the NAND model.
@@ -104,8 +104,8 @@ TEST(HbfParams, DealingOrderVisitsStacksFirstAndIsAPermutation) {
     MegaplaneId m = s.dealt(i);
     seen.insert(m);
     EXPECT_EQ(s.deal_index(m), i);
-    EXPECT_EQ(s.stack_of(m), i % 6);                 // consecutive megapages on different stacks
-    EXPECT_EQ(s.die_of(m), (i / 6) % 8);             // then different dies
+    EXPECT_EQ(s.stack_of(m), i % 6);      // consecutive megapages on different stacks
+    EXPECT_EQ(s.die_of(m), (i / 6) % 8);  // then different dies
   }
   EXPECT_EQ(int64_t(seen.size()), s.megaplanes());
   EXPECT_EQ(s.dealt(s.megaplanes() + 5), s.dealt(5));

@@ -17,8 +17,8 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "helpers.hpp"
 #include "hbf/runtime.hpp"
+#include "helpers.hpp"
 
 namespace bitline::hbf {
 namespace {
@@ -27,10 +27,11 @@ constexpr int64_t kUnit = 128;  // megapage of the system below
 
 System property_system() {
   // K = 8 megaplanes (2 stacks x 2 dies x 2), 64 B pages, M = 2, 16 blocks x 4 pages.
-  return System(load_system_params(test::tree_of(
-      "", "hbf:\n  stacks: 2\n  geometry:\n    dies_per_stack: 2\n    planes_per_die: 4\n    planes_per_megaplane: 2\n"
-          "    blocks_per_plane: 16\n    pages_per_block: 4\n    page_size: 64B\n"
-          "  sram:\n    plane_sram: 128B\n    base_sram: 256B\nhbm:\n  stacks: 1\n  capacity_per_stack: 16KiB\n")));
+  return System(load_system_params(
+      test::tree_of("",
+                    "hbf:\n  stacks: 2\n  geometry:\n    dies_per_stack: 2\n    planes_per_die: 4\n    planes_per_megaplane: 2\n"
+                    "    blocks_per_plane: 16\n    pages_per_block: 4\n    page_size: 64B\n"
+                    "  sram:\n    plane_sram: 128B\n    base_sram: 256B\nhbm:\n  stacks: 1\n  capacity_per_stack: 16KiB\n")));
 }
 
 struct Coverage {
@@ -45,21 +46,49 @@ class PropertyRun {
   void step() {
     const int op = int(rng_.below(15));
     switch (op) {
-      case 0: store(); break;
-      case 1: map_weights(); break;
-      case 2: unmap(); break;
-      case 3: hbm(); break;
-      case 4: kv_create(); break;
+      case 0:
+        store();
+        break;
+      case 1:
+        map_weights();
+        break;
+      case 2:
+        unmap();
+        break;
+      case 3:
+        hbm();
+        break;
+      case 4:
+        kv_create();
+        break;
       case 5:
-      case 6: kv_append(); break;
-      case 7: group_create(); break;
-      case 8: group_mmap(); break;
-      case 9: group_arrange(); break;
-      case 10: group_write(); break;
-      case 11: group_destroy(); break;
-      case 12: prefetch(); break;
-      case 13: release(); break;
-      case 14: evict(); break;
+      case 6:
+        kv_append();
+        break;
+      case 7:
+        group_create();
+        break;
+      case 8:
+        group_mmap();
+        break;
+      case 9:
+        group_arrange();
+        break;
+      case 10:
+        group_write();
+        break;
+      case 11:
+        group_destroy();
+        break;
+      case 12:
+        prefetch();
+        break;
+      case 13:
+        release();
+        break;
+      case 14:
+        evict();
+        break;
     }
     check();
   }
@@ -96,7 +125,9 @@ class PropertyRun {
     return v;
   }
   template <class V>
-  size_t pick(const V& v) { return size_t(rng_.below(v.size())); }
+  size_t pick(const V& v) {
+    return size_t(rng_.below(v.size()));
+  }
   void count(const std::string& op) { ++cov_.ops[op]; }
   template <class F>
   void expect_model_error(F&& f, const std::string& what) {
@@ -449,13 +480,12 @@ TEST(HbfProperty, RandomInterleavingsNeverLoseOrShareData) {
   std::string summary;
   for (auto& [op, n] : cov.ops) summary += fmt::format("{} {}, ", op, n);
   RecordProperty("coverage", summary);
-  std::printf("coverage: %sevicted blocks %d, base-SRAM prefetches %d, replicated %d, hyperpages %d, scattered %d, spilled %d, "
-              "expected errors %d\n",
-              summary.c_str(), cov.evicted_blocks, cov.base_sram, cov.replicated, cov.hyperpages, cov.scattered, cov.spilled,
-              cov.errors_expected);
-  for (std::string op : {"store", "nand_mmap", "munmap-weights", "munmap-hbm", "write-hbm", "kv_create", "kv_append",
-                         "group_create", "group_mmap", "group_arrange", "group_write", "group_destroy", "sram_prefetch",
-                         "sram_release", "evict"})
+  std::printf(
+      "coverage: %sevicted blocks %d, base-SRAM prefetches %d, replicated %d, hyperpages %d, scattered %d, spilled %d, "
+      "expected errors %d\n",
+      summary.c_str(), cov.evicted_blocks, cov.base_sram, cov.replicated, cov.hyperpages, cov.scattered, cov.spilled, cov.errors_expected);
+  for (std::string op : {"store", "nand_mmap", "munmap-weights", "munmap-hbm", "write-hbm", "kv_create", "kv_append", "group_create",
+                         "group_mmap", "group_arrange", "group_write", "group_destroy", "sram_prefetch", "sram_release", "evict"})
     EXPECT_GE(cov.ops[op], 20) << op;
   EXPECT_GT(cov.evicted_blocks, 50);
   EXPECT_GT(cov.base_sram, 0);

@@ -9,8 +9,8 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "helpers.hpp"
 #include "hbf/runtime.hpp"
+#include "helpers.hpp"
 
 namespace bitline::hbf {
 namespace {
@@ -19,8 +19,10 @@ namespace {
 // `blocks` blocks of 4 pages per plane. Plane SRAM 128 B = 2 megapages per megaplane;
 // base SRAM 256 B = 2 megapages per stack; one HBM stack of 4 KiB unless `extra` says otherwise.
 System tiny(const std::string& extra = "", int blocks = 16) {
-  ConfigTree t = test::tree_of("", "hbf:\n  stacks: 2\n  geometry:\n    dies_per_stack: 2\n    planes_per_die: 4\n"
-                                   "    planes_per_megaplane: 2\n    blocks_per_plane: " + std::to_string(blocks) +
+  ConfigTree t = test::tree_of("",
+                               "hbf:\n  stacks: 2\n  geometry:\n    dies_per_stack: 2\n    planes_per_die: 4\n"
+                               "    planes_per_megaplane: 2\n    blocks_per_plane: " +
+                                   std::to_string(blocks) +
                                    "\n    pages_per_block: 4\n    page_size: 64B\n"
                                    "  sram:\n    plane_sram: 128B\n    base_sram: 256B\n"
                                    "hbm:\n  stacks: 1\n  capacity_per_stack: 4KiB\n");
@@ -84,10 +86,10 @@ TEST(HbfRuntime, PrefetchRepointsTheEntryAndReleaseRestoresIt) {
   ObjectId id = rt.store_weights(WeightSpec{"w", {{"t", Bytes(48 * 128)}}, {}}, data);
   VAddr va = rt.nand_mmap(id);
   PrefetchResult p = rt.sram_prefetch(va, Bytes(48 * 128));
-  EXPECT_EQ(p.address, va);              // the caller keeps its virtual address
-  EXPECT_EQ(p.plane_sram, 8 * 2);        // plane SRAM first
-  EXPECT_EQ(p.base_sram, 2 * 2);         // then the base die of each stack
-  EXPECT_EQ(p.left_in_flash, 48 - 20);   // the rest stays in flash
+  EXPECT_EQ(p.address, va);             // the caller keeps its virtual address
+  EXPECT_EQ(p.plane_sram, 8 * 2);       // plane SRAM first
+  EXPECT_EQ(p.base_sram, 2 * 2);        // then the base die of each stack
+  EXPECT_EQ(p.left_in_flash, 48 - 20);  // the rest stays in flash
   EXPECT_EQ(rt.translate(va).kind, Location::Kind::PlaneSram);
   EXPECT_EQ(rt.translate(va + 47 * 128).kind, Location::Kind::Flash);
   EXPECT_EQ(read(rt, va, data.size()), data);  // same bytes wherever they are
@@ -410,7 +412,9 @@ TEST(HbfRuntime, BadInputGivesClearErrors) {
   std::string e = error_of([&] { rt.store_weights(WeightSpec{"big", {{"t", KiB(65)}}, {}}, bytes_of(rng, 65 * 1024)); });
   EXPECT_NE(e.find("'big'"), std::string::npos) << e;
   EXPECT_NE(e.find("does not fit"), std::string::npos) << e;
-  EXPECT_NE(error_of([&] { rt.store_weights(WeightSpec{"w", {{"t", Bytes(10)}}, {}}, bytes_of(rng, 9)); }).find("10 bytes"),
+  EXPECT_NE(error_of([&] {
+              rt.store_weights(WeightSpec{"w", {{"t", Bytes(10)}}, {}}, bytes_of(rng, 9));
+            }).find("10 bytes"),
             std::string::npos);
   EXPECT_NE(error_of([&] { rt.store_weights(WeightSpec{"w", {}, {}}); }).find("at least one tensor"), std::string::npos);
   ObjectId kv = rt.kv_create("kv");

@@ -7,9 +7,9 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "helpers.hpp"
 #include "hbf/experiments.hpp"
 #include "hbf/runtime.hpp"
+#include "helpers.hpp"
 
 namespace bitline::hbf {
 namespace {
@@ -64,8 +64,10 @@ TEST(HbfTiming, PrefetchOverlapsReadsWithCompute) {
     VAddr va = rt.nand_mmap(id);
     ReadPlan plan = rt.read_plan(Runtime::tiles(va, MiB(3 * n), MiB(3), compute));
     ReadResult r = simulate_reads(s, plan, read_options(s));
-    if (prefetch) EXPECT_EQ(r.elapsed, tr + tile_xfer + compute * double(n - 1));  // reads hidden behind compute
-    else EXPECT_EQ(r.elapsed, (tr + tile_xfer) * double(n));                       // every tile waits for its reads
+    if (prefetch)
+      EXPECT_EQ(r.elapsed, tr + tile_xfer + compute * double(n - 1));  // reads hidden behind compute
+    else
+      EXPECT_EQ(r.elapsed, (tr + tile_xfer) * double(n));  // every tile waits for its reads
   }
 }
 
@@ -106,7 +108,7 @@ TEST(HbfTiming, DeclarationOrderIsSlowerBecauseOfStragglers) {
   }
   const Time x = Bytes(KiB(4)) / GBps(768);
   EXPECT_EQ(t[0], us(8) + x * 3.0);  // two sensings per megaplane; the three last pages then cross the interface
-  EXPECT_EQ(t[1], us(12) + x);  // three sensings on one megaplane
+  EXPECT_EQ(t[1], us(12) + x);       // three sensings on one megaplane
   EXPECT_NEAR(t[1] / t[0], 1.5, 0.01);
 
   // A long stream on a CSI GPU: with 1 MiB tensors declared in checkpoint order,

@@ -26,8 +26,8 @@ bool has(const std::string& hay, const std::string& needle) { return hay.find(ne
 class AccelCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           (std::string("bitline-accel-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() / (std::string("bitline-accel-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                                        "-" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override {
@@ -93,12 +93,15 @@ TEST_F(AccelCli, AblationAndSessionsShapes) {
     EXPECT_TRUE(s["systems"][k].contains("recomputed_tokens"));
   }
   // A trace file in the documented JSONL format.
-  std::ofstream(path("t.jsonl")) << R"({"session": "a", "turn": 1, "input_tokens": 1000, "output_tokens": 100, "timestamp": 0})" << "\n"
-                                 << R"({"session": "a", "turn": 2, "input_tokens": 1300, "output_tokens": 100, "timestamp": 60})" << "\n";
+  std::ofstream(path("t.jsonl")) << R"({"session": "a", "turn": 1, "input_tokens": 1000, "output_tokens": 100, "timestamp": 0})"
+                                 << "\n"
+                                 << R"({"session": "a", "turn": 2, "input_tokens": 1300, "output_tokens": 100, "timestamp": 60})"
+                                 << "\n";
   r = run("accel sessions --trace " + quote(path("t.jsonl")) + " --json " + quote(path("t.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_DOUBLE_EQ(read("t.json")["systems"]["csix8"]["hit_rate"].get<double>(), 1.0);
-  std::ofstream(path("bad.jsonl")) << R"({"session": "a", "turn": 1, "input_tokens": -5, "output_tokens": 1, "timestamp": 0})" << "\n";
+  std::ofstream(path("bad.jsonl")) << R"({"session": "a", "turn": 1, "input_tokens": -5, "output_tokens": 1, "timestamp": 0})"
+                                   << "\n";
   r = run("accel sessions --trace " + quote(path("bad.jsonl")) + " --json " + quote(path("x.json")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "bad.jsonl:1: field 'input_tokens'")) << r.out;
@@ -117,9 +120,10 @@ TEST_F(AccelCli, RunPrintsABreakdown) {
 // A grid of parameter values around one point: every combination, in order, with its values; more interface
 // bandwidth or fill offload can only help; a bad value anywhere stops the sweep before it starts.
 TEST_F(AccelCli, SweepRunsEveryCombination) {
-  Result r = run("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --quiet"
-                 " --vary hbf.timing.interface_bandwidth=384GB/s,768GB/s --vary serving.kv_offload=mean,fill --json " +
-                 quote(path("s.json")));
+  Result r =
+      run("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --quiet"
+          " --vary hbf.timing.interface_bandwidth=384GB/s,768GB/s --vary serving.kv_offload=mean,fill --json " +
+          quote(path("s.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto j = read("s.json");
   ASSERT_EQ(j["points"].size(), 4u);
@@ -250,7 +254,8 @@ TEST_F(AccelCli, ANewKindAndModelInAConfigFolderRun) {
 TEST_F(AccelCli, B200AndAnHbfOnlySystemRun) {
   const Result kinds = run("accel kinds");
   ASSERT_EQ(kinds.rc, 0) << kinds.out;
-  for (const char* k : {"a100", "h100", "h200", "b200", "csi", "cli", "hbf-only"}) EXPECT_TRUE(has("\n" + kinds.out, std::string("\n") + k + " ")) << k;
+  for (const char* k : {"a100", "h100", "h200", "b200", "csi", "cli", "hbf-only"})
+    EXPECT_TRUE(has("\n" + kinds.out, std::string("\n") + k + " ")) << k;
 
   Result r = run("accel run --model llama3.1-405b --system b200x8 --context long --slo 100 --json " + quote(path("b200.json")));
   ASSERT_EQ(r.rc, 0) << r.out;

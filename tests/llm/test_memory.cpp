@@ -6,18 +6,18 @@
 
 #include <filesystem>
 
-#include "llm_test_util.hpp"
 #include "core/config.hpp"
 #include "hbf/runtime.hpp"
 #include "llm/serving.hpp"
+#include "llm_test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
-using bitline::llm::test::shipped;
 using bitline::llm::test::paper_context;
 using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kind;
+using bitline::llm::test::shipped;
 
 namespace {
 
@@ -165,7 +165,7 @@ TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
   for (int32_t layer : {0, 50}) {
     const KvLayerStats a = mean_srv.memory().kv_layer_stats(g, layer), b = fill_srv.memory().kv_layer_stats(g, layer);
     EXPECT_EQ(a.flash_units + a.hbm_replicas, b.flash_units + b.hbm_replicas);  // the same slices, read from elsewhere
-    EXPECT_LT(b.rounds, a.rounds);                                                // below the mean
+    EXPECT_LT(b.rounds, a.rounds);                                              // below the mean
     EXPECT_GT(b.hbm_replicas, a.hbm_replicas);
     EXPECT_LE(b.hbm_replicas, g.replica_units_per_layer);
     const double slice = 64.0 * 2048;  // 64 tokens x 2 KiB of KV per token and layer per GPU

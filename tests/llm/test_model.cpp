@@ -6,15 +6,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "llm_test_util.hpp"
 #include "core/error.hpp"
 #include "llm/model.hpp"
+#include "llm_test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
-using bitline::llm::test::shipped;
 using bitline::llm::test::preset_kinds;
+using bitline::llm::test::shipped;
 
 namespace {
 
@@ -34,8 +34,7 @@ TEST(LlmModel, ParameterCountsMatchThePublishedSizes) {
     const char* name;
     double billions;
   };
-  for (const Case& c : {Case{"qwen3-235b", 235}, Case{"qwen3-coder-480b", 480}, Case{"llama3.1-405b", 405},
-                        Case{"deepseek-v3", 671}}) {
+  for (const Case& c : {Case{"qwen3-235b", 235}, Case{"qwen3-coder-480b", 480}, Case{"llama3.1-405b", 405}, Case{"deepseek-v3", 671}}) {
     const ModelConfig m = shipped(c.name);
     const double b = double(m.parameters()) * 1e-9;
     EXPECT_NEAR(b, c.billions, 0.01 * c.billions) << c.name << ": " << b << "B parameters";
@@ -128,7 +127,8 @@ TEST(LlmModel, BadDescriptionsNameTheFileAndTheField) {
 // model_type picks the architecture from a table (llm::architectures()): a name it does not list is an error,
 // not a silent "like Llama".
 TEST(LlmModel, ModelTypeComesFromTheArchitectureTable) {
-  const std::string body = R"("hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8)";
+  const std::string body =
+      R"("hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8)";
   const std::string unknown = error_of("{" + body + R"(, "model_type": "qwen3moe"})");
   EXPECT_NE(unknown.find("test.json: field 'model_type': 'qwen3moe' is not one of llama|qwen3|qwen3_moe"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("did you mean 'qwen3_moe'?"), std::string::npos) << unknown;

@@ -9,18 +9,18 @@
 #include <cmath>
 #include <filesystem>
 
-#include "llm_test_util.hpp"
 #include "../support/paper_figures.hpp"
 #include "core/config.hpp"
 #include "llm/serving.hpp"
+#include "llm_test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
-using bitline::llm::test::shipped;
 using bitline::llm::test::paper_context;
 using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kinds;
+using bitline::llm::test::shipped;
 
 namespace {
 
@@ -53,8 +53,7 @@ TEST(LlmValidation, CsiX8ThroughputVsH200X8At100ms) {
   ASSERT_GE(ratios.size(), 4u);
   double mean = 0;
   for (double r : ratios) mean += r / double(ratios.size());
-  std::cout << "8 x CSI / 8 x H200 at 100 ms: mean " << mean << " over " << ratios.size() << " points (excluded:" << excluded
-            << ")\n";
+  std::cout << "8 x CSI / 8 x H200 at 100 ms: mean " << mean << " over " << ratios.size() << " points (excluded:" << excluded << ")\n";
   const double published = bitline::test::paper_figure("flashaccel", "/csix8_vs_h200x8_at_100ms");
   EXPECT_NEAR(mean, published, bitline::test::paper_figure("flashaccel", "/csix8_tolerance") * published);
 }
@@ -80,9 +79,9 @@ TEST(LlmValidation, Llama405bAgentBatchOnCsiX8At50ms) {
   ASSERT_TRUE(p.feasible) << p.reason;
   const auto& b = p.step.breakdown;
   std::cout << "Llama-3.1-405B 15K/6K on 8 x CSI at 50 ms: bandwidth bound " << p.bandwidth_bound_batch
-            << " (paper: ~110 in theory); full step model " << p.step.batch << ": step " << to_s(p.step.step) * 1e3
-            << " ms = weights " << to_s(b.weights) * 1e3 << " + KV " << to_s(b.kv) * 1e3 << " + all-reduce " << to_s(b.comm) * 1e3
-            << " + kernel overhead " << to_s(b.overhead) * 1e3 << " + other " << to_s(b.compute + b.flash_latency + b.kv_write) * 1e3 << "\n";
+            << " (paper: ~110 in theory); full step model " << p.step.batch << ": step " << to_s(p.step.step) * 1e3 << " ms = weights "
+            << to_s(b.weights) * 1e3 << " + KV " << to_s(b.kv) * 1e3 << " + all-reduce " << to_s(b.comm) * 1e3 << " + kernel overhead "
+            << to_s(b.overhead) * 1e3 << " + other " << to_s(b.compute + b.flash_latency + b.kv_write) * 1e3 << "\n";
   const double published = bitline::test::paper_figure("flashaccel", "/llama_agent_csix8_batch_at_50ms");
   EXPECT_NEAR(double(p.bandwidth_bound_batch), published, bitline::test::paper_figure("flashaccel", "/llama_tolerance") * published);
   EXPECT_LE(p.step.batch, p.bandwidth_bound_batch);
@@ -173,7 +172,7 @@ TEST(LlmServing, SummaryRatiosArePerPointOverFeasiblePairs) {
   };
   const std::vector<PointResult> pts = {mk("h200x8", "a", 100, true, 100, 1), mk("csix8", "a", 100, true, 200, 2),
                                         mk("h200x8", "b", 100, true, 100, 1), mk("csix8", "b", 100, true, 800, 1),
-                                        mk("h200x8", "c", 100, false, 0, 0), mk("csix8", "c", 100, true, 500, 5)};
+                                        mk("h200x8", "c", 100, false, 0, 0),  mk("csix8", "c", 100, true, 500, 5)};
   Json points = Json::array();
   for (const auto& p : pts) points.push_back(p.json());
   EvalExperiment e;

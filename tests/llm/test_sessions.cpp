@@ -36,13 +36,15 @@ TEST(LlmSessions, TraceFormat) {
   EXPECT_EQ(t[1].session, "7");
   EXPECT_DOUBLE_EQ(t[1].timestamp, 1.5);
   EXPECT_NE(error_of("{\"session\": \"a\"\n").find("t.jsonl:1: malformed JSON"), std::string::npos);
-  EXPECT_NE(error_of("{\"session\": \"a\", \"turn\": 1, \"output_tokens\": 2, \"timestamp\": 0}").find("t.jsonl:1: field 'input_tokens': missing"),
+  EXPECT_NE(error_of("{\"session\": \"a\", \"turn\": 1, \"output_tokens\": 2, \"timestamp\": 0}")
+                .find("t.jsonl:1: field 'input_tokens': missing"),
             std::string::npos);
   EXPECT_NE(error_of("\n{\"session\": \"a\", \"turn\": 0, \"input_tokens\": 1, \"output_tokens\": 2, \"timestamp\": 0}")
                 .find("t.jsonl:2: field 'turn': 0 is below the minimum 1"),
             std::string::npos);
-  EXPECT_NE(error_of("{\"session\": [1], \"turn\": 1, \"input_tokens\": 1, \"output_tokens\": 2, \"timestamp\": 0}").find("field 'session'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("{\"session\": [1], \"turn\": 1, \"input_tokens\": 1, \"output_tokens\": 2, \"timestamp\": 0}").find("field 'session'"),
+      std::string::npos);
   EXPECT_NE(error_of("").find("no turns"), std::string::npos);
 }
 
@@ -52,8 +54,8 @@ TEST(LlmSessions, LruRetentionByHand) {
   // t=2 c1: 80+20 -> 100 more: evict a (LRU)   -> b, c (160).
   // t=3 a2: prompt 130 (a's 120 reusable): a was evicted -> recompute 130; keep a (130+10): evict b -> c, a (240).
   // t=4 c2: prompt 110 (100 reusable): hit -> recompute 10; keep c (115): a (140) + 115 > 250 -> evict a.
-  const std::vector<Turn> trace = {{"a", 1, 100, 20, 0}, {"b", 1, 50, 10, 1}, {"c", 1, 80, 20, 2}, {"a", 2, 130, 10, 3},
-                                   {"c", 2, 110, 5, 4}};
+  const std::vector<Turn> trace = {
+      {"a", 1, 100, 20, 0}, {"b", 1, 50, 10, 1}, {"c", 1, 80, 20, 2}, {"a", 2, 130, 10, 3}, {"c", 2, 110, 5, 4}};
   const SessionResult r = simulate_sessions(trace, Bytes(250), per_token);
   EXPECT_DOUBLE_EQ(r.reusable_tokens, 120 + 100);
   EXPECT_DOUBLE_EQ(r.reused_tokens, 100);

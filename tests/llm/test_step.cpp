@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <set>
 
-#include "llm_test_util.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "llm/gpu.hpp"
@@ -16,14 +15,15 @@
 #include "llm/serving.hpp"
 #include "llm/step.hpp"
 #include "llm/timing.hpp"
+#include "llm_test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
-using bitline::llm::test::shipped;
 using bitline::llm::test::paper_context;
 using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kinds;
+using bitline::llm::test::shipped;
 
 namespace {
 
@@ -85,8 +85,7 @@ TEST(LlmStep, TinyModelDecodeStepByHand) {
   const ModelConfig m = shipped("tiny-test");
   const KindParams k = roofline_gpu(1e15, 1e9);  // memory-bound everywhere: 1 GB/s, 1 PFLOP/s
   Server s(m, k, 1);
-  const StepGraph g = build_step(m, s.deployment(), s.weights(), GpuCompute(1e15, k.llm.compute), Network(k.llm.network),
-                                 {100, 100}, 0.0);
+  const StepGraph g = build_step(m, s.deployment(), s.weights(), GpuCompute(1e15, k.llm.compute), Network(k.llm.network), {100, 100}, 0.0);
   // FLOPs per layer: qkv 2*2*64*128, attention 4*200*4*16, o 2*2*64*64, gate_up 2*2*64*256, down 2*2*128*64; lm_head 2*2*64*256.
   const double layer = 32768 + 51200 + 16384 + 65536 + 32768;
   EXPECT_DOUBLE_EQ(g.flops, 2 * layer + 65536);
@@ -105,8 +104,8 @@ TEST(LlmStep, TinyModelDecodeStepByHand) {
   // Compute-bound roofline: 1 TB/s and 1 GFLOP/s: the step is the FLOPs over the peak.
   const KindParams c = roofline_gpu(1e9, 1e12);
   Server sc(m, c, 1);
-  const StepGraph gc = build_step(m, sc.deployment(), sc.weights(), GpuCompute(1e9, c.llm.compute), Network(c.llm.network),
-                                  {100, 100}, 0.0);
+  const StepGraph gc =
+      build_step(m, sc.deployment(), sc.weights(), GpuCompute(1e9, c.llm.compute), Network(c.llm.network), {100, 100}, 0.0);
   const StepTiming stc = time_step_fast(gc, sc.memory(), MemoryTiming::of(sc.system()), 0);
   // Kernels without math (norms, embedding) are memory-bound: add their bytes at 1 TB/s.
   const double nomath = (256 + 256) + 2 * (128 + 512 + 128 + 512) + (128 + 512);
@@ -157,7 +156,7 @@ TEST(LlmStep, DeploymentsFollowTheSpec) {
   const Deployment ds = make_deployment(shipped("deepseek-v3"), 16, p);
   EXPECT_FALSE(ds.tensor_parallel);
   EXPECT_EQ(ds.local_experts, 16);
-  EXPECT_THROW(make_deployment(shipped("qwen3-235b"), 256, p), ConfigError);  // more GPUs than experts
+  EXPECT_THROW(make_deployment(shipped("qwen3-235b"), 256, p), ConfigError);    // more GPUs than experts
   EXPECT_THROW(make_deployment(shipped("llama3.1-405b"), 12, p), ConfigError);  // not whole TP groups
   // Smaller tensor-parallel groups (llm.tp_size): data-parallel ranks of TP attention, experts over all GPUs.
   LlmParams q = p;
@@ -183,15 +182,21 @@ TEST(LlmStep, GpuWeightsAreShardsOfTheModel) {
   // Attention replicated, 1/8 of the experts, 1/8 of embedding and LM head.
   int64_t attn = 0, experts = 0, vocab = 0, all_attn = 0, all_experts = 0, all_vocab = 0;
   for (const auto& t : w.tensors) {
-    if (t.role == Role::ExpertGate || t.role == Role::ExpertUp || t.role == Role::ExpertDown) experts += t.bytes.raw();
-    else if (t.role == Role::Embed || t.role == Role::LmHead) vocab += t.bytes.raw();
-    else attn += t.bytes.raw();
+    if (t.role == Role::ExpertGate || t.role == Role::ExpertUp || t.role == Role::ExpertDown)
+      experts += t.bytes.raw();
+    else if (t.role == Role::Embed || t.role == Role::LmHead)
+      vocab += t.bytes.raw();
+    else
+      attn += t.bytes.raw();
   }
   for (const auto& t : m.tensors()) {
     const int64_t b = m.tensor_bytes(t).raw();
-    if (t.role == Role::ExpertGate || t.role == Role::ExpertUp || t.role == Role::ExpertDown) all_experts += b;
-    else if (t.role == Role::Embed || t.role == Role::LmHead) all_vocab += b;
-    else all_attn += b;
+    if (t.role == Role::ExpertGate || t.role == Role::ExpertUp || t.role == Role::ExpertDown)
+      all_experts += b;
+    else if (t.role == Role::Embed || t.role == Role::LmHead)
+      all_vocab += b;
+    else
+      all_attn += b;
   }
   EXPECT_EQ(attn, all_attn);
   EXPECT_EQ(experts * 8, all_experts);

@@ -6,18 +6,18 @@
 #include <cmath>
 #include <filesystem>
 
-#include "llm_test_util.hpp"
 #include "core/config.hpp"
 #include "llm/serving.hpp"
 #include "llm/timing.hpp"
+#include "llm_test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace bitline;
 using namespace bitline::llm;
-using bitline::llm::test::shipped;
 using bitline::llm::test::paper_context;
 using bitline::llm::test::paper_eval;
 using bitline::llm::test::preset_kinds;
+using bitline::llm::test::shipped;
 
 namespace {
 

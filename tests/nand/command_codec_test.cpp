@@ -13,7 +13,8 @@ PageAddress random_addr(Rng& r) {
 /// A random command of kind `kind` (the variant index); fields span what the encoding can carry.
 Command random_command(Rng& r, size_t kind, const Geometry& g, int max_slots) {
   switch (kind) {
-    case 0: return ReadCmd{random_addr(r)};
+    case 0:
+      return ReadCmd{random_addr(r)};
     case 1: {
       ProgramCmd c;
       c.addr = random_addr(r);
@@ -23,7 +24,8 @@ Command random_command(Rng& r, size_t kind, const Geometry& g, int max_slots) {
       for (auto& b : c.data) b = uint8_t(r.next());
       return c;
     }
-    case 2: return EraseCmd{uint32_t(r.below(256)), uint32_t(r.below(1u << 24))};
+    case 2:
+      return EraseCmd{uint32_t(r.below(256)), uint32_t(r.below(1u << 24))};
     case 3: {
       MwsCmd c;
       c.plane = uint32_t(r.below(256));
@@ -39,9 +41,12 @@ Command random_command(Rng& r, size_t kind, const Geometry& g, int max_slots) {
       }
       return c;
     }
-    case 4: return XorCmd{uint32_t(r.below(256))};
-    case 5: return LatchCopyCmd{uint32_t(r.below(256)), Latch(r.below(256)), Latch(r.below(256))};
-    default: return DataOutCmd{uint32_t(r.below(256)), uint32_t(r.next()), uint32_t(r.next())};
+    case 4:
+      return XorCmd{uint32_t(r.below(256))};
+    case 5:
+      return LatchCopyCmd{uint32_t(r.below(256)), Latch(r.below(256)), Latch(r.below(256))};
+    default:
+      return DataOutCmd{uint32_t(r.below(256)), uint32_t(r.next()), uint32_t(r.next())};
   }
 }
 
@@ -70,10 +75,11 @@ TEST(CommandCodec, RoundTripOfRandomCommandsOfEveryKind) {
 TEST(CommandCodec, MwsLayoutMatchesTheCommandSet) {
   // MWS = opcode, ISCM, plane, then (block, sub-block, PBM) slots joined by CONT, ended by CONF.
   Geometry g = default_params<NandParams>().geometry;  // 48 wordlines: 6 bitmap bytes
-  MwsCmd c = mws(1, Iscm{.inverse = true, .init_s = true, .init_c = false, .transfer = true}, {slot(0x010203, 2, {0, 9, 47}), slot(7, 0, {3})});
+  MwsCmd c =
+      mws(1, Iscm{.inverse = true, .init_s = true, .init_c = false, .transfer = true}, {slot(0x010203, 2, {0, 9, 47}), slot(7, 0, {3})});
   std::vector<uint8_t> b = encode(c, g);
-  std::vector<uint8_t> want = {op::kMws, 0b1011, 1, 0x03, 0x02, 0x01, 2, 0x01, 0x02, 0, 0, 0, 0x80, op::kMwsCont,
-                               7,        0,      0, 0,    0x08, 0,    0, 0, 0,    0, op::kMwsConf};
+  std::vector<uint8_t> want = {op::kMws,     0b1011, 1, 0x03, 0x02, 0x01, 2, 0x01, 0x02, 0, 0, 0,           0x80,
+                               op::kMwsCont, 7,      0, 0,    0,    0x08, 0, 0,    0,    0, 0, op::kMwsConf};
   EXPECT_EQ(b, want);
   EXPECT_EQ(Iscm{}.encode(), 0b1110);
 }

@@ -59,8 +59,7 @@ inline PageAddress addr(uint32_t plane, uint32_t block, uint32_t sub, uint32_t w
   return PageAddress{plane, block, sub, wl, bit};
 }
 
-inline ProgramCmd program_cmd(const PageAddress& a, const BitVector& data, ProgramMode mode = ProgramMode::Slc,
-                              bool randomize = false) {
+inline ProgramCmd program_cmd(const PageAddress& a, const BitVector& data, ProgramMode mode = ProgramMode::Slc, bool randomize = false) {
   ProgramCmd c;
   c.addr = a;
   c.mode = mode;
@@ -115,8 +114,8 @@ class Reference {
 };
 
 /// Programs a page on the die and records it in the reference.
-inline CommandResult program(Die& die, Reference& ref, const PageAddress& a, const BitVector& data,
-                             ProgramMode mode = ProgramMode::Slc, bool randomize = false) {
+inline CommandResult program(Die& die, Reference& ref, const PageAddress& a, const BitVector& data, ProgramMode mode = ProgramMode::Slc,
+                             bool randomize = false) {
   CommandResult r = die.execute(program_cmd(a, data, mode, randomize));
   ref.store(a.plane, a.block, a.subblock, a.wordline, data);
   return r;

@@ -3,8 +3,8 @@
 // normal reads.
 #include <cmath>
 
-#include "nand_test_util.hpp"  // first: see the note there
 #include "nand/error_model.hpp"
+#include "nand_test_util.hpp"  // first: see the note there
 
 namespace bitline::nand::test {
 namespace {
@@ -73,9 +73,12 @@ TEST_P(SlcAnd36, DisagreesWithTheReferenceAtTheModelledRate) {
     for (size_t w = 0; w < diff.word_count(); ++w) {
       for (uint64_t m = diff.data()[w]; m; m &= m - 1) {
         size_t i = w * 64 + size_t(__builtin_ctzll(m));
-        if (zeros[i] == 0) ++wrong_one;
-        else if (zeros[i] == 1) ++wrong_single;
-        else ++wrong_multi;
+        if (zeros[i] == 0)
+          ++wrong_one;
+        else if (zeros[i] == 1)
+          ++wrong_single;
+        else
+          ++wrong_multi;
       }
     }
   }
@@ -91,9 +94,9 @@ TEST_P(SlcAnd36, DisagreesWithTheReferenceAtTheModelledRate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Conditions, SlcAnd36,
-                         ::testing::Values(Condition{0, 0, 1.91e-5, 24},           // fresh: 1e-5 x 1.91
-                                           Condition{3000, 30, 1.719e-4, 8},       // 1e-5 x 3 x 3 x 1.91
-                                           Condition{10000, 365, 1.91e-3, 4}));    // 1e-5 x 10 x 10 x 1.91
+                         ::testing::Values(Condition{0, 0, 1.91e-5, 24},         // fresh: 1e-5 x 1.91
+                                           Condition{3000, 30, 1.719e-4, 8},     // 1e-5 x 3 x 3 x 1.91
+                                           Condition{10000, 365, 1.91e-3, 4}));  // 1e-5 x 10 x 10 x 1.91
 
 TEST(Reliability, EspAndMatchesTheReferenceOverAGigabitAtTheWorstCondition) {
   NandParams p = small_params(/*errors=*/true, 16384);
@@ -107,8 +110,7 @@ TEST(Reliability, EspAndMatchesTheReferenceOverAGigabitAtTheWorstCondition) {
   // Four different operand sets (one per sub-block) so that the sensings do not repeat one AND.
   std::vector<BitVector> want;
   for (uint32_t sub = 0; sub < 4; ++sub) {
-    for (uint32_t w : wl)
-      program(die, ref, addr(0, 9, sub, w), random_page(rng, ref.bits(), 0.98), ProgramMode::Esp, /*randomize=*/false);
+    for (uint32_t w : wl) program(die, ref, addr(0, 9, sub, w), random_page(rng, ref.bits(), 0.98), ProgramMode::Esp, /*randomize=*/false);
     want.push_back(ref.sensed(intra_block(0, 9, sub, wl), 48));
   }
   // RBER = 1.91e-3 (SLC, no randomisation, worst condition) x esp_factor(2.0) (flat beyond 1.9)
@@ -140,7 +142,8 @@ TEST(Reliability, InjectErrorsCountIsBinomial) {
     uint64_t n;
   };
   Rng rng(123);
-  for (Case c : {Case{1e-3, 100'000'000}, Case{0.25, 400'000}, Case{0.5, 100'000}, Case{1e-9, 10'000'000'000ull}, Case{1e-6, 1'000'000'000}}) {
+  for (Case c :
+       {Case{1e-3, 100'000'000}, Case{0.25, 400'000}, Case{0.5, 100'000}, Case{1e-9, 10'000'000'000ull}, Case{1e-6, 1'000'000'000}}) {
     uint64_t calls = 0, last = 0, sum_pos = 0;
     bool ordered = true, in_range = true;
     uint64_t n = inject_errors(rng, c.p, c.n, [&](uint64_t pos) {
@@ -155,8 +158,8 @@ TEST(Reliability, InjectErrorsCountIsBinomial) {
     EXPECT_TRUE(in_range);
     double mean = c.p * double(c.n), sd = std::sqrt(mean * (1 - c.p));
     EXPECT_NEAR(double(n), mean, 5 * std::max(sd, 1.0)) << "p=" << c.p << " n=" << c.n;
-    std::printf("[ stats    ] inject_errors p=%g n=%llu: %llu errors, expected %.1f\n", c.p, (unsigned long long)c.n,
-                (unsigned long long)n, mean);
+    std::printf("[ stats    ] inject_errors p=%g n=%llu: %llu errors, expected %.1f\n", c.p, (unsigned long long)c.n, (unsigned long long)n,
+                mean);
     if (n > 1000) {  // positions uniform: mean position ~ n/2 (in units of 1024 bits)
       double mpos = double(sum_pos) / double(n) * 1024.0;
       EXPECT_NEAR(mpos / double(c.n), 0.5, 5 * 0.29 / std::sqrt(double(n)) + 1e-3);

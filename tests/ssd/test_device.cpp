@@ -306,8 +306,10 @@ TEST(SsdBadInput, WorkloadXml) {
   expect_workload_error(synth("<Stop_Time>1000</Stop_Time><Address_Distribution>ZIPF</Address_Distribution>"), "ZIPF");
   expect_workload_error(synth("<Stop_Time>1000</Stop_Time><Channel_IDs>0,0</Channel_IDs>"), "twice");
   expect_workload_error(synth("<Stop_Time>-5</Stop_Time>"), "out of range");
-  expect_workload_error("<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Trace_Based><Time_Unit>NANOSECOND</Time_Unit>"
-                        "</IO_Flow_Parameter_Set_Trace_Based></IO_Scenario></MQSim_IO_Scenarios>", "File_Path");
+  expect_workload_error(
+      "<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Trace_Based><Time_Unit>NANOSECOND</Time_Unit>"
+      "</IO_Flow_Parameter_Set_Trace_Based></IO_Scenario></MQSim_IO_Scenarios>",
+      "File_Path");
   expect_workload_error("<MQSim_IO_Scenarios><IO_Scenario/></MQSim_IO_Scenarios>", "without flows");
   expect_workload_error("<MQSim_IO_Scenarios/>", "no <IO_Scenario>");
   // a flow confined to part of the device is refused against the device, not silently widened
@@ -323,8 +325,8 @@ TEST(SsdBadInput, TraceLines) {
   EXPECT_TRUE(parse_trace_line("938513000 4 264719034 16 0", r, why));
   EXPECT_EQ(r.lba, 264719034);
   EXPECT_FALSE(r.read);
-  for (std::string bad : {"1 2 3 4", "1 2 3 4 1 9", "1 2 x 8 1", "1 2 3 0 1", "1 2 3 8 2", "-1 2 3 8 1",
-                          "99999999999999999999999 0 0 8 1"}) {
+  for (std::string bad :
+       {"1 2 3 4", "1 2 3 4 1 9", "1 2 x 8 1", "1 2 3 0 1", "1 2 3 8 2", "-1 2 3 8 1", "99999999999999999999999 0 0 8 1"}) {
     why.clear();
     EXPECT_FALSE(parse_trace_line(bad, r, why)) << bad;
     EXPECT_FALSE(why.empty()) << bad;

@@ -32,8 +32,11 @@ TEST(SsdFtl, FlatMapSetFindEraseKeepsEveryOtherKey) {
   EXPECT_EQ(m.size(), 2500u);
   for (uint32_t k = 0; k < 5000; ++k) {
     const uint32_t* v = m.find(k * 7919u);
-    if (k % 2) { ASSERT_NE(v, nullptr); EXPECT_EQ(*v, k); }
-    else EXPECT_EQ(v, nullptr);
+    if (k % 2) {
+      ASSERT_NE(v, nullptr);
+      EXPECT_EQ(*v, k);
+    } else
+      EXPECT_EQ(v, nullptr);
   }
 }
 
@@ -58,9 +61,9 @@ TEST(SsdFtl, StaticAllocationCwdpStripesChannelsFirst) {
   // consecutive logical pages go to consecutive channels: the global plane id is ((ch*W + chip)*D + die)*P + plane
   EXPECT_EQ(f.plane_of(0), 0u);
   EXPECT_EQ(f.plane_of(1), uint32_t(1 * 4 * 2 * 2));
-  EXPECT_EQ(f.plane_of(8), uint32_t(1 * 2 * 2));   // next chip on channel 0
-  EXPECT_EQ(f.plane_of(32), uint32_t(2));          // next die
-  EXPECT_EQ(f.plane_of(64), uint32_t(1));          // next plane
+  EXPECT_EQ(f.plane_of(8), uint32_t(1 * 2 * 2));  // next chip on channel 0
+  EXPECT_EQ(f.plane_of(32), uint32_t(2));         // next die
+  EXPECT_EQ(f.plane_of(64), uint32_t(1));         // next plane
 }
 
 TEST(SsdFtl, PreconditionedPagesMapBackAndForth) {
@@ -86,9 +89,13 @@ double steady_state_wa(const std::string& policy, double op, bool precondition) 
   Ftl f(d);
   const uint32_t L = uint32_t(f.logical_pages());
   Rng rng(7);
-  if (precondition) f.precondition({{0, L}});
+  if (precondition)
+    f.precondition({{0, L}});
   else
-    for (uint32_t l = 0; l < L; ++l) { f.write(l, 0, false); f.collect_now(0); }
+    for (uint32_t l = 0; l < L; ++l) {
+      f.write(l, 0, false);
+      f.collect_now(0);
+    }
   for (int64_t i = 0; i < 6 * int64_t(L); ++i) {  // warm up to steady state
     f.write(uint32_t(rng.below(L)), 0, false);
     f.collect_now(0);

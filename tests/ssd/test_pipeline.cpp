@@ -325,8 +325,7 @@ TEST(Pipeline, EnergyIsTheSumOfItsParts) {
   EXPECT_NEAR(p.dram_access.raw(), 2 * (h.dram_energy * Bytes(9 * 16384)).raw(), 1e-15);
   EXPECT_EQ(p.isp.raw(), 0.0);
   const double sum = p.nand_sense.raw() + p.nand_io.raw() + p.pcie.raw() + p.isp.raw() + p.ssd_active_energy.raw() +
-                     p.ssd_idle_energy.raw() + p.host_idle.raw() + p.host_compute.raw() + p.dram_background.raw() +
-                     p.dram_access.raw();
+                     p.ssd_idle_energy.raw() + p.host_idle.raw() + p.host_compute.raw() + p.dram_background.raw() + p.dram_access.raw();
   EXPECT_LT(rel_diff(p.total_energy().raw(), sum), 1e-12);
   // The JSON reports the same total.
   StatsTree stats;

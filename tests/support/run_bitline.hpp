@@ -33,8 +33,7 @@ inline void expect_no_sanitizer_report(const std::string& cmd, const std::string
 /// (e.g. limits); `config_dir` is the preset folder (default: the source tree's configs/).
 inline CliRun run_bitline(const std::string& args, const std::string& prefix = "", const std::string& config_dir = "") {
   const std::string dir = config_dir.empty() ? std::string(BITLINE_SOURCE_DIR) + "/configs" : config_dir;
-  const std::string cmd = prefix + "BITLINE_CONFIG_DIR=" + shell_quote(dir) + " " +
-                          shell_quote(BITLINE_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = prefix + "BITLINE_CONFIG_DIR=" + shell_quote(dir) + " " + shell_quote(BITLINE_BINARY) + " " + args + " 2>&1";
   CliRun r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) {
