@@ -167,7 +167,7 @@ void add_cosmos(CLI::App& app) {
       EvalConfig c = load_eval_config(cfg->load(matrix.set));
       Point p;
       p.workload = *workload;
-      p.param = *workload == "bmi" ? "months" : *workload == "ims" ? "images" : "k";
+      p.param = std::string(workload_kind(*workload).param);
       if (param->empty()) p = matrix.first(*workload);
       if (!param->empty()) {
         auto eq = param->find('=');

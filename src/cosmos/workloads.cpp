@@ -63,16 +63,6 @@ int64_t bytes_of_bits(int64_t bits, const char* what) {
 
 namespace {
 
-// The sweep keys of an experiment file: workload, its key in the file (and in the resolved config), the point's parameter.
-// Each point's value is capped so that a sweep's work stays within reach (as the workload parameters are): 100
-// years of days, 16 M images (44 GiB-class results x 2^8), cliques of at most 4,096 vertices.
-struct SweepKey {
-  const char *workload, *key, *param;
-  int64_t max;
-};
-constexpr SweepKey kSweepKeys[] = {
-    {"bmi", "months", "months", 1200}, {"ims", "images", "images", int64_t(1) << 24}, {"kcs", "clique_sizes", "k", 4096}};
-
 System system_at(const ConfigNode& n, const std::string& path) {
   if (n.kind != ConfigNode::Kind::Scalar) experiment_error(n, path, "expected a system name (" + systems().joined(", ") + ")");
   const int64_t i = systems().find(n.scalar);
@@ -97,16 +87,18 @@ EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
     const ConfigNode& n = top.required("sweep");
     ExperimentMap sweep(n, "sweep");
     for (const auto& [key, value] : n.keys) {
-      const SweepKey* k = nullptr;
-      for (const auto& sk : kSweepKeys)
-        if (key == sk.key) k = &sk;
+      const WorkloadKind* k = nullptr;
+      std::string_view name;
+      for (size_t i = 0; i < workloads().size(); ++i)
+        if (key == workloads().value(i).sweep_key) k = &workloads().value(i), name = workloads().names()[i];
       if (!k) continue;  // finish() names it
       for (int64_t v : sweep.integers(key, 1)) {
-        if (v > k->max) experiment_error(value, fmt::format("sweep.{}", key), fmt::format("{} is above the maximum {}", v, k->max));
-        m.points.push_back({k->workload, k->param, v});
+        if (v > k->max_value)
+          experiment_error(value, fmt::format("sweep.{}", key), fmt::format("{} is above the maximum {}", v, k->max_value));
+        m.points.push_back({std::string(name), std::string(k->param), v});
       }
     }
-    for (const auto& sk : kSweepKeys) sweep.optional(sk.key);
+    for (size_t i = 0; i < workloads().size(); ++i) sweep.optional(std::string(workloads().value(i).sweep_key));
     sweep.finish();
     if (m.points.empty()) experiment_error(n, "sweep", "no points: give months (bmi), images (ims) and/or clique_sizes (kcs)");
   }
@@ -137,19 +129,16 @@ EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
 
 Json EvalMatrix::sweep_json() const {
   Json j = Json::object();
-  for (const auto& sk : kSweepKeys)
+  for (size_t i = 0; i < workloads().size(); ++i)
     for (const Point& p : points)
-      if (p.workload == sk.workload) j[sk.key].push_back(p.value);
+      if (p.workload == workloads().names()[i]) j[std::string(workloads().value(i).sweep_key)].push_back(p.value);
   return j;
 }
 
 const Point& EvalMatrix::first(const std::string& workload) const {
   for (const Point& p : points)
     if (p.workload == workload) return p;
-  throw ConfigError(fmt::format("the experiment has no {} point (its sweep has no {})", workload,
-                                workload == "bmi"   ? "months"
-                                : workload == "ims" ? "images"
-                                                    : "clique_sizes"));
+  throw ConfigError(fmt::format("the experiment has no {} point (its sweep has no {})", workload, workload_kind(workload).sweep_key));
 }
 
 namespace {
@@ -264,20 +253,32 @@ void prepare_kcs(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
 
 }  // namespace
 
-const Registry<PrepareWorkload>& workloads() {
-  static const Registry<PrepareWorkload> r(
-      "workload", {{"bmi", "bitmap index: AND of days(m) daily user vectors, bit count on the host (points: months)", prepare_bmi},
-                   {"ims", "image segmentation: AND of the Y, U, V planes (points: images)", prepare_ims},
-                   {"kcs", "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)", prepare_kcs}});
+// Each point's value is capped so that a sweep's work stays within reach (as the workload parameters are): 100
+// years of days, 16 M images (44 GiB-class results x 2^8), cliques of at most 4,096 vertices.
+const Registry<WorkloadKind>& workloads() {
+  static const Registry<WorkloadKind> r(
+      "workload",
+      {{"bmi",
+        "bitmap index: AND of days(m) daily user vectors, bit count on the host (points: months)",
+        {prepare_bmi, "months", "months", 1200}},
+       {"ims", "image segmentation: AND of the Y, U, V planes (points: images)", {prepare_ims, "images", "images", int64_t(1) << 24}},
+       {"kcs",
+        "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)",
+        {prepare_kcs, "clique_sizes", "k", 4096}}});
   return r;
 }
 
+const WorkloadKind& workload_kind(const std::string& name) {
+  const int64_t i = workloads().find(name);
+  if (i < 0) throw ModelError(fmt::format("unknown workload: {}", workloads().unknown_message(name)));
+  return workloads().value(size_t(i));
+}
+
 PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, uint64_t seed) {
-  const int64_t i = workloads().find(p.workload);
-  if (i < 0) throw ModelError(fmt::format("unknown workload: {}", workloads().unknown_message(p.workload)));
+  const WorkloadKind& kind = workload_kind(p.workload);
   PreparedPoint out;
   Rng rng = Rng::derive(seed, "workload." + p.workload);
-  workloads().value(size_t(i))(ssd, p, w, s, rng, out);
+  kind.prepare(ssd, p, w, s, rng, out);
   return out;
 }
 

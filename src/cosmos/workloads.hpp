@@ -112,8 +112,17 @@ struct PreparedPoint;
 
 /// A workload of the evaluation: sets up a point's operands (sizes, or synthetic data in functional mode) and queries.
 using PrepareWorkload = void (*)(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, Rng& rng, PreparedPoint& out);
+/// A workload: how to prepare a point, and how its points are named in an experiment file and on the command line.
+struct WorkloadKind {
+  PrepareWorkload prepare;
+  std::string_view sweep_key;  // its sweep's key in an experiment file (and in the resolved config): months | images | clique_sizes
+  std::string_view param;      // a point's parameter (Point::param, `cosmos run --param NAME=N`): months | images | k
+  int64_t max_value;           // the largest point value (keeps one point's work within reach)
+};
 /// The workloads by name (Point::workload; table in cosmos/workloads.cpp, beside them).
-const Registry<PrepareWorkload>& workloads();
+const Registry<WorkloadKind>& workloads();
+/// The workload named `name` (a name in workloads(); ModelError otherwise).
+const WorkloadKind& workload_kind(const std::string& name);
 
 /// Writes a point's operands (sizes only, or synthetic data in functional mode)
 /// and returns the queries and whether the host counts result bits.
