@@ -252,7 +252,7 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   // Activation workspace: the widest activations of the step (x4 for inputs, outputs and temporaries) and the logits.
   const double M = double(r), T = double(r * d_.ranks);
   const double moe_tokens = m_.is_moe() ? T * double(m_.top_k) / double(d_.gpus) : 0.0;
-  const double widest = std::max({M * double(m_.hidden), M * 2.0 * double(m_.intermediate) / double(d_.tp),
+  const double widest = std::max({M * double(m_.hidden), M * double(m_.mlp_matrices() - 1) * double(m_.intermediate) / double(d_.tp),
                                   moe_tokens * 2.0 * double(m_.moe_intermediate), M * double(d_.q_heads) * 1024.0});
   const double head_rows = d_.tensor_parallel ? M : T;
   cap.workspace = Bytes(int64_t(widest * 2 * 4 + head_rows * std::ceil(double(m_.vocab) / double(d_.vocab_shards)) * 4));

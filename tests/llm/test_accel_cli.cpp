@@ -190,7 +190,8 @@ TEST_F(AccelCli, BadInputIsExplained) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "broken.json: malformed JSON")) << r.out;
 
-  std::ofstream(path("nolayers.json")) << R"({"hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8})";
+  std::ofstream(path("nolayers.json"))
+      << R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8})";
   r = run("accel run --model " + quote(path("nolayers.json")) + " --system csix8 --context long --slo 100");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "field 'num_hidden_layers': missing")) << r.out;
