@@ -198,6 +198,30 @@ struct LlmParams {
   }
 };
 
+/// serving.prefill: the prefill step model (llm/prefill.hpp). Prefill is disaggregated (spec): it runs on a
+/// prefill instance of the same GPUs and deployment, and the decode evaluation counts only its KV arriving.
+struct PrefillParams {
+  int64_t chunk = 0;
+  int64_t requests = 1;
+
+  template <class V>
+  void visit(V& v) {
+    v(chunk, {.name = "chunk",
+              .def = "0",
+              .desc = "chunked prefill: tokens per forward pass (0 = the whole prompt in one pass); each chunk reads the "
+                      "weights and the KV of the chunks before it",
+              .source = "bitline: a deployment choice (vLLM / SGLang chunked prefill, typically 512-8192 tokens)",
+              .min = 0,
+              .max = int64_t(1) << 30});
+    v(requests, {.name = "requests",
+                 .def = "1",
+                 .desc = "prompts prefilled together per attention rank (time to first token of the last of them)",
+                 .source = "bitline: one request, the latency of an unloaded prefill instance",
+                 .min = 1,
+                 .max = 4096});
+  }
+};
+
 /// The config section `serving`.
 struct ServingParams {
   Choice<CapacityContext, capacity_contexts> capacity_context;
@@ -209,9 +233,11 @@ struct ServingParams {
   Choice<KvOffload, kv_offloads> kv_offload;
   double endurance_years = 5;
   int64_t seed = 1;
+  PrefillParams prefill;
 
   template <class V>
   void visit(V& v) {
+    v.section("prefill", prefill);
     v(capacity_context, {.name = "capacity_context",
                          .def = "full",
                          .desc = "KV reserved per request",
