@@ -38,9 +38,20 @@ struct ComputeParams {
   double util_max = 0;
   double util_half_rows = 0;
   Time kernel_overhead{};
+  double hbm_efficiency = 1;
 
   template <class V>
   void visit(V& v) {
+    v(hbm_efficiency, {.name = "hbm_efficiency",
+                       .def = "1",
+                       .desc = "achievable fraction of the peak HBM bandwidth for the timed reads and writes of a step "
+                               "(streaming kernels); bandwidth bounds (memory_time_ms) and TDP stay at the peak. HBF's "
+                               "achievable bandwidth follows from its own parameters (tR, interfaces, plane collisions)",
+                       .source = "calibration: 1 = the peak, as the paper's simulator (the FlashAccel kinds keep it); "
+                                 "per-kind values with their microbenchmark sources in configs/gpus/ (docs/llm.md, "
+                                 "\"Calibration\")",
+                       .min = 0.05,
+                       .max = 1});
     v(fp8_speedup, {.name = "fp8_speedup",
                     .def = "2",
                     .desc = "FP8 GEMM throughput relative to BF16 (FP8-weight models)",

@@ -203,12 +203,21 @@ std::string to_string(Exhausted e) {
   return "?";
 }
 
+namespace {
+// The memory system a step is timed on: HBM at its achievable bandwidth (llm.compute.hbm_efficiency).
+hbf::SystemParams timed_system(const KindParams& k) {
+  hbf::SystemParams p = k.system;
+  p.hbm.bandwidth_per_stack = Bandwidth(p.hbm.bandwidth_per_stack.raw() * k.llm.compute.hbm_efficiency);
+  return p;
+}
+}  // namespace
+
 Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
     : m_(m),
       k_(k),
       d_(make_deployment(m, gpus, k.llm)),
       w_(gpu_weights(m, d_)),
-      sys_(k.system),
+      sys_(timed_system(k)),
       gpu_(k.system.gpu.bf16_flops, k.llm.compute),
       net_(k.llm.network),
       mt_(MemoryTiming::of(sys_)) {
@@ -358,7 +367,8 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.flash_bytes = st.reads.flash_bytes;
   s.hbm_bytes = st.reads.hbm_bytes;
   {
-    Time t = s.hbm_bytes > 0 ? Bytes(int64_t(s.hbm_bytes)) / sys_.hbm_bandwidth() : Time{};  // (an HBM-less GPU reads none)
+    const Bandwidth hbm_peak(k_.system.hbm.bandwidth_per_stack.raw() * double(k_.system.hbm.stacks));
+    Time t = s.hbm_bytes > 0 ? Bytes(int64_t(s.hbm_bytes)) / hbm_peak : Time{};  // (an HBM-less GPU reads none)
     if (has_hbf()) {
       const auto& hp = k_.system.hbf;
       const Bandwidth per_stack = std::min(hp.timing.interface_bandwidth, sys_.stack_sense_bandwidth());

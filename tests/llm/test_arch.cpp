@@ -58,6 +58,9 @@ TEST(LlmArch, ParameterCountsMatchThePublishedTotals) {
   EXPECT_EQ(shipped("gpt-neox-20b").parameters(), 20554567680);                               // exact
   EXPECT_NEAR(double(shipped("gpt-j-6b").parameters()), 6053381344.0, 0.001 * 6053381344.0);  // 6,050,882,784 (0.04% under)
   EXPECT_NEAR(double(shipped("opt-66b").parameters()) * 1e-9, 66.0, 0.01 * 66.0);             // 65.7B ("66B" is rounded)
+  // Llama 2 (the Hugging Face counts of meta-llama/Llama-2-{7b,70b}-hf), the gated family beside them.
+  EXPECT_EQ(shipped("llama2-7b").parameters(), 6738415616);
+  EXPECT_EQ(shipped("llama2-70b").parameters(), 68976648192);
 }
 
 TEST(LlmArch, ClassicFamiliesAreMhaWithANonGatedFfn) {

@@ -3,6 +3,7 @@
 // step (it adds up to the step), and the request-level latency.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "core/error.hpp"
@@ -170,4 +171,29 @@ TEST(LlmPrefill, LlamaOnH200AndCsi) {
     EXPECT_GT(chunked.time, whole.time) << kind;
     EXPECT_LT(to_s(chunked.time), 1.2 * to_s(whole.time)) << kind;
   }
+}
+
+// Calibration: llm.compute.hbm_efficiency slows the timed HBM reads of a step (fast model and event simulation
+// alike), but not the peak-bandwidth bound (memory_time_ms); the FlashAccel kinds keep the peak, the other kinds
+// carry measured fractions.
+TEST(LlmCalibration, HbmEfficiencyScalesTheTimedHbmReads) {
+  const ModelConfig m = shipped("llama3.1-405b");
+  const ContextSpec c = paper_context("agent");
+  KindParams peak = preset_kind("h200");
+  KindParams cal = peak;
+  cal.llm.compute.hbm_efficiency = 0.5;
+  Server a(m, peak, 8), b(m, cal, 8);
+  const StepReport ra = a.step(16, c), rb = b.step(16, c);
+  EXPECT_NEAR(to_s(rb.breakdown.weights + rb.breakdown.kv), 2 * to_s(ra.breakdown.weights + ra.breakdown.kv),
+              0.01 * to_s(ra.breakdown.weights + ra.breakdown.kv));
+  EXPECT_EQ(rb.memory_time, ra.memory_time);  // the bound stays at the peak
+  EXPECT_EQ(rb.tdp, ra.tdp);
+  const ValidationPoint v = validate_step(b, 4, c);  // the event simulation reads at the same rate
+  EXPECT_LT(std::abs(v.error()), 0.01) << v.error();
+  EXPECT_DOUBLE_EQ(preset_kind("h200").llm.compute.hbm_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(preset_kind("csi").llm.compute.hbm_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(preset_kind("a100").llm.compute.hbm_efficiency, 0.88);
+  EXPECT_DOUBLE_EQ(preset_kind("h100").llm.compute.hbm_efficiency, 0.84);
+  // The prefill reads its weights at the achievable rate too.
+  EXPECT_DOUBLE_EQ(prefill_memory(b.system()).weights.raw(), 0.5 * prefill_memory(a.system()).weights.raw());
 }
