@@ -162,7 +162,7 @@ ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, cons
     c[math] += op.compute;
   } else {
     c[OpClass::WeightRead] += tw;
-    c[math == OpClass::WeightRead ? OpClass::WeightRead : math] += ta;  // activations: the op's own traffic
+    c[math] += ta;  // activations: the op's own traffic
   }
   return c;
 }
@@ -217,7 +217,11 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
         }
         // Causal attention of chunk k (offset o = k C): pairs = R (c o + c (c + 1) / 2), the graph's FLOPs per pair
         // (its contexts are all 1: op.flops is per pair x R c); earlier KV read once, the chunk's KV written.
-        const double per_pair = op.flops / double(R * c);
+        // (MLA prefill runs attention in the plain form, over decompressed keys and values: 2 h (qk_nope + qk_rope)
+        // + 2 h v_head per pair, not the absorbed form of decode; the latent's decompression is not counted.)
+        const double per_pair = m.attention == AttentionKind::Mla
+                                    ? 2.0 * double(d.q_heads) * double(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
+                                    : op.flops / double(R * c);
         const double rows = op.rows * double(c);  // query rows sharing one KV head
         const double ps_per_flop = double(gpu.time(1e12, rows, op.fp8).raw()) / 1e12;
         const double f0 = per_pair * double(R) * double(c) * double(c + 1) / 2, f1 = per_pair * double(R) * double(c) * double(C);

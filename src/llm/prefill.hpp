@@ -9,7 +9,8 @@
 // M = R x C token rows (R prompts per attention rank), with
 //   projections  the graph's GEMMs at M rows (weights read once per chunk);
 //   attention    causal: query i of the chunk sees o + i keys, so the FLOPs are
-//                the graph's FLOPs per (query, key) pair x R (C o + C (C + 1) / 2),
+//                the FLOPs per (query, key) pair (GQA: the graph's; MLA: the plain, not the
+//                absorbed, form) x R (C o + C (C + 1) / 2),
 //                at the utilisation of C x (query heads per KV head) rows;
 //                it reads the R o earlier tokens' KV once and writes R C tokens' KV;
 //   head         the LM head for the last token of each prompt only.

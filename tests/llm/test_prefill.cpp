@@ -197,3 +197,19 @@ TEST(LlmCalibration, HbmEfficiencyScalesTheTimedHbmReads) {
   // The prefill reads its weights at the achievable rate too.
   EXPECT_DOUBLE_EQ(prefill_memory(b.system()).weights.raw(), 0.5 * prefill_memory(a.system()).weights.raw());
 }
+
+// MLA prefill runs attention in the plain form: per (query, key) pair 2 h (qk_nope + qk_rope) + 2 h v_head FLOPs
+// (DeepSeek-V3: 2 x 128 x 320), not decode's absorbed form over the 576-wide latent. The second difference of the
+// FLOPs in the prompt length isolates the causal pairs' term (everything else is linear in the tokens).
+TEST(LlmPrefill, MlaPrefillAttentionIsThePlainForm) {
+  const ModelConfig m = shipped("deepseek-v3");
+  const KindParams k = preset_kind("h200");
+  Server s(m, k, 8);
+  const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute);
+  const Network net(k.llm.network);
+  const auto flops = [&](int64_t n) {
+    return time_prefill(m, s.deployment(), s.weights(), gpu, net, prefill_memory(s.system()), n, PrefillParams{}, 0.0).flops;
+  };
+  const double second = flops(102) - 2 * flops(101) + flops(100);
+  EXPECT_NEAR(second, 61.0 * 2 * 128 * (192 + 128), 1e-6 * 61.0 * 2 * 128 * 320);
+}
