@@ -152,6 +152,7 @@ class Fields {
         {"intermediate_size", int64_t(1) << 20},      // 53248
         {"moe_intermediate_size", int64_t(1) << 20},  // 2560
         {"num_experts", 16384},                       // 384 (Kimi K2)
+        {"num_local_experts", 16384},                 // 8 (Mixtral)
         {"n_routed_experts", 16384},
         {"num_experts_per_tok", 1024},       // 8
         {"n_shared_experts", 64},            // 1
@@ -316,6 +317,15 @@ const Registry<Architecture>& architectures() {
        {"deepseek_v3", "DeepSeek-V3: multi-head latent attention, shared + routed experts, leading dense layers", Architecture{}},
        {"qwen2", "Qwen2 / Qwen2.5: grouped-query attention with q/k/v biases, RMSNorm, dense SwiGLU FFN", Architecture{.qkv_bias = true}},
        {"mistral", "Mistral: grouped-query attention, RMSNorm, dense SwiGLU FFN (sliding window not modelled)", Architecture{}},
+       {"mixtral",
+        "Mixtral: grouped-query attention, RMSNorm, every layer MoE with SwiGLU experts (num_local_experts, "
+        "num_experts_per_tok; the experts' FFN size is intermediate_size), no shared experts",
+        Architecture{.keys = {.experts = "num_local_experts", .moe_intermediate = "intermediate_size"},
+                     .names = {.router = "block_sparse_moe.gate",
+                               .expert = "block_sparse_moe.experts.{}.",
+                               .expert_gate = "w1",
+                               .expert_up = "w3",
+                               .expert_down = "w2"}}},
        {"gpt2",
         "GPT-2: MHA (fused c_attn), LayerNorm, GELU FFN (c_fc, c_proj), biases, learned positions (n_positions), tied "
         "embeddings; keys n_embd/n_layer/n_head/n_inner/activation_function",
@@ -424,15 +434,15 @@ std::vector<Tensor> ModelConfig::tensors() const {
       linear(p + n.up, "", Role::DenseUp, l, intermediate, hidden, arch.mlp_bias);
       linear(p + n.down, "", Role::DenseDown, l, hidden, intermediate, arch.mlp_bias);
     } else {
-      add(p + "mlp.gate.weight", Role::Router, l, -1, experts, hidden, false);
+      add(p + n.router + ".weight", Role::Router, l, -1, experts, hidden, false);
       // Execution order of a grouped-GEMM MoE: gate and up of every expert, then down of every expert.
       for (int64_t e = 0; e < experts; ++e) {
-        const std::string q = p + fmt::format("mlp.experts.{}.", e);
-        add(q + "gate_proj.weight", Role::ExpertGate, l, e, moe_intermediate, hidden, true);
-        add(q + "up_proj.weight", Role::ExpertUp, l, e, moe_intermediate, hidden, true);
+        const std::string q = p + fmt::format(fmt::runtime(n.expert), e);
+        add(q + n.expert_gate + ".weight", Role::ExpertGate, l, e, moe_intermediate, hidden, true);
+        add(q + n.expert_up + ".weight", Role::ExpertUp, l, e, moe_intermediate, hidden, true);
       }
       for (int64_t e = 0; e < experts; ++e)
-        add(p + fmt::format("mlp.experts.{}.down_proj.weight", e), Role::ExpertDown, l, e, hidden, moe_intermediate, true);
+        add(p + fmt::format(fmt::runtime(n.expert), e) + n.expert_down + ".weight", Role::ExpertDown, l, e, hidden, moe_intermediate, true);
       if (shared_experts > 0) {
         const int64_t is = moe_intermediate * shared_experts;
         add(p + "mlp.shared_experts.gate_proj.weight", Role::SharedGate, l, -1, is, hidden, true);
@@ -576,14 +586,16 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   }
 
   // FFN: mixture of experts or dense.
-  const bool has_e = !m.arch.mha_only && f.has("num_experts"), has_n = !m.arch.mha_only && f.has("n_routed_experts");
-  if (has_e && has_n) f.fail("n_routed_experts", "both num_experts and n_routed_experts are given");
-  m.experts = has_e ? f.integer_or("num_experts", 0, 0) : f.integer_or("n_routed_experts", 0, 0);
+  // The experts' count: the family's key (Mixtral: num_local_experts), else num_experts or n_routed_experts.
+  const char* experts_key = key.experts ? key.experts : f.has("n_routed_experts") ? "n_routed_experts" : "num_experts";
+  if (!m.arch.mha_only && !key.experts && f.has("num_experts") && f.has("n_routed_experts"))
+    f.fail("n_routed_experts", "both num_experts and n_routed_experts are given");
+  m.experts = m.arch.mha_only ? 0 : f.integer_or(experts_key, 0, 0);
   m.moe_layer.assign(size_t(m.layers), false);
   if (m.experts > 0) {
     m.top_k = f.integer("num_experts_per_tok");
     if (m.top_k > m.experts) f.fail("num_experts_per_tok", fmt::format("{} exceeds the number of experts ({})", m.top_k, m.experts));
-    m.moe_intermediate = f.integer("moe_intermediate_size");
+    m.moe_intermediate = f.integer(key.moe_intermediate);
     m.shared_experts = f.integer_or("n_shared_experts", 0, 0);
     const int64_t first_dense = f.integer_or("first_k_dense_replace", 0, 0);
     const int64_t freq = f.integer_or("moe_layer_freq", 1, 1);
@@ -603,13 +615,13 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
       if (std::find(mlp_only.begin(), mlp_only.end(), l) != mlp_only.end()) moe = false;
       m.moe_layer[size_t(l)] = moe;
     }
-  } else if (!m.arch.mha_only && f.has("num_experts_per_tok") && !has_e && !has_n) {
+  } else if (!m.arch.mha_only && f.has("num_experts_per_tok") && !f.has(experts_key)) {
     f.fail("num_experts_per_tok", "given, but the model has no experts (num_experts / n_routed_experts)");
   }
   // The tensor list (names, shapes) is built whole: about 200 B per tensor.
   const int64_t tensors = m.layers * (16 + 3 * m.experts);
   if (tensors > kMaxModelTensors)
-    f.fail(m.experts > 0 ? (has_e ? "num_experts" : "n_routed_experts") : "num_hidden_layers",
+    f.fail(m.experts > 0 ? experts_key : "num_hidden_layers",
            fmt::format("{} layers x {} experts make about {} weight tensors, more than the {} a model may have (DeepSeek-V3 has "
                        "about 47,000)",
                        m.layers, m.experts, tensors, kMaxModelTensors));

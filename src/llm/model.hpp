@@ -51,6 +51,8 @@ struct ConfigKeys {
   const char* rotary_fraction = nullptr;          // fraction of head_dim with rotary embeddings (GPT-NeoX rotary_pct)
   const char* rotary_dim = nullptr;               // dimensions with rotary embeddings (GPT-J rotary_dim)
   const char* embed_proj = nullptr;               // must equal the hidden size (OPT word_embed_proj_dim)
+  const char* experts = nullptr;                  // routed experts (Mixtral num_local_experts); null: num_experts or n_routed_experts
+  const char* moe_intermediate = "moe_intermediate_size";  // an expert's FFN size (Mixtral: intermediate_size)
 };
 
 /// The Hugging Face tensor names of a family (`{}` in `layer` is the layer index; a fused q/k/v projection is
@@ -71,6 +73,11 @@ struct TensorNames {
   const char* down = "mlp.down_proj";
   const char* final_norm = "model.norm";
   const char* lm_head = "lm_head";
+  const char* router = "mlp.gate";
+  const char* expert = "mlp.experts.{}.";  // {} = the expert's index
+  const char* expert_gate = "gate_proj";
+  const char* expert_up = "up_proj";
+  const char* expert_down = "down_proj";
 };
 
 /// What a Hugging Face `model_type` adds to the decoder that the fields describe

@@ -61,6 +61,15 @@ TEST(LlmArch, ParameterCountsMatchThePublishedTotals) {
   // Llama 2 (the Hugging Face counts of meta-llama/Llama-2-{7b,70b}-hf), the gated family beside them.
   EXPECT_EQ(shipped("llama2-7b").parameters(), 6738415616);
   EXPECT_EQ(shipped("llama2-70b").parameters(), 68976648192);
+  // Mixtral-8x7B: 46.7B, 12.9B active (Jiang et al. 2024); the experts' FFN size is intermediate_size.
+  const ModelConfig x = shipped("mixtral-8x7b");
+  EXPECT_EQ(x.parameters(), 46702792704);  // the Hugging Face count
+  EXPECT_NEAR(double(x.active_parameters()) * 1e-9, 12.9, 0.1);
+  EXPECT_EQ(x.experts, 8);
+  EXPECT_EQ(x.top_k, 2);
+  EXPECT_EQ(x.moe_intermediate, 14336);
+  EXPECT_EQ(x.moe_layers(), 32);
+  EXPECT_EQ(count_named(x, "model.layers.0.block_sparse_moe.experts.7.w2.weight"), 1);
 }
 
 TEST(LlmArch, ClassicFamiliesAreMhaWithANonGatedFfn) {
