@@ -167,6 +167,12 @@ ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, cons
   return c;
 }
 
+// A sum of picoseconds as a Time; a prefill longer than ~46 days is refused (Time holds ~106 days).
+Time checked_ps(double ps, int64_t prompt) {
+  if (!(ps < 4e18)) throw ConfigError(fmt::format("a prefill of {} tokens would take more than 46 days; use a shorter context", prompt));
+  return Time(int64_t(std::llround(ps)));
+}
+
 // Sum over k in [k0, k1) of a + b k.
 double sum_linear(double a, double b, int64_t k0, int64_t k1) {
   if (k1 <= k0) return 0;
@@ -227,10 +233,10 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
         const double f0 = per_pair * double(R) * double(c) * double(c + 1) / 2, f1 = per_pair * double(R) * double(c) * double(C);
         const double ca = f0 * ps_per_flop, cb = f1 * ps_per_flop;  // math of chunk k: ca + cb k (ps)
         const double bw_r = pm.kv_read.raw(), bw_w = pm.kv_write.raw(), bw_a = pm.act.raw();
-        const double ra = 0, rb = bw_r > 0 ? double(R) * double(C) * kvb / bw_r * 1e12 : 0;  // KV read of chunk k: rb k
-        const double wa = bw_w > 0 ? double(R) * double(c) * kvb / bw_w * 1e12 : 0;          // KV written
-        const double aa = bw_a > 0 ? double(op.act_bytes.raw()) / bw_a * 1e12 : 0;           // activations
-        const double ma = ra + wa + aa, mb = rb;
+        const double rb = bw_r > 0 ? double(R) * double(C) * kvb / bw_r * 1e12 : 0;  // KV read of chunk k: rb k
+        const double wa = bw_w > 0 ? double(R) * double(c) * kvb / bw_w * 1e12 : 0;  // KV written
+        const double aa = bw_a > 0 ? double(op.act_bytes.raw()) / bw_a * 1e12 : 0;   // activations
+        const double ma = wa + aa, mb = rb;
         // Chunks where the math is the longer part: (ca - ma) + (cb - mb) k >= 0.
         const int64_t k1 = k0 + count;
         int64_t split = k0;  // [k0, split): memory-bound, [split, k1): compute-bound (or the reverse when cb < mb)
@@ -247,10 +253,10 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
         }
         const int64_t mem_lo = compute_first ? split : k0, mem_hi = compute_first ? k1 : split;
         const int64_t cmp_lo = compute_first ? k0 : split, cmp_hi = compute_first ? split : k1;
-        seg[OpClass::Attention] += Time(int64_t(std::llround(sum_linear(ca, cb, cmp_lo, cmp_hi))));
-        seg[OpClass::KvRead] += Time(int64_t(std::llround(sum_linear(ra, rb, mem_lo, mem_hi))));
-        seg[OpClass::KvWrite] += Time(int64_t(std::llround(sum_linear(wa, 0, mem_lo, mem_hi))));
-        seg[OpClass::Attention] += Time(int64_t(std::llround(sum_linear(aa, 0, mem_lo, mem_hi))));
+        seg[OpClass::Attention] += checked_ps(sum_linear(ca, cb, cmp_lo, cmp_hi), prompt);
+        seg[OpClass::KvRead] += checked_ps(sum_linear(0, rb, mem_lo, mem_hi), prompt);
+        seg[OpClass::KvWrite] += checked_ps(sum_linear(wa, 0, mem_lo, mem_hi), prompt);
+        seg[OpClass::Attention] += checked_ps(sum_linear(aa, 0, mem_lo, mem_hi), prompt);
         seg[OpClass::Overhead] += overhead * double(op.kernels * count);
         rep.flops += sum_linear(f0, f1, k0, k1);
         rep.kv_read_bytes += sum_linear(0, double(R) * double(C) * kvb, k0, k1);

@@ -170,6 +170,13 @@ TEST(LlmPrefill, LlamaOnH200AndCsi) {
     EXPECT_LT(to_s(whole.time), 4.0) << kind;
     EXPECT_GT(chunked.time, whole.time) << kind;
     EXPECT_LT(to_s(chunked.time), 1.2 * to_s(whole.time)) << kind;
+    // A prompt of 2^30 tokens in chunks: ~10^9 s of attention, refused (times are 64-bit picoseconds), not wrapped.
+    try {
+      time_prefill(m, s.deployment(), s.weights(), gpu, net, pm, int64_t(1) << 30, PrefillParams{.chunk = 4096}, 0.0);
+      ADD_FAILURE() << "no error";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("would take more than 46 days"), std::string::npos) << e.what();
+    }
   }
 }
 
