@@ -24,6 +24,7 @@
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
 #include "llm/experiment.hpp"
+#include "llm/prefill.hpp"
 #include "llm/serving.hpp"
 #include "llm/sessions.hpp"
 
@@ -156,6 +157,62 @@ void print_point(const PointResult& p, const Server& s) {
                100 * r.program_time_fraction, 100 * r.erase_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction,
                r.lifetime_erase_fraction);
   fmt::print("\n");
+}
+
+/// What `accel run` adds to a point: the prefill of one prompt (time to first token), the request-level latency,
+/// and with --breakdown the decode step by operator class.
+struct RunExtras {
+  bool timed = false;
+  PrefillReport prefill;
+  RequestLatency latency;
+  OpBreakdown decode;
+};
+
+void print_class_table(const PrefillReport& pf, const OpBreakdown& dec, int64_t layers) {
+  fmt::print("  by operator class (ms; per layer = mean over the {} layers):\n", layers);
+  fmt::print("    {:<22} {:>12} {:>12} {:>12} {:>12}\n", "class", "prefill", "per layer", "decode step", "per layer");
+  const auto ms = [](Time t) { return to_s(t) * 1e3; };
+  const auto mean = [&](const OpBreakdown& b, OpClass c) {
+    Time s{};
+    for (const ClassTimes& l : b.layers) s += l[c];
+    return b.layers.empty() ? 0.0 : ms(s) / double(b.layers.size());
+  };
+  for (size_t i = 0; i < kOpClasses; ++i) {
+    const OpClass c = OpClass(i);
+    fmt::print("    {:<22} {:>12.3f} {:>12.4f} {:>12.3f} {:>12.4f}\n", to_string(c), ms(pf.breakdown.total[c]), mean(pf.breakdown, c),
+               ms(dec.total[c]), mean(dec, c));
+  }
+  fmt::print("    {:<22} {:>12.3f} {:>12} {:>12.3f}\n", "total", ms(pf.breakdown.total.total()), "", ms(dec.total.total()));
+}
+
+RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c, bool breakdown) {
+  RunExtras x;
+  if (p.step.requests_per_rank <= 0 || p.step.step.raw() <= 0) return x;
+  const KindParams& kp = s.params();
+  const ModelConfig& m = s.model();
+  const GpuCompute gpu(kp.system.gpu.bf16_flops, kp.llm.compute);
+  const Network net(kp.llm.network);
+  x.prefill = time_prefill(m, s.deployment(), s.weights(), gpu, net, prefill_memory(s.system()), c.input, kp.serving.prefill,
+                           kp.serving.routing_skew);
+  const StepGraph g = s.graph(p.step.requests_per_rank, c);
+  // Disaggregated: the prompt's KV (this GPU's share) crosses to the decode GPUs over RDMA before the second token.
+  const double kv_bytes = double(c.input) * double(g.kv_token_layer_bytes) * double(m.layers);
+  const Time kv_transfer = ps(kv_bytes / kp.llm.network.rdma.raw() * 1e12);
+  x.latency = request_latency(x.prefill.time, kv_transfer, p.step.step, c.output);
+  x.timed = true;
+  const auto ms = [](Time t) { return to_s(t) * 1e3; };
+  fmt::print("  prefill of {} prompt{} of {} tokens per rank ({} chunk{} of {}): time to first token {:.2f} ms ({:.3g} FLOP per GPU)\n",
+             x.prefill.requests_per_rank, x.prefill.requests_per_rank > 1 ? "s" : "", x.prefill.prompt_tokens, x.prefill.chunks,
+             x.prefill.chunks > 1 ? "s" : "", x.prefill.chunk_tokens, ms(x.prefill.time), x.prefill.flops);
+  fmt::print("  request {}:{} tokens: TTFT {:.2f} ms + KV transfer {:.2f} ms, TPOT {:.3f} ms, end to end {:.3f} s\n", c.input, c.output,
+             ms(x.latency.ttft), ms(x.latency.kv_transfer), ms(x.latency.tpot), to_s(x.latency.end_to_end));
+  if (breakdown) {
+    x.decode = decode_breakdown(g, s.weights(), s.memory(), MemoryTiming::of(s.system()));
+    // Programming the step's new KV and erasing finished requests' blocks happen outside the kernels.
+    x.decode.total[OpClass::KvWrite] += p.step.breakdown.kv_write + p.step.breakdown.kv_erase;
+    print_class_table(x.prefill, x.decode, m.layers);
+  }
+  return x;
 }
 
 /// One --vary option: a parameter and the values it takes.
@@ -372,9 +429,12 @@ void add_accel(CLI::App& app) {
       std::string model, system, context, json;
       int64_t gpus = 0, batch = 0;
       double slo = 0;
+      bool breakdown = false;
     };
     auto o = std::make_shared<Opts>();
     k->add_to(*cmd);
+    cmd->add_flag("--breakdown", o->breakdown,
+                  "print (and write to --json) the prefill and the decode step by operator class, per layer and per step");
     cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
     cmd->add_option("--system", o->system, "KIND x GPUS (csix8, b200x8, ...; KIND: a file of configs/gpus/), or a kind with --gpus")
         ->required();
@@ -415,9 +475,17 @@ void add_accel(CLI::App& app) {
       }
       p.system = fmt::format("{}x{}", sn.kind, gpus);
       print_point(p, s);
+      const RunExtras x = run_extras(s, p, c, o->breakdown);
       if (!o->json.empty()) {
         Json j = p.json();
         if (o->batch > 0) j["step"] = p.step.json();
+        if (x.timed) {
+          j["prefill"] = x.prefill.json();
+          j["latency"] = x.latency.json();
+          j["latency"]["input_tokens"] = c.input;
+          j["latency"]["output_tokens"] = c.output;
+        }
+        if (x.timed && o->breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
         j["deployment"] = s.deployment().describe();
         j["config"] = kind_json(kp);
         write_json_file(o->json, j);

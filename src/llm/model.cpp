@@ -50,6 +50,8 @@ std::string to_string(Role r) {
       return "kv_a_norm";
     case Role::KVBProj:
       return "kv_b_proj";
+    case Role::PosEmbed:
+      return "pos_embed";
     case Role::DenseGate:
       return "gate_proj";
     case Role::DenseUp:
@@ -150,6 +152,7 @@ class Fields {
         {"intermediate_size", int64_t(1) << 20},      // 53248
         {"moe_intermediate_size", int64_t(1) << 20},  // 2560
         {"num_experts", 16384},                       // 384 (Kimi K2)
+        {"num_local_experts", 16384},                 // 8 (Mixtral)
         {"n_routed_experts", 16384},
         {"num_experts_per_tok", 1024},       // 8
         {"n_shared_experts", 64},            // 1
@@ -161,6 +164,16 @@ class Fields {
         {"first_k_dense_replace", 1024},
         {"moe_layer_freq", 1024},
         {"decoder_sparse_step", 1024},
+        // the classic families' spellings
+        {"n_embd", int64_t(1) << 17},
+        {"n_layer", 1024},
+        {"n_head", 1024},
+        {"n_inner", int64_t(1) << 20},
+        {"ffn_dim", int64_t(1) << 20},
+        {"n_positions", int64_t(1) << 24},              // 1024 (GPT-2)
+        {"max_position_embeddings", int64_t(1) << 24},  // 2048 (OPT)
+        {"rotary_dim", 4096},                           // 64 (GPT-J)
+        {"word_embed_proj_dim", int64_t(1) << 17},
     };
     for (const auto& [name, max] : caps)
       if (name == k) return max;
@@ -170,21 +183,177 @@ class Fields {
   std::string origin_;
 };
 
-std::string layer_prefix(int64_t l) { return fmt::format("model.layers.{}.", l); }
+}  // namespace
+
+namespace {
+
+// The classic decoder families: MHA, LayerNorm with bias, a non-gated FFN, biases, their own config keys and
+// tensor names (Hugging Face's modeling_*.py and configuration_*.py of each family).
+Architecture gpt2_family() {
+  return Architecture{.gated_mlp = false,
+                      .layer_norm = true,
+                      .qkv_bias = true,
+                      .o_bias = true,
+                      .mlp_bias = true,
+                      .mha_only = true,
+                      .tie_default = true,
+                      .ffn_default_multiple = 4,
+                      .default_activation = "gelu_new",
+                      .keys = {.hidden = "n_embd",
+                               .layers = "n_layer",
+                               .heads = "n_head",
+                               .intermediate = "n_inner",
+                               .activation = "activation_function",
+                               .positions = "n_positions",
+                               .attention_bias = nullptr,
+                               .mlp_bias = nullptr},
+                      .names = {.embed = "transformer.wte",
+                                .positions = "transformer.wpe",
+                                .layer = "transformer.h.{}.",
+                                .attn_norm = "ln_1",
+                                .fused_qkv = "attn.c_attn",
+                                .o = "attn.c_proj",
+                                .ffn_norm = "ln_2",
+                                .gate = "",
+                                .up = "mlp.c_fc",
+                                .down = "mlp.c_proj",
+                                .final_norm = "transformer.ln_f"}};
+}
+
+Architecture opt_family() {
+  return Architecture{.gated_mlp = false,
+                      .layer_norm = true,
+                      .qkv_bias = true,
+                      .o_bias = true,
+                      .mlp_bias = true,
+                      .mha_only = true,
+                      .tie_default = true,
+                      .position_offset = 2,  // OPTLearnedPositionalEmbedding: max_position_embeddings + 2 rows
+                      .default_activation = "relu",
+                      .keys = {.intermediate = "ffn_dim",
+                               .activation = "activation_function",
+                               .positions = "max_position_embeddings",
+                               .attention_bias = nullptr,
+                               .mlp_bias = nullptr,
+                               .all_bias = "enable_bias",
+                               .embed_proj = "word_embed_proj_dim"},
+                      .names = {.embed = "model.decoder.embed_tokens",
+                                .positions = "model.decoder.embed_positions",
+                                .layer = "model.decoder.layers.{}.",
+                                .attn_norm = "self_attn_layer_norm",
+                                .o = "self_attn.out_proj",
+                                .ffn_norm = "final_layer_norm",
+                                .gate = "",
+                                .up = "fc1",
+                                .down = "fc2",
+                                .final_norm = "model.decoder.final_layer_norm"}};
+}
+
+Architecture gpt_neox_family() {
+  return Architecture{.gated_mlp = false,
+                      .layer_norm = true,
+                      .qkv_bias = true,
+                      .o_bias = true,
+                      .mlp_bias = true,
+                      .parallel_residual = true,  // use_parallel_residual (default true) may turn it off
+                      .mha_only = true,
+                      .default_activation = "gelu",
+                      .keys = {.mlp_bias = nullptr, .parallel_residual = "use_parallel_residual", .rotary_fraction = "rotary_pct"},
+                      .names = {.embed = "gpt_neox.embed_in",
+                                .layer = "gpt_neox.layers.{}.",
+                                .fused_qkv = "attention.query_key_value",
+                                .o = "attention.dense",
+                                .gate = "",
+                                .up = "mlp.dense_h_to_4h",
+                                .down = "mlp.dense_4h_to_h",
+                                .final_norm = "gpt_neox.final_layer_norm",
+                                .lm_head = "embed_out"}};
+}
+
+Architecture gptj_family() {
+  return Architecture{.gated_mlp = false,
+                      .layer_norm = true,
+                      .mlp_bias = true,
+                      .lm_head_bias = true,
+                      .ffn_norm = false,
+                      .parallel_residual = true,
+                      .mha_only = true,
+                      .ffn_default_multiple = 4,
+                      .default_activation = "gelu_new",
+                      .keys = {.hidden = "n_embd",
+                               .layers = "n_layer",
+                               .heads = "n_head",
+                               .intermediate = "n_inner",
+                               .activation = "activation_function",
+                               .attention_bias = nullptr,
+                               .mlp_bias = nullptr,
+                               .rotary_dim = "rotary_dim"},
+                      .names = {.embed = "transformer.wte",
+                                .layer = "transformer.h.{}.",
+                                .attn_norm = "ln_1",
+                                .q = "attn.q_proj",
+                                .k = "attn.k_proj",
+                                .v = "attn.v_proj",
+                                .o = "attn.out_proj",
+                                .ffn_norm = "",
+                                .gate = "",
+                                .up = "mlp.fc_in",
+                                .down = "mlp.fc_out",
+                                .final_norm = "transformer.ln_f"}};
+}
 
 }  // namespace
 
 const Registry<Architecture>& architectures() {
   static const Registry<Architecture> r(
       "model architecture",
-      {{"llama", "Llama 3.x: grouped-query attention, dense SwiGLU FFN", Architecture{}},
+      {{"llama", "Llama 3.x: grouped-query attention, RMSNorm, dense SwiGLU FFN", Architecture{}},
        {"qwen3", "Qwen3 dense: grouped-query attention with per-head q/k RMSNorm, dense SwiGLU FFN", Architecture{.qk_norm = true}},
        {"qwen3_moe",
         "Qwen3 MoE: grouped-query attention with per-head q/k RMSNorm, routed experts (mlp_only_layers, "
         "decoder_sparse_step)",
         Architecture{.qk_norm = true}},
        {"deepseek_v2", "DeepSeek-V2: multi-head latent attention, shared + routed experts, leading dense layers", Architecture{}},
-       {"deepseek_v3", "DeepSeek-V3: multi-head latent attention, shared + routed experts, leading dense layers", Architecture{}}});
+       {"deepseek_v3", "DeepSeek-V3: multi-head latent attention, shared + routed experts, leading dense layers", Architecture{}},
+       {"qwen2", "Qwen2 / Qwen2.5: grouped-query attention with q/k/v biases, RMSNorm, dense SwiGLU FFN", Architecture{.qkv_bias = true}},
+       {"mistral", "Mistral: grouped-query attention, RMSNorm, dense SwiGLU FFN (sliding window not modelled)", Architecture{}},
+       {"mixtral",
+        "Mixtral: grouped-query attention, RMSNorm, every layer MoE with SwiGLU experts (num_local_experts, "
+        "num_experts_per_tok; the experts' FFN size is intermediate_size), no shared experts",
+        Architecture{.keys = {.experts = "num_local_experts", .moe_intermediate = "intermediate_size"},
+                     .names = {.router = "block_sparse_moe.gate",
+                               .expert = "block_sparse_moe.experts.{}.",
+                               .expert_gate = "w1",
+                               .expert_up = "w3",
+                               .expert_down = "w2"}}},
+       {"gpt2",
+        "GPT-2: MHA (fused c_attn), LayerNorm, GELU FFN (c_fc, c_proj), biases, learned positions (n_positions), tied "
+        "embeddings; keys n_embd/n_layer/n_head/n_inner/activation_function",
+        gpt2_family()},
+       {"opt",
+        "OPT: MHA, LayerNorm, ReLU FFN (fc1, fc2), biases, learned positions (max_position_embeddings + 2), tied "
+        "embeddings; key ffn_dim",
+        opt_family()},
+       {"gpt_neox",
+        "GPT-NeoX / Pythia: MHA (fused query_key_value), LayerNorm, GELU FFN, biases, partial rotary (rotary_pct), "
+        "parallel residual (use_parallel_residual)",
+        gpt_neox_family()},
+       {"gptj",
+        "GPT-J: MHA without biases, one LayerNorm per layer shared by attention and FFN (parallel), GELU FFN with "
+        "biases, partial rotary (rotary_dim), LM head with bias; keys n_embd/n_layer/n_head/n_inner",
+        gptj_family()}});
+  return r;
+}
+
+const Registry<int>& activations() {
+  static const Registry<int> r("activation function", {{"silu", "x sigmoid(x) (SwiGLU in a gated FFN)", 0},
+                                                       {"swish", "= silu", 0},
+                                                       {"gelu", "exact GELU (erf)", 0},
+                                                       {"gelu_new", "GELU, tanh approximation (GPT-2, GPT-J)", 0},
+                                                       {"gelu_fast", "GELU, tanh approximation", 0},
+                                                       {"gelu_pytorch_tanh", "GELU, tanh approximation (PyTorch's)", 0},
+                                                       {"quick_gelu", "x sigmoid(1.702 x)", 0},
+                                                       {"relu", "max(0, x) (OPT)", 0}});
   return r;
 }
 
@@ -210,22 +379,40 @@ int64_t ModelConfig::kv_bytes_per_token_layer() const {
 
 std::vector<Tensor> ModelConfig::tensors() const {
   std::vector<Tensor> out;
+  const TensorNames& n = arch.names;
   auto add = [&](std::string name, Role role, int64_t layer, int64_t expert, int64_t rows, int64_t cols, bool quant) {
     out.push_back(Tensor{std::move(name), role, int32_t(layer), int32_t(expert), rows, cols, quant && fp8});
   };
-  add("model.embed_tokens.weight", Role::Embed, -1, -1, vocab, hidden, false);
+  // A bias follows its weight, with the weight's role: [out, 1] for a projection, [1, H] for a norm (never FP8).
+  auto bias = [&](std::string name, Role role, int64_t layer, int64_t rows, int64_t cols) {
+    out.push_back(Tensor{std::move(name), role, int32_t(layer), -1, rows, cols, false, true});
+  };
+  auto norm = [&](const std::string& base, Role role, int64_t layer, int64_t width) {
+    add(base + ".weight", role, layer, -1, 1, width, false);
+    if (arch.layer_norm) bias(base + ".bias", role, layer, 1, width);
+  };
+  // A projection [rows, cols]; `part` names the q/k/v slice of a fused tensor.
+  auto linear = [&](const std::string& base, const std::string& part, Role role, int64_t layer, int64_t rows, int64_t cols,
+                    bool with_bias) {
+    add(base + ".weight" + part, role, layer, -1, rows, cols, true);
+    if (with_bias) bias(base + ".bias" + part, role, layer, rows, 1);
+  };
+  add(std::string(n.embed) + ".weight", Role::Embed, -1, -1, vocab, hidden, false);
+  if (positions > 0) add(std::string(n.positions) + ".weight", Role::PosEmbed, -1, -1, positions, hidden, false);
   for (int64_t l = 0; l < layers; ++l) {
-    const std::string p = layer_prefix(l);
-    add(p + "input_layernorm.weight", Role::AttnNorm, l, -1, 1, hidden, false);
+    const std::string p = fmt::format(fmt::runtime(n.layer), l);
+    norm(p + n.attn_norm, Role::AttnNorm, l, hidden);
     if (attention == AttentionKind::Gqa) {
-      add(p + "self_attn.q_proj.weight", Role::QProj, l, -1, heads * head_dim, hidden, true);
-      add(p + "self_attn.k_proj.weight", Role::KProj, l, -1, kv_heads * head_dim, hidden, true);
-      add(p + "self_attn.v_proj.weight", Role::VProj, l, -1, kv_heads * head_dim, hidden, true);
+      const bool fused = n.fused_qkv != nullptr;
+      const std::string qn = p + (fused ? n.fused_qkv : n.q), kn = p + (fused ? n.fused_qkv : n.k), vn = p + (fused ? n.fused_qkv : n.v);
+      linear(qn, fused ? "[q]" : "", Role::QProj, l, heads * head_dim, hidden, arch.qkv_bias);
+      linear(kn, fused ? "[k]" : "", Role::KProj, l, kv_heads * head_dim, hidden, arch.qkv_bias);
+      linear(vn, fused ? "[v]" : "", Role::VProj, l, kv_heads * head_dim, hidden, arch.qkv_bias);
       if (qk_norm) {
         add(p + "self_attn.q_norm.weight", Role::QNorm, l, -1, 1, head_dim, false);
         add(p + "self_attn.k_norm.weight", Role::KNorm, l, -1, 1, head_dim, false);
       }
-      add(p + "self_attn.o_proj.weight", Role::OProj, l, -1, hidden, heads * head_dim, true);
+      linear(p + n.o, "", Role::OProj, l, hidden, heads * head_dim, arch.o_bias);
     } else {
       // Execution order of MLA decode: the down projections (query, latent KV) together, their norms,
       // the query up projection, the latent up projection (absorbed into the query and the output), o_proj.
@@ -241,21 +428,21 @@ std::vector<Tensor> ModelConfig::tensors() const {
       add(p + "self_attn.kv_b_proj.weight", Role::KVBProj, l, -1, heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank, true);
       add(p + "self_attn.o_proj.weight", Role::OProj, l, -1, hidden, heads * v_head_dim, true);
     }
-    add(p + "post_attention_layernorm.weight", Role::FfnNorm, l, -1, 1, hidden, false);
+    if (arch.ffn_norm) norm(p + n.ffn_norm, Role::FfnNorm, l, hidden);
     if (!moe_layer[size_t(l)]) {
-      add(p + "mlp.gate_proj.weight", Role::DenseGate, l, -1, intermediate, hidden, true);
-      add(p + "mlp.up_proj.weight", Role::DenseUp, l, -1, intermediate, hidden, true);
-      add(p + "mlp.down_proj.weight", Role::DenseDown, l, -1, hidden, intermediate, true);
+      if (arch.gated_mlp) linear(p + n.gate, "", Role::DenseGate, l, intermediate, hidden, arch.mlp_bias);
+      linear(p + n.up, "", Role::DenseUp, l, intermediate, hidden, arch.mlp_bias);
+      linear(p + n.down, "", Role::DenseDown, l, hidden, intermediate, arch.mlp_bias);
     } else {
-      add(p + "mlp.gate.weight", Role::Router, l, -1, experts, hidden, false);
+      add(p + n.router + ".weight", Role::Router, l, -1, experts, hidden, false);
       // Execution order of a grouped-GEMM MoE: gate and up of every expert, then down of every expert.
       for (int64_t e = 0; e < experts; ++e) {
-        const std::string q = p + fmt::format("mlp.experts.{}.", e);
-        add(q + "gate_proj.weight", Role::ExpertGate, l, e, moe_intermediate, hidden, true);
-        add(q + "up_proj.weight", Role::ExpertUp, l, e, moe_intermediate, hidden, true);
+        const std::string q = p + fmt::format(fmt::runtime(n.expert), e);
+        add(q + n.expert_gate + ".weight", Role::ExpertGate, l, e, moe_intermediate, hidden, true);
+        add(q + n.expert_up + ".weight", Role::ExpertUp, l, e, moe_intermediate, hidden, true);
       }
       for (int64_t e = 0; e < experts; ++e)
-        add(p + fmt::format("mlp.experts.{}.down_proj.weight", e), Role::ExpertDown, l, e, hidden, moe_intermediate, true);
+        add(p + fmt::format(fmt::runtime(n.expert), e) + n.expert_down + ".weight", Role::ExpertDown, l, e, hidden, moe_intermediate, true);
       if (shared_experts > 0) {
         const int64_t is = moe_intermediate * shared_experts;
         add(p + "mlp.shared_experts.gate_proj.weight", Role::SharedGate, l, -1, is, hidden, true);
@@ -264,8 +451,11 @@ std::vector<Tensor> ModelConfig::tensors() const {
       }
     }
   }
-  add("model.norm.weight", Role::FinalNorm, -1, -1, 1, hidden, false);
-  if (!tie_embeddings) add("lm_head.weight", Role::LmHead, -1, -1, vocab, hidden, false);
+  norm(n.final_norm, Role::FinalNorm, -1, hidden);
+  if (!tie_embeddings) {
+    add(std::string(n.lm_head) + ".weight", Role::LmHead, -1, -1, vocab, hidden, false);
+    if (arch.lm_head_bias) bias(std::string(n.lm_head) + ".bias", Role::LmHead, -1, vocab, 1);
+  }
   return out;
 }
 
@@ -316,20 +506,54 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   ModelConfig m;
   m.name = name;
   m.origin = origin;
+  // The family first: it decides which keys spell the sizes and what the decoder looks like. A file without a
+  // model_type is an error (never a guess from the keys present: Llama keys fit several families).
+  m.arch = f.choice(architectures(), "model_type");
   m.model_type = f.string_or("model_type", "");
-  m.hidden = f.integer("hidden_size");
-  m.layers = f.integer("num_hidden_layers");
-  m.heads = f.integer("num_attention_heads");
-  m.kv_heads = f.integer_or("num_key_value_heads", m.heads, 1);
-  if (m.kv_heads > m.heads) f.fail("num_key_value_heads", fmt::format("{} exceeds num_attention_heads ({})", m.kv_heads, m.heads));
-  if (m.heads % m.kv_heads != 0)
-    f.fail("num_key_value_heads", fmt::format("{} does not divide num_attention_heads ({})", m.kv_heads, m.heads));
-  m.head_dim = f.has("head_dim") ? f.integer("head_dim") : m.hidden / m.heads;
-  if (!f.has("head_dim") && m.hidden % m.heads != 0)
-    f.fail("head_dim", fmt::format("missing, and hidden_size {} is not a multiple of num_attention_heads {}", m.hidden, m.heads));
+  m.qk_norm = m.arch.qk_norm;
+  const ConfigKeys& key = m.arch.keys;
+  m.hidden = f.integer(key.hidden);
+  m.layers = f.integer(key.layers);
+  m.heads = f.integer(key.heads);
+  if (m.arch.mha_only) {
+    m.kv_heads = m.heads;  // multi-head attention: these families have no num_key_value_heads
+    if (m.hidden % m.heads != 0) f.fail(key.heads, fmt::format("{} does not divide {} ({})", m.heads, key.hidden, m.hidden));
+    m.head_dim = m.hidden / m.heads;
+  } else {
+    m.kv_heads = f.integer_or("num_key_value_heads", m.heads, 1);
+    if (m.kv_heads > m.heads) f.fail("num_key_value_heads", fmt::format("{} exceeds num_attention_heads ({})", m.kv_heads, m.heads));
+    if (m.heads % m.kv_heads != 0)
+      f.fail("num_key_value_heads", fmt::format("{} does not divide num_attention_heads ({})", m.kv_heads, m.heads));
+    m.head_dim = f.has("head_dim") ? f.integer("head_dim") : m.hidden / m.heads;
+    if (!f.has("head_dim") && m.hidden % m.heads != 0)
+      f.fail("head_dim", fmt::format("missing, and hidden_size {} is not a multiple of num_attention_heads {}", m.hidden, m.heads));
+  }
   m.vocab = f.integer("vocab_size");
-  m.tie_embeddings = f.boolean_or("tie_word_embeddings", false);
-
+  m.tie_embeddings = f.boolean_or("tie_word_embeddings", m.arch.tie_default);
+  // The activation: the family's config-class default when absent (Hugging Face writes it into every config.json
+  // it saves); a name bitline does not list is an error naming the field.
+  m.activation = f.string_or(key.activation, m.arch.default_activation);
+  f.choice(activations(), key.activation, m.arch.default_activation);
+  if (key.positions) m.positions = f.integer(key.positions) + m.arch.position_offset;
+  // Biases and the family's own fields, where the family has a key for them.
+  if (key.attention_bias) m.arch.qkv_bias = m.arch.o_bias = f.boolean_or(key.attention_bias, m.arch.qkv_bias);
+  if (key.mlp_bias) m.arch.mlp_bias = f.boolean_or(key.mlp_bias, m.arch.mlp_bias);
+  if (key.all_bias) m.arch.qkv_bias = m.arch.o_bias = m.arch.mlp_bias = f.boolean_or(key.all_bias, true);
+  if (key.parallel_residual) m.arch.parallel_residual = f.boolean_or(key.parallel_residual, m.arch.parallel_residual);
+  if (key.rotary_fraction && f.has(key.rotary_fraction)) {
+    const json& v = f.at(key.rotary_fraction);
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
+      f.fail(key.rotary_fraction, fmt::format("expected a fraction in (0, 1], got {}", json_brief(v)));
+    m.rotary_fraction = v.get<double>();
+  }
+  if (key.rotary_dim && f.has(key.rotary_dim)) {
+    const int64_t d = f.integer(key.rotary_dim);
+    if (d > m.head_dim) f.fail(key.rotary_dim, fmt::format("{} exceeds the head dimension ({})", d, m.head_dim));
+    m.rotary_fraction = double(d) / double(m.head_dim);
+  }
+  if (key.embed_proj && f.has(key.embed_proj) && f.integer(key.embed_proj) != m.hidden)
+    f.fail(key.embed_proj, fmt::format("{} differs from {} ({}): the project_in / project_out layers of such models are not modelled",
+                                       f.integer(key.embed_proj), key.hidden, m.hidden));
   // Storage format.
   m.weight_bytes = f.choice(torch_dtypes(), "torch_dtype", "bfloat16");
   if (f.has("quantization_config")) {
@@ -351,8 +575,8 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
     }
   }
 
-  // Attention.
-  if (f.has("kv_lora_rank")) {
+  // Attention (the classic families have no MLA or MoE fields).
+  if (!m.arch.mha_only && f.has("kv_lora_rank")) {
     m.attention = AttentionKind::Mla;
     m.kv_lora_rank = f.integer("kv_lora_rank");
     m.q_lora_rank = f.integer_or("q_lora_rank", 0, 0);
@@ -362,14 +586,16 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   }
 
   // FFN: mixture of experts or dense.
-  const bool has_e = f.has("num_experts"), has_n = f.has("n_routed_experts");
-  if (has_e && has_n) f.fail("n_routed_experts", "both num_experts and n_routed_experts are given");
-  m.experts = has_e ? f.integer_or("num_experts", 0, 0) : f.integer_or("n_routed_experts", 0, 0);
+  // The experts' count: the family's key (Mixtral: num_local_experts), else num_experts or n_routed_experts.
+  const char* experts_key = key.experts ? key.experts : f.has("n_routed_experts") ? "n_routed_experts" : "num_experts";
+  if (!m.arch.mha_only && !key.experts && f.has("num_experts") && f.has("n_routed_experts"))
+    f.fail("n_routed_experts", "both num_experts and n_routed_experts are given");
+  m.experts = m.arch.mha_only ? 0 : f.integer_or(experts_key, 0, 0);
   m.moe_layer.assign(size_t(m.layers), false);
   if (m.experts > 0) {
     m.top_k = f.integer("num_experts_per_tok");
     if (m.top_k > m.experts) f.fail("num_experts_per_tok", fmt::format("{} exceeds the number of experts ({})", m.top_k, m.experts));
-    m.moe_intermediate = f.integer("moe_intermediate_size");
+    m.moe_intermediate = f.integer(key.moe_intermediate);
     m.shared_experts = f.integer_or("n_shared_experts", 0, 0);
     const int64_t first_dense = f.integer_or("first_k_dense_replace", 0, 0);
     const int64_t freq = f.integer_or("moe_layer_freq", 1, 1);
@@ -389,21 +615,22 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
       if (std::find(mlp_only.begin(), mlp_only.end(), l) != mlp_only.end()) moe = false;
       m.moe_layer[size_t(l)] = moe;
     }
-  } else if (f.has("num_experts_per_tok") && !has_e && !has_n) {
+  } else if (!m.arch.mha_only && f.has("num_experts_per_tok") && !f.has(experts_key)) {
     f.fail("num_experts_per_tok", "given, but the model has no experts (num_experts / n_routed_experts)");
   }
   // The tensor list (names, shapes) is built whole: about 200 B per tensor.
   const int64_t tensors = m.layers * (16 + 3 * m.experts);
   if (tensors > kMaxModelTensors)
-    f.fail(m.experts > 0 ? (has_e ? "num_experts" : "n_routed_experts") : "num_hidden_layers",
+    f.fail(m.experts > 0 ? experts_key : "num_hidden_layers",
            fmt::format("{} layers x {} experts make about {} weight tensors, more than the {} a model may have (DeepSeek-V3 has "
                        "about 47,000)",
                        m.layers, m.experts, tensors, kMaxModelTensors));
-  if (m.dense_layers() > 0)
-    m.intermediate = f.integer("intermediate_size");
+  if (m.arch.ffn_default_multiple > 0)  // GPT-2, GPT-J: n_inner null or absent = 4 x n_embd
+    m.intermediate = f.integer_or(key.intermediate, m.arch.ffn_default_multiple * m.hidden, 1);
+  else if (m.dense_layers() > 0)
+    m.intermediate = f.integer(key.intermediate);
   else
-    m.intermediate = f.integer_or("intermediate_size", 0, 0);
-  m.qk_norm = f.choice(architectures(), "model_type").qk_norm;
+    m.intermediate = f.integer_or(key.intermediate, 0, 0);
   return m;
 }
 

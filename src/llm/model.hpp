@@ -5,7 +5,9 @@
 //
 // Supported: grouped-query attention (GQA; MHA when kv heads = heads),
 // multi-head latent attention (MLA, DeepSeek-V2/V3: `kv_lora_rank`), dense
-// SwiGLU FFNs, mixture-of-experts FFNs (routed experts with top-k routing,
+// SwiGLU FFNs, the classic families (GPT-2, OPT, GPT-NeoX, GPT-J: MHA, a
+// non-gated GELU/ReLU FFN, biases, LayerNorm, learned or rotary positions,
+// each with its own config.json keys), mixture-of-experts FFNs (routed experts with top-k routing,
 // shared experts, leading dense layers, Qwen's `mlp_only_layers` and
 // `decoder_sparse_step`), 16-bit weights and FP8 weights with block scales
 // (`quantization_config.quant_method: fp8`). The KV cache is 16-bit.
@@ -33,13 +35,76 @@ inline constexpr int64_t kMaxModelTensors = int64_t(1) << 20;
 
 enum class AttentionKind { Gqa, Mla };
 
+/// The config.json keys an architecture family spells its sizes with (Hugging Face's names differ by family:
+/// GPT-2 and GPT-J write n_embd / n_layer / n_head / n_inner, OPT ffn_dim, ...).
+struct ConfigKeys {
+  const char* hidden = "hidden_size";
+  const char* layers = "num_hidden_layers";
+  const char* heads = "num_attention_heads";
+  const char* intermediate = "intermediate_size";
+  const char* activation = "hidden_act";
+  const char* positions = nullptr;                // learned positions: the key of their count (n_positions, max_position_embeddings)
+  const char* attention_bias = "attention_bias";  // true/false: biases of q, k, v and o (Llama, GPT-NeoX)
+  const char* mlp_bias = "mlp_bias";              // true/false: biases of the FFN projections (Llama)
+  const char* all_bias = nullptr;                 // true/false: every projection's bias (OPT enable_bias)
+  const char* parallel_residual = nullptr;        // true/false (GPT-NeoX use_parallel_residual)
+  const char* rotary_fraction = nullptr;          // fraction of head_dim with rotary embeddings (GPT-NeoX rotary_pct)
+  const char* rotary_dim = nullptr;               // dimensions with rotary embeddings (GPT-J rotary_dim)
+  const char* embed_proj = nullptr;               // must equal the hidden size (OPT word_embed_proj_dim)
+  const char* experts = nullptr;                  // routed experts (Mixtral num_local_experts); null: num_experts or n_routed_experts
+  const char* moe_intermediate = "moe_intermediate_size";  // an expert's FFN size (Mixtral: intermediate_size)
+};
+
+/// The Hugging Face tensor names of a family (`{}` in `layer` is the layer index; a fused q/k/v projection is
+/// split into its q, k and v parts, named NAME.weight[q] etc., because tensor parallelism shards it by head).
+struct TensorNames {
+  const char* embed = "model.embed_tokens";
+  const char* positions = "";
+  const char* layer = "model.layers.{}.";
+  const char* attn_norm = "input_layernorm";
+  const char* q = "self_attn.q_proj";
+  const char* k = "self_attn.k_proj";
+  const char* v = "self_attn.v_proj";
+  const char* fused_qkv = nullptr;  // one tensor for q, k and v (GPT-2 c_attn, GPT-NeoX query_key_value)
+  const char* o = "self_attn.o_proj";
+  const char* ffn_norm = "post_attention_layernorm";
+  const char* gate = "mlp.gate_proj";
+  const char* up = "mlp.up_proj";
+  const char* down = "mlp.down_proj";
+  const char* final_norm = "model.norm";
+  const char* lm_head = "lm_head";
+  const char* router = "mlp.gate";
+  const char* expert = "mlp.experts.{}.";  // {} = the expert's index
+  const char* expert_gate = "gate_proj";
+  const char* expert_up = "up_proj";
+  const char* expert_down = "down_proj";
+};
+
 /// What a Hugging Face `model_type` adds to the decoder that the fields describe
 /// (GQA or MLA attention, dense or MoE FFN, sizes: read from the fields).
 struct Architecture {
-  bool qk_norm = false;  // per-head RMSNorm of q and k before attention (Qwen3)
+  bool qk_norm = false;                     // per-head RMSNorm of q and k before attention (Qwen3)
+  bool gated_mlp = true;                    // gate and up projections (SwiGLU, 3 matrices); false: up, activation, down (2)
+  bool layer_norm = false;                  // LayerNorm with weight and bias; false: RMSNorm (weight only)
+  bool qkv_bias = false;                    // biases of q, k, v (Qwen2; GPT-2, OPT, GPT-NeoX)
+  bool o_bias = false;                      // bias of the output projection
+  bool mlp_bias = false;                    // biases of the FFN projections
+  bool lm_head_bias = false;                // GPT-J
+  bool ffn_norm = true;                     // a norm before the FFN (GPT-J: attention and FFN share the layer's one norm)
+  bool parallel_residual = false;           // attention and FFN read the same input (GPT-J; GPT-NeoX: use_parallel_residual)
+  bool mha_only = false;                    // classic families: kv heads = heads, no MoE / MLA fields read
+  bool tie_default = false;                 // tie_word_embeddings when the file does not say (the family's config class default)
+  int64_t ffn_default_multiple = 0;         // > 0: the intermediate key may be null or absent, meaning this x hidden (GPT-2: 4)
+  int64_t position_offset = 0;              // learned positions: rows = the positions key + this (OPT: 2)
+  const char* default_activation = "silu";  // the family's config class default
+  ConfigKeys keys{};
+  TensorNames names{};
 };
 /// The architectures bitline models, by `model_type` (table in llm/model.cpp).
 const Registry<Architecture>& architectures();
+/// Activation functions bitline knows (`hidden_act` / `activation_function`; table in llm/model.cpp). All cost the
+/// same (fused into the GEMM's epilogue or one element-wise kernel); an unlisted name is an error.
+const Registry<int>& activations();
 /// Bytes per weight of each `torch_dtype` (table in llm/model.cpp).
 const Registry<int64_t>& torch_dtypes();
 /// `quantization_config.quant_method` (table in llm/model.cpp).
@@ -64,7 +129,8 @@ enum class Role : uint8_t {
   QBProj,
   KVAProj,
   KVANorm,
-  KVBProj,  // MLA
+  KVBProj,   // MLA
+  PosEmbed,  // learned position embeddings (GPT-2, OPT)
   DenseGate,
   DenseUp,
   DenseDown,  // dense FFN
@@ -85,7 +151,8 @@ struct Tensor {
   int32_t layer = -1;   // -1: not in a decoder layer
   int32_t expert = -1;  // routed expert index, else -1
   int64_t rows = 0, cols = 0;
-  bool fp8 = false;  // stored in FP8 (1 byte per weight + one FP32 scale per block)
+  bool fp8 = false;   // stored in FP8 (1 byte per weight + one FP32 scale per block)
+  bool bias = false;  // the bias of the weight tensor before it (same role): [out, 1] for a projection, [1, H] for a norm
   int64_t params() const { return rows * cols; }
 };
 
@@ -93,7 +160,11 @@ struct ModelConfig {
   std::string name;    // file stem, e.g. "qwen3-235b"
   std::string origin;  // the file it came from (for messages)
   std::string model_type;
-  bool qk_norm = false;  // from the architecture (model_type): q_norm / k_norm tensors and kernel
+  bool qk_norm = false;        // from the architecture (model_type): q_norm / k_norm tensors and kernel
+  Architecture arch;           // the family's structure (gated MLP, norms, biases, names)
+  std::string activation;      // hidden_act / activation_function (a name of activations())
+  int64_t positions = 0;       // rows of the learned position embedding (0: rotary positions)
+  double rotary_fraction = 1;  // of head_dim that gets rotary embeddings (GPT-NeoX rotary_pct, GPT-J rotary_dim)
 
   int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
   int64_t intermediate = 0;  // dense FFN intermediate size (0 when every layer is MoE)
@@ -115,6 +186,9 @@ struct ModelConfig {
   int64_t kv_value_bytes = 2;                      // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
 
   bool is_moe() const { return experts > 0; }
+  bool gated_mlp() const { return arch.gated_mlp; }
+  /// Weight matrices of a dense FFN: 3 (gate, up, down) or 2 (up, down).
+  int64_t mlp_matrices() const { return arch.gated_mlp ? 3 : 2; }
   int64_t moe_layers() const;
   int64_t dense_layers() const { return layers - moe_layers(); }
 

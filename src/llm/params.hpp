@@ -38,9 +38,20 @@ struct ComputeParams {
   double util_max = 0;
   double util_half_rows = 0;
   Time kernel_overhead{};
+  double hbm_efficiency = 1;
 
   template <class V>
   void visit(V& v) {
+    v(hbm_efficiency, {.name = "hbm_efficiency",
+                       .def = "1",
+                       .desc = "achievable fraction of the peak HBM bandwidth for the timed reads and writes of a step "
+                               "(streaming kernels); bandwidth bounds (memory_time_ms) and TDP stay at the peak. HBF's "
+                               "achievable bandwidth follows from its own parameters (tR, interfaces, plane collisions)",
+                       .source = "calibration: 1 = the peak, as the paper's simulator (the FlashAccel kinds keep it); "
+                                 "per-kind values with their microbenchmark sources in configs/gpus/ (docs/llm.md, "
+                                 "\"Calibration\")",
+                       .min = 0.05,
+                       .max = 1});
     v(fp8_speedup, {.name = "fp8_speedup",
                     .def = "2",
                     .desc = "FP8 GEMM throughput relative to BF16 (FP8-weight models)",
@@ -198,6 +209,30 @@ struct LlmParams {
   }
 };
 
+/// serving.prefill: the prefill step model (llm/prefill.hpp). Prefill is disaggregated (spec): it runs on a
+/// prefill instance of the same GPUs and deployment, and the decode evaluation counts only its KV arriving.
+struct PrefillParams {
+  int64_t chunk = 0;
+  int64_t requests = 1;
+
+  template <class V>
+  void visit(V& v) {
+    v(chunk, {.name = "chunk",
+              .def = "0",
+              .desc = "chunked prefill: tokens per forward pass (0 = the whole prompt in one pass); each chunk reads the "
+                      "weights and the KV of the chunks before it",
+              .source = "bitline: a deployment choice (vLLM / SGLang chunked prefill, typically 512-8192 tokens)",
+              .min = 0,
+              .max = int64_t(1) << 30});
+    v(requests, {.name = "requests",
+                 .def = "1",
+                 .desc = "prompts prefilled together per attention rank (time to first token of the last of them)",
+                 .source = "bitline: one request, the latency of an unloaded prefill instance",
+                 .min = 1,
+                 .max = 4096});
+  }
+};
+
 /// The config section `serving`.
 struct ServingParams {
   Choice<CapacityContext, capacity_contexts> capacity_context;
@@ -209,9 +244,11 @@ struct ServingParams {
   Choice<KvOffload, kv_offloads> kv_offload;
   double endurance_years = 5;
   int64_t seed = 1;
+  PrefillParams prefill;
 
   template <class V>
   void visit(V& v) {
+    v.section("prefill", prefill);
     v(capacity_context, {.name = "capacity_context",
                          .def = "full",
                          .desc = "KV reserved per request",

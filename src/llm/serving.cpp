@@ -203,12 +203,21 @@ std::string to_string(Exhausted e) {
   return "?";
 }
 
+namespace {
+// The memory system a step is timed on: HBM at its achievable bandwidth (llm.compute.hbm_efficiency).
+hbf::SystemParams timed_system(const KindParams& k) {
+  hbf::SystemParams p = k.system;
+  p.hbm.bandwidth_per_stack = Bandwidth(p.hbm.bandwidth_per_stack.raw() * k.llm.compute.hbm_efficiency);
+  return p;
+}
+}  // namespace
+
 Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
     : m_(m),
       k_(k),
       d_(make_deployment(m, gpus, k.llm)),
       w_(gpu_weights(m, d_)),
-      sys_(k.system),
+      sys_(timed_system(k)),
       gpu_(k.system.gpu.bf16_flops, k.llm.compute),
       net_(k.llm.network),
       mt_(MemoryTiming::of(sys_)) {
@@ -252,7 +261,7 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   // Activation workspace: the widest activations of the step (x4 for inputs, outputs and temporaries) and the logits.
   const double M = double(r), T = double(r * d_.ranks);
   const double moe_tokens = m_.is_moe() ? T * double(m_.top_k) / double(d_.gpus) : 0.0;
-  const double widest = std::max({M * double(m_.hidden), M * 2.0 * double(m_.intermediate) / double(d_.tp),
+  const double widest = std::max({M * double(m_.hidden), M * double(m_.mlp_matrices() - 1) * double(m_.intermediate) / double(d_.tp),
                                   moe_tokens * 2.0 * double(m_.moe_intermediate), M * double(d_.q_heads) * 1024.0});
   const double head_rows = d_.tensor_parallel ? M : T;
   cap.workspace = Bytes(int64_t(widest * 2 * 4 + head_rows * std::ceil(double(m_.vocab) / double(d_.vocab_shards)) * 4));
@@ -358,7 +367,8 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.flash_bytes = st.reads.flash_bytes;
   s.hbm_bytes = st.reads.hbm_bytes;
   {
-    Time t = s.hbm_bytes > 0 ? Bytes(int64_t(s.hbm_bytes)) / sys_.hbm_bandwidth() : Time{};  // (an HBM-less GPU reads none)
+    const Bandwidth hbm_peak(k_.system.hbm.bandwidth_per_stack.raw() * double(k_.system.hbm.stacks));
+    Time t = s.hbm_bytes > 0 ? Bytes(int64_t(s.hbm_bytes)) / hbm_peak : Time{};  // (an HBM-less GPU reads none)
     if (has_hbf()) {
       const auto& hp = k_.system.hbf;
       const Bandwidth per_stack = std::min(hp.timing.interface_bandwidth, sys_.stack_sense_bandwidth());

@@ -100,7 +100,7 @@ GpuWeights gpu_weights(const ModelConfig& m, const Deployment& d) {
         rows = d.kv_heads * m.head_dim;
         break;
       case Role::OProj:
-        cols = t.cols / m.heads * d.q_heads;
+        if (!t.bias) cols = t.cols / m.heads * d.q_heads;  // a row-parallel layer's bias is held whole
         break;
       case Role::DenseGate:
       case Role::DenseUp:
@@ -110,7 +110,7 @@ GpuWeights gpu_weights(const ModelConfig& m, const Deployment& d) {
         break;
       case Role::DenseDown:
       case Role::SharedDown:
-        cols = t.cols / tp;
+        if (!t.bias) cols = t.cols / tp;
         break;
       case Role::ExpertGate:
       case Role::ExpertUp:
@@ -120,7 +120,7 @@ GpuWeights gpu_weights(const ModelConfig& m, const Deployment& d) {
       default:
         break;
     }
-    GpuTensor g{i, t.name, t.role, t.layer, t.expert, m.bytes_of(t.fp8, rows, cols)};
+    GpuTensor g{i, t.name, t.role, t.layer, t.expert, m.bytes_of(t.fp8, rows, cols), t.bias};
     w.total += g.bytes;
     w.tensors.push_back(std::move(g));
   }
@@ -179,14 +179,15 @@ class Builder {
  public:
   Builder(const ModelConfig& m, const GpuWeights& w, const GpuCompute& gpu, StepGraph& g) : m_(m), w_(w), gpu_(gpu), g_(g) {}
 
-  // Takes the next tensors of the weight object, which must have the given roles in order.
+  // Takes the next tensors of the weight object, which must have the given roles in order (each with its bias, if any).
   std::pair<uint32_t, uint32_t> take(std::initializer_list<Role> roles) {
     const uint32_t first = cursor_;
     for (Role r : roles) {
-      if (cursor_ >= w_.tensors.size() || w_.tensors[cursor_].role != r)
+      if (cursor_ >= w_.tensors.size() || w_.tensors[cursor_].role != r || w_.tensors[cursor_].bias)
         throw ModelError(fmt::format("model {}: step graph expected tensor {} at position {}, found {}", m_.name, to_string(r), cursor_,
                                      cursor_ < w_.tensors.size() ? w_.tensors[cursor_].name : "the end"));
       ++cursor_;
+      while (cursor_ < w_.tensors.size() && w_.tensors[cursor_].bias && w_.tensors[cursor_].role == r) ++cursor_;
     }
     return {first, cursor_ - first};
   }
@@ -288,6 +289,11 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
       else
         b.comm("embed.reduce_scatter", -1, net.reduce_scatter(Bytes(int64_t(T * H * 2)), d.gpus));
     }
+    if (m.positions > 0) {  // learned positions (GPT-2, OPT): every GPU adds the rows of its M tokens
+      Op& pe = b.op("pos_embed", -1, 1, b.take({Role::PosEmbed}));
+      pe.embed_rows = int64_t(M);
+      pe.act_bytes = Bytes(int64_t(M * H * 4));
+    }
   });
 
   // ---- decoder layers
@@ -330,11 +336,15 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
         v.rows = M;
         b.gemm(p + "o_proj", l, 1, b.take({Role::OProj}), M, qh * vh, H, fp8);
       }
-      if (d.tensor_parallel) b.comm(p + "attn.all_reduce", l, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
-      b.op(p + "ffn_norm", l, 1, b.take({Role::FfnNorm})).act_bytes = Bytes(int64_t(M * H * 4));
+      // Parallel residual (GPT-J, GPT-NeoX): attention and FFN outputs are summed before one all-reduce.
+      if (d.tensor_parallel && !m.arch.parallel_residual) b.comm(p + "attn.all_reduce", l, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
+      if (m.arch.ffn_norm) b.op(p + "ffn_norm", l, 1, b.take({Role::FfnNorm})).act_bytes = Bytes(int64_t(M * H * 4));
       if (!moe) {
         const double I = double(m.intermediate) / double(d.tp);
-        b.gemm(p + "gate_up", l, 2, b.take({Role::DenseGate, Role::DenseUp}), M, H, 2 * I, fp8);
+        if (m.gated_mlp())
+          b.gemm(p + "gate_up", l, 2, b.take({Role::DenseGate, Role::DenseUp}), M, H, 2 * I, fp8);
+        else  // GEMM + bias and activation (GELU / ReLU): one matrix
+          b.gemm(p + "up", l, 2, b.take({Role::DenseUp}), M, H, I, fp8);
         b.gemm(p + "down", l, 1, b.take({Role::DenseDown}), M, I, H, fp8);
         if (d.tensor_parallel) b.comm(p + "ffn.all_reduce", l, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
       } else {

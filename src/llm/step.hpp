@@ -46,6 +46,7 @@ struct GpuTensor {
   Role role = Role::Embed;
   int32_t layer = -1, expert = -1;
   Bytes bytes{};
+  bool bias = false;  // the bias of the tensor before it (read by the same kernel)
 };
 
 /// The weights one GPU holds, in execution order, as one weight object.

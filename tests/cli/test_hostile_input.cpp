@@ -127,7 +127,7 @@ TEST_F(Hostile, ConfigMustBeASmallRegularFile) {
 
 TEST_F(Hostile, JsonNestingInAModelAndATrace) {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
-  const std::string m = write("deep.json", "{\"hidden_size\": " + deep + "}");
+  const std::string m = write("deep.json", "{\"model_type\": \"llama\", \"hidden_size\": " + deep + "}");
   expect_bad_input("accel run --model " + quote(m) + " --system csix8 --context long --slo 100",
                    {"deep.json", "nested deeper than 32 levels"});
   const std::string t = write("deep.jsonl", "{\"session\": 1, \"turn\": " + deep + "}\n");
@@ -138,7 +138,7 @@ TEST_F(Hostile, JsonMessagesDoNotRepeatHugeValues) {
   std::string list = "[";
   for (int i = 0; i < 100000; ++i) list += (i ? ",1" : "1");
   list += "]";
-  const std::string m = write("wide.json", "{\"hidden_size\": " + list + ", \"num_hidden_layers\": 2}");
+  const std::string m = write("wide.json", "{\"model_type\": \"llama\", \"hidden_size\": " + list + ", \"num_hidden_layers\": 2}");
   expect_bad_input("accel run --model " + quote(m) + " --system csix8 --context long --slo 100",
                    {"wide.json", "field 'hidden_size'", "a list of 100000 values"});
   const std::string t = write("wide.jsonl", "{\"session\": 1, \"turn\": 1, \"input_tokens\": " + list + "}\n");
@@ -181,7 +181,8 @@ TEST_F(Hostile, TokenCountsCannotWrap) {
 // ---- Sizes inside the declared ranges that would need TBs or hours ---------------------------------------
 
 TEST_F(Hostile, ModelSizesAreCapped) {
-  const std::string head = R"({"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008, )";
+  const std::string head =
+      R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008, )";
   const std::string a = write("layers.json", head + R"("num_hidden_layers": 1099511627776})");
   expect_bad_input("accel run --model " + quote(a) + " --system csix8 --context long --slo 100",
                    {"layers.json", "num_hidden_layers", "above the maximum 1024"});

@@ -190,7 +190,8 @@ TEST_F(AccelCli, BadInputIsExplained) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "broken.json: malformed JSON")) << r.out;
 
-  std::ofstream(path("nolayers.json")) << R"({"hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8})";
+  std::ofstream(path("nolayers.json"))
+      << R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8})";
   r = run("accel run --model " + quote(path("nolayers.json")) + " --system csix8 --context long --slo 100");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "field 'num_hidden_layers': missing")) << r.out;
@@ -249,6 +250,51 @@ TEST_F(AccelCli, ANewKindAndModelInAConfigFolderRun) {
   EXPECT_EQ(kinds.rc, 0) << kinds.out;
   EXPECT_TRUE(has(kinds.out, "toy        a made-up GPU for this test")) << kinds.out;
   EXPECT_FALSE(has(kinds.out, "h200")) << kinds.out;
+
+  // A model of another architecture (GPT-2 keys: MHA, 2-matrix GELU FFN, biases, learned positions, tied
+  // embeddings) in the same folder runs on the same kind, with its prefill.
+  {
+    std::ofstream g(dir_ / "cfg" / "models" / "toy-gpt2.json");
+    g << R"({"model_type": "gpt2", "n_embd": 512, "n_head": 8, "n_layer": 4, "n_inner": null, "n_positions": 2048,
+             "vocab_size": 1000, "activation_function": "gelu_new", "torch_dtype": "float16"})";
+  }
+  const Result gr = ::bitline::test::run_bitline(
+      "accel run --model toy-gpt2 --system toyx2 --context 1000:100 --slo 20 --breakdown --json " + quote(path("gpt2.json")), "", cfg);
+  ASSERT_EQ(gr.rc, 0) << gr.out;
+  EXPECT_TRUE(has(gr.out, "toy-gpt2 on toyx2")) << gr.out;
+  EXPECT_TRUE(has(gr.out, "time to first token")) << gr.out;
+  const auto gj = read("gpt2.json");
+  EXPECT_TRUE(gj["feasible"].get<bool>());
+  EXPECT_GT(gj["batch"].get<int64_t>(), 0);
+  EXPECT_GT(gj["prefill"]["time_ms"].get<double>(), 0);
+  EXPECT_EQ(gj["breakdown_by_class"]["decode"]["layers_ms"].size(), 4u);
+}
+
+// accel run reports the prefill (time to first token), the request-level latency and, with --breakdown, both
+// steps by operator class, per layer and per step.
+TEST_F(AccelCli, RunReportsTtftLatencyAndBreakdown) {
+  const Result r = run("accel run --model llama3.1-405b --system h200x8 --context 15000:6000 --slo 50 --breakdown --json " +
+                       quote(path("p.json")) + " --set serving.prefill.chunk=4096");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  for (const char* s : {"time to first token", "TTFT", "TPOT", "end to end", "projection_gemms", "kv_reads", "weight_reads", "collectives"})
+    EXPECT_TRUE(has(r.out, s)) << s << "\n" << r.out;
+  const auto p = read("p.json");
+  EXPECT_EQ(p["prefill"]["chunks"].get<int64_t>(), 4);  // 15,000 tokens in chunks of 4,096
+  const double ttft = p["latency"]["ttft_ms"].get<double>(), tpot = p["latency"]["tpot_ms"].get<double>();
+  EXPECT_DOUBLE_EQ(ttft, p["prefill"]["time_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(tpot, p["step_ms"].get<double>());
+  EXPECT_NEAR(p["latency"]["end_to_end_ms"].get<double>(), ttft + p["latency"]["kv_transfer_ms"].get<double>() + 5999 * tpot, 1e-6 * ttft);
+  EXPECT_EQ(p["latency"]["input_tokens"].get<int64_t>(), 15000);
+  const auto& b = p["breakdown_by_class"];
+  EXPECT_EQ(b["prefill"]["layers_ms"].size(), 126u);
+  EXPECT_EQ(b["decode"]["layers_ms"].size(), 126u);
+  double decode = 0;
+  for (const auto& [k, v] : b["decode"]["total_ms"].items()) decode += v.get<double>();
+  EXPECT_NEAR(decode, p["step_ms"].get<double>(), 0.005 * p["step_ms"].get<double>());
+  EXPECT_GT(b["prefill"]["total_ms"]["projection_gemms"].get<double>(), b["prefill"]["total_ms"]["weight_reads"].get<double>());
+  EXPECT_GT(b["decode"]["total_ms"]["weight_reads"].get<double>(), b["decode"]["total_ms"]["projection_gemms"].get<double>());
+  // Without --breakdown the JSON has no per-layer tables; a bad chunk is bad input.
+  EXPECT_EQ(run("accel run --model llama3.1-405b --system h200x8 --context long --slo 50 --set serving.prefill.chunk=-1").rc, 2);
 }
 
 TEST_F(AccelCli, B200AndAnHbfOnlySystemRun) {

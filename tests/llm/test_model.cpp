@@ -100,24 +100,26 @@ TEST(LlmModel, TinyModelByHand) {
 }
 
 TEST(LlmModel, BadDescriptionsNameTheFileAndTheField) {
-  EXPECT_NE(error_of(R"({"num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8})")
-                .find("test.json: field 'hidden_size': missing"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10})")
+  EXPECT_NE(
+      error_of(R"({"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8})")
+          .find("test.json: field 'hidden_size': missing"),
+      std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "llama", "hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10})")
                 .find("field 'hidden_size': expected an integer"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4, "vocab_size": 10})")
+  EXPECT_NE(error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4, "vocab_size": 10})")
                 .find("field 'num_hidden_layers': 0 is below the minimum 1"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3,
+  EXPECT_NE(
+      error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3,
                          "vocab_size": 10, "intermediate_size": 8})")
-                .find("field 'num_key_value_heads': 3 does not divide"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
+          .find("field 'num_key_value_heads': 3 does not divide"),
+      std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
                          "num_experts": 8, "moe_intermediate_size": 16})")
                 .find("field 'num_experts_per_tok': missing"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
+  EXPECT_NE(error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
                          "intermediate_size": 8, "torch_dtype": "int4"})")
                 .find("field 'torch_dtype': 'int4' is not one of"),
             std::string::npos);

@@ -1,0 +1,315 @@
+#include "llm/prefill.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace bitline::llm {
+
+const char* to_string(OpClass c) {
+  switch (c) {
+    case OpClass::Gemm:
+      return "projection_gemms";
+    case OpClass::Attention:
+      return "attention";
+    case OpClass::NormAct:
+      return "norms_activations";
+    case OpClass::Comm:
+      return "collectives";
+    case OpClass::WeightRead:
+      return "weight_reads";
+    case OpClass::KvRead:
+      return "kv_reads";
+    case OpClass::KvWrite:
+      return "kv_writes";
+    case OpClass::Overhead:
+      return "kernel_overhead";
+    case OpClass::FlashLatency:
+      return "exposed_flash_latency";
+  }
+  return "?";
+}
+
+Time ClassTimes::total() const {
+  Time s{};
+  for (Time x : t) s += x;
+  return s;
+}
+
+ClassTimes& ClassTimes::operator+=(const ClassTimes& o) {
+  for (size_t i = 0; i < kOpClasses; ++i) t[i] += o.t[i];
+  return *this;
+}
+
+Json ClassTimes::json_ms() const {
+  Json j = Json::object();
+  for (size_t i = 0; i < kOpClasses; ++i) j[to_string(OpClass(i))] = to_s(t[i]) * 1e3;
+  return j;
+}
+
+void OpBreakdown::add(int32_t layer, const ClassTimes& c) {
+  total += c;
+  if (layer >= 0) {
+    if (size_t(layer) >= layers.size()) layers.resize(size_t(layer) + 1);
+    layers[size_t(layer)] += c;
+  }
+}
+
+Json OpBreakdown::json() const {
+  Json l = Json::array();
+  for (const ClassTimes& c : layers) l.push_back(c.json_ms());
+  return {{"total_ms", total.json_ms()}, {"embedding_ms", embedding.json_ms()}, {"head_ms", head.json_ms()}, {"layers_ms", l}};
+}
+
+OpClass math_class(const Op& op, const GpuWeights& w) {
+  if (op.is_comm()) return OpClass::Comm;
+  if (op.kv) return OpClass::Attention;
+  if (op.tensor_count > 0) {
+    switch (w.tensors[op.first_tensor].role) {
+      case Role::AttnNorm:
+      case Role::FfnNorm:
+      case Role::FinalNorm:
+      case Role::QNorm:
+      case Role::QANorm:
+      case Role::KVANorm:
+        return OpClass::NormAct;
+      case Role::Embed:
+      case Role::PosEmbed:
+        if (op.embed_rows > 0) return OpClass::WeightRead;  // a lookup, no math (a tied LM head is a GEMM)
+        return OpClass::Gemm;
+      default:
+        return OpClass::Gemm;
+    }
+  }
+  return op.flops > 0 ? OpClass::Gemm : OpClass::NormAct;
+}
+
+namespace {
+// Which part of a step a segment is (step.hpp: 0 embedding, 1 dense layer, 2 MoE layer, 3 head).
+ClassTimes* segment_slot(OpBreakdown& b, const Segment& s) {
+  if (s.kind == 0) return &b.embedding;
+  if (s.kind == 3) return &b.head;
+  return nullptr;
+}
+}  // namespace
+
+OpBreakdown decode_breakdown(const StepGraph& g, const GpuWeights& w, const GpuMemory& mem, const MemoryTiming& mt) {
+  OpBreakdown out;
+  FastTimer timer(mt);
+  TilePlan plan;
+  // Op by op through one timer: the same tiles in the same order as time_step_fast with every layer timed.
+  for (const Segment& s : g.segments) {
+    ClassTimes seg;
+    for (uint32_t i = s.first_op; i < s.first_op + s.op_count; ++i) {
+      plan.clear();
+      mem.append_ops(g, i, 1, plan);
+      Breakdown b;
+      ReadCounters r;
+      timer.run(plan, b, r);
+      seg[math_class(g.ops[i], w)] += b.compute;
+      seg[OpClass::WeightRead] += b.weights;
+      seg[OpClass::KvRead] += b.kv;
+      seg[OpClass::Comm] += b.comm;
+      seg[OpClass::Overhead] += b.overhead;
+      seg[OpClass::FlashLatency] += b.flash_latency;
+    }
+    if (ClassTimes* slot = segment_slot(out, s)) *slot += seg;
+    out.add(s.kind == 1 || s.kind == 2 ? s.layer : -1, seg);
+  }
+  return out;
+}
+
+PrefillMemory prefill_memory(const hbf::System& sys) {
+  PrefillMemory pm;
+  const Bandwidth hbm = sys.hbm_bandwidth();
+  Bandwidth flash{};
+  if (sys.stacks() > 0)
+    flash = Bandwidth(std::min(sys.hbf().timing.interface_bandwidth, sys.stack_sense_bandwidth()).raw() * double(sys.stacks()));
+  pm.weights = sys.stacks() > 0 ? flash : hbm;
+  pm.kv_read = hbm.raw() > 0 ? hbm : flash;
+  pm.act = hbm;
+  pm.kv_write = hbm.raw() > 0 ? hbm : sys.program_bandwidth();
+  return pm;
+}
+
+namespace {
+
+Time transfer(double bytes, Bandwidth bw) { return bytes > 0 && bw.raw() > 0 ? ps(bytes / bw.raw() * 1e12) : Time{}; }
+
+double weight_bytes_of(const Op& op, const GpuWeights& w, const ModelConfig& m) {
+  if (op.embed_rows > 0) return double(op.embed_rows) * double(m.hidden * m.weight_bytes);
+  double b = 0;
+  for (uint32_t t = op.first_tensor; t < op.first_tensor + op.tensor_count; ++t) b += double(w.tensors[t].bytes.raw());
+  return b * op.read_fraction;
+}
+
+// One kernel that is not attention: max(math, transfers) + overhead, attributed once.
+ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, const PrefillMemory& pm, Time overhead, double& weight_bytes) {
+  ClassTimes c;
+  if (op.is_comm()) {
+    c[OpClass::Comm] = op.comm.time;
+    return c;
+  }
+  c[OpClass::Overhead] = overhead * double(op.kernels);
+  const double wb = weight_bytes_of(op, w, m);
+  weight_bytes += wb;
+  const Time tw = transfer(wb, pm.weights), ta = transfer(double(op.act_bytes.raw()), pm.act);
+  const OpClass math = math_class(op, w);
+  if (op.compute >= tw + ta && op.compute.raw() > 0) {
+    c[math] += op.compute;
+  } else {
+    c[OpClass::WeightRead] += tw;
+    c[math] += ta;  // activations: the op's own traffic
+  }
+  return c;
+}
+
+// A sum of picoseconds as a Time; a prefill longer than ~46 days is refused (Time holds ~106 days).
+Time checked_ps(double ps, int64_t prompt) {
+  if (!(ps < 4e18)) throw ConfigError(fmt::format("a prefill of {} tokens would take more than 46 days; use a shorter context", prompt));
+  return Time(int64_t(std::llround(ps)));
+}
+
+// Sum over k in [k0, k1) of a + b k.
+double sum_linear(double a, double b, int64_t k0, int64_t k1) {
+  if (k1 <= k0) return 0;
+  const double n = double(k1 - k0);
+  return a * n + b * (double(k0) + double(k1 - 1)) * n / 2;
+}
+
+}  // namespace
+
+PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
+                           const PrefillMemory& pm, int64_t prompt, const PrefillParams& p, double routing_skew) {
+  if (prompt < 1) throw ConfigError(fmt::format("prefill of {} tokens: a prompt needs at least one token", prompt));
+  PrefillReport rep;
+  const int64_t R = p.requests;
+  const int64_t C = p.chunk > 0 ? std::min(p.chunk, prompt) : prompt;
+  constexpr int64_t kMaxPassTokens = int64_t(1) << 22;
+  if (R * C > kMaxPassTokens)
+    throw ConfigError(
+        fmt::format("serving.prefill: {} prompts x {} tokens per pass = {} token rows, more than the {} a prefill pass may "
+                    "have; set serving.prefill.chunk (e.g. 8192) or fewer serving.prefill.requests",
+                    R, C, R * C, kMaxPassTokens));
+  const int64_t N = (prompt + C - 1) / C;  // chunks; the last has `last` tokens
+  const int64_t last = prompt - (N - 1) * C;
+  rep.prompt_tokens = prompt;
+  rep.requests_per_rank = R;
+  rep.chunk_tokens = C;
+  rep.chunks = N;
+  const Time overhead = gpu.kernel_overhead();
+
+  // Times `count` chunks of `c` tokens at offsets k c' for k in [k0, k0 + count) (c' = C): the graph at M = R c rows.
+  auto run_chunks = [&](int64_t c, int64_t k0, int64_t count) {
+    if (count <= 0) return;
+    const StepGraph g = build_step(m, d, w, gpu, net, std::vector<int64_t>(size_t(R * c), 1), routing_skew);
+    const double kvb = double(g.kv_token_layer_bytes);
+    for (const Segment& s : g.segments) {
+      if (s.kind == 3) continue;  // the head runs once, for the last token (below)
+      ClassTimes seg;
+      for (uint32_t i = s.first_op; i < s.first_op + s.op_count; ++i) {
+        const Op& op = g.ops[i];
+        if (!op.kv) {  // the same in every chunk of c tokens
+          double wb = 0;
+          ClassTimes one = time_op(op, w, m, pm, overhead, wb);
+          for (Time& x : one.t) x = x * double(count);
+          seg += one;
+          rep.weight_bytes += wb * double(count);
+          rep.flops += op.flops * double(count);
+          continue;
+        }
+        // Causal attention of chunk k (offset o = k C): pairs = R (c o + c (c + 1) / 2), the graph's FLOPs per pair
+        // (its contexts are all 1: op.flops is per pair x R c); earlier KV read once, the chunk's KV written.
+        // (MLA prefill runs attention in the plain form, over decompressed keys and values: 2 h (qk_nope + qk_rope)
+        // + 2 h v_head per pair, not the absorbed form of decode; the latent's decompression is not counted.)
+        const double per_pair = m.attention == AttentionKind::Mla
+                                    ? 2.0 * double(d.q_heads) * double(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
+                                    : op.flops / double(R * c);
+        const double rows = op.rows * double(c);  // query rows sharing one KV head
+        const double ps_per_flop = double(gpu.time(1e12, rows, op.fp8).raw()) / 1e12;
+        const double f0 = per_pair * double(R) * double(c) * double(c + 1) / 2, f1 = per_pair * double(R) * double(c) * double(C);
+        const double ca = f0 * ps_per_flop, cb = f1 * ps_per_flop;  // math of chunk k: ca + cb k (ps)
+        const double bw_r = pm.kv_read.raw(), bw_w = pm.kv_write.raw(), bw_a = pm.act.raw();
+        const double rb = bw_r > 0 ? double(R) * double(C) * kvb / bw_r * 1e12 : 0;  // KV read of chunk k: rb k
+        const double wa = bw_w > 0 ? double(R) * double(c) * kvb / bw_w * 1e12 : 0;  // KV written
+        const double aa = bw_a > 0 ? double(op.act_bytes.raw()) / bw_a * 1e12 : 0;   // activations
+        const double ma = wa + aa, mb = rb;
+        // Chunks where the math is the longer part: (ca - ma) + (cb - mb) k >= 0.
+        const int64_t k1 = k0 + count;
+        int64_t split = k0;  // [k0, split): memory-bound, [split, k1): compute-bound (or the reverse when cb < mb)
+        const double da = ca - ma, db = cb - mb;
+        bool compute_first = false;
+        if (db == 0) {
+          split = da >= 0 ? k0 : k1;
+        } else {
+          const double kc = -da / db;  // crossing
+          if (db > 0)
+            split = std::clamp<int64_t>(int64_t(std::ceil(kc - 1e-9)), k0, k1);
+          else
+            compute_first = true, split = std::clamp<int64_t>(int64_t(std::floor(kc + 1e-9)) + 1, k0, k1);
+        }
+        const int64_t mem_lo = compute_first ? split : k0, mem_hi = compute_first ? k1 : split;
+        const int64_t cmp_lo = compute_first ? k0 : split, cmp_hi = compute_first ? split : k1;
+        seg[OpClass::Attention] += checked_ps(sum_linear(ca, cb, cmp_lo, cmp_hi), prompt);
+        seg[OpClass::KvRead] += checked_ps(sum_linear(0, rb, mem_lo, mem_hi), prompt);
+        seg[OpClass::KvWrite] += checked_ps(sum_linear(wa, 0, mem_lo, mem_hi), prompt);
+        seg[OpClass::Attention] += checked_ps(sum_linear(aa, 0, mem_lo, mem_hi), prompt);
+        seg[OpClass::Overhead] += overhead * double(op.kernels * count);
+        rep.flops += sum_linear(f0, f1, k0, k1);
+        rep.kv_read_bytes += sum_linear(0, double(R) * double(C) * kvb, k0, k1);
+        rep.kv_write_bytes += double(R) * double(c) * kvb * double(count);
+      }
+      if (ClassTimes* slot = segment_slot(rep.breakdown, s)) *slot += seg;
+      rep.breakdown.add(s.kind == 1 || s.kind == 2 ? s.layer : -1, seg);
+    }
+  };
+  run_chunks(C, 0, last == C ? N : N - 1);
+  if (last != C) run_chunks(last, N - 1, 1);
+
+  // The head: final norm and LM head for the last token of each prompt.
+  {
+    const StepGraph g = build_step(m, d, w, gpu, net, std::vector<int64_t>(size_t(R), 1), routing_skew);
+    for (const Segment& s : g.segments) {
+      if (s.kind != 3) continue;
+      ClassTimes seg;
+      for (uint32_t i = s.first_op; i < s.first_op + s.op_count; ++i) {
+        seg += time_op(g.ops[i], w, m, pm, overhead, rep.weight_bytes);
+        rep.flops += g.ops[i].flops;
+      }
+      rep.breakdown.head += seg;
+      rep.breakdown.add(-1, seg);
+    }
+  }
+  rep.time = rep.breakdown.total.total();
+  return rep;
+}
+
+Json PrefillReport::json() const {
+  return {{"prompt_tokens", prompt_tokens},
+          {"requests_per_rank", requests_per_rank},
+          {"chunk_tokens", chunk_tokens},
+          {"chunks", chunks},
+          {"time_ms", to_s(time) * 1e3},
+          {"flops_per_gpu", flops},
+          {"bytes_per_gpu", {{"weights", weight_bytes}, {"kv_read", kv_read_bytes}, {"kv_write", kv_write_bytes}}},
+          {"by_class_ms", breakdown.total.json_ms()}};
+}
+
+RequestLatency request_latency(Time ttft, Time kv_transfer, Time step, int64_t output) {
+  RequestLatency r;
+  r.ttft = ttft;
+  r.kv_transfer = kv_transfer;
+  r.tpot = step;
+  r.end_to_end = ttft + kv_transfer + step * double(std::max<int64_t>(output - 1, 0));
+  return r;
+}
+
+Json RequestLatency::json() const {
+  auto ms = [](Time t) { return to_s(t) * 1e3; };
+  return {{"ttft_ms", ms(ttft)}, {"kv_transfer_ms", ms(kv_transfer)}, {"tpot_ms", ms(tpot)}, {"end_to_end_ms", ms(end_to_end)}};
+}
+
+}  // namespace bitline::llm

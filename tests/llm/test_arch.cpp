@@ -1,0 +1,223 @@
+// The classic decoder families (GPT-2, OPT, GPT-NeoX, GPT-J) from their own
+// config.json keys: parameter counts against the published totals, the
+// non-gated FFN, biases, LayerNorm and learned positions in the tensors, the
+// weight bytes, the FLOPs and the step graph; and the errors for families and
+// activations bitline does not know.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "llm/gpu.hpp"
+#include "llm/model.hpp"
+#include "llm/step.hpp"
+#include "llm_test_util.hpp"
+
+using namespace bitline;
+using namespace bitline::llm;
+using bitline::llm::test::shipped;
+
+namespace {
+
+ModelConfig parse(const std::string& text, const std::string& name = "m") {
+  return parse_model(nlohmann::json::parse(text), name + ".json", name);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text, "test");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+int count_named(const ModelConfig& m, const std::string& part) {
+  int n = 0;
+  for (const Tensor& t : m.tensors()) n += t.name.find(part) != std::string::npos;
+  return n;
+}
+
+const Op* find_op(const StepGraph& g, const std::string& name) {
+  for (const Op& o : g.ops)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+// A GPT-2 of H = 64, 4 heads, 2 layers, n_inner null (4H = 256), 100 tokens of vocabulary, 32 positions.
+const char* kTinyGpt2 = R"({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2, "n_inner": null,
+                            "n_positions": 32, "vocab_size": 100, "activation_function": "gelu_new", "torch_dtype": "float16"})";
+
+}  // namespace
+
+// Published totals: GPT-2 XL 1.558B (the Hugging Face count of openai-community/gpt2-xl: 1,557,611,200),
+// GPT-J-6B 6,053,381,344 (EleutherAI model card), GPT-NeoX-20B 20,554,567,680 (Black et al. 2022, Table 1 and
+// the model card), OPT-66B "66B" (Zhang et al. 2022, Table 1).
+TEST(LlmArch, ParameterCountsMatchThePublishedTotals) {
+  EXPECT_EQ(shipped("gpt2-xl").parameters(), 1557611200);                                     // exact
+  EXPECT_EQ(shipped("gpt-neox-20b").parameters(), 20554567680);                               // exact
+  EXPECT_NEAR(double(shipped("gpt-j-6b").parameters()), 6053381344.0, 0.001 * 6053381344.0);  // 6,050,882,784 (0.04% under)
+  EXPECT_NEAR(double(shipped("opt-66b").parameters()) * 1e-9, 66.0, 0.01 * 66.0);             // 65.7B ("66B" is rounded)
+  // Llama 2 (the Hugging Face counts of meta-llama/Llama-2-{7b,70b}-hf), the gated family beside them.
+  EXPECT_EQ(shipped("llama2-7b").parameters(), 6738415616);
+  EXPECT_EQ(shipped("llama2-70b").parameters(), 68976648192);
+  // Mixtral-8x7B: 46.7B, 12.9B active (Jiang et al. 2024); the experts' FFN size is intermediate_size.
+  const ModelConfig x = shipped("mixtral-8x7b");
+  EXPECT_EQ(x.parameters(), 46702792704);  // the Hugging Face count
+  EXPECT_NEAR(double(x.active_parameters()) * 1e-9, 12.9, 0.1);
+  EXPECT_EQ(x.experts, 8);
+  EXPECT_EQ(x.top_k, 2);
+  EXPECT_EQ(x.moe_intermediate, 14336);
+  EXPECT_EQ(x.moe_layers(), 32);
+  EXPECT_EQ(count_named(x, "model.layers.0.block_sparse_moe.experts.7.w2.weight"), 1);
+}
+
+TEST(LlmArch, ClassicFamiliesAreMhaWithANonGatedFfn) {
+  for (const char* name : {"gpt2-xl", "gpt-j-6b", "gpt-neox-20b", "opt-66b"}) {
+    const ModelConfig m = shipped(name);
+    EXPECT_EQ(m.kv_heads, m.heads) << name;
+    EXPECT_FALSE(m.gated_mlp()) << name;
+    EXPECT_EQ(m.mlp_matrices(), 2) << name;
+    EXPECT_FALSE(m.is_moe()) << name;
+    EXPECT_EQ(m.attention, AttentionKind::Gqa) << name;
+    EXPECT_EQ(count_named(m, "gate"), 0) << name;
+  }
+  for (const char* name : {"llama3.1-405b", "qwen3-235b"}) EXPECT_TRUE(shipped(name).gated_mlp()) << name;
+  const ModelConfig g = shipped("gpt2-xl");
+  EXPECT_EQ(g.intermediate, 4 * 1600);  // n_inner null
+  EXPECT_EQ(g.positions, 1024);
+  EXPECT_TRUE(g.tie_embeddings);  // GPT2Config's default
+  EXPECT_EQ(g.activation, "gelu_new");
+  EXPECT_EQ(shipped("opt-66b").positions, 2050);  // max_position_embeddings + 2
+  EXPECT_TRUE(shipped("opt-66b").tie_embeddings);
+  EXPECT_EQ(shipped("gpt-neox-20b").positions, 0);  // rotary
+  EXPECT_DOUBLE_EQ(shipped("gpt-neox-20b").rotary_fraction, 0.25);
+  EXPECT_DOUBLE_EQ(shipped("gpt-j-6b").rotary_fraction, 64.0 / 256.0);
+  EXPECT_TRUE(shipped("gpt-neox-20b").arch.parallel_residual);
+  EXPECT_FALSE(shipped("gpt-j-6b").arch.ffn_norm);                        // one LayerNorm per layer
+  EXPECT_EQ(count_named(shipped("gpt-j-6b"), "transformer.h.0.ln_"), 2);  // ln_1 weight and bias
+  EXPECT_EQ(count_named(shipped("gpt-j-6b"), "lm_head.bias"), 1);
+}
+
+TEST(LlmArch, TinyGpt2ByHand) {
+  const ModelConfig m = parse(kTinyGpt2, "tiny-gpt2");
+  const int64_t H = 64, I = 256;
+  const int64_t layer = 2 * 2 * H /* ln_1, ln_2 */ + 3 * (H * H + H) /* c_attn q, k, v */ + H * H + H /* c_proj */ + H * I + I /* c_fc */ +
+                        I * H + H /* mlp.c_proj */;
+  EXPECT_EQ(layer, 12 * H * H + 13 * H);
+  EXPECT_EQ(m.parameters(), 100 * H + 32 * H + 2 * layer + 2 * H);  // wte, wpe, layers, ln_f (LM head tied)
+  EXPECT_EQ(m.layer_weight_bytes(1).raw(), 2 * layer);              // float16
+  EXPECT_EQ(m.kv_bytes_per_token(), 2 * H * 2 * 2);                 // K+V of 4 heads x 16, 2 bytes, 2 layers
+  // Hugging Face names; the fused c_attn is split into its q, k, v parts.
+  EXPECT_EQ(count_named(m, "transformer.h.1.attn.c_attn.weight[k]"), 1);
+  EXPECT_EQ(count_named(m, "transformer.h.1.attn.c_attn.bias[v]"), 1);
+  EXPECT_EQ(count_named(m, "transformer.wpe.weight"), 1);
+  EXPECT_EQ(count_named(m, "lm_head"), 0);
+
+  // One GPU, 3 requests: the FFN is one GEMM of 2 M H I FLOPs (GELU in its epilogue) and the down projection.
+  KindParams k = bitline::llm::test::preset_kind("h200");
+  const Deployment d = make_deployment(m, 1, k.llm);
+  const GpuWeights w = gpu_weights(m, d);
+  EXPECT_EQ(w.total.raw(), 2 * m.parameters());
+  const StepGraph g = build_step(m, d, w, GpuCompute(1e15, k.llm.compute), Network(k.llm.network), {10, 20, 30}, 0.0);
+  const double M = 3;
+  ASSERT_NE(find_op(g, "L0.up"), nullptr);
+  EXPECT_EQ(find_op(g, "L0.gate_up"), nullptr);
+  EXPECT_DOUBLE_EQ(find_op(g, "L0.up")->flops, 2 * M * H * I);
+  EXPECT_EQ(find_op(g, "L0.up")->tensor_count, 2u);  // c_fc weight and bias
+  EXPECT_DOUBLE_EQ(find_op(g, "L1.down")->flops, 2 * M * I * H);
+  ASSERT_NE(find_op(g, "pos_embed"), nullptr);
+  EXPECT_EQ(find_op(g, "pos_embed")->embed_rows, 3);
+  EXPECT_EQ(find_op(g, "L0.attn_norm")->tensor_count, 2u);  // LayerNorm weight and bias
+  // FLOPs of a step: 2 x the layers' matrices per token, attention 4 d heads sum(ctx) per layer, the tied LM head.
+  const double matrices = 2 * (4 * H * H + 2 * H * I);
+  EXPECT_DOUBLE_EQ(g.flops, 2 * M * matrices + 2 * 4.0 * 60 * 4 * 16 + 2 * M * H * 100);
+  // Every tensor is read by exactly one op (biases with their weights).
+  uint32_t read = 0;
+  for (const Op& o : g.ops) read += o.tensor_count;
+  EXPECT_EQ(read, uint32_t(w.tensors.size()) + 1);  // + the tied LM head reading the embedding again
+}
+
+TEST(LlmArch, TensorParallelShardsBiasesLikeTheirWeights) {
+  const ModelConfig m = shipped("gpt-neox-20b");
+  KindParams k = bitline::llm::test::preset_kind("h200");
+  const Deployment d = make_deployment(m, 8, k.llm);
+  ASSERT_TRUE(d.tensor_parallel);
+  const GpuWeights w = gpu_weights(m, d);
+  const int64_t H = 6144, I = 24576, V = 50432;
+  // Per GPU: column-parallel q/k/v and h_to_4h with their biases split, row-parallel dense and 4h_to_h split with
+  // their biases whole, norms whole, embedding and LM head split by vocabulary.
+  const int64_t layer = 2 * 2 * H + (3 * H * H + 3 * H) / 8 + H * H / 8 + H + (H * I + I) / 8 + I * H / 8 + H;
+  EXPECT_EQ(w.total.raw(), 2 * (44 * layer + 2 * (V / 8) * H + 2 * H));
+  // Parallel residual: one all-reduce per layer (attention and FFN summed), not two.
+  const StepGraph g = build_step(m, d, w, GpuCompute(1e15, k.llm.compute), Network(k.llm.network), {100}, 0.0);
+  EXPECT_EQ(find_op(g, "L3.attn.all_reduce"), nullptr);
+  EXPECT_NE(find_op(g, "L3.ffn.all_reduce"), nullptr);
+  const StepGraph o = build_step(shipped("opt-66b"), make_deployment(shipped("opt-66b"), 8, k.llm),
+                                 gpu_weights(shipped("opt-66b"), make_deployment(shipped("opt-66b"), 8, k.llm)),
+                                 GpuCompute(1e15, k.llm.compute), Network(k.llm.network), {100}, 0.0);
+  EXPECT_NE(find_op(o, "L3.attn.all_reduce"), nullptr);
+}
+
+// A family bitline does not know, an activation it does not know, or a family's field in another family's
+// spelling is an error naming the file and the field, never a fallback.
+TEST(LlmArch, UnknownFamiliesActivationsAndKeysAreErrors) {
+  std::string e = error_of(R"({"model_type": "bloom", "hidden_size": 64, "n_layer": 2, "n_head": 4, "vocab_size": 10})");
+  EXPECT_NE(e.find("test.json: field 'model_type': 'bloom' is not one of"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 8, "vocab_size": 10,
+                   "activation_function": "swiglu_v9"})");
+  EXPECT_NE(e.find("test.json: field 'activation_function': 'swiglu_v9' is not one of"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                   "vocab_size": 10, "intermediate_size": 8, "hidden_act": "mish"})");
+  EXPECT_NE(e.find("test.json: field 'hidden_act': 'mish' is not one of"), std::string::npos) << e;
+  // GPT-2 spells the width n_embd: a GPT-2 file written with Llama keys names the missing GPT-2 key.
+  e = error_of(R"({"model_type": "gpt2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10})");
+  EXPECT_NE(e.find("test.json: field 'n_embd': missing"), std::string::npos) << e;
+  // A Llama-key file without model_type is not taken for Llama (SwiGLU): model_type is required.
+  e = error_of(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8,
+                   "hidden_act": "gelu"})");
+  EXPECT_NE(e.find("test.json: field 'model_type': missing (required: one of"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
+                   "ffn_dim": 256, "max_position_embeddings": 16, "word_embed_proj_dim": 32})");
+  EXPECT_NE(e.find("field 'word_embed_proj_dim': 32 differs from hidden_size (64)"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "gpt_neox", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
+                   "intermediate_size": 256, "rotary_pct": 1.5})");
+  EXPECT_NE(e.find("field 'rotary_pct': expected a fraction in (0, 1]"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "gptj", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 10, "rotary_dim": 32})");
+  EXPECT_NE(e.find("field 'rotary_dim': 32 exceeds the head dimension (16)"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 5, "n_positions": 8, "vocab_size": 10})");
+  EXPECT_NE(e.find("field 'n_head': 5 does not divide n_embd (64)"), std::string::npos) << e;
+  // The activation is optional where the family's config class has a default (GPT-2: gelu_new, OPT: relu).
+  EXPECT_EQ(parse(R"({"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
+                      "ffn_dim": 256, "max_position_embeddings": 16})")
+                .activation,
+            "relu");
+}
+
+// The same sizes as a gated (Llama) and a non-gated (GPT-NeoX) model: the FFN weights are 2/3, and so are its
+// FLOPs and its bytes per step.
+TEST(LlmArch, NonGatedFfnFlowsThroughBytesFlopsAndTheStep) {
+  const std::string sizes =
+      R"("hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 1024,
+         "tie_word_embeddings": false, "attention_bias": false)";
+  const ModelConfig gated = parse("{" + sizes + R"(, "model_type": "llama"})", "gated");
+  const ModelConfig plain = parse("{" + sizes + R"(, "model_type": "gpt_neox", "use_parallel_residual": false})", "plain");
+  const int64_t ffn = 256 * 1024;
+  // gated: gate, up, down; plain: up + bias, down + bias, and LayerNorm biases (2 per layer).
+  EXPECT_EQ(gated.layer_weight_bytes(0).raw() - 2 * 3 * ffn,
+            plain.layer_weight_bytes(0).raw() - 2 * 2 * ffn - 2 * (1024 + 256) - 2 * 2 * 256);
+  KindParams k = bitline::llm::test::preset_kind("h200");
+  const auto flops_of = [&](const ModelConfig& m) {
+    const Deployment d = make_deployment(m, 1, k.llm);
+    const GpuWeights w = gpu_weights(m, d);
+    const StepGraph g = build_step(m, d, w, GpuCompute(1e15, k.llm.compute), Network(k.llm.network), {1}, 0.0);
+    double ffn_flops = 0;
+    for (const Op& o : g.ops)
+      if (o.name.find(".up") != std::string::npos || o.name.find(".gate_up") != std::string::npos ||
+          o.name.find(".down") != std::string::npos)
+        ffn_flops += o.flops;
+    return ffn_flops;
+  };
+  EXPECT_DOUBLE_EQ(flops_of(gated), 2 * 2 * 3.0 * ffn);
+  EXPECT_DOUBLE_EQ(flops_of(plain), 2 * 2 * 2.0 * ffn);
+}
