@@ -23,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
+#include "llm/deployment.hpp"
 #include "llm/experiment.hpp"
 #include "llm/serving.hpp"
 #include "llm/sessions.hpp"
@@ -119,6 +120,15 @@ double ms_of(Time t) { return to_s(t) * 1e3; }
 
 void print_point(const PointResult& p, const Server& s) {
   fmt::print("{} on {} ({}), context {}, SLO {:g} ms\n", p.model, p.system, s.deployment().describe(), p.context, p.slo_ms);
+  if (p.deployment.contains("tried") && p.deployment["tried"].size() > 1) {
+    // The deployment search (llm/deployment.hpp): what the preferred deployment and the others tried gave.
+    fmt::print("  deployment {} ({}); tried:", p.deployment["label"].get<std::string>(),
+               p.deployment["preferred"].get<bool>() ? "the preferred one" : "not the preferred one");
+    for (const Json& t : p.deployment["tried"])
+      fmt::print(" {} -> {}", t["deployment"].get<std::string>(),
+                 t["feasible"].get<bool>() ? fmt::format("batch {}", t["batch"].get<int64_t>()) : t["reason"].get<std::string>());
+    fmt::print("\n");
+  }
   const StepReport& r = p.step;
   if (!p.feasible) {
     fmt::print("  infeasible: {}\n", p.reason);
@@ -398,9 +408,13 @@ void add_accel(CLI::App& app) {
       const ModelConfig m = load_model(o->model);
       const KindParams kp = k->load(sn.kind);
       const int64_t gpus = o->gpus > 0 ? o->gpus : sn.gpus;
-      Server s(m, kp, gpus);
+      // The deployment is searched with the batch (llm.deployment_search); --batch times the preferred one.
+      DeploymentSearch ds(m, kp, gpus);
       PointResult p;
+      const Server* sp = ds.preferred();
       if (o->batch > 0) {
+        if (!sp) throw ConfigError(ds.setup_error(0));
+        const Server& s = *sp;
         p.model = m.name;
         p.context = c.name;
         p.gpus = gpus;
@@ -410,15 +424,17 @@ void add_accel(CLI::App& app) {
         p.bound_by = p.step.step <= bitline::ms(o->slo) ? "given batch" : "given batch (misses the SLO)";
         if (!p.feasible)
           p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, to_string(p.step.capacity.limit));
+        p.deployment = deployment_json(s.deployment());
       } else {
-        p = s.search(c, bitline::ms(o->slo));
+        p = ds.search(c, bitline::ms(o->slo));
+        sp = ds.chosen();
+        if (!sp) throw ConfigError(p.reason);  // no deployment can be built
       }
       p.system = fmt::format("{}x{}", sn.kind, gpus);
-      print_point(p, s);
+      print_point(p, *sp);
       if (!o->json.empty()) {
         Json j = p.json();
         if (o->batch > 0) j["step"] = p.step.json();
-        j["deployment"] = s.deployment().describe();
         j["config"] = kind_json(kp);
         write_json_file(o->json, j);
         fmt::print("wrote {}\n", o->json);
@@ -505,11 +521,10 @@ void add_accel(CLI::App& app) {
       const auto texts = world.map(
           combos.size(),
           [&](size_t i) {
-            const Server s(m, params[i], sn.gpus);
-            PointResult p = s.search(c, bitline::ms(o->slo));
+            DeploymentSearch ds(m, params[i], sn.gpus);
+            PointResult p = ds.search(c, bitline::ms(o->slo));
             p.system = sn.name;
             Json j = p.json();
-            j["deployment"] = s.deployment().describe();
             Json values = Json::object();
             for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
             j["values"] = values;

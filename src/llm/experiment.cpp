@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/worker_pool.hpp"
+#include "llm/deployment.hpp"
 
 namespace bitline::llm {
 
@@ -148,27 +149,13 @@ Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams
   try {
     const SystemName sn = parse_system(system);
     const ModelConfig& m = models.models.at(model);
-    std::optional<Server> srv;
-    std::string setup_error;
-    try {
-      srv.emplace(m, kinds.at(sn.kind), sn.gpus);
-    } catch (const ConfigError& err) {
-      setup_error = err.what();
-    }
+    // The deployment is searched per point (llm.deployment_search): the preferred one, or the smallest change
+    // that has a feasible batch; an unbuildable deployment is a result with its reason.
+    DeploymentSearch ds(m, kinds.at(sn.kind), sn.gpus);
     Json out = Json::array();
     for (const auto& c : e.contexts)
       for (double slo : e.slos_ms) {
-        PointResult p;
-        if (srv) {
-          p = srv->search(c, bitline::ms(slo));
-        } else {
-          p.model = model;
-          p.context = c.name;
-          p.gpus = sn.gpus;
-          p.slo_ms = slo;
-          p.reason = setup_error;
-          p.bound_by = "deployment";
-        }
+        PointResult p = ds.search(c, bitline::ms(slo));
         p.system = system;
         p.slo_ms = slo;
         out.push_back(p.json());

@@ -20,6 +20,9 @@ namespace bitline::llm {
 /// llm.attention_parallel (table in llm/step.cpp, make_deployment).
 enum class AttentionParallel { Auto, Dp, Tp };
 const Registry<AttentionParallel>& attention_parallels();
+/// llm.deployment_search (table in llm/deployment.cpp, DeploymentSearch).
+enum class DeploymentPolicy { Preferred, Fixed, Best };
+const Registry<DeploymentPolicy>& deployment_policies();
 /// serving.capacity_context (table in llm/serving.cpp, Server::capacity).
 enum class CapacityContext { Full, Mean };
 const Registry<CapacityContext>& capacity_contexts();
@@ -163,6 +166,7 @@ struct LlmParams {
   EnergyModelParams energy;
   Choice<AttentionParallel, attention_parallels> attention_parallel;
   int64_t tp_size = 0;
+  Choice<DeploymentPolicy, deployment_policies> deployment_search;
   Bytes runtime_reserve{};
   int64_t sample_layers = 3;
 
@@ -183,6 +187,14 @@ struct LlmParams {
                 .source = "spec: TP inside a node of 8; smaller groups are a deployment choice (assumption)",
                 .min = 0,
                 .max = 1024});
+    v(deployment_search, {.name = "deployment_search",
+                          .def = "preferred",
+                          .desc = "how the batch search picks the deployment (attention tensor-parallel degree over the "
+                                  "divisors of gpus_per_node, data-parallel ranks = GPUs / degree, experts over all GPUs): "
+                                  "the preferred one (attention_parallel, tp_size) or, where it has no feasible batch, "
+                                  "the nearest degree that has one",
+                          .source = "spec: the parallelism table is the preferred family; an operator (vLLM, SGLang) picks "
+                                    "a deployment that fits"});
     v(runtime_reserve, {.name = "runtime_reserve",
                         .def = "2GB",
                         .desc = "HBM per GPU kept for the CUDA context, library workspaces and activations",

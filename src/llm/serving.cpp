@@ -8,6 +8,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "llm/deployment.hpp"
 
 namespace bitline::llm {
 
@@ -143,6 +144,7 @@ Json StepReport::json() const {
 
 Json PointResult::json() const {
   Json j = {{"model", model}, {"context", context}, {"slo_ms", slo_ms}, {"system", system}, {"gpus", gpus}, {"feasible", feasible}};
+  if (!deployment.is_null()) j["deployment"] = deployment;
   if (!feasible) {
     j["reason"] = reason;
     j["batch"] = 0;
@@ -446,6 +448,7 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   p.context = c.name;
   p.gpus = d_.gpus;
   p.slo_ms = to_ms(slo);
+  p.deployment = deployment_json(d_);
   const int64_t cap = max_requests(c);
   if (cap == 0) {
     const Capacity c0 = capacity(0, c), c1 = capacity(1, c);

@@ -114,6 +114,7 @@ struct PointResult {
   // and the quantity of the paper's "could in theory reach" estimates. 0 when not even one request meets it.
   int64_t bandwidth_bound_batch = 0, bandwidth_bound_requests_per_rank = 0;
   int evaluations = 0;
+  Json deployment;  // deployment_json of the server searched, and the deployment search's record (llm/deployment.hpp)
   Json json() const;
 };
 
