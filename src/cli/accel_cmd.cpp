@@ -277,6 +277,12 @@ void add_accel(CLI::App& app) {
           fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x\n", key, v["mean"].get<double>(), v["geomean"].get<double>(),
                      v["points"].get<int>(), e["mean"].get<double>());
         }
+      // The deployment search (llm/deployment.hpp): the points not on their preferred deployment.
+      for (const auto& p : j["points"])
+        if (p.contains("deployment") && p["deployment"].contains("preferred") && !p["deployment"]["preferred"].get<bool>())
+          fmt::print("deployment: {} {} @{:g} on {}: {} ({} has no feasible batch)\n", p["model"].get<std::string>(),
+                     p["context"].get<std::string>(), p["slo_ms"].get<double>(), p["system"].get<std::string>(),
+                     p["deployment"]["label"].get<std::string>(), p["deployment"]["tried"][0]["deployment"].get<std::string>());
       int infeasible = 0;
       for (const auto& p : j["points"]) infeasible += p["feasible"].get<bool>() ? 0 : 1;
       fmt::print("{} points ({} infeasible, listed in the JSON with the reason) in {:.1f} s on {} rank(s) x {} thread(s); wrote {}\n",
