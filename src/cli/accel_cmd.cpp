@@ -153,9 +153,16 @@ void print_point(const PointResult& p, const Server& s) {
   fmt::print("\n");
   const Capacity& c = r.capacity;
   // An HBM-less GPU keeps its workspace and KV staging in SRAM (on-chip and the HBF base dies'): Server::capacity.
-  fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, {} used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
-             double(c.kv.raw()) * 1e-9, s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM (no HBM)", double(c.hbm_used.raw()) * 1e-9,
-             double(c.hbm_capacity.raw()) * 1e-9);
+  // Capacity per GPU, part by part (Server::capacity; llm.runtime_reserve, llm.workspace_buffers, ...).
+  const auto gb = [](Bytes b) { return double(b.raw()) * 1e-9; };
+  fmt::print(
+      "  memory per GPU: weights {:.2f} GB ({}), KV {:.2f} GB ({}), activation workspace {:.3f} GB ({}), runtime reserve {:.2f} GB ({})",
+      gb(c.weights), s.has_hbf() ? "HBF" : "HBM", gb(c.kv), s.has_hbf() ? "HBF" : "HBM", gb(c.workspace),
+      s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM", gb(c.reserve),
+      c.reserve_in_flash ? fmt::format("HBF, {} block(s) per megaplane", c.reserve_blocks) : std::string("HBM"));
+  if (c.staging.raw() > 0) fmt::print(", KV staging {:.2f} GB", gb(c.staging));
+  fmt::print("\n  {} used {:.1f} of {:.1f} GB", s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM (no HBM)", gb(c.hbm_used),
+             gb(c.hbm_capacity));
   if (c.weight_cache.raw() > 0) fmt::print(" (weight cache {:.1f} GB)", double(c.weight_cache.raw()) * 1e-9);
   if (c.blocks_per_megaplane > 0)
     fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9, c.blocks_used,

@@ -168,6 +168,8 @@ struct LlmParams {
   int64_t tp_size = 0;
   Choice<DeploymentPolicy, deployment_policies> deployment_search;
   Bytes runtime_reserve{};
+  double workspace_buffers = 4;
+  int64_t activation_bytes = 2, logit_bytes = 4;
   int64_t sample_layers = 3;
 
   template <class V>
@@ -195,11 +197,35 @@ struct LlmParams {
                                   "the nearest degree that has one",
                           .source = "spec: the parallelism table is the preferred family; an operator (vLLM, SGLang) picks "
                                     "a deployment that fits"});
+    // Capacity per GPU (Server::capacity): weights and KV follow from the model and the deployment; the
+    // activation workspace and the runtime reserve are these.
     v(runtime_reserve, {.name = "runtime_reserve",
                         .def = "2GB",
-                        .desc = "HBM per GPU kept for the CUDA context, library workspaces and activations",
+                        .desc = "memory per GPU kept for the CUDA context and library workspaces (cuBLAS, NCCL buffers), "
+                                "charged to HBM; on a GPU without HBM to HBF blocks (its runtime image: context, kernel "
+                                "images, library buffers), spread over the megaplanes like the weights",
                         .source = "assumption: CUDA context + cuBLAS/NCCL workspaces ~1-2 GB on Hopper",
                         .min = 0});
+    v(workspace_buffers, {.name = "workspace_buffers",
+                          .def = "4",
+                          .desc = "activation workspace: copies of the widest activation of the step held at once "
+                                  "(input, output, two temporaries), plus the logits",
+                          .source = "assumption: a kernel's input and output and two temporaries (e.g. gate and up before "
+                                    "SiLU) live at once; vLLM sizes its activation peak by a profiling run",
+                          .min = 0,
+                          .max = 64});
+    v(activation_bytes, {.name = "activation_bytes",
+                         .def = "2",
+                         .desc = "bytes per activation value (workspace)",
+                         .source = "spec: FP16 everywhere",
+                         .min = 1,
+                         .max = 8});
+    v(logit_bytes, {.name = "logit_bytes",
+                    .def = "4",
+                    .desc = "bytes per logit in the workspace (the LM head's output over the local vocabulary)",
+                    .source = "assumption: vLLM and SGLang upcast logits to FP32 for sampling",
+                    .min = 1,
+                    .max = 8});
     v(sample_layers, {.name = "sample_layers",
                       .def = "8",
                       .desc = "fast step model: layers of each kind timed, spread over the model; the others are "

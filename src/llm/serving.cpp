@@ -101,7 +101,9 @@ Json Capacity::json() const {
             {"kv_bytes", kv.raw()},
             {"kv_staging_bytes", staging.raw()},
             {"runtime_reserve_bytes", reserve.raw()},
+            {"runtime_reserve_in", reserve_in_flash ? "hbf" : "hbm"},
             {"workspace_bytes", workspace.raw()}};
+  if (reserve_blocks > 0) j["runtime_reserve_blocks_per_megaplane"] = reserve_blocks;
   if (weight_cache.raw() > 0) j["hbm_weight_cache_bytes"] = weight_cache.raw();
   if (limit != Exhausted::Nothing) j["limit"] = to_string(limit);
   if (blocks_per_megaplane > 0) {
@@ -244,10 +246,10 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   if (k_.system.hbm.stacks == 0 && has_hbf()) {
     // An HBM-less (HBF-only) GPU: flash cannot hold the writable working set (erase before write, endurance), so
     // the activation workspace and the KV staging live in its SRAM: the on-chip SRAM and the HBF base dies' SRAM
-    // (which the program path fills anyway). The runtime reserve is HBM's (CUDA context, library workspaces):
-    // without HBM it is held in host memory (assumption), so it is not charged here.
+    // (which the program path fills anyway). The runtime reserve (CUDA context, kernel images, library buffers)
+    // is charged to HBF blocks below (llm.runtime_reserve).
     cap.hbm_capacity = k_.system.gpu.onchip_sram + Bytes(k_.system.hbf.sram.base_sram.raw() * k_.system.hbf.stacks);
-    cap.reserve = Bytes{};
+    cap.reserve_in_flash = true;
   }
   cap.weights = w_.total;
   cap.kv = Bytes(r * ctx * tok_layer * m_.layers);
@@ -257,7 +259,9 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   const double widest = std::max({M * double(m_.hidden), M * 2.0 * double(m_.intermediate) / double(d_.tp),
                                   moe_tokens * 2.0 * double(m_.moe_intermediate), M * double(d_.q_heads) * 1024.0});
   const double head_rows = d_.tensor_parallel ? M : T;
-  cap.workspace = Bytes(int64_t(widest * 2 * 4 + head_rows * std::ceil(double(m_.vocab) / double(d_.vocab_shards)) * 4));
+  const LlmParams& lp = k_.llm;
+  cap.workspace = Bytes(int64_t(widest * double(lp.activation_bytes) * lp.workspace_buffers +
+                                head_rows * std::ceil(double(m_.vocab) / double(d_.vocab_shards)) * double(lp.logit_bytes)));
   if (!has_hbf()) {
     cap.hbm_used = cap.weights + cap.kv + cap.reserve + cap.workspace;
     cap.fits = cap.hbm_used <= cap.hbm_capacity;
@@ -268,9 +272,11 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   const int64_t tps = mem_->tokens_per_slice(tok_layer);
   cap.staging = Bytes(r * m_.layers * sys_.megapage().raw());
   cap.weight_cache = std::min(k_.serving.hbm_weight_cache, w_.total);
-  cap.hbm_used = cap.reserve + cap.workspace + cap.staging + cap.weight_cache;
+  cap.hbm_used = (cap.reserve_in_flash ? Bytes{} : cap.reserve) + cap.workspace + cap.staging + cap.weight_cache;
   cap.blocks_per_megaplane = sys_.blocks_per_plane();
-  const int64_t weight_blocks = ceil_div(mem_->weight_units_max_per_megaplane(), ppb);
+  const int64_t megablock = sys_.megapage().raw() * ppb;
+  cap.reserve_blocks = cap.reserve_in_flash ? ceil_div(ceil_div(cap.reserve.raw(), k), megablock) : 0;
+  const int64_t weight_blocks = ceil_div(mem_->weight_units_max_per_megaplane(), ppb) + cap.reserve_blocks;
   // Isolated blocks (one owner per megablock): a request holds its own blocks on every megaplane of its window
   // (all K, or the fewest that fit it: hbf.runtime.kv_span); successive windows follow each other round the
   // megaplanes, so the fullest megaplane is in ceil(r W / K) of them.
@@ -456,8 +462,8 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
       p.reason = fmt::format(
           "HBM cannot hold its fixed contents: {:.1f} GB of weight cache (serving.hbm_weight_cache) + {:.1f} GB "
           "reserve + {:.1f} GB workspace exceed {:.1f} GB",
-          double(c0.weight_cache.raw()) * 1e-9, double(c0.reserve.raw()) * 1e-9, double(c0.workspace.raw()) * 1e-9,
-          double(c0.hbm_capacity.raw()) * 1e-9);
+          double(c0.weight_cache.raw()) * 1e-9, double((c0.reserve_in_flash ? Bytes{} : c0.reserve).raw()) * 1e-9,
+          double(c0.workspace.raw()) * 1e-9, double(c0.hbm_capacity.raw()) * 1e-9);
     else if (!c0.fits)
       p.reason = fmt::format("the weights do not fit: {:.1f} GB per GPU{}", double(w_.total.raw()) * 1e-9,
                              c0.limit == Exhausted::FlashBlocks

@@ -68,6 +68,8 @@ struct Capacity {
   Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{}, weight_cache{};
   int64_t blocks_per_megaplane = 0, blocks_used = 0;  // HBF: the fullest megaplane
   Bytes replica_budget{};                             // HBF: HBM left for KV replicas
+  bool reserve_in_flash = false;                      // no HBM: the runtime reserve takes HBF blocks
+  int64_t reserve_blocks = 0;                         // of them, per megaplane (counted in blocks_used)
   Json json() const;
 };
 
