@@ -262,6 +262,8 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
 
   // MoE tokens: with attention TP the tokens of a rank are split over its GPUs before dispatch.
   const double moe_tokens_gpu = d.tensor_parallel ? std::ceil(M / double(d.tp)) : M;
+  // Expert reads follow the global token count: every data-parallel rank's tokens reach each expert-parallel
+  // GPU (test_expert_reads.cpp checks E_l (1 - (1 - k/E)^T) at batch 1 and at large batches).
   g.routing = routing_stats(m, d, T, routing_skew);
   const Routing& rt = g.routing;
 
