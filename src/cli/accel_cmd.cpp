@@ -146,6 +146,13 @@ void print_point(const PointResult& p, const Server& s) {
       "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}\n",
       ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
       ms_of(b.kv_erase));
+  {
+    // Collectives per step (llm/collectives.hpp; llm.network.all_reduce / all_to_all), by kind.
+    fmt::print("  collectives per step (ms):");
+    for (int i = 0; i < kCollectiveKinds; ++i) fmt::print(" {} {:.3f}", to_string(CollectiveKind(i)), ms_of(r.comm_by_kind[size_t(i)]));
+    fmt::print("; {:.1f} MB over NVLink, {:.1f} MB over RDMA per GPU\n", double(r.comm_nvlink.raw()) * 1e-6,
+               double(r.comm_rdma.raw()) * 1e-6);
+  }
   fmt::print("  bytes read per GPU: flash {:.1f} GB, HBM {:.1f} GB -> {:.3f} ms at peak bandwidth", r.flash_bytes * 1e-9,
              r.hbm_bytes * 1e-9, ms_of(r.memory_time));
   if (p.feasible)

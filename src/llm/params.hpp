@@ -20,6 +20,11 @@ namespace bitline::llm {
 /// llm.attention_parallel (table in llm/step.cpp, make_deployment).
 enum class AttentionParallel { Auto, Dp, Tp };
 const Registry<AttentionParallel>& attention_parallels();
+/// llm.network.all_reduce and llm.network.all_to_all (tables in llm/collectives.cpp, Network).
+enum class AllReduceAlgorithm { Ring, Hierarchical };
+const Registry<AllReduceAlgorithm>& all_reduce_algorithms();
+enum class AllToAllAlgorithm { Nccl, Dedup };
+const Registry<AllToAllAlgorithm>& all_to_all_algorithms();
 /// llm.deployment_search (table in llm/deployment.cpp, DeploymentSearch).
 enum class DeploymentPolicy { Preferred, Fixed, Best };
 const Registry<DeploymentPolicy>& deployment_policies();
@@ -75,6 +80,8 @@ struct NetworkParams {
   int64_t gpus_per_node = 8;
   Bandwidth nvlink{}, rdma{};
   Time nvlink_latency{}, rdma_latency{};
+  Choice<AllReduceAlgorithm, all_reduce_algorithms> all_reduce;
+  Choice<AllToAllAlgorithm, all_to_all_algorithms> all_to_all;
 
   template <class V>
   void visit(V& v) {
@@ -86,7 +93,7 @@ struct NetworkParams {
                       .max = 1024});
     v(nvlink, {.name = "nvlink",
                .def = "450GB/s",
-               .desc = "NVLink bandwidth per GPU, each direction",
+               .desc = "NVLink bandwidth per GPU, each direction (collectives inside a node)",
                .source = "spec: 900 GB/s bidirectional per GPU",
                .min = 1});
     v(nvlink_latency, {.name = "nvlink_latency",
@@ -96,7 +103,7 @@ struct NetworkParams {
                        .min = 0});
     v(rdma, {.name = "rdma",
              .def = "50GB/s",
-             .desc = "RDMA bandwidth per GPU between nodes, each direction",
+             .desc = "RDMA bandwidth per GPU between nodes, each direction (its NIC; collectives across nodes)",
              .source = "spec: about 9x less than NVLink (one 400 Gb/s NIC per GPU)",
              .min = 1});
     v(rdma_latency, {.name = "rdma_latency",
@@ -104,6 +111,15 @@ struct NetworkParams {
                      .desc = "fixed cost of one collective spanning nodes",
                      .source = "assumption: RDMA round trips through the NIC and switch, ~2x the NVLink latency",
                      .min = 0});
+    v(all_reduce, {.name = "all_reduce",
+                   .def = "ring",
+                   .desc = "all-reduce / all-gather / reduce-scatter algorithm when the group spans nodes",
+                   .source = "NCCL: ring by default for bandwidth-bound all-reduce; hierarchical as an option"});
+    v(all_to_all, {.name = "all_to_all",
+                   .def = "nccl",
+                   .desc = "expert-parallel all-to-all across nodes: one message per destination GPU (NCCL) or per "
+                           "destination node, forwarded over NVLink (DeepEP)",
+                   .source = "NCCL ncclSend/ncclRecv all-to-all by default; DeepEP's internode kernels deduplicate per node"});
   }
 };
 

@@ -114,8 +114,15 @@ Json Capacity::json() const {
   return j;
 }
 
+Json StepReport::collectives_json() const {
+  Json ms = Json::object();
+  for (int i = 0; i < kCollectiveKinds; ++i) ms[to_string(CollectiveKind(i))] = to_ms(comm_by_kind[size_t(i)]);
+  return {{"time_ms", ms}, {"nvlink_bytes", comm_nvlink.raw()}, {"rdma_bytes", comm_rdma.raw()}};
+}
+
 Json StepReport::json() const {
   return {{"requests_per_rank", requests_per_rank},
+          {"collectives", collectives_json()},
           {"batch", batch},
           {"step_ms", to_ms(step)},
           {"breakdown_ms", breakdown.json_ms()},
@@ -161,6 +168,7 @@ Json PointResult::json() const {
   j["bound_by"] = bound_by;
   if (!capacity_limit.empty()) j["capacity_limit"] = capacity_limit;
   j["breakdown_ms"] = step.breakdown.json_ms();
+  j["collectives"] = step.collectives_json();
   j["tokens_per_j"] = step.tokens_per_j;
   j["power_w"] = step.power.raw();
   j["tdp_w"] = step.tdp.raw();
@@ -341,6 +349,10 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.capacity = capacity(r, c);
   s.breakdown = st.breakdown;
   s.flops = g.flops;
+  for (const Op& o : g.ops)  // every layer is in the graph (the fast model samples only the memory timing)
+    if (o.is_comm()) s.comm_by_kind[size_t(o.comm.kind)] += o.comm.time;
+  s.comm_nvlink = g.comm_nvlink;
+  s.comm_rdma = g.comm_rdma;
   // New KV per step on this GPU: the decode tokens plus the prefill KV arriving at the workload's input/output ratio.
   const double kv_token = double(g.kv_token_layer_bytes * m_.layers);
   const double written = double(r) * kv_token * (1.0 + double(c.input) / double(c.output));

@@ -4,6 +4,7 @@
 // that run it over an experiment are in llm/experiment.hpp. See docs/llm.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -98,6 +99,10 @@ struct StepReport {
   // sensing latency or programming.
   double flash_bytes = 0, hbm_bytes = 0;
   Time memory_time{};
+  // Collectives per step on this GPU (on the critical path): time by kind (CollectiveKind), bytes by link.
+  std::array<Time, kCollectiveKinds> comm_by_kind{};
+  Bytes comm_nvlink{}, comm_rdma{};
+  Json collectives_json() const;
   Json json() const;
 };
 

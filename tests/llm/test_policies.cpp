@@ -38,6 +38,8 @@ std::vector<Policy> policies() {
       {"serving.step_model", &step_models(), [](const KindParams& k) { return k.serving.step_model.name(); }},
       {"serving.capacity_context", &capacity_contexts(), [](const KindParams& k) { return k.serving.capacity_context.name(); }},
       {"llm.attention_parallel", &attention_parallels(), [](const KindParams& k) { return k.llm.attention_parallel.name(); }},
+      {"llm.network.all_reduce", &all_reduce_algorithms(), [](const KindParams& k) { return k.llm.network.all_reduce.name(); }},
+      {"llm.network.all_to_all", &all_to_all_algorithms(), [](const KindParams& k) { return k.llm.network.all_to_all.name(); }},
       {"llm.deployment_search", &deployment_policies(), [](const KindParams& k) { return k.llm.deployment_search.name(); }},
       {"hbf.runtime.weight_layout", &hbf::weight_layouts(), [](const KindParams& k) { return k.system.hbf.runtime.weight_layout.name(); }},
       {"hbf.runtime.granularity", &hbf::granularities(), [](const KindParams& k) { return k.system.hbf.runtime.granularity.name(); }},
