@@ -140,6 +140,10 @@ void print_point(const PointResult& p, const Server& s) {
   }
   fmt::print("  step {:.3f} ms -> {:.1f} tokens/s per GPU, {:.3f} tokens/J, {:.0f} W per GPU\n", ms_of(r.step), r.tokens_per_s_per_gpu,
              r.tokens_per_j, r.power.raw());
+  fmt::print(
+      "  board power {:.0f} W (GPU die {:.0f} + HBM stacks {:.0f} + HBF stacks {:.0f} + HBF base dies {:.0f}) -> {:.3f} tokens/J at board "
+      "power\n",
+      r.tdp.raw(), r.board_die.raw(), r.board_hbm.raw(), r.board_hbf.raw(), r.board_base.raw(), r.tokens_per_j_board);
   const Breakdown& b = r.breakdown;
   fmt::print(
       "  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
@@ -276,8 +280,8 @@ void add_accel(CLI::App& app) {
       // Run metadata (wall time, threads, ranks) is printed, not written: same inputs, same bytes.
       j["run"] = {{"experiment", x->file}};
       write_json_file(o->json, j);
-      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {})\n", "system@SLO", "mean", "geomean",
-                 "points", ex.baseline, ex.baseline);
+      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {}: activity-based, and at board power)\n",
+                 "system@SLO", "mean", "geomean", "points", ex.baseline, ex.baseline);
       for (const auto& sys : ex.systems)
         for (double slo : ex.slos_ms) {
           const std::string key = fmt::format("{}@{:g}", sys, slo);
@@ -288,8 +292,11 @@ void add_accel(CLI::App& app) {
             fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
             continue;
           }
-          fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x\n", key, v["mean"].get<double>(), v["geomean"].get<double>(),
-                     v["points"].get<int>(), e["mean"].get<double>());
+          const Json& eb = j["summary"]["tokens_per_j_board_vs_" + ex.baseline][key];
+          const Json& pb = j["summary"]["board_power_vs_" + ex.baseline][key];
+          fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x, at board power {:.2f}x (power {:.2f}x)\n", key,
+                     v["mean"].get<double>(), v["geomean"].get<double>(), v["points"].get<int>(), e["mean"].get<double>(),
+                     eb["mean"].is_null() ? 0.0 : eb["mean"].get<double>(), pb["mean"].is_null() ? 0.0 : pb["mean"].get<double>());
         }
       // The deployment search (llm/deployment.hpp): the points not on their preferred deployment.
       for (const auto& p : j["points"])

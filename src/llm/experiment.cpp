@@ -174,12 +174,12 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
   std::map<std::string, const Json*> base;
   for (const auto& p : points)
     if (p["system"] == bl) base[key_of(p)] = &p;
-  Json thr = Json::object(), tpj = Json::object();
+  Json thr = Json::object(), tpj = Json::object(), pwr = Json::object(), tpjb = Json::object();
   for (const auto& sys : e.systems) {
     if (sys == bl) continue;
     for (double slo : e.slos_ms) {
       const std::string key = fmt::format("{}@{:g}", sys, slo);
-      std::vector<double> r1, r2;
+      std::vector<double> r1, r2, r3, r4;  // throughput, tokens/J (activity), board power, tokens/J (board power)
       Json miss = Json::array();
       for (const auto& p : points) {
         if (p["system"] != sys || p["slo_ms"].get<double>() != slo) continue;
@@ -193,6 +193,11 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
         }
         r1.push_back(p["tokens_per_s_per_gpu"].get<double>() / (*b)["tokens_per_s_per_gpu"].get<double>());
         r2.push_back(p["tokens_per_j"].get<double>() / (*b)["tokens_per_j"].get<double>());
+        if (p.contains("board_power_w") && b->contains("board_power_w") && (*b)["board_power_w"]["total"].get<double>() > 0 &&
+            (*b)["tokens_per_j_board"].get<double>() > 0) {
+          r3.push_back(p["board_power_w"]["total"].get<double>() / (*b)["board_power_w"]["total"].get<double>());
+          r4.push_back(p["tokens_per_j_board"].get<double>() / (*b)["tokens_per_j_board"].get<double>());
+        }
       }
       auto stats = [&](const std::vector<double>& v) {
         Json j = {{"points", v.size()}, {"excluded", miss}};
@@ -209,9 +214,13 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
       };
       thr[key] = stats(r1);
       tpj[key] = stats(r2);
+      pwr[key] = stats(r3);
+      tpjb[key] = stats(r4);
     }
   }
-  return {{"throughput_vs_" + bl, thr}, {"tokens_per_j_vs_" + bl, tpj}};
+  // Energy both ways: activity-based tokens/J, and the paper's way, tokens/J at board power (with the board power).
+  return {
+      {"throughput_vs_" + bl, thr}, {"tokens_per_j_vs_" + bl, tpj}, {"board_power_vs_" + bl, pwr}, {"tokens_per_j_board_vs_" + bl, tpjb}};
 }
 
 // ---- the ablation -------------------------------------------------------------------

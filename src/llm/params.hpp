@@ -124,7 +124,7 @@ struct NetworkParams {
 };
 
 struct EnergyModelParams {
-  Power gpu_static{}, gpu_tdp{}, hbf_stack_static{}, hbm_stack_static{};
+  Power gpu_static{}, gpu_tdp{}, hbf_stack_static{}, hbm_stack_static{}, hbf_base_die{};
   int64_t tdp_hbm_stacks = 6;
   Energy flop{};
   EnergyPerBit nvlink{}, rdma{};
@@ -138,7 +138,8 @@ struct EnergyModelParams {
                    .min = 0});
     v(gpu_tdp, {.name = "gpu_tdp",
                 .def = "700W",
-                .desc = "thermal design power of the GPU package without HBF (reported next to the draw)",
+                .desc = "thermal design power of the GPU package without HBF; less its tdp_hbm_stacks HBM stacks at full "
+                        "bandwidth it is the GPU die's board power",
                 .source = "datasheet: H200 SXM up to 700 W",
                 .min = 0});
     v(tdp_hbm_stacks, {.name = "tdp_hbm_stacks",
@@ -152,6 +153,12 @@ struct EnergyModelParams {
              .desc = "energy per BF16 FLOP (FP8: half)",
              .source = "assumption: (700 W - static - HBM) / ~750 TFLOP/s sustained",
              .min = 0});
+    v(hbf_base_die, {.name = "hbf_base_die",
+                     .def = "8W",
+                     .desc = "board power of one HBF stack's base die (PHY, NAND controller, 8 MB SRAM) at full read rate; "
+                             "the board power adds it to the flash dies' (interface bandwidth x read energy per bit)",
+                     .source = "assumption: PHY at ~1 pJ/bit x 768 GB/s (6 W, HBM3e-class I/O) + controller and SRAM ~2 W",
+                     .min = 0});
     v(hbf_stack_static, {.name = "hbf_stack_static",
                          .def = "1W",
                          .desc = "static power of one HBF stack (base die, PHY, idle planes)",

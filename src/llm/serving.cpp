@@ -120,8 +120,18 @@ Json StepReport::collectives_json() const {
   return {{"time_ms", ms}, {"nvlink_bytes", comm_nvlink.raw()}, {"rdma_bytes", comm_rdma.raw()}};
 }
 
+Json StepReport::board_json() const {
+  return {{"gpu_die", board_die.raw()},
+          {"hbm_stacks", board_hbm.raw()},
+          {"hbf_stacks", board_hbf.raw()},
+          {"hbf_base_dies", board_base.raw()},
+          {"total", tdp.raw()}};
+}
+
 Json StepReport::json() const {
   return {{"requests_per_rank", requests_per_rank},
+          {"board_power_w", board_json()},
+          {"tokens_per_j_board", tokens_per_j_board},
           {"collectives", collectives_json()},
           {"batch", batch},
           {"step_ms", to_ms(step)},
@@ -172,6 +182,8 @@ Json PointResult::json() const {
   j["tokens_per_j"] = step.tokens_per_j;
   j["power_w"] = step.power.raw();
   j["tdp_w"] = step.tdp.raw();
+  j["board_power_w"] = step.board_json();
+  j["tokens_per_j_board"] = step.tokens_per_j_board;
   j["kv_write_bytes_per_s"] = step.kv_write_bytes_per_s;
   j["endurance"] = step.json()["endurance"];
   j["energy_per_step_j"] = step.json()["energy_per_step_j"];
@@ -405,14 +417,16 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.tokens_per_j = tokens_gpu / s.energy().raw();
   s.power = s.energy() / s.step;
   {
-    // TDP: the H200's (6 HBM stacks), less the HBM stacks this GPU does not have, plus HBF stacks at full read rate.
-    const auto hbm_peak = [&](int64_t stacks) {
-      return Power(double(stacks) * (hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw()) +
-                   ep.hbm_stack_static.raw() * double(stacks));
-    };
-    const Power hbf_peak(double(hp.hbf.stacks) *
-                         (hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw() + ep.hbf_stack_static.raw()));
-    s.tdp = ep.gpu_tdp - hbm_peak(std::max<int64_t>(0, ep.tdp_hbm_stacks - hp.hbm.stacks)) + hbf_peak;
+    // Board power from its parts (docs/llm.md, "Energy"): the GPU die = the GPU's TDP less its HBM stacks at full
+    // bandwidth (datasheet TDP; 2.99 pJ/bit, spec); each HBM stack at full bandwidth; each HBF stack's flash dies
+    // at its full interface rate (8 pJ/bit, spec); each HBF base die (llm.energy.hbf_base_die, assumption).
+    const Power hbm_stack(hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw() + ep.hbm_stack_static.raw());
+    s.board_die = ep.gpu_tdp - hbm_stack * double(ep.tdp_hbm_stacks);
+    s.board_hbm = hbm_stack * double(hp.hbm.stacks);
+    s.board_hbf = Power(double(hp.hbf.stacks) * hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw());
+    s.board_base = ep.hbf_base_die * double(hp.hbf.stacks);
+    s.tdp = s.board_die + s.board_hbm + s.board_hbf + s.board_base;
+    s.tokens_per_j_board = s.tdp.raw() > 0 ? s.tokens_per_s_per_gpu / s.tdp.raw() : 0.0;
   }
 
   // Writes and endurance.

@@ -86,7 +86,10 @@ struct StepReport {
   Energy energy() const { return e_flash + e_hbm + e_compute + e_comm + e_static + e_program + e_erase; }
   double tokens_per_j = 0;
   Power power{};  // average draw of one GPU package (GPU + HBM + HBF) during decode
-  Power tdp{};    // GPU TDP, less the HBM stacks it lost, plus its HBF stacks reading at full interface bandwidth
+  Power tdp{};    // board power: the sum of board_parts (= GPU TDP, less the HBM stacks it lost, plus HBF stacks)
+  // Board power by part (at full activity, with sources): GPU die, HBM stacks, HBF stacks (flash dies), HBF base dies.
+  Power board_die{}, board_hbm{}, board_hbf{}, board_base{};
+  double tokens_per_j_board = 0;  // tokens/s per GPU / board power (the paper's way); tokens_per_j is activity-based
   // writes per GPU
   double kv_write_bytes_per_s = 0;
   double program_time_fraction = 0;     // of the planes' time
@@ -103,6 +106,7 @@ struct StepReport {
   std::array<Time, kCollectiveKinds> comm_by_kind{};
   Bytes comm_nvlink{}, comm_rdma{};
   Json collectives_json() const;
+  Json board_json() const;
   Json json() const;
 };
 
