@@ -122,11 +122,16 @@ void print_point(const PointResult& p, const Server& s) {
   fmt::print("{} on {} ({}), context {}, SLO {:g} ms\n", p.model, p.system, s.deployment().describe(), p.context, p.slo_ms);
   if (p.deployment.contains("tried") && p.deployment["tried"].size() > 1) {
     // The deployment search (llm/deployment.hpp): what the preferred deployment and the others tried gave.
-    fmt::print("  deployment {} ({}); tried:", p.deployment["label"].get<std::string>(),
-               p.deployment["preferred"].get<bool>() ? "the preferred one" : "not the preferred one");
-    for (const Json& t : p.deployment["tried"])
-      fmt::print(" {} -> {}", t["deployment"].get<std::string>(),
+    const std::string label = p.deployment["label"].get<std::string>();
+    fmt::print("  deployment {}; tried:", !p.feasible ? "none feasible (reported on the preferred " + label + ")"
+                                          : p.deployment["preferred"].get<bool>() ? label + " (the preferred one)"
+                                                                                  : label + " (not the preferred one)");
+    const char* sep = " ";
+    for (const Json& t : p.deployment["tried"]) {
+      fmt::print("{}{} -> {}", sep, t["deployment"].get<std::string>(),
                  t["feasible"].get<bool>() ? fmt::format("batch {}", t["batch"].get<int64_t>()) : t["reason"].get<std::string>());
+      sep = "; ";
+    }
     fmt::print("\n");
   }
   const StepReport& r = p.step;
