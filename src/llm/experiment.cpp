@@ -193,9 +193,10 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
         }
         r1.push_back(p["tokens_per_s_per_gpu"].get<double>() / (*b)["tokens_per_s_per_gpu"].get<double>());
         r2.push_back(p["tokens_per_j"].get<double>() / (*b)["tokens_per_j"].get<double>());
-        if (p.contains("board_power_w") && b->contains("board_power_w") && (*b)["board_power_w"]["total"].get<double>() > 0 &&
+        // Board power of the whole system (GPUs x board power per GPU) relative to the baseline system's.
+        if (p.contains("board_power_w") && b->contains("board_power_w") && (*b)["board_power_w"]["system"].get<double>() > 0 &&
             (*b)["tokens_per_j_board"].get<double>() > 0) {
-          r3.push_back(p["board_power_w"]["total"].get<double>() / (*b)["board_power_w"]["total"].get<double>());
+          r3.push_back(p["board_power_w"]["system"].get<double>() / (*b)["board_power_w"]["system"].get<double>());
           r4.push_back(p["tokens_per_j_board"].get<double>() / (*b)["tokens_per_j_board"].get<double>());
         }
       }

@@ -183,6 +183,7 @@ Json PointResult::json() const {
   j["power_w"] = step.power.raw();
   j["tdp_w"] = step.tdp.raw();
   j["board_power_w"] = step.board_json();
+  j["board_power_w"]["system"] = step.tdp.raw() * double(gpus);  // all GPUs of the system
   j["tokens_per_j_board"] = step.tokens_per_j_board;
   j["kv_write_bytes_per_s"] = step.kv_write_bytes_per_s;
   j["endurance"] = step.json()["endurance"];

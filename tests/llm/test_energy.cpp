@@ -53,8 +53,9 @@ TEST(LlmEnergy, SummaryReportsBothMethodsAgainstTheBaseline) {
   e.systems = {"h200x8", "csix8"};
   e.baseline = "h200x8";
   e.slos_ms = {100};
-  auto pt = [](const std::string& sys, double tps, double tpj, double board) {
+  auto pt = [](const std::string& sys, double tps, double tpj, double board, int64_t gpus = 8) {
     PointResult p;
+    p.gpus = gpus;
     p.model = "m";
     p.context = "long";
     p.system = sys;
@@ -66,9 +67,13 @@ TEST(LlmEnergy, SummaryReportsBothMethodsAgainstTheBaseline) {
     p.step.tokens_per_j_board = tps / board;
     return p.json();
   };
-  Json points = Json::array({pt("h200x8", 1000, 3, 700), pt("csix8", 2500, 4, 1050)});
+  e.systems.push_back("csix16");
+  Json points = Json::array({pt("h200x8", 1000, 3, 700), pt("csix8", 2500, 4, 1050), pt("csix16", 2000, 4, 1050, 16)});
   const Json s = eval_summary(points, e);
   EXPECT_NEAR(s["tokens_per_j_vs_h200x8"]["csix8@100"]["mean"].get<double>(), 4.0 / 3.0, 1e-12);
   EXPECT_NEAR(s["board_power_vs_h200x8"]["csix8@100"]["mean"].get<double>(), 1.5, 1e-12);
   EXPECT_NEAR(s["tokens_per_j_board_vs_h200x8"]["csix8@100"]["mean"].get<double>(), 2.5 / 1.5, 1e-12);
+  // The system's power: 16 GPUs draw twice what 8 of the same kind do; tokens/J is per GPU either way.
+  EXPECT_NEAR(s["board_power_vs_h200x8"]["csix16@100"]["mean"].get<double>(), 3.0, 1e-12);
+  EXPECT_NEAR(s["tokens_per_j_board_vs_h200x8"]["csix16@100"]["mean"].get<double>(), 2.0 / 1.5, 1e-12);
 }
