@@ -117,7 +117,8 @@ def accel_tables(acc, abl):
                                  if k[0] in ("qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3") else 9,
                                  ["long", "agent"].index(k[1]) if k[1] in ("long", "agent") else 9, k[2]))
     out = ["Per-GPU decode throughput (tokens/s per GPU; in brackets the system's batch,",
-           "`c` = capacity-bound, otherwise SLO-bound; - = infeasible):", "",
+           "`c` = capacity-bound, otherwise SLO-bound, and the deployment where the search changed the",
+           "spec's (`tp2`: attention tensor parallel over 2 GPUs); - = infeasible):", "",
            "| model | ctx | SLO | " + " | ".join(SYSTEMS) + " |", "|---|---|---|" + "---|" * len(SYSTEMS)]
     for m, c, slo in keys:
         cells = []
@@ -126,17 +127,27 @@ def accel_tables(acc, abl):
             if not p or not p["feasible"]:
                 cells.append("-")
             else:
-                cells.append(f"{p['tokens_per_s_per_gpu']:.0f} ({p['batch']}{'c' if p['bound_by'] == 'capacity' else ''})")
+                dep = p.get("deployment", {})
+                changed = f", {dep['label']}" if dep.get("preferred") is False else ""
+                cells.append(f"{p['tokens_per_s_per_gpu']:.0f} ({p['batch']}{'c' if p['bound_by'] == 'capacity' else ''}{changed})")
         out.append(f"| {m} | {c} | {slo:g} | " + " | ".join(cells) + " |")
     out += ["", "Summary against 8 x H200 (mean / geomean of per-point ratios over the points where both are feasible):", "",
-            "| system@SLO | throughput | tokens/J | points |", "|---|---|---|---|"]
+            "| system@SLO | throughput | tokens/J (activity) | tokens/J (board power) | board power | points |",
+            "|---|---|---|---|---|---|"]
     thr, tpj = acc["summary"]["throughput_vs_h200x8"], acc["summary"]["tokens_per_j_vs_h200x8"]
+    tpjb = acc["summary"].get("tokens_per_j_board_vs_h200x8", {})
+    pwr = acc["summary"].get("board_power_vs_h200x8", {})
+
+    def ratio(table, key):
+        v = table.get(key, {}).get("mean")
+        return "-" if v is None else f"{v:.2f}x"
     order = [f"{sy}@{slo}" for slo in (100, 50) for sy in SYSTEMS]
     for key, v in sorted(thr.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
         if v["mean"] is None:
-            out.append(f"| {key} | - | - | 0 |")
+            out.append(f"| {key} | - | - | - | - | 0 |")
             continue
-        out.append(f"| {key} | {v['mean']:.2f}x / {v['geomean']:.2f}x | {tpj[key]['mean']:.2f}x | {v['points']} |")
+        out.append(f"| {key} | {v['mean']:.2f}x / {v['geomean']:.2f}x | {tpj[key]['mean']:.2f}x | {ratio(tpjb, key)} | "
+                   f"{ratio(pwr, key)} | {v['points']} |")
     ctx = abl["context"]
     out += ["", f"Ablation ({abl['model']} on {abl['gpus']} x CSI, {abl['batch_per_rank']} requests per GPU, context "
             f"{ctx['name']} ({ctx['input']}:{ctx['output']}); step and its critical-path breakdown in ms):", "",
@@ -206,16 +217,16 @@ def main():
         run([binary, "cosmos", "reliability", "--trials", "10", "--condition", "both", "--set", "workload.users=1000000",
              "--json", rel_path])
         ev, wb, rel = (json.load(open(p)) for p in (ev_path, wb_path, rel_path))
-    # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
-    os.makedirs("results", exist_ok=True)
-    json.dump(ev, open(os.path.join("results", "cosmos-eval.json"), "w"))
-    json.dump(wb, open(os.path.join("results", "cosmos-write-bw.json"), "w"))
         acc_path = os.path.join(tmp, "accel.json")
         run([binary, "accel", "eval", "--quiet", "--json", acc_path])
         acc = json.load(open(acc_path))
         abl_path = os.path.join(tmp, "ablation.json")
         run([binary, "accel", "ablation", "--json", abl_path])
         abl = json.load(open(abl_path))
+    # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
+    os.makedirs("results", exist_ok=True)
+    json.dump(ev, open(os.path.join("results", "cosmos-eval.json"), "w"))
+    json.dump(wb, open(os.path.join("results", "cosmos-write-bw.json"), "w"))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
     replace_generated(os.path.join(HERE, "..", "docs", "cosmos.md"), "cosmos-energy", cosmos_energy_table(ev))
     rows = cosmos_rows(ev)
@@ -263,10 +274,13 @@ def main():
         ds = f"{d:+.1%}" if d is not None else "-"
         lines.append(f"| {name} | {num(paper)} | {num(model)} | {ds} | {verdict_text} |")
     lines += ["", "Per-GPU decode throughput and tokens per joule against 8 x H200 (mean over the points where both are feasible):", "",
-              "| system@SLO (ms) | throughput mean | geomean | tokens/J mean | points |", "|---|---|---|---|---|"]
+              "| system@SLO (ms) | throughput mean | geomean | tokens/J mean (activity) | tokens/J mean (board power) | board power | points |",
+              "|---|---|---|---|---|---|---|"]
     for key, v in acc["summary"]["throughput_vs_h200x8"].items():
         tj = acc["summary"]["tokens_per_j_vs_h200x8"].get(key, {}).get("mean", float("nan"))
-        lines.append(f"| {key} | {v['mean']:.2f} | {v['geomean']:.2f} | {tj:.2f} | {v['points']} |")
+        tb = acc["summary"].get("tokens_per_j_board_vs_h200x8", {}).get(key, {}).get("mean") or float("nan")
+        pw = acc["summary"].get("board_power_vs_h200x8", {}).get(key, {}).get("mean") or float("nan")
+        lines.append(f"| {key} | {v['mean']:.2f} | {v['geomean']:.2f} | {tj:.2f} | {tb:.2f} | {pw:.2f} | {v['points']} |")
     infeasible = [p for p in acc["points"] if not p["feasible"]]
     lines += ["", f"Infeasible points ({len(infeasible)}), listed with their reason in the eval JSON: " +
               ", ".join(f"{p['model']}/{p['context']}/{p['slo_ms']}ms/{p['system']}" for p in infeasible), "",

@@ -23,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/worker_pool.hpp"
+#include "llm/deployment.hpp"
 #include "llm/experiment.hpp"
 #include "llm/prefill.hpp"
 #include "llm/serving.hpp"
@@ -120,6 +121,20 @@ double ms_of(Time t) { return to_s(t) * 1e3; }
 
 void print_point(const PointResult& p, const Server& s) {
   fmt::print("{} on {} ({}), context {}, SLO {:g} ms\n", p.model, p.system, s.deployment().describe(), p.context, p.slo_ms);
+  if (p.deployment.contains("tried") && p.deployment["tried"].size() > 1) {
+    // The deployment search (llm/deployment.hpp): what the preferred deployment and the others tried gave.
+    const std::string label = p.deployment["label"].get<std::string>();
+    fmt::print("  deployment {}; tried:", !p.feasible ? "none feasible (reported on the preferred " + label + ")"
+                                          : p.deployment["preferred"].get<bool>() ? label + " (the preferred one)"
+                                                                                  : label + " (not the preferred one)");
+    const char* sep = " ";
+    for (const Json& t : p.deployment["tried"]) {
+      fmt::print("{}{} -> {}", sep, t["deployment"].get<std::string>(),
+                 t["feasible"].get<bool>() ? fmt::format("batch {}", t["batch"].get<int64_t>()) : t["reason"].get<std::string>());
+      sep = "; ";
+    }
+    fmt::print("\n");
+  }
   const StepReport& r = p.step;
   if (!p.feasible) {
     fmt::print("  infeasible: {}\n", p.reason);
@@ -131,12 +146,23 @@ void print_point(const PointResult& p, const Server& s) {
   }
   fmt::print("  step {:.3f} ms -> {:.1f} tokens/s per GPU, {:.3f} tokens/J, {:.0f} W per GPU\n", ms_of(r.step), r.tokens_per_s_per_gpu,
              r.tokens_per_j, r.power.raw());
+  fmt::print(
+      "  board power {:.0f} W (GPU die {:.0f} + HBM stacks {:.0f} + HBF stacks {:.0f} + HBF base dies {:.0f}) -> {:.3f} tokens/J at board "
+      "power\n",
+      r.tdp.raw(), r.board_die.raw(), r.board_hbm.raw(), r.board_hbf.raw(), r.board_base.raw(), r.tokens_per_j_board);
   const Breakdown& b = r.breakdown;
   fmt::print(
       "  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
       "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}\n",
       ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
       ms_of(b.kv_erase));
+  {
+    // Collectives per step (llm/collectives.hpp; llm.network.all_reduce / all_to_all), by kind.
+    fmt::print("  collectives per step (ms):");
+    for (int i = 0; i < kCollectiveKinds; ++i) fmt::print(" {} {:.3f}", to_string(CollectiveKind(i)), ms_of(r.comm_by_kind[size_t(i)]));
+    fmt::print("; {:.1f} MB over NVLink, {:.1f} MB over RDMA per GPU\n", double(r.comm_nvlink.raw()) * 1e-6,
+               double(r.comm_rdma.raw()) * 1e-6);
+  }
   fmt::print("  bytes read per GPU: flash {:.1f} GB, HBM {:.1f} GB -> {:.3f} ms at peak bandwidth", r.flash_bytes * 1e-9,
              r.hbm_bytes * 1e-9, ms_of(r.memory_time));
   if (p.feasible)
@@ -144,9 +170,16 @@ void print_point(const PointResult& p, const Server& s) {
   fmt::print("\n");
   const Capacity& c = r.capacity;
   // An HBM-less GPU keeps its workspace and KV staging in SRAM (on-chip and the HBF base dies'): Server::capacity.
-  fmt::print("  memory per GPU: weights {:.1f} GB, KV {:.1f} GB, {} used {:.1f} of {:.1f} GB", double(c.weights.raw()) * 1e-9,
-             double(c.kv.raw()) * 1e-9, s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM (no HBM)", double(c.hbm_used.raw()) * 1e-9,
-             double(c.hbm_capacity.raw()) * 1e-9);
+  // Capacity per GPU, part by part (Server::capacity; llm.runtime_reserve, llm.workspace_buffers, ...).
+  const auto gb = [](Bytes b) { return double(b.raw()) * 1e-9; };
+  fmt::print(
+      "  memory per GPU: weights {:.2f} GB ({}), KV {:.2f} GB ({}), activation workspace {:.3f} GB ({}), runtime reserve {:.2f} GB ({})",
+      gb(c.weights), s.has_hbf() ? "HBF" : "HBM", gb(c.kv), s.has_hbf() ? "HBF" : "HBM", gb(c.workspace),
+      s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM", gb(c.reserve),
+      c.reserve_in_flash ? fmt::format("HBF, {} block(s) per megaplane", c.reserve_blocks) : std::string("HBM"));
+  if (c.staging.raw() > 0) fmt::print(", KV staging {:.2f} GB", gb(c.staging));
+  fmt::print("\n  {} used {:.1f} of {:.1f} GB", s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM (no HBM)", gb(c.hbm_used),
+             gb(c.hbm_capacity));
   if (c.weight_cache.raw() > 0) fmt::print(" (weight cache {:.1f} GB)", double(c.weight_cache.raw()) * 1e-9);
   if (c.blocks_per_megaplane > 0)
     fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9, c.blocks_used,
@@ -309,8 +342,8 @@ void add_accel(CLI::App& app) {
       // Run metadata (wall time, threads, ranks) is printed, not written: same inputs, same bytes.
       j["run"] = {{"experiment", x->file}};
       write_json_file(o->json, j);
-      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {})\n", "system@SLO", "mean", "geomean",
-                 "points", ex.baseline, ex.baseline);
+      fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {}: activity-based, and at board power)\n",
+                 "system@SLO", "mean", "geomean", "points", ex.baseline, ex.baseline);
       for (const auto& sys : ex.systems)
         for (double slo : ex.slos_ms) {
           const std::string key = fmt::format("{}@{:g}", sys, slo);
@@ -321,9 +354,18 @@ void add_accel(CLI::App& app) {
             fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
             continue;
           }
-          fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x\n", key, v["mean"].get<double>(), v["geomean"].get<double>(),
-                     v["points"].get<int>(), e["mean"].get<double>());
+          const Json& eb = j["summary"]["tokens_per_j_board_vs_" + ex.baseline][key];
+          const Json& pb = j["summary"]["board_power_vs_" + ex.baseline][key];
+          fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x, at board power {:.2f}x (power {:.2f}x)\n", key,
+                     v["mean"].get<double>(), v["geomean"].get<double>(), v["points"].get<int>(), e["mean"].get<double>(),
+                     eb["mean"].is_null() ? 0.0 : eb["mean"].get<double>(), pb["mean"].is_null() ? 0.0 : pb["mean"].get<double>());
         }
+      // The deployment search (llm/deployment.hpp): the points not on their preferred deployment.
+      for (const auto& p : j["points"])
+        if (p.contains("deployment") && p["deployment"].contains("preferred") && !p["deployment"]["preferred"].get<bool>())
+          fmt::print("deployment: {} {} @{:g} on {}: {} ({} has no feasible batch)\n", p["model"].get<std::string>(),
+                     p["context"].get<std::string>(), p["slo_ms"].get<double>(), p["system"].get<std::string>(),
+                     p["deployment"]["label"].get<std::string>(), p["deployment"]["tried"][0]["deployment"].get<std::string>());
       int infeasible = 0;
       for (const auto& p : j["points"]) infeasible += p["feasible"].get<bool>() ? 0 : 1;
       fmt::print("{} points ({} infeasible, listed in the JSON with the reason) in {:.1f} s on {} rank(s) x {} thread(s); wrote {}\n",
@@ -458,9 +500,13 @@ void add_accel(CLI::App& app) {
       const ModelConfig m = load_model(o->model);
       const KindParams kp = k->load(sn.kind);
       const int64_t gpus = o->gpus > 0 ? o->gpus : sn.gpus;
-      Server s(m, kp, gpus);
+      // The deployment is searched with the batch (llm.deployment_search); --batch times the preferred one.
+      DeploymentSearch ds(m, kp, gpus);
       PointResult p;
+      const Server* sp = ds.preferred();
       if (o->batch > 0) {
+        if (!sp) throw ConfigError(ds.setup_error(0));
+        const Server& s = *sp;
         p.model = m.name;
         p.context = c.name;
         p.gpus = gpus;
@@ -470,12 +516,15 @@ void add_accel(CLI::App& app) {
         p.bound_by = p.step.step <= bitline::ms(o->slo) ? "given batch" : "given batch (misses the SLO)";
         if (!p.feasible)
           p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o->batch, to_string(p.step.capacity.limit));
+        p.deployment = deployment_json(s.deployment());
       } else {
-        p = s.search(c, bitline::ms(o->slo));
+        p = ds.search(c, bitline::ms(o->slo));
+        sp = ds.chosen();
+        if (!sp) throw ConfigError(p.reason);  // no deployment can be built
       }
       p.system = fmt::format("{}x{}", sn.kind, gpus);
-      print_point(p, s);
-      const RunExtras x = run_extras(s, p, c, o->breakdown);
+      print_point(p, *sp);
+      const RunExtras x = run_extras(*sp, p, c, o->breakdown);
       if (!o->json.empty()) {
         Json j = p.json();
         if (o->batch > 0) j["step"] = p.step.json();
@@ -486,7 +535,6 @@ void add_accel(CLI::App& app) {
           j["latency"]["output_tokens"] = c.output;
         }
         if (x.timed && o->breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
-        j["deployment"] = s.deployment().describe();
         j["config"] = kind_json(kp);
         write_json_file(o->json, j);
         fmt::print("wrote {}\n", o->json);
@@ -573,11 +621,10 @@ void add_accel(CLI::App& app) {
       const auto texts = world.map(
           combos.size(),
           [&](size_t i) {
-            const Server s(m, params[i], sn.gpus);
-            PointResult p = s.search(c, bitline::ms(o->slo));
+            DeploymentSearch ds(m, params[i], sn.gpus);
+            PointResult p = ds.search(c, bitline::ms(o->slo));
             p.system = sn.name;
             Json j = p.json();
-            j["deployment"] = s.deployment().describe();
             Json values = Json::object();
             for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
             j["values"] = values;

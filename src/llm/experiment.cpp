@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/worker_pool.hpp"
+#include "llm/deployment.hpp"
 
 namespace bitline::llm {
 
@@ -148,27 +149,13 @@ Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams
   try {
     const SystemName sn = parse_system(system);
     const ModelConfig& m = models.models.at(model);
-    std::optional<Server> srv;
-    std::string setup_error;
-    try {
-      srv.emplace(m, kinds.at(sn.kind), sn.gpus);
-    } catch (const ConfigError& err) {
-      setup_error = err.what();
-    }
+    // The deployment is searched per point (llm.deployment_search): the preferred one, or the smallest change
+    // that has a feasible batch; an unbuildable deployment is a result with its reason.
+    DeploymentSearch ds(m, kinds.at(sn.kind), sn.gpus);
     Json out = Json::array();
     for (const auto& c : e.contexts)
       for (double slo : e.slos_ms) {
-        PointResult p;
-        if (srv) {
-          p = srv->search(c, bitline::ms(slo));
-        } else {
-          p.model = model;
-          p.context = c.name;
-          p.gpus = sn.gpus;
-          p.slo_ms = slo;
-          p.reason = setup_error;
-          p.bound_by = "deployment";
-        }
+        PointResult p = ds.search(c, bitline::ms(slo));
         p.system = system;
         p.slo_ms = slo;
         out.push_back(p.json());
@@ -187,12 +174,12 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
   std::map<std::string, const Json*> base;
   for (const auto& p : points)
     if (p["system"] == bl) base[key_of(p)] = &p;
-  Json thr = Json::object(), tpj = Json::object();
+  Json thr = Json::object(), tpj = Json::object(), pwr = Json::object(), tpjb = Json::object();
   for (const auto& sys : e.systems) {
     if (sys == bl) continue;
     for (double slo : e.slos_ms) {
       const std::string key = fmt::format("{}@{:g}", sys, slo);
-      std::vector<double> r1, r2;
+      std::vector<double> r1, r2, r3, r4;  // throughput, tokens/J (activity), board power, tokens/J (board power)
       Json miss = Json::array();
       for (const auto& p : points) {
         if (p["system"] != sys || p["slo_ms"].get<double>() != slo) continue;
@@ -206,6 +193,12 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
         }
         r1.push_back(p["tokens_per_s_per_gpu"].get<double>() / (*b)["tokens_per_s_per_gpu"].get<double>());
         r2.push_back(p["tokens_per_j"].get<double>() / (*b)["tokens_per_j"].get<double>());
+        // Board power of the whole system (GPUs x board power per GPU) relative to the baseline system's.
+        if (p.contains("board_power_w") && b->contains("board_power_w") && (*b)["board_power_w"]["system"].get<double>() > 0 &&
+            (*b)["tokens_per_j_board"].get<double>() > 0) {
+          r3.push_back(p["board_power_w"]["system"].get<double>() / (*b)["board_power_w"]["system"].get<double>());
+          r4.push_back(p["tokens_per_j_board"].get<double>() / (*b)["tokens_per_j_board"].get<double>());
+        }
       }
       auto stats = [&](const std::vector<double>& v) {
         Json j = {{"points", v.size()}, {"excluded", miss}};
@@ -222,9 +215,13 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
       };
       thr[key] = stats(r1);
       tpj[key] = stats(r2);
+      pwr[key] = stats(r3);
+      tpjb[key] = stats(r4);
     }
   }
-  return {{"throughput_vs_" + bl, thr}, {"tokens_per_j_vs_" + bl, tpj}};
+  // Energy both ways: activity-based tokens/J, and the paper's way, tokens/J at board power (with the board power).
+  return {
+      {"throughput_vs_" + bl, thr}, {"tokens_per_j_vs_" + bl, tpj}, {"board_power_vs_" + bl, pwr}, {"tokens_per_j_board_vs_" + bl, tpjb}};
 }
 
 // ---- the ablation -------------------------------------------------------------------

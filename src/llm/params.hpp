@@ -20,6 +20,14 @@ namespace bitline::llm {
 /// llm.attention_parallel (table in llm/step.cpp, make_deployment).
 enum class AttentionParallel { Auto, Dp, Tp };
 const Registry<AttentionParallel>& attention_parallels();
+/// llm.network.all_reduce and llm.network.all_to_all (tables in llm/collectives.cpp, Network).
+enum class AllReduceAlgorithm { Ring, Hierarchical };
+const Registry<AllReduceAlgorithm>& all_reduce_algorithms();
+enum class AllToAllAlgorithm { Nccl, Dedup };
+const Registry<AllToAllAlgorithm>& all_to_all_algorithms();
+/// llm.deployment_search (table in llm/deployment.cpp, DeploymentSearch).
+enum class DeploymentPolicy { Preferred, Fixed, Best };
+const Registry<DeploymentPolicy>& deployment_policies();
 /// serving.capacity_context (table in llm/serving.cpp, Server::capacity).
 enum class CapacityContext { Full, Mean };
 const Registry<CapacityContext>& capacity_contexts();
@@ -83,6 +91,8 @@ struct NetworkParams {
   int64_t gpus_per_node = 8;
   Bandwidth nvlink{}, rdma{};
   Time nvlink_latency{}, rdma_latency{};
+  Choice<AllReduceAlgorithm, all_reduce_algorithms> all_reduce;
+  Choice<AllToAllAlgorithm, all_to_all_algorithms> all_to_all;
 
   template <class V>
   void visit(V& v) {
@@ -94,7 +104,7 @@ struct NetworkParams {
                       .max = 1024});
     v(nvlink, {.name = "nvlink",
                .def = "450GB/s",
-               .desc = "NVLink bandwidth per GPU, each direction",
+               .desc = "NVLink bandwidth per GPU, each direction (collectives inside a node)",
                .source = "spec: 900 GB/s bidirectional per GPU",
                .min = 1});
     v(nvlink_latency, {.name = "nvlink_latency",
@@ -104,7 +114,7 @@ struct NetworkParams {
                        .min = 0});
     v(rdma, {.name = "rdma",
              .def = "50GB/s",
-             .desc = "RDMA bandwidth per GPU between nodes, each direction",
+             .desc = "RDMA bandwidth per GPU between nodes, each direction (its NIC; collectives across nodes)",
              .source = "spec: about 9x less than NVLink (one 400 Gb/s NIC per GPU)",
              .min = 1});
     v(rdma_latency, {.name = "rdma_latency",
@@ -112,11 +122,20 @@ struct NetworkParams {
                      .desc = "fixed cost of one collective spanning nodes",
                      .source = "assumption: RDMA round trips through the NIC and switch, ~2x the NVLink latency",
                      .min = 0});
+    v(all_reduce, {.name = "all_reduce",
+                   .def = "ring",
+                   .desc = "all-reduce / all-gather / reduce-scatter algorithm when the group spans nodes",
+                   .source = "NCCL: ring by default for bandwidth-bound all-reduce; hierarchical as an option"});
+    v(all_to_all, {.name = "all_to_all",
+                   .def = "nccl",
+                   .desc = "expert-parallel all-to-all across nodes: one message per destination GPU (NCCL) or per "
+                           "destination node, forwarded over NVLink (DeepEP)",
+                   .source = "NCCL ncclSend/ncclRecv all-to-all by default; DeepEP's internode kernels deduplicate per node"});
   }
 };
 
 struct EnergyModelParams {
-  Power gpu_static{}, gpu_tdp{}, hbf_stack_static{}, hbm_stack_static{};
+  Power gpu_static{}, gpu_tdp{}, hbf_stack_static{}, hbm_stack_static{}, hbf_base_die{};
   int64_t tdp_hbm_stacks = 6;
   Energy flop{};
   EnergyPerBit nvlink{}, rdma{};
@@ -130,7 +149,8 @@ struct EnergyModelParams {
                    .min = 0});
     v(gpu_tdp, {.name = "gpu_tdp",
                 .def = "700W",
-                .desc = "thermal design power of the GPU package without HBF (reported next to the draw)",
+                .desc = "thermal design power of the GPU package without HBF; less its tdp_hbm_stacks HBM stacks at full "
+                        "bandwidth it is the GPU die's board power",
                 .source = "datasheet: H200 SXM up to 700 W",
                 .min = 0});
     v(tdp_hbm_stacks, {.name = "tdp_hbm_stacks",
@@ -144,6 +164,12 @@ struct EnergyModelParams {
              .desc = "energy per BF16 FLOP (FP8: half)",
              .source = "assumption: (700 W - static - HBM) / ~750 TFLOP/s sustained",
              .min = 0});
+    v(hbf_base_die, {.name = "hbf_base_die",
+                     .def = "8W",
+                     .desc = "board power of one HBF stack's base die (PHY, NAND controller, 8 MB SRAM) at full read rate; "
+                             "the board power adds it to the flash dies' (interface bandwidth x read energy per bit)",
+                     .source = "assumption: PHY at ~1 pJ/bit x 768 GB/s (6 W, HBM3e-class I/O) + controller and SRAM ~2 W",
+                     .min = 0});
     v(hbf_stack_static, {.name = "hbf_stack_static",
                          .def = "1W",
                          .desc = "static power of one HBF stack (base die, PHY, idle planes)",
@@ -174,7 +200,10 @@ struct LlmParams {
   EnergyModelParams energy;
   Choice<AttentionParallel, attention_parallels> attention_parallel;
   int64_t tp_size = 0;
+  Choice<DeploymentPolicy, deployment_policies> deployment_search;
   Bytes runtime_reserve{};
+  double workspace_buffers = 4;
+  int64_t activation_bytes = 2, logit_bytes = 4;
   int64_t sample_layers = 3;
 
   template <class V>
@@ -194,11 +223,43 @@ struct LlmParams {
                 .source = "spec: TP inside a node of 8; smaller groups are a deployment choice (assumption)",
                 .min = 0,
                 .max = 1024});
+    v(deployment_search, {.name = "deployment_search",
+                          .def = "preferred",
+                          .desc = "how the batch search picks the deployment (attention tensor-parallel degree over the "
+                                  "divisors of gpus_per_node, data-parallel ranks = GPUs / degree, experts over all GPUs): "
+                                  "the preferred one (attention_parallel, tp_size) or, where it has no feasible batch, "
+                                  "the nearest degree that has one",
+                          .source = "spec: the parallelism table is the preferred family; an operator (vLLM, SGLang) picks "
+                                    "a deployment that fits"});
+    // Capacity per GPU (Server::capacity): weights and KV follow from the model and the deployment; the
+    // activation workspace and the runtime reserve are these.
     v(runtime_reserve, {.name = "runtime_reserve",
                         .def = "2GB",
-                        .desc = "HBM per GPU kept for the CUDA context, library workspaces and activations",
+                        .desc = "memory per GPU kept for the CUDA context and library workspaces (cuBLAS, NCCL buffers), "
+                                "charged to HBM; on a GPU without HBM to HBF blocks (its runtime image: context, kernel "
+                                "images, library buffers), spread over the megaplanes like the weights",
                         .source = "assumption: CUDA context + cuBLAS/NCCL workspaces ~1-2 GB on Hopper",
                         .min = 0});
+    v(workspace_buffers, {.name = "workspace_buffers",
+                          .def = "4",
+                          .desc = "activation workspace: copies of the widest activation of the step held at once "
+                                  "(input, output, two temporaries), plus the logits",
+                          .source = "assumption: a kernel's input and output and two temporaries (e.g. gate and up before "
+                                    "SiLU) live at once; vLLM sizes its activation peak by a profiling run",
+                          .min = 0,
+                          .max = 64});
+    v(activation_bytes, {.name = "activation_bytes",
+                         .def = "2",
+                         .desc = "bytes per activation value (workspace)",
+                         .source = "spec: FP16 everywhere",
+                         .min = 1,
+                         .max = 8});
+    v(logit_bytes, {.name = "logit_bytes",
+                    .def = "4",
+                    .desc = "bytes per logit in the workspace (the LM head's output over the local vocabulary)",
+                    .source = "assumption: vLLM and SGLang upcast logits to FP32 for sampling",
+                    .min = 1,
+                    .max = 8});
     v(sample_layers, {.name = "sample_layers",
                       .def = "8",
                       .desc = "fast step model: layers of each kind timed, spread over the model; the others are "

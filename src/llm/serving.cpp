@@ -8,6 +8,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "llm/deployment.hpp"
 
 namespace bitline::llm {
 
@@ -100,7 +101,9 @@ Json Capacity::json() const {
             {"kv_bytes", kv.raw()},
             {"kv_staging_bytes", staging.raw()},
             {"runtime_reserve_bytes", reserve.raw()},
+            {"runtime_reserve_in", reserve_in_flash ? "hbf" : "hbm"},
             {"workspace_bytes", workspace.raw()}};
+  if (reserve_blocks > 0) j["runtime_reserve_blocks_per_megaplane"] = reserve_blocks;
   if (weight_cache.raw() > 0) j["hbm_weight_cache_bytes"] = weight_cache.raw();
   if (limit != Exhausted::Nothing) j["limit"] = to_string(limit);
   if (blocks_per_megaplane > 0) {
@@ -111,8 +114,25 @@ Json Capacity::json() const {
   return j;
 }
 
+Json StepReport::collectives_json() const {
+  Json ms = Json::object();
+  for (int i = 0; i < kCollectiveKinds; ++i) ms[to_string(CollectiveKind(i))] = to_ms(comm_by_kind[size_t(i)]);
+  return {{"time_ms", ms}, {"nvlink_bytes", comm_nvlink.raw()}, {"rdma_bytes", comm_rdma.raw()}};
+}
+
+Json StepReport::board_json() const {
+  return {{"gpu_die", board_die.raw()},
+          {"hbm_stacks", board_hbm.raw()},
+          {"hbf_stacks", board_hbf.raw()},
+          {"hbf_base_dies", board_base.raw()},
+          {"total", tdp.raw()}};
+}
+
 Json StepReport::json() const {
   return {{"requests_per_rank", requests_per_rank},
+          {"board_power_w", board_json()},
+          {"tokens_per_j_board", tokens_per_j_board},
+          {"collectives", collectives_json()},
           {"batch", batch},
           {"step_ms", to_ms(step)},
           {"breakdown_ms", breakdown.json_ms()},
@@ -143,6 +163,7 @@ Json StepReport::json() const {
 
 Json PointResult::json() const {
   Json j = {{"model", model}, {"context", context}, {"slo_ms", slo_ms}, {"system", system}, {"gpus", gpus}, {"feasible", feasible}};
+  if (!deployment.is_null()) j["deployment"] = deployment;
   if (!feasible) {
     j["reason"] = reason;
     j["batch"] = 0;
@@ -157,9 +178,13 @@ Json PointResult::json() const {
   j["bound_by"] = bound_by;
   if (!capacity_limit.empty()) j["capacity_limit"] = capacity_limit;
   j["breakdown_ms"] = step.breakdown.json_ms();
+  j["collectives"] = step.collectives_json();
   j["tokens_per_j"] = step.tokens_per_j;
   j["power_w"] = step.power.raw();
   j["tdp_w"] = step.tdp.raw();
+  j["board_power_w"] = step.board_json();
+  j["board_power_w"]["system"] = step.tdp.raw() * double(gpus);  // all GPUs of the system
+  j["tokens_per_j_board"] = step.tokens_per_j_board;
   j["kv_write_bytes_per_s"] = step.kv_write_bytes_per_s;
   j["endurance"] = step.json()["endurance"];
   j["energy_per_step_j"] = step.json()["energy_per_step_j"];
@@ -251,10 +276,10 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   if (k_.system.hbm.stacks == 0 && has_hbf()) {
     // An HBM-less (HBF-only) GPU: flash cannot hold the writable working set (erase before write, endurance), so
     // the activation workspace and the KV staging live in its SRAM: the on-chip SRAM and the HBF base dies' SRAM
-    // (which the program path fills anyway). The runtime reserve is HBM's (CUDA context, library workspaces):
-    // without HBM it is held in host memory (assumption), so it is not charged here.
+    // (which the program path fills anyway). The runtime reserve (CUDA context, kernel images, library buffers)
+    // is charged to HBF blocks below (llm.runtime_reserve).
     cap.hbm_capacity = k_.system.gpu.onchip_sram + Bytes(k_.system.hbf.sram.base_sram.raw() * k_.system.hbf.stacks);
-    cap.reserve = Bytes{};
+    cap.reserve_in_flash = true;
   }
   cap.weights = w_.total;
   cap.kv = Bytes(r * ctx * tok_layer * m_.layers);
@@ -264,7 +289,9 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   const double widest = std::max({M * double(m_.hidden), M * double(m_.mlp_matrices() - 1) * double(m_.intermediate) / double(d_.tp),
                                   moe_tokens * 2.0 * double(m_.moe_intermediate), M * double(d_.q_heads) * 1024.0});
   const double head_rows = d_.tensor_parallel ? M : T;
-  cap.workspace = Bytes(int64_t(widest * 2 * 4 + head_rows * std::ceil(double(m_.vocab) / double(d_.vocab_shards)) * 4));
+  const LlmParams& lp = k_.llm;
+  cap.workspace = Bytes(int64_t(widest * double(lp.activation_bytes) * lp.workspace_buffers +
+                                head_rows * std::ceil(double(m_.vocab) / double(d_.vocab_shards)) * double(lp.logit_bytes)));
   if (!has_hbf()) {
     cap.hbm_used = cap.weights + cap.kv + cap.reserve + cap.workspace;
     cap.fits = cap.hbm_used <= cap.hbm_capacity;
@@ -275,9 +302,11 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
   const int64_t tps = mem_->tokens_per_slice(tok_layer);
   cap.staging = Bytes(r * m_.layers * sys_.megapage().raw());
   cap.weight_cache = std::min(k_.serving.hbm_weight_cache, w_.total);
-  cap.hbm_used = cap.reserve + cap.workspace + cap.staging + cap.weight_cache;
+  cap.hbm_used = (cap.reserve_in_flash ? Bytes{} : cap.reserve) + cap.workspace + cap.staging + cap.weight_cache;
   cap.blocks_per_megaplane = sys_.blocks_per_plane();
-  const int64_t weight_blocks = ceil_div(mem_->weight_units_max_per_megaplane(), ppb);
+  const int64_t megablock = sys_.megapage().raw() * ppb;
+  cap.reserve_blocks = cap.reserve_in_flash ? ceil_div(ceil_div(cap.reserve.raw(), k), megablock) : 0;
+  const int64_t weight_blocks = ceil_div(mem_->weight_units_max_per_megaplane(), ppb) + cap.reserve_blocks;
   // Isolated blocks (one owner per megablock): a request holds its own blocks on every megaplane of its window
   // (all K, or the fewest that fit it: hbf.runtime.kv_span); successive windows follow each other round the
   // megaplanes, so the fullest megaplane is in ceil(r W / K) of them.
@@ -342,6 +371,10 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.capacity = capacity(r, c);
   s.breakdown = st.breakdown;
   s.flops = g.flops;
+  for (const Op& o : g.ops)  // every layer is in the graph (the fast model samples only the memory timing)
+    if (o.is_comm()) s.comm_by_kind[size_t(o.comm.kind)] += o.comm.time;
+  s.comm_nvlink = g.comm_nvlink;
+  s.comm_rdma = g.comm_rdma;
   // New KV per step on this GPU: the decode tokens plus the prefill KV arriving at the workload's input/output ratio.
   const double kv_token = double(g.kv_token_layer_bytes * m_.layers);
   const double written = double(r) * kv_token * (1.0 + double(c.input) / double(c.output));
@@ -395,14 +428,16 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.tokens_per_j = tokens_gpu / s.energy().raw();
   s.power = s.energy() / s.step;
   {
-    // TDP: the H200's (6 HBM stacks), less the HBM stacks this GPU does not have, plus HBF stacks at full read rate.
-    const auto hbm_peak = [&](int64_t stacks) {
-      return Power(double(stacks) * (hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw()) +
-                   ep.hbm_stack_static.raw() * double(stacks));
-    };
-    const Power hbf_peak(double(hp.hbf.stacks) *
-                         (hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw() + ep.hbf_stack_static.raw()));
-    s.tdp = ep.gpu_tdp - hbm_peak(std::max<int64_t>(0, ep.tdp_hbm_stacks - hp.hbm.stacks)) + hbf_peak;
+    // Board power from its parts (docs/llm.md, "Energy"): the GPU die = the GPU's TDP less its HBM stacks at full
+    // bandwidth (datasheet TDP; 2.99 pJ/bit, spec); each HBM stack at full bandwidth; each HBF stack's flash dies
+    // at its full interface rate (8 pJ/bit, spec); each HBF base die (llm.energy.hbf_base_die, assumption).
+    const Power hbm_stack(hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw() + ep.hbm_stack_static.raw());
+    s.board_die = ep.gpu_tdp - hbm_stack * double(ep.tdp_hbm_stacks);
+    s.board_hbm = hbm_stack * double(hp.hbm.stacks);
+    s.board_hbf = Power(double(hp.hbf.stacks) * hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw());
+    s.board_base = ep.hbf_base_die * double(hp.hbf.stacks);
+    s.tdp = s.board_die + s.board_hbm + s.board_hbf + s.board_base;
+    s.tokens_per_j_board = s.tdp.raw() > 0 ? s.tokens_per_s_per_gpu / s.tdp.raw() : 0.0;
   }
 
   // Writes and endurance.
@@ -456,6 +491,7 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   p.context = c.name;
   p.gpus = d_.gpus;
   p.slo_ms = to_ms(slo);
+  p.deployment = deployment_json(d_);
   const int64_t cap = max_requests(c);
   if (cap == 0) {
     const Capacity c0 = capacity(0, c), c1 = capacity(1, c);
@@ -463,8 +499,8 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
       p.reason = fmt::format(
           "HBM cannot hold its fixed contents: {:.1f} GB of weight cache (serving.hbm_weight_cache) + {:.1f} GB "
           "reserve + {:.1f} GB workspace exceed {:.1f} GB",
-          double(c0.weight_cache.raw()) * 1e-9, double(c0.reserve.raw()) * 1e-9, double(c0.workspace.raw()) * 1e-9,
-          double(c0.hbm_capacity.raw()) * 1e-9);
+          double(c0.weight_cache.raw()) * 1e-9, double((c0.reserve_in_flash ? Bytes{} : c0.reserve).raw()) * 1e-9,
+          double(c0.workspace.raw()) * 1e-9, double(c0.hbm_capacity.raw()) * 1e-9);
     else if (!c0.fits)
       p.reason = fmt::format("the weights do not fit: {:.1f} GB per GPU{}", double(w_.total.raw()) * 1e-9,
                              c0.limit == Exhausted::FlashBlocks

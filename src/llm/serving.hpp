@@ -4,6 +4,7 @@
 // that run it over an experiment are in llm/experiment.hpp. See docs/llm.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -68,6 +69,8 @@ struct Capacity {
   Bytes hbm_capacity{}, hbm_used{}, weights{}, kv{}, staging{}, reserve{}, workspace{}, weight_cache{};
   int64_t blocks_per_megaplane = 0, blocks_used = 0;  // HBF: the fullest megaplane
   Bytes replica_budget{};                             // HBF: HBM left for KV replicas
+  bool reserve_in_flash = false;                      // no HBM: the runtime reserve takes HBF blocks
+  int64_t reserve_blocks = 0;                         // of them, per megaplane (counted in blocks_used)
   Json json() const;
 };
 
@@ -83,7 +86,10 @@ struct StepReport {
   Energy energy() const { return e_flash + e_hbm + e_compute + e_comm + e_static + e_program + e_erase; }
   double tokens_per_j = 0;
   Power power{};  // average draw of one GPU package (GPU + HBM + HBF) during decode
-  Power tdp{};    // GPU TDP, less the HBM stacks it lost, plus its HBF stacks reading at full interface bandwidth
+  Power tdp{};    // board power: the sum of board_parts (= GPU TDP, less the HBM stacks it lost, plus HBF stacks)
+  // Board power by part (at full activity, with sources): GPU die, HBM stacks, HBF stacks (flash dies), HBF base dies.
+  Power board_die{}, board_hbm{}, board_hbf{}, board_base{};
+  double tokens_per_j_board = 0;  // tokens/s per GPU / board power (the paper's way); tokens_per_j is activity-based
   // writes per GPU
   double kv_write_bytes_per_s = 0;
   double program_time_fraction = 0;     // of the planes' time
@@ -96,6 +102,11 @@ struct StepReport {
   // sensing latency or programming.
   double flash_bytes = 0, hbm_bytes = 0;
   Time memory_time{};
+  // Collectives per step on this GPU (on the critical path): time by kind (CollectiveKind), bytes by link.
+  std::array<Time, kCollectiveKinds> comm_by_kind{};
+  Bytes comm_nvlink{}, comm_rdma{};
+  Json collectives_json() const;
+  Json board_json() const;
   Json json() const;
 };
 
@@ -114,6 +125,7 @@ struct PointResult {
   // and the quantity of the paper's "could in theory reach" estimates. 0 when not even one request meets it.
   int64_t bandwidth_bound_batch = 0, bandwidth_bound_requests_per_rank = 0;
   int evaluations = 0;
+  Json deployment;  // deployment_json of the server searched, and the deployment search's record (llm/deployment.hpp)
   Json json() const;
 };
 

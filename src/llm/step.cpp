@@ -164,6 +164,9 @@ Routing routing_stats(const ModelConfig& m, const Deployment& d, double tokens_t
   r.remote_intra_per_token = double(per_node - 1) * (1.0 - p_avoid(E, k, local));
   r.remote_nodes_per_token = double(nodes - 1) * (1.0 - p_avoid(E, k, local * per_node));
   r.remote_gpus_per_token = double(d.ep - 1) * (1.0 - p_avoid(E, k, local));
+  const double q = 1.0 - p_avoid(E, k, local), node_q = 1.0 - p_avoid(E, k, local * per_node);
+  r.fanout = {r.remote_intra_per_token, r.remote_gpus_per_token - r.remote_intra_per_token, r.remote_nodes_per_token,
+              node_q > 0 ? double(per_node - 1) * q / node_q : 0.0};
   return r;
 }
 
@@ -263,6 +266,8 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
 
   // MoE tokens: with attention TP the tokens of a rank are split over its GPUs before dispatch.
   const double moe_tokens_gpu = d.tensor_parallel ? std::ceil(M / double(d.tp)) : M;
+  // Expert reads follow the global token count: every data-parallel rank's tokens reach each expert-parallel
+  // GPU (test_expert_reads.cpp checks E_l (1 - (1 - k/E)^T) at batch 1 and at large batches).
   g.routing = routing_stats(m, d, T, routing_skew);
   const Routing& rt = g.routing;
 
@@ -351,9 +356,8 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
         const double Ie = double(m.moe_intermediate), E = double(m.experts);
         b.gemm(p + "router", l, 2, b.take({Role::Router}), moe_tokens_gpu, H, E, false);
         const bool spans = d.ep > d.gpus_per_node;
-        const Bytes intra(int64_t(moe_tokens_gpu * rt.remote_intra_per_token * H * 2));
-        const Bytes inter(int64_t(moe_tokens_gpu * rt.remote_nodes_per_token * H * 2));
-        b.comm(p + "dispatch", l, net.all_to_all(intra, inter, spans));
+        const Collective a2a = net.expert_all_to_all(moe_tokens_gpu, H * 2, rt.fanout, spans);  // llm.network.all_to_all
+        b.comm(p + "dispatch", l, a2a);
         const double frac = d.local_experts > 0 ? rt.experts_touched / double(d.local_experts) : 0.0;
         const double per_expert = rt.experts_touched > 0 ? rt.tokens_local / rt.experts_touched : 0.0;
         Op& gu = b.gemm(p + "experts_gate_up", l, 2, b.take_run(Role::ExpertGate, Role::ExpertUp), rt.tokens_local, H, 2 * Ie, fp8);
@@ -367,7 +371,7 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
           b.gemm(p + "shared_gate_up", l, 2, b.take({Role::SharedGate, Role::SharedUp}), moe_tokens_gpu, H, 2 * Is, fp8);
           b.gemm(p + "shared_down", l, 1, b.take({Role::SharedDown}), moe_tokens_gpu, Is, H, fp8);
         }
-        b.comm(p + "combine", l, net.all_to_all(intra, inter, spans));
+        b.comm(p + "combine", l, a2a);
         if (d.tensor_parallel) b.comm(p + "moe.all_gather", l, net.all_gather(Bytes(int64_t(M * H * 2)), d.tp));
       }
     });

@@ -90,6 +90,7 @@ struct Routing {
   double tokens_local = 0;                                       // token-expert pairs computed on this GPU per MoE layer
   double remote_gpus_per_token = 0, remote_nodes_per_token = 0;  // dispatch fan-out (deduplicated)
   double remote_intra_per_token = 0;
+  ExpertFanout fanout;  // the same, for the all-to-all algorithms (llm/collectives.hpp)
 };
 
 struct StepGraph {

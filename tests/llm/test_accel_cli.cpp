@@ -197,7 +197,7 @@ TEST_F(AccelCli, BadInputIsExplained) {
   EXPECT_TRUE(has(r.out, "field 'num_hidden_layers': missing")) << r.out;
 
   // A result, not an error, in eval; for one point `run` reports it and exits non-zero.
-  r = run("accel run --model qwen3-coder-480b --system h200x8 --context agent --slo 100");
+  r = run("accel run --model qwen3-coder-480b --system h200x8 --context agent --slo 100 --set llm.deployment_search=fixed");
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(has(r.out, "cannot fit even at batch 1")) << r.out;
 

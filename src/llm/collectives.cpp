@@ -1,0 +1,108 @@
+#include "llm/collectives.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace bitline::llm {
+
+const Registry<AllReduceAlgorithm>& all_reduce_algorithms() {
+  static const Registry<AllReduceAlgorithm> r(
+      "all-reduce algorithm",
+      {{"ring", "NCCL's default ring over all GPUs of the group, its node crossings spread over the GPUs' NICs (pipelined)",
+        AllReduceAlgorithm::Ring},
+       {"hierarchical", "reduce-scatter in the node, all-reduce across nodes, all-gather in the node (one after the other)",
+        AllReduceAlgorithm::Hierarchical}});
+  return r;
+}
+
+const Registry<AllToAllAlgorithm>& all_to_all_algorithms() {
+  static const Registry<AllToAllAlgorithm> r(
+      "all-to-all algorithm", {{"nccl", "NCCL's default: one message per destination GPU, across nodes too", AllToAllAlgorithm::Nccl},
+                               {"dedup", "DeepEP-style: one message per destination node over RDMA, forwarded inside that node over NVLink",
+                                AllToAllAlgorithm::Dedup}});
+  return r;
+}
+
+std::string to_string(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce:
+      return "all_reduce";
+    case CollectiveKind::AllGather:
+      return "all_gather";
+    case CollectiveKind::ReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::AllToAll:
+      return "all_to_all";
+  }
+  throw std::logic_error("unhandled collective kind");
+}
+
+namespace {
+Time transfer(double bytes, Bandwidth bw) { return bytes > 0 ? ps(bytes / bw.raw() * 1e12) : Time{}; }
+}  // namespace
+
+Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const {
+  Collective c;
+  c.kind = kind;
+  if (gpus <= 1 || s.raw() <= 0) return c;
+  const int64_t g = std::min(gpus, p_.gpus_per_node), n = (gpus + p_.gpus_per_node - 1) / p_.gpus_per_node;
+  const double S = double(s.raw());
+  double intra = 0, inter = 0;
+  Time t{};
+  if (n == 1) {  // inside a node both algorithms are the ring
+    intra = factor * double(g - 1) / double(g) * S;
+    t = transfer(intra, p_.nvlink);
+  } else {
+    switch (*p_.all_reduce) {
+      case AllReduceAlgorithm::Ring: {
+        const double N = double(gpus), sent = factor * (N - 1) / N * S;
+        intra = sent * double(g - 1) / double(g);
+        inter = sent / double(g);
+        t = std::max(transfer(intra, p_.nvlink), transfer(inter, p_.rdma));
+        break;
+      }
+      case AllReduceAlgorithm::Hierarchical:
+        intra = factor * double(g - 1) / double(g) * S;
+        inter = factor * double(n - 1) / double(n) * S / double(g);
+        t = transfer(intra, p_.nvlink) + transfer(inter, p_.rdma);
+        break;
+    }
+  }
+  c.nvlink = Bytes(int64_t(intra));
+  c.rdma = Bytes(int64_t(inter));
+  c.time = t + (n > 1 ? p_.rdma_latency : p_.nvlink_latency);
+  return c;
+}
+
+Collective Network::all_reduce(Bytes s, int64_t gpus) const { return reduction(2.0, s, gpus, CollectiveKind::AllReduce); }
+Collective Network::all_gather(Bytes gathered, int64_t gpus) const { return reduction(1.0, gathered, gpus, CollectiveKind::AllGather); }
+Collective Network::reduce_scatter(Bytes whole, int64_t gpus) const { return reduction(1.0, whole, gpus, CollectiveKind::ReduceScatter); }
+
+Collective Network::all_to_all(Bytes intra, Bytes inter, bool spans_nodes) const {
+  Collective c;
+  c.kind = CollectiveKind::AllToAll;
+  if (intra.raw() <= 0 && inter.raw() <= 0) return c;
+  c.nvlink = intra;
+  c.rdma = inter;
+  c.time = std::max(transfer(double(intra.raw()), p_.nvlink), transfer(double(inter.raw()), p_.rdma)) +
+           (spans_nodes ? p_.rdma_latency : p_.nvlink_latency);
+  return c;
+}
+
+Collective Network::expert_all_to_all(double tokens, double token_bytes, const ExpertFanout& f, bool spans_nodes) const {
+  double intra = tokens * f.node_gpus * token_bytes, inter = 0;
+  switch (*p_.all_to_all) {
+    case AllToAllAlgorithm::Nccl:
+      inter = tokens * f.remote_gpus * token_bytes;
+      break;
+    case AllToAllAlgorithm::Dedup:
+      // One copy per node; the receiving GPU forwards it to the others of its node that need it. By symmetry each
+      // GPU relays as many tokens as it sends across, so its NVLink carries those forwards too.
+      inter = tokens * f.remote_nodes * token_bytes;
+      intra += tokens * f.remote_nodes * f.relays * token_bytes;
+      break;
+  }
+  return all_to_all(Bytes(int64_t(intra)), Bytes(int64_t(inter)), spans_nodes);
+}
+
+}  // namespace bitline::llm
