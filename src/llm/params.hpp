@@ -268,6 +268,7 @@ struct SessionParams {
   double user_tokens_per_s = 0;
   Time think_time{};
   int64_t working_requests = 0;
+  int64_t block_tokens = 0;
   int64_t seed = 1;
 
   template <class V>
@@ -280,9 +281,11 @@ struct SessionParams {
       {.name = "sessions", .def = "3000", .desc = "synthetic trace: number of sessions", .source = "bitline", .min = 1, .max = 1 << 24});
     v(arrival_per_s, {.name = "arrival_per_s",
                       .def = "0.5",
-                      .desc = "synthetic trace: sessions started per second (Poisson)",
+                      .desc = "synthetic trace: sessions started per second (Poisson); the offered load, with think_time and "
+                              "turns_min/turns_max (flashaccel-sessions.yaml sweeps it)",
                       .source = "assumption: ~1,200 sessions alive at once, enough to overflow HBM but not HBF",
-                      .min = 1e-6});
+                      .min = 1e-6,
+                      .max = 1e6});
     v(turns_min, {.name = "turns_min",
                   .def = "2",
                   .desc = "synthetic trace: fewest turns of a session (uniform)",
@@ -326,6 +329,12 @@ struct SessionParams {
                          .desc = "requests' worth of KV (at the mean prompt) kept free for the prefill in progress",
                          .source = "assumption",
                          .min = 0});
+    v(block_tokens, {.name = "block_tokens",
+                     .def = "512",
+                     .desc = "Mooncake traces: prompt tokens per hash id (the prefix cache's block)",
+                     .source = "Mooncake FAST'25 trace release: one hash id per 512-token block",
+                     .min = 1,
+                     .max = 1 << 20});
     v(seed, {.name = "seed", .def = "1", .desc = "seed of the synthetic trace", .source = "bitline", .min = 0});
   }
 };
