@@ -304,23 +304,28 @@ SessionResult simulate_prefix_cache(const PrefixTrace& trace, Bytes capacity, By
     r.reusable_tokens += double(reusable);
     r.reused_tokens += double(reused);
     r.recomputed_tokens += double(q.input - reused);
-    // Hold every block of the prompt, the tail touched first: the head ends most recent and is evicted last.
-    for (size_t k = q.prefix.size(); k-- > 0;) {
-      const uint64_t key = q.prefix[k];
-      seen.insert(key);
-      if (auto it = held.find(key); it != held.end()) {
-        lru.splice(lru.begin(), lru, it->second);
-        continue;
-      }
-      if (per_block > capacity.raw()) continue;
-      while (used + per_block > capacity.raw() && !lru.empty()) {
-        held.erase(lru.back());
-        lru.pop_back();
+    // The request holds its blocks (as many as fit, head first), evicting other requests' least recently used
+    // blocks; then they go to the front of the LRU order, the head most recent so that a prefix outlives its
+    // extensions.
+    const size_t keep = size_t(std::min<int64_t>(int64_t(q.prefix.size()), capacity.raw() / per_block));
+    for (size_t k = 0; k < q.prefix.size(); ++k) {
+      seen.insert(q.prefix[k]);
+      if (auto it = held.find(q.prefix[k]); it != held.end()) {
+        lru.erase(it->second);
+        held.erase(it);
         used -= per_block;
-        ++r.evictions;
+        if (k >= keep) ++r.evictions;
       }
-      lru.push_front(key);
-      held.emplace(key, lru.begin());
+    }
+    while (used + int64_t(keep) * per_block > capacity.raw() && !lru.empty()) {
+      held.erase(lru.back());
+      lru.pop_back();
+      used -= per_block;
+      ++r.evictions;
+    }
+    for (size_t k = keep; k-- > 0;) {
+      lru.push_front(q.prefix[k]);
+      held.emplace(q.prefix[k], lru.begin());
       used += per_block;
     }
   }
