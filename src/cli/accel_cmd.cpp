@@ -133,9 +133,9 @@ void print_point(const PointResult& p, const Server& s) {
   const Breakdown& b = r.breakdown;
   fmt::print(
       "  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
-      "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}\n",
+      "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}, GroupArrange copy to HBM {:.3f}\n",
       ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
-      ms_of(b.kv_erase));
+      ms_of(b.kv_erase), ms_of(b.kv_arrange));
   fmt::print("  bytes read per GPU: flash {:.1f} GB, HBM {:.1f} GB -> {:.3f} ms at peak bandwidth", r.flash_bytes * 1e-9,
              r.hbm_bytes * 1e-9, ms_of(r.memory_time));
   if (p.feasible)

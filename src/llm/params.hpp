@@ -24,11 +24,14 @@ const Registry<AttentionParallel>& attention_parallels();
 enum class CapacityContext { Full, Mean };
 const Registry<CapacityContext>& capacity_contexts();
 /// serving.kv_layout (table in llm/memory.cpp, GpuMemory).
-enum class KvLayout { FlashAccel, Scatter };
+enum class KvLayout { FlashAccel, Scatter, Paged };
 const Registry<KvLayout>& kv_layouts();
 /// serving.kv_offload (table in llm/memory.cpp, GpuMemory::offload).
 enum class KvOffload { Mean, Fill };
 const Registry<KvOffload>& kv_offloads();
+/// serving.kv_arrange (table in llm/serving.cpp, Server::step).
+enum class KvArrange { NewKv, Whole };
+const Registry<KvArrange>& kv_arranges();
 /// serving.step_model (table in llm/serving.cpp, Server::step).
 enum class StepModel { Fast, Event };
 const Registry<StepModel>& step_models();
@@ -207,6 +210,8 @@ struct ServingParams {
   Choice<StepModel, step_models> step_model;
   Bytes hbm_weight_cache{};
   Choice<KvOffload, kv_offloads> kv_offload;
+  Bytes kv_block_bytes{};
+  Choice<KvArrange, kv_arranges> kv_arrange;
   double endurance_years = 5;
   int64_t seed = 1;
 
@@ -247,6 +252,18 @@ struct ServingParams {
                    .def = "mean",
                    .desc = "how far selective offload (GroupArrange) of each layer's KV to HBM goes",
                    .source = "spec: 'until no plane exceeds the average'; fill is a bitline extension"});
+    v(kv_block_bytes, {.name = "kv_block_bytes",
+                       .def = "256KiB",
+                       .desc = "kv_layout = paged: bytes of one PagedAttention KV block (one layer's KV of "
+                               "kv_block_bytes / bytes-per-token tokens), placed without megapage alignment",
+                       .source = "spec: PagedAttention KV blocks of 256 KB in the paper",
+                       .min = 4096,
+                       .max = double(int64_t(1) << 30)});
+    v(kv_arrange, {.name = "kv_arrange",
+                   .def = "new_kv",
+                   .desc = "what GroupArrange copies to HBM in each step (charged in the step, kv_arrange)",
+                   .source = "spec: selective offload after the write phase, its cost amortised over the steps that reuse the "
+                             "unified KV cache; whole is the bound of a cache rebuilt every step"});
     v(endurance_years, {.name = "endurance_years",
                         .def = "5",
                         .desc = "service life for the write/endurance accounting",
