@@ -206,16 +206,16 @@ def main():
         run([binary, "cosmos", "reliability", "--trials", "10", "--condition", "both", "--set", "workload.users=1000000",
              "--json", rel_path])
         ev, wb, rel = (json.load(open(p)) for p in (ev_path, wb_path, rel_path))
-    # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
-    os.makedirs("results", exist_ok=True)
-    json.dump(ev, open(os.path.join("results", "cosmos-eval.json"), "w"))
-    json.dump(wb, open(os.path.join("results", "cosmos-write-bw.json"), "w"))
         acc_path = os.path.join(tmp, "accel.json")
         run([binary, "accel", "eval", "--quiet", "--json", acc_path])
         acc = json.load(open(acc_path))
         abl_path = os.path.join(tmp, "ablation.json")
         run([binary, "accel", "ablation", "--json", abl_path])
         abl = json.load(open(abl_path))
+    # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
+    os.makedirs("results", exist_ok=True)
+    json.dump(ev, open(os.path.join("results", "cosmos-eval.json"), "w"))
+    json.dump(wb, open(os.path.join("results", "cosmos-write-bw.json"), "w"))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
     replace_generated(os.path.join(HERE, "..", "docs", "cosmos.md"), "cosmos-energy", cosmos_energy_table(ev))
     rows = cosmos_rows(ev)
