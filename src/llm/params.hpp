@@ -338,9 +338,11 @@ struct SessionParams {
                           .min = 1e-3});
     v(think_time, {.name = "think_time",
                    .def = "5s",
-                   .desc = "synthetic trace: mean gap between a turn's end and the next turn",
+                   .desc = "synthetic trace: mean gap between a turn's end and the next turn (exponential); part of the "
+                           "offered load",
                    .source = "assumption: tool execution / user reaction",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1e6});
     v(working_requests, {.name = "working_requests",
                          .def = "16",
                          .desc = "requests' worth of KV (at the mean prompt) kept free for the prefill in progress",
