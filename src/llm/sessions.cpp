@@ -430,6 +430,8 @@ Json trace_summary(const Trace& trace) {
     return out;
   }
   const auto& turns = std::get<std::vector<Turn>>(trace);
+  out["format"] = "bitline";
+  if (turns.empty()) return out;
   std::map<std::string, std::pair<double, double>> span;  // session: first and last turn's timestamps
   for (const Turn& t : turns) {
     auto [it, fresh] = span.try_emplace(t.session, t.timestamp, t.timestamp);
@@ -442,7 +444,6 @@ Json trace_summary(const Trace& trace) {
     last = std::max(last, fl.first);
   }
   const double n = double(span.size());
-  out["format"] = "bitline";
   out["sessions"] = span.size();
   // Little's law: sessions started per second (over the span of first turns) x mean time from first to last turn.
   out["session_arrival_per_s"] = last > first ? (n - 1) / (last - first) : 0.0;
