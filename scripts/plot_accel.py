@@ -9,7 +9,8 @@ Writes, as PNG (byte-for-byte the same for the same inputs: no timestamp or vers
   accel-ablation.png    the ablation variants' decode-step time, stacked by part of the step
   accel-hit-rate.png    multi-turn KV hit rate and recomputed share of prompt tokens vs the offered load
   accel-energy.png      tokens per joule vs the baseline: activity-based energy, and board power when the
-                        evaluation reports it (a point field tokens_per_j_board / tokens_per_joule_board / ...)
+                        evaluation reports it (a numeric point field naming tokens_per_j and board or tdp:
+                        tokens_per_j_board, tokens_per_joule_at_tdp, ...)
 
 `make validate` regenerates docs/figures/ with it (Makefile: PLOT_PYTHON, /usr/bin/python3 by default).
 """
@@ -33,7 +34,7 @@ DPI = 110
 PNG_METADATA = {"Software": None}
 # An activity-based and, when present, a board-power tokens-per-joule field of a point (accel eval).
 ACTIVITY_TPJ = "tokens_per_j"
-BOARD_TPJ = re.compile(r"^tokens_per_(j|joule)_(at_)?(board|tdp)(_power)?$")
+BOARD_TPJ = re.compile(r"^(?=.*tokens_per_j)(?=.*(board|tdp)).*$")  # tokens_per_j_board, tokens_per_joule_at_tdp, ...
 
 
 def save(fig, path):
@@ -182,7 +183,7 @@ def hit_rate(se, path):
 def energy(ev, path):
     base = baseline_of(ev)
     fields = [(ACTIVITY_TPJ, "activity-based energy")]
-    board = sorted({k for p in ev["points"] for k in p if BOARD_TPJ.match(k)})
+    board = sorted({k for p in ev["points"] for k, v in p.items() if BOARD_TPJ.match(k) and isinstance(v, (int, float))})
     if board:
         fields.append((board[0], f"at board power ({board[0]})"))
     systems = [s for s in system_order({p["system"] for p in ev["points"]}) if s != base]
