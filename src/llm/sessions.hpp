@@ -16,8 +16,8 @@
 //   timestamp: milliseconds; hash_ids: one id per block of sessions.block_tokens
 //   prompt tokens (512 in Mooncake's traces); two requests whose hash_ids start
 //   with the same ids share that prefix. Replayed against a prefix cache of
-//   blocks (LRU, a request's tail blocks evicted before its head), as vLLM's
-//   and Mooncake's prefix caches keep KV.
+//   blocks (LRU, a prefix's head kept longest), as vLLM's and Mooncake's
+//   prefix caches keep KV.
 //
 // The offered load of the synthetic trace (sessions per second, think time,
 // turns per session) is a set of sessions.* parameters; an experiment file
@@ -79,7 +79,7 @@ std::vector<Turn> read_trace(const std::filesystem::path& file);
 std::vector<Turn> parse_trace(const std::string& text, const std::string& origin);
 /// Parses a Mooncake JSONL trace whose hash ids stand for `block_tokens` prompt tokens each.
 PrefixTrace parse_mooncake_trace(const std::string& text, const std::string& origin, int64_t block_tokens);
-/// Reads a trace of either format (the first record's keys tell which: "hash_ids" = Mooncake).
+/// Reads a trace of either format (the first record's keys tell which: "hash_ids" or "input_length" = Mooncake).
 Trace read_any_trace(const std::filesystem::path& file, int64_t block_tokens);
 Trace parse_any_trace(const std::string& text, const std::string& origin, int64_t block_tokens);
 /// Synthetic agentic sessions (sessions.* parameters): Poisson arrivals, 2-6 turns, prompts that grow by the
@@ -100,8 +100,9 @@ struct SessionResult {
 /// Replays `trace` against an LRU KV store of `capacity` bytes; `footprint(tokens)` is the bytes a session's KV occupies.
 SessionResult simulate_sessions(const std::vector<Turn>& trace, Bytes capacity, const std::function<Bytes(int64_t)>& footprint);
 /// Replays a Mooncake trace against an LRU prefix cache of `capacity` bytes holding blocks of `block_bytes` each.
-/// A request reuses its leading blocks still held (reusable: its leading blocks any earlier request had); then
-/// all its blocks are held, touched tail first so that a prefix outlives its extensions. `evictions` counts blocks.
+/// A request reuses its leading blocks still held (reusable: its leading blocks any earlier request had); then it
+/// holds all its blocks (as many as fit, head first), evicting other blocks least recently used first, its head
+/// the most recent so that a prefix outlives its extensions. `evictions` counts blocks.
 SessionResult simulate_prefix_cache(const PrefixTrace& trace, Bytes capacity, Bytes block_bytes);
 
 /// The trace's shape: {"format", "turns", "mean_input_tokens", "mean_output_tokens", and for bitline traces
