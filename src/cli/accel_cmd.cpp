@@ -408,14 +408,18 @@ void add_accel(CLI::App& app) {
       if (!o->trace.empty() && !ex.loads.empty())
         fmt::print("(the experiment's {} loads vary the synthetic trace; a trace is replayed at its own load)\n", ex.loads.size());
       if (!j["loads"].empty()) {
-        fmt::print("hit rate by offered load (sessions alive = time average of sessions between turns):\n  {:<14} {:>8} {:>8}", "load",
-                   "sess/s", "alive");
-        for (const auto& sys : ex.systems) fmt::print(" {:>8}", sys);
+        fmt::print(
+            "hit rate (recomputed share of prompt tokens) by offered load; alive = sessions waiting for a next turn "
+            "(Little's law):\n  {:<16} {:>8} {:>6}",
+            "load", "sess/s", "alive");
+        for (const auto& sys : ex.systems) fmt::print(" {:>12}", sys);
         fmt::print("\n");
         for (const auto& l : j["loads"]) {
-          fmt::print("  {:<14} {:>8.4g} {:>8.0f}", l["name"].get<std::string>(), l["offered"]["arrival_per_s"].get<double>(),
+          fmt::print("  {:<16} {:>8.4g} {:>6.0f}", l["name"].get<std::string>(), l["offered"]["arrival_per_s"].get<double>(),
                      l["trace"]["sessions_alive"].get<double>());
-          for (const auto& sys : ex.systems) fmt::print(" {:>8.3f}", l["systems"][sys]["hit_rate"].get<double>());
+          for (const auto& sys : ex.systems)
+            fmt::print(" {:>5.3f} ({:>3.0f}%)", l["systems"][sys]["hit_rate"].get<double>(),
+                       100 * l["systems"][sys]["recomputed_fraction"].get<double>());
           fmt::print("\n");
         }
       }
