@@ -108,6 +108,8 @@ def throughput(ev, path):
 
 
 # The ablation's variants in the order of the paper's figure (a JSON object's keys come back sorted); others after.
+# Markers of the loads off the main sweep (hit-rate chart).
+MARKERS = ["D", "s", "^", "v", "P", "X"]
 ABLATION_ORDER = ["full", "no_prefetch", "no_weight_layout", "no_kv_layout", "plain_hbf", "hbm_only"]
 
 
@@ -141,7 +143,7 @@ def ablation(ab, path):
 
 def hit_rate(se, path):
     loads = se.get("loads", [])
-    systems = list(se["systems"].keys())
+    systems = system_order(se["systems"].keys())
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     if not loads:  # one trace: one bar per system
         for ax, key, label in ((axes[0], "hit_rate", "KV hit rate"), (axes[1], "recomputed_fraction", "recomputed / prompt tokens")):
@@ -164,17 +166,19 @@ def hit_rate(se, path):
             color = f"C{i}"
             ax.plot([l["trace"]["sessions_alive"] for l in line], [l["systems"][s][key] for l in line], "o-", color=color,
                     label=s, ms=4)
-            for l in others:
-                ax.plot(l["trace"]["sessions_alive"], l["systems"][s][key], "D", color=color, ms=6, mfc="none")
-        for l in others:
-            ax.annotate(l["name"], (l["trace"]["sessions_alive"], 0.5), fontsize=7, rotation=90, ha="center", color="0.3")
+            for j, l in enumerate(others):
+                ax.plot(l["trace"]["sessions_alive"], l["systems"][s][key], MARKERS[j % len(MARKERS)], color=color, ms=7,
+                        mfc="none")
+        for j, l in enumerate(others):  # legend entries for the other loads' markers (one colour per system)
+            ax.plot([], [], MARKERS[j % len(MARKERS)], color="0.3", mfc="none", label=l["name"])
         ax.set_xscale("log")
         ax.set_xlabel("offered load: sessions waiting for a next turn (arrival rate x session time)")
         ax.set_ylabel(label)
         ax.set_ylim(-0.03, 1.03)
         ax.grid(alpha=0.3)
     t0, t1, n0 = main[0], main[1], main[2]
-    axes[0].set_title(f"lines: sessions per second swept (think {t0:g} s, {t1}-{n0} turns); diamonds: other loads", fontsize=9)
+    axes[0].set_title(f"lines: sessions per second swept (think {t0:g} s, {t1}-{n0} turns); open markers: other loads",
+                      fontsize=9)
     axes[1].set_title("the rest of each prompt (new input, first turns) is never reusable", fontsize=9)
     axes[0].legend(fontsize=8)
     save(fig, path)
