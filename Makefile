@@ -33,7 +33,7 @@ run: build
 	$(BITLINE) accel sessions --json results/accel-sessions.json
 	python3 scripts/validation.py table results/cosmos-eval.json
 	python3 scripts/validation.py accel results/accel-eval.json
-	python3 scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json results/figures
+	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json results/figures
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -58,7 +58,7 @@ validate: build
 	$(BITLINE) accel eval --quiet --json results/accel-eval.json
 	$(BITLINE) accel ablation --json results/accel-ablation.json > /dev/null
 	$(BITLINE) accel sessions --json results/accel-sessions.json > /dev/null
-	python3 scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
+	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
 
 # The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (g++).
 asan:

@@ -1,61 +1,210 @@
 #!/usr/bin/env python3
-"""Draws the FlashAccel charts as SVG (standard library only, no plotting package).
+"""Charts of the FlashAccel results (matplotlib, Debian python3-matplotlib; style of plot_cosmos.py).
 
   plot_accel.py EVAL.json ABLATION.json SESSIONS.json OUTDIR
 
-Writes OUTDIR/accel-throughput.svg (per-GPU decode throughput vs 8 x H200 at
-both SLOs), accel-ablation.svg (step latency breakdown of the ablation
-variants), accel-hit-rate.svg (multi-turn KV hit rate) and accel-energy.svg
-(tokens per joule vs 8 x H200).
+Writes, as PNG (byte-for-byte the same for the same inputs: no timestamp or version in the file):
+  accel-throughput.png  per-GPU decode throughput of each model on each system vs the baseline (8 x H200),
+                        one panel per SLO, the baseline's 1.0 drawn as a line
+  accel-ablation.png    the ablation variants' decode-step time, stacked by part of the step
+  accel-hit-rate.png    multi-turn KV hit rate and recomputed share of prompt tokens vs the offered load
+  accel-energy.png      tokens per joule vs the baseline: activity-based energy, and board power when the
+                        evaluation reports it (a numeric point field naming tokens_per_j and board or tdp:
+                        tokens_per_j_board, tokens_per_joule_at_tdp, ...)
+
+`make validate` regenerates docs/figures/ with it (Makefile: PLOT_PYTHON, /usr/bin/python3 by default).
 """
 import json
+import math
 import os
+import re
 import sys
 
-COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"]
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError as e:
+    sys.exit(f"plot_accel.py: matplotlib is missing ({e}): install Debian's python3-matplotlib "
+             f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
+             f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
+
+DPI = 110
+# PNG text chunks: matplotlib writes its version under "Software"; nothing else varies between runs.
+PNG_METADATA = {"Software": None}
+# An activity-based and, when present, a board-power tokens-per-joule field of a point (accel eval).
+ACTIVITY_TPJ = "tokens_per_j"
+BOARD_TPJ = re.compile(r"^(?=.*tokens_per_j)(?=.*(board|tdp)).*$")  # tokens_per_j_board, tokens_per_joule_at_tdp, ...
 
 
-def bars(title, labels, series, ylabel, path, stacked=False):
-    """series: list of (name, [value per label])."""
-    W, H, L, B, T = 760, 380, 70, 90, 40
-    n = len(labels)
-    if stacked:
-        top = max(sum(s[1][i] for s in series) for i in range(n))
-    else:
-        top = max(max(v for v in s[1]) for s in series)
-    top = top * 1.1 if top > 0 else 1.0
-    plot_w, plot_h = W - L - 20, H - B - T
-    group = plot_w / n
-    k = 1 if stacked else len(series)
-    bw = group * 0.8 / k
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W/2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
-           f'<text x="15" y="{T + plot_h/2}" transform="rotate(-90 15 {T + plot_h/2})" text-anchor="middle">{ylabel}</text>']
-    for t in range(6):
-        v = top * t / 5
-        y = T + plot_h - plot_h * t / 5
-        out.append(f'<line x1="{L}" y1="{y:.1f}" x2="{W-20}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{L-5}" y="{y+4:.1f}" text-anchor="end">{v:.3g}</text>')
-    for i, lab in enumerate(labels):
-        x0 = L + group * i + group * 0.1
-        base = 0.0
-        for j, (name, vals) in enumerate(series):
-            v = vals[i]
-            h = plot_h * v / top
-            x = x0 if stacked else x0 + j * bw
-            y = T + plot_h - h - (plot_h * base / top if stacked else 0)
-            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bw:.1f}" height="{h:.1f}" fill="{COLORS[j % len(COLORS)]}"/>')
-            if stacked:
-                base += v
-        out.append(f'<text x="{L + group*i + group/2:.1f}" y="{T + plot_h + 14}" text-anchor="end" '
-                   f'transform="rotate(-30 {L + group*i + group/2:.1f} {T + plot_h + 14})">{lab}</text>')
-    for j, (name, _) in enumerate(series):
-        out.append(f'<rect x="{L + 110*j}" y="{H-18}" width="10" height="10" fill="{COLORS[j % len(COLORS)]}"/>')
-        out.append(f'<text x="{L + 110*j + 14}" y="{H-9}">{name}</text>')
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
+    plt.close(fig)
+
+
+def system_order(names):
+    """h200x8, h200x16, csix4, ...: by kind as the eval lists them, then by GPU count."""
+    def key(s):
+        kind, _, n = s.rpartition("x")
+        return ({"h200": 0, "csi": 1, "cli": 2}.get(kind, 3), kind, int(n) if n.isdigit() else 0)
+    return sorted(names, key=key)
+
+
+def baseline_of(ev):
+    for k in ev.get("summary", {}):
+        if k.startswith("throughput_vs_"):
+            return k[len("throughput_vs_"):]
+    return "h200x8"
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def ratios(ev, field):
+    """{(model, system, slo): geomean over contexts of point[field] / baseline's} where both are feasible."""
+    base = baseline_of(ev)
+    pts = [p for p in ev["points"] if p.get("feasible") and p.get(field) is not None]
+    ref = {(p["model"], p["context"], p["slo_ms"]): p[field] for p in pts if p["system"] == base}
+    acc = {}
+    for p in pts:
+        b = ref.get((p["model"], p["context"], p["slo_ms"]))
+        if p["system"] == base or not b or p[field] <= 0:
+            continue
+        acc.setdefault((p["model"], p["system"], p["slo_ms"]), []).append(p[field] / b)
+    return {k: geomean(v) for k, v in acc.items()}
+
+
+def grouped(ax, groups, series, values, ylabel, title):
+    """Bars: one group per entry of `groups`, one bar per entry of `series`; values[(group, series)] or None."""
+    width = 0.8 / max(1, len(series))
+    for i, s in enumerate(series):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        ys = [values.get((groups[g], s)) for g in range(len(groups))]
+        ax.bar(xs, [0 if y is None else y for y in ys], width, label=s, color=f"C{i}")  # n/a: a bar of height 0
+        for x, y in zip(xs, ys):
+            if y is None:
+                ax.text(x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def throughput(ev, path):
+    base = baseline_of(ev)
+    r = ratios(ev, "tokens_per_s_per_gpu")
+    models = list(dict.fromkeys(p["model"] for p in ev["points"]))
+    systems = [s for s in system_order({p["system"] for p in ev["points"]}) if s != base]
+    slos = sorted({p["slo_ms"] for p in ev["points"]})
+    fig, axes = plt.subplots(1, len(slos), figsize=(6.5 * len(slos), 4.2), squeeze=False)
+    for ax, slo in zip(axes[0], slos):
+        grouped(ax, systems, models, {(s, m): r.get((m, s, slo)) for s in systems for m in models},
+                f"per-GPU decode tokens/s vs {base}", f"SLO {slo:g} ms (geomean over contexts; n/a: a system infeasible)")
+        ax.axhline(1.0, color="k", ls="--", lw=1, label=f"{base} = 1.0")
+    axes[0][0].legend(fontsize=8)
+    save(fig, path)
+
+
+# The ablation's variants in the order of the paper's figure (a JSON object's keys come back sorted); others after.
+# Markers of the loads off the main sweep (hit-rate chart).
+MARKERS = ["D", "s", "^", "v", "P", "X"]
+ABLATION_ORDER = ["full", "no_prefetch", "no_weight_layout", "no_kv_layout", "plain_hbf", "hbm_only"]
+
+
+def ablation(ab, path):
+    variants = sorted(ab["variants"], key=lambda v: (ABLATION_ORDER.index(v) if v in ABLATION_ORDER else len(ABLATION_ORDER), v))
+    parts = []
+    for v in ab["variants"].values():
+        for p in v["breakdown_ms"]:
+            if p not in parts:
+                parts.append(p)
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    bottom = [0.0] * len(variants)
+    for p in parts:
+        ys = [ab["variants"][v]["breakdown_ms"].get(p, 0.0) for v in variants]
+        ax.bar(range(len(variants)), ys, 0.6, bottom=bottom, label=p)
+        bottom = [b + y for b, y in zip(bottom, ys)]
+    for i, v in enumerate(variants):
+        d = ab["variants"][v]
+        note = f"{d['step_ms']:.0f} ms" + ("" if d.get("fits", True) else "\n(does not fit)")
+        ax.text(i, bottom[i], note, ha="center", va="bottom", fontsize=8)
+    ax.axhline(ab.get("slo_ms", 100), color="k", ls="--", lw=1, label=f"SLO {ab.get('slo_ms', 100):g} ms")
+    ax.set_xticks(range(len(variants)), variants, rotation=15)
+    ax.set_ylabel("decode step (ms), critical-path parts")
+    ax.set_ylim(0, max(bottom) * 1.15)
+    ax.set_title(f"Ablation: {ab['model']} on {ab['gpus']} GPUs, batch {ab['batch_per_rank']} per rank, "
+                 f"context {ab['context']['name']}", fontsize=10)
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(axis="y", alpha=0.3)
+    save(fig, path)
+
+
+def hit_rate(se, path):
+    loads = se.get("loads", [])
+    systems = system_order(se["systems"].keys())
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    if not loads:  # one trace: one bar per system
+        for ax, key, label in ((axes[0], "hit_rate", "KV hit rate"), (axes[1], "recomputed_fraction", "recomputed / prompt tokens")):
+            ax.bar(systems, [se["systems"][s][key] for s in systems])
+            ax.set_ylabel(label)
+            ax.set_ylim(0, 1.05)
+            ax.grid(axis="y", alpha=0.3)
+        save(fig, path)
+        return
+    # The sweep of one parameter (the loads sharing the most common think time and turns) as lines; the others
+    # as labelled markers at their own load.
+    shape = lambda l: (l["offered"]["think_time_s"], l["offered"]["turns_min"], l["offered"]["turns_max"])
+    shapes = [shape(l) for l in loads]
+    main = max(set(shapes), key=shapes.count)
+    line = sorted((l for l in loads if shape(l) == main), key=lambda l: l["trace"]["sessions_alive"])
+    others = [l for l in loads if shape(l) != main]
+    for ax, key, label in ((axes[0], "hit_rate", "KV hit rate (reused / reusable tokens)"),
+                           (axes[1], "recomputed_fraction", "recomputed / prompt tokens")):
+        for i, s in enumerate(systems):
+            color = f"C{i}"
+            ax.plot([l["trace"]["sessions_alive"] for l in line], [l["systems"][s][key] for l in line], "o-", color=color,
+                    label=s, ms=4)
+            for j, l in enumerate(others):
+                ax.plot(l["trace"]["sessions_alive"], l["systems"][s][key], MARKERS[j % len(MARKERS)], color=color, ms=7,
+                        mfc="none")
+        for j, l in enumerate(others):  # legend entries for the other loads' markers (one colour per system)
+            ax.plot([], [], MARKERS[j % len(MARKERS)], color="0.3", mfc="none", label=l["name"])
+        ax.set_xscale("log")
+        ax.set_xlabel("offered load: sessions waiting for a next turn (arrival rate x session time)")
+        ax.set_ylabel(label)
+        ax.set_ylim(-0.03, 1.03)
+        ax.grid(alpha=0.3)
+    t0, t1, n0 = main[0], main[1], main[2]
+    axes[0].set_title(f"lines: sessions per second swept (think {t0:g} s, {t1}-{n0} turns); open markers: other loads",
+                      fontsize=9)
+    axes[1].set_title("the rest of each prompt (new input, first turns) is never reusable", fontsize=9)
+    axes[0].legend(fontsize=8)
+    save(fig, path)
+
+
+def energy(ev, path):
+    base = baseline_of(ev)
+    fields = [(ACTIVITY_TPJ, "activity-based energy")]
+    board = sorted({k for p in ev["points"] for k, v in p.items() if BOARD_TPJ.match(k) and isinstance(v, (int, float))})
+    if board:
+        fields.append((board[0], f"at board power ({board[0]})"))
+    systems = [s for s in system_order({p["system"] for p in ev["points"]}) if s != base]
+    slos = sorted({p["slo_ms"] for p in ev["points"]})
+    fig, axes = plt.subplots(1, len(fields), figsize=(6.5 * len(fields), 4.2), squeeze=False)
+    for ax, (field, title) in zip(axes[0], fields):
+        r = ratios(ev, field)
+        vals = {}
+        for s in systems:
+            for slo in slos:
+                xs = [v for (m, ss, sl), v in r.items() if ss == s and sl == slo]
+                vals[(s, f"SLO {slo:g} ms")] = geomean(xs)
+        grouped(ax, systems, [f"SLO {slo:g} ms" for slo in slos], vals, f"tokens per joule vs {base}",
+                f"{title} (geomean over models and contexts)")
+        ax.axhline(1.0, color="k", ls="--", lw=1, label=f"{base} = 1.0")
+        ax.legend(fontsize=8, loc="lower right")
+    save(fig, path)
 
 
 def main():
@@ -65,24 +214,11 @@ def main():
     ev, ab, se = (json.load(open(p)) for p in sys.argv[1:4])
     outdir = sys.argv[4]
     os.makedirs(outdir, exist_ok=True)
-    thr, tpj = ev["summary"]["throughput_vs_h200x8"], ev["summary"]["tokens_per_j_vs_h200x8"]
-    systems = sorted({k.split("@")[0] for k in thr}, key=lambda s: (s[:3], int(s.split("x")[1])))
-    slos = sorted({int(k.split("@")[1]) for k in thr})
-    get = lambda table, s, slo: table.get(f"{s}@{slo}", {}).get("mean", 0.0)
-    bars("Per-GPU decode throughput vs 8 x H200 (mean over feasible points)", systems,
-         [(f"SLO {slo} ms", [get(thr, s, slo) for s in systems]) for slo in slos], "x 8 x H200",
-         os.path.join(outdir, "accel-throughput.svg"))
-    bars("Tokens per joule vs 8 x H200", systems, [(f"SLO {slo} ms", [get(tpj, s, slo) for s in systems]) for slo in slos],
-         "x 8 x H200", os.path.join(outdir, "accel-energy.svg"))
-    variants = list(ab["variants"].keys())
-    parts = sorted({p for v in ab["variants"].values() for p in v["breakdown_ms"]})
-    bars(f"Ablation: decode step of {ab['model']}, batch {ab['batch_per_rank']} per rank (critical-path breakdown)", variants,
-         [(p, [ab["variants"][v]["breakdown_ms"].get(p, 0.0) for v in variants]) for p in parts], "ms",
-         os.path.join(outdir, "accel-ablation.svg"), stacked=True)
-    ss = list(se["systems"].keys())
-    bars("Multi-turn sessions: KV hit rate", ss, [("hit rate", [se["systems"][s]["hit_rate"] for s in ss])], "fraction",
-         os.path.join(outdir, "accel-hit-rate.svg"))
-    print(f"wrote 4 charts to {outdir}")
+    throughput(ev, os.path.join(outdir, "accel-throughput.png"))
+    ablation(ab, os.path.join(outdir, "accel-ablation.png"))
+    hit_rate(se, os.path.join(outdir, "accel-hit-rate.png"))
+    energy(ev, os.path.join(outdir, "accel-energy.png"))
+    print(f"wrote {outdir}/accel-throughput.png, accel-ablation.png, accel-hit-rate.png, accel-energy.png")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ def cosmos_energy_table(ev):
 SYSTEMS = ["h200x8", "h200x16", "csix4", "csix8", "csix16", "clix4", "clix8", "clix16"]
 ABLATION = [("full", "full FlashAccel"), ("no_prefetch", "no prefetch"), ("no_weight_layout", "no weight layout"),
             ("no_kv_layout", "no KV layout"), ("plain_hbf", "plain HBF"), ("hbm_only", "HBM only (H200)")]
-PARTS = ["weights", "kv", "compute", "communication", "overhead", "exposed_flash_latency", "kv_write", "kv_erase"]
+PARTS = ["weights", "kv", "compute", "communication", "overhead", "exposed_flash_latency", "kv_write", "kv_erase", "kv_arrange"]
 
 
 def accel_tables(acc, abl):

@@ -153,9 +153,9 @@ void print_point(const PointResult& p, const Server& s) {
   const Breakdown& b = r.breakdown;
   fmt::print(
       "  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
-      "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}\n",
+      "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}, GroupArrange copy to HBM {:.3f}\n",
       ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
-      ms_of(b.kv_erase));
+      ms_of(b.kv_erase), ms_of(b.kv_arrange));
   {
     // Collectives per step (llm/collectives.hpp; llm.network.all_reduce / all_to_all), by kind.
     fmt::print("  collectives per step (ms):");
@@ -436,29 +436,92 @@ void add_accel(CLI::App& app) {
     x->add_to(*cmd, "flashaccel-sessions", "the model and the systems");
     cmd->add_option("--json", o->json, "write the per-system results to this file")->required();
     cmd->add_option("--trace", o->trace,
-                    "JSONL trace (session, turn, input_tokens, output_tokens, timestamp); default: synthetic agentic sessions");
+                    "JSONL trace: bitline's (session, turn, input_tokens, output_tokens, timestamp) or Mooncake's (timestamp, "
+                    "input_length, output_length, hash_ids); default: synthetic agentic sessions at each load of the experiment");
     cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
     cmd->callback([k, o, x] {
       check_json_output(o->json);
       const SessionsExperiment ex = load_sessions_experiment(x->file);
       const auto kinds = k->load_all(ex.systems, ex.set);
-      SessionParams sp = k->sessions(parse_system(ex.systems.front()).kind, ex.set);
+      const std::string kind = parse_system(ex.systems.front()).kind;
+      SessionParams sp = k->sessions(kind, ex.set);
       if (!o->model.empty()) sp.model = o->model;
       if (sp.model.empty()) sp.model = ex.model;
       const ModelConfig m = load_model(sp.model);
-      const std::vector<Turn> trace = o->trace.empty() ? synthetic_trace(sp) : read_trace(o->trace);
-      Json j = run_sessions(m, kinds, trace, sp, ex.systems);
+      // The base load (the experiment's `set`), then, for the synthetic trace, each load of the sweep.
+      std::vector<SessionLoad> loads;
+      if (!o->trace.empty()) {
+        loads.push_back({"trace", sp, read_any_trace(o->trace, sp.block_tokens)});
+      } else {
+        std::vector<SessionParams> ps = {sp};
+        int64_t turns = synthetic_turns_max(sp);
+        for (const auto& l : ex.loads) {
+          std::vector<Override> set = ex.set;
+          set.insert(set.end(), l.set.begin(), l.set.end());
+          SessionParams lp = k->sessions(kind, set);
+          lp.model = sp.model;
+          try {
+            turns += synthetic_turns_max(lp);
+          } catch (const ConfigError& e) {
+            throw ConfigError(fmt::format("{}: load '{}': {}", x->file, l.name, e.what()));
+          }
+          if (turns > kMaxTraceTurns)
+            throw ConfigError(fmt::format("{}: loads: up to {} turns over all loads, more than the {} they may have together", x->file,
+                                          turns, kMaxTraceTurns));
+          ps.push_back(lp);
+        }
+        loads.push_back({"base", sp, synthetic_trace(sp)});
+        for (size_t i = 0; i < ex.loads.size(); ++i) loads.push_back({ex.loads[i].name, ps[i + 1], synthetic_trace(ps[i + 1])});
+      }
+      const Json r = run_session_loads(m, kinds, loads, ex.systems);
+      Json j;
+      j["trace"] = r[0]["trace"];
       j["trace"]["source"] = o->trace.empty() ? "synthetic" : o->trace;
+      j["systems"] = r[0]["systems"];
+      j["loads"] = Json::array();
+      for (size_t i = 1; i < r.size(); ++i) {
+        Json l = r[i];
+        const SessionParams& lp = loads[i].params;
+        l["offered"] = {{"arrival_per_s", lp.arrival_per_s},
+                        {"think_time_s", to_s(lp.think_time)},
+                        {"turns_min", lp.turns_min},
+                        {"turns_max", lp.turns_max},
+                        {"sessions", lp.sessions}};
+        j["loads"].push_back(std::move(l));
+      }
       j["config"] = config_json(kinds);
       j["config"]["sessions"] = dump_params(sp);
       write_json_file(o->json, j);
       const Json& t = j["trace"];
-      fmt::print("{} sessions, {} turns (mean prompt {:.0f} tokens, mean output {:.0f}), model {}\n", t["sessions"].get<int64_t>(),
-                 t["turns"].get<int64_t>(), t["mean_input_tokens"].get<double>(), t["mean_output_tokens"].get<double>(), m.name);
+      if (t.contains("sessions"))
+        fmt::print("{} sessions, {} turns (mean prompt {:.0f} tokens, mean output {:.0f}), model {}\n", t["sessions"].get<int64_t>(),
+                   t["turns"].get<int64_t>(), t["mean_input_tokens"].get<double>(), t["mean_output_tokens"].get<double>(), m.name);
+      else
+        fmt::print("{} requests, {} prompt blocks of {} tokens (mean prompt {:.0f} tokens, mean output {:.0f}), model {}\n",
+                   t["turns"].get<int64_t>(), t["blocks"].get<int64_t>(), t["block_tokens"].get<int64_t>(),
+                   t["mean_input_tokens"].get<double>(), t["mean_output_tokens"].get<double>(), m.name);
       for (const auto& [name, v] : j["systems"].items())
         fmt::print("  {:<8} retention {:>8.1f} GB: hit rate {:.3f}, recomputed {:.4g} tokens ({:.1f}% of prompts)\n", name,
                    v["retention_bytes"].get<double>() * 1e-9, v["hit_rate"].get<double>(), v["recomputed_tokens"].get<double>(),
                    100 * v["recomputed_fraction"].get<double>());
+      if (!o->trace.empty() && !ex.loads.empty())
+        fmt::print("(the experiment's {} loads vary the synthetic trace; a trace is replayed at its own load)\n", ex.loads.size());
+      if (!j["loads"].empty()) {
+        fmt::print(
+            "hit rate (recomputed share of prompt tokens) by offered load; alive = sessions waiting for a next turn "
+            "(Little's law):\n  {:<16} {:>8} {:>6}",
+            "load", "sess/s", "alive");
+        for (const auto& sys : ex.systems) fmt::print(" {:>12}", sys);
+        fmt::print("\n");
+        for (const auto& l : j["loads"]) {
+          fmt::print("  {:<16} {:>8.4g} {:>6.0f}", l["name"].get<std::string>(), l["offered"]["arrival_per_s"].get<double>(),
+                     l["trace"]["sessions_alive"].get<double>());
+          for (const auto& sys : ex.systems)
+            fmt::print(" {:>5.3f} ({:>3.0f}%)", l["systems"][sys]["hit_rate"].get<double>(),
+                       100 * l["systems"][sys]["recomputed_fraction"].get<double>());
+          fmt::print("\n");
+        }
+      }
       fmt::print("wrote {}\n", o->json);
     });
   }

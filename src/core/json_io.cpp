@@ -67,12 +67,16 @@ void check_json_output(const fs::path& path, std::string_view flag) {
   }
 }
 
-nlohmann::json parse_input_json(std::string_view text, const std::string& origin) {
-  // The parser itself is iterative; the depth check keeps the value shallow for everything that walks it later.
+nlohmann::json parse_input_json(std::string_view text, const std::string& origin, int64_t max_values) {
+  // The parser itself is iterative; the depth check keeps the value shallow for everything that walks it later,
+  // and the count of values bounds the memory of what it builds (~16 B a value) before it is built.
+  int64_t values = 0;
   const nlohmann::json::parser_callback_t depth_check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
     if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
         depth >= kMaxJsonDepth)
       throw ConfigError(fmt::format("{}: JSON nested deeper than {} levels", origin, kMaxJsonDepth));
+    if (max_values >= 0 && event == nlohmann::json::parse_event_t::value && ++values > max_values)
+      throw ConfigError(fmt::format("{}: more than {} JSON values", origin, max_values));
     return true;
   };
   try {

@@ -2,6 +2,7 @@
 // crash or an error never leaves a partial result that looks complete.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,8 +22,9 @@ void check_json_output(const std::filesystem::path& path, std::string_view flag 
 /// Bounding it keeps every later walk of the value (and its destruction) shallow.
 inline constexpr int kMaxJsonDepth = 32;
 
-/// Parses JSON text; throws ConfigError "ORIGIN: malformed JSON: ..." or "ORIGIN: JSON nested deeper than ...".
-nlohmann::json parse_input_json(std::string_view text, const std::string& origin);
+/// Parses JSON text; throws ConfigError "ORIGIN: malformed JSON: ...", "ORIGIN: JSON nested deeper than ..." or,
+/// with `max_values` >= 0, "ORIGIN: more than N JSON values" (checked while parsing).
+nlohmann::json parse_input_json(std::string_view text, const std::string& origin, int64_t max_values = -1);
 
 /// A short description of a JSON value for messages: a scalar as written (cut to 40 characters), "a list of N
 /// values" or "an object of N keys"; never the whole value.

@@ -121,6 +121,24 @@ SessionsExperiment load_sessions_experiment(const std::filesystem::path& file) {
   e.model = top.string("model");
   e.systems = read_systems(top, "systems");
   e.set = top.overrides("set");
+  if (const ConfigNode* n = top.optional("loads")) {
+    if (n->kind != ConfigNode::Kind::Sequence) experiment_error(*n, "loads", "expected a list of loads ({name, set})");
+    for (size_t i = 0; i < n->items.size(); ++i) {
+      ExperimentMap m(n->items[i], fmt::format("loads[{}]", i));
+      SessionsLoadSpec l;
+      l.name = m.string("name");
+      l.set = m.overrides("set");
+      for (size_t k = 0; k < l.set.size(); ++k)
+        if (l.set[k].assignment.rfind("sessions.", 0) != 0)
+          experiment_error(
+              m.optional("set")->items[k], fmt::format("{}[{}]", m.key_path("set"), k),
+              fmt::format("'{}': a load varies only sessions.* parameters (the systems stay as `set` makes them)", l.set[k].assignment));
+      m.finish();
+      for (const auto& o : e.loads)
+        if (o.name == l.name) experiment_error(n->items[i], m.key_path("name"), fmt::format("load '{}' appears twice", l.name));
+      e.loads.push_back(std::move(l));
+    }
+  }
   top.finish();
   return e;
 }

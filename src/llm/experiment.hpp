@@ -44,11 +44,18 @@ struct AblationExperiment {
 };
 AblationExperiment load_ablation_experiment(const std::filesystem::path& file);
 
+/// One offered load of the sessions experiment: a name and overrides of sessions.* parameters (over `set`).
+struct SessionsLoadSpec {
+  std::string name;
+  std::vector<Override> set;
+};
+
 /// `accel sessions`: multi-turn KV reuse on several systems (configs/experiments/flashaccel-sessions.yaml).
 struct SessionsExperiment {
   std::string model;                 // used unless sessions.model or --model names one
   std::vector<std::string> systems;  // KIND x GPUS
   std::vector<Override> set;
+  std::vector<SessionsLoadSpec> loads;  // the load sweep of the synthetic trace (may be empty)
 };
 SessionsExperiment load_sessions_experiment(const std::filesystem::path& file);
 

@@ -21,8 +21,14 @@ const Registry<KvLayout>& kv_layouts() {
                      "FlashAccel: hyperpage-packed runs per request (hbf.runtime.kv_span), read a hyperpage at a time, "
                      "selective offload per layer",
                      KvLayout::FlashAccel},
-                    {"scatter", "plane-oblivious paged KV (PagedAttention): random megaplanes, read request by request, no offload",
-                     KvLayout::Scatter}});
+                    {"scatter",
+                     "megapage-aligned slices on random megaplanes (a plane-oblivious allocator), read request by request, "
+                     "no offload",
+                     KvLayout::Scatter},
+                    {"paged",
+                     "PagedAttention: serving.kv_block_bytes blocks on random megaplanes at random page offsets (no "
+                     "megapage alignment), read request by request, no offload",
+                     KvLayout::Paged}});
   return r;
 }
 
@@ -83,6 +89,15 @@ int64_t GpuMemory::tokens_per_slice(int64_t kv_token_layer_bytes) const {
   if (t < 1)
     throw ModelError(
         fmt::format("model {}: one token's KV of a layer ({} B) exceeds a megapage ({} B)", m_.name, kv_token_layer_bytes, unit_));
+  return t;
+}
+
+int64_t GpuMemory::tokens_per_block(int64_t kv_token_layer_bytes) const {
+  if (kv_token_layer_bytes <= 0) return 0;
+  const int64_t t = opt_.kv_block_bytes / kv_token_layer_bytes;
+  if (t < 1)
+    throw ModelError(fmt::format("model {}: one token's KV of a layer ({} B) exceeds a KV block (serving.kv_block_bytes = {} B)", m_.name,
+                                 kv_token_layer_bytes, opt_.kv_block_bytes));
   return t;
 }
 
@@ -213,6 +228,39 @@ int64_t checked_kv_units(const StepGraph& g, int64_t tps, size_t planned) {
                     g.contexts.size(), longest, units, kMaxPlanUnits));
   return units;
 }
+
+/// The PagedAttention placement of one layer's KV (kv_layout = paged): each request's KV is cut into blocks of
+/// `block_tokens` tokens; a paged allocator that knows nothing of planes puts each block in a flash block of a
+/// random megaplane (dealing index) at a random page offset, so the block's bytes run over consecutive megapages
+/// of that megaplane, ceil((offset + bytes) / megapage) reads. Calls emit(dealing index, bytes) per megapage read,
+/// request by request; returns the bytes of the partial last blocks (in HBM, as vLLM's block being filled).
+template <class Emit>
+int64_t paged_kv(const StepGraph& g, int32_t layer, int64_t k, int64_t page, int64_t megapage, int64_t block_tokens, uint64_t seed,
+                 size_t planned, Emit&& emit) {
+  const int64_t tb = g.kv_token_layer_bytes, block = block_tokens * tb, pages = std::max<int64_t>(1, megapage / page);
+  int64_t blocks = 0;
+  for (int64_t c : g.contexts) blocks += c / block_tokens;
+  if (checked_mul(blocks, block / megapage + 2, "KV reads of a layer") + int64_t(planned) > kMaxPlanUnits)
+    throw ConfigError(
+        fmt::format("a decode step at batch {} reads {} KV blocks of a layer from flash, more than the {} reads a step "
+                    "may plan (about 256 MB); lower the batch (--batch, serving.max_requests_per_rank) or the context",
+                    g.contexts.size(), blocks, kMaxPlanUnits));
+  Rng rng = Rng::derive(seed, fmt::format("llm.kv.paged.{}", layer));
+  int64_t staged = 0;
+  for (int64_t c : g.contexts) {
+    for (int64_t j = 0; j < c / block_tokens; ++j) {
+      const int64_t mp = int64_t(rng.below(uint64_t(k)));
+      int64_t offset = int64_t(rng.below(uint64_t(pages))) * page;
+      for (int64_t left = block; left > 0; offset = 0) {
+        const int64_t b = std::min(left, megapage - offset);
+        emit(mp, b);
+        left -= b;
+      }
+    }
+    staged += (c % block_tokens) * tb;
+  }
+  return staged;
+}
 }  // namespace
 
 int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const {
@@ -333,6 +381,15 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const 
       s.rounds = s.max_load_before;
       return s;
     }
+    case KvLayout::Paged: {
+      loads.assign(size_t(k_), 0);
+      s.staged_bytes = paged_kv(g, layer, k_, sys_.page_size().raw(), unit_, tokens_per_block(g.kv_token_layer_bytes), opt_.seed, 0,
+                                [&](int64_t mp, int64_t) { ++loads[size_t(mp)], ++s.flash_units; });
+      for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
+      s.mean_load = double(s.flash_units) / double(k_);
+      s.rounds = s.max_load_before;
+      return s;
+    }
     case KvLayout::FlashAccel:
       break;  // below
   }
@@ -371,6 +428,19 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
           }
         }
       }
+      if (cur.count > 0) plan.tiles.push_back(cur);
+      break;
+    }
+    case KvLayout::Paged: {
+      StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+      hbm = paged_kv(g, op.layer, k_, sys_.page_size().raw(), unit_, tokens_per_block(tb), opt_.seed, plan.units.size(),
+                     [&](int64_t mp, int64_t b) {
+                       plan.units.push_back(FlashUnit{deal_[size_t(mp)], uint32_t(b)});
+                       if (++cur.count == uint32_t(tile_units_)) {
+                         plan.tiles.push_back(cur);
+                         cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+                       }
+                     });
       if (cur.count > 0) plan.tiles.push_back(cur);
       break;
     }

@@ -26,6 +26,12 @@
 //    slices and replicas come from HBM in the same tiles.
 //  - KV (scatter): every slice on a random megaplane (a plane-oblivious paged
 //    allocator), read request by request in tiles of K megapages, no offload.
+//  - KV (paged): PagedAttention as it is: blocks of serving.kv_block_bytes
+//    (one layer's KV of a whole number of tokens), each in a flash block of a
+//    random megaplane at a random page offset (no megapage alignment), so a
+//    block's bytes run over consecutive megapages of its megaplane, each one
+//    a read; the partial last block of a request stays in HBM; read request
+//    by request in tiles of K megapages; no offload.
 // The reads are produced as a TilePlan: tiles of flash megapages and HBM
 // bytes with the kernel time that overlaps them; timing.hpp times a plan.
 #pragma once
@@ -77,6 +83,8 @@ struct MemoryOptions {
   double weight_cache_fraction = 0;
   // HBF, flashaccel KV layout: how far selective offload goes (serving.kv_offload).
   Choice<KvOffload, kv_offloads> kv_offload = KvOffload::Mean;
+  // HBF, paged KV layout: bytes of a PagedAttention block (serving.kv_block_bytes).
+  int64_t kv_block_bytes = int64_t(256) << 10;
 };
 
 /// Per-layer KV statistics of the HBF placement (for reports and tests).
@@ -100,6 +108,8 @@ class GpuMemory {
   int64_t weight_units_max_per_megaplane() const { return k_ > 0 ? (weight_units_ + k_ - 1) / k_ : 0; }
   /// Tokens of one layer's KV per megapage slice (HBF).
   int64_t tokens_per_slice(int64_t kv_token_layer_bytes) const;
+  /// Tokens of one layer's KV per PagedAttention block (HBF, kv_layout = paged).
+  int64_t tokens_per_block(int64_t kv_token_layer_bytes) const;
 
   /// Appends the tiles of ops [first, first + count) of `g` to `plan`.
   void append_ops(const StepGraph& g, uint32_t first, uint32_t count, TilePlan& plan) const;

@@ -32,11 +32,14 @@ const Registry<DeploymentPolicy>& deployment_policies();
 enum class CapacityContext { Full, Mean };
 const Registry<CapacityContext>& capacity_contexts();
 /// serving.kv_layout (table in llm/memory.cpp, GpuMemory).
-enum class KvLayout { FlashAccel, Scatter };
+enum class KvLayout { FlashAccel, Scatter, Paged };
 const Registry<KvLayout>& kv_layouts();
 /// serving.kv_offload (table in llm/memory.cpp, GpuMemory::offload).
 enum class KvOffload { Mean, Fill };
 const Registry<KvOffload>& kv_offloads();
+/// serving.kv_arrange (table in llm/serving.cpp, Server::step).
+enum class KvArrange { NewKv, Whole };
+const Registry<KvArrange>& kv_arranges();
 /// serving.step_model (table in llm/serving.cpp, Server::step).
 enum class StepModel { Fast, Event };
 const Registry<StepModel>& step_models();
@@ -303,6 +306,8 @@ struct ServingParams {
   Choice<StepModel, step_models> step_model;
   Bytes hbm_weight_cache{};
   Choice<KvOffload, kv_offloads> kv_offload;
+  Bytes kv_block_bytes{};
+  Choice<KvArrange, kv_arranges> kv_arrange;
   double endurance_years = 5;
   int64_t seed = 1;
   PrefillParams prefill;
@@ -345,6 +350,18 @@ struct ServingParams {
                    .def = "mean",
                    .desc = "how far selective offload (GroupArrange) of each layer's KV to HBM goes",
                    .source = "spec: 'until no plane exceeds the average'; fill is a bitline extension"});
+    v(kv_block_bytes, {.name = "kv_block_bytes",
+                       .def = "256KiB",
+                       .desc = "kv_layout = paged: bytes of one PagedAttention KV block (one layer's KV of "
+                               "kv_block_bytes / bytes-per-token tokens), placed without megapage alignment",
+                       .source = "spec: PagedAttention KV blocks of 256 KB in the paper",
+                       .min = 4096,
+                       .max = double(int64_t(1) << 30)});
+    v(kv_arrange, {.name = "kv_arrange",
+                   .def = "new_kv",
+                   .desc = "what GroupArrange copies to HBM in each step (charged in the step, kv_arrange)",
+                   .source = "spec: selective offload after the write phase, its cost amortised over the steps that reuse the "
+                             "unified KV cache; whole is the bound of a cache rebuilt every step"});
     v(endurance_years, {.name = "endurance_years",
                         .def = "5",
                         .desc = "service life for the write/endurance accounting",
@@ -366,6 +383,7 @@ struct SessionParams {
   double user_tokens_per_s = 0;
   Time think_time{};
   int64_t working_requests = 0;
+  int64_t block_tokens = 0;
   int64_t seed = 1;
 
   template <class V>
@@ -378,9 +396,11 @@ struct SessionParams {
       {.name = "sessions", .def = "3000", .desc = "synthetic trace: number of sessions", .source = "bitline", .min = 1, .max = 1 << 24});
     v(arrival_per_s, {.name = "arrival_per_s",
                       .def = "0.5",
-                      .desc = "synthetic trace: sessions started per second (Poisson)",
+                      .desc = "synthetic trace: sessions started per second (Poisson); the offered load, with think_time and "
+                              "turns_min/turns_max (flashaccel-sessions.yaml sweeps it)",
                       .source = "assumption: ~1,200 sessions alive at once, enough to overflow HBM but not HBF",
-                      .min = 1e-6});
+                      .min = 1e-6,
+                      .max = 1e6});
     v(turns_min, {.name = "turns_min",
                   .def = "2",
                   .desc = "synthetic trace: fewest turns of a session (uniform)",
@@ -416,14 +436,22 @@ struct SessionParams {
                           .min = 1e-3});
     v(think_time, {.name = "think_time",
                    .def = "5s",
-                   .desc = "synthetic trace: mean gap between a turn's end and the next turn",
+                   .desc = "synthetic trace: mean gap between a turn's end and the next turn (exponential); part of the "
+                           "offered load",
                    .source = "assumption: tool execution / user reaction",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1e6});
     v(working_requests, {.name = "working_requests",
                          .def = "16",
                          .desc = "requests' worth of KV (at the mean prompt) kept free for the prefill in progress",
                          .source = "assumption",
                          .min = 0});
+    v(block_tokens, {.name = "block_tokens",
+                     .def = "512",
+                     .desc = "Mooncake traces: prompt tokens per hash id (the prefix cache's block)",
+                     .source = "Mooncake FAST'25 trace release: one hash id per 512-token block",
+                     .min = 1,
+                     .max = 1 << 20});
     v(seed, {.name = "seed", .def = "1", .desc = "seed of the synthetic trace", .source = "bitline", .min = 0});
   }
 };

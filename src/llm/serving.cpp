@@ -205,6 +205,17 @@ const Registry<CapacityContext>& capacity_contexts() {
   return r;
 }
 
+const Registry<KvArrange>& kv_arranges() {
+  static const Registry<KvArrange> r(
+      "GroupArrange copy",
+      {{"new_kv",
+        "the replicas of the step's new KV: the layers' replicas x (KV written this step / KV resident); the rest was "
+        "copied in earlier steps",
+        KvArrange::NewKv},
+       {"whole", "every replica, every step (the unified KV cache rearranged from scratch): an upper bound", KvArrange::Whole}});
+  return r;
+}
+
 const Registry<StepModel>& step_models() {
   static const Registry<StepModel> r(
       "step model",
@@ -253,6 +264,7 @@ Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
   o.seed = uint64_t(k.serving.seed);
   o.kernel_overhead = k.llm.compute.kernel_overhead;
   o.kv_offload = k.serving.kv_offload;
+  o.kv_block_bytes = k.serving.kv_block_bytes.raw();
   if (sys_.stacks() > 0 && w_.total.raw() > 0)
     o.weight_cache_fraction = std::min(1.0, double(k.serving.hbm_weight_cache.raw()) / double(w_.total.raw()));
   mem_ = std::make_unique<GpuMemory>(sys_, m_, w_, o);
@@ -393,7 +405,32 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
     erase_time = k_.system.hbf.timing.t_erase * (finished_per_step * megablocks_per_request / double(k));
   }
   s.breakdown.kv_erase = erase_time;
-  s.step = st.time + write_time + erase_time;
+  // GroupArrange (selective offload) runs after each write phase: the replicas of the step's new KV are read from
+  // their overloaded megaplanes and written to HBM, in the step (the paper counts it). The replicas are those of
+  // the placement the step reads (every layer), in the share of the resident KV that is new this step.
+  double arranged = 0;
+  if (has_hbf() && sys_.hbm_bandwidth().raw() > 0 && *k_.serving.kv_layout == KvLayout::FlashAccel) {  // (no HBM: no replicas)
+    const int64_t slice = mem_->tokens_per_slice(g.kv_token_layer_bytes) * g.kv_token_layer_bytes;
+    double replicas = 0, resident = 0;
+    for (int32_t l = 0; l < m_.layers; ++l) replicas += double(mem_->kv_layer_stats(g, l).hbm_replicas) * double(slice);
+    for (int64_t ctx : g.contexts) resident += double(ctx) * kv_token;
+    switch (*k_.serving.kv_arrange) {
+      case KvArrange::NewKv:
+        arranged = resident > 0 ? replicas * std::min(1.0, written / resident) : 0.0;
+        break;
+      case KvArrange::Whole:
+        arranged = replicas;
+        break;
+    }
+  }
+  const Time arrange_time =
+      arranged > 0
+          ? Bytes(int64_t(arranged)) / Bandwidth(std::min(k_.system.hbf.timing.interface_bandwidth, sys_.stack_sense_bandwidth()).raw() *
+                                                 double(k_.system.hbf.stacks)) +
+                Bytes(int64_t(arranged)) / sys_.hbm_bandwidth()
+          : Time{};
+  s.breakdown.kv_arrange = arrange_time;
+  s.step = st.time + write_time + erase_time + arrange_time;
   const double step_s = to_s(s.step);
   const double tokens_gpu = g.tokens_per_gpu;
   s.tokens_per_s_per_gpu = tokens_gpu / step_s;
@@ -413,8 +450,8 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   // Energy per GPU per step.
   const auto& hp = k_.system;
   const auto& ep = k_.llm.energy;
-  s.e_flash = hp.hbf.energy.read * Bytes(int64_t(st.reads.flash_units * double(sys_.megapage().raw())));
-  const double hbm_written = has_hbf() ? 2.0 * written : written;  // HBF: staged in HBM, read back to program
+  s.e_flash = hp.hbf.energy.read * Bytes(int64_t(st.reads.flash_units * double(sys_.megapage().raw()) + arranged));
+  const double hbm_written = (has_hbf() ? 2.0 * written : written) + arranged;  // HBF: staged in HBM, read back to program
   s.e_hbm = hp.hbm.energy * Bytes(int64_t(st.reads.hbm_bytes + hbm_written));
   if (has_hbf()) {
     s.e_program = hp.hbf.energy.program * Bytes(int64_t(written));

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <fstream>
 #include <list>
-#include <sstream>
+#include <string_view>
+#include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/input.hpp"
@@ -17,48 +19,94 @@
 
 namespace bitline::llm {
 
+namespace {
+
+/// Calls `record(j, line)` for each non-blank line of JSONL text (lines numbered from 1), each parsed with the
+/// trace's bounds (depth, kMaxTraceLineValues values) and required to be an object; at most kMaxTraceTurns records.
+template <class F>
+void for_each_record(std::string_view text, const std::string& origin, F&& record) {
+  int64_t n = 0, records = 0;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    const std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (records == kMaxTraceTurns)
+      throw ConfigError(fmt::format("{}:{}: more than {} records (turns or requests) in a trace", origin, n, kMaxTraceTurns));
+    const nlohmann::json j = parse_input_json(line, fmt::format("{}:{}", origin, n), kMaxTraceLineValues);
+    if (!j.is_object()) throw ConfigError(fmt::format("{}:{}: expected a JSON object per line", origin, n));
+    record(j, n);
+    ++records;
+  }
+  if (records == 0) throw ConfigError(fmt::format("{}: the trace has no turns", origin));
+}
+
+/// The fields of one trace record, each checked; errors name the origin, the line and the field.
+struct Record {
+  const nlohmann::json& j;
+  const std::string& origin;
+  int64_t line;
+
+  [[noreturn]] void fail(std::string_view f, const std::string& why) const {
+    throw ConfigError(fmt::format("{}:{}: field '{}': {}", origin, line, f, why));
+  }
+  const nlohmann::json& get(const char* f) const {
+    if (!j.contains(f)) fail(f, "missing");
+    return j[f];
+  }
+  int64_t integer(const char* f, int64_t min, int64_t max, const char* why_max) const {
+    const nlohmann::json& v = get(f);
+    if (!v.is_number_integer()) fail(f, fmt::format("expected an integer, got {}", json_brief(v)));
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(max))
+      fail(f, fmt::format("{} is above the maximum {} ({})", v.get<uint64_t>(), max, why_max));
+    const int64_t x = v.get<int64_t>();
+    if (x < min) fail(f, fmt::format("{} is below the minimum {}", x, min));
+    if (x > max) fail(f, fmt::format("{} is above the maximum {} ({})", x, max, why_max));
+    return x;
+  }
+  /// A time in [0, kMaxTraceSeconds] (`unit_s`: seconds per unit of the field), in seconds.
+  double seconds(const char* f, double unit_s, const char* unit) const {
+    const nlohmann::json& v = get(f);
+    if (!v.is_number()) fail(f, fmt::format("expected a number of {}, got {}", unit, json_brief(v)));
+    const double x = v.get<double>();
+    if (x < 0) fail(f, fmt::format("{} is negative", json_brief(v)));
+    if (x * unit_s > kMaxTraceSeconds)
+      fail(f, fmt::format("{} {} is past the latest time a trace may have ({:g} s)", json_brief(v), unit, kMaxTraceSeconds));
+    return x * unit_s;
+  }
+};
+
+/// Mixes a block id into the key of the prefix before it (splitmix64's finaliser): equal keys = equal prefixes.
+uint64_t prefix_key(uint64_t before, uint64_t id) {
+  uint64_t z = before ^ (id + 0x9e3779b97f4a7c15ULL + (before << 6) + (before >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
 std::vector<Turn> parse_trace(const std::string& text, const std::string& origin) {
   std::vector<Turn> out;
-  std::istringstream in(text);
-  std::string line;
-  int64_t n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const nlohmann::json j = parse_input_json(line, fmt::format("{}:{}", origin, n));
-    auto fail = [&](const char* f, const std::string& why) { throw ConfigError(fmt::format("{}:{}: field '{}': {}", origin, n, f, why)); };
-    if (!j.is_object()) throw ConfigError(fmt::format("{}:{}: expected a JSON object per line", origin, n));
+  for_each_record(text, origin, [&](const nlohmann::json& j, int64_t n) {
+    const Record r{j, origin, n};
     Turn t;
-    if (!j.contains("session")) fail("session", "missing");
-    if (j["session"].is_string())
-      t.session = j["session"].get<std::string>();
-    else if (j["session"].is_number_unsigned())
-      t.session = std::to_string(j["session"].get<uint64_t>());
-    else if (j["session"].is_number_integer())
-      t.session = std::to_string(j["session"].get<int64_t>());
+    const nlohmann::json& s = r.get("session");
+    if (s.is_string())
+      t.session = s.get<std::string>();
+    else if (s.is_number_unsigned())
+      t.session = std::to_string(s.get<uint64_t>());
+    else if (s.is_number_integer())
+      t.session = std::to_string(s.get<int64_t>());
     else
-      fail("session", "expected a string or an integer");
-    auto integer = [&](const char* f, int64_t min, int64_t max, const char* why_max) {
-      if (!j.contains(f)) fail(f, "missing");
-      if (!j[f].is_number_integer()) fail(f, fmt::format("expected an integer, got {}", json_brief(j[f])));
-      if (j[f].is_number_unsigned() && j[f].get<uint64_t>() > uint64_t(max))
-        fail(f, fmt::format("{} is above the maximum {} ({})", j[f].get<uint64_t>(), max, why_max));
-      const int64_t v = j[f].get<int64_t>();
-      if (v < min) fail(f, fmt::format("{} is below the minimum {}", v, min));
-      if (v > max) fail(f, fmt::format("{} is above the maximum {} ({})", v, max, why_max));
-      return v;
-    };
-    t.turn = integer("turn", 1, int64_t(1) << 30, "turns of one session");
-    t.input = integer("input_tokens", 0, kMaxContextTokens, "the context limit");
-    t.output = integer("output_tokens", 0, kMaxContextTokens, "the context limit");
-    if (!j.contains("timestamp")) fail("timestamp", "missing");
-    if (!j["timestamp"].is_number()) fail("timestamp", "expected a number of seconds");
-    t.timestamp = j["timestamp"].get<double>();
-    if (int64_t(out.size()) == kMaxTraceTurns)
-      throw ConfigError(fmt::format("{}:{}: more than {} turns in a trace", origin, n, kMaxTraceTurns));
+      r.fail("session", "expected a string or an integer");
+    t.turn = r.integer("turn", 1, int64_t(1) << 30, "turns of one session");
+    t.input = r.integer("input_tokens", 0, kMaxContextTokens, "the context limit");
+    t.output = r.integer("output_tokens", 0, kMaxContextTokens, "the context limit");
+    t.timestamp = r.seconds("timestamp", 1.0, "seconds");
     out.push_back(std::move(t));
-  }
-  if (out.empty()) throw ConfigError(fmt::format("{}: the trace has no turns", origin));
+  });
   return out;
 }
 
@@ -66,13 +114,74 @@ std::vector<Turn> read_trace(const std::filesystem::path& file) {
   return parse_trace(read_input_file(file, kMaxTraceFileBytes, "trace"), file.string());
 }
 
-std::vector<Turn> synthetic_trace(const SessionParams& p) {
+PrefixTrace parse_mooncake_trace(const std::string& text, const std::string& origin, int64_t block_tokens) {
+  if (block_tokens < 1) throw ConfigError(fmt::format("{}: sessions.block_tokens must be at least 1", origin));
+  PrefixTrace out;
+  out.block_tokens = block_tokens;
+  int64_t blocks = 0;
+  for_each_record(text, origin, [&](const nlohmann::json& j, int64_t n) {
+    const Record r{j, origin, n};
+    PrefixRequest q;
+    q.timestamp = r.seconds("timestamp", 1e-3, "milliseconds");
+    q.input = r.integer("input_length", 0, kMaxContextTokens, "the context limit");
+    q.output = r.integer("output_length", 0, kMaxContextTokens, "the context limit");
+    const nlohmann::json& ids = r.get("hash_ids");
+    if (!ids.is_array()) r.fail("hash_ids", fmt::format("expected a list of integers, got {}", json_brief(ids)));
+    const int64_t most = (q.input + block_tokens - 1) / block_tokens;
+    if (int64_t(ids.size()) > most)
+      r.fail("hash_ids", fmt::format("{} ids for input_length {}: more than the {} blocks of {} tokens it has (sessions.block_tokens "
+                                     "must be the trace's block size)",
+                                     ids.size(), q.input, most, block_tokens));
+    if (blocks + int64_t(ids.size()) > kMaxTraceBlocks)
+      r.fail("hash_ids", fmt::format("more than {} hash ids in the trace (about 80 B each while replayed)", kMaxTraceBlocks));
+    blocks += int64_t(ids.size());
+    q.prefix.reserve(ids.size());
+    uint64_t key = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const nlohmann::json& id = ids[i];
+      if (!id.is_number_integer() || (!id.is_number_unsigned() && id.get<int64_t>() < 0))
+        r.fail(fmt::format("hash_ids[{}]", i), fmt::format("expected a non-negative integer, got {}", json_brief(id)));
+      key = prefix_key(key, id.get<uint64_t>());
+      q.prefix.push_back(key);
+    }
+    out.requests.push_back(std::move(q));
+  });
+  return out;
+}
+
+Trace parse_any_trace(const std::string& text, const std::string& origin, int64_t block_tokens) {
+  // The first record's keys tell the format; each parser then checks every record.
+  std::string_view rest = text;
+  int64_t n = 0;
+  while (!rest.empty()) {
+    const size_t eol = rest.find('\n');
+    const std::string_view line = rest.substr(0, eol);
+    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const nlohmann::json j = parse_input_json(line, fmt::format("{}:{}", origin, n), kMaxTraceLineValues);
+    if (j.is_object() && (j.contains("hash_ids") || j.contains("input_length"))) return parse_mooncake_trace(text, origin, block_tokens);
+    break;
+  }
+  return parse_trace(text, origin);
+}
+
+Trace read_any_trace(const std::filesystem::path& file, int64_t block_tokens) {
+  return parse_any_trace(read_input_file(file, kMaxTraceFileBytes, "trace"), file.string(), block_tokens);
+}
+
+int64_t synthetic_turns_max(const SessionParams& p) {
   if (p.turns_max < p.turns_min) throw ConfigError("sessions.turns_max is below sessions.turns_min");
   if (p.sessions * p.turns_max > kMaxTraceTurns)
     throw ConfigError(
         fmt::format("sessions.sessions x sessions.turns_max = {} x {}: up to {} turns, more than the {} a trace may "
                     "have (about 200 B each while replayed)",
                     p.sessions, p.turns_max, p.sessions * p.turns_max, kMaxTraceTurns));
+  return p.sessions * p.turns_max;
+}
+
+std::vector<Turn> synthetic_trace(const SessionParams& p) {
+  synthetic_turns_max(p);
   Rng rng = Rng::derive(uint64_t(p.seed), "llm.sessions");
   auto around = [&](double mean) { return int64_t(std::llround(mean * (0.5 + rng.uniform()))); };  // uniform in [0.5, 1.5] x mean
   auto exponential = [&](double mean) { return -std::log(1.0 - rng.uniform()) * mean; };
@@ -167,54 +276,199 @@ SessionResult simulate_sessions(const std::vector<Turn>& trace, Bytes capacity, 
   return r;
 }
 
-Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<Turn>& trace,
-                  const SessionParams& p, const std::vector<std::string>& systems) {
-  Json out;
-  double in_sum = 0, out_sum = 0;
-  std::map<std::string, int> sessions;
-  for (const Turn& t : trace) in_sum += double(t.input), out_sum += double(t.output), ++sessions[t.session];
-  out["trace"] = {{"sessions", sessions.size()},
-                  {"turns", trace.size()},
-                  {"mean_input_tokens", in_sum / double(trace.size())},
-                  {"mean_output_tokens", out_sum / double(trace.size())}};
-  const int64_t mean_prompt = int64_t(in_sum / double(trace.size()));
-  for (const std::string& name : systems) {
-    const SystemName sn = parse_system(name);
-    Server s(m, kinds.at(sn.kind), sn.gpus);
-    const Deployment& d = s.deployment();
-    const hbf::System& sys = s.system();
-    const bool mla = m.attention == AttentionKind::Mla;
-    const int64_t tok_layer_gpu = mla ? m.kv_bytes_per_token_layer() : 2 * d.kv_heads * m.head_dim * m.kv_value_bytes;
-    const int64_t per_token = checked_mul(checked_mul(tok_layer_gpu, m.layers, "KV bytes per token"), d.tp,
-                                          "KV bytes per token");  // the system's bytes per token (TP: all shards)
-    std::function<Bytes(int64_t)> footprint;
-    Bytes capacity;
-    const ContextSpec none{"none", 0, 1};
-    const Capacity c0 = s.capacity(0, none);
-    if (!s.has_hbf()) {
-      footprint = [per_token](int64_t tokens) { return Bytes(checked_mul(tokens, per_token, "KV bytes of a session")); };
-      capacity = (c0.hbm_capacity - c0.hbm_used) * double(d.gpus);
-    } else {
-      // Isolated blocks: a session's KV object holds whole megablocks on every megaplane of its window (all of them,
-      // or the fewest that fit it: hbf.runtime.kv_span), on each of its tp GPUs.
-      const int64_t k = sys.megaplanes(), megablock = sys.megapage().raw() * sys.pages_per_block();
-      const int64_t tps = s.memory().tokens_per_slice(tok_layer_gpu);
-      const int64_t tp = d.tp, layers = m.layers;
-      footprint = [=, &sys](int64_t tokens) {
-        const int64_t slices = checked_mul(layers, (tokens + tps - 1) / tps, "KV slices of a session");
-        return Bytes(checked_mul(checked_mul(sys.kv_megablocks(slices), megablock, "KV bytes of a session"), tp, "KV bytes of a session"));
-      };
-      capacity = Bytes((c0.blocks_per_megaplane - c0.blocks_used) * k * megablock) * double(d.gpus);
+SessionResult simulate_prefix_cache(const PrefixTrace& trace, Bytes capacity, Bytes block_bytes) {
+  SessionResult r;
+  r.capacity = capacity;
+  std::vector<size_t> order(trace.requests.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return trace.requests[a].timestamp < trace.requests[b].timestamp; });
+  const int64_t per_block = std::max<int64_t>(1, block_bytes.raw());
+  std::unordered_set<uint64_t> seen;  // every prefix any earlier request had: what an unbounded cache would hold
+  std::list<uint64_t> lru;            // front: most recently used
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> held;
+  int64_t used = 0, with_prefix = 0, hit_requests = 0;
+  for (size_t i : order) {
+    const PrefixRequest& q = trace.requests[i];
+    ++r.turns;
+    r.prompt_tokens += double(q.input);
+    size_t reusable_blocks = 0, hit_blocks = 0;
+    while (reusable_blocks < q.prefix.size() && seen.count(q.prefix[reusable_blocks])) ++reusable_blocks;
+    while (hit_blocks < reusable_blocks && held.count(q.prefix[hit_blocks])) ++hit_blocks;  // held is a subset of seen
+    const int64_t reusable = std::min(int64_t(reusable_blocks) * trace.block_tokens, q.input);
+    const int64_t reused = std::min(int64_t(hit_blocks) * trace.block_tokens, q.input);
+    if (reusable > 0) {
+      ++with_prefix;
+      if (reused > 0) ++hit_requests;
     }
-    const Bytes working = footprint(mean_prompt) * double(p.working_requests);
-    capacity = capacity > working ? capacity - working : Bytes{};
-    SessionResult r = simulate_sessions(trace, capacity, footprint);
-    Json j = r.json();
-    j["gpus"] = sn.gpus;
-    j["footprint_bytes_at_mean_prompt"] = footprint(mean_prompt).raw();
-    out["systems"][name] = j;
+    r.reusable_tokens += double(reusable);
+    r.reused_tokens += double(reused);
+    r.recomputed_tokens += double(q.input - reused);
+    // The request holds its blocks (as many as fit, head first), evicting other requests' least recently used
+    // blocks; then they go to the front of the LRU order, the head most recent so that a prefix outlives its
+    // extensions.
+    const size_t keep = size_t(std::min<int64_t>(int64_t(q.prefix.size()), capacity.raw() / per_block));
+    for (size_t k = 0; k < q.prefix.size(); ++k) {
+      seen.insert(q.prefix[k]);
+      if (auto it = held.find(q.prefix[k]); it != held.end()) {
+        lru.erase(it->second);
+        held.erase(it);
+        used -= per_block;
+        if (k >= keep) ++r.evictions;
+      }
+    }
+    while (used + int64_t(keep) * per_block > capacity.raw() && !lru.empty()) {
+      held.erase(lru.back());
+      lru.pop_back();
+      used -= per_block;
+      ++r.evictions;
+    }
+    for (size_t k = keep; k-- > 0;) {
+      lru.push_front(q.prefix[k]);
+      held.emplace(q.prefix[k], lru.begin());
+      used += per_block;
+    }
+  }
+  r.hit_rate = r.reusable_tokens > 0 ? r.reused_tokens / r.reusable_tokens : 0.0;
+  r.turn_hit_rate = with_prefix > 0 ? double(hit_requests) / double(with_prefix) : 0.0;
+  return r;
+}
+
+namespace {
+
+/// Sum of input and output tokens and the record count of a trace.
+struct TraceTokens {
+  double input = 0, output = 0;
+  int64_t records = 0;
+  int64_t mean_input() const { return records > 0 ? int64_t(input / double(records)) : 0; }
+};
+TraceTokens trace_tokens(const Trace& trace) {
+  TraceTokens t;
+  std::visit(
+      [&](const auto& x) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, PrefixTrace>) {
+          for (const PrefixRequest& q : x.requests) t.input += double(q.input), t.output += double(q.output);
+          t.records = int64_t(x.requests.size());
+        } else {
+          for (const Turn& q : x) t.input += double(q.input), t.output += double(q.output);
+          t.records = int64_t(x.size());
+        }
+      },
+      trace);
+  return t;
+}
+
+/// Where a system keeps sessions' KV: its retention capacity and the footprint of a session's KV.
+struct KvStore {
+  Bytes capacity;                           // all memory less weights and reserves (before working requests)
+  std::function<Bytes(int64_t)> footprint;  // bytes of a KV object of `tokens` tokens
+};
+
+KvStore kv_store(const ModelConfig& m, const Server& s) {
+  const Deployment& d = s.deployment();
+  const hbf::System& sys = s.system();
+  const bool mla = m.attention == AttentionKind::Mla;
+  const int64_t tok_layer_gpu = mla ? m.kv_bytes_per_token_layer() : 2 * d.kv_heads * m.head_dim * m.kv_value_bytes;
+  const int64_t per_token = checked_mul(checked_mul(tok_layer_gpu, m.layers, "KV bytes per token"), d.tp,
+                                        "KV bytes per token");  // the system's bytes per token (TP: all shards)
+  KvStore out;
+  const ContextSpec none{"none", 0, 1};
+  const Capacity c0 = s.capacity(0, none);
+  if (!s.has_hbf()) {
+    out.footprint = [per_token](int64_t tokens) { return Bytes(checked_mul(tokens, per_token, "KV bytes of a session")); };
+    out.capacity = (c0.hbm_capacity - c0.hbm_used) * double(d.gpus);
+  } else {
+    // Isolated blocks: a session's KV object holds whole megablocks on every megaplane of its window (all of them,
+    // or the fewest that fit it: hbf.runtime.kv_span), on each of its tp GPUs.
+    const int64_t k = sys.megaplanes(), megablock = sys.megapage().raw() * sys.pages_per_block();
+    const int64_t tps = s.memory().tokens_per_slice(tok_layer_gpu);
+    const int64_t tp = d.tp, layers = m.layers;
+    out.footprint = [=, &sys](int64_t tokens) {
+      const int64_t slices = checked_mul(layers, (tokens + tps - 1) / tps, "KV slices of a session");
+      return Bytes(checked_mul(checked_mul(sys.kv_megablocks(slices), megablock, "KV bytes of a session"), tp, "KV bytes of a session"));
+    };
+    out.capacity = Bytes((c0.blocks_per_megaplane - c0.blocks_used) * k * megablock) * double(d.gpus);
   }
   return out;
+}
+
+/// One load on one system's store.
+Json replay(const KvStore& store, const SessionLoad& load, int64_t gpus) {
+  const TraceTokens tt = trace_tokens(load.trace);
+  const int64_t mean_prompt = tt.mean_input();
+  const Bytes working = store.footprint(mean_prompt) * double(load.params.working_requests);
+  const Bytes capacity = store.capacity > working ? store.capacity - working : Bytes{};
+  Json j;
+  if (const auto* turns = std::get_if<std::vector<Turn>>(&load.trace)) {
+    j = simulate_sessions(*turns, capacity, store.footprint).json();
+  } else {
+    // A prefix-cache block: the bytes per token of a KV object of the mean prompt (megablock rounding spread over it).
+    const PrefixTrace& pt = std::get<PrefixTrace>(load.trace);
+    const int64_t tokens = std::max(mean_prompt, pt.block_tokens);
+    const Bytes block(int64_t(std::ceil(double(store.footprint(tokens).raw()) * double(pt.block_tokens) / double(tokens))));
+    j = simulate_prefix_cache(pt, capacity, block).json();
+    j["block_bytes"] = block.raw();
+  }
+  j["gpus"] = gpus;
+  j["footprint_bytes_at_mean_prompt"] = store.footprint(mean_prompt).raw();
+  return j;
+}
+
+}  // namespace
+
+Json trace_summary(const Trace& trace) {
+  const TraceTokens tt = trace_tokens(trace);
+  Json out = {{"turns", tt.records},
+              {"mean_input_tokens", tt.records > 0 ? tt.input / double(tt.records) : 0.0},
+              {"mean_output_tokens", tt.records > 0 ? tt.output / double(tt.records) : 0.0}};
+  if (const auto* pt = std::get_if<PrefixTrace>(&trace)) {
+    out["format"] = "mooncake";
+    out["block_tokens"] = pt->block_tokens;
+    int64_t blocks = 0;
+    for (const PrefixRequest& q : pt->requests) blocks += int64_t(q.prefix.size());
+    out["blocks"] = blocks;
+    return out;
+  }
+  const auto& turns = std::get<std::vector<Turn>>(trace);
+  out["format"] = "bitline";
+  if (turns.empty()) return out;
+  std::map<std::string, std::pair<double, double>> span;  // session: first and last turn's timestamps
+  for (const Turn& t : turns) {
+    auto [it, fresh] = span.try_emplace(t.session, t.timestamp, t.timestamp);
+    if (!fresh) it->second = {std::min(it->second.first, t.timestamp), std::max(it->second.second, t.timestamp)};
+  }
+  double waiting = 0, first = span.begin()->second.first, last = first;
+  for (const auto& [name, fl] : span) {
+    waiting += fl.second - fl.first;
+    first = std::min(first, fl.first);
+    last = std::max(last, fl.first);
+  }
+  const double n = double(span.size());
+  out["sessions"] = span.size();
+  // Little's law: sessions started per second (over the span of first turns) x mean time from first to last turn.
+  out["session_arrival_per_s"] = last > first ? (n - 1) / (last - first) : 0.0;
+  out["mean_session_s"] = waiting / n;
+  out["sessions_alive"] = last > first ? (n - 1) / (last - first) * waiting / n : 0.0;
+  return out;
+}
+
+Json run_session_loads(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<SessionLoad>& loads,
+                       const std::vector<std::string>& systems) {
+  Json out = Json::array();
+  for (const SessionLoad& l : loads) out.push_back({{"name", l.name}, {"trace", trace_summary(l.trace)}, {"systems", Json::object()}});
+  for (const std::string& name : systems) {
+    const SystemName sn = parse_system(name);
+    const Server s(m, kinds.at(sn.kind), sn.gpus);
+    const KvStore store = kv_store(m, s);
+    for (size_t i = 0; i < loads.size(); ++i) out[i]["systems"][name] = replay(store, loads[i], sn.gpus);
+  }
+  return out;
+}
+
+Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<Turn>& trace,
+                  const SessionParams& p, const std::vector<std::string>& systems) {
+  const Json loads = run_session_loads(m, kinds, {SessionLoad{"trace", p, trace}}, systems);
+  return {{"trace", loads[0]["trace"]}, {"systems", loads[0]["systems"]}};
 }
 
 }  // namespace bitline::llm

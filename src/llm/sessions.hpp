@@ -3,12 +3,25 @@
 // out. A turn whose session's KV is still held reuses it (only the new part
 // of the prompt is prefilled); otherwise the whole prompt is recomputed.
 //
-// Trace format (JSON Lines, one turn per line, any order; docs/llm.md):
+// Two trace formats (JSON Lines, one record per line; docs/llm.md), told apart
+// by the keys of the first record:
+// - bitline's sessions, one turn per line, any order:
 //   {"session": "s17", "turn": 2, "input_tokens": 15340, "output_tokens": 5900, "timestamp": 812.5}
-// session: string or integer id; turn: 1, 2, ... within the session;
-// input_tokens: the whole prompt of the turn, history included; output_tokens:
-// tokens generated; timestamp: seconds when the turn arrives. The reusable
-// prefix of turn k is the previous turn's prompt + output.
+//   session: string or integer id; turn: 1, 2, ... within the session;
+//   input_tokens: the whole prompt of the turn, history included; output_tokens:
+//   tokens generated; timestamp: seconds when the turn arrives. The reusable
+//   prefix of turn k is the previous turn's prompt + output.
+// - Mooncake's public traces (FAST'25 release), one request per line:
+//   {"timestamp": 3052, "input_length": 7234, "output_length": 794, "hash_ids": [0, 28, 29, 30]}
+//   timestamp: milliseconds; hash_ids: one id per block of sessions.block_tokens
+//   prompt tokens (512 in Mooncake's traces); two requests whose hash_ids start
+//   with the same ids share that prefix. Replayed against a prefix cache of
+//   blocks (LRU, a prefix's head kept longest), as vLLM's and Mooncake's
+//   prefix caches keep KV.
+//
+// The offered load of the synthetic trace (sessions per second, think time,
+// turns per session) is a set of sessions.* parameters; an experiment file
+// sweeps it (configs/experiments/flashaccel-sessions.yaml, `loads:`).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -29,6 +43,14 @@ struct KindParams;
 /// Most turns of a trace, read or synthetic: 2^22 (4.2M). A turn costs ~200 B while it is replayed, so a
 /// full trace stays well under 1 GB; a trace file is also capped at kMaxTraceFileBytes (core/input.hpp).
 inline constexpr int64_t kMaxTraceTurns = int64_t(1) << 22;
+/// Most hash ids (prompt blocks) of a Mooncake trace, all lines together: 2^23 (8.4M). The replay keeps
+/// a prefix key (8 B) per id and at most one cache entry (~70 B) per distinct block: under 1 GB.
+inline constexpr int64_t kMaxTraceBlocks = int64_t(1) << 23;
+/// Most JSON values on one trace line: 2^21 (2.1M), the hash ids of a 2^30-token prompt in 512-token
+/// blocks. Checked while the line is parsed, so a line of millions of values fails before it is held.
+inline constexpr int64_t kMaxTraceLineValues = int64_t(1) << 21;
+/// Latest timestamp of a trace: 10^10 s (317 years; Mooncake: 10^13 ms), far past any real trace.
+inline constexpr double kMaxTraceSeconds = 1e10;
 
 struct Turn {
   std::string session;
@@ -37,13 +59,34 @@ struct Turn {
   double timestamp = 0;
 };
 
-/// Reads a JSONL trace; ConfigError naming the file, the line and the field for bad input.
+/// One request of a Mooncake trace. prefix[i] identifies the first i + 1 blocks of the prompt (a hash of
+/// hash_ids[0..i]): two requests with the same prefix[i] share blocks 0..i, whatever their ids mean.
+struct PrefixRequest {
+  double timestamp = 0;  // seconds
+  int64_t input = 0, output = 0;
+  std::vector<uint64_t> prefix;
+};
+struct PrefixTrace {
+  int64_t block_tokens = 512;  // prompt tokens per hash id
+  std::vector<PrefixRequest> requests;
+};
+/// A trace: bitline's sessions or a Mooncake trace.
+using Trace = std::variant<std::vector<Turn>, PrefixTrace>;
+
+/// Reads a bitline JSONL trace; ConfigError naming the file, the line and the field for bad input.
 std::vector<Turn> read_trace(const std::filesystem::path& file);
-/// Parses JSONL text (`origin` names it in messages).
+/// Parses bitline JSONL text (`origin` names it in messages).
 std::vector<Turn> parse_trace(const std::string& text, const std::string& origin);
+/// Parses a Mooncake JSONL trace whose hash ids stand for `block_tokens` prompt tokens each.
+PrefixTrace parse_mooncake_trace(const std::string& text, const std::string& origin, int64_t block_tokens);
+/// Reads a trace of either format (the first record's keys tell which: "hash_ids" or "input_length" = Mooncake).
+Trace read_any_trace(const std::filesystem::path& file, int64_t block_tokens);
+Trace parse_any_trace(const std::string& text, const std::string& origin, int64_t block_tokens);
 /// Synthetic agentic sessions (sessions.* parameters): Poisson arrivals, 2-6 turns, prompts that grow by the
 /// previous output and new input, turns separated by the decode time of the output and a think time.
 std::vector<Turn> synthetic_trace(const SessionParams& p);
+/// The most turns synthetic_trace(p) can make (sessions x turns_max); ConfigError past kMaxTraceTurns.
+int64_t synthetic_turns_max(const SessionParams& p);
 
 struct SessionResult {
   double hit_rate = 0;       // reused tokens / reusable tokens (turns after the first)
@@ -56,8 +99,31 @@ struct SessionResult {
 
 /// Replays `trace` against an LRU KV store of `capacity` bytes; `footprint(tokens)` is the bytes a session's KV occupies.
 SessionResult simulate_sessions(const std::vector<Turn>& trace, Bytes capacity, const std::function<Bytes(int64_t)>& footprint);
+/// Replays a Mooncake trace against an LRU prefix cache of `capacity` bytes holding blocks of `block_bytes` each.
+/// A request reuses its leading blocks still held (reusable: its leading blocks any earlier request had); then it
+/// holds all its blocks (as many as fit, head first), evicting other blocks least recently used first, its head
+/// the most recent so that a prefix outlives its extensions. `evictions` counts blocks.
+SessionResult simulate_prefix_cache(const PrefixTrace& trace, Bytes capacity, Bytes block_bytes);
 
-/// Sessions on each of `systems` (KIND x GPUS): {"systems": {name: {hit_rate, recomputed_tokens, ...}}, "trace": {...}}.
+/// The trace's shape: {"format", "turns", "mean_input_tokens", "mean_output_tokens", and for bitline traces
+/// "sessions", "session_arrival_per_s", "mean_session_s", "sessions_alive"; for Mooncake's "block_tokens",
+/// "blocks"}. sessions_alive is the offered load the retention sees: the mean number of sessions waiting for a
+/// next turn (whose KV is worth keeping), by Little's law the session arrival rate (over the span of first
+/// turns) x the mean time from a session's first turn to its last.
+Json trace_summary(const Trace& trace);
+
+/// One offered load: a name, the sessions parameters it was made with, and its trace.
+struct SessionLoad {
+  std::string name;
+  SessionParams params;
+  Trace trace;
+};
+
+/// Each load on each of `systems` (KIND x GPUS), every system built once: a JSON array, one element per load,
+/// {"name", "trace": trace_summary, "systems": {system: {hit_rate, recomputed_tokens, ...}}}.
+Json run_session_loads(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<SessionLoad>& loads,
+                       const std::vector<std::string>& systems);
+/// One trace: {"systems": {name: {hit_rate, recomputed_tokens, ...}}, "trace": {...}}.
 Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<Turn>& trace,
                   const SessionParams& p, const std::vector<std::string>& systems);
 

@@ -13,6 +13,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   flash_latency += o.flash_latency;
   kv_write += o.kv_write;
   kv_erase += o.kv_erase;
+  kv_arrange += o.kv_arrange;
   return *this;
 }
 
@@ -26,15 +27,17 @@ Breakdown Breakdown::scaled(double k) const {
   b.flash_latency = flash_latency * k;
   b.kv_write = kv_write * k;
   b.kv_erase = kv_erase * k;
+  b.kv_arrange = kv_arrange * k;
   return b;
 }
 
 Json Breakdown::json_ms() const {
   auto ms = [](Time t) { return to_s(t) * 1e3; };
-  return {{"weights", ms(weights)},   {"kv", ms(kv)},
-          {"compute", ms(compute)},   {"communication", ms(comm)},
-          {"overhead", ms(overhead)}, {"exposed_flash_latency", ms(flash_latency)},
-          {"kv_write", ms(kv_write)}, {"kv_erase", ms(kv_erase)}};
+  return {{"weights", ms(weights)},      {"kv", ms(kv)},
+          {"compute", ms(compute)},      {"communication", ms(comm)},
+          {"overhead", ms(overhead)},    {"exposed_flash_latency", ms(flash_latency)},
+          {"kv_write", ms(kv_write)},    {"kv_erase", ms(kv_erase)},
+          {"kv_arrange", ms(kv_arrange)}};
 }
 
 ReadCounters& ReadCounters::operator+=(const ReadCounters& o) {

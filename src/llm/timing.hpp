@@ -38,11 +38,12 @@ namespace bitline::llm {
 /// Critical-path breakdown of a step: every picosecond of the step is attributed once.
 struct Breakdown {
   Time weights{}, kv{}, compute{}, comm{}, overhead{}, flash_latency{}, kv_write{}, kv_erase{};
-  Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write + kv_erase; }
+  Time kv_arrange{};  // GroupArrange: copying the selective-offload replicas of the step's new KV to HBM
+  Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write + kv_erase + kv_arrange; }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown scaled(double k) const;
   /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms, "kv_erase":
-  /// ms}
+  /// ms, "kv_arrange": ms}
   Json json_ms() const;
 };
 

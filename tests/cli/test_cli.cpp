@@ -142,10 +142,10 @@ TEST_F(Cli, DescribeByPrefix) {
 TEST_F(Cli, DescribeListsThePolicyChoices) {
   Result r = run("describe serving.kv_layout");
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "serving.kv_layout  (choice of KV layout, flashaccel|scatter)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "serving.kv_layout  (choice of KV layout, flashaccel|scatter|paged)")) << r.out;
   EXPECT_TRUE(contains(r.out, "default: flashaccel")) << r.out;
   EXPECT_TRUE(contains(r.out, "choices:")) << r.out;
-  EXPECT_TRUE(contains(r.out, "scatter     plane-oblivious paged KV")) << r.out;
+  EXPECT_TRUE(contains(r.out, "paged       PagedAttention: serving.kv_block_bytes blocks")) << r.out;
   // --impls: only the policies, every one of them, and those chosen outside the config.
   Result impls = run("describe --impls");
   ASSERT_EQ(impls.rc, 0) << impls.out;

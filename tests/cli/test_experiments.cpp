@@ -149,6 +149,28 @@ TEST_F(ExperimentCli, SessionsRunTheFilesSystems) {
   EXPECT_EQ(j["config"]["sessions"]["model"], "qwen3-235b");
 }
 
+TEST_F(ExperimentCli, SessionsSweepTheFilesLoads) {
+  const fs::path e = write("ses.yaml",
+                           "model: qwen3-235b\nsystems: [h200x8, csix8]\nset: [sessions.sessions=40]\nloads:\n"
+                           "  - {name: slow, set: [sessions.arrival_per_s=0.05]}\n"
+                           "  - {name: fast, set: [sessions.arrival_per_s=5, sessions.think_time=60s]}\n");
+  const auto j = run_ok("accel sessions", e);
+  ASSERT_EQ(j["loads"].size(), 2u);
+  EXPECT_EQ(j["loads"][0]["name"], "slow");
+  EXPECT_EQ(j["loads"][1]["offered"]["arrival_per_s"], 5.0);
+  EXPECT_EQ(j["loads"][1]["offered"]["think_time_s"], 60.0);
+  EXPECT_EQ(j["loads"][1]["offered"]["sessions"], 40);  // `set` applies under every load
+  for (const auto& l : j["loads"]) {
+    ASSERT_EQ(l["systems"].size(), 2u);
+    EXPECT_TRUE(l["systems"]["h200x8"].contains("hit_rate"));
+    EXPECT_GT(l["trace"]["sessions_alive"].get<double>(), 0.0);
+  }
+  // Same sessions, arriving 100 x as fast: more of them alive at once.
+  EXPECT_GT(j["loads"][1]["trace"]["sessions_alive"].get<double>(), j["loads"][0]["trace"]["sessions_alive"].get<double>());
+  // The base load (the file's `set` alone) is still reported as `systems`.
+  EXPECT_EQ(j["systems"].size(), 2u);
+}
+
 TEST_F(ExperimentCli, BadAccelEvalFilesAreConfigErrors) {
   const std::string ok_models = "models: [tiny-test]\n", ok_ctx = "contexts: [{name: s, input: 512, output: 128}]\n",
                     ok_slo = "slos_ms: [20]\n", ok_sys = "systems: [h200x4, csix4]\n", ok_base = "baseline: h200x4\n";
@@ -180,6 +202,16 @@ TEST_F(ExperimentCli, BadAblationAndSessionsFilesAreConfigErrors) {
              {"appears twice"});
   expect_bad("accel ablation", "model: tiny-test\ngpus: 0\nbatch_per_rank: 8\ncontext: \"512:128\"\nslo_ms: 20\nvariants: []\n", {"gpus"});
   expect_bad("accel sessions", "model: qwen3-235b\nsystems: [csix]\n", {"systems[0]", "csix"});
+  const std::string ses = "model: qwen3-235b\nsystems: [h200x8]\nloads:\n";
+  expect_bad("accel sessions", ses + "  - {name: a, set: [hbf.runtime.prefetch=false]}\n",
+             {"loads[0].set[0]", "hbf.runtime.prefetch", "only sessions.*"});
+  expect_bad("accel sessions", ses + "  - {name: a, set: [sessions.arrival_per_s=-1]}\n", {"bad.yaml:4", "arrival_per_s"});
+  expect_bad("accel sessions", ses + "  - {name: a, set: [sessions.turns_min=5, sessions.turns_max=2]}\n",
+             {"load 'a'", "turns_max is below"});
+  expect_bad("accel sessions", ses + "  - {name: a}\n  - {name: a}\n", {"loads[1].name", "appears twice"});
+  expect_bad("accel sessions", ses + "  - {name: a, speed: 2}\n", {"loads[0].speed", "unknown key"});
+  expect_bad("accel sessions", ses + "  - {name: a, set: [sessions.sessions=600000]}\n  - {name: b, set: [sessions.sessions=600000]}\n",
+             {"loads", "more than the 4194304"});
 }
 
 TEST_F(ExperimentCli, BadCosmosEvalFilesAreConfigErrors) {

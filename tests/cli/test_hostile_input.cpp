@@ -143,6 +143,11 @@ TEST_F(Hostile, JsonMessagesDoNotRepeatHugeValues) {
                    {"wide.json", "field 'hidden_size'", "a list of 100000 values"});
   const std::string t = write("wide.jsonl", "{\"session\": 1, \"turn\": 1, \"input_tokens\": " + list + "}\n");
   expect_bad_input("accel sessions --trace " + quote(t) + " --json " + out(), {"wide.jsonl:1", "input_tokens", "a list of 100000 values"});
+  // A Mooncake line of more hash ids than a line may hold fails while it is parsed (bounded memory).
+  std::string ids = "{\"timestamp\": 0, \"input_length\": 1073741824, \"output_length\": 1, \"hash_ids\": [0";
+  for (int i = 0; i < (1 << 21); ++i) ids += ",1";
+  const std::string w = write("wide-ids.jsonl", ids + "]}\n");
+  expect_bad_input("accel sessions --trace " + quote(w) + " --json " + out(), {"wide-ids.jsonl:1", "more than 2097152 JSON values"});
 }
 
 // ---- Numbers: overflow, non-finite values ---------------------------------------------------------------

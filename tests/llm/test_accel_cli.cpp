@@ -105,6 +105,24 @@ TEST_F(AccelCli, AblationAndSessionsShapes) {
   r = run("accel sessions --trace " + quote(path("bad.jsonl")) + " --json " + quote(path("x.json")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "bad.jsonl:1: field 'input_tokens'")) << r.out;
+  // Mooncake's format: the shipped example, then a malformed one.
+  const std::string sample = (fs::path(BITLINE_SOURCE_DIR) / "configs" / "traces" / "mooncake-example.jsonl").string();
+  r = run("accel sessions --trace " + quote(sample) + " --json " + quote(path("m.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto m = read("m.json");
+  EXPECT_EQ(m["trace"]["format"], "mooncake");
+  EXPECT_EQ(m["trace"]["turns"], 38);
+  EXPECT_GT(m["systems"]["h200x8"]["reusable_tokens"].get<double>(), 0.0);
+  EXPECT_GT(m["systems"]["h200x8"]["block_bytes"].get<double>(), 0.0);
+  EXPECT_TRUE(m["loads"].empty());  // a trace is replayed at its own load
+  std::ofstream(path("badm.jsonl")) << R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]})"
+                                    << "\n"
+                                    << R"({"timestamp": 10, "input_length": 600, "output_length": 5, "hash_ids": [0, -1]})"
+                                    << "\n";
+  r = run("accel sessions --trace " + quote(path("badm.jsonl")) + " --json " + quote(path("y.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "badm.jsonl:2: field 'hash_ids[1]'")) << r.out;
+  EXPECT_FALSE(fs::exists(path("y.json")));
 }
 
 TEST_F(AccelCli, RunPrintsABreakdown) {

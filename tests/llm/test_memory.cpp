@@ -215,3 +215,48 @@ TEST(LlmMemory, WeightCacheSplitsEveryKernelBetweenHbmAndFlash) {
   // Faster: both memories stream weights at once.
   EXPECT_LT(cached.step(8, c).step, plain.step(8, c).step);
 }
+
+// serving.kv_layout=paged (the ablation's "without the KV layout"): PagedAttention blocks of 256 KiB (128 tokens of
+// 2 KiB per layer on a Qwen3-235B GPU), each at a random page offset of a random megaplane: a block covers 2
+// megapages when it starts on a megapage boundary (1 offset in 32) and 3 otherwise; the partial last block of a
+// request (context mod 128 tokens) stays in HBM; nothing is replicated.
+TEST(LlmMemory, PagedKvBlocksAreNotMegapageAligned) {
+  KindParams k = preset_kind("csi");
+  const ModelConfig m = shipped("qwen3-235b");
+  k.serving.kv_layout = KvLayout::Paged;
+  Server s(m, k, 8);
+  StepGraph g = s.graph(64, paper_context("long"));
+  ASSERT_EQ(g.kv_token_layer_bytes, 2048);
+  EXPECT_EQ(s.memory().tokens_per_block(g.kv_token_layer_bytes), 128);
+  g.contexts.assign(40, 10 * 128 + 7);  // 10 full blocks and 7 staged tokens per request
+  const KvLayerStats st = s.memory().kv_layer_stats(g, 5);
+  const int64_t blocks = 40 * 10;
+  EXPECT_GE(st.flash_units, 2 * blocks);
+  EXPECT_LE(st.flash_units, 3 * blocks);
+  EXPECT_GT(st.flash_units, 2 * blocks + blocks * 9 / 10);  // ~31 in 32 blocks straddle a third megapage
+  EXPECT_EQ(st.staged_bytes, 40 * 7 * 2048);
+  EXPECT_EQ(st.hbm_replicas, 0);
+  // The same KV megapage-aligned (FlashAccel's slices of 64 tokens): 20 reads per request.
+  k.serving.kv_layout = KvLayout::FlashAccel;
+  Server f(m, k, 8);
+  const KvLayerStats fs_ = f.memory().kv_layer_stats(g, 5);
+  EXPECT_EQ(fs_.flash_units + fs_.hbm_replicas, 40 * 20);
+  EXPECT_LT(fs_.rounds, st.rounds);
+}
+
+// GroupArrange's copy is charged in the step (kv_arrange): the replicas of the step's new KV (serving.kv_arrange =
+// new_kv), or every replica (whole), read from flash and written to HBM; nothing without the FlashAccel KV layout.
+TEST(LlmMemory, GroupArrangeCopyIsChargedInTheStep) {
+  KindParams k = preset_kind("csi");
+  const ModelConfig m = shipped("qwen3-235b");
+  const ContextSpec c = paper_context("long");
+  const StepReport a = Server(m, k, 8).step(256, c);
+  k.serving.kv_arrange = KvArrange::Whole;
+  const StepReport w = Server(m, k, 8).step(256, c);
+  EXPECT_GT(a.breakdown.kv_arrange.raw(), 0);
+  EXPECT_GT(w.breakdown.kv_arrange.raw(), 100 * a.breakdown.kv_arrange.raw());  // the new KV is a small share
+  EXPECT_EQ(w.step.raw() - w.breakdown.kv_arrange.raw(), a.step.raw() - a.breakdown.kv_arrange.raw());
+  EXPECT_EQ(w.breakdown.total().raw(), w.step.raw());
+  k.serving.kv_layout = KvLayout::Paged;
+  EXPECT_EQ(Server(m, k, 8).step(256, c).breakdown.kv_arrange.raw(), 0);
+}

@@ -35,6 +35,7 @@ std::vector<Policy> policies() {
   return {
       {"serving.kv_layout", &kv_layouts(), [](const KindParams& k) { return k.serving.kv_layout.name(); }},
       {"serving.kv_offload", &kv_offloads(), [](const KindParams& k) { return k.serving.kv_offload.name(); }},
+      {"serving.kv_arrange", &kv_arranges(), [](const KindParams& k) { return k.serving.kv_arrange.name(); }},
       {"serving.step_model", &step_models(), [](const KindParams& k) { return k.serving.step_model.name(); }},
       {"serving.capacity_context", &capacity_contexts(), [](const KindParams& k) { return k.serving.capacity_context.name(); }},
       {"llm.attention_parallel", &attention_parallels(), [](const KindParams& k) { return k.llm.attention_parallel.name(); }},

@@ -224,6 +224,21 @@ TEST(LlmServing, AblationOrdersTheTechniques) {
   EXPECT_GT(v["no_weight_layout"]["step_ms"].get<double>(), full);
   EXPECT_GT(v["no_kv_layout"]["step_ms"].get<double>(), full);
   EXPECT_GT(v["plain_hbf"]["step_ms"].get<double>(), v["no_prefetch"]["step_ms"].get<double>());
+  EXPECT_GT(v["plain_hbf"]["step_ms"].get<double>(), v["no_kv_layout"]["step_ms"].get<double>());
+  // As defined (issue 10): without the KV layout = PagedAttention blocks, prefetch and weight layout kept; plain HBF =
+  // none of the three; only the FlashAccel KV layout replicates, so only it is charged GroupArrange's copy.
+  for (const auto& var : e.variants) {
+    std::string set;
+    for (const auto& o : var.set) set += o.assignment + " ";
+    if (var.name == "no_kv_layout") {
+      EXPECT_EQ(set, "serving.kv_layout=paged ");
+    } else if (var.name == "plain_hbf") {
+      EXPECT_EQ(set, "hbf.runtime.prefetch=false hbf.runtime.weight_layout=declaration serving.kv_layout=paged ");
+    }
+  }
+  EXPECT_GT(v["full"]["breakdown_ms"]["kv_arrange"].get<double>(), 0.0);
+  EXPECT_EQ(v["no_kv_layout"]["breakdown_ms"]["kv_arrange"].get<double>(), 0.0);
+  EXPECT_EQ(v["plain_hbf"]["breakdown_ms"]["kv_arrange"].get<double>(), 0.0);
   EXPECT_GT(v["full"]["tokens_per_s_per_gpu_at_100ms"].get<double>(), v["hbm_only"]["tokens_per_s_per_gpu_at_100ms"].get<double>());
 }
 

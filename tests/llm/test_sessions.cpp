@@ -107,3 +107,171 @@ TEST(LlmSessions, MoreCapacityKeepsMoreSessions) {
   EXPECT_GT(s["csix8"]["hit_rate"].get<double>(), s["h200x16"]["hit_rate"].get<double>());
   EXPECT_LT(s["csix8"]["recomputed_tokens"].get<double>(), s["h200x8"]["recomputed_tokens"].get<double>());
 }
+
+// ---- Mooncake traces ----------------------------------------------------------------------------------
+
+namespace {
+
+std::string mooncake_error(const std::string& text) {
+  try {
+    parse_any_trace(text, "m.jsonl", 512);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(LlmSessions, MooncakeSampleParses) {
+  const Trace any = read_any_trace(fs::path(BITLINE_SOURCE_DIR) / "configs" / "traces" / "mooncake-example.jsonl", 512);
+  ASSERT_TRUE(std::holds_alternative<PrefixTrace>(any));
+  const PrefixTrace& t = std::get<PrefixTrace>(any);
+  ASSERT_EQ(t.requests.size(), 38u);
+  EXPECT_EQ(t.block_tokens, 512);
+  // Line 1: {"timestamp": 1326, "input_length": 2429, "output_length": 716, "hash_ids": [0, 1, 2, 3, 4]}
+  EXPECT_DOUBLE_EQ(t.requests[0].timestamp, 1.326);
+  EXPECT_EQ(t.requests[0].input, 2429);
+  EXPECT_EQ(t.requests[0].output, 716);
+  ASSERT_EQ(t.requests[0].prefix.size(), 5u);
+  // Line 2 starts with the same block 0 (the shared system prompt), then differs: same key, then different keys.
+  ASSERT_EQ(t.requests[1].prefix.size(), 3u);
+  EXPECT_EQ(t.requests[1].prefix[0], t.requests[0].prefix[0]);
+  EXPECT_NE(t.requests[1].prefix[1], t.requests[0].prefix[1]);
+  // Every request has ceil(input / 512) blocks, as in Mooncake's release.
+  for (const auto& q : t.requests) EXPECT_EQ(int64_t(q.prefix.size()), (q.input + 511) / 512);
+  const Json s = trace_summary(any);
+  EXPECT_EQ(s["format"], "mooncake");
+  EXPECT_EQ(s["turns"], 38);
+  // A bitline trace is told apart by its keys.
+  EXPECT_TRUE(std::holds_alternative<std::vector<Turn>>(
+      parse_any_trace("{\"session\": 1, \"turn\": 1, \"input_tokens\": 5, \"output_tokens\": 1, \"timestamp\": 0}\n", "t.jsonl", 512)));
+}
+
+TEST(LlmSessions, MooncakePrefixKeysFollowThePrefixNotTheId) {
+  // The same id after a different prefix is a different block; the same ids in the same order are the same blocks.
+  const PrefixTrace t = parse_mooncake_trace(
+      "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [1, 2]}\n"
+      "{\"timestamp\": 1, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [3, 2]}\n"
+      "{\"timestamp\": 2, \"input_length\": 1500, \"output_length\": 1, \"hash_ids\": [1, 2, 9]}\n",
+      "m.jsonl", 512);
+  EXPECT_NE(t.requests[0].prefix[1], t.requests[1].prefix[1]);
+  EXPECT_EQ(t.requests[0].prefix[1], t.requests[2].prefix[1]);
+}
+
+TEST(LlmSessions, MooncakeMalformedTracesNameLineAndField) {
+  const std::string ok = "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n";
+  auto expect = [&](const std::string& line, std::initializer_list<const char*> parts) {
+    const std::string e = mooncake_error(ok + line);
+    EXPECT_FALSE(e.empty()) << line;
+    for (const char* p : parts) EXPECT_NE(e.find(p), std::string::npos) << line << "\n  got: " << e;
+  };
+  expect("{\"timestamp\": 1, \"input_length\": 600", {"m.jsonl:2", "malformed JSON"});
+  expect("{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5}", {"m.jsonl:2", "field 'hash_ids': missing"});
+  expect("{\"timestamp\": 1, \"output_length\": 5, \"hash_ids\": [0]}", {"m.jsonl:2", "field 'input_length': missing"});
+  expect("{\"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0]}", {"m.jsonl:2", "field 'timestamp': missing"});
+  expect("{\"timestamp\": -5, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0]}",
+         {"m.jsonl:2", "field 'timestamp'", "negative"});
+  expect("{\"timestamp\": 1e300, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0]}",
+         {"m.jsonl:2", "field 'timestamp'", "latest time"});
+  expect("{\"timestamp\": 1, \"input_length\": -1, \"output_length\": 5, \"hash_ids\": []}",
+         {"m.jsonl:2", "field 'input_length'", "below the minimum 0"});
+  expect("{\"timestamp\": 1, \"input_length\": 9000000000000, \"output_length\": 5, \"hash_ids\": [0]}",
+         {"m.jsonl:2", "field 'input_length'", "above the maximum"});
+  expect("{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, -3]}",
+         {"m.jsonl:2", "field 'hash_ids[1]'", "non-negative integer"});
+  expect("{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, \"x\"]}", {"m.jsonl:2", "field 'hash_ids[1]'"});
+  expect("{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": 7}", {"m.jsonl:2", "field 'hash_ids'", "list"});
+  // 600 tokens are two 512-token blocks: three ids are one too many (a trace with another block size).
+  expect("{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1, 2]}",
+         {"m.jsonl:2", "field 'hash_ids'", "3 ids for input_length 600", "sessions.block_tokens"});
+  expect("[1, 2]", {"m.jsonl:2", "a JSON object per line"});
+  // A line of millions of values fails while it is parsed (bounded memory), naming the line.
+  std::string wide = "{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0";
+  for (int64_t i = 0; i < kMaxTraceLineValues; ++i) wide += ",1";
+  expect(wide + "]}", {"m.jsonl:2", "more than 2097152 JSON values"});
+}
+
+TEST(LlmSessions, PrefixCacheByHand) {
+  // Blocks of 10 tokens, 1 byte each: capacity 4 blocks. LRU order after each request, most recent first:
+  // r0 t=0: [a b c] (25 tokens): nothing seen.                                  a b c
+  // r1 t=1: [a b d] (30 tokens): a b seen and held -> reuse 20 of 30.            a b d c
+  // r2 t=2: [e f]   (20 tokens): nothing seen; evicts c, then d.                 e f a b
+  // r3 t=3: [a b c] (25 tokens): a b c seen (reusable 25), a b held -> reuse 20;
+  //         c needs room: evicts f.                                             a b c e
+  PrefixTrace t;
+  t.block_tokens = 10;
+  const uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6;
+  t.requests = {{0, 25, 1, {a, b, c}}, {1, 30, 1, {a, b, d}}, {2, 20, 1, {e, f}}, {3, 25, 1, {a, b, c}}};
+  const SessionResult r = simulate_prefix_cache(t, Bytes(4), Bytes(1));
+  EXPECT_DOUBLE_EQ(r.reusable_tokens, 20 + 25);
+  EXPECT_DOUBLE_EQ(r.reused_tokens, 20 + 20);
+  EXPECT_DOUBLE_EQ(r.recomputed_tokens, 25 + 10 + 20 + 5);
+  EXPECT_DOUBLE_EQ(r.hit_rate, 40.0 / 45);
+  EXPECT_DOUBLE_EQ(r.turn_hit_rate, 1.0);
+  EXPECT_EQ(r.evictions, 3);  // c, d, f
+  // Unbounded: every reusable token is reused.
+  EXPECT_DOUBLE_EQ(simulate_prefix_cache(t, Bytes(100), Bytes(1)).hit_rate, 1.0);
+  // No room: nothing is.
+  EXPECT_DOUBLE_EQ(simulate_prefix_cache(t, Bytes(0), Bytes(1)).hit_rate, 0.0);
+}
+
+// ---- Offered load ------------------------------------------------------------------------------------
+
+namespace {
+
+/// Hit rate and sessions alive of the synthetic trace made with `p`, on a store of `capacity` tokens.
+std::pair<double, double> hit_and_alive(const SessionParams& p, int64_t capacity) {
+  const std::vector<Turn> t = synthetic_trace(p);
+  return {simulate_sessions(t, Bytes(capacity), per_token).hit_rate, trace_summary(t)["sessions_alive"].get<double>()};
+}
+
+/// The mechanism: LRU retention of a fixed capacity keeps a session's KV until that many bytes of other
+/// sessions' turns have come in; more sessions alive between a session's turns push it out sooner. So along
+/// any sweep that raises the sessions alive, the hit rate must not rise; and it must fall from ~1 (everything
+/// fits) to well under half over the sweep (with exponential think times some turns still follow closely).
+void expect_falls(const std::vector<SessionParams>& sweep, int64_t capacity, const char* what) {
+  double hit_before = 2, alive_before = -1;
+  std::vector<double> hits;
+  for (const SessionParams& p : sweep) {
+    const auto [hit, alive] = hit_and_alive(p, capacity);
+    EXPECT_GT(alive, alive_before) << what;
+    EXPECT_LE(hit, hit_before) << what << ": sessions alive " << alive;
+    hit_before = hit, alive_before = alive;
+    hits.push_back(hit);
+  }
+  EXPECT_GT(hits.front(), 0.95) << what;
+  EXPECT_LT(hits.back(), 0.3) << what;
+}
+
+}  // namespace
+
+TEST(LlmSessions, HitRateFallsAsTheOfferedLoadRises) {
+  // KV of 1 byte per token; the store holds ~150 sessions of the agentic setting (~20K tokens each).
+  const int64_t capacity = 3'000'000;
+  SessionParams base = default_params<SessionParams>();
+  std::vector<SessionParams> rates, thinks, turns;
+  for (double rate : {1.0 / 32, 1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1.0}) {  // sessions per second
+    SessionParams p = base;
+    p.arrival_per_s = rate;
+    p.sessions = int64_t(rate * 12000);  // the same 12,000 s of arrivals
+    rates.push_back(p);
+  }
+  expect_falls(rates, capacity, "sessions per second");
+  for (double think_s : {5.0, 300.0, 1200.0, 3600.0, 14400.0}) {  // at 1/32 session per second
+    SessionParams p = base;
+    p.arrival_per_s = 1.0 / 32;
+    p.sessions = 1000;
+    p.think_time = sec(think_s);
+    thinks.push_back(p);
+  }
+  expect_falls(thinks, capacity, "think time");
+  for (int64_t n : {2, 4, 8, 16, 32}) {  // turns per session, at 1/32 session per second
+    SessionParams p = base;
+    p.arrival_per_s = 1.0 / 32;
+    p.sessions = 1000;
+    p.turns_min = p.turns_max = n;
+    turns.push_back(p);
+  }
+  expect_falls(turns, capacity, "turns per session");
+}
