@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
 #include "core/rng.hpp"
+#include "ssd/cmt.hpp"
 #include "ssd/ftl.hpp"
 
 namespace bitline::ssd {
@@ -62,126 +63,6 @@ class LatencyHist {
   int64_t n_ = 0;
   double sum_ = 0;
   int64_t min_ = INT64_MAX, max_ = 0;
-};
-
-/// MQSim's cached mapping table: an LRU of logical pages, each entry waiting (its translation page is
-/// being read), clean or dirty; the entries of one translation page are also linked together so that a
-/// translation-page write-back finds them without scanning the page's whole range. An entry is one
-/// 28-byte node (one cache line touched per entry); the per-page list heads are a dense array over the
-/// translation pages (4 bytes each, 1/1365 of the logical pages on MQSim's device).
-class Cmt {
- public:
-  enum : uint8_t { kWaiting = 1, kDirty = 2 };
-  static constexpr uint32_t kAbsent = kNone;
-  Cmt(size_t capacity, size_t tpages)
-      : cap_(capacity), index_(std::min<size_t>(capacity, 1 << 16) * 2), page_head_(capacity ? tpages : 0, kNone) {}
-  size_t capacity() const { return cap_; }
-  /// Slot of a logical page, or kAbsent.
-  uint32_t find(uint32_t lpa) const {
-    const uint32_t* s = index_.find(lpa);
-    return s ? *s : kAbsent;
-  }
-  /// Starts loading what a lookup of `lpa` and an eviction will touch (hints only).
-  void prefetch(uint32_t lpa) const {
-    index_.prefetch(lpa);
-    if (tail_ != kNone) __builtin_prefetch(&n_[tail_]);
-  }
-  /// Starts loading what evicting the LRU entry will touch (its index slot and page-list neighbours).
-  void prefetch_eviction() const {
-    if (tail_ == kNone || n_.size() < cap_) return;
-    const Node& x = n_[tail_];
-    index_.prefetch(x.key);
-    if (x.pprev != kNone) __builtin_prefetch(&n_[x.pprev]);
-    if (x.pnext != kNone) __builtin_prefetch(&n_[x.pnext]);
-  }
-  bool waiting(uint32_t s) const { return n_[s].flags & kWaiting; }
-  bool dirty(uint32_t s) const { return n_[s].flags & kDirty; }
-  uint32_t lpa(uint32_t s) const { return n_[s].key; }
-  uint32_t page(uint32_t s) const { return n_[s].page; }
-  void touch(uint32_t s) {
-    if (s == head_) return;
-    unlink(s);
-    push_front(s);
-  }
-  void set_flags(uint32_t s, uint8_t f) { n_[s].flags = f; }
-  bool full() const { return n_.size() >= cap_ && free_.empty(); }
-  /// Removes the least recently used entry; returns its translation page and whether it was dirty.
-  std::pair<uint32_t, bool> evict() {
-    uint32_t s = tail_;
-    std::pair<uint32_t, bool> out{n_[s].page, dirty(s)};
-    remove(s);
-    return out;
-  }
-  /// Inserts a logical page that is not present (the table must not be full); `page` is its translation page.
-  uint32_t insert(uint32_t lpa, uint32_t page, uint8_t f) {
-    uint32_t s;
-    if (!free_.empty()) {
-      s = free_.back();
-      free_.pop_back();
-    } else {
-      s = uint32_t(n_.size());
-      n_.emplace_back();
-    }
-    Node& x = n_[s];
-    x.key = lpa;
-    x.page = page;
-    x.flags = f;
-    index_.set(lpa, s);
-    push_front(s);
-    uint32_t h = page_head_[page];
-    x.pprev = kNone;
-    x.pnext = h;
-    if (h != kNone) n_[h].pprev = s;
-    page_head_[page] = s;
-    return s;
-  }
-  /// Calls f(slot) for every entry of translation page `page`.
-  template <class F>
-  void for_each_in_page(uint32_t page, F f) {
-    for (uint32_t s = page_head_[page]; s != kNone; s = n_[s].pnext) f(s);
-  }
-  size_t bytes() const { return index_.bytes() + page_head_.capacity() * 4 + n_.capacity() * sizeof(Node) + free_.capacity() * 4; }
-
- private:
-  struct Node {
-    uint32_t key, page, prev, next, pprev, pnext;
-    uint8_t flags;
-  };
-  void remove(uint32_t s) {
-    unlink(s);
-    Node& x = n_[s];
-    index_.erase(x.key);
-    if (x.pprev != kNone)
-      n_[x.pprev].pnext = x.pnext;
-    else
-      page_head_[x.page] = x.pnext;
-    if (x.pnext != kNone) n_[x.pnext].pprev = x.pprev;
-    free_.push_back(s);
-  }
-  void unlink(uint32_t s) {
-    Node& x = n_[s];
-    if (x.prev != kNone)
-      n_[x.prev].next = x.next;
-    else
-      head_ = x.next;
-    if (x.next != kNone)
-      n_[x.next].prev = x.prev;
-    else
-      tail_ = x.prev;
-  }
-  void push_front(uint32_t s) {
-    Node& x = n_[s];
-    x.prev = kNone;
-    x.next = head_;
-    if (head_ != kNone) n_[head_].prev = s;
-    head_ = s;
-    if (tail_ == kNone) tail_ = s;
-  }
-  size_t cap_;
-  FlatMap32 index_;
-  std::vector<uint32_t> page_head_, free_;
-  std::vector<Node> n_;
-  uint32_t head_ = kNone, tail_ = kNone;
 };
 
 /// MQSim's write cache (ADVANCED): page slots in LRU order, each holding the sectors written to it and
@@ -320,6 +201,13 @@ struct GcJob {
   int64_t outstanding = 0;
 };
 
+/// A synthetic request drawn from its flow's generator.
+struct Drawn {
+  int64_t lba = 0, size = 0;
+  bool read = false;
+};
+constexpr int kAhead = 4;  // requests a closed-loop flow draws ahead
+
 struct Flow {
   const FlowXml* x;
   int priority;  // 0 urgent .. 3 low
@@ -338,6 +226,8 @@ struct Flow {
   int64_t outstanding = 0;
   std::deque<uint32_t> backlog;  // requests that arrived while the submission queue was full
   int64_t stream_next = 0;
+  std::array<Drawn, kAhead> ahead;  // closed loop: the next requests, drawn early
+  int ahead_n = 0, ahead_i = 0;
   // results
   LatencyHist dev, e2e, dev_read, dev_write;
   int64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
@@ -392,7 +282,10 @@ class Sim {
     bool shared = d.cmt_sharing == "SHARED";
     int ncmt = shared && !M_.cmt_per_flow ? 1 : int(nflows);
     int64_t per_cmt = shared ? cmt_entries : cmt_entries / nflows;
-    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), size_t(tpages)));
+    for (int i = 0; i < ncmt; ++i) {
+      uint32_t lo = ncmt == 1 ? 0 : tpage0_[size_t(i)], hi = ncmt == 1 ? uint32_t(tpages) : tpage0_[size_t(i) + 1];
+      cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), lo, hi, int(d.page_size / 512)));
+    }
     arriving_.assign(size_t(tpages), kNotArriving);
     departing_.assign(size_t(tpages), 0);
     int ncache = d.data_cache_sharing == "SHARED" ? 1 : int(nflows);
@@ -489,6 +382,37 @@ class Sim {
       return;
     }
     ++fl.generated;
+    Drawn r;
+    if (fl.closed_loop) {
+      // A closed-loop flow draws only here, so its requests are drawn kAhead early (the same values in the
+      // same order) and what they will look up is prefetched meanwhile.
+      if (fl.ahead_n == 0)
+        for (; fl.ahead_n < kAhead; ++fl.ahead_n) fl.ahead[fl.ahead_n] = draw_ahead(f);
+      r = fl.ahead[fl.ahead_i];
+      fl.ahead[fl.ahead_i] = draw_ahead(f);
+      fl.ahead_i = (fl.ahead_i + 1) % kAhead;
+    } else {
+      r = draw(f);
+    }
+    arrive(new_request(f, r.read, r.lba, r.size, t), t);
+  }
+
+  Drawn draw_ahead(uint32_t f) {
+    Drawn r = draw(f);
+    prefetch_lpa(f, uint32_t(r.lba / spp_));
+    return r;
+  }
+
+  /// Starts loading what the translation and the FTL will touch for logical page lpa (hints only).
+  void prefetch_lpa(uint32_t f, uint32_t lpa) const {
+    if (!ideal_map_) cmt_[cmt_.size() == 1 ? 0 : f]->prefetch(lpa, tpage_of(f, lpa));
+    ftl_.prefetch(lpa);
+  }
+
+  /// Draws a synthetic request's direction, address and size from the flow's generator.
+  Drawn draw(uint32_t f) {
+    Flow& fl = flows_[f];
+    const FlowXml& x = *fl.x;
     int64_t size = x.avg_size;
     if (fl.normal_size && x.size_variance > 0) {
       double u1 = 1.0 - fl.rng.uniform(), u2 = fl.rng.uniform();
@@ -519,7 +443,7 @@ class Sim {
       lba -= lba % x.alignment_unit;
       if (lba < fl.start_lba) lba = fl.start_lba;
     }
-    arrive(new_request(f, read, lba, size, t), t);
+    return Drawn{lba, size, read};
   }
 
   void on_arrival(uint32_t f) {
@@ -578,7 +502,7 @@ class Sim {
     Request& r = reqs_[id];
     ++flows_[r.flow].outstanding;
     r.enqueued = ev_.now();
-    if (!ideal_map_) cmt_of(r.flow).prefetch(uint32_t(r.lba / spp_));
+    prefetch_lpa(r.flow, uint32_t(r.lba / spp_));
     ev_.push(link(down_free_, bytes(kSqeBytes)), {Ev::SqeFetched, id});
   }
 
@@ -619,10 +543,14 @@ class Sim {
   uint32_t tpage_of(uint32_t flow, uint32_t lpa) const {
     return tpage0_[flow] + uint32_t((int64_t(lpa) - lpa0_[flow]) / entries_per_tpage_);
   }
-  /// The first logical page that translation page `page` maps.
-  int64_t tpage_first_lpa(uint32_t page) const {
-    size_t f = size_t(std::upper_bound(tpage0_.begin(), tpage0_.end(), page) - tpage0_.begin()) - 1;
-    return lpa0_[f] + int64_t(page - tpage0_[f]) * entries_per_tpage_;
+  /// The 512 B sector of its translation page that holds the mapping entry of `lpa`.
+  uint32_t tsector_of(uint32_t flow, uint32_t lpa) const {
+    return uint32_t((int64_t(lpa) - lpa0_[flow]) % entries_per_tpage_ * gtd_entry_ / 512);
+  }
+  /// Inserts `lpa` into the flow's CMT, evicting (and writing back) its least recently used entry when full.
+  void cmt_insert(Cmt& c, uint32_t flow, uint32_t lpa, uint32_t page, Cmt::State st) {
+    make_room(c, flow);
+    c.insert(lpa, page, tsector_of(flow, lpa), st);
   }
 
   /// Where translation page `page` is: its last program, else a fixed page of its plane (stored at start).
@@ -651,21 +579,7 @@ class Sim {
   /// MQSim's translation-page write-back: every dirty entry of the page is cleaned, the sectors holding
   /// its clean cached entries are read (to merge), and the page is programmed (see translation_programs).
   void writeback(Cmt& c, uint32_t page, uint32_t flow) {
-    uint64_t sect = 0;
-    int64_t n = 0;
-    int64_t first = tpage_first_lpa(page);
-    c.for_each_in_page(page, [&](uint32_t s) {
-      if (c.waiting(s)) return;
-      if (c.dirty(s)) {
-        c.set_flags(s, 0);
-        return;
-      }
-      int64_t sec = std::min<int64_t>(63, (int64_t(c.lpa(s)) - first) * gtd_entry_ / 512);
-      if (!(sect & (uint64_t(1) << sec))) {
-        sect |= uint64_t(1) << sec;
-        ++n;
-      }
-    });
+    int64_t n = c.writeback(page);
     ++stats_.mapping_writebacks;
     if (arriving_[page] == kNotArriving) arriving_[page] = kNone;
     issue_mapping_read(page, n * 512, flow);
@@ -693,10 +607,9 @@ class Sim {
     bool write = t.kind == TxKind::Program;
     if (ideal_map_ || (write && !M_.write_translation)) return proceed(tx);
     Cmt& c = cmt_of(t.flow);
-    c.prefetch_eviction();
     uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(flow, lpa);
     uint32_t s = c.find(lpa);
-    if (s != Cmt::kAbsent && !c.waiting(s)) {
+    if (s != Cmt::kAbsent && c.state(s) != Cmt::State::Waiting) {
       c.touch(s);
       ++(write ? stats_.cmt_write_hits : stats_.cmt_hits);
       return proceed(tx);
@@ -707,16 +620,17 @@ class Sim {
       if (arriving_[page] == kNotArriving) issue_mapping_read(page, 512, flow);
       return park(page, tx);
     }
-    make_room(c, flow);
+    make_room(c, flow);  // first: the victim's write-back may start a read of this very page
+    uint32_t sector = tsector_of(flow, lpa);
     if (arriving_[page] != kNotArriving) {
-      c.insert(lpa, page, Cmt::kWaiting);
+      c.insert(lpa, page, sector, Cmt::State::Waiting);
       return park(page, tx);
     }
     if (departing_[page]) {
-      c.insert(lpa, page, 0);
+      c.insert(lpa, page, sector, Cmt::State::Clean);
       return proceed(tx);
     }
-    c.insert(lpa, page, Cmt::kWaiting);
+    c.insert(lpa, page, sector, Cmt::State::Waiting);
     park(page, tx);
     issue_mapping_read(page, 512, flow);
   }
@@ -738,10 +652,9 @@ class Sim {
         uint32_t s = c.find(t.lpa);
         if (s == Cmt::kAbsent) {
           uint32_t lpa = t.lpa, flow = t.flow;
-          make_room(c, flow);
-          c.insert(lpa, tpage_of(flow, lpa), 0);
-        } else if (c.waiting(s)) {
-          c.set_flags(s, 0);
+          cmt_insert(c, flow, lpa, tpage_of(flow, lpa), Cmt::State::Clean);
+        } else if (c.state(s) == Cmt::State::Waiting) {
+          c.set_state(s, Cmt::State::Clean);
         }
       }
       proceed(tx);
@@ -754,12 +667,10 @@ class Sim {
     Cmt& c = cmt_of(flow);
     if (c.capacity() == 0) return;
     uint32_t s = c.find(lpa);
-    if (s == Cmt::kAbsent) {
-      make_room(c, flow);
-      c.insert(lpa, tpage_of(flow, lpa), Cmt::kDirty);
-    } else {
-      c.set_flags(s, Cmt::kDirty);
-    }
+    if (s == Cmt::kAbsent)
+      cmt_insert(c, flow, lpa, tpage_of(flow, lpa), Cmt::State::Dirty);
+    else
+      c.set_state(s, Cmt::State::Dirty);
   }
 
   /// Issues a translated transaction: a read goes to its page; a program records its sectors and, when it

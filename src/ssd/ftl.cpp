@@ -87,11 +87,14 @@ Ftl::Ftl(const DeviceXml& d)
   for (int64_t p = 0; p < planes_; ++p)
     for (int64_t b = 0; b < B_; ++b) planes_state_[p].free.push_back(uint32_t(b));
   residue_of_plane_.assign(size_t(planes_), 0);
-  for (int64_t r = 0; r < planes_; ++r) residue_of_plane_[plane_of(uint64_t(r))] = uint32_t(r);
+  plane_of_residue_.assign(size_t(planes_), 0);
+  for (int64_t r = 0; r < planes_; ++r) {
+    plane_of_residue_[r] = scheme_plane(uint64_t(r));
+    residue_of_plane_[plane_of_residue_[r]] = uint32_t(r);
+  }
 }
 
-uint32_t Ftl::plane_of(uint64_t lpa) const {
-  uint64_t r = lpa % uint64_t(planes_);
+uint32_t Ftl::scheme_plane(uint64_t r) const {
   int64_t c = 0, w = 0, dd = 0, p = 0;
   for (char letter : scheme_) {
     int64_t n = letter == 'C' ? C_ : letter == 'W' ? W_ : letter == 'D' ? D_ : P_;

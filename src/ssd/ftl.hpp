@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "ssd/big_array.hpp"
 #include "ssd/mqsim_xml.hpp"
 
 namespace bitline::ssd {
@@ -33,7 +34,7 @@ class FlatMap32 {
     }
   }
   /// Starts loading the slot where `key` would be (a hint: the table is not changed).
-  void prefetch(uint32_t key) const { __builtin_prefetch(&slots_[slot_of(key)]); }
+  void prefetch(uint32_t key) const { ssd::prefetch(&slots_[slot_of(key)]); }
   const uint32_t* find(uint32_t key) const { return const_cast<FlatMap32*>(this)->find(key); }
   void set(uint32_t key, uint32_t value);
   bool erase(uint32_t key);
@@ -68,7 +69,7 @@ class Ftl {
   int64_t pages_per_block() const { return G_; }
   int64_t logical_pages() const { return logical_pages_; }
   /// Global plane of a logical page under the static allocation scheme.
-  uint32_t plane_of(uint64_t lpa) const;
+  uint32_t plane_of(uint64_t lpa) const { return plane_of_residue_[lpa % uint64_t(planes_)]; }
   int64_t die_of_plane(int64_t plane) const { return plane / planes_per_die_; }
   int64_t plane_in_die(int64_t plane) const { return plane % planes_per_die_; }
   int64_t plane_of_ppa(uint32_t ppa) const { return int64_t(ppa) / (B_ * G_); }
@@ -86,6 +87,8 @@ class Ftl {
   /// Physical page of a logical page, or kEmpty when it was never written. Keys at and above
   /// logical_pages() are translation pages (never preconditioned).
   uint32_t lookup(uint32_t lpa) const;
+  /// Starts loading what lookup(lpa) will touch (a hint).
+  void prefetch(uint32_t lpa) const { map_.prefetch(lpa); }
   /// Where a read of a never-written logical page is served (its static plane, a fixed page).
   uint32_t unwritten_ppa(uint32_t lpa) const;
 
@@ -151,6 +154,8 @@ class Ftl {
   uint32_t implicit_ppa(uint32_t lpa) const;
   uint32_t implicit_lpa(int64_t block, int64_t page) const;
   int64_t take_free(int64_t plane);
+  /// The plane of residue r (= lpa mod planes) under the allocation scheme (computed once per residue).
+  uint32_t scheme_plane(uint64_t r) const;
 
   int64_t C_, W_, D_, P_, B_, G_, bits_;
   int64_t planes_, planes_per_die_, logical_pages_;
@@ -163,6 +168,7 @@ class Ftl {
   std::vector<int32_t> data_free_;
   std::vector<PlaneState> planes_state_;
   std::vector<uint32_t> residue_of_plane_;  // lpa % planes for each plane
+  std::vector<uint32_t> plane_of_residue_;  // and its inverse
   FlatMap32 map_;
   bool preconditioned_ = false;
   uint64_t full_seq_ = 0;
