@@ -100,7 +100,7 @@ class Cmt {
       uint32_t p = uint32_t(tail_++);
       uint32_t s = find(key);
       if (s == kAbsent || t_[s].pos != p) continue;  // a copy left behind by a touch
-      if (tail_ + kAhead < head_) ssd::prefetch(&t_[home(ring_[(tail_ + kAhead) & rmask_])]);
+      prefetch_victims();
       State st = state(s);
       uint32_t cell = t_[s].cell;
       count(cell, st, -1);
@@ -128,10 +128,7 @@ class Cmt {
     if (cap_ == 0) return;
     ssd::prefetch(&t_[home(lpa)]);
     uint32_t rel = page - page_lo_;
-    if (rel < npages_) {
-      ssd::prefetch(&cnt_[size_t(rel) << (sh_ + 1)]);
-      ssd::prefetch(&epoch_[rel]);
-    }
+    if (rel < npages_) prefetch_page(rel);
   }
   /// Bytes held (for memory accounting).
   size_t bytes() const { return t_.size() * sizeof(Slot) + ring_.size() * 4 + cnt_.size() * 2 + epoch_.size() * 4; }
@@ -154,6 +151,19 @@ class Cmt {
     size_t i = (size_t(cell >> sh_) << (sh_ + 1)) + (cell & ((1u << sh_) - 1));
     if (st == State::Dirty) i += size_t(1) << sh_;
     cnt_[i] = uint16_t(cnt_[i] + delta);
+  }
+  /// Prefetches for the evictions to come: the slot of the victim kAhead evictions ahead and, through
+  /// the slot of the victim kAhead / 2 ahead (prefetched earlier), its sector counts and epoch.
+  void prefetch_victims() const {
+    if (tail_ + kAhead < head_) ssd::prefetch(&t_[home(ring_[(tail_ + kAhead) & rmask_])]);
+    if (tail_ + kAhead / 2 < head_) {
+      uint32_t s = find(ring_[(tail_ + kAhead / 2) & rmask_]);
+      if (s != kAbsent) prefetch_page(t_[s].cell >> sh_);
+    }
+  }
+  void prefetch_page(uint32_t rel) const {
+    ssd::prefetch(&cnt_[size_t(rel) << (sh_ + 1)]);
+    ssd::prefetch(&epoch_[rel]);
   }
   /// Appends slot s at the young end of the ring.
   void push(uint32_t s) {

@@ -242,8 +242,11 @@ class Sim {
     blocked_.resize(size_t(d.planes()));
     channel_free_.assign(size_t(d.channels), Time{});
     for (int64_t p = 0; p < d.planes(); ++p) {
-      die_of_.push_back(int32_t(ftl_.die_of_plane(p)));
+      int64_t die = ftl_.die_of_plane(p);
+      die_of_.push_back(int32_t(die));
       pin_of_.push_back(uint8_t(ftl_.plane_in_die(p)));
+      unit_of_.push_back(int32_t(M_.chip_scheduling ? die / d.dies_per_chip : die));
+      channel_of_.push_back(int32_t(die / (d.chips_per_channel * d.dies_per_chip)));
     }
     spp_ = d.sectors_per_page();
     xfer_rate_ = bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
@@ -955,10 +958,7 @@ class Sim {
   }
 
   /// The scheduling unit of a plane: its chip (chip_scheduling) or its die.
-  int64_t unit_of(int64_t plane) const {
-    int64_t die = ftl_.die_of_plane(plane);
-    return M_.chip_scheduling ? die / d_.dies_per_chip : die;
-  }
+  int64_t unit_of(int64_t plane) const { return unit_of_[size_t(plane)]; }
 
   void enqueue(uint32_t tx) {
     const Tx& t = txs_[tx];
@@ -1026,7 +1026,7 @@ class Sim {
     execute(unit);
   }
 
-  int64_t channel_of_plane(int64_t plane) const { return ftl_.die_of_plane(plane) / (d_.chips_per_channel * d_.dies_per_chip); }
+  int64_t channel_of_plane(int64_t plane) const { return channel_of_[size_t(plane)]; }
 
   Time xfer_end(int64_t plane, int64_t b) {
     Time& ch = channel_free_[channel_of_plane(plane)];
@@ -1307,10 +1307,12 @@ class Sim {
   std::vector<uint32_t> arriving_, departing_;
   FlatMap32 partial_{1024};
   std::vector<uint32_t> park_next_, scratch_;
-  std::vector<int32_t> die_of_;   // die of each plane
-  std::vector<uint8_t> pin_of_;   // plane in its die of each plane
-  std::vector<int64_t> lpa0_;     // first logical page of each flow
-  std::vector<uint32_t> tpage0_;  // first translation page of each flow (and one past the last)
+  std::vector<int32_t> die_of_;      // die of each plane
+  std::vector<uint8_t> pin_of_;      // plane in its die of each plane
+  std::vector<int32_t> unit_of_;     // scheduling unit (chip or die) of each plane
+  std::vector<int32_t> channel_of_;  // channel of each plane
+  std::vector<int64_t> lpa0_;        // first logical page of each flow
+  std::vector<uint32_t> tpage0_;     // first translation page of each flow (and one past the last)
   int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
   uint32_t full_bits_ = 0;
   bool ideal_map_ = false;

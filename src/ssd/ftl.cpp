@@ -79,6 +79,9 @@ Ftl::Ftl(const DeviceXml& d)
       rng_(Rng::derive(uint64_t(d.seed), "ftl")) {
   if (d.pages() >= int64_t(FlatMap32::kEmpty))
     throw ConfigError(fmt::format("{}: {} physical pages: bitline's FTL addresses at most 2^32-2", d.file, d.pages()));
+  pages_per_plane32_ = uint32_t(B_ * G_);
+  pages_per_block32_ = uint32_t(G_);
+  bits32_ = uint32_t(bits_);
   gc_threshold_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_exec_threshold * double(B_))));
   hard_reserve_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_hard_threshold * double(B_))));
   rga_set_ = std::max<int64_t>(1, int64_t(std::log2(double(B_))));

@@ -72,12 +72,13 @@ class Ftl {
   uint32_t plane_of(uint64_t lpa) const { return plane_of_residue_[lpa % uint64_t(planes_)]; }
   int64_t die_of_plane(int64_t plane) const { return plane / planes_per_die_; }
   int64_t plane_in_die(int64_t plane) const { return plane % planes_per_die_; }
-  int64_t plane_of_ppa(uint32_t ppa) const { return int64_t(ppa) / (B_ * G_); }
-  int64_t block_of_ppa(uint32_t ppa) const { return int64_t(ppa) / G_; }
-  int64_t page_of_ppa(uint32_t ppa) const { return int64_t(ppa) % G_; }
+  // (32-bit divisions: a physical page number fits in 32 bits)
+  int64_t plane_of_ppa(uint32_t ppa) const { return int64_t(ppa / pages_per_plane32_); }
+  int64_t block_of_ppa(uint32_t ppa) const { return int64_t(ppa / pages_per_block32_); }
+  int64_t page_of_ppa(uint32_t ppa) const { return int64_t(ppa % pages_per_block32_); }
   /// Page type (LSB/CSB/MSB) of a physical page.
   PageType page_type(uint32_t ppa) const {
-    int64_t k = page_of_ppa(ppa) % bits_;
+    int64_t k = int64_t(ppa % pages_per_block32_ % bits32_);
     return k == 0 ? PageType::LSB : (bits_ == 2 || k == 2) ? PageType::MSB : PageType::CSB;
   }
 
@@ -158,6 +159,7 @@ class Ftl {
   uint32_t scheme_plane(uint64_t r) const;
 
   int64_t C_, W_, D_, P_, B_, G_, bits_;
+  uint32_t pages_per_plane32_, pages_per_block32_, bits32_;
   int64_t planes_, planes_per_die_, logical_pages_;
   std::string scheme_;
   int64_t gc_threshold_blocks_, hard_reserve_blocks_;
