@@ -81,6 +81,7 @@ class WriteCache {
     return s ? &slots_[*s] : nullptr;
   }
   bool full() const { return used_ >= cap_; }
+  void prefetch(uint32_t lpa) const { index_.prefetch(lpa); }
   void touch(Slot& sl) {
     uint32_t s = uint32_t(&sl - slots_.data());
     unlink(s);
@@ -410,6 +411,9 @@ class Sim {
   void prefetch_lpa(uint32_t f, uint32_t lpa) const {
     if (!ideal_map_) cmt_[cmt_.size() == 1 ? 0 : f]->prefetch(lpa, tpage_of(f, lpa));
     ftl_.prefetch(lpa);
+    if (flows_[f].any_cache) cache_[size_t(cache_of(f))]->prefetch(lpa);
+    if (flows_[f].write_cache && M_.hot_cold_cache) hot_.prefetch(lpa);
+    partial_.prefetch(lpa);
   }
 
   /// Draws a synthetic request's direction, address and size from the flow's generator.
@@ -907,7 +911,9 @@ class Sim {
         it = w.erase(it);
       else
         ++it;
-      if (depth_[c] > max_depth_) break;
+      // at the limit no later request can enter (and the first call above already did this instant's
+      // hot-window reset)
+      if (depth_[c] >= max_depth_) break;
     }
   }
 
