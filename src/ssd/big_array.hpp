@@ -1,13 +1,14 @@
-// A fixed-size array of a trivially copyable type for the general SSD's large
-// randomly accessed tables (the CMT, the mapping table). From 2 MiB up it is
-// 2 MiB-aligned and, on Linux, advised to be backed by transparent huge pages:
-// a random access over tens of megabytes then rarely misses the TLB. The
-// array starts zeroed.
+// A fixed-size, zero-initialised array of a trivially copyable type for the
+// general SSD's large randomly accessed tables (the CMT, the mapping table).
+// From 2 MiB up it is mapped from the OS (on Linux): its pages arrive zeroed,
+// so nothing is written to clear it, and it is 2 MiB-aligned and advised to be
+// backed by transparent huge pages, so a random access over tens of megabytes
+// rarely misses the TLB. Smaller arrays come from calloc.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -33,29 +34,47 @@ class BigArray {
   BigArray() = default;
   explicit BigArray(size_t n) : n_(n) {
     if (n == 0) return;
+    if (n > SIZE_MAX / sizeof(T) - kHuge) throw std::bad_alloc();
     size_t bytes = n * sizeof(T);
+#if defined(__linux__)
     if (bytes >= kHuge) {
-      size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-      p_ = static_cast<T*>(std::aligned_alloc(kHuge, rounded));
-      if (!p_) throw std::bad_alloc();
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-      madvise(p_, rounded, MADV_HUGEPAGE);  // a hint: without huge pages the array works the same
+      // over-map by one huge page, then keep the aligned part
+      size_t len = (bytes + kHuge - 1) / kHuge * kHuge, span = len + kHuge;
+      void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) throw std::bad_alloc();
+      uintptr_t a = (reinterpret_cast<uintptr_t>(m) + kHuge - 1) / kHuge * kHuge;
+      size_t head = a - reinterpret_cast<uintptr_t>(m);
+      if (head) munmap(m, head);
+      if (span - head - len) munmap(reinterpret_cast<void*>(a + len), span - head - len);
+#if defined(MADV_HUGEPAGE)
+      madvise(reinterpret_cast<void*>(a), len, MADV_HUGEPAGE);  // a hint: without huge pages it works the same
 #endif
-      std::memset(static_cast<void*>(p_), 0, rounded);
-    } else {
-      p_ = static_cast<T*>(std::calloc(n, sizeof(T)));
-      if (!p_) throw std::bad_alloc();
+      p_ = reinterpret_cast<T*>(a);
+      mapped_ = len;
+      return;
     }
+#endif
+    p_ = static_cast<T*>(std::calloc(n, sizeof(T)));
+    if (!p_) throw std::bad_alloc();
   }
   BigArray(const BigArray&) = delete;
   BigArray& operator=(const BigArray&) = delete;
-  BigArray(BigArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  BigArray(BigArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), mapped_(std::exchange(o.mapped_, 0)) {}
   BigArray& operator=(BigArray&& o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
+    std::swap(mapped_, o.mapped_);
     return *this;
   }
-  ~BigArray() { std::free(p_); }
+  ~BigArray() {
+#if defined(__linux__)
+    if (mapped_) {
+      munmap(p_, mapped_);
+      return;
+    }
+#endif
+    std::free(p_);
+  }
 
   T& operator[](size_t i) { return p_[i]; }
   const T& operator[](size_t i) const { return p_[i]; }
@@ -71,6 +90,7 @@ class BigArray {
   static constexpr size_t kHuge = size_t(2) << 20;
   T* p_ = nullptr;
   size_t n_ = 0;
+  size_t mapped_ = 0;  // bytes mapped from the OS (0: from calloc)
 };
 
 }  // namespace bitline::ssd

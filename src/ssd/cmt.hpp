@@ -53,8 +53,8 @@ class Cmt {
   /// Slot of a logical page, or kAbsent; valid until the next insert or evict.
   uint32_t find(uint32_t lpa) const {
     for (size_t i = home(lpa);; i = (i + 1) & mask_) {
-      if (t_[i].key == lpa) return uint32_t(i);
-      if (t_[i].key == kEmpty) return kAbsent;
+      if (t_[i].nkey == ~lpa) return uint32_t(i);
+      if (t_[i].nkey == 0) return kAbsent;
     }
   }
   State state(uint32_t s) const {
@@ -62,7 +62,7 @@ class Cmt {
     if (x.tag == kTagWaiting) return State::Waiting;
     return x.tag == epoch_[x.cell >> sh_] ? State::Dirty : State::Clean;
   }
-  uint32_t lpa(uint32_t s) const { return t_[s].key; }
+  uint32_t lpa(uint32_t s) const { return ~t_[s].nkey; }
   uint32_t page(uint32_t s) const { return page_lo_ + (t_[s].cell >> sh_); }
 
   void set_state(uint32_t s, State st) {
@@ -82,12 +82,12 @@ class Cmt {
   /// translation page `page` that holds its entry.
   void insert(uint32_t lpa, uint32_t page, uint32_t sector, State st) {
     uint32_t rel = page - page_lo_;
-    if (rel >= npages_ || sector >= sectors_ || size_ >= cap_) throw std::logic_error("Cmt::insert out of range");
+    if (rel >= npages_ || sector >= sectors_ || size_ >= cap_ || lpa == kAbsent) throw std::logic_error("Cmt::insert out of range");
     if ((size_ + 1) * 10 > t_.size() * 7) rehash(t_.size() * 2);
     size_t i = home(lpa);
-    while (t_[i].key != kEmpty) i = (i + 1) & mask_;
+    while (t_[i].nkey != 0) i = (i + 1) & mask_;
     uint32_t cell = (rel << sh_) | sector;
-    t_[i] = Slot{lpa, 0, cell, tag_for(cell, st)};
+    t_[i] = Slot{~lpa, 0, cell, tag_for(cell, st)};
     count(cell, st, +1);
     ++size_;
     push(uint32_t(i));
@@ -134,12 +134,12 @@ class Cmt {
   size_t bytes() const { return t_.size() * sizeof(Slot) + ring_.size() * 4 + cnt_.size() * 2 + epoch_.size() * 4; }
 
  private:
-  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
   // tags: waiting, clean, else the page's write-back epoch when the entry became dirty (dirty while equal)
   static constexpr uint32_t kTagWaiting = 0xFFFFFFFFu, kTagClean = 0xFFFFFFFEu;
   static constexpr uint64_t kAhead = 8;  // evictions prefetched ahead
   struct Slot {
-    uint32_t key, pos, cell, tag;  // logical page, ring position, (page - page_lo) << sh | sector, tag
+    // the logical page's complement (0: an empty slot), ring position, (page - page_lo) << sh | sector, tag
+    uint32_t nkey, pos, cell, tag;
   };
 
   size_t home(uint32_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
@@ -168,7 +168,7 @@ class Cmt {
   /// Appends slot s at the young end of the ring.
   void push(uint32_t s) {
     if (head_ - tail_ == ring_.size()) make_ring_room();
-    ring_[head_ & rmask_] = t_[s].key;
+    ring_[head_ & rmask_] = ~t_[s].nkey;
     t_[s].pos = uint32_t(head_++);
   }
   /// The ring is full: doubles it while most of it is live, else drops the dead copies.
@@ -195,26 +195,25 @@ class Cmt {
     // backward-shift deletion keeps every probe chain unbroken
     for (size_t j = i;;) {
       j = (j + 1) & mask_;
-      if (t_[j].key == kEmpty) break;
-      size_t h = home(t_[j].key);
+      if (t_[j].nkey == 0) break;
+      size_t h = home(~t_[j].nkey);
       if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
         t_[i] = t_[j];
         i = j;
       }
     }
-    t_[i].key = kEmpty;
+    t_[i].nkey = 0;
     --size_;
   }
   void rehash(size_t n) {
     BigArray<Slot> old = std::move(t_);
-    t_ = BigArray<Slot>(n);
-    for (Slot& x : t_) x.key = kEmpty;
+    t_ = BigArray<Slot>(n);  // zeroed: all empty
     mask_ = n - 1;
     shift_ = 64 - std::countr_zero(n);
     for (const Slot& x : old) {
-      if (x.key == kEmpty) continue;
-      size_t i = home(x.key);
-      while (t_[i].key != kEmpty) i = (i + 1) & mask_;
+      if (x.nkey == 0) continue;
+      size_t i = home(~x.nkey);
+      while (t_[i].nkey != 0) i = (i + 1) & mask_;
       t_[i] = x;
     }
   }
@@ -222,7 +221,7 @@ class Cmt {
   /// them so and restart its epochs.
   void renumber(uint32_t rel) {
     for (Slot& x : t_)
-      if (x.key != kEmpty && (x.cell >> sh_) == rel && x.tag != kTagWaiting) x.tag = kTagClean;
+      if (x.nkey != 0 && (x.cell >> sh_) == rel && x.tag != kTagWaiting) x.tag = kTagClean;
     epoch_[rel] = 0;
   }
 

@@ -188,9 +188,46 @@ struct Payload {
   uint32_t a;
 };
 
+/// A FIFO of transaction ids in a ring buffer (a power-of-two capacity that doubles when full), with
+/// indexing and removal from the middle: what a die's queues need, without std::deque's block bookkeeping.
+class TxQueue {
+ public:
+  bool empty() const { return head_ == tail_; }
+  size_t size() const { return tail_ - head_; }
+  uint32_t front() const { return buf_[head_ & mask_]; }
+  uint32_t operator[](size_t i) const { return buf_[(head_ + i) & mask_]; }
+  void push_back(uint32_t x) {
+    if (size() == buf_.size()) grow();
+    buf_[tail_++ & mask_] = x;
+  }
+  void pop_front() { ++head_; }
+  /// Removes the i-th entry, keeping the order of the others.
+  void erase(size_t i) {
+    if (i < size() / 2) {
+      for (size_t j = i; j > 0; --j) buf_[(head_ + j) & mask_] = buf_[(head_ + j - 1) & mask_];
+      ++head_;
+    } else {
+      for (size_t j = i; j + 1 < size(); ++j) buf_[(head_ + j) & mask_] = buf_[(head_ + j + 1) & mask_];
+      --tail_;
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<uint32_t> b(std::max<size_t>(8, buf_.size() * 2));
+    for (size_t i = 0; i < size(); ++i) b[i] = (*this)[i];
+    tail_ = size();
+    head_ = 0;
+    buf_.swap(b);
+    mask_ = buf_.size() - 1;
+  }
+  std::vector<uint32_t> buf_;
+  size_t head_ = 0, tail_ = 0, mask_ = 0;
+};
+
 struct Die {
   // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC
-  std::array<std::deque<uint32_t>, 11> q;
+  std::array<TxQueue, 11> q;
   bool busy = false;
   std::vector<uint32_t> group;  // transactions of the running operation
   int64_t pending_xfers = 0;
@@ -1005,9 +1042,9 @@ class Sim {
     --lvl;
     D.group.assign(1, first);
     const Tx& f = txs_[first];
-    if (f.kind != TxKind::Erase && d_.planes_per_die > 1) {
+    int64_t off = M_.multiplane_same_page && f.kind != TxKind::Erase ? page_offset(f) : 0;
+    if (f.kind != TxKind::Erase && d_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
       int32_t die = die_of_[size_t(f.plane)];
-      int64_t off = M_.multiplane_same_page ? page_offset(f) : 0;
       uint32_t used_planes = 1u << pin_of_[size_t(f.plane)];
       bool read = f.kind == TxKind::Read;
       for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
@@ -1022,7 +1059,7 @@ class Sim {
           if (!ready(c)) continue;
           used_planes |= bit;
           D.group.push_back(q[i]);
-          q.erase(q.begin() + std::ptrdiff_t(i));
+          q.erase(i);
           --i;
         }
       }
@@ -1030,6 +1067,18 @@ class Sim {
     if (D.group.size() > 1) ++stats_.multiplane_ops;
     D.busy = true;
     execute(unit);
+  }
+
+  /// Whether another plane of program f's die could take a program with it now: its next page is f's (with
+  /// multiplane_same_page) and it can allocate a page (at least as GC, the weaker test). When none can, the
+  /// queues hold no companion for f and need no scan.
+  bool program_companion_possible(const Tx& f, int64_t off) const {
+    int64_t first = int64_t(die_of_[size_t(f.plane)]) * d_.planes_per_die;
+    for (int64_t q = first; q < first + d_.planes_per_die; ++q) {
+      if (q == f.plane || (M_.multiplane_same_page && ftl_.next_page(q) != off)) continue;
+      if (ftl_.can_allocate(q, true)) return true;
+    }
+    return false;
   }
 
   int64_t channel_of_plane(int64_t plane) const { return channel_of_[size_t(plane)]; }
@@ -1125,7 +1174,10 @@ class Sim {
 
   void on_die_op_done(int64_t unit) {
     Die& D = dies_[unit];
-    std::vector<uint32_t> group = std::move(D.group);
+    // the finished group moves to a scratch vector (the unit may start its next operation in the loop);
+    // the vectors trade buffers, so nothing is allocated per operation
+    std::vector<uint32_t>& group = done_group_;
+    group.swap(D.group);
     D.group.clear();
     D.busy = false;
     for (uint32_t tx : group) {
@@ -1151,6 +1203,7 @@ class Sim {
         ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, t.req});
       }
     }
+    group.clear();
     start_die(unit);
   }
 
@@ -1312,7 +1365,7 @@ class Sim {
   static constexpr uint32_t kNotArriving = 0xFFFFFFFEu;
   std::vector<uint32_t> arriving_, departing_;
   FlatMap32 partial_{1024};
-  std::vector<uint32_t> park_next_, scratch_;
+  std::vector<uint32_t> park_next_, scratch_, done_group_;
   std::vector<int32_t> die_of_;      // die of each plane
   std::vector<uint8_t> pin_of_;      // plane in its die of each plane
   std::vector<int32_t> unit_of_;     // scheduling unit (chip or die) of each plane

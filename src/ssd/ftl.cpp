@@ -15,22 +15,22 @@ namespace bitline::ssd {
 FlatMap32::FlatMap32(size_t initial) { rehash(std::bit_ceil(std::max<size_t>(initial, 16))); }
 
 void FlatMap32::rehash(size_t capacity) {
-  std::vector<uint64_t> old = std::move(slots_);
-  slots_.assign(capacity, ~uint64_t(0));
+  BigArray<uint64_t> old = std::move(slots_);
+  slots_ = BigArray<uint64_t>(capacity);  // zeroed: all empty
   mask_ = capacity - 1;
   shift_ = 64 - std::countr_zero(capacity);
   size_ = 0;
   for (uint64_t s : old)
-    if (uint32_t(s >> 32) != kEmpty) set(uint32_t(s >> 32), uint32_t(s));
+    if (key_of(s) != kEmpty) set(key_of(s), uint32_t(s));
 }
 
 void FlatMap32::set(uint32_t key, uint32_t value) {
   if ((size_ + 1) * 10 > slots_.size() * 7) rehash(slots_.size() * 2);
   for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-    uint32_t k = uint32_t(slots_[i] >> 32);
+    uint32_t k = key_of(slots_[i]);
     if (k == key || k == kEmpty) {
       if (k == kEmpty) ++size_;
-      slots_[i] = (uint64_t(key) << 32) | value;
+      slots_[i] = slot(key, value);
       return;
     }
   }
@@ -39,7 +39,7 @@ void FlatMap32::set(uint32_t key, uint32_t value) {
 bool FlatMap32::erase(uint32_t key) {
   size_t i = slot_of(key);
   for (;; i = (i + 1) & mask_) {
-    uint32_t k = uint32_t(slots_[i] >> 32);
+    uint32_t k = key_of(slots_[i]);
     if (k == key) break;
     if (k == kEmpty) return false;
   }
@@ -47,7 +47,7 @@ bool FlatMap32::erase(uint32_t key) {
   size_t j = i;
   while (true) {
     j = (j + 1) & mask_;
-    uint32_t k = uint32_t(slots_[j] >> 32);
+    uint32_t k = key_of(slots_[j]);
     if (k == kEmpty) break;
     size_t home = slot_of(k);
     bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
@@ -56,7 +56,7 @@ bool FlatMap32::erase(uint32_t key) {
       i = j;
     }
   }
-  slots_[i] = ~uint64_t(0);
+  slots_[i] = 0;
   --size_;
   return true;
 }
@@ -108,11 +108,6 @@ uint32_t Ftl::scheme_plane(uint64_t r) const {
   return uint32_t(((c * W_ + w) * D_ + dd) * P_ + p);
 }
 
-int64_t Ftl::next_page(int64_t plane) const {
-  int64_t f = planes_state_[plane].frontier;
-  return f < 0 ? 0 : int64_t(blocks_[f].written);
-}
-
 uint32_t Ftl::lookup(uint32_t lpa) const {
   if (const uint32_t* v = map_.find(lpa)) return *v;
   return preconditioned_ && int64_t(lpa) < logical_pages_ ? implicit_ppa(lpa) : FlatMap32::kEmpty;
@@ -155,12 +150,6 @@ void Ftl::invalidate(uint32_t ppa) {
   if (!(bd.valid_bits[size_t(page / 64)] & bit)) throw ModelError("FTL: invalidating a page that is not valid");
   bd.valid_bits[size_t(page / 64)] &= ~bit;
   --blocks_[block].valid;
-}
-
-bool Ftl::can_allocate(int64_t plane, bool gc) const {
-  const PlaneState& ps = planes_state_[plane];
-  if (ps.frontier >= 0 && int64_t(blocks_[ps.frontier].written) < G_) return true;
-  return int64_t(ps.free.size()) > (gc ? 0 : hard_reserve_blocks_);
 }
 
 int64_t Ftl::take_free(int64_t plane) {

@@ -28,7 +28,7 @@ class FlatMap32 {
   /// Pointer to the value, or null.
   uint32_t* find(uint32_t key) {
     for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-      uint32_t k = uint32_t(slots_[i] >> 32);
+      uint32_t k = key_of(slots_[i]);
       if (k == key) return reinterpret_cast<uint32_t*>(&slots_[i]);  // low half (little-endian): the value
       if (k == kEmpty) return nullptr;
     }
@@ -43,8 +43,12 @@ class FlatMap32 {
 
  private:
   size_t slot_of(uint32_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
+  // a slot holds the key's complement in its high half (so a zeroed slot is empty: key kEmpty), the value in
+  // its low half
+  static uint32_t key_of(uint64_t slot) { return ~uint32_t(slot >> 32); }
+  static uint64_t slot(uint32_t key, uint32_t value) { return (uint64_t(~key) << 32) | value; }
   void rehash(size_t capacity);
-  std::vector<uint64_t> slots_;  // key in the high half, value in the low half; kEmpty key = empty
+  BigArray<uint64_t> slots_;
   size_t mask_ = 0, size_ = 0;
   int shift_ = 54;
 };
@@ -84,7 +88,10 @@ class Ftl {
 
   // ---- mapping ----
   /// Page offset (in its block) that the next program in `plane` lands on.
-  int64_t next_page(int64_t plane) const;
+  int64_t next_page(int64_t plane) const {
+    int64_t f = planes_state_[plane].frontier;
+    return f < 0 ? 0 : int64_t(blocks_[f].written);
+  }
   /// Physical page of a logical page, or kEmpty when it was never written. Keys at and above
   /// logical_pages() are translation pages (never preconditioned).
   uint32_t lookup(uint32_t lpa) const;
@@ -95,7 +102,11 @@ class Ftl {
 
   // ---- writes ----
   /// Whether a program of a host page (gc=false) or a relocated page (gc=true) can be placed in `plane` now.
-  bool can_allocate(int64_t plane, bool gc) const;
+  bool can_allocate(int64_t plane, bool gc) const {
+    const PlaneState& ps = planes_state_[plane];
+    if (ps.frontier >= 0 && int64_t(blocks_[ps.frontier].written) < G_) return true;
+    return int64_t(ps.free.size()) > (gc ? 0 : hard_reserve_blocks_);
+  }
   /// Programs `lpa` into the next page of `plane`'s frontier, invalidating its old copy. Returns the new page.
   uint32_t write(uint32_t lpa, int64_t plane, bool gc);
 
