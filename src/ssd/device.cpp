@@ -142,6 +142,26 @@ class WriteCache {
   uint32_t head_ = kNone, tail_ = kNone;
 };
 
+/// Times to move b bytes at a rate (bytes / rate), computed once for each multiple of 512 B up to kSectors
+/// sectors, plus a fixed `extra` (a completion after the data).
+class XferTimes {
+ public:
+  static constexpr int64_t kSectors = 256;
+  XferTimes() = default;
+  XferTimes(Bandwidth rate, int64_t extra) : rate_(rate), extra_(extra) {
+    for (int64_t k = 0; k <= kSectors; ++k) t_.push_back(bytes(k * 512 + extra) / rate);
+  }
+  Time operator()(int64_t b) const {
+    if (b % 512 == 0 && b / 512 <= kSectors) return t_[size_t(b / 512)];
+    return bytes(b + extra_) / rate_;
+  }
+
+ private:
+  Bandwidth rate_{};
+  int64_t extra_ = 0;
+  std::vector<Time> t_;
+};
+
 enum class TxKind : uint8_t { Read, Program, Erase };
 // User: a host request's page (req = request); Cache: a page written back from the write cache (req =
 // cache version); Update: the read of a partial write's other sectors (req = its program);
@@ -289,6 +309,12 @@ class Sim {
     spp_ = d.sectors_per_page();
     xfer_rate_ = bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
     pcie_ = bytes_per_s(d.pcie_lane_bandwidth_gbps * 1e9 * double(d.pcie_lane_count));
+    sqe_time_ = bytes(kSqeBytes) / pcie_;
+    cqe_time_ = bytes(kCqeBytes) / pcie_;
+    pcie_data_ = XferTimes(pcie_, 0);
+    pcie_read_cqe_ = XferTimes(pcie_, kCqeBytes);
+    chan_time_ = XferTimes(xfer_rate_, 0);
+    for (int64_t k = 0; k <= XferTimes::kSectors; ++k) dram_times_.push_back(dram_time(k * 512));
     int64_t nflows = int64_t(s.flows.size());
     int64_t logical_sectors = d.logical_pages() * spp_;
     int64_t per_flow = logical_sectors / nflows;
@@ -547,12 +573,13 @@ class Sim {
     ++flows_[r.flow].outstanding;
     r.enqueued = ev_.now();
     prefetch_lpa(r.flow, uint32_t(r.lba / spp_));
-    ev_.push(link(down_free_, bytes(kSqeBytes)), {Ev::SqeFetched, id});
+    ev_.push(link(down_free_, sqe_time_), {Ev::SqeFetched, id});
   }
 
-  Time link(Time& busy, Bytes b) {
+  /// When a transfer taking d on a FIFO link that is busy until `busy` ends (the link is then busy until then).
+  Time link(Time& busy, Time d) {
     Time start = std::max(ev_.now(), busy);
-    busy = start + b / pcie_;
+    busy = start + d;
     return busy;
   }
 
@@ -561,7 +588,7 @@ class Sim {
     if (r.read) {
       issue_reads(id);
     } else {
-      ev_.push(link(down_free_, bytes(r.sectors * 512)), {Ev::WriteDmaDone, id});
+      ev_.push(link(down_free_, pcie_data_(r.sectors * 512)), {Ev::WriteDmaDone, id});
     }
   }
 
@@ -788,7 +815,7 @@ class Sim {
 
   void finish_read(uint32_t id) {
     Request& r = reqs_[id];
-    Time t = link(up_free_, bytes(r.sectors * 512 + kCqeBytes));
+    Time t = link(up_free_, pcie_read_cqe_(r.sectors * 512));
     ev_.push(t, {Ev::Complete, id});
   }
 
@@ -807,8 +834,9 @@ class Sim {
   }
   /// When a DRAM access of b bytes started now ends (one access at a time with dram_serial).
   Time dram(int64_t b) {
-    if (!M_.dram_serial) return ev_.now() + dram_time(b);
-    dram_free_ = std::max(ev_.now(), dram_free_) + dram_time(b);
+    Time d = b % 512 == 0 && size_t(b / 512) < dram_times_.size() ? dram_times_[size_t(b / 512)] : dram_time(b);
+    if (!M_.dram_serial) return ev_.now() + d;
+    dram_free_ = std::max(ev_.now(), dram_free_) + d;
     return dram_free_;
   }
 
@@ -829,7 +857,7 @@ class Sim {
       t.bits = bits_of(off, n);
       translate(new_tx(t));
     });
-    if (--reqs_[id].pending == 0) ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, id});
+    if (--reqs_[id].pending == 0) ev_.push(link(up_free_, cqe_time_), {Ev::Complete, id});
   }
 
   /// MQSim's destage buffer: takes the request's pages into the write cache while the sectors being
@@ -927,7 +955,7 @@ class Sim {
 
   void on_dram_write_done(uint32_t id) {
     Request& r = reqs_[id];
-    if (--r.pending == 0 && r.admitted == r.sectors) ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, id});
+    if (--r.pending == 0 && r.admitted == r.sectors) ev_.push(link(up_free_, cqe_time_), {Ev::Complete, id});
   }
 
   /// A page written back from the cache is programmed: its slot leaves the cache unless newer data merged
@@ -943,11 +971,11 @@ class Sim {
         sl->writeback = false;  // newer data: dirty again
     }
     auto& w = waiting_[c];
-    for (auto it = w.begin(); it != w.end();) {
-      if (destage(*it))
-        it = w.erase(it);
+    for (size_t i = 0; i < w.size();) {
+      if (destage(w[i]))
+        w.erase(w.begin() + std::ptrdiff_t(i));
       else
-        ++it;
+        ++i;
       // at the limit no later request can enter (and the first call above already did this instant's
       // hot-window reset)
       if (depth_[c] >= max_depth_) break;
@@ -1040,7 +1068,8 @@ class Sim {
     }
     if (first == kNone) return;
     --lvl;
-    D.group.assign(1, first);
+    D.group.clear();
+    D.group.push_back(first);
     const Tx& f = txs_[first];
     int64_t off = M_.multiplane_same_page && f.kind != TxKind::Erase ? page_offset(f) : 0;
     if (f.kind != TxKind::Erase && d_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
@@ -1086,7 +1115,7 @@ class Sim {
   Time xfer_end(int64_t plane, int64_t b) {
     Time& ch = channel_free_[channel_of_plane(plane)];
     Time start = std::max(ev_.now(), ch);
-    ch = start + bytes(b) / xfer_rate_;
+    ch = start + chan_time_(b);
     return ch;
   }
 
@@ -1200,7 +1229,7 @@ class Sim {
       } else if (t.src == TxSource::Cache) {
         cache_program_done(t);
       } else if (--reqs_[t.req].pending == 0) {
-        ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, t.req});
+        ev_.push(link(up_free_, cqe_time_), {Ev::Complete, t.req});
       }
     }
     group.clear();
@@ -1354,7 +1383,7 @@ class Sim {
   std::vector<std::unique_ptr<WriteCache>> cache_;
   std::vector<int64_t> depth_;  // sectors being programmed from each cache partition
   int64_t max_depth_ = INT64_MAX;
-  std::vector<std::deque<uint32_t>> waiting_;  // cached writes not yet wholly in the cache
+  std::vector<std::vector<uint32_t>> waiting_;  // cached writes not yet wholly in the cache
   std::vector<std::vector<WriteCache::Slot>> batches_;
   std::vector<uint32_t> free_batch_;
   FlatMap32 hot_{1024};
@@ -1376,6 +1405,11 @@ class Sim {
   uint32_t full_bits_ = 0;
   bool ideal_map_ = false;
   Bandwidth xfer_rate_{}, pcie_{};
+  // transfer times, computed once: a command and a completion over PCIe, data over PCIe (alone and with a
+  // completion) and over a channel, and the DRAM access of each multiple of 512 B up to the limit
+  Time sqe_time_{}, cqe_time_{};
+  XferTimes pcie_data_, pcie_read_cqe_, chan_time_;
+  std::vector<Time> dram_times_;
   int64_t completed_ = 0;
   Stats stats_;
 };
