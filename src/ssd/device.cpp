@@ -472,7 +472,12 @@ class Sim {
 
   /// Starts loading what the translation and the FTL will touch for logical page lpa (hints only).
   void prefetch_lpa(uint32_t f, uint32_t lpa) const {
-    if (!ideal_map_) cmt_[cmt_.size() == 1 ? 0 : f]->prefetch(lpa, tpage_of(f, lpa));
+    if (!ideal_map_) {
+      uint32_t page = tpage_of(f, lpa);
+      cmt_[cmt_.size() == 1 ? 0 : f]->prefetch(lpa, page);
+      ssd::prefetch(&arriving_[page]);
+      ssd::prefetch(&departing_[page]);
+    }
     ftl_.prefetch(lpa);
     if (flows_[f].any_cache) cache_[size_t(cache_of(f))]->prefetch(lpa);
     if (flows_[f].write_cache && M_.hot_cold_cache) hot_.prefetch(lpa);
