@@ -201,7 +201,8 @@ enum class Ev : uint8_t {
   Complete,
   ReadSensed,
   XferDone,
-  DieOpDone
+  DieOpDone,
+  ChannelIdle
 };
 struct Payload {
   Ev kind;
@@ -306,6 +307,15 @@ class Sim {
       unit_of_.push_back(int32_t(M_.chip_scheduling ? die / d.dies_per_chip : die));
       channel_of_.push_back(int32_t(die / (d.chips_per_channel * d.dies_per_chip)));
     }
+    channel_of_unit_.assign(dies_.size(), 0);
+    units_of_channel_.resize(size_t(d.channels));
+    for (int64_t p = 0; p < d.planes(); ++p) {
+      size_t u = size_t(unit_of_[size_t(p)]);
+      if (p == 0 || unit_of_[size_t(p) - 1] != int32_t(u)) units_of_channel_[size_t(channel_of_[size_t(p)])].push_back(int64_t(u));
+      channel_of_unit_[u] = channel_of_[size_t(p)];
+    }
+    rr_of_channel_.assign(size_t(d.channels), 0);
+    channel_wake_.assign(size_t(d.channels), 0);
     spp_ = d.sectors_per_page();
     xfer_rate_ = bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
     pcie_ = bytes_per_s(d.pcie_lane_bandwidth_gbps * 1e9 * double(d.pcie_lane_count));
@@ -1055,6 +1065,16 @@ class Sim {
   void start_die(int64_t unit) {
     Die& D = dies_[unit];
     if (D.busy) return;
+    if (M_.issue_on_idle_channel) {
+      size_t ch = size_t(channel_of_unit_[size_t(unit)]);
+      if (channel_free_[ch] > ev_.now()) {  // wait for the channel (see on_channel_idle)
+        if (!channel_wake_[ch]) {
+          channel_wake_[ch] = 1;
+          ev_.push(channel_free_[ch], {Ev::ChannelIdle, uint32_t(ch)});
+        }
+        return;
+      }
+    }
     uint32_t first = kNone;
     size_t lvl = 0;
     for (; lvl < D.q.size() && first == kNone; ++lvl) {
@@ -1116,6 +1136,29 @@ class Sim {
   }
 
   int64_t channel_of_plane(int64_t plane) const { return channel_of_[size_t(plane)]; }
+
+  /// issue_on_idle_channel: the channel's transfers have ended; its idle units get work in round-robin order
+  /// from the one after the last served, until one of them occupies the channel.
+  void on_channel_idle(uint32_t ch) {
+    channel_wake_[ch] = 0;
+    auto& units = units_of_channel_[ch];
+    if (units.empty()) return;
+    for (size_t k = 0; k < units.size(); ++k) {
+      if (channel_free_[ch] > ev_.now()) {
+        if (!channel_wake_[ch]) {
+          channel_wake_[ch] = 1;
+          ev_.push(channel_free_[ch], {Ev::ChannelIdle, ch});
+        }
+        return;
+      }
+      size_t i = (rr_of_channel_[ch] + k) % units.size();
+      int64_t u = units[i];
+      if (!dies_[size_t(u)].busy) {
+        start_die(u);
+        if (dies_[size_t(u)].busy) rr_of_channel_[ch] = uint32_t((i + 1) % units.size());
+      }
+    }
+  }
 
   Time xfer_end(int64_t plane, int64_t b) {
     Time& ch = channel_free_[channel_of_plane(plane)];
@@ -1300,6 +1343,9 @@ class Sim {
       case Ev::DieOpDone:
         on_die_op_done(p.a);
         break;
+      case Ev::ChannelIdle:
+        on_channel_idle(p.a);
+        break;
     }
   }
 
@@ -1404,8 +1450,13 @@ class Sim {
   std::vector<uint8_t> pin_of_;      // plane in its die of each plane
   std::vector<int32_t> unit_of_;     // scheduling unit (chip or die) of each plane
   std::vector<int32_t> channel_of_;  // channel of each plane
-  std::vector<int64_t> lpa0_;        // first logical page of each flow
-  std::vector<uint32_t> tpage0_;     // first translation page of each flow (and one past the last)
+  // issue_on_idle_channel: channel of each unit, units of each channel, the next unit to serve, a wake-up pending
+  std::vector<int32_t> channel_of_unit_;
+  std::vector<std::vector<int64_t>> units_of_channel_;
+  std::vector<uint32_t> rr_of_channel_;
+  std::vector<uint8_t> channel_wake_;
+  std::vector<int64_t> lpa0_;     // first logical page of each flow
+  std::vector<uint32_t> tpage0_;  // first translation page of each flow (and one past the last)
   int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
   uint32_t full_bits_ = 0;
   bool ideal_map_ = false;
