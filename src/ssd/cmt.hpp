@@ -136,7 +136,7 @@ class Cmt {
  private:
   // tags: waiting, clean, else the page's write-back epoch when the entry became dirty (dirty while equal)
   static constexpr uint32_t kTagWaiting = 0xFFFFFFFFu, kTagClean = 0xFFFFFFFEu;
-  static constexpr uint64_t kAhead = 8;  // evictions prefetched ahead
+  static constexpr uint64_t kAhead = 16;  // evictions prefetched ahead
   struct Slot {
     // the logical page's complement (0: an empty slot), ring position, (page - page_lo) << sh | sector, tag
     uint32_t nkey, pos, cell, tag;

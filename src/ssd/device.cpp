@@ -249,6 +249,7 @@ class TxQueue {
 struct Die {
   // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC
   std::array<TxQueue, 11> q;
+  int64_t queued = 0;  // transactions in q
   bool busy = false;
   std::vector<uint32_t> group;  // transactions of the running operation
   int64_t pending_xfers = 0;
@@ -1050,6 +1051,7 @@ class Sim {
     const Tx& t = txs_[tx];
     int64_t u = unit_of(t.plane);
     dies_[u].q[level(t)].push_back(tx);
+    ++dies_[u].queued;
     if (!dies_[u].busy) start_die(u);
   }
 
@@ -1075,6 +1077,7 @@ class Sim {
         return;
       }
     }
+    if (D.queued == 0) return;
     uint32_t first = kNone;
     size_t lvl = 0;
     for (; lvl < D.q.size() && first == kNone; ++lvl) {
@@ -1082,6 +1085,7 @@ class Sim {
       while (!q.empty()) {
         uint32_t tx = q.front();
         q.pop_front();
+        --D.queued;
         if (!ready(txs_[tx])) {
           blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
           maybe_start_gc(txs_[tx].plane);
@@ -1114,6 +1118,7 @@ class Sim {
           used_planes |= bit;
           D.group.push_back(q[i]);
           q.erase(i);
+          --D.queued;
           --i;
         }
       }
