@@ -924,7 +924,7 @@ class Sim {
       reqs_[id].admitted += n;
     }
     if (M_.hot_cold_cache && ev_.now() > next_hot_reset_) {
-      hot_ = FlatMap32(1024);
+      hot_.clear();
       next_hot_reset_ = ev_.now() + M_.hot_window;
     }
     if (batch != kNone) ev_.push(dram(evicted_sectors * 512), {Ev::EvictionRead, batch});
@@ -1106,7 +1106,10 @@ class Sim {
       uint32_t used_planes = 1u << pin_of_[size_t(f.plane)];
       bool read = f.kind == TxKind::Read;
       for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
-        if (l < 10 && (l < 5) != read) continue;  // levels 0-4 hold reads, 5-9 programs, 10 GC (both)
+        if (l < 10 && (l < 5) != read) {  // levels 0-4 hold reads, 5-9 programs, 10 GC (both)
+          l = 9;                          // only reads reach here (programs start at 5): on to the GC level
+          continue;
+        }
         auto& q = D.q[l];
         for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
           const Tx& c = txs_[q[i]];

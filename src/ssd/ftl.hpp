@@ -7,6 +7,7 @@
 // decides when each program, read and erase happens.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -40,6 +41,11 @@ class FlatMap32 {
   bool erase(uint32_t key);
   size_t size() const { return size_; }
   size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
+  /// Removes every entry, keeping the table's size (a table refilled to a similar size is not grown again).
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), uint64_t(0));
+    size_ = 0;
+  }
 
  private:
   size_t slot_of(uint32_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
