@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -249,7 +250,21 @@ class TxQueue {
 struct Die {
   // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC
   std::array<TxQueue, 11> q;
-  int64_t queued = 0;  // transactions in q
+  uint32_t nonempty = 0;  // bit l: q[l] holds a transaction
+  void push(size_t l, uint32_t tx) {
+    q[l].push_back(tx);
+    nonempty |= 1u << l;
+  }
+  uint32_t pop_front(size_t l) {
+    uint32_t tx = q[l].front();
+    q[l].pop_front();
+    if (q[l].empty()) nonempty &= ~(1u << l);
+    return tx;
+  }
+  void erase(size_t l, size_t i) {
+    q[l].erase(i);
+    if (q[l].empty()) nonempty &= ~(1u << l);
+  }
   bool busy = false;
   std::vector<uint32_t> group;  // transactions of the running operation
   int64_t pending_xfers = 0;
@@ -1050,8 +1065,7 @@ class Sim {
   void enqueue(uint32_t tx) {
     const Tx& t = txs_[tx];
     int64_t u = unit_of(t.plane);
-    dies_[u].q[level(t)].push_back(tx);
-    ++dies_[u].queued;
+    dies_[u].push(level(t), tx);
     if (!dies_[u].busy) start_die(u);
   }
 
@@ -1077,26 +1091,20 @@ class Sim {
         return;
       }
     }
-    if (D.queued == 0) return;
     uint32_t first = kNone;
     size_t lvl = 0;
-    for (; lvl < D.q.size() && first == kNone; ++lvl) {
-      auto& q = D.q[lvl];
-      while (!q.empty()) {
-        uint32_t tx = q.front();
-        q.pop_front();
-        --D.queued;
-        if (!ready(txs_[tx])) {
-          blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
-          maybe_start_gc(txs_[tx].plane);
-          continue;
-        }
-        first = tx;
-        break;
+    while (D.nonempty) {  // the lowest level first, in queue order
+      lvl = size_t(std::countr_zero(D.nonempty));
+      uint32_t tx = D.pop_front(lvl);
+      if (!ready(txs_[tx])) {
+        blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
+        maybe_start_gc(txs_[tx].plane);
+        continue;
       }
+      first = tx;
+      break;
     }
     if (first == kNone) return;
-    --lvl;
     D.group.clear();
     D.group.push_back(first);
     const Tx& f = txs_[first];
@@ -1105,11 +1113,10 @@ class Sim {
       int32_t die = die_of_[size_t(f.plane)];
       uint32_t used_planes = 1u << pin_of_[size_t(f.plane)];
       bool read = f.kind == TxKind::Read;
-      for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
-        if (l < 10 && (l < 5) != read) {  // levels 0-4 hold reads, 5-9 programs, 10 GC (both)
-          l = 9;                          // only reads reach here (programs start at 5): on to the GC level
-          continue;
-        }
+      // levels 0-4 hold reads, 5-9 programs, 10 GC (both): the non-empty ones from the first's, of its kind
+      uint32_t levels = D.nonempty & ~((1u << lvl) - 1) & (read ? 0x41Fu : 0x7E0u);
+      for (; levels && int64_t(D.group.size()) < d_.planes_per_die; levels &= levels - 1) {
+        size_t l = size_t(std::countr_zero(levels));
         auto& q = D.q[l];
         for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
           const Tx& c = txs_[q[i]];
@@ -1120,8 +1127,7 @@ class Sim {
           if (!ready(c)) continue;
           used_planes |= bit;
           D.group.push_back(q[i]);
-          q.erase(i);
-          --D.queued;
+          D.erase(l, i);
           --i;
         }
       }
