@@ -41,25 +41,55 @@ class EventHeap {
   /// Schedules `p` at absolute time `t`; an event in the past is a model bug.
   void push(Time t, Payload p) {
     if (t < now_) throw std::logic_error("event scheduled in the past (" + format(t) + " < now " + format(now_) + ")");
-    heap_.push_back(Event{t, seq_++, std::move(p)});
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    Event e{t, seq_++, std::move(p)};
+    // sift a hole up from the end (a binary min-heap on (time, sequence))
+    size_t i = heap_.size();
+    heap_.emplace_back();
+    while (i > 0) {
+      size_t parent = (i - 1) / 2;
+      if (!earlier(e, heap_[parent])) break;
+      heap_[i] = std::move(heap_[parent]);
+      i = parent;
+    }
+    heap_[i] = std::move(e);
   }
   /// Time of the next event (the heap must not be empty).
   Time next_time() const { return heap_.front().t; }
   /// Removes and returns the earliest event, and advances now() to its time.
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    Event e = std::move(heap_.back());
+    Event top = std::move(heap_.front());
+    size_t n = heap_.size() - 1;
+    if (n > 0) {
+      // the last event refills the root's hole: the hole goes down to a leaf along the earlier children,
+      // then the last event comes up from there (it usually belongs near the bottom)
+      Event last = std::move(heap_[n]);
+      size_t i = 0;
+      for (size_t c = 1; c < n; c = 2 * i + 1) {
+        if (c + 1 < n && earlier(heap_[c + 1], heap_[c])) ++c;
+        heap_[i] = std::move(heap_[c]);
+        i = c;
+      }
+      while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!earlier(last, heap_[parent])) break;
+        heap_[i] = std::move(heap_[parent]);
+        i = parent;
+      }
+      heap_[i] = std::move(last);
+    }
     heap_.pop_back();
-    now_ = e.t;
+    now_ = top.t;
     ++executed_;
-    return e;
+    return top;
   }
 
  private:
-  struct Later {
-    bool operator()(const Event& x, const Event& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
-  };
+  /// Whether x runs before y: earlier time, then earlier scheduling. Times are never negative (nothing is
+  /// scheduled before now(), which starts at zero), so (time, sequence) compares as one 128-bit number.
+  static bool earlier(const Event& x, const Event& y) {
+    using U = unsigned __int128;
+    return ((U(uint64_t(x.t.raw())) << 64) | x.seq) < ((U(uint64_t(y.t.raw())) << 64) | y.seq);
+  }
   std::vector<Event> heap_;
   Time now_{};
   uint64_t seq_ = 0;

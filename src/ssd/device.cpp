@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -12,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
 #include "core/rng.hpp"
+#include "ssd/cmt.hpp"
 #include "ssd/ftl.hpp"
 
 namespace bitline::ssd {
@@ -64,126 +66,6 @@ class LatencyHist {
   int64_t min_ = INT64_MAX, max_ = 0;
 };
 
-/// MQSim's cached mapping table: an LRU of logical pages, each entry waiting (its translation page is
-/// being read), clean or dirty; the entries of one translation page are also linked together so that a
-/// translation-page write-back finds them without scanning the page's whole range. An entry is one
-/// 28-byte node (one cache line touched per entry); the per-page list heads are a dense array over the
-/// translation pages (4 bytes each, 1/1365 of the logical pages on MQSim's device).
-class Cmt {
- public:
-  enum : uint8_t { kWaiting = 1, kDirty = 2 };
-  static constexpr uint32_t kAbsent = kNone;
-  Cmt(size_t capacity, size_t tpages)
-      : cap_(capacity), index_(std::min<size_t>(capacity, 1 << 16) * 2), page_head_(capacity ? tpages : 0, kNone) {}
-  size_t capacity() const { return cap_; }
-  /// Slot of a logical page, or kAbsent.
-  uint32_t find(uint32_t lpa) const {
-    const uint32_t* s = index_.find(lpa);
-    return s ? *s : kAbsent;
-  }
-  /// Starts loading what a lookup of `lpa` and an eviction will touch (hints only).
-  void prefetch(uint32_t lpa) const {
-    index_.prefetch(lpa);
-    if (tail_ != kNone) __builtin_prefetch(&n_[tail_]);
-  }
-  /// Starts loading what evicting the LRU entry will touch (its index slot and page-list neighbours).
-  void prefetch_eviction() const {
-    if (tail_ == kNone || n_.size() < cap_) return;
-    const Node& x = n_[tail_];
-    index_.prefetch(x.key);
-    if (x.pprev != kNone) __builtin_prefetch(&n_[x.pprev]);
-    if (x.pnext != kNone) __builtin_prefetch(&n_[x.pnext]);
-  }
-  bool waiting(uint32_t s) const { return n_[s].flags & kWaiting; }
-  bool dirty(uint32_t s) const { return n_[s].flags & kDirty; }
-  uint32_t lpa(uint32_t s) const { return n_[s].key; }
-  uint32_t page(uint32_t s) const { return n_[s].page; }
-  void touch(uint32_t s) {
-    if (s == head_) return;
-    unlink(s);
-    push_front(s);
-  }
-  void set_flags(uint32_t s, uint8_t f) { n_[s].flags = f; }
-  bool full() const { return n_.size() >= cap_ && free_.empty(); }
-  /// Removes the least recently used entry; returns its translation page and whether it was dirty.
-  std::pair<uint32_t, bool> evict() {
-    uint32_t s = tail_;
-    std::pair<uint32_t, bool> out{n_[s].page, dirty(s)};
-    remove(s);
-    return out;
-  }
-  /// Inserts a logical page that is not present (the table must not be full); `page` is its translation page.
-  uint32_t insert(uint32_t lpa, uint32_t page, uint8_t f) {
-    uint32_t s;
-    if (!free_.empty()) {
-      s = free_.back();
-      free_.pop_back();
-    } else {
-      s = uint32_t(n_.size());
-      n_.emplace_back();
-    }
-    Node& x = n_[s];
-    x.key = lpa;
-    x.page = page;
-    x.flags = f;
-    index_.set(lpa, s);
-    push_front(s);
-    uint32_t h = page_head_[page];
-    x.pprev = kNone;
-    x.pnext = h;
-    if (h != kNone) n_[h].pprev = s;
-    page_head_[page] = s;
-    return s;
-  }
-  /// Calls f(slot) for every entry of translation page `page`.
-  template <class F>
-  void for_each_in_page(uint32_t page, F f) {
-    for (uint32_t s = page_head_[page]; s != kNone; s = n_[s].pnext) f(s);
-  }
-  size_t bytes() const { return index_.bytes() + page_head_.capacity() * 4 + n_.capacity() * sizeof(Node) + free_.capacity() * 4; }
-
- private:
-  struct Node {
-    uint32_t key, page, prev, next, pprev, pnext;
-    uint8_t flags;
-  };
-  void remove(uint32_t s) {
-    unlink(s);
-    Node& x = n_[s];
-    index_.erase(x.key);
-    if (x.pprev != kNone)
-      n_[x.pprev].pnext = x.pnext;
-    else
-      page_head_[x.page] = x.pnext;
-    if (x.pnext != kNone) n_[x.pnext].pprev = x.pprev;
-    free_.push_back(s);
-  }
-  void unlink(uint32_t s) {
-    Node& x = n_[s];
-    if (x.prev != kNone)
-      n_[x.prev].next = x.next;
-    else
-      head_ = x.next;
-    if (x.next != kNone)
-      n_[x.next].prev = x.prev;
-    else
-      tail_ = x.prev;
-  }
-  void push_front(uint32_t s) {
-    Node& x = n_[s];
-    x.prev = kNone;
-    x.next = head_;
-    if (head_ != kNone) n_[head_].prev = s;
-    head_ = s;
-    if (tail_ == kNone) tail_ = s;
-  }
-  size_t cap_;
-  FlatMap32 index_;
-  std::vector<uint32_t> page_head_, free_;
-  std::vector<Node> n_;
-  uint32_t head_ = kNone, tail_ = kNone;
-};
-
 /// MQSim's write cache (ADVANCED): page slots in LRU order, each holding the sectors written to it and
 /// whether its data is still to be written back (dirty) or is being programmed (writeback).
 class WriteCache {
@@ -200,6 +82,7 @@ class WriteCache {
     return s ? &slots_[*s] : nullptr;
   }
   bool full() const { return used_ >= cap_; }
+  void prefetch(uint32_t lpa) const { index_.prefetch(lpa); }
   void touch(Slot& sl) {
     uint32_t s = uint32_t(&sl - slots_.data());
     unlink(s);
@@ -260,6 +143,26 @@ class WriteCache {
   uint32_t head_ = kNone, tail_ = kNone;
 };
 
+/// Times to move b bytes at a rate (bytes / rate), computed once for each multiple of 512 B up to kSectors
+/// sectors, plus a fixed `extra` (a completion after the data).
+class XferTimes {
+ public:
+  static constexpr int64_t kSectors = 256;
+  XferTimes() = default;
+  XferTimes(Bandwidth rate, int64_t extra) : rate_(rate), extra_(extra) {
+    for (int64_t k = 0; k <= kSectors; ++k) t_.push_back(bytes(k * 512 + extra) / rate);
+  }
+  Time operator()(int64_t b) const {
+    if (b % 512 == 0 && b / 512 <= kSectors) return t_[size_t(b / 512)];
+    return bytes(b + extra_) / rate_;
+  }
+
+ private:
+  Bandwidth rate_{};
+  int64_t extra_ = 0;
+  std::vector<Time> t_;
+};
+
 enum class TxKind : uint8_t { Read, Program, Erase };
 // User: a host request's page (req = request); Cache: a page written back from the write cache (req =
 // cache version); Update: the read of a partial write's other sectors (req = its program);
@@ -299,16 +202,69 @@ enum class Ev : uint8_t {
   Complete,
   ReadSensed,
   XferDone,
-  DieOpDone
+  DieOpDone,
+  ChannelIdle
 };
 struct Payload {
   Ev kind;
   uint32_t a;
 };
 
+/// A FIFO of transaction ids in a ring buffer (a power-of-two capacity that doubles when full), with
+/// indexing and removal from the middle: what a die's queues need, without std::deque's block bookkeeping.
+class TxQueue {
+ public:
+  bool empty() const { return head_ == tail_; }
+  size_t size() const { return tail_ - head_; }
+  uint32_t front() const { return buf_[head_ & mask_]; }
+  uint32_t operator[](size_t i) const { return buf_[(head_ + i) & mask_]; }
+  void push_back(uint32_t x) {
+    if (size() == buf_.size()) grow();
+    buf_[tail_++ & mask_] = x;
+  }
+  void pop_front() { ++head_; }
+  /// Removes the i-th entry, keeping the order of the others.
+  void erase(size_t i) {
+    if (i < size() / 2) {
+      for (size_t j = i; j > 0; --j) buf_[(head_ + j) & mask_] = buf_[(head_ + j - 1) & mask_];
+      ++head_;
+    } else {
+      for (size_t j = i; j + 1 < size(); ++j) buf_[(head_ + j) & mask_] = buf_[(head_ + j + 1) & mask_];
+      --tail_;
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<uint32_t> b(std::max<size_t>(8, buf_.size() * 2));
+    for (size_t i = 0; i < size(); ++i) b[i] = (*this)[i];
+    tail_ = size();
+    head_ = 0;
+    buf_.swap(b);
+    mask_ = buf_.size() - 1;
+  }
+  std::vector<uint32_t> buf_;
+  size_t head_ = 0, tail_ = 0, mask_ = 0;
+};
+
 struct Die {
   // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC
-  std::array<std::deque<uint32_t>, 11> q;
+  std::array<TxQueue, 11> q;
+  uint32_t nonempty = 0;  // bit l: q[l] holds a transaction
+  void push(size_t l, uint32_t tx) {
+    q[l].push_back(tx);
+    nonempty |= 1u << l;
+  }
+  uint32_t pop_front(size_t l) {
+    uint32_t tx = q[l].front();
+    q[l].pop_front();
+    if (q[l].empty()) nonempty &= ~(1u << l);
+    return tx;
+  }
+  void erase(size_t l, size_t i) {
+    q[l].erase(i);
+    if (q[l].empty()) nonempty &= ~(1u << l);
+  }
   bool busy = false;
   std::vector<uint32_t> group;  // transactions of the running operation
   int64_t pending_xfers = 0;
@@ -319,6 +275,13 @@ struct GcJob {
   int64_t victim = -1;
   int64_t outstanding = 0;
 };
+
+/// A synthetic request drawn from its flow's generator.
+struct Drawn {
+  int64_t lba = 0, size = 0;
+  bool read = false;
+};
+constexpr int kAhead = 4;  // requests a closed-loop flow draws ahead
 
 struct Flow {
   const FlowXml* x;
@@ -338,6 +301,8 @@ struct Flow {
   int64_t outstanding = 0;
   std::deque<uint32_t> backlog;  // requests that arrived while the submission queue was full
   int64_t stream_next = 0;
+  std::array<Drawn, kAhead> ahead;  // closed loop: the next requests, drawn early
+  int ahead_n = 0, ahead_i = 0;
   // results
   LatencyHist dev, e2e, dev_read, dev_write;
   int64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
@@ -352,12 +317,30 @@ class Sim {
     blocked_.resize(size_t(d.planes()));
     channel_free_.assign(size_t(d.channels), Time{});
     for (int64_t p = 0; p < d.planes(); ++p) {
-      die_of_.push_back(int32_t(ftl_.die_of_plane(p)));
+      int64_t die = ftl_.die_of_plane(p);
+      die_of_.push_back(int32_t(die));
       pin_of_.push_back(uint8_t(ftl_.plane_in_die(p)));
+      unit_of_.push_back(int32_t(M_.chip_scheduling ? die / d.dies_per_chip : die));
+      channel_of_.push_back(int32_t(die / (d.chips_per_channel * d.dies_per_chip)));
     }
+    channel_of_unit_.assign(dies_.size(), 0);
+    units_of_channel_.resize(size_t(d.channels));
+    for (int64_t p = 0; p < d.planes(); ++p) {
+      size_t u = size_t(unit_of_[size_t(p)]);
+      if (p == 0 || unit_of_[size_t(p) - 1] != int32_t(u)) units_of_channel_[size_t(channel_of_[size_t(p)])].push_back(int64_t(u));
+      channel_of_unit_[u] = channel_of_[size_t(p)];
+    }
+    rr_of_channel_.assign(size_t(d.channels), 0);
+    channel_wake_.assign(size_t(d.channels), 0);
     spp_ = d.sectors_per_page();
     xfer_rate_ = bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
     pcie_ = bytes_per_s(d.pcie_lane_bandwidth_gbps * 1e9 * double(d.pcie_lane_count));
+    sqe_time_ = bytes(kSqeBytes) / pcie_;
+    cqe_time_ = bytes(kCqeBytes) / pcie_;
+    pcie_data_ = XferTimes(pcie_, 0);
+    pcie_read_cqe_ = XferTimes(pcie_, kCqeBytes);
+    chan_time_ = XferTimes(xfer_rate_, 0);
+    for (int64_t k = 0; k <= XferTimes::kSectors; ++k) dram_times_.push_back(dram_time(k * 512));
     int64_t nflows = int64_t(s.flows.size());
     int64_t logical_sectors = d.logical_pages() * spp_;
     int64_t per_flow = logical_sectors / nflows;
@@ -392,7 +375,10 @@ class Sim {
     bool shared = d.cmt_sharing == "SHARED";
     int ncmt = shared && !M_.cmt_per_flow ? 1 : int(nflows);
     int64_t per_cmt = shared ? cmt_entries : cmt_entries / nflows;
-    for (int i = 0; i < ncmt; ++i) cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), size_t(tpages)));
+    for (int i = 0; i < ncmt; ++i) {
+      uint32_t lo = ncmt == 1 ? 0 : tpage0_[size_t(i)], hi = ncmt == 1 ? uint32_t(tpages) : tpage0_[size_t(i) + 1];
+      cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), lo, hi, int(d.page_size / 512)));
+    }
     arriving_.assign(size_t(tpages), kNotArriving);
     departing_.assign(size_t(tpages), 0);
     int ncache = d.data_cache_sharing == "SHARED" ? 1 : int(nflows);
@@ -489,6 +475,45 @@ class Sim {
       return;
     }
     ++fl.generated;
+    Drawn r;
+    if (fl.closed_loop) {
+      // A closed-loop flow draws only here, so its requests are drawn kAhead early (the same values in the
+      // same order) and what they will look up is prefetched meanwhile.
+      if (fl.ahead_n == 0)
+        for (; fl.ahead_n < kAhead; ++fl.ahead_n) fl.ahead[fl.ahead_n] = draw_ahead(f);
+      r = fl.ahead[fl.ahead_i];
+      fl.ahead[fl.ahead_i] = draw_ahead(f);
+      fl.ahead_i = (fl.ahead_i + 1) % kAhead;
+    } else {
+      r = draw(f);
+    }
+    arrive(new_request(f, r.read, r.lba, r.size, t), t);
+  }
+
+  Drawn draw_ahead(uint32_t f) {
+    Drawn r = draw(f);
+    prefetch_lpa(f, uint32_t(r.lba / spp_));
+    return r;
+  }
+
+  /// Starts loading what the translation and the FTL will touch for logical page lpa (hints only).
+  void prefetch_lpa(uint32_t f, uint32_t lpa) const {
+    if (!ideal_map_) {
+      uint32_t page = tpage_of(f, lpa);
+      cmt_[cmt_.size() == 1 ? 0 : f]->prefetch(lpa, page);
+      ssd::prefetch(&arriving_[page]);
+      ssd::prefetch(&departing_[page]);
+    }
+    ftl_.prefetch(lpa);
+    if (flows_[f].any_cache) cache_[size_t(cache_of(f))]->prefetch(lpa);
+    if (flows_[f].write_cache && M_.hot_cold_cache) hot_.prefetch(lpa);
+    partial_.prefetch(lpa);
+  }
+
+  /// Draws a synthetic request's direction, address and size from the flow's generator.
+  Drawn draw(uint32_t f) {
+    Flow& fl = flows_[f];
+    const FlowXml& x = *fl.x;
     int64_t size = x.avg_size;
     if (fl.normal_size && x.size_variance > 0) {
       double u1 = 1.0 - fl.rng.uniform(), u2 = fl.rng.uniform();
@@ -519,7 +544,7 @@ class Sim {
       lba -= lba % x.alignment_unit;
       if (lba < fl.start_lba) lba = fl.start_lba;
     }
-    arrive(new_request(f, read, lba, size, t), t);
+    return Drawn{lba, size, read};
   }
 
   void on_arrival(uint32_t f) {
@@ -578,13 +603,14 @@ class Sim {
     Request& r = reqs_[id];
     ++flows_[r.flow].outstanding;
     r.enqueued = ev_.now();
-    if (!ideal_map_) cmt_of(r.flow).prefetch(uint32_t(r.lba / spp_));
-    ev_.push(link(down_free_, bytes(kSqeBytes)), {Ev::SqeFetched, id});
+    prefetch_lpa(r.flow, uint32_t(r.lba / spp_));
+    ev_.push(link(down_free_, sqe_time_), {Ev::SqeFetched, id});
   }
 
-  Time link(Time& busy, Bytes b) {
+  /// When a transfer taking d on a FIFO link that is busy until `busy` ends (the link is then busy until then).
+  Time link(Time& busy, Time d) {
     Time start = std::max(ev_.now(), busy);
-    busy = start + b / pcie_;
+    busy = start + d;
     return busy;
   }
 
@@ -593,7 +619,7 @@ class Sim {
     if (r.read) {
       issue_reads(id);
     } else {
-      ev_.push(link(down_free_, bytes(r.sectors * 512)), {Ev::WriteDmaDone, id});
+      ev_.push(link(down_free_, pcie_data_(r.sectors * 512)), {Ev::WriteDmaDone, id});
     }
   }
 
@@ -619,10 +645,14 @@ class Sim {
   uint32_t tpage_of(uint32_t flow, uint32_t lpa) const {
     return tpage0_[flow] + uint32_t((int64_t(lpa) - lpa0_[flow]) / entries_per_tpage_);
   }
-  /// The first logical page that translation page `page` maps.
-  int64_t tpage_first_lpa(uint32_t page) const {
-    size_t f = size_t(std::upper_bound(tpage0_.begin(), tpage0_.end(), page) - tpage0_.begin()) - 1;
-    return lpa0_[f] + int64_t(page - tpage0_[f]) * entries_per_tpage_;
+  /// The 512 B sector of its translation page that holds the mapping entry of `lpa`.
+  uint32_t tsector_of(uint32_t flow, uint32_t lpa) const {
+    return uint32_t((int64_t(lpa) - lpa0_[flow]) % entries_per_tpage_ * gtd_entry_ / 512);
+  }
+  /// Inserts `lpa` into the flow's CMT, evicting (and writing back) its least recently used entry when full.
+  void cmt_insert(Cmt& c, uint32_t flow, uint32_t lpa, uint32_t page, Cmt::State st) {
+    make_room(c, flow);
+    c.insert(lpa, page, tsector_of(flow, lpa), st);
   }
 
   /// Where translation page `page` is: its last program, else a fixed page of its plane (stored at start).
@@ -651,21 +681,7 @@ class Sim {
   /// MQSim's translation-page write-back: every dirty entry of the page is cleaned, the sectors holding
   /// its clean cached entries are read (to merge), and the page is programmed (see translation_programs).
   void writeback(Cmt& c, uint32_t page, uint32_t flow) {
-    uint64_t sect = 0;
-    int64_t n = 0;
-    int64_t first = tpage_first_lpa(page);
-    c.for_each_in_page(page, [&](uint32_t s) {
-      if (c.waiting(s)) return;
-      if (c.dirty(s)) {
-        c.set_flags(s, 0);
-        return;
-      }
-      int64_t sec = std::min<int64_t>(63, (int64_t(c.lpa(s)) - first) * gtd_entry_ / 512);
-      if (!(sect & (uint64_t(1) << sec))) {
-        sect |= uint64_t(1) << sec;
-        ++n;
-      }
-    });
+    int64_t n = c.writeback(page);
     ++stats_.mapping_writebacks;
     if (arriving_[page] == kNotArriving) arriving_[page] = kNone;
     issue_mapping_read(page, n * 512, flow);
@@ -693,10 +709,9 @@ class Sim {
     bool write = t.kind == TxKind::Program;
     if (ideal_map_ || (write && !M_.write_translation)) return proceed(tx);
     Cmt& c = cmt_of(t.flow);
-    c.prefetch_eviction();
     uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(flow, lpa);
     uint32_t s = c.find(lpa);
-    if (s != Cmt::kAbsent && !c.waiting(s)) {
+    if (s != Cmt::kAbsent && c.state(s) != Cmt::State::Waiting) {
       c.touch(s);
       ++(write ? stats_.cmt_write_hits : stats_.cmt_hits);
       return proceed(tx);
@@ -707,16 +722,17 @@ class Sim {
       if (arriving_[page] == kNotArriving) issue_mapping_read(page, 512, flow);
       return park(page, tx);
     }
-    make_room(c, flow);
+    make_room(c, flow);  // first: the victim's write-back may start a read of this very page
+    uint32_t sector = tsector_of(flow, lpa);
     if (arriving_[page] != kNotArriving) {
-      c.insert(lpa, page, Cmt::kWaiting);
+      c.insert(lpa, page, sector, Cmt::State::Waiting);
       return park(page, tx);
     }
     if (departing_[page]) {
-      c.insert(lpa, page, 0);
+      c.insert(lpa, page, sector, Cmt::State::Clean);
       return proceed(tx);
     }
-    c.insert(lpa, page, Cmt::kWaiting);
+    c.insert(lpa, page, sector, Cmt::State::Waiting);
     park(page, tx);
     issue_mapping_read(page, 512, flow);
   }
@@ -738,10 +754,9 @@ class Sim {
         uint32_t s = c.find(t.lpa);
         if (s == Cmt::kAbsent) {
           uint32_t lpa = t.lpa, flow = t.flow;
-          make_room(c, flow);
-          c.insert(lpa, tpage_of(flow, lpa), 0);
-        } else if (c.waiting(s)) {
-          c.set_flags(s, 0);
+          cmt_insert(c, flow, lpa, tpage_of(flow, lpa), Cmt::State::Clean);
+        } else if (c.state(s) == Cmt::State::Waiting) {
+          c.set_state(s, Cmt::State::Clean);
         }
       }
       proceed(tx);
@@ -754,12 +769,10 @@ class Sim {
     Cmt& c = cmt_of(flow);
     if (c.capacity() == 0) return;
     uint32_t s = c.find(lpa);
-    if (s == Cmt::kAbsent) {
-      make_room(c, flow);
-      c.insert(lpa, tpage_of(flow, lpa), Cmt::kDirty);
-    } else {
-      c.set_flags(s, Cmt::kDirty);
-    }
+    if (s == Cmt::kAbsent)
+      cmt_insert(c, flow, lpa, tpage_of(flow, lpa), Cmt::State::Dirty);
+    else
+      c.set_state(s, Cmt::State::Dirty);
   }
 
   /// Issues a translated transaction: a read goes to its page; a program records its sectors and, when it
@@ -833,7 +846,7 @@ class Sim {
 
   void finish_read(uint32_t id) {
     Request& r = reqs_[id];
-    Time t = link(up_free_, bytes(r.sectors * 512 + kCqeBytes));
+    Time t = link(up_free_, pcie_read_cqe_(r.sectors * 512));
     ev_.push(t, {Ev::Complete, id});
   }
 
@@ -852,8 +865,9 @@ class Sim {
   }
   /// When a DRAM access of b bytes started now ends (one access at a time with dram_serial).
   Time dram(int64_t b) {
-    if (!M_.dram_serial) return ev_.now() + dram_time(b);
-    dram_free_ = std::max(ev_.now(), dram_free_) + dram_time(b);
+    Time d = b % 512 == 0 && size_t(b / 512) < dram_times_.size() ? dram_times_[size_t(b / 512)] : dram_time(b);
+    if (!M_.dram_serial) return ev_.now() + d;
+    dram_free_ = std::max(ev_.now(), dram_free_) + d;
     return dram_free_;
   }
 
@@ -874,7 +888,7 @@ class Sim {
       t.bits = bits_of(off, n);
       translate(new_tx(t));
     });
-    if (--reqs_[id].pending == 0) ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, id});
+    if (--reqs_[id].pending == 0) ev_.push(link(up_free_, cqe_time_), {Ev::Complete, id});
   }
 
   /// MQSim's destage buffer: takes the request's pages into the write cache while the sectors being
@@ -925,7 +939,7 @@ class Sim {
       reqs_[id].admitted += n;
     }
     if (M_.hot_cold_cache && ev_.now() > next_hot_reset_) {
-      hot_ = FlatMap32(1024);
+      hot_.clear();
       next_hot_reset_ = ev_.now() + M_.hot_window;
     }
     if (batch != kNone) ev_.push(dram(evicted_sectors * 512), {Ev::EvictionRead, batch});
@@ -972,7 +986,7 @@ class Sim {
 
   void on_dram_write_done(uint32_t id) {
     Request& r = reqs_[id];
-    if (--r.pending == 0 && r.admitted == r.sectors) ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, id});
+    if (--r.pending == 0 && r.admitted == r.sectors) ev_.push(link(up_free_, cqe_time_), {Ev::Complete, id});
   }
 
   /// A page written back from the cache is programmed: its slot leaves the cache unless newer data merged
@@ -988,12 +1002,14 @@ class Sim {
         sl->writeback = false;  // newer data: dirty again
     }
     auto& w = waiting_[c];
-    for (auto it = w.begin(); it != w.end();) {
-      if (destage(*it))
-        it = w.erase(it);
+    for (size_t i = 0; i < w.size();) {
+      if (destage(w[i]))
+        w.erase(w.begin() + std::ptrdiff_t(i));
       else
-        ++it;
-      if (depth_[c] > max_depth_) break;
+        ++i;
+      // at the limit no later request can enter (and the first call above already did this instant's
+      // hot-window reset)
+      if (depth_[c] >= max_depth_) break;
     }
   }
 
@@ -1044,15 +1060,12 @@ class Sim {
   }
 
   /// The scheduling unit of a plane: its chip (chip_scheduling) or its die.
-  int64_t unit_of(int64_t plane) const {
-    int64_t die = ftl_.die_of_plane(plane);
-    return M_.chip_scheduling ? die / d_.dies_per_chip : die;
-  }
+  int64_t unit_of(int64_t plane) const { return unit_of_[size_t(plane)]; }
 
   void enqueue(uint32_t tx) {
     const Tx& t = txs_[tx];
     int64_t u = unit_of(t.plane);
-    dies_[u].q[level(t)].push_back(tx);
+    dies_[u].push(level(t), tx);
     if (!dies_[u].busy) start_die(u);
   }
 
@@ -1068,33 +1081,42 @@ class Sim {
   void start_die(int64_t unit) {
     Die& D = dies_[unit];
     if (D.busy) return;
-    uint32_t first = kNone;
-    size_t lvl = 0;
-    for (; lvl < D.q.size() && first == kNone; ++lvl) {
-      auto& q = D.q[lvl];
-      while (!q.empty()) {
-        uint32_t tx = q.front();
-        q.pop_front();
-        if (!ready(txs_[tx])) {
-          blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
-          maybe_start_gc(txs_[tx].plane);
-          continue;
+    if (M_.issue_on_idle_channel) {
+      size_t ch = size_t(channel_of_unit_[size_t(unit)]);
+      if (channel_free_[ch] > ev_.now()) {  // wait for the channel (see on_channel_idle)
+        if (!channel_wake_[ch]) {
+          channel_wake_[ch] = 1;
+          ev_.push(channel_free_[ch], {Ev::ChannelIdle, uint32_t(ch)});
         }
-        first = tx;
-        break;
+        return;
       }
     }
+    uint32_t first = kNone;
+    size_t lvl = 0;
+    while (D.nonempty) {  // the lowest level first, in queue order
+      lvl = size_t(std::countr_zero(D.nonempty));
+      uint32_t tx = D.pop_front(lvl);
+      if (!ready(txs_[tx])) {
+        blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
+        maybe_start_gc(txs_[tx].plane);
+        continue;
+      }
+      first = tx;
+      break;
+    }
     if (first == kNone) return;
-    --lvl;
-    D.group.assign(1, first);
+    D.group.clear();
+    D.group.push_back(first);
     const Tx& f = txs_[first];
-    if (f.kind != TxKind::Erase && d_.planes_per_die > 1) {
+    int64_t off = M_.multiplane_same_page && f.kind != TxKind::Erase ? page_offset(f) : 0;
+    if (f.kind != TxKind::Erase && d_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
       int32_t die = die_of_[size_t(f.plane)];
-      int64_t off = M_.multiplane_same_page ? page_offset(f) : 0;
       uint32_t used_planes = 1u << pin_of_[size_t(f.plane)];
       bool read = f.kind == TxKind::Read;
-      for (size_t l = lvl; l < D.q.size() && int64_t(D.group.size()) < d_.planes_per_die; ++l) {
-        if (l < 10 && (l < 5) != read) continue;  // levels 0-4 hold reads, 5-9 programs, 10 GC (both)
+      // levels 0-4 hold reads, 5-9 programs, 10 GC (both): the non-empty ones from the first's, of its kind
+      uint32_t levels = D.nonempty & ~((1u << lvl) - 1) & (read ? 0x41Fu : 0x7E0u);
+      for (; levels && int64_t(D.group.size()) < d_.planes_per_die; levels &= levels - 1) {
+        size_t l = size_t(std::countr_zero(levels));
         auto& q = D.q[l];
         for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
           const Tx& c = txs_[q[i]];
@@ -1105,7 +1127,7 @@ class Sim {
           if (!ready(c)) continue;
           used_planes |= bit;
           D.group.push_back(q[i]);
-          q.erase(q.begin() + std::ptrdiff_t(i));
+          D.erase(l, i);
           --i;
         }
       }
@@ -1115,12 +1137,47 @@ class Sim {
     execute(unit);
   }
 
-  int64_t channel_of_plane(int64_t plane) const { return ftl_.die_of_plane(plane) / (d_.chips_per_channel * d_.dies_per_chip); }
+  /// Whether another plane of program f's die could take a program with it now: its next page is f's (with
+  /// multiplane_same_page) and it can allocate a page (at least as GC, the weaker test). When none can, the
+  /// queues hold no companion for f and need no scan.
+  bool program_companion_possible(const Tx& f, int64_t off) const {
+    int64_t first = int64_t(die_of_[size_t(f.plane)]) * d_.planes_per_die;
+    for (int64_t q = first; q < first + d_.planes_per_die; ++q) {
+      if (q == f.plane || (M_.multiplane_same_page && ftl_.next_page(q) != off)) continue;
+      if (ftl_.can_allocate(q, true)) return true;
+    }
+    return false;
+  }
+
+  int64_t channel_of_plane(int64_t plane) const { return channel_of_[size_t(plane)]; }
+
+  /// issue_on_idle_channel: the channel's transfers have ended; its idle units get work in round-robin order
+  /// from the one after the last served, until one of them occupies the channel.
+  void on_channel_idle(uint32_t ch) {
+    channel_wake_[ch] = 0;
+    auto& units = units_of_channel_[ch];
+    if (units.empty()) return;
+    for (size_t k = 0; k < units.size(); ++k) {
+      if (channel_free_[ch] > ev_.now()) {
+        if (!channel_wake_[ch]) {
+          channel_wake_[ch] = 1;
+          ev_.push(channel_free_[ch], {Ev::ChannelIdle, ch});
+        }
+        return;
+      }
+      size_t i = (rr_of_channel_[ch] + k) % units.size();
+      int64_t u = units[i];
+      if (!dies_[size_t(u)].busy) {
+        start_die(u);
+        if (dies_[size_t(u)].busy) rr_of_channel_[ch] = uint32_t((i + 1) % units.size());
+      }
+    }
+  }
 
   Time xfer_end(int64_t plane, int64_t b) {
     Time& ch = channel_free_[channel_of_plane(plane)];
     Time start = std::max(ev_.now(), ch);
-    ch = start + bytes(b) / xfer_rate_;
+    ch = start + chan_time_(b);
     return ch;
   }
 
@@ -1208,7 +1265,10 @@ class Sim {
 
   void on_die_op_done(int64_t unit) {
     Die& D = dies_[unit];
-    std::vector<uint32_t> group = std::move(D.group);
+    // the finished group moves to a scratch vector (the unit may start its next operation in the loop);
+    // the vectors trade buffers, so nothing is allocated per operation
+    std::vector<uint32_t>& group = done_group_;
+    group.swap(D.group);
     D.group.clear();
     D.busy = false;
     for (uint32_t tx : group) {
@@ -1231,9 +1291,10 @@ class Sim {
       } else if (t.src == TxSource::Cache) {
         cache_program_done(t);
       } else if (--reqs_[t.req].pending == 0) {
-        ev_.push(link(up_free_, bytes(kCqeBytes)), {Ev::Complete, t.req});
+        ev_.push(link(up_free_, cqe_time_), {Ev::Complete, t.req});
       }
     }
+    group.clear();
     start_die(unit);
   }
 
@@ -1295,6 +1356,9 @@ class Sim {
         break;
       case Ev::DieOpDone:
         on_die_op_done(p.a);
+        break;
+      case Ev::ChannelIdle:
+        on_channel_idle(p.a);
         break;
     }
   }
@@ -1384,7 +1448,7 @@ class Sim {
   std::vector<std::unique_ptr<WriteCache>> cache_;
   std::vector<int64_t> depth_;  // sectors being programmed from each cache partition
   int64_t max_depth_ = INT64_MAX;
-  std::vector<std::deque<uint32_t>> waiting_;  // cached writes not yet wholly in the cache
+  std::vector<std::vector<uint32_t>> waiting_;  // cached writes not yet wholly in the cache
   std::vector<std::vector<WriteCache::Slot>> batches_;
   std::vector<uint32_t> free_batch_;
   FlatMap32 hot_{1024};
@@ -1395,15 +1459,27 @@ class Sim {
   static constexpr uint32_t kNotArriving = 0xFFFFFFFEu;
   std::vector<uint32_t> arriving_, departing_;
   FlatMap32 partial_{1024};
-  std::vector<uint32_t> park_next_, scratch_;
-  std::vector<int32_t> die_of_;   // die of each plane
-  std::vector<uint8_t> pin_of_;   // plane in its die of each plane
+  std::vector<uint32_t> park_next_, scratch_, done_group_;
+  std::vector<int32_t> die_of_;      // die of each plane
+  std::vector<uint8_t> pin_of_;      // plane in its die of each plane
+  std::vector<int32_t> unit_of_;     // scheduling unit (chip or die) of each plane
+  std::vector<int32_t> channel_of_;  // channel of each plane
+  // issue_on_idle_channel: channel of each unit, units of each channel, the next unit to serve, a wake-up pending
+  std::vector<int32_t> channel_of_unit_;
+  std::vector<std::vector<int64_t>> units_of_channel_;
+  std::vector<uint32_t> rr_of_channel_;
+  std::vector<uint8_t> channel_wake_;
   std::vector<int64_t> lpa0_;     // first logical page of each flow
   std::vector<uint32_t> tpage0_;  // first translation page of each flow (and one past the last)
   int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
   uint32_t full_bits_ = 0;
   bool ideal_map_ = false;
   Bandwidth xfer_rate_{}, pcie_{};
+  // transfer times, computed once: a command and a completion over PCIe, data over PCIe (alone and with a
+  // completion) and over a channel, and the DRAM access of each multiple of 512 B up to the limit
+  Time sqe_time_{}, cqe_time_{};
+  XferTimes pcie_data_, pcie_read_cqe_, chan_time_;
+  std::vector<Time> dram_times_;
   int64_t completed_ = 0;
   Stats stats_;
 };

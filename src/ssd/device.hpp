@@ -20,6 +20,7 @@ namespace bitline::ssd {
 /// ssd_model.KEY=VALUE`). The defaults do what MQSim's source does; each switch turns one mechanism off.
 struct SsdModelOptions {
   bool chip_scheduling = true;
+  bool issue_on_idle_channel = true;
   bool cmt_per_flow = true;
   bool multiplane_same_page = true;
   bool write_translation = true;
@@ -39,6 +40,13 @@ struct SsdModelOptions {
        .def = "true",
        .desc = "a chip runs one die operation at a time (MQSim's TSU issues to idle chips only); false: dies run independently",
        .source = "MQSim source: TSU_Priority_OutOfOrder / TSU_Base::issue_command_to_chip"});
+    v(issue_on_idle_channel,
+      {.name = "issue_on_idle_channel",
+       .def = "true",
+       .desc = "an operation is issued to a chip only while its channel is idle (MQSim's TSU schedules a channel's "
+               "chips only when the channel is free, in round-robin order); false: a chip starts when it is idle and "
+               "only its transfers wait for the channel",
+       .source = "MQSim source: TSU_Priority_OutOfOrder::Schedule (Get_channel_status == IDLE)"});
     v(cmt_per_flow, {.name = "cmt_per_flow",
                      .def = "true",
                      .desc = "with CMT_Sharing_Mode SHARED every flow gets a CMT of its own with the whole CMT_Capacity (MQSim "

@@ -15,22 +15,22 @@ namespace bitline::ssd {
 FlatMap32::FlatMap32(size_t initial) { rehash(std::bit_ceil(std::max<size_t>(initial, 16))); }
 
 void FlatMap32::rehash(size_t capacity) {
-  std::vector<uint64_t> old = std::move(slots_);
-  slots_.assign(capacity, ~uint64_t(0));
+  BigArray<uint64_t> old = std::move(slots_);
+  slots_ = BigArray<uint64_t>(capacity);  // zeroed: all empty
   mask_ = capacity - 1;
   shift_ = 64 - std::countr_zero(capacity);
   size_ = 0;
   for (uint64_t s : old)
-    if (uint32_t(s >> 32) != kEmpty) set(uint32_t(s >> 32), uint32_t(s));
+    if (key_of(s) != kEmpty) set(key_of(s), uint32_t(s));
 }
 
 void FlatMap32::set(uint32_t key, uint32_t value) {
   if ((size_ + 1) * 10 > slots_.size() * 7) rehash(slots_.size() * 2);
   for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-    uint32_t k = uint32_t(slots_[i] >> 32);
+    uint32_t k = key_of(slots_[i]);
     if (k == key || k == kEmpty) {
       if (k == kEmpty) ++size_;
-      slots_[i] = (uint64_t(key) << 32) | value;
+      slots_[i] = slot(key, value);
       return;
     }
   }
@@ -39,7 +39,7 @@ void FlatMap32::set(uint32_t key, uint32_t value) {
 bool FlatMap32::erase(uint32_t key) {
   size_t i = slot_of(key);
   for (;; i = (i + 1) & mask_) {
-    uint32_t k = uint32_t(slots_[i] >> 32);
+    uint32_t k = key_of(slots_[i]);
     if (k == key) break;
     if (k == kEmpty) return false;
   }
@@ -47,7 +47,7 @@ bool FlatMap32::erase(uint32_t key) {
   size_t j = i;
   while (true) {
     j = (j + 1) & mask_;
-    uint32_t k = uint32_t(slots_[j] >> 32);
+    uint32_t k = key_of(slots_[j]);
     if (k == kEmpty) break;
     size_t home = slot_of(k);
     bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
@@ -56,7 +56,7 @@ bool FlatMap32::erase(uint32_t key) {
       i = j;
     }
   }
-  slots_[i] = ~uint64_t(0);
+  slots_[i] = 0;
   --size_;
   return true;
 }
@@ -79,6 +79,9 @@ Ftl::Ftl(const DeviceXml& d)
       rng_(Rng::derive(uint64_t(d.seed), "ftl")) {
   if (d.pages() >= int64_t(FlatMap32::kEmpty))
     throw ConfigError(fmt::format("{}: {} physical pages: bitline's FTL addresses at most 2^32-2", d.file, d.pages()));
+  pages_per_plane32_ = uint32_t(B_ * G_);
+  pages_per_block32_ = uint32_t(G_);
+  bits32_ = uint32_t(bits_);
   gc_threshold_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_exec_threshold * double(B_))));
   hard_reserve_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_hard_threshold * double(B_))));
   rga_set_ = std::max<int64_t>(1, int64_t(std::log2(double(B_))));
@@ -87,11 +90,14 @@ Ftl::Ftl(const DeviceXml& d)
   for (int64_t p = 0; p < planes_; ++p)
     for (int64_t b = 0; b < B_; ++b) planes_state_[p].free.push_back(uint32_t(b));
   residue_of_plane_.assign(size_t(planes_), 0);
-  for (int64_t r = 0; r < planes_; ++r) residue_of_plane_[plane_of(uint64_t(r))] = uint32_t(r);
+  plane_of_residue_.assign(size_t(planes_), 0);
+  for (int64_t r = 0; r < planes_; ++r) {
+    plane_of_residue_[r] = scheme_plane(uint64_t(r));
+    residue_of_plane_[plane_of_residue_[r]] = uint32_t(r);
+  }
 }
 
-uint32_t Ftl::plane_of(uint64_t lpa) const {
-  uint64_t r = lpa % uint64_t(planes_);
+uint32_t Ftl::scheme_plane(uint64_t r) const {
   int64_t c = 0, w = 0, dd = 0, p = 0;
   for (char letter : scheme_) {
     int64_t n = letter == 'C' ? C_ : letter == 'W' ? W_ : letter == 'D' ? D_ : P_;
@@ -100,11 +106,6 @@ uint32_t Ftl::plane_of(uint64_t lpa) const {
     (letter == 'C' ? c : letter == 'W' ? w : letter == 'D' ? dd : p) = digit;
   }
   return uint32_t(((c * W_ + w) * D_ + dd) * P_ + p);
-}
-
-int64_t Ftl::next_page(int64_t plane) const {
-  int64_t f = planes_state_[plane].frontier;
-  return f < 0 ? 0 : int64_t(blocks_[f].written);
 }
 
 uint32_t Ftl::lookup(uint32_t lpa) const {
@@ -149,12 +150,6 @@ void Ftl::invalidate(uint32_t ppa) {
   if (!(bd.valid_bits[size_t(page / 64)] & bit)) throw ModelError("FTL: invalidating a page that is not valid");
   bd.valid_bits[size_t(page / 64)] &= ~bit;
   --blocks_[block].valid;
-}
-
-bool Ftl::can_allocate(int64_t plane, bool gc) const {
-  const PlaneState& ps = planes_state_[plane];
-  if (ps.frontier >= 0 && int64_t(blocks_[ps.frontier].written) < G_) return true;
-  return int64_t(ps.free.size()) > (gc ? 0 : hard_reserve_blocks_);
 }
 
 int64_t Ftl::take_free(int64_t plane) {

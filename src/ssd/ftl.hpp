@@ -7,12 +7,14 @@
 // decides when each program, read and erase happens.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
 #include <vector>
 
 #include "core/rng.hpp"
+#include "ssd/big_array.hpp"
 #include "ssd/mqsim_xml.hpp"
 
 namespace bitline::ssd {
@@ -27,23 +29,32 @@ class FlatMap32 {
   /// Pointer to the value, or null.
   uint32_t* find(uint32_t key) {
     for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-      uint32_t k = uint32_t(slots_[i] >> 32);
+      uint32_t k = key_of(slots_[i]);
       if (k == key) return reinterpret_cast<uint32_t*>(&slots_[i]);  // low half (little-endian): the value
       if (k == kEmpty) return nullptr;
     }
   }
   /// Starts loading the slot where `key` would be (a hint: the table is not changed).
-  void prefetch(uint32_t key) const { __builtin_prefetch(&slots_[slot_of(key)]); }
+  void prefetch(uint32_t key) const { ssd::prefetch(&slots_[slot_of(key)]); }
   const uint32_t* find(uint32_t key) const { return const_cast<FlatMap32*>(this)->find(key); }
   void set(uint32_t key, uint32_t value);
   bool erase(uint32_t key);
   size_t size() const { return size_; }
   size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
+  /// Removes every entry, keeping the table's size (a table refilled to a similar size is not grown again).
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), uint64_t(0));
+    size_ = 0;
+  }
 
  private:
   size_t slot_of(uint32_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
+  // a slot holds the key's complement in its high half (so a zeroed slot is empty: key kEmpty), the value in
+  // its low half
+  static uint32_t key_of(uint64_t slot) { return ~uint32_t(slot >> 32); }
+  static uint64_t slot(uint32_t key, uint32_t value) { return (uint64_t(~key) << 32) | value; }
   void rehash(size_t capacity);
-  std::vector<uint64_t> slots_;  // key in the high half, value in the low half; kEmpty key = empty
+  BigArray<uint64_t> slots_;
   size_t mask_ = 0, size_ = 0;
   int shift_ = 54;
 };
@@ -68,30 +79,40 @@ class Ftl {
   int64_t pages_per_block() const { return G_; }
   int64_t logical_pages() const { return logical_pages_; }
   /// Global plane of a logical page under the static allocation scheme.
-  uint32_t plane_of(uint64_t lpa) const;
+  uint32_t plane_of(uint64_t lpa) const { return plane_of_residue_[lpa % uint64_t(planes_)]; }
   int64_t die_of_plane(int64_t plane) const { return plane / planes_per_die_; }
   int64_t plane_in_die(int64_t plane) const { return plane % planes_per_die_; }
-  int64_t plane_of_ppa(uint32_t ppa) const { return int64_t(ppa) / (B_ * G_); }
-  int64_t block_of_ppa(uint32_t ppa) const { return int64_t(ppa) / G_; }
-  int64_t page_of_ppa(uint32_t ppa) const { return int64_t(ppa) % G_; }
+  // (32-bit divisions: a physical page number fits in 32 bits)
+  int64_t plane_of_ppa(uint32_t ppa) const { return int64_t(ppa / pages_per_plane32_); }
+  int64_t block_of_ppa(uint32_t ppa) const { return int64_t(ppa / pages_per_block32_); }
+  int64_t page_of_ppa(uint32_t ppa) const { return int64_t(ppa % pages_per_block32_); }
   /// Page type (LSB/CSB/MSB) of a physical page.
   PageType page_type(uint32_t ppa) const {
-    int64_t k = page_of_ppa(ppa) % bits_;
+    int64_t k = int64_t(ppa % pages_per_block32_ % bits32_);
     return k == 0 ? PageType::LSB : (bits_ == 2 || k == 2) ? PageType::MSB : PageType::CSB;
   }
 
   // ---- mapping ----
   /// Page offset (in its block) that the next program in `plane` lands on.
-  int64_t next_page(int64_t plane) const;
+  int64_t next_page(int64_t plane) const {
+    int64_t f = planes_state_[plane].frontier;
+    return f < 0 ? 0 : int64_t(blocks_[f].written);
+  }
   /// Physical page of a logical page, or kEmpty when it was never written. Keys at and above
   /// logical_pages() are translation pages (never preconditioned).
   uint32_t lookup(uint32_t lpa) const;
+  /// Starts loading what lookup(lpa) will touch (a hint).
+  void prefetch(uint32_t lpa) const { map_.prefetch(lpa); }
   /// Where a read of a never-written logical page is served (its static plane, a fixed page).
   uint32_t unwritten_ppa(uint32_t lpa) const;
 
   // ---- writes ----
   /// Whether a program of a host page (gc=false) or a relocated page (gc=true) can be placed in `plane` now.
-  bool can_allocate(int64_t plane, bool gc) const;
+  bool can_allocate(int64_t plane, bool gc) const {
+    const PlaneState& ps = planes_state_[plane];
+    if (ps.frontier >= 0 && int64_t(blocks_[ps.frontier].written) < G_) return true;
+    return int64_t(ps.free.size()) > (gc ? 0 : hard_reserve_blocks_);
+  }
   /// Programs `lpa` into the next page of `plane`'s frontier, invalidating its old copy. Returns the new page.
   uint32_t write(uint32_t lpa, int64_t plane, bool gc);
 
@@ -151,8 +172,11 @@ class Ftl {
   uint32_t implicit_ppa(uint32_t lpa) const;
   uint32_t implicit_lpa(int64_t block, int64_t page) const;
   int64_t take_free(int64_t plane);
+  /// The plane of residue r (= lpa mod planes) under the allocation scheme (computed once per residue).
+  uint32_t scheme_plane(uint64_t r) const;
 
   int64_t C_, W_, D_, P_, B_, G_, bits_;
+  uint32_t pages_per_plane32_, pages_per_block32_, bits32_;
   int64_t planes_, planes_per_die_, logical_pages_;
   std::string scheme_;
   int64_t gc_threshold_blocks_, hard_reserve_blocks_;
@@ -163,6 +187,7 @@ class Ftl {
   std::vector<int32_t> data_free_;
   std::vector<PlaneState> planes_state_;
   std::vector<uint32_t> residue_of_plane_;  // lpa % planes for each plane
+  std::vector<uint32_t> plane_of_residue_;  // and its inverse
   FlatMap32 map_;
   bool preconditioned_ = false;
   uint64_t full_seq_ = 0;
