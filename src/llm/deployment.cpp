@@ -12,7 +12,12 @@ namespace bitline::llm {
 const Registry<DeploymentPolicy>& deployment_policies() {
   static const Registry<DeploymentPolicy> r(
       "deployment search",
-      {{"preferred",
+      {{"preferred_or_fastest",
+        "the preferred deployment (llm.attention_parallel, llm.tp_size; auto: the spec's table) where it has a feasible batch, "
+        "else the feasible attention tensor-parallel degree with the most tokens/s per GPU (an operator measures the "
+        "deployments that fit and keeps the fastest)",
+        DeploymentPolicy::PreferredOrFastest},
+       {"preferred",
         "the preferred deployment (llm.attention_parallel, llm.tp_size; auto: the spec's table) where it has a feasible batch, "
         "else the nearest attention tensor-parallel degree that has one (the smallest change that fits)",
         DeploymentPolicy::Preferred},
@@ -136,7 +141,11 @@ PointResult DeploymentSearch::search(const ContextSpec& c, Time slo) {
     }
     tried.push_back(std::move(t));
     if (p.feasible) {
-      if (policy_ != DeploymentPolicy::Best) {
+      // Preferred and Fixed stop at the first feasible candidate (candidates are in order of distance from the
+      // preferred degree); PreferredOrFastest stops only at the preferred one, else compares all; Best compares all.
+      const bool stop = policy_ == DeploymentPolicy::Preferred || policy_ == DeploymentPolicy::Fixed ||
+                        (policy_ == DeploymentPolicy::PreferredOrFastest && i == 0);
+      if (stop) {
         pick = i;
         break;
       }

@@ -26,7 +26,7 @@ const Registry<AllReduceAlgorithm>& all_reduce_algorithms();
 enum class AllToAllAlgorithm { Nccl, Dedup };
 const Registry<AllToAllAlgorithm>& all_to_all_algorithms();
 /// llm.deployment_search (table in llm/deployment.cpp, DeploymentSearch).
-enum class DeploymentPolicy { Preferred, Fixed, Best };
+enum class DeploymentPolicy { PreferredOrFastest, Preferred, Fixed, Best };
 const Registry<DeploymentPolicy>& deployment_policies();
 /// serving.capacity_context (table in llm/serving.cpp, Server::capacity).
 enum class CapacityContext { Full, Mean };
@@ -227,13 +227,13 @@ struct LlmParams {
                 .min = 0,
                 .max = 1024});
     v(deployment_search, {.name = "deployment_search",
-                          .def = "preferred",
+                          .def = "preferred_or_fastest",
                           .desc = "how the batch search picks the deployment (attention tensor-parallel degree over the "
                                   "divisors of gpus_per_node, data-parallel ranks = GPUs / degree, experts over all GPUs): "
                                   "the preferred one (attention_parallel, tp_size) or, where it has no feasible batch, "
-                                  "the nearest degree that has one",
+                                  "the fastest degree that has one (preferred: the nearest that has one)",
                           .source = "spec: the parallelism table is the preferred family; an operator (vLLM, SGLang) picks "
-                                    "a deployment that fits"});
+                                    "a deployment that fits, and among those that fit the fastest (assumption)"});
     // Capacity per GPU (Server::capacity): weights and KV follow from the model and the deployment; the
     // activation workspace and the runtime reserve are these.
     v(runtime_reserve, {.name = "runtime_reserve",

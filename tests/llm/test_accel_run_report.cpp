@@ -16,10 +16,10 @@ bool has(const std::string& hay, const std::string& needle) { return hay.find(ne
 TEST(AccelRunReport, DeploymentCapacityCollectivesAndBoardPower) {
   const auto r = ::bitline::test::run_bitline("accel run --model qwen3-coder-480b --system h200x8 --context long --slo 100");
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "(tensor parallel 2 x 4 replicas, experts over 8 GPUs)")) << r.out;
-  EXPECT_TRUE(has(r.out, "deployment tp2 (not the preferred one); tried: dp -> a context of 10640 tokens cannot fit even at batch 1"))
+  EXPECT_TRUE(has(r.out, "(tensor parallel 8 x 1 replica, experts over 8 GPUs)")) << r.out;
+  EXPECT_TRUE(has(r.out, "deployment tp8 (not the preferred one); tried: dp -> a context of 10640 tokens cannot fit even at batch 1"))
       << r.out;
-  EXPECT_TRUE(has(r.out, "; tp2 -> batch 28")) << r.out;
+  EXPECT_TRUE(has(r.out, "; tp2 -> batch 28; tp4 -> batch 46; tp8 -> batch 55")) << r.out;
   EXPECT_TRUE(has(r.out, "activation workspace")) << r.out;
   EXPECT_TRUE(has(r.out, "runtime reserve 2.00 GB (HBM)")) << r.out;
   EXPECT_TRUE(has(r.out, "collectives per step (ms): all_reduce ")) << r.out;

@@ -47,9 +47,11 @@ TEST(LlmDeployment, CandidatesStartWithTheSpecsTableThenGoByDistance) {
   EXPECT_EQ(f[0].params.llm.attention_parallel.name(), "auto");
 }
 
+// llm.deployment_search=preferred: where the preferred deployment does not fit, the nearest degree that does.
 TEST(LlmDeployment, TheBaselineOfQwen3CoderIsTheSmallestChangeThatFits) {
   const ModelConfig m = shipped("qwen3-coder-480b");
-  const KindParams h200 = preset_kind("h200");
+  KindParams h200 = preset_kind("h200");
+  h200.llm.deployment_search = DeploymentPolicy::Preferred;
   DeploymentSearch ds(m, h200, 8);
   const PointResult p = ds.search(paper_context("long"), ms(100));
   ASSERT_TRUE(p.feasible) << p.reason;
@@ -87,6 +89,36 @@ TEST(LlmDeployment, TheBaselineOfQwen3CoderIsTheSmallestChangeThatFits) {
       EXPECT_LE(t["tokens_per_s_per_gpu"].get<double>(), b.step.tokens_per_s_per_gpu);
     }
   }
+}
+
+// The default (preferred_or_fastest): where the preferred deployment does not fit, every degree is tried and the
+// fastest feasible one is kept (Qwen3-Coder-480B on 8 x H200: TP8, whose batch is the largest of the three that fit).
+TEST(LlmDeployment, TheDefaultBaselineOfQwen3CoderIsTheFastestThatFits) {
+  const ModelConfig m = shipped("qwen3-coder-480b");
+  const KindParams h200 = preset_kind("h200");
+  ASSERT_EQ(*h200.llm.deployment_search, DeploymentPolicy::PreferredOrFastest);
+  DeploymentSearch ds(m, h200, 8);
+  const PointResult p = ds.search(paper_context("long"), ms(100));
+  ASSERT_TRUE(p.feasible) << p.reason;
+  const Json& d = p.deployment;
+  EXPECT_EQ(d["preferred"], false);
+  EXPECT_EQ(d["search"], "preferred_or_fastest");
+  ASSERT_EQ(d["tried"].size(), 4u);
+  EXPECT_EQ(d["tried"][0]["feasible"], false);
+  int feasible = 0;
+  for (const Json& t : d["tried"])
+    if (t["feasible"].get<bool>()) {
+      ++feasible;
+      EXPECT_LE(t["tokens_per_s_per_gpu"].get<double>(), p.step.tokens_per_s_per_gpu) << t.dump();
+    }
+  EXPECT_EQ(feasible, 3);
+  EXPECT_EQ(d["label"], "tp8");
+  // Where the preferred deployment fits, it is kept without trying the others.
+  DeploymentSearch dl(shipped("llama3.1-405b"), h200, 8);
+  const PointResult l = dl.search(paper_context("agent"), ms(100));
+  ASSERT_TRUE(l.feasible);
+  EXPECT_EQ(l.deployment["preferred"], true);
+  EXPECT_EQ(l.deployment["tried"].size(), 1u);
 }
 
 TEST(LlmDeployment, ThePreferredDeploymentIsKeptWhereItFits) {
