@@ -9,6 +9,7 @@
 #include <cmath>
 #include <deque>
 #include <memory>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
@@ -283,13 +284,95 @@ struct Drawn {
 };
 constexpr int kAhead = 4;  // requests a closed-loop flow draws ahead
 
+// ---- what each of MQSim's choices means for a flow (resolved once, at setup) ----
+
+/// The queue class of a flow's transactions, 0 served first: its Priority_Class under
+/// PRIORITY_OUT_OF_ORDER, one class (1) for every flow under OUT_OF_ORDER.
+int priority_class(Scheduling s, Priority p) {
+  switch (s) {
+    case Scheduling::OutOfOrder:
+      return 1;
+    case Scheduling::PriorityOutOfOrder:
+      switch (p) {
+        case Priority::Urgent:
+          return 0;
+        case Priority::High:
+          return 1;
+        case Priority::Medium:
+          return 2;
+        case Priority::Low:
+          return 3;
+      }
+      break;
+  }
+  throw std::logic_error("unhandled scheduling policy or priority class");
+}
+
+struct CacheUse {
+  bool writes;  // writes go to the data cache
+  bool reads;   // reads look in it
+};
+CacheUse cache_use(CachingMode m) {
+  switch (m) {
+    case CachingMode::TurnedOff:
+      return {false, false};
+    case CachingMode::ReadCache:
+      return {false, true};
+    case CachingMode::WriteCache:
+    case CachingMode::WriteReadCache:
+      return {true, true};
+  }
+  throw std::logic_error("unhandled caching mode");
+}
+
+/// A QUEUE_DEPTH flow is a closed loop (each completion generates the next request); a BANDWIDTH flow is open.
+bool closed_loop(Generator g) {
+  switch (g) {
+    case Generator::QueueDepth:
+      return true;
+    case Generator::Bandwidth:
+      return false;
+  }
+  throw std::logic_error("unhandled generator");
+}
+
+bool normal_size(SizeDistribution s) {
+  switch (s) {
+    case SizeDistribution::Fixed:
+      return false;
+    case SizeDistribution::Normal:
+      return true;
+  }
+  throw std::logic_error("unhandled size distribution");
+}
+
+/// SHARED: one table or cache for all flows; otherwise one per flow.
+bool shared(CmtSharing s) {
+  switch (s) {
+    case CmtSharing::Shared:
+      return true;
+    case CmtSharing::EqualSizePartitioning:
+      return false;
+  }
+  throw std::logic_error("unhandled CMT sharing mode");
+}
+bool shared(DataCacheSharing s) {
+  switch (s) {
+    case DataCacheSharing::Shared:
+      return true;
+    case DataCacheSharing::EqualPartitioning:
+      return false;
+  }
+  throw std::logic_error("unhandled data cache sharing mode");
+}
+
 struct Flow {
   const FlowXml* x;
   int priority;  // 0 urgent .. 3 low
   bool write_cache;
   bool any_cache;    // reads look in the cache (every mode but TURNED_OFF)
   bool closed_loop;  // a synthetic QUEUE_DEPTH flow: each completion generates the next request
-  bool streaming, hotcold, normal_size;
+  bool normal_size;
   int64_t start_lba, end_lba;  // the flow's address range [start, end) in sectors (working set for synthetic)
   int64_t range_end;           // the whole range (trace wrap)
   Rng rng{1};
@@ -372,16 +455,16 @@ class Sim {
     ideal_map_ = d.ideal_mapping_table;
     // SHARED: MQSim's constructor creates the "shared" table inside its loop over flows, so each flow gets a
     // table of the whole capacity (cmt_per_flow); EQUAL_SIZE_PARTITIONING: each flow gets capacity / flows.
-    bool shared = d.cmt_sharing == "SHARED";
-    int ncmt = shared && !M_.cmt_per_flow ? 1 : int(nflows);
-    int64_t per_cmt = shared ? cmt_entries : cmt_entries / nflows;
+    const bool shared_cmt = shared(d.cmt_sharing);
+    int ncmt = shared_cmt && !M_.cmt_per_flow ? 1 : int(nflows);
+    int64_t per_cmt = shared_cmt ? cmt_entries : cmt_entries / nflows;
     for (int i = 0; i < ncmt; ++i) {
       uint32_t lo = ncmt == 1 ? 0 : tpage0_[size_t(i)], hi = ncmt == 1 ? uint32_t(tpages) : tpage0_[size_t(i) + 1];
       cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), lo, hi, int(d.page_size / 512)));
     }
     arriving_.assign(size_t(tpages), kNotArriving);
     departing_.assign(size_t(tpages), 0);
-    int ncache = d.data_cache_sharing == "SHARED" ? 1 : int(nflows);
+    int ncache = shared(d.data_cache_sharing) ? 1 : int(nflows);
     for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity / d.page_size / ncache));
     depth_.assign(size_t(ncache), 0);
     waiting_.resize(size_t(ncache));
@@ -392,17 +475,12 @@ class Sim {
       const FlowXml& x = s.flows[f];
       Flow fl;
       fl.x = &x;
-      fl.priority = d.scheduling == "PRIORITY_OUT_OF_ORDER" ? (x.priority == "URGENT"   ? 0
-                                                               : x.priority == "HIGH"   ? 1
-                                                               : x.priority == "MEDIUM" ? 2
-                                                                                        : 3)
-                                                            : 1;
-      fl.write_cache = x.caching_mode == "WRITE_CACHE" || x.caching_mode == "WRITE_READ_CACHE";
-      fl.any_cache = x.caching_mode != "TURNED_OFF";
-      fl.closed_loop = x.kind == FlowKind::Synthetic && x.generator == "QUEUE_DEPTH";
-      fl.streaming = x.address_distribution == "STREAMING";
-      fl.hotcold = x.address_distribution == "RANDOM_HOTCOLD";
-      fl.normal_size = x.size_distribution == "NORMAL";
+      fl.priority = priority_class(d.scheduling, x.priority);
+      const CacheUse cache = cache_use(x.caching_mode);
+      fl.write_cache = cache.writes;
+      fl.any_cache = cache.reads;
+      fl.closed_loop = x.kind == FlowKind::Synthetic && closed_loop(x.generator);
+      fl.normal_size = normal_size(x.size_distribution);
       fl.start_lba = f * per_flow;
       fl.range_end = fl.start_lba + per_flow;
       fl.end_lba =
@@ -428,7 +506,7 @@ class Sim {
     auto wall0 = std::chrono::steady_clock::now();
     for (uint32_t f = 0; f < flows_.size(); ++f) {
       Flow& fl = flows_[f];
-      if (fl.x->kind == FlowKind::Synthetic && fl.x->generator == "QUEUE_DEPTH") {
+      if (fl.closed_loop) {
         for (int64_t i = 0; i < fl.x->queue_depth; ++i) generate(f, Time{});
       } else {
         ev_.push(Time{}, {Ev::Arrival, f});
@@ -523,22 +601,31 @@ class Sim {
     int64_t span = fl.end_lba - fl.start_lba;
     size = std::min(size, span);
     bool read = fl.rng.chance(x.read_ratio);
-    int64_t lba;
-    if (fl.streaming) {
-      if (fl.stream_next + size > span) fl.stream_next = 0;
-      lba = fl.start_lba + fl.stream_next;
-      fl.stream_next += size;
-    } else {
-      int64_t lo = 0, hi = span - size + 1;
-      if (fl.hotcold) {
+    // a start in [lo, hi) of the range, uniformly
+    auto uniform = [&](int64_t lo, int64_t hi) {
+      return fl.start_lba + lo + int64_t(fl.rng.below(uint64_t(std::max<int64_t>(1, hi - lo))));
+    };
+    int64_t lba = 0;
+    switch (x.address_distribution) {
+      case AddressDistribution::Streaming:
+        if (fl.stream_next + size > span) fl.stream_next = 0;
+        lba = fl.start_lba + fl.stream_next;
+        fl.stream_next += size;
+        break;
+      case AddressDistribution::RandomUniform:
+        lba = uniform(0, span - size + 1);
+        break;
+      case AddressDistribution::RandomHotCold: {
         // 90% of the accesses go to the hot region (the first Percentage_of_Hot_Region of the working set)
+        int64_t lo = 0, hi = span - size + 1;
         int64_t hot = std::max<int64_t>(1, int64_t(double(span) * x.hot_region));
         if (fl.rng.chance(0.9))
           hi = std::min(hi, hot);
         else
           lo = std::min(hot, hi - 1);
+        lba = uniform(lo, hi);
+        break;
       }
-      lba = fl.start_lba + lo + int64_t(fl.rng.below(uint64_t(std::max<int64_t>(1, hi - lo))));
     }
     if (x.aligned && x.alignment_unit > 1) {
       lba -= lba % x.alignment_unit;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/error.hpp"
 
@@ -97,14 +98,29 @@ Ftl::Ftl(const DeviceXml& d)
   }
 }
 
-uint32_t Ftl::scheme_plane(uint64_t r) const {
-  int64_t c = 0, w = 0, dd = 0, p = 0;
-  for (char letter : scheme_) {
-    int64_t n = letter == 'C' ? C_ : letter == 'W' ? W_ : letter == 'D' ? D_ : P_;
-    int64_t digit = int64_t(r % uint64_t(n));
-    r /= uint64_t(n);
-    (letter == 'C' ? c : letter == 'W' ? w : letter == 'D' ? dd : p) = digit;
+int64_t Ftl::extent(PlaneDim dim) const {
+  switch (dim) {
+    case PlaneDim::Channel:
+      return C_;
+    case PlaneDim::Way:
+      return W_;
+    case PlaneDim::Die:
+      return D_;
+    case PlaneDim::Plane:
+      return P_;
   }
+  throw std::logic_error("unhandled plane allocation dimension");
+}
+
+uint32_t Ftl::scheme_plane(uint64_t r) const {
+  std::array<int64_t, 4> at{};  // the coordinate along each PlaneDim
+  for (PlaneDim dim : scheme_) {
+    const uint64_t n = uint64_t(extent(dim));
+    at[size_t(dim)] = int64_t(r % n);
+    r /= n;
+  }
+  const auto c = at[size_t(PlaneDim::Channel)], w = at[size_t(PlaneDim::Way)], dd = at[size_t(PlaneDim::Die)],
+             p = at[size_t(PlaneDim::Plane)];
   return uint32_t(((c * W_ + w) * D_ + dd) * P_ + p);
 }
 
@@ -188,29 +204,43 @@ uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
   return ppa;
 }
 
+bool Ftl::gc_candidate(int64_t block) const { return blocks_[block].state == BlockState::Full && int64_t(blocks_[block].valid) < G_; }
+
+std::vector<int64_t> Ftl::gc_candidates(int64_t plane) const {
+  std::vector<int64_t> cands;
+  for (int64_t b = plane * B_; b < (plane + 1) * B_; ++b)
+    if (gc_candidate(b)) cands.push_back(b);
+  return cands;
+}
+
 int64_t Ftl::pick_victim(int64_t plane) {
-  int64_t base = plane * B_, best = -1;
-  auto better = [&](int64_t x, int64_t y) {  // is x a better victim than y
-    if (y < 0) return true;
-    if (policy_ == "FIFO") return blocks_[x].seq < blocks_[y].seq;
-    return blocks_[x].valid < blocks_[y].valid;
-  };
-  auto candidate = [&](int64_t blk) { return blocks_[blk].state == BlockState::Full && int64_t(blocks_[blk].valid) < G_; };
-  if (policy_ == "GREEDY" || policy_ == "FIFO") {
-    for (int64_t b = 0; b < B_; ++b)
-      if (candidate(base + b) && better(base + b, best)) best = base + b;
-  } else {
-    std::vector<int64_t> cands;
-    for (int64_t b = 0; b < B_; ++b)
-      if (candidate(base + b)) cands.push_back(base + b);
-    if (cands.empty()) return -1;
-    if (policy_ == "RANDOM") {
+  int64_t best = -1;
+  // is block x a better victim than y (none yet: y < 0)
+  auto fewer_valid = [&](int64_t x, int64_t y) { return y < 0 || blocks_[x].valid < blocks_[y].valid; };
+  auto older = [&](int64_t x, int64_t y) { return y < 0 || blocks_[x].seq < blocks_[y].seq; };
+  switch (policy_) {
+    case GcPolicy::Greedy:
+      for (int64_t x = plane * B_; x < (plane + 1) * B_; ++x)
+        if (gc_candidate(x) && fewer_valid(x, best)) best = x;
+      break;
+    case GcPolicy::Fifo:
+      for (int64_t x = plane * B_; x < (plane + 1) * B_; ++x)
+        if (gc_candidate(x) && older(x, best)) best = x;
+      break;
+    case GcPolicy::Random: {
+      const auto cands = gc_candidates(plane);
+      if (cands.empty()) return -1;
       best = cands[rng_.below(cands.size())];
-    } else {  // RGA: the best of a random set of log2(blocks per plane) candidates (Van Houdt's d-choices)
+      break;
+    }
+    case GcPolicy::Rga: {  // the best of a random set of log2(blocks per plane) candidates (Van Houdt's d-choices)
+      const auto cands = gc_candidates(plane);
+      if (cands.empty()) return -1;
       for (int64_t k = 0; k < rga_set_; ++k) {
-        int64_t x = cands[rng_.below(cands.size())];
-        if (better(x, best)) best = x;
+        const int64_t x = cands[rng_.below(cands.size())];
+        if (fewer_valid(x, best)) best = x;
       }
+      break;
     }
   }
   if (best < 0) return -1;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -174,13 +175,19 @@ class Ftl {
   int64_t take_free(int64_t plane);
   /// The plane of residue r (= lpa mod planes) under the allocation scheme (computed once per residue).
   uint32_t scheme_plane(uint64_t r) const;
+  /// How many of `dim` the device has (channels, chips per channel, dies per chip, planes per die).
+  int64_t extent(PlaneDim dim) const;
+  /// Whether `block` is full and holds an invalid page (a GC candidate).
+  bool gc_candidate(int64_t block) const;
+  /// The candidates of `plane`, by block index.
+  std::vector<int64_t> gc_candidates(int64_t plane) const;
 
   int64_t C_, W_, D_, P_, B_, G_, bits_;
   uint32_t pages_per_plane32_, pages_per_block32_, bits32_;
   int64_t planes_, planes_per_die_, logical_pages_;
-  std::string scheme_;
+  PlaneAllocation scheme_;
   int64_t gc_threshold_blocks_, hard_reserve_blocks_;
-  std::string policy_;
+  GcPolicy policy_;
   int64_t rga_set_;
   std::vector<Block> blocks_;
   std::vector<BlockData> data_;

@@ -17,6 +17,160 @@
 #include "core/error.hpp"
 
 namespace bitline::ssd {
+
+// ---- MQSim's choices: one table per element -------------------------------------------------
+// Names as MQSim spells them (its enum names, upper case); the value read matches ignoring case.
+
+const MqsimChoices<MemoryType>& memory_types() {
+  static const MqsimChoices<MemoryType> t{{"Memory_Type", {{"FLASH", "NAND flash", MemoryType::Flash}}}, {}};
+  return t;
+}
+const MqsimChoices<HostInterface>& host_interfaces() {
+  static const MqsimChoices<HostInterface> t{{"HostInterface_Type", {{"NVME", "NVMe: per-flow submission queues", HostInterface::Nvme}}},
+                                             {"SATA"}};
+  return t;
+}
+const MqsimChoices<CachingMechanism>& caching_mechanisms() {
+  static const MqsimChoices<CachingMechanism> t{{"Caching_Mechanism",
+                                                 {{"SIMPLE", "write cache (same model as ADVANCED)", CachingMechanism::Simple},
+                                                  {"ADVANCED", "write cache", CachingMechanism::Advanced}}},
+                                                {}};
+  return t;
+}
+const MqsimChoices<DataCacheSharing>& data_cache_sharing_modes() {
+  static const MqsimChoices<DataCacheSharing> t{
+      {"Data_Cache_Sharing_Mode",
+       {{"SHARED", "one data cache for all flows", DataCacheSharing::Shared},
+        {"EQUAL_PARTITIONING", "each flow its own cache of capacity / flows", DataCacheSharing::EqualPartitioning}}},
+      {}};
+  return t;
+}
+const MqsimChoices<AddressMapping>& address_mappings() {
+  static const MqsimChoices<AddressMapping> t{{"Address_Mapping", {{"PAGE_LEVEL", "page-level mapping", AddressMapping::PageLevel}}},
+                                              {"HYBRID"}};
+  return t;
+}
+const MqsimChoices<CmtSharing>& cmt_sharing_modes() {
+  static const MqsimChoices<CmtSharing> t{
+      {"CMT_Sharing_Mode",
+       {{"SHARED", "one mapping table cache (see ssd_model.cmt_per_flow)", CmtSharing::Shared},
+        {"EQUAL_SIZE_PARTITIONING", "each flow a table of capacity / flows", CmtSharing::EqualSizePartitioning}}},
+      {}};
+  return t;
+}
+const MqsimChoices<Scheduling>& scheduling_policies() {
+  static const MqsimChoices<Scheduling> t{
+      {"Transaction_Scheduling_Policy",
+       {{"OUT_OF_ORDER", "one priority class for every flow", Scheduling::OutOfOrder},
+        {"PRIORITY_OUT_OF_ORDER", "queues by each flow's Priority_Class", Scheduling::PriorityOutOfOrder}}},
+      {"FLIN"}};
+  return t;
+}
+const MqsimChoices<GcPolicy>& gc_policies() {
+  static const MqsimChoices<GcPolicy> t{{"GC_Block_Selection_Policy",
+                                         {{"GREEDY", "the block with the fewest valid pages", GcPolicy::Greedy},
+                                          {"RGA", "the best of log2(blocks) random candidates", GcPolicy::Rga},
+                                          {"RANDOM", "a random full block", GcPolicy::Random},
+                                          {"FIFO", "the oldest full block", GcPolicy::Fifo}}},
+                                        {"RANDOM_P", "RANDOM_PP"}};
+  return t;
+}
+const MqsimChoices<CommProtocol>& comm_protocols() {
+  static const MqsimChoices<CommProtocol> t{{"Flash_Comm_Protocol", {{"NVDDR2", "NV-DDR2 channel", CommProtocol::Nvddr2}}}, {}};
+  return t;
+}
+const MqsimChoices<FlashTechnology>& flash_technologies() {
+  static const MqsimChoices<FlashTechnology> t{{"Flash_Technology",
+                                                {{"SLC", "1 bit per cell", FlashTechnology::Slc},
+                                                 {"MLC", "2 bits per cell", FlashTechnology::Mlc},
+                                                 {"TLC", "3 bits per cell", FlashTechnology::Tlc}}},
+                                               {}};
+  return t;
+}
+const MqsimChoices<Suspension>& suspension_supports() {
+  static const MqsimChoices<Suspension> t{{"CMD_Suspension_Support",
+                                           {{"NONE", "no suspension", Suspension::None},
+                                            {"PROGRAM", "programs suspend (not modelled)", Suspension::Program},
+                                            {"PROGRAM_ERASE", "programs and erases suspend (not modelled)", Suspension::ProgramErase},
+                                            {"ERASE", "erases suspend (not modelled)", Suspension::Erase}}},
+                                          {}};
+  return t;
+}
+const MqsimChoices<PlaneDim>& plane_dims() {
+  static const MqsimChoices<PlaneDim> t{{"Plane_Allocation_Scheme letter",
+                                         {{"C", "channel", PlaneDim::Channel},
+                                          {"W", "way (chip on its channel)", PlaneDim::Way},
+                                          {"D", "die", PlaneDim::Die},
+                                          {"P", "plane", PlaneDim::Plane}}},
+                                        {}};
+  return t;
+}
+const MqsimChoices<Priority>& priority_classes() {
+  static const MqsimChoices<Priority> t{{"Priority_Class",
+                                         {{"URGENT", "served first", Priority::Urgent},
+                                          {"HIGH", "second", Priority::High},
+                                          {"MEDIUM", "third", Priority::Medium},
+                                          {"LOW", "last", Priority::Low}}},
+                                        {}};
+  return t;
+}
+const MqsimChoices<CachingMode>& caching_modes() {
+  static const MqsimChoices<CachingMode> t{{"Device_Level_Data_Caching_Mode",
+                                            {{"TURNED_OFF", "no data cache", CachingMode::TurnedOff},
+                                             {"WRITE_CACHE", "writes go to the cache, reads look in it", CachingMode::WriteCache},
+                                             {"READ_CACHE", "reads look in the cache, writes bypass it", CachingMode::ReadCache},
+                                             {"WRITE_READ_CACHE", "as WRITE_CACHE", CachingMode::WriteReadCache}}},
+                                           {}};
+  return t;
+}
+const MqsimChoices<Generator>& generators() {
+  static const MqsimChoices<Generator> t{
+      {"Synthetic_Generator_Type",
+       {{"QUEUE_DEPTH", "closed loop: each completion generates the next request", Generator::QueueDepth},
+        {"BANDWIDTH", "Poisson arrivals at Bandwidth / request size", Generator::Bandwidth}}},
+      {}};
+  return t;
+}
+const MqsimChoices<AddressDistribution>& address_distributions() {
+  static const MqsimChoices<AddressDistribution> t{
+      {"Address_Distribution",
+       {{"RANDOM_UNIFORM", "uniform over the working set", AddressDistribution::RandomUniform},
+        {"RANDOM_HOTCOLD", "a hot region takes most requests", AddressDistribution::RandomHotCold},
+        {"STREAMING", "consecutive addresses", AddressDistribution::Streaming}}},
+      {}};
+  return t;
+}
+const MqsimChoices<SizeDistribution>& size_distributions() {
+  static const MqsimChoices<SizeDistribution> t{{"Request_Size_Distribution",
+                                                 {{"FIXED", "every request Average_Request_Size", SizeDistribution::Fixed},
+                                                  {"NORMAL", "normal around it with Variance_Request_Size", SizeDistribution::Normal}}},
+                                                {}};
+  return t;
+}
+const MqsimChoices<Time>& time_units() {
+  static const MqsimChoices<Time> t{
+      {"Time_Unit", {{"PICOSECOND", "1 ps", ps(1)}, {"NANOSECOND", "1 ns", ns(1)}, {"MICROSECOND", "1 us", us(1)}}}, {}};
+  return t;
+}
+
+std::string plane_allocation_name(const PlaneAllocation& a) {
+  std::string s;
+  for (PlaneDim d : a) s += plane_dims().name(d);
+  return s;
+}
+
+int64_t DeviceXml::bits_per_cell() const {
+  switch (technology) {
+    case FlashTechnology::Slc:
+      return 1;
+    case FlashTechnology::Mlc:
+      return 2;
+    case FlashTechnology::Tlc:
+      return 3;
+  }
+  throw std::logic_error("unhandled flash technology");
+}
+
 namespace {
 
 constexpr int64_t kMaxXmlBytes = 16 << 20;  // a configuration file, not a data set
@@ -104,13 +258,14 @@ class Section {
     if (u == "FALSE") return false;
     fail(fmt::format("'{}' is not true or false", v));
   }
-  std::string choice(const std::string& v, const std::vector<std::string>& ok, const std::vector<std::string>& unsupported = {}) const {
-    std::string u = upper(v);
-    for (auto& c : ok)
-      if (u == c) return u;
-    for (auto& c : unsupported)
-      if (u == c) fail(fmt::format("'{}' is an MQSim choice that bitline does not model (supported: {})", v, fmt::join(ok, ", ")));
-    fail(fmt::format("'{}' is not one of {}", v, fmt::join(ok, ", ")));
+  /// The value of one of MQSim's names in `t`, ignoring case.
+  template <class T>
+  T choice(const std::string& v, const MqsimChoices<T>& t) const {
+    const std::string u = upper(v);
+    if (int64_t i = t.modelled.find(u); i >= 0) return t.modelled.value(size_t(i));
+    if (std::find(t.unmodelled.begin(), t.unmodelled.end(), u) != t.unmodelled.end())
+      fail(fmt::format("'{}' is an MQSim choice that bitline does not model (supported: {})", v, t.modelled.joined(", ")));
+    fail(fmt::format("'{}' is not one of {}", v, t.modelled.joined(", ")));
   }
   std::vector<int64_t> id_list(const std::string& v, int64_t hi) const {
     std::vector<int64_t> ids;
@@ -159,11 +314,10 @@ constexpr int64_t kMaxNs = int64_t(1e15);  // ~11.6 days of simulated time in ns
 
 void read_flash(const std::string& file, pugi::xml_node node, DeviceXml& d) {
   Section s(file, node);
-  s.on("Flash_Technology", [&](auto& v, auto) { d.technology = s.choice(v, {"SLC", "MLC", "TLC"}); });
-  s.on("CMD_Suspension_Support", [&](auto& v, auto) {
-    std::string c = s.choice(v, {"NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE"});
-    (void)c;  // suspension is not modelled: operations run to completion (docs/ssd.md)
-  });
+  s.on("Flash_Technology", [&](auto& v, auto) { d.technology = s.choice(v, flash_technologies()); });
+  // suspension is not modelled: operations run to completion (docs/ssd.md)
+  s.on("CMD_Suspension_Support", [&](auto& v, auto) { s.choice(v, suspension_supports()); });
+  // the latencies of page types a technology lacks are read and ignored (MQSim reads them too)
   const char* types[3] = {"LSB", "CSB", "MSB"};
   for (int i = 0; i < 3; ++i) {
     s.on(std::string("Page_Read_Latency_") + types[i], [&, i](auto& v, auto) { d.read_latency[i] = s.nanoseconds(v, 100'000'000); });
@@ -191,12 +345,12 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceXml& d) {
   bool flash_seen = false;
   s.on("Seed", [&](auto& v, auto) { d.seed = s.integer(v, 0, INT32_MAX); });
   s.on("Enabled_Preconditioning", [&](auto& v, auto) { d.preconditioning = s.boolean(v); });
-  s.on("Memory_Type", [&](auto& v, auto) { s.choice(v, {"FLASH"}); });
-  s.on("HostInterface_Type", [&](auto& v, auto) { d.host_interface = s.choice(v, {"NVME"}, {"SATA"}); });
+  s.on("Memory_Type", [&](auto& v, auto) { s.choice(v, memory_types()); });
+  s.on("HostInterface_Type", [&](auto& v, auto) { d.host_interface = s.choice(v, host_interfaces()); });
   s.on("IO_Queue_Depth", [&](auto& v, auto) { d.io_queue_depth = s.integer(v, 1, 65535); });
   s.on("Queue_Fetch_Size", [&](auto& v, auto) { d.queue_fetch_size = s.integer(v, 1, 65535); });
-  s.on("Caching_Mechanism", [&](auto& v, auto) { d.caching_mechanism = s.choice(v, {"SIMPLE", "ADVANCED"}); });
-  s.on("Data_Cache_Sharing_Mode", [&](auto& v, auto) { d.data_cache_sharing = s.choice(v, {"SHARED", "EQUAL_PARTITIONING"}); });
+  s.on("Caching_Mechanism", [&](auto& v, auto) { d.caching_mechanism = s.choice(v, caching_mechanisms()); });
+  s.on("Data_Cache_Sharing_Mode", [&](auto& v, auto) { d.data_cache_sharing = s.choice(v, data_cache_sharing_modes()); });
   s.on("Data_Cache_Capacity", [&](auto& v, auto) { d.data_cache_capacity = s.integer(v, 0, 1LL << 40); });
   s.on("Data_Cache_DRAM_Row_Size", [&](auto& v, auto) { d.dram_row_size = s.integer(v, 1, 1 << 20); });
   s.on("Data_Cache_DRAM_Data_Rate", [&](auto& v, auto) { d.dram_data_rate = s.integer(v, 1, 100000); });
@@ -204,29 +358,34 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceXml& d) {
   s.on("Data_Cache_DRAM_tRCD", [&](auto& v, auto) { d.dram_trcd = s.integer(v, 0, 1000000); });
   s.on("Data_Cache_DRAM_tCL", [&](auto& v, auto) { d.dram_tcl = s.integer(v, 0, 1000000); });
   s.on("Data_Cache_DRAM_tRP", [&](auto& v, auto) { d.dram_trp = s.integer(v, 0, 1000000); });
-  s.on("Address_Mapping", [&](auto& v, auto) { d.address_mapping = s.choice(v, {"PAGE_LEVEL"}, {"HYBRID"}); });
+  s.on("Address_Mapping", [&](auto& v, auto) { d.address_mapping = s.choice(v, address_mappings()); });
   s.on("Ideal_Mapping_Table", [&](auto& v, auto) { d.ideal_mapping_table = s.boolean(v); });
   s.on("CMT_Capacity", [&](auto& v, auto) { d.cmt_capacity = s.integer(v, 0, 1LL << 36); });
-  s.on("CMT_Sharing_Mode", [&](auto& v, auto) { d.cmt_sharing = s.choice(v, {"SHARED", "EQUAL_SIZE_PARTITIONING"}); });
+  s.on("CMT_Sharing_Mode", [&](auto& v, auto) { d.cmt_sharing = s.choice(v, cmt_sharing_modes()); });
   s.on("Plane_Allocation_Scheme", [&](auto& v, auto) {
-    std::string u = upper(v);
-    std::string sorted = u;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted != "CDPW")
+    // one letter per dimension, each once: the 24 fully static schemes
+    const std::string u = upper(v);
+    const auto& dims = plane_dims().modelled;
+    bool ok = u.size() == d.plane_allocation.size();
+    std::array<bool, 4> used{};
+    for (size_t i = 0; ok && i < u.size(); ++i) {
+      const int64_t k = dims.find(std::string_view(&u[i], 1));
+      ok = k >= 0 && !used[size_t(k)];
+      if (ok) {
+        used[size_t(k)] = true;
+        d.plane_allocation[i] = dims.value(size_t(k));
+      }
+    }
+    if (!ok)
       s.fail(
           fmt::format("'{}' is not supported: bitline models the 24 fully static schemes, a permutation of C, W, D, P "
                       "(e.g. CWDP)",
                       v));
-    d.plane_allocation = u;
   });
-  s.on("Transaction_Scheduling_Policy", [&](auto& v, auto) {
-    d.scheduling = s.choice(v, {"OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER"}, {"FLIN"});
-  });
+  s.on("Transaction_Scheduling_Policy", [&](auto& v, auto) { d.scheduling = s.choice(v, scheduling_policies()); });
   s.on("Overprovisioning_Ratio", [&](auto& v, auto) { d.overprovisioning = s.real(v, 0.0, 0.9); });
   s.on("GC_Exec_Threshold", [&](auto& v, auto) { d.gc_exec_threshold = s.real(v, 0.0, 0.5); });
-  s.on("GC_Block_Selection_Policy", [&](auto& v, auto) {
-    d.gc_policy = s.choice(v, {"GREEDY", "RGA", "RANDOM", "FIFO"}, {"RANDOM_P", "RANDOM_PP"});
-  });
+  s.on("GC_Block_Selection_Policy", [&](auto& v, auto) { d.gc_policy = s.choice(v, gc_policies()); });
   s.on("Use_Copyback_for_GC", [&](auto& v, auto) { d.gc_copyback = s.boolean(v); });
   s.on("Preemptible_GC_Enabled", [&](auto& v, auto) { d.gc_preemptible = s.boolean(v); });
   s.on("GC_Hard_Threshold", [&](auto& v, auto) { d.gc_hard_threshold = s.real(v, 0.0, 0.5); });
@@ -241,7 +400,7 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceXml& d) {
   s.on("Flash_Channel_Width", [&](auto& v, auto) { d.channel_width = s.integer(v, 1, 8); });
   s.on("Channel_Transfer_Rate", [&](auto& v, auto) { d.channel_transfer_rate = s.integer(v, 1, 100000); });
   s.on("Chip_No_Per_Channel", [&](auto& v, auto) { d.chips_per_channel = s.integer(v, 1, 256); });
-  s.on("Flash_Comm_Protocol", [&](auto& v, auto) { d.comm_protocol = s.choice(v, {"NVDDR2"}); });
+  s.on("Flash_Comm_Protocol", [&](auto& v, auto) { d.comm_protocol = s.choice(v, comm_protocols()); });
   s.on("Flash_Parameter_Set", [&](auto&, pugi::xml_node child) {
     flash_seen = true;
     read_flash(file, child, d);
@@ -257,9 +416,6 @@ void check_device(const DeviceXml& d) {
   if (d.blocks() > (int64_t(1) << 24))
     throw ConfigError(fmt::format("{}: {} blocks in the device exceed the 16 Mi bitline accepts", f, d.blocks()));
   if (d.pages() > (int64_t(1) << 36)) throw ConfigError(fmt::format("{}: {} pages exceed 2^36", f, d.pages()));
-  if (d.technology == "SLC" || d.technology == "MLC") {
-    // unused page types are ignored (MQSim reads them too)
-  }
   if (d.gc_hard_threshold > d.gc_exec_threshold)
     throw ConfigError(fmt::format("{}: GC_Hard_Threshold {} is above GC_Exec_Threshold {}", f, d.gc_hard_threshold, d.gc_exec_threshold));
   int64_t reserve = std::max<int64_t>(2, int64_t(std::ceil(d.gc_exec_threshold * double(d.blocks_per_plane))) + 1);
@@ -305,10 +461,8 @@ DeviceXml read_device_xml(const std::string& path) { return parse_device_xml(slu
 namespace {
 
 void read_flow_common(Section& s, FlowXml& f) {
-  s.on("Priority_Class", [&](auto& v, auto) { f.priority = s.choice(v, {"URGENT", "HIGH", "MEDIUM", "LOW"}); });
-  s.on("Device_Level_Data_Caching_Mode", [&](auto& v, auto) {
-    f.caching_mode = s.choice(v, {"TURNED_OFF", "WRITE_CACHE", "READ_CACHE", "WRITE_READ_CACHE"});
-  });
+  s.on("Priority_Class", [&](auto& v, auto) { f.priority = s.choice(v, priority_classes()); });
+  s.on("Device_Level_Data_Caching_Mode", [&](auto& v, auto) { f.caching_mode = s.choice(v, caching_modes()); });
   s.on("Channel_IDs", [&](auto& v, auto) { f.channel_ids = s.id_list(v, 255); });
   s.on("Chip_IDs", [&](auto& v, auto) { f.chip_ids = s.id_list(v, 255); });
   s.on("Die_IDs", [&](auto& v, auto) { f.die_ids = s.id_list(v, 63); });
@@ -322,15 +476,13 @@ FlowXml read_synthetic(const std::string& file, pugi::xml_node node, std::vector
   Section s(file, node);
   read_flow_common(s, f);
   s.on("Working_Set_Percentage", [&](auto& v, auto) { f.working_set = double(s.integer(v, 1, 100)) / 100.0; });
-  s.on("Synthetic_Generator_Type", [&](auto& v, auto) { f.generator = s.choice(v, {"QUEUE_DEPTH", "BANDWIDTH"}); });
+  s.on("Synthetic_Generator_Type", [&](auto& v, auto) { f.generator = s.choice(v, generators()); });
   s.on("Read_Percentage", [&](auto& v, auto) { f.read_ratio = double(s.integer(v, 0, 100)) / 100.0; });
-  s.on("Address_Distribution", [&](auto& v, auto) {
-    f.address_distribution = s.choice(v, {"RANDOM_UNIFORM", "RANDOM_HOTCOLD", "STREAMING"});
-  });
+  s.on("Address_Distribution", [&](auto& v, auto) { f.address_distribution = s.choice(v, address_distributions()); });
   s.on("Percentage_of_Hot_Region", [&](auto& v, auto) { f.hot_region = double(s.integer(v, 0, 100)) / 100.0; });
   s.on("Generated_Aligned_Addresses", [&](auto& v, auto) { f.aligned = s.boolean(v); });
   s.on("Address_Alignment_Unit", [&](auto& v, auto) { f.alignment_unit = s.integer(v, 1, 1 << 20); });
-  s.on("Request_Size_Distribution", [&](auto& v, auto) { f.size_distribution = s.choice(v, {"FIXED", "NORMAL"}); });
+  s.on("Request_Size_Distribution", [&](auto& v, auto) { f.size_distribution = s.choice(v, size_distributions()); });
   s.on("Average_Request_Size", [&](auto& v, auto) { f.avg_size = s.integer(v, 1, 1 << 16); });
   s.on("Variance_Request_Size", [&](auto& v, auto) { f.size_variance = s.integer(v, 0, 1 << 16); });
   s.on("Seed", [&](auto& v, auto) { f.seed = s.integer(v, 0, INT32_MAX); });
@@ -352,8 +504,13 @@ FlowXml read_synthetic(const std::string& file, pugi::xml_node node, std::vector
         fmt::format("{}: a synthetic flow needs <Stop_Time> or <Total_Requests_To_Generate> above zero "
                     "(otherwise it never ends)",
                     file));
-  if (f.generator == "BANDWIDTH" && f.bandwidth == 0)
-    throw ConfigError(fmt::format("{}: a BANDWIDTH flow needs <Bandwidth> above zero (bytes per second)", file));
+  switch (f.generator) {
+    case Generator::QueueDepth:
+      break;
+    case Generator::Bandwidth:
+      if (f.bandwidth == 0) throw ConfigError(fmt::format("{}: a BANDWIDTH flow needs <Bandwidth> above zero (bytes per second)", file));
+      break;
+  }
   return f;
 }
 
@@ -372,10 +529,7 @@ FlowXml read_trace_flow(const std::string& file, pugi::xml_node node, const std:
   });
   s.on("Percentage_To_Be_Executed", [&](auto& v, auto) { f.percentage_executed = double(s.integer(v, 1, 100)) / 100.0; });
   s.on("Relay_Count", [&](auto& v, auto) { f.relay_count = s.integer(v, 1, 1000); });
-  s.on("Time_Unit", [&](auto& v, auto) {
-    std::string u = s.choice(v, {"PICOSECOND", "NANOSECOND", "MICROSECOND"});
-    f.time_unit = u == "PICOSECOND" ? ps(1) : u == "NANOSECOND" ? ns(1) : us(1);
-  });
+  s.on("Time_Unit", [&](auto& v, auto) { f.time_unit = s.choice(v, time_units()); });
   s.run();
   if (!path_seen) throw ConfigError(fmt::format("{}: a trace-based flow needs <File_Path>", file));
   return f;

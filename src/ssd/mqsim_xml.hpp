@@ -8,16 +8,87 @@
 // The supported elements are listed in docs/ssd.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <fstream>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/registry.hpp"
 #include "core/units.hpp"
 
 namespace bitline::ssd {
 
 enum class PageType { LSB = 0, CSB = 1, MSB = 2 };
+
+// ---- MQSim's choices ------------------------------------------------------------------
+// An element whose value is one of MQSim's named choices is resolved once, when the file is
+// read, to one of these enums; the model switches on the enum and never compares names.
+// Each enum has its table (below, defined in mqsim_xml.cpp): the MQSim names bitline models,
+// each with its value, and the MQSim names it knows but does not model (refused with an
+// error saying so). Names match ignoring case, as in MQSim.
+
+enum class MemoryType { Flash };                                              // Memory_Type
+enum class HostInterface { Nvme };                                            // HostInterface_Type
+enum class CachingMechanism { Simple, Advanced };                             // Caching_Mechanism
+enum class DataCacheSharing { Shared, EqualPartitioning };                    // Data_Cache_Sharing_Mode
+enum class AddressMapping { PageLevel };                                      // Address_Mapping
+enum class CmtSharing { Shared, EqualSizePartitioning };                      // CMT_Sharing_Mode
+enum class Scheduling { OutOfOrder, PriorityOutOfOrder };                     // Transaction_Scheduling_Policy
+enum class GcPolicy { Greedy, Rga, Random, Fifo };                            // GC_Block_Selection_Policy
+enum class CommProtocol { Nvddr2 };                                           // Flash_Comm_Protocol
+enum class FlashTechnology { Slc, Mlc, Tlc };                                 // Flash_Technology
+enum class Suspension { None, Program, ProgramErase, Erase };                 // CMD_Suspension_Support
+enum class PlaneDim { Channel, Way, Die, Plane };                             // a letter C|W|D|P of Plane_Allocation_Scheme
+enum class Priority { Urgent, High, Medium, Low };                            // Priority_Class
+enum class CachingMode { TurnedOff, WriteCache, ReadCache, WriteReadCache };  // Device_Level_Data_Caching_Mode
+enum class Generator { QueueDepth, Bandwidth };                               // Synthetic_Generator_Type
+enum class AddressDistribution { RandomUniform, RandomHotCold, Streaming };   // Address_Distribution
+enum class SizeDistribution { Fixed, Normal };                                // Request_Size_Distribution
+
+/// The table of one element's choices: the MQSim names bitline models (a Registry of
+/// {name as MQSim spells it, description, value}, in the order error messages list them)
+/// and those it refuses as not modelled.
+template <class T>
+struct MqsimChoices {
+  Registry<T> modelled;
+  std::vector<std::string_view> unmodelled;
+
+  /// The MQSim name of `v` (for echoing a resolved value back).
+  std::string_view name(const T& v) const {
+    for (size_t i = 0; i < modelled.size(); ++i)
+      if (modelled.value(i) == v) return modelled.names()[i];
+    throw std::logic_error(std::string("no ") + std::string(modelled.kind()) + " name for this value");
+  }
+};
+
+const MqsimChoices<MemoryType>& memory_types();
+const MqsimChoices<HostInterface>& host_interfaces();
+const MqsimChoices<CachingMechanism>& caching_mechanisms();
+const MqsimChoices<DataCacheSharing>& data_cache_sharing_modes();
+const MqsimChoices<AddressMapping>& address_mappings();
+const MqsimChoices<CmtSharing>& cmt_sharing_modes();
+const MqsimChoices<Scheduling>& scheduling_policies();
+const MqsimChoices<GcPolicy>& gc_policies();
+const MqsimChoices<CommProtocol>& comm_protocols();
+const MqsimChoices<FlashTechnology>& flash_technologies();
+const MqsimChoices<Suspension>& suspension_supports();
+const MqsimChoices<PlaneDim>& plane_dims();
+const MqsimChoices<Priority>& priority_classes();
+const MqsimChoices<CachingMode>& caching_modes();
+const MqsimChoices<Generator>& generators();
+const MqsimChoices<AddressDistribution>& address_distributions();
+const MqsimChoices<SizeDistribution>& size_distributions();
+/// Time_Unit: the value is the unit itself (PICOSECOND = 1 ps, ...).
+const MqsimChoices<Time>& time_units();
+
+/// Plane_Allocation_Scheme: the order in which consecutive pages stripe over the dimensions, first the
+/// fastest-varying one (CWDP: channel, then way, then die, then plane).
+using PlaneAllocation = std::array<PlaneDim, 4>;
+/// Its MQSim name, e.g. "CWDP".
+std::string plane_allocation_name(const PlaneAllocation& a);
 
 /// The device file: host link, controller options and flash geometry/timing.
 struct DeviceXml {
@@ -29,25 +100,25 @@ struct DeviceXml {
   // Device_Parameter_Set
   int64_t seed = 321;
   bool preconditioning = true;
-  std::string host_interface = "NVME";
+  HostInterface host_interface = HostInterface::Nvme;
   int64_t io_queue_depth = 1024;
   int64_t queue_fetch_size = 512;
-  std::string caching_mechanism = "ADVANCED";
-  std::string data_cache_sharing = "SHARED";
+  CachingMechanism caching_mechanism = CachingMechanism::Advanced;
+  DataCacheSharing data_cache_sharing = DataCacheSharing::Shared;
   int64_t data_cache_capacity = 256LL << 20;  // bytes
   int64_t dram_row_size = 8192;
   int64_t dram_data_rate = 800;                          // MT/s
   int64_t dram_burst_size = 4;                           // bytes
   int64_t dram_trcd = 13, dram_tcl = 13, dram_trp = 13;  // ns
-  std::string address_mapping = "PAGE_LEVEL";
+  AddressMapping address_mapping = AddressMapping::PageLevel;
   bool ideal_mapping_table = false;
   int64_t cmt_capacity = 2LL << 20;  // bytes
-  std::string cmt_sharing = "SHARED";
-  std::string plane_allocation = "CWDP";
-  std::string scheduling = "PRIORITY_OUT_OF_ORDER";
+  CmtSharing cmt_sharing = CmtSharing::Shared;
+  PlaneAllocation plane_allocation = {PlaneDim::Channel, PlaneDim::Way, PlaneDim::Die, PlaneDim::Plane};  // CWDP
+  Scheduling scheduling = Scheduling::PriorityOutOfOrder;
   double overprovisioning = 0.07;
   double gc_exec_threshold = 0.05;
-  std::string gc_policy = "GREEDY";
+  GcPolicy gc_policy = GcPolicy::Greedy;
   bool gc_copyback = false;
   bool gc_preemptible = false;
   double gc_hard_threshold = 0.005;
@@ -57,9 +128,9 @@ struct DeviceXml {
   int64_t channel_width = 1;            // bytes
   int64_t channel_transfer_rate = 333;  // MT/s
   int64_t chips_per_channel = 4;
-  std::string comm_protocol = "NVDDR2";
+  CommProtocol comm_protocol = CommProtocol::Nvddr2;
   // Flash_Parameter_Set
-  std::string technology = "MLC";
+  FlashTechnology technology = FlashTechnology::Mlc;
   Time read_latency[3] = {us(75), us(75), us(75)};  // LSB, CSB, MSB
   Time program_latency[3] = {us(750), us(750), us(750)};
   Time erase_latency = us(3800);
@@ -71,7 +142,7 @@ struct DeviceXml {
   int64_t page_size = 8192;  // bytes
   int64_t page_metadata = 448;
 
-  int64_t bits_per_cell() const { return technology == "SLC" ? 1 : technology == "MLC" ? 2 : 3; }
+  int64_t bits_per_cell() const;
   int64_t dies() const { return channels * chips_per_channel * dies_per_chip; }
   int64_t planes() const { return dies() * planes_per_die; }
   int64_t blocks() const { return planes() * blocks_per_plane; }
@@ -86,20 +157,20 @@ enum class FlowKind { Synthetic, Trace };
 /// One IO_Flow_Parameter_Set_Synthetic or _Trace_Based.
 struct FlowXml {
   FlowKind kind = FlowKind::Synthetic;
-  std::string priority = "HIGH";  // URGENT|HIGH|MEDIUM|LOW
-  std::string caching_mode = "WRITE_CACHE";
+  Priority priority = Priority::High;
+  CachingMode caching_mode = CachingMode::WriteCache;
   std::vector<int64_t> channel_ids, chip_ids, die_ids, plane_ids;  // empty = all
   double initial_occupancy = 0;                                    // fraction 0..1
   // synthetic
-  double working_set = 1.0;               // fraction
-  std::string generator = "QUEUE_DEPTH";  // QUEUE_DEPTH|BANDWIDTH
+  double working_set = 1.0;  // fraction
+  Generator generator = Generator::QueueDepth;
   double read_ratio = 0;
-  std::string address_distribution = "RANDOM_UNIFORM";  // RANDOM_UNIFORM|RANDOM_HOTCOLD|STREAMING
-  double hot_region = 0;                                // fraction
+  AddressDistribution address_distribution = AddressDistribution::RandomUniform;
+  double hot_region = 0;  // fraction
   bool aligned = true;
-  int64_t alignment_unit = 8;               // sectors
-  std::string size_distribution = "FIXED";  // FIXED|NORMAL
-  int64_t avg_size = 8;                     // sectors
+  int64_t alignment_unit = 8;  // sectors
+  SizeDistribution size_distribution = SizeDistribution::Fixed;
+  int64_t avg_size = 8;  // sectors
   int64_t size_variance = 0;
   int64_t seed = 1;
   int64_t queue_depth = 1;
@@ -110,7 +181,7 @@ struct FlowXml {
   std::string trace_path;  // resolved against the workload file's folder
   double percentage_executed = 1.0;
   int64_t relay_count = 1;
-  Time time_unit = ns(1);
+  Time time_unit = ns(1);  // Time_Unit, resolved (time_units())
 };
 
 struct ScenarioXml {

@@ -33,10 +33,10 @@ DeviceXml idle_device() {
   return d;
 }
 
-FlowXml one_request(bool read, std::string caching = "TURNED_OFF") {
+FlowXml one_request(bool read, CachingMode caching = CachingMode::TurnedOff) {
   FlowXml f;
   f.read_ratio = read ? 1.0 : 0.0;
-  f.caching_mode = std::move(caching);
+  f.caching_mode = caching;
   f.avg_size = 8;  // 4 KiB
   f.alignment_unit = 16;
   f.queue_depth = 1;
@@ -66,7 +66,7 @@ TEST(SsdDevice, IdleWriteWithoutCacheIsFetchDmaTransferProgramCompletion) {
 }
 
 TEST(SsdDevice, IdleCachedWriteCompletesAfterTheDramWrite) {
-  ScenarioXml s{{one_request(false, "WRITE_CACHE")}};
+  ScenarioXml s{{one_request(false, CachingMode::WriteCache)}};
   auto j = simulate_scenario(idle_device(), s);
   // MQSim's DRAM time: tRCD + tCL + (bytes / burst / 2) bursts of 1/(100 MT/s)
   Time dram = ns(13 + 13 + 4096 / 1 / 2 * 10.0);
@@ -81,7 +81,7 @@ nlohmann::json two_reads(int64_t lpa_a, int64_t lpa_b) {
   FlowXml f;
   f.kind = FlowKind::Trace;
   f.trace_path = tr;
-  f.caching_mode = "TURNED_OFF";
+  f.caching_mode = CachingMode::TurnedOff;
   ScenarioXml s{{f}};
   return simulate_scenario(idle_device(), s);
 }
@@ -114,11 +114,11 @@ TEST(SsdDevice, TwoReadsOnOnePlaneWaitForTheSense) {
 
 /// A trace flow of the given lines on the idle device with model options m.
 nlohmann::json trace_run(const std::string& lines, const SsdModelOptions& m, DeviceXml d = idle_device(),
-                         std::string caching = "TURNED_OFF") {
+                         CachingMode caching = CachingMode::TurnedOff) {
   FlowXml f;
   f.kind = FlowKind::Trace;
   f.trace_path = temp_file("t.trace", lines);
-  f.caching_mode = std::move(caching);
+  f.caching_mode = caching;
   ScenarioXml s{{f}};
   RunOptions o;
   o.model = m;
@@ -169,30 +169,30 @@ TEST(SsdModel, CachedWriteMissReadsItsTranslationPageWithoutDelayingTheHost) {
   DeviceXml d = idle_device();
   d.ideal_mapping_table = false;
   SsdModelOptions m;
-  auto j = trace_run("0 0 0 8 0\n", m, d, "WRITE_CACHE");
+  auto j = trace_run("0 0 0 8 0\n", m, d, CachingMode::WriteCache);
   Time dram = ns(13 + 13 + 4096 / 1 / 2 * 10.0);
   EXPECT_NEAR(mean_us(j), to_us(bytes(64) / kPcie + bytes(4096) / kPcie + dram + bytes(16) / kPcie), 1e-6);
   EXPECT_EQ(j["ftl"]["translation_reads"].get<int64_t>(), 1);
   EXPECT_EQ(j["flash"]["reads"].get<int64_t>(), 1);
   EXPECT_EQ(j["flash"]["programs"].get<int64_t>(), 1);
   // two writes to pages of one translation page: the second joins the first's translation read
-  auto two = trace_run("0 0 0 8 0\n0 0 16 8 0\n", m, d, "WRITE_CACHE");
+  auto two = trace_run("0 0 0 8 0\n0 0 16 8 0\n", m, d, CachingMode::WriteCache);
   EXPECT_EQ(two["ftl"]["translation_reads"].get<int64_t>(), 1);
   m.write_translation = false;
-  EXPECT_EQ(trace_run("0 0 0 8 0\n", m, d, "WRITE_CACHE")["flash"]["reads"].get<int64_t>(), 0);
+  EXPECT_EQ(trace_run("0 0 0 8 0\n", m, d, CachingMode::WriteCache)["flash"]["reads"].get<int64_t>(), 0);
 }
 
 TEST(SsdModel, SharedCmtGivesEachFlowATableOfTheWholeCapacity) {
   // a CMT of one entry; flow 0 reads its page 0 twice, flow 1 reads its own page 0 in between
   DeviceXml d = idle_device();
   d.ideal_mapping_table = false;
-  d.cmt_sharing = "SHARED";
+  d.cmt_sharing = CmtSharing::Shared;
   d.cmt_capacity = int64_t(std::ceil((2 * std::log2(double(d.pages())) + double(d.sectors_per_page())) / 8));
   auto flow = [](const std::string& name, const std::string& lines) {
     FlowXml f;
     f.kind = FlowKind::Trace;
     f.trace_path = temp_file(name, lines);
-    f.caching_mode = "TURNED_OFF";
+    f.caching_mode = CachingMode::TurnedOff;
     return f;
   };
   ScenarioXml s{{flow("f0.trace", "0 0 0 8 1\n5000000 0 0 8 1\n"), flow("f1.trace", "1000000 0 0 8 1\n")}};
@@ -218,10 +218,10 @@ TEST(SsdModel, DestageBackPressureHoldsWritesUntilProgramsEnd) {
   d.dies_per_chip = 1;
   std::string lines = "0 0 0 16 0\n0 0 16 16 0\n0 0 32 16 0\n";
   SsdModelOptions m;
-  auto j = trace_run(lines, m, d, "WRITE_CACHE");
+  auto j = trace_run(lines, m, d, CachingMode::WriteCache);
   EXPECT_GT(j["flows"][0]["device_response_time"]["max_us"].get<double>(), 750.0);
   m.destage_pages_per_plane = 0;  // unlimited: all three complete after their DRAM writes
-  auto u = trace_run(lines, m, d, "WRITE_CACHE");
+  auto u = trace_run(lines, m, d, CachingMode::WriteCache);
   EXPECT_LT(u["flows"][0]["device_response_time"]["max_us"].get<double>(), 200.0);
 }
 
@@ -243,7 +243,7 @@ TEST(SsdDevice, SameInputsGiveIdenticalResults) {
   DeviceXml d;
   d.file = "test";
   d.preconditioning = true;
-  FlowXml f = one_request(false, "WRITE_CACHE");
+  FlowXml f = one_request(false, CachingMode::WriteCache);
   f.read_ratio = 0.3;
   f.initial_occupancy = 0.75;
   f.total_requests = 20000;
@@ -291,11 +291,81 @@ TEST(SsdBadInput, DeviceXml) {
   expect_device_error(device_text("<Overprovisioning_Ratio>0.07<", "<Overprovisioning_Ratio>nan<"), "not a number");
   expect_device_error(device_text("<Plane_Allocation_Scheme>CWDP<", "<Plane_Allocation_Scheme>CWD<"), "CWD");
   expect_device_error(device_text("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>RANDOM_PP<"), "does not model");
+  expect_device_error(device_text("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>random_p<"),
+                      "<GC_Block_Selection_Policy> inside <Device_Parameter_Set>: 'random_p' is an MQSim choice that bitline "
+                      "does not model (supported: GREEDY, RGA, RANDOM, FIFO)");
+  expect_device_error(device_text("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>GREEDYY<"),
+                      "'GREEDYY' is not one of GREEDY, RGA, RANDOM, FIFO");
+  expect_device_error(device_text("<Transaction_Scheduling_Policy>PRIORITY_OUT_OF_ORDER<", "<Transaction_Scheduling_Policy>FLIN<"),
+                      "'FLIN' is an MQSim choice that bitline does not model");
+  expect_device_error(device_text("<Plane_Allocation_Scheme>CWDP<", "<Plane_Allocation_Scheme>CWDD<"), "'CWDD' is not supported");
   expect_device_error(device_text("<Seed>321</Seed>", "<Seed>321</Seed><Seed>1</Seed>"), "twice");
   expect_device_error(device_text("<Enabled_Preconditioning>false<", "<Enabled_Preconditioning>maybe<"), "true or false");
   expect_device_error(device_text("</Execution_Parameter_Set>", ""), "not well-formed");
   expect_device_error("<Other/>", "root element");
   expect_device_error("<Execution_Parameter_Set/>", "no <Device_Parameter_Set>");
+}
+
+// Each MQSim choice is resolved to its enum when the file is read, its name matched ignoring case.
+TEST(SsdXml, ChoicesResolveOnceToEnumsIgnoringCase) {
+  DeviceXml d = parse_device_xml(device_text(), "dev.xml");
+  EXPECT_EQ(d.gc_policy, GcPolicy::Rga);  // as configs/ssd/device.xml says
+  EXPECT_EQ(d.scheduling, Scheduling::PriorityOutOfOrder);
+  EXPECT_EQ(d.technology, FlashTechnology::Mlc);
+  EXPECT_EQ(d.bits_per_cell(), 2);
+  EXPECT_EQ(plane_allocation_name(d.plane_allocation), "CWDP");
+  d = parse_device_xml(device_text("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>fifo<"), "dev.xml");
+  EXPECT_EQ(d.gc_policy, GcPolicy::Fifo);
+  EXPECT_EQ(gc_policies().name(d.gc_policy), "FIFO");  // echoed back as MQSim spells it
+  d = parse_device_xml(device_text("<Plane_Allocation_Scheme>CWDP<", "<Plane_Allocation_Scheme>wPcD<"), "dev.xml");
+  EXPECT_EQ(d.plane_allocation, (PlaneAllocation{PlaneDim::Way, PlaneDim::Plane, PlaneDim::Channel, PlaneDim::Die}));
+  EXPECT_EQ(plane_allocation_name(d.plane_allocation), "WPCD");
+  d = parse_device_xml(device_text("<Flash_Technology>MLC<", "<Flash_Technology>Tlc<"), "dev.xml");
+  EXPECT_EQ(d.bits_per_cell(), 3);
+
+  WorkloadXml w = parse_workload_xml(
+      "<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Synthetic><Stop_Time>1000</Stop_Time>"
+      "<Priority_Class>urgent</Priority_Class><Device_Level_Data_Caching_Mode>Read_Cache</Device_Level_Data_Caching_Mode>"
+      "<Synthetic_Generator_Type>bandwidth</Synthetic_Generator_Type><Bandwidth>1000</Bandwidth>"
+      "<Address_Distribution>streaming</Address_Distribution><Request_Size_Distribution>normal</Request_Size_Distribution>"
+      "</IO_Flow_Parameter_Set_Synthetic><IO_Flow_Parameter_Set_Trace_Based><File_Path>x.trace</File_Path>"
+      "<Time_Unit>microsecond</Time_Unit></IO_Flow_Parameter_Set_Trace_Based></IO_Scenario></MQSim_IO_Scenarios>",
+      "wl.xml", ".");
+  const FlowXml& f = w.scenarios.at(0).flows.at(0);
+  EXPECT_EQ(f.priority, Priority::Urgent);
+  EXPECT_EQ(f.caching_mode, CachingMode::ReadCache);
+  EXPECT_EQ(f.generator, Generator::Bandwidth);
+  EXPECT_EQ(f.address_distribution, AddressDistribution::Streaming);
+  EXPECT_EQ(f.size_distribution, SizeDistribution::Normal);
+  EXPECT_EQ(w.scenarios[0].flows.at(1).time_unit, us(1));
+  EXPECT_EQ(time_units().name(ns(1)), "NANOSECOND");
+}
+
+// Every value of every choice has its MQSim name (a value added to an enum without a table row fails here).
+template <class T>
+void expect_every_value_named(const MqsimChoices<T>& t, int n) {
+  ASSERT_EQ(int(t.modelled.size()), n) << t.modelled.kind();
+  for (int i = 0; i < n; ++i) EXPECT_EQ(t.modelled.find(t.name(T(i))), i) << t.modelled.kind();
+}
+
+TEST(SsdXml, EveryChoiceHasItsMqsimName) {
+  expect_every_value_named(memory_types(), 1);
+  expect_every_value_named(host_interfaces(), 1);
+  expect_every_value_named(caching_mechanisms(), 2);
+  expect_every_value_named(data_cache_sharing_modes(), 2);
+  expect_every_value_named(address_mappings(), 1);
+  expect_every_value_named(cmt_sharing_modes(), 2);
+  expect_every_value_named(scheduling_policies(), 2);
+  expect_every_value_named(gc_policies(), 4);
+  expect_every_value_named(comm_protocols(), 1);
+  expect_every_value_named(flash_technologies(), 3);
+  expect_every_value_named(suspension_supports(), 4);
+  expect_every_value_named(plane_dims(), 4);
+  expect_every_value_named(priority_classes(), 4);
+  expect_every_value_named(caching_modes(), 4);
+  expect_every_value_named(generators(), 2);
+  expect_every_value_named(address_distributions(), 3);
+  expect_every_value_named(size_distributions(), 2);
 }
 
 void expect_workload_error(const std::string& text, const std::string& words) {

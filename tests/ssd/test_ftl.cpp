@@ -9,7 +9,7 @@
 namespace bitline::ssd {
 namespace {
 
-DeviceXml small_device(int64_t blocks, int64_t pages, double op, std::string policy = "GREEDY") {
+DeviceXml small_device(int64_t blocks, int64_t pages, double op, GcPolicy policy = GcPolicy::Greedy) {
   DeviceXml d;
   d.file = "test";
   d.channels = 1;
@@ -21,7 +21,7 @@ DeviceXml small_device(int64_t blocks, int64_t pages, double op, std::string pol
   d.overprovisioning = op;
   d.gc_exec_threshold = 0.02;
   d.gc_hard_threshold = 0.01;
-  d.gc_policy = std::move(policy);
+  d.gc_policy = policy;
   return d;
 }
 
@@ -84,7 +84,7 @@ TEST(SsdFtl, PreconditionedPagesMapBackAndForth) {
 }
 
 /// Uniform random single-page writes on a full logical space until steady state; returns WA.
-double steady_state_wa(const std::string& policy, double op, bool precondition) {
+double steady_state_wa(GcPolicy policy, double op, bool precondition) {
   DeviceXml d = small_device(512, 64, op, policy);
   Ftl f(d);
   const uint32_t L = uint32_t(f.logical_pages());
@@ -122,26 +122,26 @@ TEST(SsdFtl, GreedySteadyStateWriteAmplificationMatchesClosedForm) {
     double U = double(int64_t(512.0 * 64 * (1 - op)));
     double rho = (T - U) / U;
     double closed = (1 + rho) / (2 * rho);
-    double wa = steady_state_wa("GREEDY", op, false);
+    double wa = steady_state_wa(GcPolicy::Greedy, op, false);
     EXPECT_NEAR(wa, closed, 0.08 * closed) << "op " << op << " rho " << rho;
   }
 }
 
 TEST(SsdFtl, AnalyticPreconditioningStartsAtSteadyState) {
   // preconditioned (no write simulated) and fully simulated fills reach the same steady state
-  double sim = steady_state_wa("GREEDY", 0.2, false);
-  double pre = steady_state_wa("GREEDY", 0.2, true);
+  double sim = steady_state_wa(GcPolicy::Greedy, 0.2, false);
+  double pre = steady_state_wa(GcPolicy::Greedy, 0.2, true);
   EXPECT_NEAR(pre, sim, 0.03 * sim);
 }
 
 TEST(SsdFtl, RandomAmplifiesMoreThanGreedyFifoAndRgaAbout) {
   // under uniform traffic FIFO is close to greedy (Desnoyers 2012); random choice is clearly worse
-  double greedy = steady_state_wa("GREEDY", 0.2, true);
-  double fifo = steady_state_wa("FIFO", 0.2, true);
+  double greedy = steady_state_wa(GcPolicy::Greedy, 0.2, true);
+  double fifo = steady_state_wa(GcPolicy::Fifo, 0.2, true);
   EXPECT_GT(fifo, greedy * 0.95);
   EXPECT_LT(fifo, greedy * 1.3);
-  EXPECT_GT(steady_state_wa("RANDOM", 0.2, true), greedy * 1.1);
-  double rga = steady_state_wa("RGA", 0.2, true);
+  EXPECT_GT(steady_state_wa(GcPolicy::Random, 0.2, true), greedy * 1.1);
+  double rga = steady_state_wa(GcPolicy::Rga, 0.2, true);
   EXPECT_GE(rga, greedy * 0.99);
 }
 
