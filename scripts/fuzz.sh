@@ -18,13 +18,14 @@ cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 BUILD=${FUZZ_BUILD:-build/fuzz}
-ALL=(config model sessions nand_command)
+ALL=(config model sessions nand_command ssd_inputs)
 if [ $# -gt 0 ]; then HARNESSES=("$@"); else HARNESSES=("${ALL[@]}"); fi
 
 # Longest input per harness: configs, model files and traces are small text files; commands are short.
 max_len() {
   case "$1" in
     nand_command) echo 1024 ;;
+    ssd_inputs) echo 16384 ;;  # a device file alone is about 4 KB
     *) echo 4096 ;;
   esac
 }

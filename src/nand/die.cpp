@@ -17,7 +17,6 @@ Die::Die(const NandParams& params, uint64_t seed, bool store_data)
       cost_(p_.timing, p_.energy, p_.geometry.page_size),
       errors_(make_error_model(p_.reliability)),
       rng_(Rng::derive(seed, "nand.die.errors")),
-      seed_(seed),
       store_data_(store_data),
       latches_(size_t(p_.geometry.planes_per_die)) {}
 

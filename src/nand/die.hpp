@@ -145,7 +145,6 @@ class Die {
   CostModel cost_;
   std::unique_ptr<ErrorModel> errors_;
   Rng rng_;
-  uint64_t seed_;
   bool store_data_;
   std::unordered_map<uint64_t, Block> blocks_;
   std::vector<PlaneLatches> latches_;

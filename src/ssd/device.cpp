@@ -394,7 +394,7 @@ struct Flow {
 
 class Sim {
  public:
-  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt) : d_(d), s_(s), opt_(opt), M_(opt.model), ftl_(d) {
+  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt) : d_(d), opt_(opt), M_(opt.model), ftl_(d) {
     dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
     gc_.resize(size_t(d.planes()));
     blocked_.resize(size_t(d.planes()));
@@ -1515,7 +1515,6 @@ class Sim {
   };
 
   const DeviceXml& d_;
-  const ScenarioXml& s_;
   const RunOptions& opt_;
   SsdModelOptions M_;
   Ftl ftl_;

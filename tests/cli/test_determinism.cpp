@@ -72,6 +72,11 @@ TEST_F(SameBytes, Cosmos) {
                     "/tests/mpi/cosmos-tiny.yaml");
 }
 
+TEST_F(SameBytes, Ssd) {
+  const std::string d = std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/";
+  expect_same_bytes("ssd run --quiet --device " + d + "device.xml --workload " + d + "trace.xml");
+}
+
 TEST_F(SameBytes, AccelPoints) {
   expect_same_bytes("accel run --model qwen3-235b --system csix8 --context long --slo 100");
   expect_same_bytes("accel run --model qwen3-235b --system csix8 --context long --slo 100 --batch 16");
