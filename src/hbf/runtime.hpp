@@ -35,6 +35,7 @@
 #include "core/rng.hpp"
 #include "core/stats.hpp"
 #include "hbf/devices.hpp"
+#include "hbf/kv_placement.hpp"
 #include "hbf/layout.hpp"
 #include "hbf/system.hpp"
 #include "hbf/timing.hpp"
@@ -101,7 +102,9 @@ struct Access {
 
 class Runtime {
  public:
-  Runtime(const System& sys, Mode mode, uint64_t seed = 1);
+  /// `kv` is the KV placement policy (serving.kv_layout, kv_offload, seed): the same KvPlacement the serving model
+  /// (llm::GpuMemory) uses. The paged layout is the serving model's only (kv_create refuses it).
+  Runtime(const System& sys, Mode mode, uint64_t seed = 1, const KvPolicy& kv = {});
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -161,19 +164,25 @@ class Runtime {
   VAddr group_mmap(GroupId g);
   const std::vector<ReadTableEntry>& read_table(GroupId g) const;
   /// GroupArrange (selective replication): copies the slices above the average
-  /// load (rounded up) of overloaded megaplanes to HBM and re-points their entries.
+  /// load (rounded up) of overloaded megaplanes to HBM and re-points their entries
+  /// (kv_offload = fill: further, KvPlacement::offload), within the HBM left.
   /// PerStream does it for each stream's slices on their own (max/mean loads in
   /// the report are then the largest over the streams).
   ArrangeReport group_arrange(GroupId g, ArrangeScope scope = ArrangeScope::Group);
   /// GroupWrite: flushes the group's full slices from HBM to flash a hyperpage at
   /// a time (one slice per megaplane, each request into its own blocks); the
   /// remainder stays in HBM (Hold) or goes to random megaplanes (Scatter).
+  /// With the scatter KV layout every full slice goes to the megaplane the
+  /// placement draws for its stream (no hyperpages, nothing held).
   /// Updates metadata, the page table and the read table.
   WriteReport group_write(GroupId g, Remainder remainder = Remainder::Hold);
   /// Unmaps the group, releases its prefetches and frees its replicas.
   void group_destroy(GroupId g);
   /// Megapages of the group in flash (not replicated) per megaplane.
   std::vector<int64_t> group_loads(GroupId g) const;
+  /// The same per stream (layer): [stream][megaplane]. The group must be mapped.
+  std::vector<std::vector<int64_t>> group_stream_loads(GroupId g) const;
+  const KvPlacement& kv_placement() const { return kv_; }
 
   // ---- SRAM ------------------------------------------------------------------
   /// SramPrefetch: moves the flash megapages of [va, va+size) into plane SRAM,
@@ -279,6 +288,8 @@ class Runtime {
   System sys_;
   Mode mode_;
   Rng rng_;
+  KvPlacement kv_;
+  std::vector<Rng> scatter_;  // scatter layout: each stream's draws (KvPlacement::scatter_stream), across GroupWrites
   std::unique_ptr<WeightLayout> layout_;
   FlashArray flash_;
   HbmStore hbm_;
