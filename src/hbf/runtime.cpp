@@ -630,8 +630,8 @@ ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
   int64_t slice_bytes = 0;
   for (ObjectId id : g.members) slice_bytes = std::max(slice_bytes, objects_[id].slice_cap);
   // Each scope's level per megaplane (KvPlacement::offload over the loads in dealing order, as the serving model),
-  // within the HBM megapages left after the scopes before it.
-  int64_t budget = (hbm_.capacity().raw() - hbm_.used().raw()) / sys_.megapage().raw();
+  // each within an equal share of the HBM megapages left (the serving model's replica budget per layer).
+  const int64_t budget = (hbm_.capacity().raw() - hbm_.used().raw()) / sys_.megapage().raw() / int64_t(scopes);
   std::vector<std::vector<int64_t>> target(scopes, std::vector<int64_t>(size_t(k), 0));
   for (size_t s = 0; s < scopes; ++s) {
     int64_t total = 0, need = 0;
@@ -644,7 +644,7 @@ ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
     }
     if (need > budget) r.hbm_full = true;
     int64_t rounds = 0;
-    budget -= kv_.offload(level, total, std::max<int64_t>(0, budget), hbm_bytes[s], slice_bytes, rounds);
+    kv_.offload(level, total, budget, hbm_bytes[s], slice_bytes, rounds);
     for (int64_t d = 0; d < k; ++d) target[s][sys_.dealt(d)] = level[size_t(d)];
   }
   // Candidates per scope and overloaded megaplane, latest in the mapping first (they sit in the last, partial hyperpages).

@@ -165,7 +165,8 @@ class Runtime {
   const std::vector<ReadTableEntry>& read_table(GroupId g) const;
   /// GroupArrange (selective replication): copies the slices above the average
   /// load (rounded up) of overloaded megaplanes to HBM and re-points their entries
-  /// (kv_offload = fill: further, KvPlacement::offload), within the HBM left.
+  /// (kv_offload = fill: further, KvPlacement::offload), each scope within an
+  /// equal share of the HBM left (hbm_full: some scope's share was too small).
   /// PerStream does it for each stream's slices on their own (max/mean loads in
   /// the report are then the largest over the streams).
   ArrangeReport group_arrange(GroupId g, ArrangeScope scope = ArrangeScope::Group);

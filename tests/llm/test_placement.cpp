@@ -30,7 +30,9 @@ struct Placed {
 // Qwen3-235B on a CSI GPU (94 layers, 64 tokens of 2 KiB per slice, K = 144): 8 requests of different lengths whose
 // full slices fill whole hyperpages (94 x 216 = 141 x 144), each with 10 staged tokens per layer, windows sized for
 // 10,000 tokens.
-Placed place(const std::string& layout, const std::string& offload) {
+// With `replica_budget` > 0, HBM binds: the runtime is left that many megapages of HBM per layer, the model the same
+// per-layer budget (serving: replica_units_per_layer = HBM left / layers).
+Placed place(const std::string& layout, const std::string& offload, int64_t replica_budget = 0) {
   KindParams k = preset_kind("csi");
   k.serving.kv_layout = Choice<KvLayout, kv_layouts>::named(layout);
   k.serving.kv_offload = Choice<KvOffload, kv_offloads>::named(offload);
@@ -44,7 +46,7 @@ Placed place(const std::string& layout, const std::string& offload) {
   g.contexts.clear();
   for (int64_t n : slices) g.contexts.push_back(n * tps + 10);
   g.kv_full_tokens = 10000;
-  g.replica_units_per_layer = int64_t(1) << 30;  // HBM binds neither path (the runtime's is checked below)
+  g.replica_units_per_layer = replica_budget > 0 ? replica_budget : int64_t(1) << 30;  // (the runtime's is checked below)
 
   // The runtime, with the serving model's own policy object's settings.
   hbf::Runtime rt(sys, hbf::Mode::Timing, 1, s.memory().kv_placement().policy());
@@ -63,8 +65,12 @@ Placed place(const std::string& layout, const std::string& offload) {
   Placed p;
   // The serving model replicates with the flashaccel layout only (GroupArrange per layer); so does the caller here.
   if (*k.serving.kv_layout == KvLayout::FlashAccel) {
+    if (replica_budget > 0) {
+      const int64_t mp = sys.megapage().raw(), free = (rt.hbm().capacity().raw() - rt.hbm().used().raw()) / mp;
+      rt.hbm_alloc(Bytes((free - replica_budget * L) * mp), "other");
+    }
     const hbf::ArrangeReport a = rt.group_arrange(grp, hbf::ArrangeScope::PerStream);
-    EXPECT_FALSE(a.hbm_full);
+    EXPECT_EQ(a.hbm_full, replica_budget > 0);
     p.replicas_runtime = a.replicated;
   }
   const auto by_id = rt.group_stream_loads(grp);
@@ -111,6 +117,17 @@ TEST(KvPlacement, FlashAccelFillOffloadIsTheSameInRuntimeAndModel) {
   expect_equal(p, "flashaccel/fill");
   // fill goes below the mean: more replicas than mean for the same requests.
   EXPECT_GT(p.replicas_model, place("flashaccel", "mean").replicas_model);
+}
+
+// When HBM binds, both paths replicate the same slices: each layer's share, taken in dealing order.
+TEST(KvPlacement, OffloadWithTooLittleHbmIsTheSameInRuntimeAndModel) {
+  const int64_t unbound = place("flashaccel", "mean").replicas_model;
+  for (const char* offload : {"mean", "fill"}) {
+    const Placed p = place("flashaccel", offload, 2);
+    expect_equal(p, std::string("flashaccel/") + offload + " in 2 megapages of HBM per layer");
+    EXPECT_LE(p.replicas_model, 2 * 94);
+    EXPECT_LT(p.replicas_model, unbound);
+  }
 }
 
 TEST(KvPlacement, ScatterIsTheSameInRuntimeAndModel) {
