@@ -94,7 +94,7 @@ int64_t KvPlacement::window_loads(std::span<const int64_t> slices, int64_t w, in
 }
 
 int64_t KvPlacement::cursor_loads(std::span<const int64_t> slices, int32_t layer, std::vector<int64_t>& loads) const {
-  Rng rng = Rng::derive(p_.seed, "llm.kv.cursor");
+  Rng rng = cursor_stream();
   std::vector<int64_t> diff(size_t(k_) + 1, 0);
   const auto add = [&](int64_t a, int64_t len) {
     if (len <= 0) return;
@@ -110,7 +110,7 @@ int64_t KvPlacement::cursor_loads(std::span<const int64_t> slices, int32_t layer
   };
   int64_t total = 0, all = 0;
   for (int64_t n : slices) {
-    const int64_t cursor = int64_t(rng.below(uint64_t(k_)));
+    const int64_t cursor = scatter_pick(rng);
     total += n;
     all += n / k_;
     add(cursor + int64_t(layer) * n, n % k_);
@@ -123,6 +123,8 @@ int64_t KvPlacement::cursor_loads(std::span<const int64_t> slices, int32_t layer
   }
   return total;
 }
+
+Rng KvPlacement::cursor_stream() const { return Rng::derive(p_.seed, "llm.kv.cursor"); }
 
 Rng KvPlacement::scatter_stream(int32_t layer) const { return Rng::derive(p_.seed, fmt::format("llm.kv.scatter.{}", layer)); }
 

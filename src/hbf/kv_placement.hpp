@@ -63,8 +63,11 @@ class KvPlacement {
   /// window, stream after stream, as GroupWrite does. Returns the layer's slices.
   int64_t window_loads(std::span<const int64_t> slices, int64_t window, int32_t layer, std::vector<int64_t>& loads) const;
   /// flashaccel with kv_span = all: each request deals over all K megaplanes from a seeded random cursor (requests
-  /// written at different times). Returns the layer's slices.
+  /// written at different times), the i-th request from the i-th draw of cursor_stream(). Returns the layer's slices.
+  /// (The runtime's GroupWrite also keeps one slice per megaplane per hyperpage, which this closed form does not.)
   int64_t cursor_loads(std::span<const int64_t> slices, int32_t layer, std::vector<int64_t>& loads) const;
+  /// kv_span = all: the requests' starting cursors (dealing indices), drawn in creation order with scatter_pick.
+  Rng cursor_stream() const;
 
   /// scatter: the stream of random megaplanes of layer `layer`'s slices (request by request, slice by slice).
   Rng scatter_stream(int32_t layer) const;

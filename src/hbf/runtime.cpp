@@ -35,6 +35,7 @@ Runtime::Runtime(const System& sys, Mode mode, uint64_t seed, const KvPolicy& kv
       mode_(mode),
       rng_(Rng::derive(seed, "hbf.runtime")),
       kv_(sys_, kv),
+      cursors_(kv_.cursor_stream()),
       layout_(sys.hbf().runtime.weight_layout.make()),
       flash_(sys_, mode == Mode::Functional),
       hbm_(sys_.hbm_capacity(), mode == Mode::Functional),
@@ -288,6 +289,7 @@ ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_byte
   }
   const int64_t k = sys_.megaplanes();
   o.window = k;
+  if (*sys_.hbf().runtime.kv_span == KvSpan::All && expected.raw() > 0) o.cursor = kv_.scatter_pick(cursors_);
   if (*sys_.hbf().runtime.kv_span == KvSpan::Fit && expected.raw() > 0) {
     // Just wide enough for the expected slices (each stream rounds up to whole slices) in whole megablocks.
     const int64_t per_stream = ceil_div(ceil_div(expected.raw(), int64_t(streams)), o.slice_cap);

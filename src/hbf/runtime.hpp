@@ -124,7 +124,8 @@ class Runtime {
   /// aligned to a megapage) and appends must be whole tokens; without, slices are
   /// plain megapages of bytes.
   /// `expected` (optional) is the KV the request will hold in all (the prompt and the output): with
-  /// hbf.runtime.kv_span = fit it sizes the request's window of megaplanes (kv_window()).
+  /// hbf.runtime.kv_span = fit it sizes the request's window of megaplanes (kv_window()); with kv_span = all
+  /// the request starts at the next cursor of the placement's cursor stream (without `expected`: at 0).
   ObjectId kv_create(std::string name, uint32_t streams = 1, Bytes token_bytes = {}, Bytes expected = {});
   /// The window of megaplanes a KV object's slices are dealt over: first dealing index and width (K: all).
   std::pair<int64_t, int64_t> kv_window(ObjectId kv) const;
@@ -291,6 +292,7 @@ class Runtime {
   Rng rng_;
   KvPlacement kv_;
   std::vector<Rng> scatter_;  // scatter layout: each stream's draws (KvPlacement::scatter_stream), across GroupWrites
+  Rng cursors_;               // kv_span = all: the starting cursors of requests created with their expected size
   std::unique_ptr<WeightLayout> layout_;
   FlashArray flash_;
   HbmStore hbm_;
