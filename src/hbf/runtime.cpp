@@ -30,10 +30,12 @@ constexpr VAddr kVaBase = VAddr(1) << 40;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-Runtime::Runtime(const System& sys, Mode mode, uint64_t seed)
+Runtime::Runtime(const System& sys, Mode mode, uint64_t seed, const KvPolicy& kv)
     : sys_(sys),
       mode_(mode),
       rng_(Rng::derive(seed, "hbf.runtime")),
+      kv_(sys_, kv),
+      cursors_(kv_.cursor_stream()),
       layout_(sys.hbf().runtime.weight_layout.make()),
       flash_(sys_, mode == Mode::Functional),
       hbm_(sys_.hbm_capacity(), mode == Mode::Functional),
@@ -268,6 +270,16 @@ int64_t Runtime::tokens_per_slice(Bytes token_bytes) const {
 ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_bytes, Bytes expected) {
   if (streams == 0) throw ModelError(fmt::format("kv_create '{}': a KV object needs at least one stream", name));
   if (expected.raw() < 0) throw ModelError(fmt::format("kv_create '{}': negative expected size", name));
+  switch (kv_.policy().layout) {
+    case KvLayout::FlashAccel:
+    case KvLayout::Scatter:
+      break;
+    case KvLayout::Paged:
+      throw ModelError(
+          fmt::format("kv_create '{}': the paged KV layout (PagedAttention blocks at page offsets) is modelled by the serving model only; "
+                      "the runtime stores KV in megapage slices (serving.kv_layout = flashaccel or scatter)",
+                      name));
+  }
   Object o;
   o.kind = Kind::Kv;
   o.slice_cap = sys_.megapage().raw();
@@ -277,10 +289,11 @@ ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_byte
   }
   const int64_t k = sys_.megaplanes();
   o.window = k;
+  if (*sys_.hbf().runtime.kv_span == KvSpan::All && expected.raw() > 0) o.cursor = kv_.scatter_pick(cursors_);
   if (*sys_.hbf().runtime.kv_span == KvSpan::Fit && expected.raw() > 0) {
     // Just wide enough for the expected slices (each stream rounds up to whole slices) in whole megablocks.
     const int64_t per_stream = ceil_div(ceil_div(expected.raw(), int64_t(streams)), o.slice_cap);
-    o.window = sys_.kv_window(per_stream * int64_t(streams));
+    o.window = kv_.window(per_stream, int64_t(streams));
     o.window_start = kv_window_next_;
     kv_window_next_ = (kv_window_next_ + o.window) % k;
   }
@@ -575,6 +588,22 @@ std::vector<int64_t> Runtime::group_loads(GroupId gid) const {
   return loads;
 }
 
+std::vector<std::vector<int64_t>> Runtime::group_stream_loads(GroupId gid) const {
+  const Group& g = group(gid, "group_stream_loads");
+  if (!g.mapped) throw ModelError(fmt::format("group_stream_loads: group {} is not mapped (group_mmap first)", gid));
+  const Mapping& m = mappings_.at(g.mapped);
+  std::vector<std::vector<int64_t>> loads;
+  for (int64_t i = 0; i < m.units; ++i) {
+    if (size_t(i) < m.override_.size() && m.override_[size_t(i)].kind == Location::Kind::Hbm) continue;
+    const Location l = base_location(m, i);
+    if (l.kind != Location::Kind::Flash) continue;
+    const size_t st = g.table[size_t(i)].stream;
+    while (loads.size() <= st) loads.emplace_back(size_t(sys_.megaplanes()), 0);
+    ++loads[st][l.flash.megaplane];
+  }
+  return loads;
+}
+
 ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
   Group& g = group(gid, "group_arrange");
   if (!g.mapped) throw ModelError(fmt::format("group_arrange: group {} is not mapped (group_mmap first)", gid));
@@ -593,12 +622,32 @@ ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
     const Location l = base_location(m, i);
     if (l.kind == Location::Kind::Flash) ++loads[key(i)][l.flash.megaplane];
   }
-  std::vector<int64_t> target(scopes);
+  // The HBM bytes each scope already reads (staged slices, earlier replicas) and the bytes of a full slice: what
+  // kv_offload = fill weighs against the flash rounds.
+  std::vector<int64_t> hbm_bytes(scopes, 0);
+  for (int64_t i = 0; i < m.units; ++i) {
+    const bool replica = size_t(i) < m.override_.size() && m.override_[size_t(i)].kind == Location::Kind::Hbm;
+    if (replica || base_location(m, i).kind == Location::Kind::Hbm) hbm_bytes[key(i)] += unit_bytes(m, i);
+  }
+  int64_t slice_bytes = 0;
+  for (ObjectId id : g.members) slice_bytes = std::max(slice_bytes, objects_[id].slice_cap);
+  // Each scope's level per megaplane (KvPlacement::offload over the loads in dealing order, as the serving model),
+  // each within an equal share of the HBM megapages left (the serving model's replica budget per layer).
+  const int64_t budget = (hbm_.capacity().raw() - hbm_.used().raw()) / sys_.megapage().raw() / int64_t(scopes);
+  std::vector<std::vector<int64_t>> target(scopes, std::vector<int64_t>(size_t(k), 0));
   for (size_t s = 0; s < scopes; ++s) {
-    int64_t total = 0;
+    int64_t total = 0, need = 0;
     for (int64_t l : loads[s]) total += l, r.max_load_before = std::max(r.max_load_before, l);
-    target[s] = ceil_div(total, k);
     r.mean_load = std::max(r.mean_load, double(total) / double(k));
+    std::vector<int64_t> level(static_cast<size_t>(k));
+    for (int64_t d = 0; d < k; ++d) {
+      level[size_t(d)] = loads[s][sys_.dealt(d)];
+      need += std::max<int64_t>(0, level[size_t(d)] - ceil_div(total, k));
+    }
+    if (need > budget) r.hbm_full = true;
+    int64_t rounds = 0;
+    kv_.offload(level, total, budget, hbm_bytes[s], slice_bytes, rounds);
+    for (int64_t d = 0; d < k; ++d) target[s][sys_.dealt(d)] = level[size_t(d)];
   }
   // Candidates per scope and overloaded megaplane, latest in the mapping first (they sit in the last, partial hyperpages).
   std::vector<std::vector<std::vector<int64_t>>> cand(scopes, std::vector<std::vector<int64_t>>(size_t(k)));
@@ -606,17 +655,19 @@ ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
     if (size_t(i) < m.override_.size() && m.override_[size_t(i)].kind != Location::Kind::None) continue;  // replica or in SRAM
     const Location l = base_location(m, i);
     const size_t s = key(i);
-    if (l.kind == Location::Kind::Flash && loads[s][l.flash.megaplane] > target[s]) cand[s][l.flash.megaplane].push_back(i);
+    if (l.kind == Location::Kind::Flash && loads[s][l.flash.megaplane] > target[s][l.flash.megaplane])
+      cand[s][l.flash.megaplane].push_back(i);
   }
   const int64_t unit = sys_.megapage().raw();
   std::vector<uint8_t> tmp(static_cast<size_t>(unit));
-  for (size_t s = 0; s < scopes && !r.hbm_full; ++s) {
-    for (size_t mp = 0; mp < cand[s].size() && !r.hbm_full; ++mp) {
+  bool out_of_hbm = false;
+  for (size_t s = 0; s < scopes && !out_of_hbm; ++s) {
+    for (size_t mp = 0; mp < cand[s].size() && !out_of_hbm; ++mp) {
       for (int64_t i : cand[s][mp]) {
-        if (loads[s][mp] <= target[s]) break;
+        if (loads[s][mp] <= target[s][mp]) break;
         auto a = hbm_.allocate(sys_.megapage());
         if (!a) {
-          r.hbm_full = true;
+          out_of_hbm = r.hbm_full = true;
           break;
         }
         if (mode_ == Mode::Functional) {
@@ -676,6 +727,27 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
     r.programmed.push_back(mp);
     ++r.units;
   };
+  if (kv_.policy().layout == KvLayout::Scatter) {
+    // A plane-oblivious allocator: every full slice on the megaplane its stream's draw names (else the next one with
+    // room), stream by stream, request by request, slice by slice: the order the serving model draws them in.
+    std::stable_sort(full.begin(), full.end(), [&](const auto& a, const auto& b) {
+      return objects_[a.first].slices[a.second].stream < objects_[b.first].slices[b.second].stream;
+    });
+    for (auto [id, u] : full) {
+      const uint32_t stream = objects_[id].slices[u].stream;
+      while (scatter_.size() <= stream) scatter_.push_back(kv_.scatter_stream(int32_t(scatter_.size())));
+      const int64_t start = kv_.scatter_pick(scatter_[stream]);
+      int64_t pick = -1;
+      for (int64_t step = 0; step < k && pick < 0; ++step)
+        if (has_room(objects_[id], sys_.dealt(start + step))) pick = (start + step) % k;
+      if (pick < 0)
+        throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", objects_[id].name));
+      flush(id, u, sys_.dealt(pick));
+      ++r.scattered;
+    }
+    if (g.mapped) extend_group_mapping(g);
+    return r;
+  }
   const size_t hyper = full.size() / size_t(k);
   std::vector<char> used(static_cast<size_t>(k));
   for (size_t h = 0; h < hyper; ++h) {

@@ -35,6 +35,7 @@
 #include "core/rng.hpp"
 #include "core/stats.hpp"
 #include "hbf/devices.hpp"
+#include "hbf/kv_placement.hpp"
 #include "hbf/layout.hpp"
 #include "hbf/system.hpp"
 #include "hbf/timing.hpp"
@@ -101,7 +102,9 @@ struct Access {
 
 class Runtime {
  public:
-  Runtime(const System& sys, Mode mode, uint64_t seed = 1);
+  /// `kv` is the KV placement policy (serving.kv_layout, kv_offload, seed): the same KvPlacement the serving model
+  /// (llm::GpuMemory) uses. The paged layout is the serving model's only (kv_create refuses it).
+  Runtime(const System& sys, Mode mode, uint64_t seed = 1, const KvPolicy& kv = {});
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -121,7 +124,8 @@ class Runtime {
   /// aligned to a megapage) and appends must be whole tokens; without, slices are
   /// plain megapages of bytes.
   /// `expected` (optional) is the KV the request will hold in all (the prompt and the output): with
-  /// hbf.runtime.kv_span = fit it sizes the request's window of megaplanes (kv_window()).
+  /// hbf.runtime.kv_span = fit it sizes the request's window of megaplanes (kv_window()); with kv_span = all
+  /// the request starts at the next cursor of the placement's cursor stream (without `expected`: at 0).
   ObjectId kv_create(std::string name, uint32_t streams = 1, Bytes token_bytes = {}, Bytes expected = {});
   /// The window of megaplanes a KV object's slices are dealt over: first dealing index and width (K: all).
   std::pair<int64_t, int64_t> kv_window(ObjectId kv) const;
@@ -161,19 +165,26 @@ class Runtime {
   VAddr group_mmap(GroupId g);
   const std::vector<ReadTableEntry>& read_table(GroupId g) const;
   /// GroupArrange (selective replication): copies the slices above the average
-  /// load (rounded up) of overloaded megaplanes to HBM and re-points their entries.
+  /// load (rounded up) of overloaded megaplanes to HBM and re-points their entries
+  /// (kv_offload = fill: further, KvPlacement::offload), each scope within an
+  /// equal share of the HBM left (hbm_full: some scope's share was too small).
   /// PerStream does it for each stream's slices on their own (max/mean loads in
   /// the report are then the largest over the streams).
   ArrangeReport group_arrange(GroupId g, ArrangeScope scope = ArrangeScope::Group);
   /// GroupWrite: flushes the group's full slices from HBM to flash a hyperpage at
   /// a time (one slice per megaplane, each request into its own blocks); the
   /// remainder stays in HBM (Hold) or goes to random megaplanes (Scatter).
+  /// With the scatter KV layout every full slice goes to the megaplane the
+  /// placement draws for its stream (no hyperpages, nothing held).
   /// Updates metadata, the page table and the read table.
   WriteReport group_write(GroupId g, Remainder remainder = Remainder::Hold);
   /// Unmaps the group, releases its prefetches and frees its replicas.
   void group_destroy(GroupId g);
   /// Megapages of the group in flash (not replicated) per megaplane.
   std::vector<int64_t> group_loads(GroupId g) const;
+  /// The same per stream (layer): [stream][megaplane]. The group must be mapped.
+  std::vector<std::vector<int64_t>> group_stream_loads(GroupId g) const;
+  const KvPlacement& kv_placement() const { return kv_; }
 
   // ---- SRAM ------------------------------------------------------------------
   /// SramPrefetch: moves the flash megapages of [va, va+size) into plane SRAM,
@@ -279,6 +290,9 @@ class Runtime {
   System sys_;
   Mode mode_;
   Rng rng_;
+  KvPlacement kv_;
+  std::vector<Rng> scatter_;  // scatter layout: each stream's draws (KvPlacement::scatter_stream), across GroupWrites
+  Rng cursors_;               // kv_span = all: the starting cursors of requests created with their expected size
   std::unique_ptr<WeightLayout> layout_;
   FlashArray flash_;
   HbmStore hbm_;

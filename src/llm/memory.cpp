@@ -15,43 +15,13 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-const Registry<KvLayout>& kv_layouts() {
-  static const Registry<KvLayout> r(
-      "KV layout", {{"flashaccel",
-                     "FlashAccel: hyperpage-packed runs per request (hbf.runtime.kv_span), read a hyperpage at a time, "
-                     "selective offload per layer",
-                     KvLayout::FlashAccel},
-                    {"scatter",
-                     "megapage-aligned slices on random megaplanes (a plane-oblivious allocator), read request by request, "
-                     "no offload",
-                     KvLayout::Scatter},
-                    {"paged",
-                     "PagedAttention: serving.kv_block_bytes blocks on random megaplanes at random page offsets (no "
-                     "megapage alignment), read request by request, no offload",
-                     KvLayout::Paged}});
-  return r;
-}
-
-const Registry<KvOffload>& kv_offloads() {
-  static const Registry<KvOffload> r(
-      "KV offload policy",
-      {{"mean", "copy the slices of megaplanes above the mean load to HBM (spec: until no plane exceeds the average)", KvOffload::Mean},
-       {"fill",
-        "mean, then keep lowering the most loaded megaplanes while HBM has room and its transfer time stays "
-        "within the flash rounds (bitline extension)",
-        KvOffload::Fill}});
-  return r;
-}
-
 GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeights& w, const MemoryOptions& opt)
-    : sys_(sys), m_(m), w_(w), opt_(opt) {
+    : sys_(sys), m_(m), w_(w), opt_(opt), kv_(sys, hbf::KvPolicy{*opt.kv_layout, *opt.kv_offload, opt.seed, opt.kv_block_bytes}) {
   k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
   unit_ = sys.megapage().raw();
   hbm_bw_ = sys.hbm_bandwidth();  // 0 on an HBM-less GPU: activations and staged KV are not timed as HBM reads
   if (k_ == 0) return;
   tile_units_ = k_ * std::max<int64_t>(1, opt.tile_hyperpages);
-  t_round_ =
-      std::max(sys.hbf().timing.t_read, Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
   if (!(opt.weight_cache_fraction >= 0 && opt.weight_cache_fraction <= 1))
     throw ModelError(fmt::format("weight cache fraction {} outside [0, 1]", opt.weight_cache_fraction));
   deal_.resize(size_t(k_));
@@ -99,13 +69,6 @@ int64_t GpuMemory::tokens_per_block(int64_t kv_token_layer_bytes) const {
     throw ModelError(fmt::format("model {}: one token's KV of a layer ({} B) exceeds a KV block (serving.kv_block_bytes = {} B)", m_.name,
                                  kv_token_layer_bytes, opt_.kv_block_bytes));
   return t;
-}
-
-std::vector<int64_t> GpuMemory::cursors(int64_t n) const {
-  Rng rng = Rng::derive(opt_.seed, "llm.kv.cursor");
-  std::vector<int64_t> c(static_cast<size_t>(n));
-  for (auto& x : c) x = int64_t(rng.below(uint64_t(k_)));
-  return c;
 }
 
 void GpuMemory::append_ops(const StepGraph& g, uint32_t first, uint32_t count, TilePlan& plan) const {
@@ -229,15 +192,9 @@ int64_t checked_kv_units(const StepGraph& g, int64_t tps, size_t planned) {
   return units;
 }
 
-/// The PagedAttention placement of one layer's KV (kv_layout = paged): each request's KV is cut into blocks of
-/// `block_tokens` tokens; a paged allocator that knows nothing of planes puts each block in a flash block of a
-/// random megaplane (dealing index) at a random page offset, so the block's bytes run over consecutive megapages
-/// of that megaplane, ceil((offset + bytes) / megapage) reads. Calls emit(dealing index, bytes) per megapage read,
-/// request by request; returns the bytes of the partial last blocks (in HBM, as vLLM's block being filled).
-template <class Emit>
-int64_t paged_kv(const StepGraph& g, int32_t layer, int64_t k, int64_t page, int64_t megapage, int64_t block_tokens, uint64_t seed,
-                 size_t planned, Emit&& emit) {
-  const int64_t tb = g.kv_token_layer_bytes, block = block_tokens * tb, pages = std::max<int64_t>(1, megapage / page);
+/// paged: checks the megapage reads of layer's blocks against the plan limit before any loop over them runs.
+void checked_paged_units(const StepGraph& g, int64_t megapage, int64_t block_tokens, size_t planned) {
+  const int64_t block = block_tokens * g.kv_token_layer_bytes;
   int64_t blocks = 0;
   for (int64_t c : g.contexts) blocks += c / block_tokens;
   if (checked_mul(blocks, block / megapage + 2, "KV reads of a layer") + int64_t(planned) > kMaxPlanUnits)
@@ -245,137 +202,41 @@ int64_t paged_kv(const StepGraph& g, int32_t layer, int64_t k, int64_t page, int
         fmt::format("a decode step at batch {} reads {} KV blocks of a layer from flash, more than the {} reads a step "
                     "may plan (about 256 MB); lower the batch (--batch, serving.max_requests_per_rank) or the context",
                     g.contexts.size(), blocks, kMaxPlanUnits));
-  Rng rng = Rng::derive(seed, fmt::format("llm.kv.paged.{}", layer));
-  int64_t staged = 0;
-  for (int64_t c : g.contexts) {
-    for (int64_t j = 0; j < c / block_tokens; ++j) {
-      const int64_t mp = int64_t(rng.below(uint64_t(k)));
-      int64_t offset = int64_t(rng.below(uint64_t(pages))) * page;
-      for (int64_t left = block; left > 0; offset = 0) {
-        const int64_t b = std::min(left, megapage - offset);
-        emit(mp, b);
-        left -= b;
-      }
-    }
-    staged += (c % block_tokens) * tb;
-  }
-  return staged;
 }
 }  // namespace
 
 int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const {
   const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
-  std::vector<int64_t> diff(size_t(k_) + 1, 0);
-  // Adds `v` to the dealing indices [a, a + len) modulo K (len <= K).
-  const auto add = [&](int64_t a, int64_t len, int64_t v) {
-    if (len <= 0 || v == 0) return;
-    a %= k_;
-    if (a + len <= k_) {
-      diff[size_t(a)] += v;
-      diff[size_t(a + len)] -= v;
-    } else {
-      diff[size_t(a)] += v;
-      diff[size_t(k_)] -= v;
-      diff[0] += v;
-      diff[size_t(a + len - k_)] -= v;
-    }
-  };
-  int64_t total = 0;
+  std::vector<int64_t> slices(g.contexts.size());
+  for (size_t i = 0; i < g.contexts.size(); ++i) slices[i] = g.contexts[i] / tps;
   switch (*sys_.hbf().runtime.kv_span) {
     case hbf::KvSpan::Fit: {
-      // Each request deals its slices round-robin over its own window of W megaplanes, layer after layer; the
-      // windows of successive requests follow each other round the megaplanes (Runtime::kv_create).
+      // The windows are sized for the requests' expected KV (Runtime::kv_create).
       int64_t full_tokens = g.kv_full_tokens;
       for (int64_t c : g.contexts) full_tokens = std::max(full_tokens, c);
-      const int64_t w = sys_.kv_window(int64_t(m_.layers) * ceil_div(full_tokens, tps));
-      for (size_t i = 0; i < g.contexts.size(); ++i) {
-        const int64_t n = g.contexts[i] / tps, start = (int64_t(i) * w) % k_;
-        total += n;
-        add(start, w, n / w);
-        const int64_t rem = n % w, p = (int64_t(layer) * n) % w;
-        if (p + rem <= w) {
-          add(start + p, rem, 1);
-        } else {
-          add(start + p, w - p, 1);
-          add(start, p + rem - w, 1);
-        }
-      }
-      break;
+      return kv_.window_loads(slices, kv_.window(ceil_div(full_tokens, tps), m_.layers), layer, loads);
     }
-    case hbf::KvSpan::All: {
-      // Every request deals its slices over all K megaplanes from a random cursor (written at different times).
-      const auto cur = cursors(int64_t(g.contexts.size()));
-      for (size_t i = 0; i < g.contexts.size(); ++i) {
-        const int64_t n = g.contexts[i] / tps;
-        total += n;
-        add(0, k_, n / k_);
-        add(cur[i] + int64_t(layer) * n, n % k_, 1);
-      }
-      break;
-    }
+    case hbf::KvSpan::All:
+      return kv_.cursor_loads(slices, layer, loads);
   }
-  loads.assign(size_t(k_), 0);
-  int64_t run = 0;
-  for (int64_t p = 0; p < k_; ++p) {
-    run += diff[size_t(p)];
-    loads[size_t(p)] = run;
-  }
-  return total;
+  throw std::logic_error("unhandled hbf.runtime.kv_span");
 }
 
-int64_t GpuMemory::offload(std::vector<int64_t>& loads, int64_t total, int64_t budget, int64_t hbm_bytes, int64_t slice_bytes,
-                           int64_t& rounds) const {
-  // Spec: copy pages of overloaded megaplanes to HBM until no megaplane exceeds the (rounded-up) mean.
-  const int64_t cap = ceil_div(total, k_);
-  int64_t replicas = 0;
-  for (auto& l : loads) {
-    const int64_t take = std::min(std::max<int64_t>(0, l - cap), budget);
-    l -= take;
-    budget -= take;
-    replicas += take;
-  }
-  if (*opt_.kv_offload == KvOffload::Fill && budget > 0 && !loads.empty()) {
-    // Lower the level L while the replicas fit and HBM's transfer time stays within L flash rounds.
-    const auto cost = [&](int64_t level) {
-      int64_t c = 0;
-      for (int64_t l : loads) c += std::max<int64_t>(0, l - level);
-      return c;
-    };
-    const auto ok = [&](int64_t level) {
-      const int64_t c = cost(level);
-      if (c > budget) return false;
-      const Time hbm_time = Bytes(hbm_bytes + (replicas + c) * slice_bytes) / hbm_bw_;
-      return hbm_time <= t_round_ * double(level);
-    };
-    int64_t hi = *std::max_element(loads.begin(), loads.end()), lo = 0;  // ok(hi) holds (nothing moves)
-    if (ok(hi)) {
-      while (hi - lo > 1) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        (ok(mid) ? hi : lo) = mid;
-      }
-      if (ok(lo)) hi = lo;
-      for (auto& l : loads)
-        if (l > hi) replicas += l - hi, l = hi;
-    }
-  }
-  rounds = 0;
-  for (int64_t l : loads) rounds = std::max(rounds, l);
-  return replicas;
-}
-
-KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const {
+KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer, std::vector<int64_t>* flash_loads) const {
   KvLayerStats s;
+  std::vector<int64_t> own;
+  std::vector<int64_t>& loads = flash_loads ? *flash_loads : own;
+  loads.clear();
   if (k_ == 0) return s;
   const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
   for (int64_t c : g.contexts) s.staged_bytes += (c % tps) * g.kv_token_layer_bytes;
-  std::vector<int64_t> loads;
   checked_kv_units(g, tps, 0);
   switch (*opt_.kv_layout) {
     case KvLayout::Scatter: {
-      Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", layer));
+      Rng rng = kv_.scatter_stream(layer);
       loads.assign(size_t(k_), 0);
       for (int64_t c : g.contexts)
-        for (int64_t j = 0; j < c / tps; ++j) ++loads[rng.below(uint64_t(k_))], ++s.flash_units;
+        for (int64_t j = 0; j < c / tps; ++j) ++loads[size_t(kv_.scatter_pick(rng))], ++s.flash_units;
       for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
       s.mean_load = double(s.flash_units) / double(k_);
       s.rounds = s.max_load_before;
@@ -383,8 +244,10 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const 
     }
     case KvLayout::Paged: {
       loads.assign(size_t(k_), 0);
-      s.staged_bytes = paged_kv(g, layer, k_, sys_.page_size().raw(), unit_, tokens_per_block(g.kv_token_layer_bytes), opt_.seed, 0,
-                                [&](int64_t mp, int64_t) { ++loads[size_t(mp)], ++s.flash_units; });
+      const int64_t bt = tokens_per_block(g.kv_token_layer_bytes);
+      checked_paged_units(g, unit_, bt, 0);
+      s.staged_bytes = kv_.paged_blocks(g.contexts, g.kv_token_layer_bytes, bt, layer,
+                                        [&](int64_t mp, int64_t) { ++loads[size_t(mp)], ++s.flash_units; });
       for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
       s.mean_load = double(s.flash_units) / double(k_);
       s.rounds = s.max_load_before;
@@ -396,7 +259,7 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer) const 
   const int64_t total = kv_loads(g, layer, loads);
   for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
   s.mean_load = double(total) / double(k_);
-  s.hbm_replicas = offload(loads, total, g.replica_units_per_layer, s.staged_bytes, tps * g.kv_token_layer_bytes, s.rounds);
+  s.hbm_replicas = kv_.offload(loads, total, g.replica_units_per_layer, s.staged_bytes, tps * g.kv_token_layer_bytes, s.rounds);
   s.flash_units = total - s.hbm_replicas;
   return s;
 }
@@ -417,11 +280,11 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
   for (int64_t c : g.contexts) hbm += (c % tps) * tb;
   switch (*opt_.kv_layout) {
     case KvLayout::Scatter: {
-      Rng rng = Rng::derive(opt_.seed, fmt::format("llm.kv.scatter.{}", op.layer));
+      Rng rng = kv_.scatter_stream(op.layer);
       StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
       for (int64_t c : g.contexts) {
         for (int64_t j = 0; j < c / tps; ++j) {
-          plan.units.push_back(FlashUnit{deal_[rng.below(uint64_t(k_))], slice_bytes});
+          plan.units.push_back(FlashUnit{deal_[size_t(kv_.scatter_pick(rng))], slice_bytes});
           if (++cur.count == uint32_t(tile_units_)) {
             plan.tiles.push_back(cur);
             cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
@@ -433,14 +296,15 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
     }
     case KvLayout::Paged: {
       StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-      hbm = paged_kv(g, op.layer, k_, sys_.page_size().raw(), unit_, tokens_per_block(tb), opt_.seed, plan.units.size(),
-                     [&](int64_t mp, int64_t b) {
-                       plan.units.push_back(FlashUnit{deal_[size_t(mp)], uint32_t(b)});
-                       if (++cur.count == uint32_t(tile_units_)) {
-                         plan.tiles.push_back(cur);
-                         cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-                       }
-                     });
+      const int64_t bt = tokens_per_block(tb);
+      checked_paged_units(g, unit_, bt, plan.units.size());
+      hbm = kv_.paged_blocks(g.contexts, tb, bt, op.layer, [&](int64_t mp, int64_t b) {
+        plan.units.push_back(FlashUnit{deal_[size_t(mp)], uint32_t(b)});
+        if (++cur.count == uint32_t(tile_units_)) {
+          plan.tiles.push_back(cur);
+          cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
+        }
+      });
       if (cur.count > 0) plan.tiles.push_back(cur);
       break;
     }
@@ -448,7 +312,7 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
       std::vector<int64_t> loads;
       const int64_t total = kv_loads(g, op.layer, loads);
       int64_t rounds = 0;
-      hbm += offload(loads, total, g.replica_units_per_layer, hbm, slice_bytes, rounds) * slice_bytes;
+      hbm += kv_.offload(loads, total, g.replica_units_per_layer, hbm, slice_bytes, rounds) * slice_bytes;
       const int64_t per_tile = std::max<int64_t>(1, opt_.tile_hyperpages);
       for (int64_t r0 = 0; r0 < rounds; r0 += per_tile) {
         StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};

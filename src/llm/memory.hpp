@@ -32,6 +32,8 @@
 //    block's bytes run over consecutive megapages of its megaplane, each one
 //    a read; the partial last block of a request stays in HBM; read request
 //    by request in tiles of K megapages; no offload.
+// Every KV placement decision (windows, loads, draws, offload) is the shared hbf::KvPlacement's, the object
+// hbf::Runtime uses too (tests/llm/test_placement.cpp compares the two paths).
 // The reads are produced as a TilePlan: tiles of flash megapages and HBM
 // bytes with the kernel time that overlaps them; timing.hpp times a plan.
 #pragma once
@@ -39,6 +41,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "hbf/kv_placement.hpp"
 #include "hbf/system.hpp"
 #include "llm/model.hpp"
 #include "llm/step.hpp"
@@ -116,8 +119,11 @@ class GpuMemory {
   /// Full KV slices of layer `layer` on each megaplane (by dealing index) in the flashaccel layout, before
   /// offload: what GroupWrite produces (hbf.runtime.kv_span); returns the layer's full slices.
   int64_t kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const;
-  /// The placement of layer `layer`'s KV for the requests of `g` (HBF).
-  KvLayerStats kv_layer_stats(const StepGraph& g, int32_t layer) const;
+  /// The placement of layer `layer`'s KV for the requests of `g` (HBF); with `flash_loads`, also the megapages each
+  /// megaplane (by dealing index) senses for the layer after offload (what the runtime's per-stream loads must equal).
+  KvLayerStats kv_layer_stats(const StepGraph& g, int32_t layer, std::vector<int64_t>* flash_loads = nullptr) const;
+  /// The KV placement policy (shared with hbf::Runtime).
+  const hbf::KvPlacement& kv_placement() const { return kv_; }
   /// Dealing positions of the tensors' first megapages (HBF), in GpuWeights order.
   const std::vector<int64_t>& tensor_positions() const { return pos_; }
   const MemoryOptions& options() const { return opt_; }
@@ -126,18 +132,13 @@ class GpuMemory {
   void weight_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
   void kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
   void embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) const;
-  std::vector<int64_t> cursors(int64_t n) const;
-  /// Selective offload of one layer: lowers `loads` in place within `budget` replicas (slices of `slice_bytes`),
-  /// given the layer's HBM bytes so far; returns the replicas. `rounds` is set to the largest load left.
-  int64_t offload(std::vector<int64_t>& loads, int64_t total, int64_t budget, int64_t hbm_bytes, int64_t slice_bytes,
-                  int64_t& rounds) const;
 
   const hbf::System& sys_;
   const ModelConfig& m_;
   const GpuWeights& w_;
   MemoryOptions opt_;
+  hbf::KvPlacement kv_;  // where KV slices go and what selective offload replicates: the runtime's policy object
   int64_t k_ = 0, unit_ = 0, tile_units_ = 0;
-  Time t_round_{};  // flash time of one KV round (a hyperpage): max(tR, K megapages over the stacks' interfaces)
   Bandwidth hbm_bw_{};
   std::vector<uint32_t> deal_;   // dealing index -> megaplane
   std::vector<int64_t> pos_;     // per tensor: dealing position of its first megapage

@@ -11,6 +11,7 @@
 
 #include "core/params.hpp"
 #include "core/units.hpp"
+#include "hbf/kv_placement.hpp"
 
 namespace bitline::llm {
 
@@ -31,12 +32,12 @@ const Registry<DeploymentPolicy>& deployment_policies();
 /// serving.capacity_context (table in llm/serving.cpp, Server::capacity).
 enum class CapacityContext { Full, Mean };
 const Registry<CapacityContext>& capacity_contexts();
-/// serving.kv_layout (table in llm/memory.cpp, GpuMemory).
-enum class KvLayout { FlashAccel, Scatter, Paged };
-const Registry<KvLayout>& kv_layouts();
-/// serving.kv_offload (table in llm/memory.cpp, GpuMemory::offload).
-enum class KvOffload { Mean, Fill };
-const Registry<KvOffload>& kv_offloads();
+/// serving.kv_layout and serving.kv_offload: the KV placement policy that the HBF runtime and the serving model
+/// share (tables in hbf/kv_placement.cpp, hbf::KvPlacement).
+using hbf::kv_layouts;
+using hbf::kv_offloads;
+using hbf::KvLayout;
+using hbf::KvOffload;
 /// serving.kv_arrange (table in llm/serving.cpp, Server::step).
 enum class KvArrange { NewKv, Whole };
 const Registry<KvArrange>& kv_arranges();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -195,6 +196,78 @@ TEST(HbfRuntime, ArrangeReplicatesOverloadedMegaplanesToHbm) {
   rt.group_destroy(g);
   EXPECT_EQ(rt.hbm().used(), Bytes(0));  // replicas freed, no flash written
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(rt.kv_read(reqs[i], 0), ref[i]);
+}
+
+// The scatter KV layout (hbf::KvPlacement, shared with the serving model): GroupWrite puts every full slice on the
+// megaplane its stream's draw names, stream by stream, request by request, slice by slice; nothing is held in HBM;
+// the data reads back unchanged. The paged layout is refused (the serving model's only).
+TEST(HbfRuntime, ScatterLayoutPlacesEverySliceOnItsStreamsDraw) {
+  System s = tiny();
+  KvPolicy policy;
+  policy.layout = KvLayout::Scatter;
+  policy.seed = 7;
+  Runtime rt(s, Mode::Functional, 1, policy);
+  Rng rng(5);
+  const uint32_t streams = 2;
+  std::vector<ObjectId> reqs;
+  std::vector<std::vector<std::vector<uint8_t>>> data;
+  for (int r = 0; r < 3; ++r) {
+    reqs.push_back(rt.kv_create(fmt::format("r{}", r), streams));
+    data.emplace_back();
+    for (uint32_t st = 0; st < streams; ++st) {
+      data.back().push_back(bytes_of(rng, 128 * size_t(2 + r)));  // 2..4 full slices per stream
+      rt.kv_append(reqs.back(), st, data.back().back());
+    }
+  }
+  const GroupId g = rt.group_create(reqs);
+  const WriteReport w = rt.group_write(g, Remainder::Hold);
+  EXPECT_EQ(w.held, 0);
+  EXPECT_EQ(w.hyperpages, 0);
+  EXPECT_EQ(w.units, 2 * (2 + 3 + 4));
+  EXPECT_EQ(w.scattered, w.units);
+  for (uint32_t st = 0; st < streams; ++st) {
+    Rng draws = rt.kv_placement().scatter_stream(int32_t(st));
+    for (size_t r = 0; r < reqs.size(); ++r) {
+      const auto units = rt.flash_units(reqs[r]);  // stream 0's slices, then stream 1's
+      const size_t n = 2 + r;
+      for (size_t j = 0; j < n; ++j)
+        EXPECT_EQ(units[st * n + j].megaplane, s.dealt(rt.kv_placement().scatter_pick(draws))) << "stream " << st << " request " << r;
+    }
+  }
+  rt.group_destroy(g);
+  for (size_t r = 0; r < reqs.size(); ++r)
+    for (uint32_t st = 0; st < streams; ++st) EXPECT_EQ(rt.kv_read(reqs[r], st), data[r][st]);
+  policy.layout = KvLayout::Paged;
+  Runtime paged(s, Mode::Timing, 1, policy);
+  EXPECT_NE(error_of([&] { paged.kv_create("p", 1); }).find("serving model only"), std::string::npos);
+}
+
+// kv_offload = fill (KvPlacement::offload, as the serving model): GroupArrange lowers the megaplanes below the mean
+// while HBM's transfer of the group's HBM bytes stays within the flash rounds; the bytes read back unchanged.
+TEST(HbfRuntime, FillOffloadGoesBelowTheMean) {
+  System s = tiny("hbm:\n  capacity_per_stack: 64KiB\n", 64);
+  auto run = [&](KvOffload offload) {
+    KvPolicy policy;
+    policy.offload = offload;
+    Runtime rt(s, Mode::Timing, 1, policy);
+    std::vector<ObjectId> reqs;
+    for (int r = 0; r < 6; ++r) {
+      reqs.push_back(rt.kv_create(fmt::format("r{}", r), 1));
+      rt.kv_append_zeros(reqs.back(), 0, Bytes(128 * (3 + 2 * r)));
+    }
+    GroupId all = rt.group_create(reqs);
+    rt.group_write(all, Remainder::Scatter);
+    rt.group_destroy(all);
+    const GroupId g = rt.group_create(reqs);
+    rt.group_mmap(g);
+    const ArrangeReport a = rt.group_arrange(g);
+    EXPECT_FALSE(a.hbm_full);
+    return a;
+  };
+  const ArrangeReport mean = run(KvOffload::Mean), fill = run(KvOffload::Fill);
+  EXPECT_EQ(mean.max_load_after, int64_t(std::ceil(mean.mean_load)));
+  EXPECT_LT(fill.max_load_after, mean.max_load_after);
+  EXPECT_GT(fill.replicated, mean.replicated);
 }
 
 // Per stream (layer), GroupArrange balances each stream's own slices: a layer's read is set by its fullest megaplane.

@@ -1,0 +1,122 @@
+// KV placement policies, written once for the two users of a placement: the FTL-less runtime (hbf::Runtime, which
+// stores and moves real KV objects) and the serving model (llm::GpuMemory, which derives a decode step's per-layer
+// plane loads without building objects). Both hold a KvPlacement built from the same policy (chosen by name:
+// serving.kv_layout, serving.kv_offload) and call it for the decisions below, so a policy cannot mean one thing in
+// the runtime and another in the serving model:
+//
+//   window         the megaplanes a request's KV is dealt over (hbf.runtime.kv_span): kv_create / the model's loads
+//   window_loads   flashaccel: the per-layer loads that GroupWrite's round-robin inside each window produces
+//                  (the closed form of the runtime's per-request cursors; tests compare them megaplane by megaplane)
+//   scatter_*      scatter: the random megaplane of each slice, one seeded stream per layer (GroupWrite draws from
+//                  it in the same order as the model)
+//   paged_blocks   paged: PagedAttention blocks at random page offsets of random megaplanes (the serving model only:
+//                  the runtime stores KV in megapage slices and refuses this layout, see docs/hbf.md)
+//   offload        selective offload (GroupArrange): mean, or fill (bitline extension); the runtime applies it per
+//                  group or per stream, the model per layer
+//
+// Loads are indexed by dealing index (System::dealt), as the layouts deal.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/registry.hpp"
+#include "core/rng.hpp"
+#include "core/units.hpp"
+
+namespace bitline::hbf {
+
+class System;
+
+/// serving.kv_layout (table in hbf/kv_placement.cpp).
+enum class KvLayout { FlashAccel, Scatter, Paged };
+const Registry<KvLayout>& kv_layouts();
+/// serving.kv_offload (table in hbf/kv_placement.cpp, KvPlacement::offload).
+enum class KvOffload { Mean, Fill };
+const Registry<KvOffload>& kv_offloads();
+
+/// The policy a KvPlacement applies (the serving section's kv_layout, kv_offload, seed and kv_block_bytes).
+struct KvPolicy {
+  KvLayout layout = KvLayout::FlashAccel;
+  KvOffload offload = KvOffload::Mean;
+  uint64_t seed = 1;
+  int64_t block_bytes = int64_t(256) << 10;  // paged: bytes of a PagedAttention block
+};
+
+class KvPlacement {
+ public:
+  /// `sys` must outlive the placement. A system without HBF stacks gives a placement with no megaplanes.
+  KvPlacement(const System& sys, const KvPolicy& policy);
+
+  const KvPolicy& policy() const { return p_; }
+  int64_t megaplanes() const { return k_; }
+
+  /// Width of the window of a request of `slices_per_stream` full slices in each of its `streams` streams
+  /// (hbf.runtime.kv_span: all = K, fit = the fewest megaplanes that hold them in whole megablocks).
+  int64_t window(int64_t slices_per_stream, int64_t streams) const;
+
+  /// flashaccel: the full slices of stream (layer) `layer` on each megaplane, by dealing index, for requests that
+  /// hold `slices[i]` full slices in every stream and were given windows of `window` megaplanes one after the other
+  /// from dealing index 0 (kv_span = fit, Runtime::kv_create): each request deals its slices round-robin inside its
+  /// window, stream after stream, as GroupWrite does. Returns the layer's slices.
+  int64_t window_loads(std::span<const int64_t> slices, int64_t window, int32_t layer, std::vector<int64_t>& loads) const;
+  /// flashaccel with kv_span = all: each request deals over all K megaplanes from a seeded random cursor (requests
+  /// written at different times), the i-th request from the i-th draw of cursor_stream(). Returns the layer's slices.
+  /// (The runtime's GroupWrite also keeps one slice per megaplane per hyperpage, which this closed form does not.)
+  int64_t cursor_loads(std::span<const int64_t> slices, int32_t layer, std::vector<int64_t>& loads) const;
+  /// kv_span = all: the requests' starting cursors (dealing indices), drawn in creation order with scatter_pick.
+  Rng cursor_stream() const;
+
+  /// scatter: the stream of random megaplanes of layer `layer`'s slices (request by request, slice by slice).
+  Rng scatter_stream(int32_t layer) const;
+  /// scatter: the dealing index of the next slice drawn from `s`.
+  int64_t scatter_pick(Rng& s) const { return int64_t(s.below(uint64_t(k_))); }
+
+  /// paged: the PagedAttention placement of layer `layer`'s KV of requests with `contexts` tokens of `token_bytes`
+  /// each: each request's KV is cut into blocks of `block_tokens` tokens; a paged allocator that knows nothing of
+  /// planes puts each block in a flash block of a random megaplane at a random page offset, so the block's bytes run
+  /// over consecutive megapages of that megaplane, ceil((offset + bytes) / megapage) reads. Calls emit(dealing index,
+  /// bytes) per megapage read, request by request; returns the bytes of the partial last blocks (in HBM).
+  template <class Emit>
+  int64_t paged_blocks(std::span<const int64_t> contexts, int64_t token_bytes, int64_t block_tokens, int32_t layer, Emit&& emit) const {
+    const int64_t block = block_tokens * token_bytes, pages = std::max<int64_t>(1, unit_ / page_);
+    Rng rng = paged_stream(layer);
+    int64_t staged = 0;
+    for (int64_t c : contexts) {
+      for (int64_t j = 0; j < c / block_tokens; ++j) {
+        const int64_t mp = int64_t(rng.below(uint64_t(k_)));
+        int64_t offset = int64_t(rng.below(uint64_t(pages))) * page_;
+        for (int64_t left = block; left > 0; offset = 0) {
+          const int64_t b = std::min(left, unit_ - offset);
+          emit(mp, b);
+          left -= b;
+        }
+      }
+      staged += (c % block_tokens) * token_bytes;
+    }
+    return staged;
+  }
+
+  /// Selective offload (GroupArrange) of one scope (a layer, or a whole group) whose flash loads are `loads`
+  /// (lowered in place) and `total` slices: copies the slices above ceil(mean) of overloaded megaplanes to HBM
+  /// (spec), and with kv_offload = fill keeps lowering the most loaded megaplanes to a level L while the replicas fit
+  /// and the scope's HBM bytes (`hbm_bytes` so far plus the replicas at `slice_bytes`) move within L flash rounds.
+  /// At most `budget` replicas. Returns the replicas; `rounds` = the largest load left.
+  int64_t offload(std::vector<int64_t>& loads, int64_t total, int64_t budget, int64_t hbm_bytes, int64_t slice_bytes,
+                  int64_t& rounds) const;
+  /// One flash round of a layer read: max(tR, a hyperpage over the stacks' interfaces).
+  Time round_time() const { return t_round_; }
+
+ private:
+  Rng paged_stream(int32_t layer) const;
+
+  const System& sys_;
+  KvPolicy p_;
+  int64_t k_ = 0, unit_ = 0, page_ = 0;
+  Time t_round_{};
+  Bandwidth hbm_bw_{};
+};
+
+}  // namespace bitline::hbf
