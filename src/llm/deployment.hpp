@@ -45,6 +45,8 @@ class DeploymentSearch {
  public:
   /// `m` must outlive the search (its servers keep a reference, as Server does).
   DeploymentSearch(const ModelConfig& m, const KindParams& k, int64_t gpus);
+  /// The search keeps a reference to the model: a temporary would dangle (caught under make asan).
+  DeploymentSearch(ModelConfig&& m, const KindParams& k, int64_t gpus) = delete;
   DeploymentSearch(const DeploymentSearch&) = delete;
   DeploymentSearch& operator=(const DeploymentSearch&) = delete;
   ~DeploymentSearch();

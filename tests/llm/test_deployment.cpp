@@ -114,7 +114,8 @@ TEST(LlmDeployment, TheDefaultBaselineOfQwen3CoderIsTheFastestThatFits) {
   EXPECT_EQ(feasible, 3);
   EXPECT_EQ(d["label"], "tp8");
   // Where the preferred deployment fits, it is kept without trying the others.
-  DeploymentSearch dl(shipped("llama3.1-405b"), h200, 8);
+  const ModelConfig llama = shipped("llama3.1-405b");
+  DeploymentSearch dl(llama, h200, 8);
   const PointResult l = dl.search(paper_context("agent"), ms(100));
   ASSERT_TRUE(l.feasible);
   EXPECT_EQ(l.deployment["preferred"], true);
