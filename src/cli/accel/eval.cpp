@@ -1,0 +1,117 @@
+// `bitline accel eval`: a matrix of models x contexts x SLOs x systems (an experiment file, by default the paper's,
+// configs/experiments/flashaccel-eval.yaml) -> JSON + summary.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "cli/accel/common.hpp"
+#include "core/distributed.hpp"
+#include "core/error.hpp"
+#include "core/worker_pool.hpp"
+#include "llm/experiment.hpp"
+
+namespace bitline::cli::accel {
+namespace {
+
+using namespace bitline::llm;
+
+struct EvalOpts {
+  std::string json, baseline;
+  bool quiet = false;
+  int threads = WorkerPool::hardware_threads();
+};
+
+/// The experiment file with --baseline applied (one of its systems).
+EvalExperiment load_experiment(const std::string& file, const std::string& baseline) {
+  EvalExperiment ex = load_eval_experiment(file);
+  if (!baseline.empty()) {
+    if (std::find(ex.systems.begin(), ex.systems.end(), baseline) == ex.systems.end()) {
+      std::string systems;
+      for (const auto& sys : ex.systems) systems += (systems.empty() ? "" : ", ") + sys;
+      throw ConfigError(fmt::format("--baseline {}: not one of the experiment's systems ({})", baseline, systems));
+    }
+    ex.baseline = baseline;
+  }
+  return ex;
+}
+
+/// The summary table (system@SLO vs the baseline), then the points not on their preferred deployment.
+void print_summary(const Json& j, const EvalExperiment& ex) {
+  fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {}: activity-based, and at board power)\n",
+             "system@SLO", "mean", "geomean", "points", ex.baseline, ex.baseline);
+  for (const auto& sys : ex.systems)
+    for (double slo : ex.slos_ms) {
+      const std::string key = fmt::format("{}@{:g}", sys, slo);
+      if (!j["summary"]["throughput_vs_" + ex.baseline].contains(key)) continue;
+      const Json& v = j["summary"]["throughput_vs_" + ex.baseline][key];
+      const Json& e = j["summary"]["tokens_per_j_vs_" + ex.baseline][key];
+      if (v["mean"].is_null()) {
+        fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
+        continue;
+      }
+      const Json& eb = j["summary"]["tokens_per_j_board_vs_" + ex.baseline][key];
+      const Json& pb = j["summary"]["board_power_vs_" + ex.baseline][key];
+      fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x, at board power {:.2f}x (power {:.2f}x)\n", key,
+                 v["mean"].get<double>(), v["geomean"].get<double>(), v["points"].get<int>(), e["mean"].get<double>(),
+                 eb["mean"].is_null() ? 0.0 : eb["mean"].get<double>(), pb["mean"].is_null() ? 0.0 : pb["mean"].get<double>());
+    }
+  // The deployment search (llm/deployment.hpp): the points not on their preferred deployment.
+  for (const auto& p : j["points"])
+    if (p.contains("deployment") && p["deployment"].contains("preferred") && !p["deployment"]["preferred"].get<bool>())
+      fmt::print("deployment: {} {} @{:g} on {}: {} ({} has no feasible batch)\n", p["model"].get<std::string>(),
+                 p["context"].get<std::string>(), p["slo_ms"].get<double>(), p["system"].get<std::string>(),
+                 p["deployment"]["label"].get<std::string>(), p["deployment"]["tried"][0]["deployment"].get<std::string>());
+}
+
+void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) {
+  const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
+  check_json_output(o.json);
+  const EvalExperiment ex = load_experiment(file, o.baseline);
+  const auto kinds = k.load_all(ex.systems, ex.set);
+  ModelSet models;
+  load_models(models, ex.models, file);
+  const auto t0 = std::chrono::steady_clock::now();
+  // The jobs (model x system) over the MPI ranks (one process without mpirun), each rank on its worker pool.
+  const auto jobs = world.map(
+      eval_job_count(ex), [&](size_t i) { return run_eval_job(models, kinds, ex, i).dump(); }, o.threads,
+      [&](size_t done, size_t n, size_t i) {
+        if (!o.quiet) print_progress(done, n, ex.models[i / ex.systems.size()] + " on " + ex.systems[i % ex.systems.size()]);
+      });
+  if (!world.root()) return;  // rank 0 writes the results
+  Json j;
+  j["points"] = Json::array();
+  for (const auto& text : jobs)
+    for (auto& p : Json::parse(text)) j["points"].push_back(std::move(p));
+  j["summary"] = eval_summary(j["points"], ex);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  j["config"] = config_json(kinds);
+  // Run metadata (wall time, threads, ranks) is printed, not written: same inputs, same bytes.
+  j["run"] = {{"experiment", file}};
+  write_json_file(o.json, j);
+  print_summary(j, ex);
+  int infeasible = 0;
+  for (const auto& p : j["points"]) infeasible += p["feasible"].get<bool>() ? 0 : 1;
+  fmt::print("{} points ({} infeasible, listed in the JSON with the reason) in {:.1f} s on {} rank(s) x {} thread(s); wrote {}\n",
+             j["points"].size(), infeasible, wall, world.size(), o.threads, o.json);
+}
+
+}  // namespace
+
+void add_eval(CLI::App& accel) {
+  auto* cmd = accel.add_subcommand("eval", "a whole matrix: models x contexts x SLOs x systems (default: the paper's)");
+  auto k = std::make_shared<KindOptions>();
+  auto x = std::make_shared<ExperimentOption>();
+  auto o = std::make_shared<EvalOpts>();
+  k->add_to(*cmd);
+  x->add_to(*cmd, "flashaccel-eval", "models, contexts, SLOs, systems, the summary's baseline");
+  cmd->add_option("--baseline", o->baseline,
+                  "the reference system of the summary, one of the experiment's systems (default: the experiment's baseline:)");
+  cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
+  cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+  cmd->callback([k, o, x] { run_eval(*k, *o, x->file); });
+}
+
+}  // namespace bitline::cli::accel

@@ -1,0 +1,256 @@
+// `bitline accel run`: one point (model, system, context, SLO) with a readable breakdown.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "cli/accel/common.hpp"
+#include "core/error.hpp"
+#include "llm/deployment.hpp"
+#include "llm/prefill.hpp"
+
+namespace bitline::cli::accel {
+namespace {
+
+using namespace bitline::llm;
+
+struct RunOpts {
+  std::string model, system, context, json;
+  int64_t gpus = 0, batch = 0;
+  double slo = 0;
+  bool breakdown = false;
+};
+
+double ms_of(Time t) { return to_s(t) * 1e3; }
+
+/// The deployment search (llm/deployment.hpp): what the preferred deployment and the others tried gave.
+void print_deployments_tried(const PointResult& p) {
+  if (!p.deployment.contains("tried") || p.deployment["tried"].size() <= 1) return;
+  const std::string label = p.deployment["label"].get<std::string>();
+  fmt::print("  deployment {}; tried:", !p.feasible                             ? "none feasible (reported on the preferred " + label + ")"
+                                        : p.deployment["preferred"].get<bool>() ? label + " (the preferred one)"
+                                                                                : label + " (not the preferred one)");
+  const char* sep = " ";
+  for (const Json& t : p.deployment["tried"]) {
+    fmt::print("{}{} -> {}", sep, t["deployment"].get<std::string>(),
+               t["feasible"].get<bool>() ? fmt::format("batch {}", t["batch"].get<int64_t>()) : t["reason"].get<std::string>());
+    sep = "; ";
+  }
+  fmt::print("\n");
+}
+
+/// The step: throughput, power, the critical path, the collectives and the bytes read.
+void print_step(const PointResult& p) {
+  const StepReport& r = p.step;
+  fmt::print("  step {:.3f} ms -> {:.1f} tokens/s per GPU, {:.3f} tokens/J, {:.0f} W per GPU\n", ms_of(r.step), r.tokens_per_s_per_gpu,
+             r.tokens_per_j, r.power.raw());
+  fmt::print(
+      "  board power {:.0f} W (GPU die {:.0f} + HBM stacks {:.0f} + HBF stacks {:.0f} + HBF base dies {:.0f}) -> {:.3f} tokens/J at board "
+      "power\n",
+      r.tdp.raw(), r.board_die.raw(), r.board_hbm.raw(), r.board_hbf.raw(), r.board_base.raw(), r.tokens_per_j_board);
+  const Breakdown& b = r.breakdown;
+  fmt::print(
+      "  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
+      "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}, GroupArrange copy to HBM {:.3f}\n",
+      ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
+      ms_of(b.kv_erase), ms_of(b.kv_arrange));
+  // Collectives per step (llm/collectives.hpp; llm.network.all_reduce / all_to_all), by kind.
+  fmt::print("  collectives per step (ms):");
+  for (int i = 0; i < kCollectiveKinds; ++i) fmt::print(" {} {:.3f}", to_string(CollectiveKind(i)), ms_of(r.comm_by_kind[size_t(i)]));
+  fmt::print("; {:.1f} MB over NVLink, {:.1f} MB over RDMA per GPU\n", double(r.comm_nvlink.raw()) * 1e-6,
+             double(r.comm_rdma.raw()) * 1e-6);
+  fmt::print("  bytes read per GPU: flash {:.1f} GB, HBM {:.1f} GB -> {:.3f} ms at peak bandwidth", r.flash_bytes * 1e-9,
+             r.hbm_bytes * 1e-9, ms_of(r.memory_time));
+  if (p.feasible)
+    fmt::print("; bandwidth bound: batch {} (bytes alone at peak bandwidth within the SLO, capacity ignored)", p.bandwidth_bound_batch);
+  fmt::print("\n");
+}
+
+/// Capacity per GPU, part by part (Server::capacity; llm.runtime_reserve, llm.workspace_buffers, ...), and the KV writes.
+void print_memory(const StepReport& r, const Server& s) {
+  const Capacity& c = r.capacity;
+  // An HBM-less GPU keeps its workspace and KV staging in SRAM (on-chip and the HBF base dies'): Server::capacity.
+  const auto gb = [](Bytes b) { return double(b.raw()) * 1e-9; };
+  fmt::print(
+      "  memory per GPU: weights {:.2f} GB ({}), KV {:.2f} GB ({}), activation workspace {:.3f} GB ({}), runtime reserve {:.2f} GB ({})",
+      gb(c.weights), s.has_hbf() ? "HBF" : "HBM", gb(c.kv), s.has_hbf() ? "HBF" : "HBM", gb(c.workspace),
+      s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM", gb(c.reserve),
+      c.reserve_in_flash ? fmt::format("HBF, {} block(s) per megaplane", c.reserve_blocks) : std::string("HBM"));
+  if (c.staging.raw() > 0) fmt::print(", KV staging {:.2f} GB", gb(c.staging));
+  fmt::print("\n  {} used {:.1f} of {:.1f} GB", s.params().system.hbm.stacks > 0 ? "HBM" : "SRAM (no HBM)", gb(c.hbm_used),
+             gb(c.hbm_capacity));
+  if (c.weight_cache.raw() > 0) fmt::print(" (weight cache {:.1f} GB)", double(c.weight_cache.raw()) * 1e-9);
+  if (c.blocks_per_megaplane > 0)
+    fmt::print(", up to {:.1f} GB for KV replicas; HBF blocks {} of {} per megaplane", double(c.replica_budget.raw()) * 1e-9, c.blocks_used,
+               c.blocks_per_megaplane);
+  fmt::print("\n  KV writes {:.3f} GB/s per GPU", r.kv_write_bytes_per_s * 1e-9);
+  if (s.has_hbf())
+    fmt::print(" (programming {:.2f}% and erasing {:.2f}% of the time; {}-year writes {:.3f} x TBW, erases {:.3f} x the P/E budget)",
+               100 * r.program_time_fraction, 100 * r.erase_time_fraction, s.params().serving.endurance_years, r.lifetime_writes_fraction,
+               r.lifetime_erase_fraction);
+  fmt::print("\n");
+}
+
+void print_point(const PointResult& p, const Server& s) {
+  fmt::print("{} on {} ({}), context {}, SLO {:g} ms\n", p.model, p.system, s.deployment().describe(), p.context, p.slo_ms);
+  print_deployments_tried(p);
+  const StepReport& r = p.step;
+  if (!p.feasible) {
+    fmt::print("  infeasible: {}\n", p.reason);
+    if (r.step.raw() <= 0) return;
+    fmt::print("  (the step at batch {}:)\n", r.batch);
+  } else {
+    fmt::print("  batch {} ({} per attention rank), bound by {}{}\n", r.batch, r.requests_per_rank, p.bound_by,
+               p.capacity_limit.empty() ? "" : " (" + p.capacity_limit + ")");
+  }
+  print_step(p);
+  print_memory(r, s);
+}
+
+/// What `accel run` adds to a point: the prefill of one prompt (time to first token), the request-level latency,
+/// and with --breakdown the decode step by operator class.
+struct RunExtras {
+  bool timed = false;
+  PrefillReport prefill;
+  RequestLatency latency;
+  OpBreakdown decode;
+};
+
+void print_class_table(const PrefillReport& pf, const OpBreakdown& dec, int64_t layers) {
+  fmt::print("  by operator class (ms; per layer = mean over the {} layers):\n", layers);
+  fmt::print("    {:<22} {:>12} {:>12} {:>12} {:>12}\n", "class", "prefill", "per layer", "decode step", "per layer");
+  const auto ms = [](Time t) { return to_s(t) * 1e3; };
+  const auto mean = [&](const OpBreakdown& b, OpClass c) {
+    Time s{};
+    for (const ClassTimes& l : b.layers) s += l[c];
+    return b.layers.empty() ? 0.0 : ms(s) / double(b.layers.size());
+  };
+  for (size_t i = 0; i < kOpClasses; ++i) {
+    const OpClass c = OpClass(i);
+    fmt::print("    {:<22} {:>12.3f} {:>12.4f} {:>12.3f} {:>12.4f}\n", to_string(c), ms(pf.breakdown.total[c]), mean(pf.breakdown, c),
+               ms(dec.total[c]), mean(dec, c));
+  }
+  fmt::print("    {:<22} {:>12.3f} {:>12} {:>12.3f}\n", "total", ms(pf.breakdown.total.total()), "", ms(dec.total.total()));
+}
+
+RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c, bool breakdown) {
+  RunExtras x;
+  if (p.step.requests_per_rank <= 0 || p.step.step.raw() <= 0) return x;
+  const KindParams& kp = s.params();
+  const ModelConfig& m = s.model();
+  const GpuCompute gpu(kp.system.gpu.bf16_flops, kp.llm.compute);
+  const Network net(kp.llm.network);
+  x.prefill = time_prefill(m, s.deployment(), s.weights(), gpu, net, prefill_memory(s.system()), c.input, kp.serving.prefill,
+                           kp.serving.routing_skew);
+  const StepGraph g = s.graph(p.step.requests_per_rank, c);
+  // Disaggregated: the prompt's KV (this GPU's share) crosses to the decode GPUs over RDMA before the second token.
+  const double kv_bytes = double(c.input) * double(g.kv_token_layer_bytes) * double(m.layers);
+  const Time kv_transfer = ps(kv_bytes / kp.llm.network.rdma.raw() * 1e12);
+  x.latency = request_latency(x.prefill.time, kv_transfer, p.step.step, c.output);
+  x.timed = true;
+  const auto ms = [](Time t) { return to_s(t) * 1e3; };
+  fmt::print("  prefill of {} prompt{} of {} tokens per rank ({} chunk{} of {}): time to first token {:.2f} ms ({:.3g} FLOP per GPU)\n",
+             x.prefill.requests_per_rank, x.prefill.requests_per_rank > 1 ? "s" : "", x.prefill.prompt_tokens, x.prefill.chunks,
+             x.prefill.chunks > 1 ? "s" : "", x.prefill.chunk_tokens, ms(x.prefill.time), x.prefill.flops);
+  fmt::print("  request {}:{} tokens: TTFT {:.2f} ms + KV transfer {:.2f} ms, TPOT {:.3f} ms, end to end {:.3f} s\n", c.input, c.output,
+             ms(x.latency.ttft), ms(x.latency.kv_transfer), ms(x.latency.tpot), to_s(x.latency.end_to_end));
+  if (breakdown) {
+    x.decode = decode_breakdown(g, s.weights(), s.memory(), MemoryTiming::of(s.system()));
+    // Programming the step's new KV and erasing finished requests' blocks happen outside the kernels.
+    x.decode.total[OpClass::KvWrite] += p.step.breakdown.kv_write + p.step.breakdown.kv_erase;
+    print_class_table(x.prefill, x.decode, m.layers);
+  }
+  return x;
+}
+
+/// --system, with --gpus: `--system csi --gpus 8` and `--system csix8` name the same system.
+SystemName run_system(const RunOpts& o) {
+  const auto known = available_kinds();
+  const bool bare_kind = std::find(known.begin(), known.end(), o.system) != known.end();
+  if (bare_kind && o.gpus <= 0)
+    throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o.system, o.system));
+  return parse_system(bare_kind ? fmt::format("{}x{}", o.system, o.gpus) : o.system);
+}
+
+/// The point at --batch on the preferred deployment (no search).
+PointResult point_at_batch(const Server& s, const ModelConfig& m, const ContextSpec& c, const RunOpts& o, int64_t gpus) {
+  PointResult p;
+  p.model = m.name;
+  p.context = c.name;
+  p.gpus = gpus;
+  p.slo_ms = o.slo;
+  p.step = s.step(o.batch, c);
+  p.feasible = p.step.capacity.fits;
+  p.bound_by = p.step.step <= bitline::ms(o.slo) ? "given batch" : "given batch (misses the SLO)";
+  if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o.batch, to_string(p.step.capacity.limit));
+  p.deployment = deployment_json(s.deployment());
+  return p;
+}
+
+void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, const ContextSpec& c, const KindParams& kp) {
+  Json j = p.json();
+  if (o.batch > 0) j["step"] = p.step.json();
+  if (x.timed) {
+    j["prefill"] = x.prefill.json();
+    j["latency"] = x.latency.json();
+    j["latency"]["input_tokens"] = c.input;
+    j["latency"]["output_tokens"] = c.output;
+  }
+  if (x.timed && o.breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
+  j["config"] = kind_json(kp);
+  write_json_file(o.json, j);
+  fmt::print("wrote {}\n", o.json);
+}
+
+void run_point(const KindOptions& k, const RunOpts& o) {
+  check_json_output(o.json);
+  const SystemName sn = run_system(o);
+  const ContextSpec c = context_arg(o.context);
+  const ModelConfig m = load_model(o.model);
+  const KindParams kp = k.load(sn.kind);
+  const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
+  // The deployment is searched with the batch (llm.deployment_search); --batch times the preferred one.
+  DeploymentSearch ds(m, kp, gpus);
+  PointResult p;
+  const Server* sp = ds.preferred();
+  if (o.batch > 0) {
+    if (!sp) throw ConfigError(ds.setup_error(0));
+    p = point_at_batch(*sp, m, c, o, gpus);
+  } else {
+    p = ds.search(c, bitline::ms(o.slo));
+    sp = ds.chosen();
+    if (!sp) throw ConfigError(p.reason);  // no deployment can be built
+  }
+  p.system = fmt::format("{}x{}", sn.kind, gpus);
+  print_point(p, *sp);
+  const RunExtras x = run_extras(*sp, p, c, o.breakdown);
+  if (!o.json.empty()) write_run_json(o, p, x, c, kp);
+  std::fflush(stdout);
+  if (!p.feasible) throw ModelError(fmt::format("no feasible batch: {}", p.reason));
+}
+
+}  // namespace
+
+void add_run(CLI::App& accel) {
+  auto* cmd = accel.add_subcommand("run", "one point: the largest batch meeting the SLO, with a readable breakdown");
+  auto k = std::make_shared<KindOptions>();
+  auto o = std::make_shared<RunOpts>();
+  k->add_to(*cmd);
+  cmd->add_flag("--breakdown", o->breakdown,
+                "print (and write to --json) the prefill and the decode step by operator class, per layer and per step");
+  cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
+  cmd->add_option("--system", o->system, "KIND x GPUS (csix8, b200x8, ...; KIND: a file of configs/gpus/), or a kind with --gpus")
+      ->required();
+  cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::Range(int64_t(1), int64_t(99999)));
+  cmd->add_option("--context", o->context,
+                  "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")
+      ->required();
+  cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
+  cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")
+      ->check(CLI::Range(int64_t(1), kMaxBatchOption));
+  cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
+  cmd->callback([k, o] { run_point(*k, *o); });
+}
+
+}  // namespace bitline::cli::accel

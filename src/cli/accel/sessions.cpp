@@ -1,0 +1,139 @@
+// `bitline accel sessions`: multi-turn KV reuse (LRU retention) on several systems, from an experiment file (by
+// default the paper's, configs/experiments/flashaccel-sessions.yaml) or a trace.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/accel/common.hpp"
+#include "core/error.hpp"
+#include "llm/experiment.hpp"
+#include "llm/sessions.hpp"
+
+namespace bitline::cli::accel {
+namespace {
+
+using namespace bitline::llm;
+
+struct SessionsOpts {
+  std::string json, trace, model;
+};
+
+/// The base load (the experiment's `set`), then, for the synthetic trace, each load of the sweep; with --trace, the
+/// trace alone.
+std::vector<SessionLoad> session_loads(const KindOptions& k, const SessionsExperiment& ex, const std::string& kind, const SessionParams& sp,
+                                       const std::string& trace, const std::string& file) {
+  std::vector<SessionLoad> loads;
+  if (!trace.empty()) {
+    loads.push_back({"trace", sp, read_any_trace(trace, sp.block_tokens)});
+    return loads;
+  }
+  std::vector<SessionParams> ps = {sp};
+  int64_t turns = synthetic_turns_max(sp);
+  for (const auto& l : ex.loads) {
+    std::vector<Override> set = ex.set;
+    set.insert(set.end(), l.set.begin(), l.set.end());
+    SessionParams lp = k.sessions(kind, set);
+    lp.model = sp.model;
+    try {
+      turns += synthetic_turns_max(lp);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: load '{}': {}", file, l.name, e.what()));
+    }
+    if (turns > kMaxTraceTurns)
+      throw ConfigError(
+          fmt::format("{}: loads: up to {} turns over all loads, more than the {} they may have together", file, turns, kMaxTraceTurns));
+    ps.push_back(lp);
+  }
+  loads.push_back({"base", sp, synthetic_trace(sp)});
+  for (size_t i = 0; i < ex.loads.size(); ++i) loads.push_back({ex.loads[i].name, ps[i + 1], synthetic_trace(ps[i + 1])});
+  return loads;
+}
+
+/// The results of run_session_loads as written: the base trace and systems, then each load with what it offered.
+Json sessions_json(const Json& r, const std::vector<SessionLoad>& loads, const std::string& trace) {
+  Json j;
+  j["trace"] = r[0]["trace"];
+  j["trace"]["source"] = trace.empty() ? "synthetic" : trace;
+  j["systems"] = r[0]["systems"];
+  j["loads"] = Json::array();
+  for (size_t i = 1; i < r.size(); ++i) {
+    Json l = r[i];
+    const SessionParams& lp = loads[i].params;
+    l["offered"] = {{"arrival_per_s", lp.arrival_per_s},
+                    {"think_time_s", to_s(lp.think_time)},
+                    {"turns_min", lp.turns_min},
+                    {"turns_max", lp.turns_max},
+                    {"sessions", lp.sessions}};
+    j["loads"].push_back(std::move(l));
+  }
+  return j;
+}
+
+void print_sessions(const Json& j, const SessionsExperiment& ex, const std::string& model, bool replayed_trace) {
+  const Json& t = j["trace"];
+  if (t.contains("sessions"))
+    fmt::print("{} sessions, {} turns (mean prompt {:.0f} tokens, mean output {:.0f}), model {}\n", t["sessions"].get<int64_t>(),
+               t["turns"].get<int64_t>(), t["mean_input_tokens"].get<double>(), t["mean_output_tokens"].get<double>(), model);
+  else
+    fmt::print("{} requests, {} prompt blocks of {} tokens (mean prompt {:.0f} tokens, mean output {:.0f}), model {}\n",
+               t["turns"].get<int64_t>(), t["blocks"].get<int64_t>(), t["block_tokens"].get<int64_t>(),
+               t["mean_input_tokens"].get<double>(), t["mean_output_tokens"].get<double>(), model);
+  for (const auto& [name, v] : j["systems"].items())
+    fmt::print("  {:<8} retention {:>8.1f} GB: hit rate {:.3f}, recomputed {:.4g} tokens ({:.1f}% of prompts)\n", name,
+               v["retention_bytes"].get<double>() * 1e-9, v["hit_rate"].get<double>(), v["recomputed_tokens"].get<double>(),
+               100 * v["recomputed_fraction"].get<double>());
+  if (replayed_trace && !ex.loads.empty())
+    fmt::print("(the experiment's {} loads vary the synthetic trace; a trace is replayed at its own load)\n", ex.loads.size());
+  if (j["loads"].empty()) return;
+  fmt::print(
+      "hit rate (recomputed share of prompt tokens) by offered load; alive = sessions waiting for a next turn "
+      "(Little's law):\n  {:<16} {:>8} {:>6}",
+      "load", "sess/s", "alive");
+  for (const auto& sys : ex.systems) fmt::print(" {:>12}", sys);
+  fmt::print("\n");
+  for (const auto& l : j["loads"]) {
+    fmt::print("  {:<16} {:>8.4g} {:>6.0f}", l["name"].get<std::string>(), l["offered"]["arrival_per_s"].get<double>(),
+               l["trace"]["sessions_alive"].get<double>());
+    for (const auto& sys : ex.systems)
+      fmt::print(" {:>5.3f} ({:>3.0f}%)", l["systems"][sys]["hit_rate"].get<double>(),
+                 100 * l["systems"][sys]["recomputed_fraction"].get<double>());
+    fmt::print("\n");
+  }
+}
+
+void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string& file) {
+  check_json_output(o.json);
+  const SessionsExperiment ex = load_sessions_experiment(file);
+  const auto kinds = k.load_all(ex.systems, ex.set);
+  const std::string kind = parse_system(ex.systems.front()).kind;
+  SessionParams sp = k.sessions(kind, ex.set);
+  if (!o.model.empty()) sp.model = o.model;
+  if (sp.model.empty()) sp.model = ex.model;
+  const ModelConfig m = load_model(sp.model);
+  const std::vector<SessionLoad> loads = session_loads(k, ex, kind, sp, o.trace, file);
+  Json j = sessions_json(run_session_loads(m, kinds, loads, ex.systems), loads, o.trace);
+  j["config"] = config_json(kinds);
+  j["config"]["sessions"] = dump_params(sp);
+  write_json_file(o.json, j);
+  print_sessions(j, ex, m.name, !o.trace.empty());
+  fmt::print("wrote {}\n", o.json);
+}
+
+}  // namespace
+
+void add_sessions(CLI::App& accel) {
+  auto* cmd = accel.add_subcommand("sessions", "multi-turn KV reuse: hit rate and recomputed tokens with LRU retention");
+  auto k = std::make_shared<KindOptions>();
+  auto x = std::make_shared<ExperimentOption>();
+  auto o = std::make_shared<SessionsOpts>();
+  k->add_to(*cmd);
+  x->add_to(*cmd, "flashaccel-sessions", "the model and the systems");
+  cmd->add_option("--json", o->json, "write the per-system results to this file")->required();
+  cmd->add_option("--trace", o->trace,
+                  "JSONL trace: bitline's (session, turn, input_tokens, output_tokens, timestamp) or Mooncake's (timestamp, "
+                  "input_length, output_length, hash_ids); default: synthetic agentic sessions at each load of the experiment");
+  cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
+  cmd->callback([k, o, x] { run_sessions(*k, *o, x->file); });
+}
+
+}  // namespace bitline::cli::accel

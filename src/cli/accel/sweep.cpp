@@ -1,0 +1,191 @@
+// `bitline accel sweep`: one point over a grid of parameter values (--vary KEY=V1,V2,...) -> JSON + table.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "cli/accel/common.hpp"
+#include "core/distributed.hpp"
+#include "core/error.hpp"
+#include "core/worker_pool.hpp"
+#include "llm/deployment.hpp"
+
+namespace bitline::cli::accel {
+namespace {
+
+using namespace bitline::llm;
+
+struct SweepOpts {
+  std::string model, system, context, json;
+  double slo = 0;
+  std::vector<std::string> vary;
+  int threads = WorkerPool::hardware_threads();
+  bool quiet = false;
+};
+
+/// One --vary option: a parameter and the values it takes.
+struct Vary {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+Vary parse_vary(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. nand.timing.t_read_slc=2us,4us)", text));
+  Vary v{text.substr(0, eq), {}};
+  size_t start = eq + 1;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const std::string value = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (value.empty()) throw ConfigError(fmt::format("--vary '{}': an empty value", text));
+    v.values.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return v;
+}
+
+/// The --vary options, each key once, their grid bounded (kMaxSweepPoints) before it is built: each point is a batch
+/// search (tens of ms).
+std::vector<Vary> parse_grid(const std::vector<std::string>& texts) {
+  std::vector<Vary> vary;
+  for (const auto& v : texts) {
+    vary.push_back(parse_vary(v));
+    for (size_t i = 0; i + 1 < vary.size(); ++i)
+      if (vary[i].key == vary.back().key)
+        throw ConfigError(fmt::format("--vary {}: the key is varied twice (give all its values in one --vary)", vary.back().key));
+  }
+  size_t grid = 1;
+  for (const auto& v : vary) {
+    grid *= v.values.size();
+    if (grid > kMaxSweepPoints)
+      throw ConfigError(
+          fmt::format("--vary: the grid has more than {} points (the product of the value counts, up to --vary {}); "
+                      "a sweep that large runs for hours; split it",
+                      kMaxSweepPoints, v.key));
+  }
+  return vary;
+}
+
+/// Every combination of the varied values, the last key varying fastest.
+std::vector<std::vector<std::string>> combinations(const std::vector<Vary>& vary) {
+  std::vector<std::vector<std::string>> combos(1);
+  for (const auto& v : vary) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& c0 : combos)
+      for (const auto& value : v.values) {
+        next.push_back(c0);
+        next.back().push_back(value);
+      }
+    combos = std::move(next);
+  }
+  return combos;
+}
+
+/// "key=value key=value" of one combination.
+std::string label(const std::vector<Vary>& vary, const std::vector<std::string>& combo) {
+  std::string l;
+  for (size_t i = 0; i < vary.size(); ++i) l += fmt::format("{}{}={}", i ? " " : "", vary[i].key, combo[i]);
+  return l;
+}
+
+/// The table: the varied values, then the point.
+void print_table(const std::vector<Vary>& vary, const std::vector<std::vector<std::string>>& combos, const std::vector<Json>& points) {
+  std::vector<size_t> width;
+  std::string head;
+  for (const auto& v : vary) {
+    size_t w = v.key.size();
+    for (const auto& value : v.values) w = std::max(w, value.size());
+    width.push_back(w);
+    head += fmt::format("{:<{}} ", v.key, w);
+  }
+  fmt::print("{}{:>7} {:>9} {:>12}  {}\n", head, "batch", "step ms", "tok/s/GPU", "bound by");
+  for (size_t i = 0; i < combos.size(); ++i) {
+    std::string row;
+    for (size_t v = 0; v < vary.size(); ++v) row += fmt::format("{:<{}} ", combos[i][v], width[v]);
+    const Json& p = points[i];
+    if (p["feasible"].get<bool>())
+      fmt::print("{}{:>7} {:>9.2f} {:>12.1f}  {}\n", row, p["batch"].get<int64_t>(), p["step_ms"].get<double>(),
+                 p["tokens_per_s_per_gpu"].get<double>(), p["bound_by"].get<std::string>());
+    else
+      fmt::print("{}{:>7} {:>9} {:>12}  infeasible: {}\n", row, "-", "-", "-", p["reason"].get<std::string>());
+  }
+}
+
+void run_sweep(const KindOptions& k, const SweepOpts& o) {
+  const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
+  check_json_output(o.json);
+  const SystemName sn = parse_system(o.system);
+  const ContextSpec c = context_arg(o.context);
+  const ModelConfig m = load_model(o.model);
+  const std::vector<Vary> vary = parse_grid(o.vary);
+  const auto combos = combinations(vary);
+  // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
+  std::vector<KindParams> params;
+  params.reserve(combos.size());
+  for (const auto& combo : combos) {
+    KindOptions ko = k;
+    for (size_t i = 0; i < vary.size(); ++i) ko.sets.push_back(vary[i].key + "=" + combo[i]);
+    try {
+      params.push_back(ko.load(sn.kind));
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("--vary ({}): {}", label(vary, combo), e.what()));
+    }
+  }
+  // The grid over the MPI ranks (one process without mpirun), each rank on its worker pool.
+  const auto texts = world.map(
+      combos.size(),
+      [&](size_t i) {
+        DeploymentSearch ds(m, params[i], sn.gpus);
+        PointResult p = ds.search(c, bitline::ms(o.slo));
+        p.system = sn.name;
+        Json j = p.json();
+        Json values = Json::object();
+        for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
+        j["values"] = values;
+        return j.dump();
+      },
+      o.threads,
+      [&](size_t done, size_t n, size_t i) {
+        if (!o.quiet) print_progress(done, n, label(vary, combos[i]));
+      });
+  if (!world.root()) return;  // rank 0 prints and writes the results
+  std::vector<Json> points;
+  for (const auto& t : texts) points.push_back(Json::parse(t));
+  print_table(vary, combos, points);
+  if (o.json.empty()) return;
+  Json vj = Json::object();
+  for (const auto& v : vary) vj[v.key] = v.values;
+  Json out = {{"model", m.name},
+              {"system", sn.name},
+              {"context", c.name},
+              {"slo_ms", o.slo},
+              {"vary", vj},
+              {"points", points},
+              {"config", kind_json(k.load(sn.kind))}};  // threads and ranks: not written (same bytes)
+  write_json_file(o.json, out);
+  fmt::print("wrote {} ({} rank(s) x {} thread(s))\n", o.json, world.size(), o.threads);
+}
+
+}  // namespace
+
+void add_sweep(CLI::App& accel) {
+  auto* cmd = accel.add_subcommand("sweep", "one point (model, system, context, SLO) over a grid of parameter values");
+  auto k = std::make_shared<KindOptions>();
+  auto o = std::make_shared<SweepOpts>();
+  k->add_to(*cmd);
+  cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
+  cmd->add_option("--system", o->system, "KIND x GPUS (csix8, clix16, ...)")->required();
+  cmd->add_option("--context", o->context,
+                  "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")
+      ->required();
+  cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
+  cmd->add_option("--vary", o->vary, "a parameter and its values, KEY=V1,V2,... (repeatable: the grid is every combination)")->required();
+  cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
+  cmd->add_option("--threads", o->threads, "worker threads")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+  cmd->callback([k, o] { run_sweep(*k, *o); });
+}
+
+}  // namespace bitline::cli::accel

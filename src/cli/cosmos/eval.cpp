@@ -1,0 +1,91 @@
+// `bitline cosmos eval`: every point of an experiment file on its systems -> JSON + summary
+// (default: configs/experiments/flash-cosmos-eval.yaml, the paper's).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+#include "cli/cosmos/common.hpp"
+#include "core/distributed.hpp"
+#include "core/worker_pool.hpp"
+
+namespace bitline::cli::cosmos_cli {
+namespace {
+
+using namespace bitline::cosmos;
+
+struct EvalOpts {
+  std::string json;
+  bool quiet = false;
+  int threads = WorkerPool::hardware_threads();
+};
+
+/// The resolved config of an evaluation: the components', with the experiment's sweeps listed under `workload`.
+Json config_json(const EvalConfig& c, const EvalMatrix& m) {
+  Json j = cosmos_cli::config_json(c);
+  const Json sweep = m.sweep_json();
+  for (const auto& [k, v] : sweep.items()) j["workload"][k] = v;
+  return j;
+}
+
+void print_summary(const Json& j) {
+  fmt::print("{:<12} {:>8} {:>8} {:>8} {:>9}   (speedup; energy efficiency below)\n", "pair", "bmi", "ims", "kcs", "overall");
+  for (const char* what : {"speedup", "energy_efficiency"}) {
+    for (auto& [pair, v] : j["summary"][what].items())
+      fmt::print("{:<12} {:>8.3g} {:>8.3g} {:>8.3g} {:>9.3g}\n", pair, v.value("bmi", 0.0), v.value("ims", 0.0), v.value("kcs", 0.0),
+                 v.value("overall", 0.0));
+    fmt::print("\n");
+  }
+}
+
+void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOption& exp) {
+  const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
+  check_json_output(o.json);
+  const EvalMatrix matrix = exp.load();
+  EvalConfig c = load_eval_config(cfg.load(matrix.set));
+  auto t0 = std::chrono::steady_clock::now();
+  // The points over the MPI ranks (one process without mpirun), each rank on its worker pool.
+  const auto points = world.map(
+      eval_job_count(matrix), [&](size_t i) { return point_json(run_eval_job(c, matrix, i)).dump(); }, o.threads,
+      [&](size_t done, size_t n, size_t i) {
+        const Point& p = matrix.points[i / matrix.systems.size()];
+        if (!o.quiet)
+          print_progress(done, n,
+                         fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
+      });
+  if (!world.root()) return;  // rank 0 writes the results
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Json pj = Json::array();
+  uint64_t events = 0;
+  for (const auto& text : points) {
+    pj.push_back(Json::parse(text));
+    events += pj.back()["events"].get<uint64_t>();
+  }
+  const size_t n_points = pj.size();
+  Json j = eval_json(std::move(pj), matrix, config_json(c, matrix));
+  // The wall time, threads and ranks are printed, not written: same inputs, same bytes.
+  j["run"] = {{"events", events}, {"experiment", exp.file}};
+  write_json_file(o.json, j);
+  print_summary(j);
+  fmt::print("{} points, {} events in {:.2f} s ({:.3g} events/s) on {} rank(s) x {} thread(s); wrote {}\n", n_points, events, wall,
+             wall > 0 ? double(events) / wall : 0.0, world.size(), o.threads, o.json);
+}
+
+}  // namespace
+
+void add_eval(CLI::App& cosmos) {
+  auto* cmd = cosmos.add_subcommand("eval", "run every workload point on osp, isp, parabit and fc (timing-only, paper scale)");
+  auto cfg = std::make_shared<ConfigOptions>();
+  auto o = std::make_shared<EvalOpts>();
+  auto exp = std::make_shared<ExperimentOption>();
+  cfg->add_to(*cmd);
+  exp->add_to(*cmd, "flash-cosmos-eval", "the systems, the workload sweeps and the summary's pairs");
+  cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
+  cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+  cmd->callback([cfg, o, exp] { run_eval(*cfg, *o, *exp); });
+}
+
+}  // namespace bitline::cli::cosmos_cli

@@ -1,0 +1,107 @@
+// `bitline cosmos reliability`: the BMI exactness experiment with and without ESP.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "cli/cosmos/common.hpp"
+#include "core/error.hpp"
+
+namespace bitline::cli::cosmos_cli {
+namespace {
+
+using namespace bitline::cosmos;
+
+struct ReliabilityOpts {
+  std::string json, condition = "stress";
+  int64_t months = 0, trials = 0, operands = 0;
+};
+
+/// One condition (its P/E cycles and retention in `c`): raw SLC and ESP, each printed and returned as JSON.
+Json reliability_condition(const EvalConfig& c, int64_t months, int64_t operands_per_query, int64_t n_trials) {
+  const auto& w = c.workload;
+  const int64_t d = operands_per_query;
+  Json jc;
+  for (bool esp : {false, true}) {
+    auto r = run_reliability(c, months, esp, n_trials);
+    const char* key = esp ? "esp" : "slc_no_esp";
+    const double rber = r.cells_sensed ? double(r.bit_errors) / double(r.cells_sensed) : 0.0;
+    const double per_query = double(r.wrong_result_bits) / double(r.trials);
+    // Always-active users dominate: their result bit is 1 only if none of their d cells senses wrong.
+    const double loyal = double(w.users) * w.bmi_loyal_fraction * (1.0 - std::pow(1.0 - rber, double(d)));
+    fmt::print(
+        "  {:<11} {}/{} exact ({:.3f}); RBER sensed {:.3g} ({} of {} cells); wrong result bits per query {:.3g} "
+        "(always-active users' share, estimated: {:.3g})\n",
+        key, r.exact, r.trials, r.fraction_exact(), rber, r.bit_errors, r.cells_sensed, per_query, loyal);
+    jc[key] = {{"fraction_exact", r.fraction_exact()},
+               {"trials", r.trials},
+               {"cells_sensed", r.cells_sensed},
+               {"bit_errors", r.bit_errors},
+               {"rber_sensed", rber},
+               {"wrong_result_bits", r.wrong_result_bits},
+               {"wrong_result_bits_per_query", per_query},
+               {"loyal_users_wrong_bits_estimate", loyal}};
+  }
+  jc["pe_cycles"] = c.nand.reliability.initial_pe_cycles;
+  jc["retention_days"] = c.nand.reliability.retention_days;
+  return jc;
+}
+
+void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, const ExperimentOption& exp) {
+  check_json_output(o.json);
+  const EvalMatrix matrix = exp.load();
+  EvalConfig c0 = load_eval_config(cfg.load(matrix.set));
+  int64_t m = o.months > 0 ? o.months : matrix.reliability_months;
+  const int64_t n_trials = o.trials > 0 ? o.trials : matrix.reliability_trials;
+  if (m <= 0 || n_trials <= 0) throw ConfigError(fmt::format("{}: no reliability: section; give --months and --trials", exp.file));
+  if (o.operands > 0) c0.workload.days_per_month = 1, m = o.operands;  // one "month" = one day: m operands
+  const int64_t d = m * c0.workload.days_per_month;
+  const auto& w = c0.workload;
+  fmt::print(
+      "BMI AND of {} daily vectors, {} users ({} always active = bmi_loyal_fraction {}, others active on a day with "
+      "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
+      d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, n_trials);
+  Json j;
+  std::vector<std::string> conds;
+  if (o.condition != "fresh") conds.push_back("stress");
+  if (o.condition != "stress") conds.push_back("fresh");
+  for (const auto& cond : conds) {
+    EvalConfig c = c0;
+    if (cond == "stress") {
+      c.nand.reliability.initial_pe_cycles = c.workload.reliability_pe_cycles;
+      c.nand.reliability.retention_days = c.workload.reliability_retention_days;
+    }
+    fmt::print("{}: {} P/E cycles, {} days retention\n", cond, c.nand.reliability.initial_pe_cycles, c.nand.reliability.retention_days);
+    j[cond] = reliability_condition(c, m, d, n_trials);
+  }
+  j["users"] = w.users;
+  j["operands"] = d;
+  j["data"] = {{"bmi_loyal_fraction", w.bmi_loyal_fraction}, {"bmi_activity", w.bmi_activity}};
+  if (!o.json.empty()) write_json_file(o.json, j);
+}
+
+}  // namespace
+
+void add_reliability(CLI::App& cosmos) {
+  auto* cmd = cosmos.add_subcommand("reliability", "BMI queries on raw SLC (no ESP) vs ESP data with errors on: fraction exact");
+  auto cfg = std::make_shared<ConfigOptions>();
+  auto o = std::make_shared<ReliabilityOpts>();
+  auto exp = std::make_shared<ExperimentOption>();
+  cfg->add_to(*cmd);
+  exp->add_to(*cmd, "flash-cosmos-eval", "its reliability: section gives the default --months and --trials");
+  cmd->add_option("--months", o->months, "BMI window in months (default: the experiment's reliability.months)")
+      ->check(CLI::Range(int64_t(1), int64_t(1200)));
+  // Each trial writes and reads fresh data: 10,000 of them at the smallest size are already minutes.
+  cmd->add_option("--trials", o->trials, "queries, each on freshly written data (default: the experiment's reliability.trials)")
+      ->check(CLI::Range(int64_t(1), int64_t(10000)));
+  cmd->add_option("--operands", o->operands, "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 16));
+  cmd->add_option("--condition", o->condition,
+                  "stress: the paper's worst condition (workload.reliability_pe_cycles, workload.reliability_retention_days: "
+                  "10K P/E, 1 year); fresh: the nand.reliability condition of the config (default 0 P/E, no retention); both")
+      ->check(CLI::IsMember({"stress", "fresh", "both"}));
+  cmd->add_option("--json", o->json, "write the result to this file");
+  cmd->callback([cfg, o, exp] { run_reliability_cmd(*cfg, *o, *exp); });
+}
+
+}  // namespace bitline::cli::cosmos_cli

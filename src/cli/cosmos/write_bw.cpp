@@ -1,0 +1,72 @@
+// `bitline cosmos write-bw`: sequential write bandwidth per program mode.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+#include "cli/cosmos/common.hpp"
+#include "core/error.hpp"
+#include "nand/cost_model.hpp"
+#include "ssd/sequential_write.hpp"
+
+namespace bitline::cli::cosmos_cli {
+namespace {
+
+using namespace bitline::cosmos;
+
+struct WriteBwOpts {
+  std::string json, size = "1GiB";
+};
+
+Bytes bytes_option(const std::string& size) {
+  Bytes total;
+  try {
+    total = parse_bytes(size);
+  } catch (const std::exception& e) {
+    throw ConfigError(fmt::format("--bytes: {}", e.what()));
+  }
+  if (total.raw() <= 0) throw ConfigError("--bytes: must be positive");
+  return total;
+}
+
+void run_write_bw(const ConfigOptions& cfg, const WriteBwOpts& o) {
+  check_json_output(o.json);
+  EvalConfig c = load_eval_config(cfg.load());
+  const Bytes total = bytes_option(o.size);
+  Json bw, detail;
+  const auto t0 = std::chrono::steady_clock::now();
+  nand::NandParams per_page = c.nand;
+  per_page.timing.multi_bit_program = nand::MultiBitProgram::PageByPage;
+  fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>9}   (nand.timing.multi_bit_program = {})\n", "mode", "GB/s", "tPROG", "bound", "per page",
+             c.nand.timing.multi_bit_program.name());
+  for (auto m : {nand::ProgramMode::Slc, nand::ProgramMode::Esp, nand::ProgramMode::Mlc, nand::ProgramMode::Tlc}) {
+    const ssd::WriteResult r = ssd::run_sequential_write(c.ssd, c.nand, m, total);
+    // One bit per cell or already page by page: the same run.
+    const bool same = nand::bits_per_cell(m) == 1 || *c.nand.timing.multi_bit_program == nand::MultiBitProgram::PageByPage;
+    const double pp = same ? r.gb_per_s() : ssd::run_sequential_write(c.ssd, per_page, m, total).gb_per_s();
+    const double t_prog = to_s(nand::CostModel(c.nand.timing, c.nand.energy, c.nand.geometry.page_size).t_prog(m)) * 1e6;
+    bw[nand::to_string(m)] = r.gb_per_s();
+    detail[nand::to_string(m)] = {
+        {"gb_per_s", r.gb_per_s()},    {"bottleneck", r.bottleneck},
+        {"t_prog_us", t_prog},         {"steady_state_gb_per_s", ssd::sequential_write_steady_state(c.ssd, c.nand, m) / 1e9},
+        {"page_by_page_gb_per_s", pp}, {"events", r.events}};
+    fmt::print("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>9.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog, r.bottleneck, pp);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("{} per mode and scheme, {:.2f} s wall\n", format(total), wall);
+  if (!o.json.empty()) write_json_file(o.json, Json{{"gb_per_s", bw}, {"modes", detail}, {"config", config_json(c)}});
+}
+
+}  // namespace
+
+void add_write_bw(CLI::App& cosmos) {
+  auto* cmd = cosmos.add_subcommand("write-bw", "sequential write bandwidth of the SSD per program mode");
+  auto cfg = std::make_shared<ConfigOptions>();
+  auto o = std::make_shared<WriteBwOpts>();
+  cfg->add_to(*cmd);
+  cmd->add_option("--bytes", o->size, "data written per mode (default 1GiB)");
+  cmd->add_option("--json", o->json, "write {\"gb_per_s\": {...}} to this file");
+  cmd->callback([cfg, o] { run_write_bw(*cfg, *o); });
+}
+
+}  // namespace bitline::cli::cosmos_cli
