@@ -47,18 +47,20 @@ for h in "${HARNESSES[@]}"; do
   shopt -u nullglob
   if [ ${#saved[@]} -gt 0 ]; then
     echo "== fuzz $h: replaying ${#saved[@]} saved crash input(s) from fuzz/crashes/$h/"
-    if ! "$bin" "${COMMON[@]}" -max_len="$(max_len "$h")" "${saved[@]}" > "$artifacts/replay.log" 2>&1; then
-      echo "fuzz $h: a saved crash input still fails (log: $artifacts/replay.log):" >&2
-      grep -E "^(==[0-9]+==ERROR|SUMMARY|== bitline fuzz|Running:)" "$artifacts/replay.log" | tail -n 6 >&2 || true
-      ok=0
-    fi
+    for input in "${saved[@]}"; do
+      log="$artifacts/replay-$(basename "$input").log"
+      if ! "$bin" "${COMMON[@]}" "$input" > "$log" 2>&1; then
+        echo "fuzz $h: still fails: $input: $(grep -a -m1 -E "^SUMMARY|^== bitline fuzz" "$log" | cut -c1-160)" >&2
+        ok=0
+      fi
+    done
   fi
   echo "== fuzz $h: ${SECONDS_EACH} s (seed corpus fuzz/corpus/$h, new inputs in $scratch)"
   if ! "$bin" "${COMMON[@]}" -max_len="$(max_len "$h")" -max_total_time="$SECONDS_EACH" \
        -artifact_prefix="$artifacts/" "$scratch" "fuzz/corpus/$h" > "$artifacts/fuzz.log" 2>&1; then
     echo "fuzz $h: FAILED (log: $artifacts/fuzz.log); input(s):" >&2
     ls "$artifacts" | grep -E "^(crash|timeout|oom|leak|slow-unit)-" | sed "s|^|  $artifacts/|" >&2 || true
-    grep -E "^(==[0-9]+==ERROR|SUMMARY|== bitline fuzz)" "$artifacts/fuzz.log" | head -n 4 >&2 || true
+    grep -a -E "^(==[0-9]+==ERROR|SUMMARY|== bitline fuzz)" "$artifacts/fuzz.log" | head -n 4 >&2 || true
     ok=0
   fi
   grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$artifacts/fuzz.log" | sed "s/^/  $h /" || true
