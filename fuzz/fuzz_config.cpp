@@ -72,6 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Each step on its own: a refused file does not stop the overrides from being tried (as on an empty tree).
   ConfigTree tree;
   fuzz::expect_documented_errors([&] { tree.load_file(path); });
+  scratch.remove();
   for (const std::string& s : sets) fuzz::expect_documented_errors([&] { tree.apply_set(s); });
   fuzz::expect_documented_errors([&] { load_sections(tree); });
   return 0;

@@ -26,5 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (m.active_parameters() > params) bitline::fuzz::property_failed("active parameters exceed all parameters");
     if (m.kv_bytes_per_token() <= 0) bitline::fuzz::property_failed("no KV-cache bytes per token");
   });
+  scratch.remove();
   return 0;
 }

@@ -41,5 +41,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (r.recomputed_tokens < 0 || r.reused_tokens < 0 || r.reusable_tokens < 0) bitline::fuzz::property_failed("negative token count");
     if (r.turns != records) bitline::fuzz::property_failed("not every turn replayed");
   });
+  scratch.remove();
   return 0;
 }

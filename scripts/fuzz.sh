@@ -34,6 +34,12 @@ COMMON=(-rss_limit_mb=1000 -timeout=10 -print_final_stats=1)
 # UBSan reports are fatal (-fno-sanitize-recover); print their stack.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# The harnesses' scratch files (the input written where the loaders read a path): in memory where possible,
+# removed at the end (a crash leaves its input behind).
+BITLINE_FUZZ_SCRATCH=$(mktemp -d /dev/shm/bitline-fuzz.XXXXXX 2>/dev/null || mktemp -d)
+export BITLINE_FUZZ_SCRATCH
+trap 'rm -rf "$BITLINE_FUZZ_SCRATCH"' EXIT
+
 failed=()
 for h in "${HARNESSES[@]}"; do
   bin="$BUILD/fuzz/fuzz_$h"
