@@ -88,5 +88,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (seen != n) fuzz::property_failed("TraceReader::count() differs from the records read");
     });
   }
+  scratch.remove();
   return 0;
 }
