@@ -6,11 +6,23 @@
 
 #include "cli/cosmos/common.hpp"
 #include "core/error.hpp"
+#include "core/registry.hpp"
 
 namespace bitline::cli::cosmos_cli {
 namespace {
 
 using namespace bitline::cosmos;
+
+/// The conditions the experiment can run at (`--condition NAME`, or `both`: every one, in this order).
+enum class Condition { Stress, Fresh };
+const Registry<Condition>& conditions() {
+  static const Registry<Condition> r(
+      "reliability condition",
+      {{"stress", "the paper's worst condition (workload.reliability_pe_cycles, workload.reliability_retention_days: 10K P/E, 1 year)",
+        Condition::Stress},
+       {"fresh", "the nand.reliability condition of the config (default 0 P/E, no retention)", Condition::Fresh}});
+  return r;
+}
 
 struct ReliabilityOpts {
   std::string json, condition = "stress";
@@ -62,14 +74,17 @@ void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, con
       "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
       d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, n_trials);
   Json j;
-  std::vector<std::string> conds;
-  if (o.condition != "fresh") conds.push_back("stress");
-  if (o.condition != "stress") conds.push_back("fresh");
-  for (const auto& cond : conds) {
+  for (size_t i = 0; i < conditions().size(); ++i) {
+    const std::string cond(conditions().names()[i]);
+    if (o.condition != "both" && o.condition != cond) continue;  // the option's value (checked by CLI11)
     EvalConfig c = c0;
-    if (cond == "stress") {
-      c.nand.reliability.initial_pe_cycles = c.workload.reliability_pe_cycles;
-      c.nand.reliability.retention_days = c.workload.reliability_retention_days;
+    switch (conditions().value(i)) {
+      case Condition::Stress:
+        c.nand.reliability.initial_pe_cycles = c.workload.reliability_pe_cycles;
+        c.nand.reliability.retention_days = c.workload.reliability_retention_days;
+        break;
+      case Condition::Fresh:
+        break;
     }
     fmt::print("{}: {} P/E cycles, {} days retention\n", cond, c.nand.reliability.initial_pe_cycles, c.nand.reliability.retention_days);
     j[cond] = reliability_condition(c, m, d, n_trials);
@@ -99,7 +114,11 @@ void add_reliability(CLI::App& cosmos) {
   cmd->add_option("--condition", o->condition,
                   "stress: the paper's worst condition (workload.reliability_pe_cycles, workload.reliability_retention_days: "
                   "10K P/E, 1 year); fresh: the nand.reliability condition of the config (default 0 P/E, no retention); both")
-      ->check(CLI::IsMember({"stress", "fresh", "both"}));
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> v(conditions().names().begin(), conditions().names().end());
+        v.push_back("both");
+        return v;
+      }()));
   cmd->add_option("--json", o->json, "write the result to this file");
   cmd->callback([cfg, o, exp] { run_reliability_cmd(*cfg, *o, *exp); });
 }
