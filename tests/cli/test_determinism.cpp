@@ -10,23 +10,15 @@
 #include <string>
 
 #include "../support/run_bitline.hpp"
+#include "../support/temp_dir_test.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-class SameBytes : public ::testing::Test {
+class SameBytes : public ::bitline::test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / (std::string("bitline-det-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                                        "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  SameBytes() : TempDirTest("bitline-det-") {}
   std::string slurp(const fs::path& p) const {
     std::ifstream in(p, std::ios::binary);
     std::stringstream ss;
@@ -48,7 +40,6 @@ class SameBytes : public ::testing::Test {
     fs::remove(a);
     fs::remove(b);
   }
-  fs::path dir_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../support/run_bitline.hpp"
+#include "../support/temp_dir_test.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,18 +24,9 @@ using Result = ::bitline::test::CliRun;
 std::string quote(const std::string& s) { return ::bitline::test::shell_quote(s); }
 bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
-class Hostile : public ::testing::Test {
+class Hostile : public ::bitline::test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / (std::string("bitline-hostile-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                                        "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  Hostile() : TempDirTest("bitline-hostile-") {}
   std::string path(const std::string& f) const { return (dir_ / f).string(); }
   std::string write(const std::string& f, const std::string& text) const {
     std::ofstream(dir_ / f, std::ios::binary) << text;
@@ -59,7 +51,6 @@ class Hostile : public ::testing::Test {
     return r;
   }
   std::string out() const { return quote(path("out.json")); }
-  fs::path dir_;
 };
 
 // 10 anchors of 10 aliases each, 9 levels deep: 10^9 values once expanded, 400 bytes of YAML.

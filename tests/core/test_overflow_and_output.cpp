@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../support/quantity_print.hpp"
+#include "../support/temp_dir_test.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/units.hpp"
@@ -94,19 +95,9 @@ TEST(Overflow, ParsedValuesMustBeFinite) {
 }
 
 namespace {
-class OutputFiles : public ::testing::Test {
+class OutputFiles : public ::bitline::test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / (std::string("bitline-out-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                                        "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
+  OutputFiles() : TempDirTest("bitline-out-") {}
 };
 }  // namespace
 
