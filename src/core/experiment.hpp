@@ -50,6 +50,12 @@ class ExperimentMap {
   std::vector<double> numbers(std::string_view key, double min_exclusive = 0);
   /// A list of integers >= `min` (at least one).
   std::vector<int64_t> integers(std::string_view key, int64_t min = 1);
+  /// The keys every experiment file may have at its top level and no loader reads: `experiment` (its name) and
+  /// `description` (docs/experiments.md). Accepts them (so that finish() does not name them as unknown).
+  void accept_header() {
+    string_or("experiment", "");
+    string_or("description", "");
+  }
   /// `set:` overrides of component parameters, a list of "key.path=value" (as `--set`); empty when absent.
   std::vector<Override> overrides(std::string_view key = "set");
 

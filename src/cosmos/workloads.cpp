@@ -76,8 +76,7 @@ EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
   const ConfigNode root = read_experiment_file(file);
   ExperimentMap top(root, "");
   EvalMatrix m;
-  top.string_or("experiment", "");
-  top.string_or("description", "");
+  top.accept_header();
   {
     const std::vector<std::string> names = top.strings("systems");
     const ConfigNode& n = *top.optional("systems");

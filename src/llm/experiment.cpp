@@ -51,8 +51,7 @@ EvalExperiment load_eval_experiment(const std::filesystem::path& file) {
   const ConfigNode root = read_experiment_file(file);
   ExperimentMap top(root, "");
   EvalExperiment e;
-  top.string_or("experiment", "");
-  top.string_or("description", "");
+  top.accept_header();
   e.models = top.strings("models");
   {
     const ConfigNode& n = top.required("contexts");
@@ -79,8 +78,7 @@ AblationExperiment load_ablation_experiment(const std::filesystem::path& file) {
   const ConfigNode root = read_experiment_file(file);
   ExperimentMap top(root, "");
   AblationExperiment e;
-  top.string_or("experiment", "");
-  top.string_or("description", "");
+  top.accept_header();
   e.model = top.string("model");
   e.gpus = top.integer("gpus", 1);
   e.batch_per_rank = top.integer("batch_per_rank", 1);
@@ -116,8 +114,7 @@ SessionsExperiment load_sessions_experiment(const std::filesystem::path& file) {
   const ConfigNode root = read_experiment_file(file);
   ExperimentMap top(root, "");
   SessionsExperiment e;
-  top.string_or("experiment", "");
-  top.string_or("description", "");
+  top.accept_header();
   e.model = top.string("model");
   e.systems = read_systems(top, "systems");
   e.set = top.overrides("set");
