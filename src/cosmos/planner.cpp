@@ -334,7 +334,7 @@ ColumnCommands resolve(const Plan& plan, const Firmware& fw, int64_t page) {
   out.plane = pl.plane;
   for (const auto& op : plan.ops) {
     if (op.kind == OpPlan::Kind::Xor) {
-      out.commands.push_back(nand::XorCmd{pl.plane});
+      out.commands.emplace_back(std::in_place_type<nand::XorCmd>, nand::XorCmd{pl.plane});
       continue;
     }
     nand::MwsCmd c;
