@@ -55,12 +55,12 @@ TEST(EventQueue, SchedulingFromWithinEvents) {
   EventQueue q;
   std::vector<std::string> seen;
   q.at(us(1), [&] {
-    seen.push_back("a@1");
-    q.after(us(2), [&] { seen.push_back("c@3"); });
-    q.after(Time{}, [&] { seen.push_back("b@1 (same time, after the ones already queued)"); });
+    seen.emplace_back("a@1");
+    q.after(us(2), [&] { seen.emplace_back("c@3"); });
+    q.after(Time{}, [&] { seen.emplace_back("b@1 (same time, after the ones already queued)"); });
   });
-  q.at(us(1), [&] { seen.push_back("a2@1"); });
-  q.at(us(3), [&] { seen.push_back("d@3 (queued first)"); });
+  q.at(us(1), [&] { seen.emplace_back("a2@1"); });
+  q.at(us(3), [&] { seen.emplace_back("d@3 (queued first)"); });
   EXPECT_EQ(q.run(), 5u);
   EXPECT_EQ(seen, (std::vector<std::string>{"a@1", "a2@1", "b@1 (same time, after the ones already queued)", "d@3 (queued first)", "c@3"}));
   EXPECT_EQ(q.now(), us(3));
