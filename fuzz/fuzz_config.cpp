@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/param_dump.hpp"
 #include "core/params.hpp"
 #include "cosmos/workloads.hpp"
 #include "harness.hpp"

@@ -11,6 +11,7 @@
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "core/param_dump.hpp"
 #include "hbf/experiments.hpp"
 #include "hbf/params.hpp"
 #include "hbf/system.hpp"

@@ -10,6 +10,7 @@
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "core/param_dump.hpp"
 #include "core/rng.hpp"
 #include "nand/die.hpp"
 #include "nand/sequences.hpp"

@@ -1,4 +1,5 @@
 #include "core/params.hpp"
+#include "core/param_dump.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -13,14 +13,13 @@
 // The same declaration drives three visitors: ParamLoader (reads a config
 // section, checks units and ranges, rejects unknown keys), ParamDescriber
 // (`bitline describe`) and ParamDumper (the resolved configuration written next
-// to every result). Nested sections use `v.section("name", member)`.
+// to every result, core/param_dump.hpp). Nested sections use `v.section("name", member)`.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
@@ -77,23 +76,6 @@ double si_base_value(Power v);
 double si_base_value(EnergyPerBit v);
 double si_base_value(double v);
 double si_base_value(int64_t v);
-
-nlohmann::json param_json(const Time& v);
-nlohmann::json param_json(const Bytes& v);
-nlohmann::json param_json(const Bandwidth& v);
-nlohmann::json param_json(const Energy& v);
-nlohmann::json param_json(const Power& v);
-nlohmann::json param_json(const EnergyPerBit& v);
-nlohmann::json param_json(const double& v);
-nlohmann::json param_json(const int64_t& v);
-nlohmann::json param_json(const bool& v);
-nlohmann::json param_json(const std::string& v);
-nlohmann::json param_json(const Table& v);
-nlohmann::json param_json(const std::vector<int64_t>& v);
-template <class T, const Registry<T>& (*R)()>
-nlohmann::json param_json(const Choice<T, R>& v) {
-  return std::string(v.name());
-}
 
 template <class T>
 constexpr std::string_view param_type_name() {
@@ -248,26 +230,6 @@ class ParamDescriber {
   std::vector<ParamRow> rows_;
 };
 
-/// Writes the resolved values of a parameter struct as JSON (units included).
-class ParamDumper {
- public:
-  template <class T>
-  void operator()(const T& field, const ParamInfo& info) {
-    out_[std::string(info.name)] = param_json(field);
-  }
-  template <class P>
-  void section(std::string_view name, P& sub) {
-    ParamDumper child;
-    sub.visit(child);
-    out_[std::string(name)] = std::move(child.out_);
-  }
-  void also_known(std::string_view) {}
-  nlohmann::json take() { return std::move(out_); }
-
- private:
-  nlohmann::json out_ = nlohmann::json::object();
-};
-
 /// Loads a parameter struct from the section at `path` of a config tree.
 template <class P>
 P load_params(const ConfigTree& tree, const std::string& path) {
@@ -288,13 +250,6 @@ P default_params() {
   ParamLoader loader(nullptr, "");
   p.visit(loader);
   return p;
-}
-
-template <class P>
-nlohmann::json dump_params(P p) {
-  ParamDumper d;
-  p.visit(d);
-  return d.take();
 }
 
 template <class P>

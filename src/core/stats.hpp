@@ -16,10 +16,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "core/units.hpp"
@@ -28,16 +30,27 @@ namespace bitline {
 
 using Json = nlohmann::json;
 
+/// One statistic's value when the tree is dumped (a number in its base unit, a flag or a text).
+using StatValue = std::variant<double, int64_t, uint64_t, bool, std::string>;
+
 class StatGroup {
  public:
   /// Registers `value`, read when the tree is dumped.
   template <class T>
   StatGroup& add(std::string name, const T& value, std::string desc) {
-    return add_entry(std::move(name), std::move(desc), [&value] { return to_json_value(value); });
+    return add_entry(std::move(name), std::move(desc), Reader{[&value] { return to_stat_value(value); }});
   }
-  /// Registers a derived figure, computed when the tree is dumped.
-  StatGroup& derived(std::string name, std::function<Json()> f, std::string desc) {
-    return add_entry(std::move(name), std::move(desc), std::move(f));
+  /// Registers a derived figure, computed when the tree is dumped: `f` returns a number, a typed quantity, a
+  /// flag or a text (as `add`), or any JSON value (an object, a list; its caller includes nlohmann/json.hpp).
+  template <class F>
+  StatGroup& derived(std::string name, F f, std::string desc) {
+    using R = std::decay_t<std::invoke_result_t<F&>>;
+    if constexpr (std::is_arithmetic_v<R> || std::is_same_v<R, Time> || std::is_same_v<R, Energy> || std::is_same_v<R, Bytes> ||
+                  std::is_convertible_v<R, std::string>)
+      return add_entry(std::move(name), std::move(desc),
+                       Reader{std::function<StatValue()>([f = std::move(f)]() mutable { return to_stat_value(f()); })});
+    else
+      return add_entry(std::move(name), std::move(desc), Reader{std::function<Json()>(std::move(f))});
   }
   /// The child group `name` (created on first use); a dotted name walks several levels.
   StatGroup& group(std::string_view name) {
@@ -53,28 +66,20 @@ class StatGroup {
   }
 
   /// Every statistic and group below this one, as a JSON object.
-  Json dump() const {
-    Json j = Json::object();
-    for (const auto& e : entries_) j[e.name] = e.read();
-    for (const auto& [name, child] : children_) j[name] = child->dump();
-    return j;
-  }
+  Json dump() const;
   /// The same tree with each statistic's description in place of its value (for `describe` and the docs).
-  Json describe() const {
-    Json j = Json::object();
-    for (const auto& e : entries_) j[e.name] = e.desc;
-    for (const auto& [name, child] : children_) j[name] = child->describe();
-    return j;
-  }
+  Json describe() const;
   size_t size() const { return entries_.size(); }
 
  private:
+  /// A registered member (read as a StatValue) or a derived figure (a function giving JSON).
+  using Reader = std::variant<std::function<StatValue()>, std::function<Json()>>;
   struct Entry {
     std::string name, desc;
-    std::function<Json()> read;
+    Reader read;
   };
 
-  StatGroup& add_entry(std::string name, std::string desc, std::function<Json()> read) {
+  StatGroup& add_entry(std::string name, std::string desc, Reader read) {
     for (const auto& e : entries_)
       if (e.name == name) throw std::logic_error("statistic '" + name + "' registered twice");
     if (children_.count(name)) throw std::logic_error("statistic '" + name + "' has the name of a group");
@@ -83,13 +88,21 @@ class StatGroup {
   }
 
   template <class T>
-  static Json to_json_value(const T& v) {
+  static StatValue to_stat_value(const T& v) {
     if constexpr (std::is_same_v<T, Time>)
       return to_s(v);
     else if constexpr (std::is_same_v<T, Energy> || std::is_same_v<T, Bytes>)
-      return v.raw();
+      return to_stat_value(v.raw());
+    else if constexpr (std::is_same_v<T, bool>)
+      return v;
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return int64_t(v);
+    else if constexpr (std::is_integral_v<T>)
+      return uint64_t(v);
+    else if constexpr (std::is_floating_point_v<T>)
+      return double(v);
     else
-      return Json(v);
+      return std::string(v);
   }
 
   std::vector<Entry> entries_;

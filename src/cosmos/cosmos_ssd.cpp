@@ -1,4 +1,5 @@
 #include "cosmos/cosmos_ssd.hpp"
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,5 @@
 #include "cosmos/workloads.hpp"
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,5 @@
 #include "hbf/experiments.hpp"
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 

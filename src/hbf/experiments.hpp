@@ -2,6 +2,7 @@
 // and the tests: stream a weight object once, write KV a hyperpage at a time.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "hbf/layout.hpp"

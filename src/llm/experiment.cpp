@@ -1,4 +1,5 @@
 #include "llm/experiment.hpp"
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,5 @@
 #include "llm/serving.hpp"
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,5 @@
 #include "llm/timing.hpp"
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 

@@ -1,4 +1,5 @@
 #include "ssd/device.hpp"
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 

@@ -9,6 +9,7 @@
 #include "../support/quantity_print.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/param_dump.hpp"
 #include "core/params.hpp"
 
 using namespace bitline;

@@ -10,6 +10,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/param_dump.hpp"
 #include "core/params.hpp"
 #include "core/registry.hpp"
 

@@ -1,4 +1,5 @@
 #include "cli/accel/common.hpp"
+#include "core/param_dump.hpp"
 
 #include <fmt/format.h>
 

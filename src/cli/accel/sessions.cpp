@@ -6,6 +6,7 @@
 
 #include "cli/accel/common.hpp"
 #include "core/error.hpp"
+#include "core/param_dump.hpp"
 #include "llm/experiment.hpp"
 #include "llm/sessions.hpp"
 
