@@ -38,7 +38,7 @@ class StatGroup {
   /// Registers `value`, read when the tree is dumped.
   template <class T>
   StatGroup& add(std::string name, const T& value, std::string desc) {
-    return add_entry(std::move(name), std::move(desc), Reader{[&value] { return to_stat_value(value); }});
+    return add_entry(std::move(name), std::move(desc), Reader(std::in_place_index<0>, [&value] { return to_stat_value(value); }));
   }
   /// Registers a derived figure, computed when the tree is dumped: `f` returns a number, a typed quantity, a
   /// flag or a text (as `add`), or any JSON value (an object, a list; its caller includes nlohmann/json.hpp).
@@ -48,9 +48,9 @@ class StatGroup {
     if constexpr (std::is_arithmetic_v<R> || std::is_same_v<R, Time> || std::is_same_v<R, Energy> || std::is_same_v<R, Bytes> ||
                   std::is_convertible_v<R, std::string>)
       return add_entry(std::move(name), std::move(desc),
-                       Reader{std::function<StatValue()>([f = std::move(f)]() mutable { return to_stat_value(f()); })});
+                       Reader(std::in_place_index<0>, [f = std::move(f)]() mutable { return to_stat_value(f()); }));
     else
-      return add_entry(std::move(name), std::move(desc), Reader{std::function<Json()>(std::move(f))});
+      return add_entry(std::move(name), std::move(desc), Reader(std::in_place_index<1>, std::move(f)));
   }
   /// The child group `name` (created on first use); a dotted name walks several levels.
   StatGroup& group(std::string_view name) {
