@@ -33,6 +33,12 @@ using Json = nlohmann::json;
 /// One statistic's value when the tree is dumped (a number in its base unit, a flag or a text).
 using StatValue = std::variant<double, int64_t, uint64_t, bool, std::string>;
 
+/// A typed quantity (core/units.hpp): its raw value is in the base unit, except Time's (picoseconds; written in s).
+template <class T>
+concept has_raw = requires(const T& v) {
+  v.raw();
+};
+
 class StatGroup {
  public:
   /// Registers `value`, read when the tree is dumped.
@@ -45,8 +51,9 @@ class StatGroup {
   template <class F>
   StatGroup& derived(std::string name, F f, std::string desc) {
     using R = std::decay_t<std::invoke_result_t<F&>>;
-    if constexpr (std::is_arithmetic_v<R> || std::is_same_v<R, Time> || std::is_same_v<R, Energy> || std::is_same_v<R, Bytes> ||
-                  std::is_convertible_v<R, std::string>)
+    // (A JSON value converts to anything, a string included: it is tested first.)
+    if constexpr (!std::is_same_v<R, Json> &&
+                  (std::is_arithmetic_v<R> || std::is_same_v<R, Time> || has_raw<R> || std::is_convertible_v<R, std::string>))
       return add_entry(std::move(name), std::move(desc),
                        Reader(std::in_place_index<0>, [f = std::move(f)]() mutable { return to_stat_value(f()); }));
     else
@@ -91,7 +98,7 @@ class StatGroup {
   static StatValue to_stat_value(const T& v) {
     if constexpr (std::is_same_v<T, Time>)
       return to_s(v);
-    else if constexpr (std::is_same_v<T, Energy> || std::is_same_v<T, Bytes>)
+    else if constexpr (has_raw<T>)  // Energy (J), Bytes, Power (W), Bandwidth (B/s): the base unit
       return to_stat_value(v.raw());
     else if constexpr (std::is_same_v<T, bool>)
       return v;

@@ -72,6 +72,7 @@ struct Capacity {
   Bytes replica_budget{};                             // HBF: HBM left for KV replicas
   bool reserve_in_flash = false;                      // no HBM: the runtime reserve takes HBF blocks
   int64_t reserve_blocks = 0;                         // of them, per megaplane (counted in blocks_used)
+  void register_stats(StatGroup& g) const;
   Json json() const;
 };
 
@@ -106,6 +107,13 @@ struct StepReport {
   // Collectives per step on this GPU (on the critical path): time by kind (CollectiveKind), bytes by link.
   std::array<Time, kCollectiveKinds> comm_by_kind{};
   Bytes comm_nvlink{}, comm_rdma{};
+  // Registered into a stats tree (core/stats.hpp), dumped by the json() functions; each group on its own as well,
+  // for PointResult.
+  void register_stats(StatGroup& g) const;
+  void register_collectives(StatGroup& g) const;
+  void register_board(StatGroup& g) const;
+  void register_energy(StatGroup& g) const;
+  void register_endurance(StatGroup& g) const;
   Json collectives_json() const;
   Json board_json() const;
   Json json() const;
@@ -127,6 +135,7 @@ struct PointResult {
   int64_t bandwidth_bound_batch = 0, bandwidth_bound_requests_per_rank = 0;
   int evaluations = 0;
   Json deployment;  // deployment_json of the server searched, and the deployment search's record (llm/deployment.hpp)
+  void register_stats(StatGroup& g) const;
   Json json() const;
 };
 

@@ -32,13 +32,26 @@ Breakdown Breakdown::scaled(double k) const {
   return b;
 }
 
+void Breakdown::register_stats_ms(StatGroup& g) const {
+  auto ms = [&g](const char* name, const Time& t, const char* desc) {
+    g.derived(
+        name, [&t] { return to_s(t) * 1e3; }, desc);
+  };
+  ms("weights", weights, "reading the weights (ms)");
+  ms("kv", kv, "reading the KV cache (ms)");
+  ms("compute", compute, "GEMMs and attention on the GPU (ms)");
+  ms("communication", comm, "collectives on the critical path (ms)");
+  ms("overhead", overhead, "kernel launch overheads (ms)");
+  ms("exposed_flash_latency", flash_latency, "flash sensing latency not hidden by prefetch (ms)");
+  ms("kv_write", kv_write, "programming the step's new KV (ms)");
+  ms("kv_erase", kv_erase, "erasing blocks for new KV (ms)");
+  ms("kv_arrange", kv_arrange, "GroupArrange: copying selective-offload replicas to HBM (ms)");
+}
+
 Json Breakdown::json_ms() const {
-  auto ms = [](Time t) { return to_s(t) * 1e3; };
-  return {{"weights", ms(weights)},      {"kv", ms(kv)},
-          {"compute", ms(compute)},      {"communication", ms(comm)},
-          {"overhead", ms(overhead)},    {"exposed_flash_latency", ms(flash_latency)},
-          {"kv_write", ms(kv_write)},    {"kv_erase", ms(kv_erase)},
-          {"kv_arrange", ms(kv_arrange)}};
+  StatsTree t;
+  register_stats_ms(t);
+  return t.dump();
 }
 
 ReadCounters& ReadCounters::operator+=(const ReadCounters& o) {

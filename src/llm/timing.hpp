@@ -45,6 +45,8 @@ struct Breakdown {
   /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms, "kv_erase":
   /// ms, "kv_arrange": ms}
   Json json_ms() const;
+  /// The same, registered into a stats tree (each component a derived figure in ms).
+  void register_stats_ms(StatGroup& g) const;
 };
 
 /// What the timers need to know about one GPU's memory system.

@@ -5,6 +5,8 @@
 
 #include "core/stats.hpp"
 
+#include <nlohmann/json.hpp>
+
 using namespace bitline;
 
 TEST(StatsTree, DumpsRegisteredMembersByPathWithTheirCurrentValues) {
@@ -42,4 +44,40 @@ TEST(StatsTree, ANameRegisteredTwiceIsAModelBug) {
   EXPECT_THROW(t.group("a").add("x", x, "again"), std::logic_error);
   t.group("a.sub");
   EXPECT_THROW(t.group("a").add("sub", x, "clashes with a group"), std::logic_error);
+}
+
+// Every kind of value a result registers keeps its JSON type: typed quantities in their base unit (Power in W,
+// Bandwidth in B/s), flags, texts, and derived figures that return a JSON object (a deployment record) stay objects
+// (a JSON value converts to a string too; it must not be taken for one).
+TEST(StatsTree, ValuesKeepTheirJsonTypes) {
+  const Power p = watts(700);
+  const Bandwidth bw(4.8e12);
+  const bool fits = true;
+  const std::string where = "hbm";
+  const uint32_t small = 3;
+  StatsTree t;
+  t.add("power_w", p, "power").add("bw", bw, "bandwidth").add("fits", fits, "flag").add("where", where, "text");
+  t.add("small", small, "unsigned");
+  t.derived(
+      "record",
+      [] {
+        return Json{{"tp", 8}, {"label", "TP8"}};
+      },
+      "an object");
+  t.derived(
+      "name", [] { return std::string("csix8"); }, "a derived text");
+  t.derived(
+      "ms", [] { return 1.5; }, "a derived number");
+  const Json j = t.dump();
+  EXPECT_EQ(j["power_w"], 700.0);
+  EXPECT_EQ(j["bw"], 4.8e12);
+  EXPECT_TRUE(j["fits"].is_boolean());
+  EXPECT_EQ(j["where"], "hbm");
+  EXPECT_TRUE(j["small"].is_number_unsigned());
+  ASSERT_TRUE(j["record"].is_object());
+  EXPECT_EQ(j["record"]["label"], "TP8");
+  EXPECT_EQ(j["name"], "csix8");
+  EXPECT_EQ(j["ms"], 1.5);
+  // describe() gives the same tree with descriptions.
+  EXPECT_EQ(t.describe()["record"], "an object");
 }
