@@ -424,9 +424,7 @@ StepGraph Server::graph(int64_t r, const ContextSpec& c) const {
   return g;
 }
 
-StepReport Server::step(int64_t r, const ContextSpec& c) const {
-  StepReport s;
-  const StepGraph g = graph(r, c);
+StepTiming Server::time_reads(const StepGraph& g) const {
   StepTiming st;
   switch (*k_.serving.step_model) {
     case StepModel::Fast:
@@ -442,6 +440,116 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
       break;
     }
   }
+  return st;
+}
+
+Server::KvWrites Server::kv_writes(const StepGraph& g, int64_t r, const ContextSpec& c) const {
+  KvWrites w;
+  // New KV per step on this GPU: the decode tokens plus the prefill KV arriving at the workload's input/output ratio.
+  w.kv_token = double(g.kv_token_layer_bytes * m_.layers);
+  w.written = double(r) * w.kv_token * (1.0 + double(c.input) / double(c.output));
+  w.write_time = has_hbf() ? Bytes(int64_t(w.written)) / sys_.program_bandwidth() : Bytes(int64_t(w.written)) / sys_.hbm_bandwidth();
+  // Erases: in steady state r / output requests finish per step, and each erases its megablocks (isolated
+  // blocks: at least one on every megaplane it touched). Like programming, erasing occupies the planes; it is
+  // amortised over the steps (erase suspend lets reads through, so no step waits a whole tBERS).
+  if (has_hbf()) {
+    const int64_t k = sys_.megaplanes();
+    const int64_t tps = mem_->tokens_per_slice(g.kv_token_layer_bytes);
+    w.megablocks_per_request = double(sys_.kv_megablocks(m_.layers * ceil_div(c.input + c.output, tps)));
+    w.finished_per_step = double(r) / double(c.output);
+    w.erase_time = k_.system.hbf.timing.t_erase * (w.finished_per_step * w.megablocks_per_request / double(k));
+  }
+  return w;
+}
+
+double Server::arranged_bytes(const StepGraph& g, const KvWrites& w) const {
+  // GroupArrange (selective offload) runs after each write phase: the replicas of the step's new KV are read from
+  // their overloaded megaplanes and written to HBM, in the step (the paper counts it). The replicas are those of
+  // the placement the step reads (every layer), in the share of the resident KV that is new this step.
+  if (!has_hbf() || sys_.hbm_bandwidth().raw() <= 0 || *k_.serving.kv_layout != KvLayout::FlashAccel) return 0;  // (no HBM: no replicas)
+  const int64_t slice = mem_->tokens_per_slice(g.kv_token_layer_bytes) * g.kv_token_layer_bytes;
+  double replicas = 0, resident = 0;
+  for (int32_t l = 0; l < m_.layers; ++l) replicas += double(mem_->kv_layer_stats(g, l).hbm_replicas) * double(slice);
+  for (int64_t ctx : g.contexts) resident += double(ctx) * w.kv_token;
+  switch (*k_.serving.kv_arrange) {
+    case KvArrange::NewKv:
+      return resident > 0 ? replicas * std::min(1.0, w.written / resident) : 0.0;
+    case KvArrange::Whole:
+      return replicas;
+  }
+  return 0;
+}
+
+Time Server::arrange_time(double arranged) const {
+  if (arranged <= 0) return Time{};
+  const Bandwidth flash(std::min(k_.system.hbf.timing.interface_bandwidth, sys_.stack_sense_bandwidth()).raw() *
+                        double(k_.system.hbf.stacks));
+  return Bytes(int64_t(arranged)) / flash + Bytes(int64_t(arranged)) / sys_.hbm_bandwidth();
+}
+
+Time Server::memory_time(double flash_bytes, double hbm_bytes) const {
+  const Bandwidth hbm_peak(k_.system.hbm.bandwidth_per_stack.raw() * double(k_.system.hbm.stacks));
+  Time t = hbm_bytes > 0 ? Bytes(int64_t(hbm_bytes)) / hbm_peak : Time{};  // (an HBM-less GPU reads none)
+  if (has_hbf()) {
+    const auto& hp = k_.system.hbf;
+    const Bandwidth per_stack = std::min(hp.timing.interface_bandwidth, sys_.stack_sense_bandwidth());
+    t = std::max(t, Bytes(int64_t(flash_bytes)) / Bandwidth(per_stack.raw() * double(hp.stacks)));
+  }
+  return t;
+}
+
+void Server::add_energy(StepReport& s, const StepGraph& g, const StepTiming& st, const KvWrites& w, double arranged) const {
+  const auto& hp = k_.system;
+  const auto& ep = k_.llm.energy;
+  s.e_flash = hp.hbf.energy.read * Bytes(int64_t(st.reads.flash_units * double(sys_.megapage().raw()) + arranged));
+  const double hbm_written = (has_hbf() ? 2.0 * w.written : w.written) + arranged;  // HBF: staged in HBM, read back to program
+  s.e_hbm = hp.hbm.energy * Bytes(int64_t(st.reads.hbm_bytes + hbm_written));
+  if (has_hbf()) {
+    s.e_program = hp.hbf.energy.program * Bytes(int64_t(w.written));
+    s.e_erase = hp.hbf.energy.erase_block * (w.finished_per_step * w.megablocks_per_request * double(sys_.lanes()));
+  }
+  double flop_j = 0;
+  for (const Op& o : g.ops) flop_j += o.flops * ep.flop.raw() * (o.fp8 ? 0.5 : 1.0);
+  s.e_compute = Energy(flop_j);
+  s.e_comm = ep.nvlink * g.comm_nvlink + ep.rdma * g.comm_rdma;
+  s.e_static = (ep.gpu_static + ep.hbf_stack_static * double(hp.hbf.stacks) + ep.hbm_stack_static * double(hp.hbm.stacks)) * s.step;
+  s.tokens_per_j = g.tokens_per_gpu / s.energy().raw();
+  s.power = s.energy() / s.step;
+}
+
+void Server::add_board_power(StepReport& s) const {
+  // Board power from its parts (docs/llm.md, "Energy"): the GPU die = the GPU's TDP less its HBM stacks at full
+  // bandwidth (datasheet TDP; 2.99 pJ/bit, spec); each HBM stack at full bandwidth; each HBF stack's flash dies
+  // at its full interface rate (8 pJ/bit, spec); each HBF base die (llm.energy.hbf_base_die, assumption).
+  const auto& hp = k_.system;
+  const auto& ep = k_.llm.energy;
+  const Power hbm_stack(hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw() + ep.hbm_stack_static.raw());
+  s.board_die = ep.gpu_tdp - hbm_stack * double(ep.tdp_hbm_stacks);
+  s.board_hbm = hbm_stack * double(hp.hbm.stacks);
+  s.board_hbf = Power(double(hp.hbf.stacks) * hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw());
+  s.board_base = ep.hbf_base_die * double(hp.hbf.stacks);
+  s.tdp = s.board_die + s.board_hbm + s.board_hbf + s.board_base;
+  s.tokens_per_j_board = s.tdp.raw() > 0 ? s.tokens_per_s_per_gpu / s.tdp.raw() : 0.0;
+}
+
+void Server::add_endurance(StepReport& s, const KvWrites& w) const {
+  const double step_s = to_s(s.step);
+  s.kv_write_bytes_per_s = w.written / step_s;
+  if (!has_hbf()) return;
+  const auto& hp = k_.system;
+  s.program_time_fraction = to_s(w.write_time) / step_s;
+  s.erase_time_fraction = to_s(w.erase_time) / step_s;
+  const double life = k_.serving.endurance_years * kSecondsPerYear;
+  const double pe = double(hp.hbf.endurance.pe_cycles);
+  s.lifetime_writes_fraction = s.kv_write_bytes_per_s * life / (double(sys_.flash_capacity().raw()) * pe);
+  const double finished_per_s = w.finished_per_step / step_s;
+  s.lifetime_erase_fraction = finished_per_s * w.megablocks_per_request * life / (double(sys_.megaplanes() * sys_.blocks_per_plane()) * pe);
+}
+
+StepReport Server::step(int64_t r, const ContextSpec& c) const {
+  StepReport s;
+  const StepGraph g = graph(r, c);
+  const StepTiming st = time_reads(g);
   s.requests_per_rank = r;
   s.batch = g.requests_total;
   s.capacity = capacity(r, c);
@@ -451,107 +559,20 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
     if (o.is_comm()) s.comm_by_kind[size_t(o.comm.kind)] += o.comm.time;
   s.comm_nvlink = g.comm_nvlink;
   s.comm_rdma = g.comm_rdma;
-  // New KV per step on this GPU: the decode tokens plus the prefill KV arriving at the workload's input/output ratio.
-  const double kv_token = double(g.kv_token_layer_bytes * m_.layers);
-  const double written = double(r) * kv_token * (1.0 + double(c.input) / double(c.output));
-  const Time write_time = has_hbf() ? Bytes(int64_t(written)) / sys_.program_bandwidth() : Bytes(int64_t(written)) / sys_.hbm_bandwidth();
-  s.breakdown.kv_write = write_time;
-  // Erases: in steady state r / output requests finish per step, and each erases its megablocks (isolated
-  // blocks: at least one on every megaplane it touched). Like programming, erasing occupies the planes; it is
-  // amortised over the steps (erase suspend lets reads through, so no step waits a whole tBERS).
-  double megablocks_per_request = 0, finished_per_step = 0;
-  Time erase_time{};
-  if (has_hbf()) {
-    const int64_t k = sys_.megaplanes();
-    const int64_t tps = mem_->tokens_per_slice(g.kv_token_layer_bytes);
-    megablocks_per_request = double(sys_.kv_megablocks(m_.layers * ceil_div(c.input + c.output, tps)));
-    finished_per_step = double(r) / double(c.output);
-    erase_time = k_.system.hbf.timing.t_erase * (finished_per_step * megablocks_per_request / double(k));
-  }
-  s.breakdown.kv_erase = erase_time;
-  // GroupArrange (selective offload) runs after each write phase: the replicas of the step's new KV are read from
-  // their overloaded megaplanes and written to HBM, in the step (the paper counts it). The replicas are those of
-  // the placement the step reads (every layer), in the share of the resident KV that is new this step.
-  double arranged = 0;
-  if (has_hbf() && sys_.hbm_bandwidth().raw() > 0 && *k_.serving.kv_layout == KvLayout::FlashAccel) {  // (no HBM: no replicas)
-    const int64_t slice = mem_->tokens_per_slice(g.kv_token_layer_bytes) * g.kv_token_layer_bytes;
-    double replicas = 0, resident = 0;
-    for (int32_t l = 0; l < m_.layers; ++l) replicas += double(mem_->kv_layer_stats(g, l).hbm_replicas) * double(slice);
-    for (int64_t ctx : g.contexts) resident += double(ctx) * kv_token;
-    switch (*k_.serving.kv_arrange) {
-      case KvArrange::NewKv:
-        arranged = resident > 0 ? replicas * std::min(1.0, written / resident) : 0.0;
-        break;
-      case KvArrange::Whole:
-        arranged = replicas;
-        break;
-    }
-  }
-  const Time arrange_time =
-      arranged > 0
-          ? Bytes(int64_t(arranged)) / Bandwidth(std::min(k_.system.hbf.timing.interface_bandwidth, sys_.stack_sense_bandwidth()).raw() *
-                                                 double(k_.system.hbf.stacks)) +
-                Bytes(int64_t(arranged)) / sys_.hbm_bandwidth()
-          : Time{};
-  s.breakdown.kv_arrange = arrange_time;
-  s.step = st.time + write_time + erase_time + arrange_time;
-  const double step_s = to_s(s.step);
-  const double tokens_gpu = g.tokens_per_gpu;
-  s.tokens_per_s_per_gpu = tokens_gpu / step_s;
+  // The step: reads and compute, then this step's KV writes, its share of the erases and of GroupArrange.
+  const KvWrites w = kv_writes(g, r, c);
+  const double arranged = arranged_bytes(g, w);
+  s.breakdown.kv_write = w.write_time;
+  s.breakdown.kv_erase = w.erase_time;
+  s.breakdown.kv_arrange = arrange_time(arranged);
+  s.step = st.time + w.write_time + w.erase_time + s.breakdown.kv_arrange;
+  s.tokens_per_s_per_gpu = g.tokens_per_gpu / to_s(s.step);
   s.flash_bytes = st.reads.flash_bytes;
   s.hbm_bytes = st.reads.hbm_bytes;
-  {
-    const Bandwidth hbm_peak(k_.system.hbm.bandwidth_per_stack.raw() * double(k_.system.hbm.stacks));
-    Time t = s.hbm_bytes > 0 ? Bytes(int64_t(s.hbm_bytes)) / hbm_peak : Time{};  // (an HBM-less GPU reads none)
-    if (has_hbf()) {
-      const auto& hp = k_.system.hbf;
-      const Bandwidth per_stack = std::min(hp.timing.interface_bandwidth, sys_.stack_sense_bandwidth());
-      t = std::max(t, Bytes(int64_t(s.flash_bytes)) / Bandwidth(per_stack.raw() * double(hp.stacks)));
-    }
-    s.memory_time = t;
-  }
-
-  // Energy per GPU per step.
-  const auto& hp = k_.system;
-  const auto& ep = k_.llm.energy;
-  s.e_flash = hp.hbf.energy.read * Bytes(int64_t(st.reads.flash_units * double(sys_.megapage().raw()) + arranged));
-  const double hbm_written = (has_hbf() ? 2.0 * written : written) + arranged;  // HBF: staged in HBM, read back to program
-  s.e_hbm = hp.hbm.energy * Bytes(int64_t(st.reads.hbm_bytes + hbm_written));
-  if (has_hbf()) {
-    s.e_program = hp.hbf.energy.program * Bytes(int64_t(written));
-    s.e_erase = hp.hbf.energy.erase_block * (finished_per_step * megablocks_per_request * double(sys_.lanes()));
-  }
-  double flop_j = 0;
-  for (const Op& o : g.ops) flop_j += o.flops * ep.flop.raw() * (o.fp8 ? 0.5 : 1.0);
-  s.e_compute = Energy(flop_j);
-  s.e_comm = ep.nvlink * g.comm_nvlink + ep.rdma * g.comm_rdma;
-  s.e_static = (ep.gpu_static + ep.hbf_stack_static * double(hp.hbf.stacks) + ep.hbm_stack_static * double(hp.hbm.stacks)) * s.step;
-  s.tokens_per_j = tokens_gpu / s.energy().raw();
-  s.power = s.energy() / s.step;
-  {
-    // Board power from its parts (docs/llm.md, "Energy"): the GPU die = the GPU's TDP less its HBM stacks at full
-    // bandwidth (datasheet TDP; 2.99 pJ/bit, spec); each HBM stack at full bandwidth; each HBF stack's flash dies
-    // at its full interface rate (8 pJ/bit, spec); each HBF base die (llm.energy.hbf_base_die, assumption).
-    const Power hbm_stack(hp.hbm.bandwidth_per_stack.raw() * 8 * hp.hbm.energy.raw() + ep.hbm_stack_static.raw());
-    s.board_die = ep.gpu_tdp - hbm_stack * double(ep.tdp_hbm_stacks);
-    s.board_hbm = hbm_stack * double(hp.hbm.stacks);
-    s.board_hbf = Power(double(hp.hbf.stacks) * hp.hbf.timing.interface_bandwidth.raw() * 8 * hp.hbf.energy.read.raw());
-    s.board_base = ep.hbf_base_die * double(hp.hbf.stacks);
-    s.tdp = s.board_die + s.board_hbm + s.board_hbf + s.board_base;
-    s.tokens_per_j_board = s.tdp.raw() > 0 ? s.tokens_per_s_per_gpu / s.tdp.raw() : 0.0;
-  }
-
-  // Writes and endurance.
-  s.kv_write_bytes_per_s = written / step_s;
-  if (has_hbf()) {
-    s.program_time_fraction = to_s(write_time) / step_s;
-    s.erase_time_fraction = to_s(erase_time) / step_s;
-    const double life = k_.serving.endurance_years * kSecondsPerYear;
-    const double pe = double(hp.hbf.endurance.pe_cycles);
-    s.lifetime_writes_fraction = s.kv_write_bytes_per_s * life / (double(sys_.flash_capacity().raw()) * pe);
-    const double finished_per_s = finished_per_step / step_s;
-    s.lifetime_erase_fraction = finished_per_s * megablocks_per_request * life / (double(sys_.megaplanes() * sys_.blocks_per_plane()) * pe);
-  }
+  s.memory_time = memory_time(s.flash_bytes, s.hbm_bytes);
+  add_energy(s, g, st, w, arranged);
+  add_board_power(s);
+  add_endurance(s, w);
   return s;
 }
 

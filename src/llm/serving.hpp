@@ -166,6 +166,27 @@ class Server {
   PointResult search(const ContextSpec& c, Time slo) const;
 
  private:
+  // The phases of step(), in order.
+  /// The reads and compute of the step (serving.step_model: fast, or event-driven with the fast breakdown).
+  StepTiming time_reads(const StepGraph& g) const;
+  /// The step's KV writes and its share of the erases of finished requests.
+  struct KvWrites {
+    double kv_token = 0;  // KV bytes of one token over all layers
+    double written = 0;   // new KV bytes per step on this GPU
+    Time write_time{}, erase_time{};
+    double megablocks_per_request = 0, finished_per_step = 0;
+  };
+  KvWrites kv_writes(const StepGraph& g, int64_t r, const ContextSpec& c) const;
+  /// GroupArrange: the bytes of selective-offload replicas copied to HBM in the step, and the time that takes.
+  double arranged_bytes(const StepGraph& g, const KvWrites& w) const;
+  Time arrange_time(double arranged) const;
+  /// The bandwidth floor: the step's bytes at the peak bandwidth of the memory holding them.
+  Time memory_time(double flash_bytes, double hbm_bytes) const;
+  /// Activity-based energy per step, board power from its parts, write rate and endurance.
+  void add_energy(StepReport& s, const StepGraph& g, const StepTiming& st, const KvWrites& w, double arranged) const;
+  void add_board_power(StepReport& s) const;
+  void add_endurance(StepReport& s, const KvWrites& w) const;
+
   const ModelConfig& m_;
   KindParams k_;
   Deployment d_;
