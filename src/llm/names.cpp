@@ -1,0 +1,82 @@
+// Names of the serving model: GPU kinds (configs/gpus/), systems ("csix8"), contexts ("8192:1024"), and the models
+// of a run.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "llm/serving.hpp"
+
+namespace bitline::llm {
+
+std::filesystem::path kinds_dir() { return default_preset_dir() / "gpus"; }
+
+std::vector<std::string> available_kinds() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kinds_dir(), ec))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_kind(const std::string& kind) {
+  const auto kinds = available_kinds();
+  if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return;
+  std::string known;
+  for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
+  throw ConfigError(
+      fmt::format("unknown GPU kind '{}' (kinds, the files of {}: {})", kind, kinds_dir().string(), known.empty() ? "none" : known));
+}
+
+SystemName parse_system(const std::string& name) {
+  const auto x = name.rfind('x');
+  SystemName s;
+  s.name = name;
+  if (x != std::string::npos && x > 0 && x + 1 < name.size()) {
+    s.kind = name.substr(0, x);
+    const std::string n = name.substr(x + 1);
+    const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && n.size() < 6) s.gpus = std::stoll(n);
+  }
+  if (s.kind.empty() || s.gpus < 1) throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS (e.g. csix8, b200x8)", name));
+  try {
+    check_kind(s.kind);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("system '{}': {}", name, e.what()));
+  }
+  return s;
+}
+
+ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& named) {
+  for (const auto& c : named)
+    if (c.name == s) return c;
+  const auto colon = s.find(':');
+  if (colon != std::string::npos) {
+    try {
+      size_t a = 0, b = 0;
+      const int64_t in = std::stoll(s.substr(0, colon), &a), out = std::stoll(s.substr(colon + 1), &b);
+      if (a == colon && b == s.size() - colon - 1 && in >= 0 && out >= 1) {
+        if (in > kMaxContextTokens || out > kMaxContextTokens)
+          throw ConfigError(
+              fmt::format("context '{}': at most {} tokens of input and of output (the longest context "
+                          "windows today are about 10M)",
+                          s, kMaxContextTokens));
+        return ContextSpec{s, in, out};
+      }
+    } catch (const std::logic_error&) {  // stoll: not a number, or out of range
+    }
+  }
+  std::string names;
+  for (const auto& c : named) names += c.name + (&c == &named.back() ? " or " : ", ");
+  throw ConfigError(fmt::format("context '{}': expected {}INPUT:OUTPUT tokens (e.g. 2000:500, output >= 1)", s, names));
+}
+
+const ModelConfig& ModelSet::get(const std::string& name) {
+  auto it = models.find(name);
+  if (it == models.end()) it = models.emplace(name, load_model(name)).first;
+  return it->second;
+}
+
+}  // namespace bitline::llm
