@@ -1162,7 +1162,9 @@ class Sim {
     return ftl_.can_allocate(t.plane, t.src == TxSource::Gc);
   }
 
-  int64_t page_offset(const Tx& t) const { return t.kind == TxKind::Read ? ftl_.page_of_ppa(t.ppa) : ftl_.next_page(t.plane); }
+  int64_t page_offset(const Tx& t) const {
+    return t.kind == TxKind::Read ? ftl_.page_of_ppa(t.ppa) : ftl_.next_page(t.plane, t.src == TxSource::Gc);
+  }
 
   /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
   /// other planes of its die (multi-plane operation).
@@ -1181,18 +1183,26 @@ class Sim {
     }
     uint32_t first = kNone;
     size_t lvl = 0;
+    // Planes of this die with a program blocked for want of a free page: their GC starts after the scan, because
+    // starting it enqueues its reads, which starts this (still idle) die from inside the scan.
+    uint32_t gc_pins = 0;
+    int64_t gc_die = 0;
     while (D.nonempty) {  // the lowest level first, in queue order
       lvl = size_t(std::countr_zero(D.nonempty));
       uint32_t tx = D.pop_front(lvl);
       if (!ready(txs_[tx])) {
         blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
-        maybe_start_gc(txs_[tx].plane);
+        gc_pins |= 1u << pin_of_[size_t(txs_[tx].plane)];
+        gc_die = die_of_[size_t(txs_[tx].plane)];
         continue;
       }
       first = tx;
       break;
     }
-    if (first == kNone) return;
+    if (first == kNone) {
+      start_blocked_gc(gc_die, gc_pins);
+      return;
+    }
     D.group.clear();
     D.group.push_back(first);
     const Tx& f = txs_[first];
@@ -1223,16 +1233,23 @@ class Sim {
     if (D.group.size() > 1) ++stats_.multiplane_ops;
     D.busy = true;
     execute(unit);
+    start_blocked_gc(gc_die, gc_pins);
+  }
+
+  /// Starts GC on the planes of `die` (a mask of their places in the die) whose programs start_die found blocked.
+  void start_blocked_gc(int64_t die, uint32_t pins) {
+    for (; pins; pins &= pins - 1) maybe_start_gc(die * d_.planes_per_die + std::countr_zero(pins));
   }
 
   /// Whether another plane of program f's die could take a program with it now: its next page is f's (with
-  /// multiplane_same_page) and it can allocate a page (at least as GC, the weaker test). When none can, the
+  /// multiplane_same_page) and it can allocate a page (as a host or a GC program: their frontiers differ). When none can, the
   /// queues hold no companion for f and need no scan.
   bool program_companion_possible(const Tx& f, int64_t off) const {
     int64_t first = int64_t(die_of_[size_t(f.plane)]) * d_.planes_per_die;
     for (int64_t q = first; q < first + d_.planes_per_die; ++q) {
-      if (q == f.plane || (M_.multiplane_same_page && ftl_.next_page(q) != off)) continue;
-      if (ftl_.can_allocate(q, true)) return true;
+      if (q == f.plane) continue;
+      for (bool gc : {false, true})  // a host or a GC program
+        if ((!M_.multiplane_same_page || ftl_.next_page(q, gc) == off) && ftl_.can_allocate(q, gc)) return true;
     }
     return false;
   }

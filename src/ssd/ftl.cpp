@@ -184,10 +184,11 @@ int64_t Ftl::take_free(int64_t plane) {
 
 uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
   PlaneState& ps = planes_state_[plane];
-  if (ps.frontier < 0) ps.frontier = take_free(plane);
-  Block& b = blocks_[ps.frontier];
+  int64_t& frontier = ps.frontier[gc];
+  if (frontier < 0) frontier = take_free(plane);
+  Block& b = blocks_[frontier];
   uint32_t page = b.written++;
-  uint32_t ppa = uint32_t(ps.frontier * G_ + page);
+  uint32_t ppa = uint32_t(frontier * G_ + page);
   BlockData& bd = data_[b.data];
   bd.lpa[page] = lpa;
   bd.valid_bits[page / 64] |= uint64_t(1) << (page % 64);
@@ -198,7 +199,7 @@ uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
   if (int64_t(b.written) == G_) {
     b.state = BlockState::Full;
     b.seq = ++full_seq_;
-    ps.frontier = -1;
+    frontier = -1;
   }
   (gc ? stats_.gc_page_writes : int64_t(lpa) >= logical_pages_ ? stats_.mapping_page_writes : stats_.host_page_writes) += 1;
   return ppa;
@@ -261,7 +262,9 @@ int64_t Ftl::next_valid(int64_t block, int64_t from, uint32_t& lpa) const {
 
 void Ftl::erase(int64_t block) {
   Block& b = blocks_[block];
-  if (b.valid != 0) throw ModelError("FTL: erasing a block that still holds valid pages");
+  if (b.valid != 0)
+    throw ModelError(fmt::format("FTL: erasing block {} of plane {} that still holds {} valid pages ({} written, state {})", block % B_,
+                                 block / B_, b.valid, b.written, int(b.state)));
   ++b.erase_count;
   b.written = 0;
   b.implicit = 0;

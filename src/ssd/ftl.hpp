@@ -94,9 +94,10 @@ class Ftl {
   }
 
   // ---- mapping ----
-  /// Page offset (in its block) that the next program in `plane` lands on.
-  int64_t next_page(int64_t plane) const {
-    int64_t f = planes_state_[plane].frontier;
+  /// Page offset (in its block) that the next program in `plane` lands on: a host (or translation) page, or a page
+  /// relocated by GC (gc = true), each with its own write frontier (as MQSim's data and GC write frontiers).
+  int64_t next_page(int64_t plane, bool gc) const {
+    int64_t f = planes_state_[plane].frontier[gc];
     return f < 0 ? 0 : int64_t(blocks_[f].written);
   }
   /// Physical page of a logical page, or kEmpty when it was never written. Keys at and above
@@ -109,12 +110,16 @@ class Ftl {
 
   // ---- writes ----
   /// Whether a program of a host page (gc=false) or a relocated page (gc=true) can be placed in `plane` now.
+  /// Host writes leave GC_Hard_Threshold blocks free, and GC fills a frontier of its own, so the host cannot use up
+  /// the pages a running GC needs to empty its victim.
   bool can_allocate(int64_t plane, bool gc) const {
     const PlaneState& ps = planes_state_[plane];
-    if (ps.frontier >= 0 && int64_t(blocks_[ps.frontier].written) < G_) return true;
+    const int64_t f = ps.frontier[gc];
+    if (f >= 0 && int64_t(blocks_[f].written) < G_) return true;
     return int64_t(ps.free.size()) > (gc ? 0 : hard_reserve_blocks_);
   }
-  /// Programs `lpa` into the next page of `plane`'s frontier, invalidating its old copy. Returns the new page.
+  /// Programs `lpa` into the next page of `plane`'s host or GC frontier, invalidating its old copy. Returns the new
+  /// page.
   uint32_t write(uint32_t lpa, int64_t plane, bool gc);
 
   // ---- garbage collection ----
@@ -162,8 +167,8 @@ class Ftl {
     uint64_t lo, hi, cum;  // plane-local indices [lo, hi); cum = ranks before
   };
   struct PlaneState {
-    std::deque<uint32_t> free;  // free blocks (local ids), oldest erased first
-    int64_t frontier = -1;      // global block id
+    std::deque<uint32_t> free;       // free blocks (local ids), oldest erased first
+    int64_t frontier[2] = {-1, -1};  // global block ids: [0] host and translation pages, [1] GC relocations
     std::vector<Interval> implicit_ranges;
     std::vector<uint32_t> prefix;  // implicit ranks before each local block (size B+1) when preconditioned
   };
