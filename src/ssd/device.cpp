@@ -1139,9 +1139,14 @@ class Sim {
     return id;
   }
 
-  /// Queue level: translation reads, user reads by class, translation programs, user programs by class, GC.
+  /// Queue level: translation reads, user reads by class, translation programs, user programs by class, GC. A unit
+  /// serves the lowest non-empty level first, except GC: with Preemptible_GC_Enabled false (MQSim's default), GC is
+  /// always in MQSim's urgent mode and its transactions go before every other (TSU_Priority_OutOfOrder checks the
+  /// GC queues first); with it true, GC goes last.
+  static constexpr size_t kGcLevel = 10;
+  static constexpr uint32_t kGcLevelBit = 1u << kGcLevel;
   size_t level(const Tx& t) const {
-    if (t.src == TxSource::Gc) return 10;
+    if (t.src == TxSource::Gc) return kGcLevel;
     bool read = t.kind == TxKind::Read;
     if (t.src == TxSource::Mapping) return read ? 0 : 5;
     return size_t((read ? 1 : 6) + flows_[t.flow].priority);
@@ -1187,8 +1192,8 @@ class Sim {
     // starting it enqueues its reads, which starts this (still idle) die from inside the scan.
     uint32_t gc_pins = 0;
     int64_t gc_die = 0;
-    while (D.nonempty) {  // the lowest level first, in queue order
-      lvl = size_t(std::countr_zero(D.nonempty));
+    while (D.nonempty) {  // the lowest level first, in queue order; GC first unless it is preemptible
+      lvl = !d_.gc_preemptible && (D.nonempty & kGcLevelBit) ? kGcLevel : size_t(std::countr_zero(D.nonempty));
       uint32_t tx = D.pop_front(lvl);
       if (!ready(txs_[tx])) {
         blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block

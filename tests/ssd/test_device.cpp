@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../support/run_bitline.hpp"
 #include "core/error.hpp"
@@ -257,41 +258,40 @@ TEST(SsdDevice, SameInputsGiveIdenticalResults) {
 
 // ---- garbage collection at steady state ------------------------------------------------
 
-// Found against MQSim on a small device (2 chips of 2 planes, 256 blocks each) written at random until GC runs all
-// the time: (1) a program found blocked for want of a free page started GC from inside the die's scheduling loop,
-// whose reads started the (still idle) die again from inside that loop, so one relocation was lost and the victim
-// was erased with a valid page ("erasing a block that still holds valid pages", under RGA); (2) host writes filled
-// the frontier GC had opened from the last free block, so GC could not empty its victim and the run stopped
-// before its end (GREEDY, RANDOM). Every policy must run to the stop time with each GC ending in its erase.
-TEST(SsdGc, EveryPolicyRunsToTheEndAtSteadyStateOnASmallDevice) {
-  for (GcPolicy policy : {GcPolicy::Greedy, GcPolicy::Rga, GcPolicy::Random, GcPolicy::Fifo}) {
-    SCOPED_TRACE(int(policy));
-    DeviceXml d;  // MQSim's defaults, but 4 planes of 256 blocks (2 GiB) and an 8 MiB write cache
-    d.file = "small";
-    d.channels = 2;
-    d.chips_per_channel = 1;
-    d.dies_per_chip = 1;
-    d.blocks_per_plane = 256;
-    d.data_cache_capacity = 8 << 20;
-    d.gc_policy = policy;
-    FlowXml f;  // 8 KiB random writes over the whole logical space, QD 16, 200 s: about 1.4 device fills
-    f.read_ratio = 0;
-    f.avg_size = 16;
-    f.alignment_unit = 16;
-    f.queue_depth = 16;
-    f.stop_time = sec(200);
-    ScenarioXml s{{f}};
+// Found against MQSim on a small device (configs/ssd/device-gc.xml: 2 chips of 2 planes, 256 blocks each, written at
+// random from empty for 200 s by gc-write.xml, so that GC runs all the time after the first fill): (1) a program
+// found blocked for want of a free page started GC from inside the die's scheduling loop, whose reads started the
+// (still idle) die again from inside that loop, so one relocation was lost and the victim was erased with a valid
+// page ("erasing a block that still holds valid pages", under RGA); (2) host writes filled the frontier GC had opened
+// from the last free block, so GC could not empty its victim and the run stopped before its end (GREEDY, RANDOM);
+// (3) GC went after host writes, where MQSim's non-preemptive GC goes first (+14% IOPS). Every policy must run to
+// the stop time with each GC ending in its erase, and GREEDY, RGA and RANDOM must give MQSim's IOPS (measured with
+// MQSim on these files, docs/ssd.md) within 3%. MQSim aborts on FIFO ("Inconsistent status in the
+// Invalidate_page_in_block function"), so FIFO is only checked to run.
+TEST(SsdGc, EveryPolicyAtSteadyStateOnTheSmallDeviceAgreesWithMqsim) {
+  const std::string dir = std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/";
+  std::ifstream in(dir + "device-gc.xml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const WorkloadXml w = read_workload_xml(dir + "gc-write.xml");
+  ASSERT_EQ(w.scenarios.size(), 1u);
+  const struct {
+    GcPolicy policy;
+    double mqsim_iops;  // 0: not compared
+  } cases[] = {{GcPolicy::Greedy, 1645.7}, {GcPolicy::Rga, 1620.2}, {GcPolicy::Random, 1439.2}, {GcPolicy::Fifo, 0}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(int(c.policy));
+    DeviceXml d = parse_device_xml(text.str(), "device-gc.xml");
+    d.gc_policy = c.policy;
     nlohmann::json j;
-    ASSERT_NO_THROW(j = simulate_scenario(d, s));
+    ASSERT_NO_THROW(j = simulate_scenario(d, w.scenarios[0]));
     EXPECT_GE(j["simulated_s"].get<double>(), 199.9);
     const auto& ftl = j["ftl"];
-    EXPECT_GT(ftl["gc_executions"].get<int64_t>(), 500);
+    EXPECT_GT(ftl["gc_executions"].get<int64_t>(), 400);
     EXPECT_EQ(ftl["erases"], ftl["gc_executions"]);
-    // GC-bound: between the 1,620-1,650 IOPS MQSim gives here and 15% above (docs/ssd.md), WA about 1.2-1.45.
-    EXPECT_GT(j["iops"].get<double>(), 1550.0);
-    EXPECT_LT(j["iops"].get<double>(), 1950.0);
-    EXPECT_GT(ftl["write_amplification"].get<double>(), 1.15);
-    EXPECT_LT(ftl["write_amplification"].get<double>(), 1.5);
+    if (c.mqsim_iops > 0) {
+      EXPECT_NEAR(j["iops"].get<double>(), c.mqsim_iops, 0.03 * c.mqsim_iops);
+    }
   }
 }
 
