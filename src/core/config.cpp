@@ -223,11 +223,8 @@ void ConfigTree::load_preset(const std::string& name) {
 
 std::vector<std::string> ConfigTree::available_presets() const {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(preset_dir_, ec))
-    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
-  for (const auto& e : std::filesystem::directory_iterator(preset_dir_ / "gpus", ec))  // GPU kinds (configs/gpus/)
-    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+  file_stems(preset_dir_, ".yaml", out);
+  file_stems(preset_dir_ / "gpus", ".yaml", out);  // GPU kinds (configs/gpus/)
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -37,4 +37,10 @@ std::string read_input_file(const std::filesystem::path& path, int64_t max_bytes
   return text;
 }
 
+void file_stems(const std::filesystem::path& dir, std::string_view ext, std::vector<std::string>& out) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ext) out.push_back(e.path().stem().string());
+}
+
 }  // namespace bitline

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bitline {
 
@@ -25,5 +26,9 @@ inline constexpr int64_t kMaxTraceFileBytes = int64_t(256) << 20;
 /// Reads a whole regular file of at most `max_bytes` bytes. `what` names the kind of file in messages
 /// ("config file", "model description", "trace"). Throws ConfigError naming the path and the reason.
 std::string read_input_file(const std::filesystem::path& path, int64_t max_bytes, std::string_view what);
+
+/// The names (without the extension) of the files of `dir` ending in `ext` (".yaml"), appended to `out`; a missing
+/// folder adds none. Used to discover presets, GPU kinds and models from their folders.
+void file_stems(const std::filesystem::path& dir, std::string_view ext, std::vector<std::string>& out);
 
 }  // namespace bitline

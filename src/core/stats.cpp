@@ -27,4 +27,10 @@ Json StatGroup::describe() const {
   return j;
 }
 
+Json dump_stats(const std::function<void(StatGroup&)>& fill) {
+  StatsTree t;
+  fill(t);
+  return t.dump();
+}
+
 }  // namespace bitline

@@ -119,4 +119,7 @@ class StatGroup {
 /// The root of a tree.
 using StatsTree = StatGroup;
 
+/// A tree built by `fill` (a record's register_stats), dumped: the json() of a result record.
+Json dump_stats(const std::function<void(StatGroup&)>& fill);
+
 }  // namespace bitline

@@ -643,9 +643,7 @@ std::filesystem::path models_dir() { return default_preset_dir() / "models"; }
 
 std::vector<std::string> available_models() {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(models_dir(), ec))
-    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  file_stems(models_dir(), ".json", out);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/input.hpp"
 #include "llm/serving.hpp"
 
 namespace bitline::llm {
@@ -14,9 +15,7 @@ std::filesystem::path kinds_dir() { return default_preset_dir() / "gpus"; }
 
 std::vector<std::string> available_kinds() {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(kinds_dir(), ec))
-    if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+  file_stems(kinds_dir(), ".yaml", out);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -37,9 +37,7 @@ void Capacity::register_stats(StatGroup& g) const {
 }
 
 Json Capacity::json() const {
-  StatsTree t;
-  register_stats(t);
-  return t.dump();
+  return dump_stats([this](StatGroup& g) { register_stats(g); });
 }
 
 void StepReport::register_collectives(StatGroup& g) const {
@@ -81,15 +79,11 @@ void StepReport::register_endurance(StatGroup& g) const {
 }
 
 Json StepReport::collectives_json() const {
-  StatsTree t;
-  register_collectives(t);
-  return t.dump();
+  return dump_stats([this](StatGroup& g) { register_collectives(g); });
 }
 
 Json StepReport::board_json() const {
-  StatsTree t;
-  register_board(t);
-  return t.dump();
+  return dump_stats([this](StatGroup& g) { register_board(g); });
 }
 
 void StepReport::register_stats(StatGroup& g) const {
@@ -118,9 +112,7 @@ void StepReport::register_stats(StatGroup& g) const {
 }
 
 Json StepReport::json() const {
-  StatsTree t;
-  register_stats(t);
-  return t.dump();
+  return dump_stats([this](StatGroup& g) { register_stats(g); });
 }
 
 void PointResult::register_stats(StatGroup& g) const {
@@ -173,9 +165,7 @@ void PointResult::register_stats(StatGroup& g) const {
 }
 
 Json PointResult::json() const {
-  StatsTree t;
-  register_stats(t);
-  return t.dump();
+  return dump_stats([this](StatGroup& g) { register_stats(g); });
 }
 
 }  // namespace bitline::llm

@@ -49,9 +49,7 @@ void Breakdown::register_stats_ms(StatGroup& g) const {
 }
 
 Json Breakdown::json_ms() const {
-  StatsTree t;
-  register_stats_ms(t);
-  return t.dump();
+  return dump_stats([this](StatGroup& g) { register_stats_ms(g); });
 }
 
 ReadCounters& ReadCounters::operator+=(const ReadCounters& o) {
