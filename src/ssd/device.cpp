@@ -1188,24 +1188,23 @@ class Sim {
     }
     uint32_t first = kNone;
     size_t lvl = 0;
-    // Planes of this die with a program blocked for want of a free page: their GC starts after the scan, because
-    // starting it enqueues its reads, which starts this (still idle) die from inside the scan.
-    uint32_t gc_pins = 0;
-    int64_t gc_die = 0;
+    // Planes of this unit with a program blocked for want of a free page: their GC starts after the scan, because
+    // starting it enqueues its reads, which starts this (still idle) unit from inside the scan. (Empty, it
+    // allocates nothing.)
+    std::vector<int64_t> gc_planes;
     while (D.nonempty) {  // the lowest level first, in queue order; GC first unless it is preemptible
       lvl = !d_.gc_preemptible && (D.nonempty & kGcLevelBit) ? kGcLevel : size_t(std::countr_zero(D.nonempty));
       uint32_t tx = D.pop_front(lvl);
       if (!ready(txs_[tx])) {
         blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
-        gc_pins |= 1u << pin_of_[size_t(txs_[tx].plane)];
-        gc_die = die_of_[size_t(txs_[tx].plane)];
+        if (std::find(gc_planes.begin(), gc_planes.end(), txs_[tx].plane) == gc_planes.end()) gc_planes.push_back(txs_[tx].plane);
         continue;
       }
       first = tx;
       break;
     }
     if (first == kNone) {
-      start_blocked_gc(gc_die, gc_pins);
+      for (int64_t p : gc_planes) maybe_start_gc(p);
       return;
     }
     D.group.clear();
@@ -1238,12 +1237,7 @@ class Sim {
     if (D.group.size() > 1) ++stats_.multiplane_ops;
     D.busy = true;
     execute(unit);
-    start_blocked_gc(gc_die, gc_pins);
-  }
-
-  /// Starts GC on the planes of `die` (a mask of their places in the die) whose programs start_die found blocked.
-  void start_blocked_gc(int64_t die, uint32_t pins) {
-    for (; pins; pins &= pins - 1) maybe_start_gc(die * d_.planes_per_die + std::countr_zero(pins));
+    for (int64_t p : gc_planes) maybe_start_gc(p);
   }
 
   /// Whether another plane of program f's die could take a program with it now: its next page is f's (with
