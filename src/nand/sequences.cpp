@@ -19,7 +19,8 @@ std::vector<Command> parabit_and(uint32_t plane, const std::vector<WordlineRef>&
   out.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     bool first = i == 0, last = i + 1 == ops.size();
-    out.emplace_back(std::in_place_type<MwsCmd>, single_wordline(plane, ops[i], Iscm{.inverse = false, .init_s = first, .init_c = first, .transfer = last}));
+    out.emplace_back(std::in_place_type<MwsCmd>,
+                     single_wordline(plane, ops[i], Iscm{.inverse = false, .init_s = first, .init_c = first, .transfer = last}));
   }
   return out;
 }
@@ -28,7 +29,8 @@ std::vector<Command> parabit_or(uint32_t plane, const std::vector<WordlineRef>& 
   std::vector<Command> out;
   out.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i)
-    out.emplace_back(std::in_place_type<MwsCmd>, single_wordline(plane, ops[i], Iscm{.inverse = false, .init_s = true, .init_c = i == 0, .transfer = true}));
+    out.emplace_back(std::in_place_type<MwsCmd>,
+                     single_wordline(plane, ops[i], Iscm{.inverse = false, .init_s = true, .init_c = i == 0, .transfer = true}));
   return out;
 }
 
