@@ -14,6 +14,7 @@ namespace {
 using namespace bitline::cosmos;
 
 /// The conditions the experiment can run at (`--condition NAME`, or `both`: every one, in this order).
+constexpr std::string_view kEveryCondition = "both";
 enum class Condition { Stress, Fresh };
 const Registry<Condition>& conditions() {
   static const Registry<Condition> r(
@@ -74,9 +75,12 @@ void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, con
       "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
       d, w.users, int64_t(double(w.users) * w.bmi_loyal_fraction), w.bmi_loyal_fraction, w.bmi_activity, n_trials);
   Json j;
+  // --condition: one name of the registry (resolved once), or every condition in its order.
+  const bool every = o.condition == kEveryCondition;
+  const size_t only = every ? 0 : conditions().index_of(o.condition, "--condition");
   for (size_t i = 0; i < conditions().size(); ++i) {
+    if (!every && i != only) continue;
     const std::string cond(conditions().names()[i]);
-    if (o.condition != "both" && o.condition != cond) continue;  // the option's value (checked by CLI11)
     EvalConfig c = c0;
     switch (conditions().value(i)) {
       case Condition::Stress:
@@ -116,7 +120,7 @@ void add_reliability(CLI::App& cosmos) {
                   "10K P/E, 1 year); fresh: the nand.reliability condition of the config (default 0 P/E, no retention); both")
       ->check(CLI::IsMember([] {
         std::vector<std::string> v(conditions().names().begin(), conditions().names().end());
-        v.push_back("both");
+        v.push_back(std::string(kEveryCondition));
         return v;
       }()));
   cmd->add_option("--json", o->json, "write the result to this file");
