@@ -56,6 +56,15 @@ const Runtime::Object& Runtime::obj(ObjectId id, const char* what) const {
   if (!o.live) throw ModelError(fmt::format("{}: object '{}' was evicted", what, o.name));
   return o;
 }
+Runtime::KvData& Runtime::kv_obj(ObjectId id, const char* what) {
+  return const_cast<KvData&>(static_cast<const Runtime*>(this)->kv_obj(id, what));
+}
+const Runtime::KvData& Runtime::kv_obj(ObjectId id, const char* what) const {
+  const Object& o = obj(id, what);
+  const auto* kv = std::get_if<KvData>(&o.data);
+  if (!kv) throw ModelError(fmt::format("{}: object '{}' is not a KV object", what, o.name));
+  return *kv;
+}
 Runtime::Group& Runtime::group(GroupId g, const char* what) {
   return const_cast<Group&>(static_cast<const Runtime*>(this)->group(g, what));
 }
@@ -103,16 +112,16 @@ Location Runtime::base_location(const Mapping& m, int64_t i) const {
   switch (m.kind) {
     case Kind::Weights:
       l.kind = Location::Kind::Flash;
-      l.flash = objects_[m.object].units[size_t(i)];
+      l.flash = std::get<WeightData>(objects_[m.object].data).units[size_t(i)];
       break;
     case Kind::Hbm:
       l.kind = Location::Kind::Hbm;
-      l.hbm = objects_[m.object].hbm;
+      l.hbm = std::get<HbmData>(objects_[m.object].data).hbm;
       l.hbm_offset = uint64_t(i * unit);
       break;
     case Kind::Kv: {
       const ReadTableEntry& e = groups_[m.group].table[size_t(i)];
-      const KvSlice& s = objects_[e.object].slices[e.unit];
+      const KvSlice& s = kv_of(e.object).slices[e.unit];
       if (s.in_flash)
         l.kind = Location::Kind::Flash, l.flash = s.phys;
       else
@@ -132,7 +141,7 @@ int64_t Runtime::unit_bytes(const Mapping& m, int64_t i) const {
   const int64_t unit = sys_.megapage().raw();
   switch (m.kind) {
     case Kind::Weights: {
-      const Object& o = objects_[m.object];
+      const WeightData& o = std::get<WeightData>(objects_[m.object].data);
       auto it = std::upper_bound(o.tensor_first.begin(), o.tensor_first.end(), i);
       size_t t = size_t(it - o.tensor_first.begin()) - 1;
       // Skip empty tensors that share the same first unit.
@@ -140,10 +149,10 @@ int64_t Runtime::unit_bytes(const Mapping& m, int64_t i) const {
       return std::clamp<int64_t>(o.tensors[t].bytes.raw() - (i - o.tensor_first[t]) * unit, 0, unit);
     }
     case Kind::Hbm:
-      return std::clamp<int64_t>(objects_[m.object].bytes.raw() - i * unit, 0, unit);
+      return std::clamp<int64_t>(std::get<HbmData>(objects_[m.object].data).bytes.raw() - i * unit, 0, unit);
     case Kind::Kv: {
       const ReadTableEntry& e = groups_[m.group].table[size_t(i)];
-      return objects_[e.object].slices[e.unit].bytes;
+      return kv_of(e.object).slices[e.unit].bytes;
     }
   }
   return 0;
@@ -235,12 +244,11 @@ ObjectId Runtime::store_weights(const WeightSpec& spec, std::span<const uint8_t>
   const ObjectId id = ObjectId(objects_.size());
   objects_.emplace_back();
   Object& o = objects_.back();
-  o.kind = Kind::Weights;
   o.name = spec.name;
-  o.tensors = spec.tensors;
-  o.tensor_first = first;
-  o.bytes = Bytes(total_bytes);
-  o.units.resize(size_t(total_units));
+  WeightData& w = o.data.emplace<WeightData>();
+  w.tensors = spec.tensors;
+  w.tensor_first = first;
+  w.units.resize(size_t(total_units));
   int64_t j = 0;
   for (uint32_t t : order) {
     const int64_t bytes = spec.tensors[t].bytes.raw();
@@ -251,7 +259,7 @@ ObjectId Runtime::store_weights(const WeightSpec& spec, std::span<const uint8_t>
       std::span<const uint8_t> chunk;
       if (mode_ == Mode::Functional) chunk = data.subspan(size_t(byte_first[t] + u * unit), size_t(std::min(unit, bytes - u * unit)));
       flash_.program(p, id, chunk);
-      o.units[size_t(first[t] + u)] = p;
+      w.units[size_t(first[t] + u)] = p;
     }
   }
   weight_cursor_ = (weight_cursor_ + total_units) % k;
@@ -280,33 +288,33 @@ ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_byte
                       "the runtime stores KV in megapage slices (serving.kv_layout = flashaccel or scatter)",
                       name));
   }
-  Object o;
-  o.kind = Kind::Kv;
-  o.slice_cap = sys_.megapage().raw();
+  KvData kv;
+  kv.slice_cap = sys_.megapage().raw();
   if (token_bytes.raw() != 0) {
-    o.slice_cap = tokens_per_slice(token_bytes) * token_bytes.raw();
-    o.token_bytes = token_bytes.raw();
+    kv.slice_cap = tokens_per_slice(token_bytes) * token_bytes.raw();
+    kv.token_bytes = token_bytes.raw();
   }
   const int64_t k = sys_.megaplanes();
-  o.window = k;
-  if (*sys_.hbf().runtime.kv_span == KvSpan::All && expected.raw() > 0) o.cursor = kv_.scatter_pick(cursors_);
+  kv.window = k;
+  if (*sys_.hbf().runtime.kv_span == KvSpan::All && expected.raw() > 0) kv.cursor = kv_.scatter_pick(cursors_);
   if (*sys_.hbf().runtime.kv_span == KvSpan::Fit && expected.raw() > 0) {
     // Just wide enough for the expected slices (each stream rounds up to whole slices) in whole megablocks.
-    const int64_t per_stream = ceil_div(ceil_div(expected.raw(), int64_t(streams)), o.slice_cap);
-    o.window = kv_.window(per_stream, int64_t(streams));
-    o.window_start = kv_window_next_;
-    kv_window_next_ = (kv_window_next_ + o.window) % k;
+    const int64_t per_stream = ceil_div(ceil_div(expected.raw(), int64_t(streams)), kv.slice_cap);
+    kv.window = kv_.window(per_stream, int64_t(streams));
+    kv.window_start = kv_window_next_;
+    kv_window_next_ = (kv_window_next_ + kv.window) % k;
   }
+  kv.streams.resize(streams);
+  Object o;
   o.name = std::move(name);
-  o.streams.resize(streams);
+  o.data = std::move(kv);
   objects_.push_back(std::move(o));
   return ObjectId(objects_.size() - 1);
 }
 
 std::pair<int64_t, int64_t> Runtime::kv_window(ObjectId id) const {
-  const Object& o = obj(id, "kv_window");
-  if (o.kind != Kind::Kv) throw ModelError(fmt::format("kv_window: object '{}' is not a KV object", o.name));
-  return {o.window_start, o.window};
+  const KvData& kv = kv_obj(id, "kv_window");
+  return {kv.window_start, kv.window};
 }
 
 void Runtime::kv_append(ObjectId id, uint32_t stream, std::span<const uint8_t> data) {
@@ -316,14 +324,14 @@ void Runtime::kv_append(ObjectId id, uint32_t stream, std::span<const uint8_t> d
 void Runtime::kv_append_zeros(ObjectId id, uint32_t stream, Bytes n) { append(id, stream, nullptr, n.raw()); }
 
 void Runtime::append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t n) {
-  Object& o = obj(id, "kv_append");
-  if (o.kind != Kind::Kv) throw ModelError(fmt::format("kv_append: object '{}' is not a KV object", o.name));
+  KvData& o = kv_obj(id, "kv_append");
+  const std::string& name = objects_[id].name;
   if (stream >= o.streams.size())
-    throw ModelError(fmt::format("kv_append '{}': stream {} does not exist (the object has {})", o.name, stream, o.streams.size()));
-  if (n < 0) throw ModelError(fmt::format("kv_append '{}': negative size", o.name));
+    throw ModelError(fmt::format("kv_append '{}': stream {} does not exist (the object has {})", name, stream, o.streams.size()));
+  if (n < 0) throw ModelError(fmt::format("kv_append '{}': negative size", name));
   if (n == 0) return;
   if (o.token_bytes && n % o.token_bytes != 0)
-    throw ModelError(fmt::format("kv_append '{}': {} bytes is not a whole number of {}-byte tokens", o.name, n, o.token_bytes));
+    throw ModelError(fmt::format("kv_append '{}': {} bytes is not a whole number of {}-byte tokens", name, n, o.token_bytes));
   const int64_t unit = sys_.megapage().raw(), cap = o.slice_cap;
   // Room in the open (last, staged, not full) slice, then whole new slices: check HBM first so that a failure changes nothing.
   auto& ids = o.streams[stream];
@@ -334,7 +342,7 @@ void Runtime::append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t 
   }
   const int64_t new_slices = ceil_div(std::max<int64_t>(0, n - room), cap);
   if (hbm_.used().raw() + new_slices * unit > hbm_.capacity().raw())
-    throw ModelError(fmt::format("kv_append '{}': HBM is full: staging {} new slices of {} needs {} but {} of {} are used", o.name,
+    throw ModelError(fmt::format("kv_append '{}': HBM is full: staging {} new slices of {} needs {} but {} of {} are used", name,
                                  new_slices, format(sys_.megapage()), format(Bytes(new_slices * unit)), format(hbm_.used()),
                                  format(hbm_.capacity())));
   int64_t pos = 0;
@@ -356,9 +364,8 @@ void Runtime::append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t 
 }
 
 std::vector<uint8_t> Runtime::kv_read(ObjectId id, uint32_t stream) {
-  Object& o = obj(id, "kv_read");
-  if (o.kind != Kind::Kv) throw ModelError(fmt::format("kv_read: object '{}' is not a KV object", o.name));
-  if (stream >= o.streams.size()) throw ModelError(fmt::format("kv_read '{}': stream {} does not exist", o.name, stream));
+  const KvData& o = kv_obj(id, "kv_read");
+  if (stream >= o.streams.size()) throw ModelError(fmt::format("kv_read '{}': stream {} does not exist", objects_[id].name, stream));
   if (mode_ != Mode::Functional) throw ModelError("kv_read: this runtime runs in timing mode and holds no data");
   std::vector<uint8_t> out, tmp(size_t(sys_.megapage().raw()));
   for (uint32_t sid : o.streams[stream]) {
@@ -376,21 +383,20 @@ std::vector<uint8_t> Runtime::kv_read(ObjectId id, uint32_t stream) {
 
 std::vector<std::pair<MegaplaneId, uint32_t>> Runtime::evict(ObjectId id) {
   Object& o = obj(id, "evict");
-  if (o.kind == Kind::Hbm) throw ModelError(fmt::format("evict: '{}' is an HBM buffer; munmap it", o.name));
+  if (o.kind() == Kind::Hbm) throw ModelError(fmt::format("evict: '{}' is an HBM buffer; munmap it", o.name));
   if (o.mapped) throw ModelError(fmt::format("evict '{}': the object is mapped at 0x{:x}; munmap it first", o.name, o.mapped));
   if (o.group != UINT32_MAX && groups_[o.group].live)
     throw ModelError(fmt::format("evict '{}': the object is in live group {}; group_destroy it first", o.name, o.group));
   std::vector<std::pair<MegaplaneId, uint32_t>> erased = o.blocks;
   for (auto [m, b] : o.blocks) flash_.erase(m, b, id);
-  for (auto& s : o.slices)
-    if (!s.in_flash) hbm_.release(s.hbm);
+  if (const auto* kv = std::get_if<KvData>(&o.data))
+    for (const auto& s : kv->slices)
+      if (!s.in_flash) hbm_.release(s.hbm);
   o.live = false;
   o.blocks.clear();
   o.open.clear();
-  o.units.clear();
-  o.units.shrink_to_fit();
-  o.slices.clear();
-  o.streams.clear();
+  if (auto* w = std::get_if<WeightData>(&o.data)) std::vector<PhysUnit>().swap(w->units);
+  if (auto* kv = std::get_if<KvData>(&o.data)) kv->slices.clear(), kv->streams.clear();
   return erased;
 }
 
@@ -398,11 +404,11 @@ std::vector<std::pair<MegaplaneId, uint32_t>> Runtime::evict(ObjectId id) {
 
 VAddr Runtime::nand_mmap(ObjectId id) {
   Object& o = obj(id, "nand_mmap");
-  if (o.kind != Kind::Weights)
-    throw ModelError(fmt::format("nand_mmap: '{}' is not a weight object (KV objects are mapped with group_mmap)", o.name));
+  const auto* w = std::get_if<WeightData>(&o.data);
+  if (!w) throw ModelError(fmt::format("nand_mmap: '{}' is not a weight object (KV objects are mapped with group_mmap)", o.name));
   if (o.mapped) throw ModelError(fmt::format("nand_mmap '{}': already mapped at 0x{:x}", o.name, o.mapped));
   Mapping m;
-  m.units = m.reserved = int64_t(o.units.size());
+  m.units = m.reserved = int64_t(w->units.size());
   m.base = reserve_va(m.units);
   m.kind = Kind::Weights;
   m.object = id;
@@ -418,10 +424,8 @@ VAddr Runtime::hbm_alloc(Bytes n, std::string name) {
     throw ModelError(fmt::format("hbm_alloc '{}': HBM is full ({} requested, {} of {} used)", name, format(n), format(hbm_.used()),
                                  format(hbm_.capacity())));
   Object o;
-  o.kind = Kind::Hbm;
   o.name = std::move(name);
-  o.hbm = *a;
-  o.bytes = n;
+  o.data = HbmData{*a, n};
   objects_.push_back(std::move(o));
   Mapping m;
   m.units = m.reserved = ceil_div(n.raw(), sys_.megapage().raw());
@@ -453,7 +457,7 @@ void Runtime::munmap(VAddr base) {
   Object& o = objects_[m.object];
   o.mapped = 0;
   if (m.kind == Kind::Hbm) {
-    hbm_.release(o.hbm);
+    hbm_.release(std::get<HbmData>(o.data).hbm);
     o.live = false;
   }
   mappings_.erase(it);
@@ -488,11 +492,12 @@ void Runtime::write(VAddr va, std::span<const uint8_t> data) {
   if (m.kind == Kind::Kv)
     throw ModelError(fmt::format("write(0x{:x}): group mappings are read-only; KV is append-only (kv_append, group_write)", va));
   const Object& o = objects_[m.object];
+  const HbmData& h = std::get<HbmData>(o.data);
   const uint64_t off = va - m.base;
-  if (off + data.size() > uint64_t(o.bytes.raw()))
+  if (off + data.size() > uint64_t(h.bytes.raw()))
     throw ModelError(
-        fmt::format("write(0x{:x}, {} B): runs past the end of HBM buffer '{}' ({} B)", va, data.size(), o.name, o.bytes.raw()));
-  if (mode_ == Mode::Functional && !data.empty()) std::memcpy(hbm_.data(o.hbm).data() + off, data.data(), data.size());
+        fmt::format("write(0x{:x}, {} B): runs past the end of HBM buffer '{}' ({} B)", va, data.size(), o.name, h.bytes.raw()));
+  if (mode_ == Mode::Functional && !data.empty()) std::memcpy(hbm_.data(h.hbm).data() + off, data.data(), data.size());
 }
 
 Location Runtime::translate(VAddr va) const {
@@ -505,8 +510,9 @@ Location Runtime::translate(VAddr va) const {
 
 Bytes Runtime::tensor_offset(ObjectId id, size_t t) const {
   const Object& o = obj(id, "tensor_offset");
-  if (o.kind != Kind::Weights || t >= o.tensors.size()) throw ModelError(fmt::format("tensor_offset: '{}' has no tensor {}", o.name, t));
-  return Bytes(o.tensor_first[t] * sys_.megapage().raw());
+  const auto* w = std::get_if<WeightData>(&o.data);
+  if (!w || t >= w->tensors.size()) throw ModelError(fmt::format("tensor_offset: '{}' has no tensor {}", o.name, t));
+  return Bytes(w->tensor_first[t] * sys_.megapage().raw());
 }
 
 // ---- groups ---------------------------------------------------------------------
@@ -516,7 +522,7 @@ GroupId Runtime::group_create(std::span<const ObjectId> members) {
   const GroupId gid = GroupId(groups_.size());
   for (size_t i = 0; i < members.size(); ++i) {
     const Object& o = obj(members[i], "group_create");
-    if (o.kind != Kind::Kv) throw ModelError(fmt::format("group_create: '{}' is not a KV object", o.name));
+    if (o.kind() != Kind::Kv) throw ModelError(fmt::format("group_create: '{}' is not a KV object", o.name));
     if (o.group != UINT32_MAX && groups_[o.group].live)
       throw ModelError(fmt::format("group_create: '{}' is already in live group {}", o.name, o.group));
     for (size_t j = 0; j < i; ++j)
@@ -538,7 +544,7 @@ VAddr Runtime::group_mmap(GroupId gid) {
   std::vector<std::vector<ReadTableEntry>> per(static_cast<size_t>(k));
   std::vector<ReadTableEntry> staged;
   for (size_t mi = 0; mi < g.members.size(); ++mi) {
-    const Object& o = objects_[g.members[mi]];
+    const KvData& o = kv_of(g.members[mi]);
     for (uint32_t u = 0; u < o.slices.size(); ++u) {
       const KvSlice& s = o.slices[u];
       ReadTableEntry e{g.members[mi], u, s.stream, s.slice};
@@ -575,7 +581,7 @@ std::vector<int64_t> Runtime::group_loads(GroupId gid) const {
   std::vector<int64_t> loads(size_t(sys_.megaplanes()), 0);
   if (!g.mapped) {
     for (ObjectId id : g.members)
-      for (const auto& s : objects_[id].slices)
+      for (const auto& s : kv_of(id).slices)
         if (s.in_flash) ++loads[s.phys.megaplane];
     return loads;
   }
@@ -630,7 +636,7 @@ ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
     if (replica || base_location(m, i).kind == Location::Kind::Hbm) hbm_bytes[key(i)] += unit_bytes(m, i);
   }
   int64_t slice_bytes = 0;
-  for (ObjectId id : g.members) slice_bytes = std::max(slice_bytes, objects_[id].slice_cap);
+  for (ObjectId id : g.members) slice_bytes = std::max(slice_bytes, kv_of(id).slice_cap);
   // Each scope's level per megaplane (KvPlacement::offload over the loads in dealing order, as the serving model),
   // each within an equal share of the HBM megapages left (the serving model's replica budget per layer).
   const int64_t budget = (hbm_.capacity().raw() - hbm_.used().raw()) / sys_.megapage().raw() / int64_t(scopes);
@@ -694,7 +700,7 @@ ArrangeReport Runtime::group_arrange(GroupId gid, ArrangeScope scope) {
 void Runtime::extend_group_mapping(Group& g) {
   Mapping& m = mappings_.at(g.mapped);
   for (size_t mi = 0; mi < g.members.size(); ++mi) {
-    const Object& o = objects_[g.members[mi]];
+    const KvData& o = kv_of(g.members[mi]);
     for (uint32_t u = g.mapped_slices[mi]; u < o.slices.size(); ++u)
       g.table.push_back(ReadTableEntry{g.members[mi], u, o.slices[u].stream, o.slices[u].slice});
     g.mapped_slices[mi] = uint32_t(o.slices.size());
@@ -708,15 +714,14 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
   const int64_t k = sys_.megaplanes();
   std::vector<std::pair<ObjectId, uint32_t>> full;
   for (ObjectId id : g.members) {
-    const Object& o = objects_[id];
+    const KvData& o = kv_of(id);
     for (uint32_t u = 0; u < o.slices.size(); ++u)
       if (!o.slices[u].in_flash && o.slices[u].bytes == uint32_t(o.slice_cap)) full.emplace_back(id, u);
   }
   WriteReport r;
   auto flush = [&](ObjectId id, uint32_t u, MegaplaneId mp) {
-    Object& o = objects_[id];
-    KvSlice& s = o.slices[u];
-    const PhysUnit p = *place(id, o, mp);
+    KvSlice& s = kv_of(id).slices[u];
+    const PhysUnit p = *place(id, objects_[id], mp);
     std::span<const uint8_t> bytes;
     if (mode_ == Mode::Functional) bytes = hbm_.data(s.hbm);
     flash_.program(p, id, bytes);
@@ -731,10 +736,10 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
     // A plane-oblivious allocator: every full slice on the megaplane its stream's draw names (else the next one with
     // room), stream by stream, request by request, slice by slice: the order the serving model draws them in.
     std::stable_sort(full.begin(), full.end(), [&](const auto& a, const auto& b) {
-      return objects_[a.first].slices[a.second].stream < objects_[b.first].slices[b.second].stream;
+      return kv_of(a.first).slices[a.second].stream < kv_of(b.first).slices[b.second].stream;
     });
     for (auto [id, u] : full) {
-      const uint32_t stream = objects_[id].slices[u].stream;
+      const uint32_t stream = kv_of(id).slices[u].stream;
       while (scatter_.size() <= stream) scatter_.push_back(kv_.scatter_stream(int32_t(scatter_.size())));
       const int64_t start = kv_.scatter_pick(scatter_[stream]);
       int64_t pick = -1;
@@ -755,23 +760,24 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
     for (size_t j = h * size_t(k); j < (h + 1) * size_t(k); ++j) {
       auto [id, u] = full[j];
       Object& o = objects_[id];
+      KvData& kv = kv_of(id);
       int64_t pick = -1;
-      if (o.window >= k) {
+      if (kv.window >= k) {
         // Each request continues round-robin from its own cursor, so its slices spread over all megaplanes.
         for (int64_t step = 0; step < k && pick < 0; ++step) {
-          const int64_t d = (o.cursor + step) % k;
+          const int64_t d = (kv.cursor + step) % k;
           if (!used[size_t(d)] && has_room(o, sys_.dealt(d))) pick = d;
         }
-        if (pick >= 0) o.cursor = (pick + 1) % k;
+        if (pick >= 0) kv.cursor = (pick + 1) % k;
       } else {
         // kv_span = fit: round-robin inside the request's window (other requests' windows fill the rest of the
         // hyperpage); a window with no room left spills to the next megaplanes after it.
-        for (int64_t step = 0; step < o.window && pick < 0; ++step) {
-          const int64_t pos = (o.cursor + step) % o.window, d = (o.window_start + pos) % k;
-          if (has_room(o, sys_.dealt(d))) pick = d, o.cursor = (pos + 1) % o.window;
+        for (int64_t step = 0; step < kv.window && pick < 0; ++step) {
+          const int64_t pos = (kv.cursor + step) % kv.window, d = (kv.window_start + pos) % k;
+          if (has_room(o, sys_.dealt(d))) pick = d, kv.cursor = (pos + 1) % kv.window;
         }
-        for (int64_t step = o.window; step < k && pick < 0; ++step) {
-          const int64_t d = (o.window_start + step) % k;
+        for (int64_t step = kv.window; step < k && pick < 0; ++step) {
+          const int64_t d = (kv.window_start + step) % k;
           if (has_room(o, sys_.dealt(d))) pick = d, ++r.spilled;
         }
       }
@@ -787,10 +793,11 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
       continue;
     }
     auto [id, u] = full[j];
-    Object& o = objects_[id];
+    const Object& o = objects_[id];
+    const KvData& kv = kv_of(id);
     int64_t pick = -1;
     // A random megaplane (of the request's window under kv_span = fit), else the next one with room.
-    const int64_t start = o.window >= k ? int64_t(rng_.below(uint64_t(k))) : o.window_start + int64_t(rng_.below(uint64_t(o.window)));
+    const int64_t start = kv.window >= k ? int64_t(rng_.below(uint64_t(k))) : kv.window_start + int64_t(rng_.below(uint64_t(kv.window)));
     for (int64_t step = 0; step < k && pick < 0; ++step)
       if (has_room(o, sys_.dealt((start + step) % k))) pick = (start + step) % k;
     if (pick < 0) throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));
@@ -878,10 +885,11 @@ void Runtime::sram_release(VAddr va) {
 
 std::vector<PhysUnit> Runtime::flash_units(ObjectId id) const {
   const Object& o = obj(id, "flash_units");
-  if (o.kind == Kind::Weights) return o.units;
+  if (const auto* w = std::get_if<WeightData>(&o.data)) return w->units;
   std::vector<PhysUnit> out;
-  for (const auto& s : o.slices)
-    if (s.in_flash) out.push_back(s.phys);
+  if (const auto* kv = std::get_if<KvData>(&o.data))
+    for (const auto& s : kv->slices)
+      if (s.in_flash) out.push_back(s.phys);
   return out;
 }
 

@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -214,36 +215,44 @@ class Runtime {
   void register_stats(StatGroup& g) const;
 
  private:
-  enum class Kind : uint8_t { Weights, Kv, Hbm };
+  enum class Kind : uint8_t { Weights, Kv, Hbm };  // in the order of Object::data's alternatives
   struct KvSlice {
     uint32_t stream = 0, slice = 0, bytes = 0;
     bool in_flash = false;
     PhysUnit phys{};
     uint64_t hbm = 0;  // staging allocation while not in flash
   };
-  struct Object {
-    Kind kind = Kind::Weights;
-    std::string name;
-    bool live = true;
-    VAddr mapped = 0;
-    GroupId group = UINT32_MAX;
-    // weights
+  /// A weight object: its tensors, written once by store_weights, one flash megapage per unit.
+  struct WeightData {
     std::vector<TensorSpec> tensors;
     std::vector<int64_t> tensor_first;  // first unit of each tensor (declaration order)
     std::vector<PhysUnit> units;
-    // kv
+  };
+  /// A KV object: append-only streams of slices, staged in HBM until group_write places them in flash.
+  struct KvData {
     std::vector<KvSlice> slices;
     std::vector<std::vector<uint32_t>> streams;  // slice ids of each stream, in order
     int64_t slice_cap = 0;                       // bytes of a full slice (whole tokens)
     int64_t token_bytes = 0;
     int64_t cursor = 0;                    // next position in its window for its slices
     int64_t window_start = 0, window = 0;  // dealing index of the window's first megaplane, width (0: all K)
-    // hbm
+  };
+  /// An HBM buffer (hbm_alloc).
+  struct HbmData {
     uint64_t hbm = 0;
     Bytes bytes{};
-    // flash ownership
+  };
+  /// What every object has (name, liveness, mapping, group, the flash blocks it owns) and its kind's own data.
+  struct Object {
+    std::string name;
+    bool live = true;
+    VAddr mapped = 0;
+    GroupId group = UINT32_MAX;
+    std::variant<WeightData, KvData, HbmData> data;
+    // flash ownership (weights and KV)
     std::vector<std::pair<MegaplaneId, uint32_t>> blocks;
     std::unordered_map<MegaplaneId, uint32_t> open;  // the block being filled on each megaplane
+    Kind kind() const { return Kind(data.index()); }
   };
   struct Mapping {
     VAddr base = 0;
@@ -268,6 +277,12 @@ class Runtime {
 
   Object& obj(ObjectId id, const char* what);
   const Object& obj(ObjectId id, const char* what) const;
+  /// The data of object `id`, which must be live and a KV object (else a ModelError naming `what`).
+  KvData& kv_obj(ObjectId id, const char* what);
+  const KvData& kv_obj(ObjectId id, const char* what) const;
+  /// The data of a KV object known to be one (group members, placed slices).
+  KvData& kv_of(ObjectId id) { return std::get<KvData>(objects_[id].data); }
+  const KvData& kv_of(ObjectId id) const { return std::get<KvData>(objects_[id].data); }
   Group& group(GroupId g, const char* what);
   const Group& group(GroupId g, const char* what) const;
   Mapping& mapping_at(VAddr va, const char* what);
