@@ -9,8 +9,9 @@
 //                  (the closed form of the runtime's per-request cursors; tests compare them megaplane by megaplane)
 //   scatter_*      scatter: the random megaplane of each slice, one seeded stream per layer (GroupWrite draws from
 //                  it in the same order as the model)
-//   paged_blocks   paged: PagedAttention blocks at random page offsets of random megaplanes (the serving model only:
-//                  the runtime stores KV in megapage slices and refuses this layout, see docs/hbf.md)
+//   paged_*        paged: PagedAttention blocks at random page offsets of random megaplanes, one seeded stream per
+//                  layer (GroupWrite draws a stream's blocks from it in the same order as the model) and each block
+//                  cut at megapage boundaries into the reads it costs
 //   offload        selective offload (GroupArrange): mean, or fill (bitline extension); the runtime applies it per
 //                  group or per stream, the model per layer
 //
@@ -81,22 +82,41 @@ class KvPlacement {
   /// bytes) per megapage read, request by request; returns the bytes of the partial last blocks (in HBM).
   template <class Emit>
   int64_t paged_blocks(std::span<const int64_t> contexts, int64_t token_bytes, int64_t block_tokens, int32_t layer, Emit&& emit) const {
-    const int64_t block = block_tokens * token_bytes, pages = std::max<int64_t>(1, unit_ / page_);
+    const int64_t block = block_tokens * token_bytes;
     Rng rng = paged_stream(layer);
     int64_t staged = 0;
     for (int64_t c : contexts) {
       for (int64_t j = 0; j < c / block_tokens; ++j) {
-        const int64_t mp = int64_t(rng.below(uint64_t(k_)));
-        int64_t offset = int64_t(rng.below(uint64_t(pages))) * page_;
-        for (int64_t left = block; left > 0; offset = 0) {
-          const int64_t b = std::min(left, unit_ - offset);
-          emit(mp, b);
-          left -= b;
-        }
+        const PagedSpot at = paged_pick(rng);
+        paged_cut(at.offset, block, [&](int64_t b) { emit(at.megaplane, b); });
       }
       staged += (c % block_tokens) * token_bytes;
     }
     return staged;
+  }
+  /// paged: the stream of layer `layer`'s block placements (request by request, block by block; the runtime's
+  /// GroupWrite draws a stream's blocks from it in the same order).
+  Rng paged_stream(int32_t layer) const;
+  /// paged: where the next block drawn from `s` goes: a random megaplane (dealing index), then a random page offset
+  /// (bytes, a whole number of pages) inside the megapage the allocator's block starts in.
+  struct PagedSpot {
+    int64_t megaplane = 0, offset = 0;
+  };
+  PagedSpot paged_pick(Rng& s) const {
+    PagedSpot at;
+    at.megaplane = int64_t(s.below(uint64_t(k_)));
+    at.offset = int64_t(s.below(uint64_t(std::max<int64_t>(1, unit_ / page_)))) * page_;
+    return at;
+  }
+  /// paged: a block of `bytes` starting `offset` bytes into a megapage runs over consecutive megapages: calls
+  /// piece(bytes) for each, in order (ceil((offset + bytes) / megapage) pieces; the first megapage - offset bytes).
+  template <class Piece>
+  void paged_cut(int64_t offset, int64_t bytes, Piece&& piece) const {
+    for (int64_t left = bytes; left > 0; offset = 0) {
+      const int64_t b = std::min(left, unit_ - offset);
+      piece(b);
+      left -= b;
+    }
   }
 
   /// Selective offload (GroupArrange) of one scope (a layer, or a whole group) whose flash loads are `loads`
@@ -110,8 +130,6 @@ class KvPlacement {
   Time round_time() const { return t_round_; }
 
  private:
-  Rng paged_stream(int32_t layer) const;
-
   const System& sys_;
   KvPolicy p_;
   int64_t k_ = 0, unit_ = 0, page_ = 0;

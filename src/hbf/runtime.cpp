@@ -283,16 +283,24 @@ ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_byte
     case KvLayout::Scatter:
       break;
     case KvLayout::Paged:
-      throw ModelError(
-          fmt::format("kv_create '{}': the paged KV layout (PagedAttention blocks at page offsets) is modelled by the serving model only; "
-                      "the runtime stores KV in megapage slices (serving.kv_layout = flashaccel or scatter)",
-                      name));
+      if (token_bytes.raw() <= 0)
+        throw ModelError(
+            fmt::format("kv_create '{}': the paged KV layout cuts KV into blocks of whole tokens: give the size of a token", name));
+      if (kv_.policy().block_bytes < token_bytes.raw())
+        throw ModelError(fmt::format("kv_create '{}': one token's KV of a layer ({}) exceeds a KV block (serving.kv_block_bytes = {})",
+                                     name, format(token_bytes), format(Bytes(kv_.policy().block_bytes))));
+      break;
   }
   KvData kv;
   kv.slice_cap = sys_.megapage().raw();
   if (token_bytes.raw() != 0) {
     kv.slice_cap = tokens_per_slice(token_bytes) * token_bytes.raw();
     kv.token_bytes = token_bytes.raw();
+  }
+  if (kv_.policy().layout == KvLayout::Paged) {
+    kv.slice_cap = sys_.megapage().raw();
+    kv.block = kv_.policy().block_bytes / token_bytes.raw() * token_bytes.raw();
+    kv.appended.assign(streams, 0);
   }
   const int64_t k = sys_.megaplanes();
   kv.window = k;
@@ -332,35 +340,51 @@ void Runtime::append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t 
   if (n == 0) return;
   if (o.token_bytes && n % o.token_bytes != 0)
     throw ModelError(fmt::format("kv_append '{}': {} bytes is not a whole number of {}-byte tokens", name, n, o.token_bytes));
-  const int64_t unit = sys_.megapage().raw(), cap = o.slice_cap;
+  const int64_t unit = sys_.megapage().raw();
   // Room in the open (last, staged, not full) slice, then whole new slices: check HBM first so that a failure changes nothing.
   auto& ids = o.streams[stream];
   int64_t room = 0;
   if (!ids.empty()) {
     const KvSlice& s = o.slices[ids.back()];
-    if (!s.in_flash) room = cap - s.bytes;
+    if (!s.in_flash) room = s.cap - s.bytes;
   }
-  const int64_t new_slices = ceil_div(std::max<int64_t>(0, n - room), cap);
+  int64_t new_slices = 0;
+  if (o.block == 0) {
+    new_slices = ceil_div(std::max<int64_t>(0, n - room), o.slice_cap);
+  } else {  // paged: slices end at block boundaries (at most the HBM's megapages are counted)
+    for (int64_t left = n - room, at = o.appended[stream] + room; left > 0 && new_slices * unit <= hbm_.capacity().raw(); ++new_slices) {
+      const int64_t c = next_cap(o, at);
+      left -= c;
+      at += c;
+    }
+  }
   if (hbm_.used().raw() + new_slices * unit > hbm_.capacity().raw())
     throw ModelError(fmt::format("kv_append '{}': HBM is full: staging {} new slices of {} needs {} but {} of {} are used", name,
                                  new_slices, format(sys_.megapage()), format(Bytes(new_slices * unit)), format(hbm_.used()),
                                  format(hbm_.capacity())));
   int64_t pos = 0;
   while (pos < n) {
-    if (ids.empty() || o.slices[ids.back()].in_flash || o.slices[ids.back()].bytes == uint32_t(cap)) {
+    if (ids.empty() || o.slices[ids.back()].in_flash || o.slices[ids.back()].bytes == o.slices[ids.back()].cap) {
       KvSlice s;
       s.stream = stream;
       s.slice = uint32_t(ids.size());
+      s.cap = uint32_t(next_cap(o, o.block ? o.appended[stream] : 0));
       s.hbm = *hbm_.allocate(sys_.megapage());
       ids.push_back(uint32_t(o.slices.size()));
       o.slices.push_back(s);
     }
     KvSlice& s = o.slices[ids.back()];
-    const int64_t take = std::min<int64_t>(cap - s.bytes, n - pos);
+    const int64_t take = std::min<int64_t>(s.cap - s.bytes, n - pos);
     if (mode_ == Mode::Functional && data) std::memcpy(hbm_.data(s.hbm).data() + s.bytes, data + pos, size_t(take));
     s.bytes += uint32_t(take);
+    if (o.block) o.appended[stream] += take;
     pos += take;
   }
+}
+
+int64_t Runtime::next_cap(const KvData& o, int64_t appended) const {
+  if (o.block == 0) return o.slice_cap;
+  return std::min(sys_.megapage().raw(), o.block - appended % o.block);
 }
 
 std::vector<uint8_t> Runtime::kv_read(ObjectId id, uint32_t stream) {
@@ -716,9 +740,14 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
   for (ObjectId id : g.members) {
     const KvData& o = kv_of(id);
     for (uint32_t u = 0; u < o.slices.size(); ++u)
-      if (!o.slices[u].in_flash && o.slices[u].bytes == uint32_t(o.slice_cap)) full.emplace_back(id, u);
+      if (!o.slices[u].in_flash && o.slices[u].bytes == o.slices[u].cap) full.emplace_back(id, u);
   }
   WriteReport r;
+  if (kv_.policy().layout == KvLayout::Paged) {
+    write_paged_blocks(g, r);
+    if (g.mapped) extend_group_mapping(g);
+    return r;
+  }
   auto flush = [&](ObjectId id, uint32_t u, MegaplaneId mp) {
     KvSlice& s = kv_of(id).slices[u];
     const PhysUnit p = *place(id, objects_[id], mp);
@@ -806,6 +835,104 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
   }
   if (g.mapped) extend_group_mapping(g);
   return r;
+}
+
+void Runtime::write_paged_blocks(Group& g, WriteReport& r) {
+  const int64_t k = sys_.megaplanes();
+  // The whole blocks still in HBM (the slice ids of each), stream by stream, request by request, block by block: the
+  // order the serving model draws them in (KvPlacement::paged_blocks).
+  struct Block {
+    ObjectId id = kNoObject;
+    uint32_t stream = 0;
+    std::vector<uint32_t> slices;
+  };
+  std::vector<Block> blocks;
+  for (ObjectId id : g.members) {
+    const KvData& o = kv_of(id);
+    for (uint32_t st = 0; st < o.streams.size(); ++st) {
+      int64_t at = 0;  // the stream's bytes up to and including the slice
+      std::vector<uint32_t> run;
+      for (uint32_t sid : o.streams[st]) {
+        const KvSlice& s = o.slices[sid];
+        if (s.bytes != s.cap) break;  // the open slice: its block is not whole
+        at += s.bytes;
+        run.push_back(sid);
+        if (at % o.block != 0) continue;
+        if (!s.in_flash) blocks.push_back(Block{id, st, run});
+        run.clear();
+      }
+    }
+  }
+  std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.stream < b.stream; });
+  // Pieces beyond a block's staged slices (a block at an offset spans one megapage more), inserted after the block's
+  // last slice in its stream once every block is placed: (object, stream) -> (last staged slice -> new slice).
+  std::map<std::pair<ObjectId, uint32_t>, std::unordered_map<uint32_t, uint32_t>> extra;
+  std::vector<uint8_t> bytes;
+  std::vector<int64_t> pieces;
+  for (const Block& b : blocks) {
+    while (paged_.size() <= b.stream) paged_.push_back(kv_.paged_stream(int32_t(paged_.size())));
+    const KvPlacement::PagedSpot at = kv_.paged_pick(paged_[b.stream]);
+    Object& obj = objects_[b.id];
+    KvData& o = kv_of(b.id);
+    bytes.clear();
+    for (uint32_t sid : b.slices) {
+      KvSlice& s = o.slices[sid];
+      if (mode_ == Mode::Functional) {
+        const auto d = hbm_.data(s.hbm);
+        bytes.insert(bytes.end(), d.begin(), d.begin() + s.bytes);
+      }
+      hbm_.release(s.hbm);
+      s.hbm = 0;
+    }
+    pieces.clear();
+    kv_.paged_cut(at.offset, o.block, [&](int64_t p) { pieces.push_back(p); });
+    int64_t off = 0;
+    for (size_t j = 0; j < pieces.size(); ++j) {
+      uint32_t sid = 0;
+      if (j < b.slices.size()) {
+        sid = b.slices[j];
+      } else {  // (paged_cut gives at least as many pieces as the block has staged slices, each at most a megapage)
+        sid = uint32_t(o.slices.size());
+        KvSlice s;
+        s.stream = b.stream;
+        o.slices.push_back(s);
+        extra[{b.id, b.stream}][b.slices.back()] = sid;
+      }
+      // The drawn megaplane, else the next one with room (the allocator's pool is the whole HBF).
+      int64_t pick = -1;
+      for (int64_t step = 0; step < k && pick < 0; ++step)
+        if (has_room(obj, sys_.dealt(at.megaplane + step))) pick = (at.megaplane + step) % k;
+      if (pick < 0) throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", obj.name));
+      const MegaplaneId mp = sys_.dealt(pick);
+      const PhysUnit p = *place(b.id, obj, mp);
+      std::span<const uint8_t> data;
+      if (mode_ == Mode::Functional) data = std::span<const uint8_t>(bytes).subspan(size_t(off), size_t(pieces[j]));
+      flash_.program(p, b.id, data);
+      KvSlice& s = o.slices[sid];
+      s.bytes = s.cap = uint32_t(pieces[j]);
+      s.in_flash = true;
+      s.phys = p;
+      off += pieces[j];
+      r.programmed.push_back(mp);
+      ++r.units;
+      ++r.scattered;
+    }
+  }
+  // Put the extra pieces in their streams and renumber the streams' slices (and the group's read table).
+  for (auto& [key, after] : extra) {
+    KvData& o = kv_of(key.first);
+    std::vector<uint32_t>& ids = o.streams[key.second];
+    std::vector<uint32_t> out;
+    out.reserve(ids.size() + after.size());
+    for (uint32_t sid : ids) {
+      out.push_back(sid);
+      if (auto it = after.find(sid); it != after.end()) out.push_back(it->second);
+    }
+    ids = std::move(out);
+    for (uint32_t i = 0; i < ids.size(); ++i) o.slices[ids[i]].slice = i;
+  }
+  if (!extra.empty())
+    for (ReadTableEntry& e : g.table) e.slice = kv_of(e.object).slices[e.unit].slice;
 }
 
 void Runtime::group_destroy(GroupId gid) {

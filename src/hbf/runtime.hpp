@@ -103,8 +103,8 @@ struct Access {
 
 class Runtime {
  public:
-  /// `kv` is the KV placement policy (serving.kv_layout, kv_offload, seed): the same KvPlacement the serving model
-  /// (llm::GpuMemory) uses. The paged layout is the serving model's only (kv_create refuses it).
+  /// `kv` is the KV placement policy (serving.kv_layout, kv_offload, seed, kv_block_bytes): the same KvPlacement the
+  /// serving model (llm::GpuMemory) uses.
   Runtime(const System& sys, Mode mode, uint64_t seed = 1, const KvPolicy& kv = {});
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -176,7 +176,11 @@ class Runtime {
   /// a time (one slice per megaplane, each request into its own blocks); the
   /// remainder stays in HBM (Hold) or goes to random megaplanes (Scatter).
   /// With the scatter KV layout every full slice goes to the megaplane the
-  /// placement draws for its stream (no hyperpages, nothing held).
+  /// placement draws for its stream (no hyperpages, nothing held). With the
+  /// paged layout every whole PagedAttention block goes to the megaplane and
+  /// page offset the placement draws for its stream, as the megapages it runs
+  /// over (the first megapage - offset bytes, ...); a partial last block stays
+  /// in HBM (as in PagedAttention's serving: `remainder` does not apply).
   /// Updates metadata, the page table and the read table.
   WriteReport group_write(GroupId g, Remainder remainder = Remainder::Hold);
   /// Unmaps the group, releases its prefetches and frees its replicas.
@@ -218,6 +222,7 @@ class Runtime {
   enum class Kind : uint8_t { Weights, Kv, Hbm };  // in the order of Object::data's alternatives
   struct KvSlice {
     uint32_t stream = 0, slice = 0, bytes = 0;
+    uint32_t cap = 0;  // bytes when full (flashaccel, scatter: the object's slice_cap; paged: see KvData::block)
     bool in_flash = false;
     PhysUnit phys{};
     uint64_t hbm = 0;  // staging allocation while not in flash
@@ -232,8 +237,13 @@ class Runtime {
   struct KvData {
     std::vector<KvSlice> slices;
     std::vector<std::vector<uint32_t>> streams;  // slice ids of each stream, in order
-    int64_t slice_cap = 0;                       // bytes of a full slice (whole tokens)
+    int64_t slice_cap = 0;                       // bytes of a full slice (whole tokens; paged: a megapage)
     int64_t token_bytes = 0;
+    // paged: the bytes of a PagedAttention block (whole tokens), and the bytes appended to each stream. A stream is
+    // staged in slices of at most a megapage that never cross a block boundary; GroupWrite re-cuts a whole block at
+    // its page offset into the megapages it occupies in flash.
+    int64_t block = 0;
+    std::vector<int64_t> appended;
     int64_t cursor = 0;                    // next position in its window for its slices
     int64_t window_start = 0, window = 0;  // dealing index of the window's first megaplane, width (0: all K)
   };
@@ -299,6 +309,10 @@ class Runtime {
   std::optional<PhysUnit> place(ObjectId id, Object& o, MegaplaneId m);
   bool has_room(const Object& o, MegaplaneId m) const;
   void append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t n);
+  /// The capacity of the next slice stream `stream` of `o` opens after `appended` bytes (paged: up to the block's end).
+  int64_t next_cap(const KvData& o, int64_t appended) const;
+  /// GroupWrite of the paged layout: flushes the members' whole blocks (see group_write).
+  void write_paged_blocks(Group& g, WriteReport& r);
   void release_prefetches_in(const Mapping& m);
   void extend_group_mapping(Group& g);
 
@@ -307,6 +321,7 @@ class Runtime {
   Rng rng_;
   KvPlacement kv_;
   std::vector<Rng> scatter_;  // scatter layout: each stream's draws (KvPlacement::scatter_stream), across GroupWrites
+  std::vector<Rng> paged_;    // paged layout: each stream's block placements (KvPlacement::paged_stream), likewise
   Rng cursors_;               // kv_span = all: the starting cursors of requests created with their expected size
   std::unique_ptr<WeightLayout> layout_;
   FlashArray flash_;

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -237,9 +239,97 @@ TEST(HbfRuntime, ScatterLayoutPlacesEverySliceOnItsStreamsDraw) {
   rt.group_destroy(g);
   for (size_t r = 0; r < reqs.size(); ++r)
     for (uint32_t st = 0; st < streams; ++st) EXPECT_EQ(rt.kv_read(reqs[r], st), data[r][st]);
+}
+
+// The paged layout (PagedAttention): every whole block of serving.kv_block_bytes goes to the megaplane and page offset
+// its stream's draw names, as the megapages it runs over (a block at an offset spans one megapage more); a partial
+// last block stays in HBM. The bytes read back unchanged through kv_read and through the group mapping, whose entries
+// for the staged slices are re-pointed to the blocks' pieces.
+TEST(HbfRuntime, PagedLayoutPlacesEveryBlockAtItsStreamsDrawAndReadsBack) {
+  System s = tiny();
+  KvPolicy policy;
   policy.layout = KvLayout::Paged;
-  Runtime paged(s, Mode::Timing, 1, policy);
-  EXPECT_NE(error_of([&] { paged.kv_create("p", 1); }).find("serving model only"), std::string::npos);
+  policy.seed = 3;
+  policy.block_bytes = 200;  // 5 tokens of 40 B: staged as 128 + 72 B; in flash 128 + 72 B, or 64 + 128 + 8 B at offset 64
+  Runtime rt(s, Mode::Functional, 1, policy);
+  EXPECT_NE(error_of([&] { rt.kv_create("p", 1); }).find("blocks of whole tokens"), std::string::npos);
+  EXPECT_NE(error_of([&] { rt.kv_create("p", 1, Bytes(256)); }).find("exceeds a KV block (serving.kv_block_bytes"), std::string::npos);
+  Rng rng(9);
+  const uint32_t streams = 2;
+  const int64_t token = 40, blocks = 3;
+  std::vector<ObjectId> reqs;
+  std::vector<std::vector<std::vector<uint8_t>>> data(2, std::vector<std::vector<uint8_t>>(streams));
+  const auto decode = [&](int64_t tokens) {  // decode steps: one token of every stream of every request
+    for (int64_t t = 0; t < tokens; ++t)
+      for (size_t r = 0; r < reqs.size(); ++r)
+        for (uint32_t st = 0; st < streams; ++st) {
+          const auto tok = bytes_of(rng, size_t(token));
+          rt.kv_append(reqs[r], st, tok);
+          data[r][st].insert(data[r][st].end(), tok.begin(), tok.end());
+        }
+  };
+  for (int r = 0; r < 2; ++r) reqs.push_back(rt.kv_create(fmt::format("r{}", r), streams, Bytes(token)));
+  decode(blocks * 5 + 2);
+  const GroupId g = rt.group_create(reqs);
+  const VAddr base = rt.group_mmap(g);  // mapped before the write: the staged slices' entries follow them into flash
+  const WriteReport w = rt.group_write(g, Remainder::Scatter);
+  EXPECT_EQ(w.held, 0);
+  EXPECT_EQ(w.hyperpages, 0);
+  // The placement's own draws, stream by stream, request by request, block by block: each piece's megaplane and bytes.
+  struct Piece {
+    bool flash = true;
+    MegaplaneId megaplane{};
+    int64_t offset = 0, bytes = 0;  // in the stream
+  };
+  std::map<std::tuple<ObjectId, uint32_t, uint32_t>, Piece> pieces;  // (request, stream, slice)
+  int64_t units = 0, longer = 0;
+  for (uint32_t st = 0; st < streams; ++st) {
+    Rng draws = rt.kv_placement().paged_stream(int32_t(st));
+    for (ObjectId r : reqs) {
+      uint32_t j = 0;
+      int64_t at = 0;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const KvPlacement::PagedSpot spot = rt.kv_placement().paged_pick(draws);
+        int64_t n = 0;
+        rt.kv_placement().paged_cut(spot.offset, 200, [&](int64_t bytes) {
+          pieces[{r, st, j++}] = Piece{true, s.dealt(spot.megaplane), at, bytes};
+          at += bytes, ++n;
+        });
+        units += n;
+        longer += n == 3;
+      }
+      pieces[{r, st, j}] = Piece{false, {}, at, 80};  // the partial block (2 tokens), in HBM
+    }
+  }
+  EXPECT_EQ(w.units, units);
+  EXPECT_EQ(w.scattered, units);
+  EXPECT_GT(longer, 0);  // some block sits at page offset 64 and costs a third megapage
+  EXPECT_LT(longer, 12);
+  const auto& table = rt.read_table(g);
+  ASSERT_EQ(table.size(), pieces.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    const ReadTableEntry& e = table[i];
+    const auto it = pieces.find({e.object, e.stream, e.slice});
+    ASSERT_NE(it, pieces.end()) << "entry " << i;
+    const Piece& p = it->second;
+    const auto& ref = data[e.object == reqs[0] ? 0 : 1][e.stream];
+    EXPECT_EQ(read(rt, base + i * 128, size_t(p.bytes)), std::vector<uint8_t>(ref.begin() + p.offset, ref.begin() + p.offset + p.bytes))
+        << "entry " << i;
+    const Location l = rt.translate(base + i * 128);
+    EXPECT_EQ(l.kind, p.flash ? Location::Kind::Flash : Location::Kind::Hbm) << "entry " << i;
+    if (p.flash) {
+      EXPECT_EQ(l.flash.megaplane, p.megaplane) << "entry " << i;
+    }
+  }
+  rt.group_destroy(g);
+  // Three more tokens make the partial blocks whole: the next GroupWrite places them from the same streams.
+  decode(3);
+  const GroupId g2 = rt.group_create(reqs);
+  const WriteReport w2 = rt.group_write(g2, Remainder::Hold);
+  EXPECT_GE(w2.units, 2 * 2 * 2);
+  EXPECT_LE(w2.units, 2 * 2 * 3);
+  for (size_t r = 0; r < reqs.size(); ++r)
+    for (uint32_t st = 0; st < streams; ++st) EXPECT_EQ(rt.kv_read(reqs[r], st), data[r][st]);
 }
 
 // kv_offload = fill (KvPlacement::offload, as the serving model): GroupArrange lowers the megaplanes below the mean
