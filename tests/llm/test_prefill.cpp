@@ -201,6 +201,12 @@ TEST(LlmCalibration, HbmEfficiencyScalesTheTimedHbmReads) {
   EXPECT_DOUBLE_EQ(preset_kind("csi").llm.compute.hbm_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(preset_kind("a100").llm.compute.hbm_efficiency, 0.88);
   EXPECT_DOUBLE_EQ(preset_kind("h100").llm.compute.hbm_efficiency, 0.84);
+  // GEMM efficiency: the measured BF16 MAMF of each kind (docs/llm.md [5]); the paper's kinds keep 0.8 (H100/H200: 0.803).
+  EXPECT_DOUBLE_EQ(preset_kind("a100").llm.compute.util_max, 0.869);
+  EXPECT_DOUBLE_EQ(preset_kind("h100").llm.compute.util_max, 0.803);
+  EXPECT_DOUBLE_EQ(preset_kind("b200").llm.compute.util_max, 0.776);
+  EXPECT_DOUBLE_EQ(preset_kind("h200").llm.compute.util_max, 0.8);
+  EXPECT_DOUBLE_EQ(preset_kind("csi").llm.compute.util_max, 0.8);
   // The prefill reads its weights at the achievable rate too.
   EXPECT_DOUBLE_EQ(prefill_memory(b.system()).weights.raw(), 0.5 * prefill_memory(a.system()).weights.raw());
 }
