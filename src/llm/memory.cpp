@@ -159,7 +159,7 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
 
 void GpuMemory::embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) const {
   const GpuTensor& t = w_.tensors[op.first_tensor];
-  const int64_t row_bytes = m_.hidden * m_.weight_bytes;
+  const int64_t row_bytes = op.embed_cols * m_.weight_bytes;
   if (k_ == 0) {
     plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, op.embed_rows * row_bytes, op.compute, Part::Weights, op_index});
     return;

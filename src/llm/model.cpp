@@ -72,6 +72,10 @@ std::string to_string(Role r) {
       return "shared_up";
     case Role::SharedDown:
       return "shared_down";
+    case Role::ProjIn:
+      return "project_in";
+    case Role::ProjOut:
+      return "project_out";
   }
   return "?";
 }
@@ -173,7 +177,7 @@ class Fields {
         {"n_positions", int64_t(1) << 24},              // 1024 (GPT-2)
         {"max_position_embeddings", int64_t(1) << 24},  // 2048 (OPT)
         {"rotary_dim", 4096},                           // 64 (GPT-J)
-        {"word_embed_proj_dim", int64_t(1) << 17},
+        {"word_embed_proj_dim", int64_t(1) << 17},      // 512 (OPT-350m)
     };
     for (const auto& [name, max] : caps)
       if (name == k) return max;
@@ -236,7 +240,9 @@ Architecture opt_family() {
                                .attention_bias = nullptr,
                                .mlp_bias = nullptr,
                                .all_bias = "enable_bias",
-                               .embed_proj = "word_embed_proj_dim"},
+                               .embed_proj = "word_embed_proj_dim",
+                               .pre_norm = "do_layer_norm_before",
+                               .remove_final_norm = "_remove_final_layer_norm"},
                       .names = {.embed = "model.decoder.embed_tokens",
                                 .positions = "model.decoder.embed_positions",
                                 .layer = "model.decoder.layers.{}.",
@@ -246,7 +252,9 @@ Architecture opt_family() {
                                 .gate = "",
                                 .up = "fc1",
                                 .down = "fc2",
-                                .final_norm = "model.decoder.final_layer_norm"}};
+                                .final_norm = "model.decoder.final_layer_norm",
+                                .project_in = "model.decoder.project_in",
+                                .project_out = "model.decoder.project_out"}};
 }
 
 Architecture gpt_neox_family() {
@@ -331,8 +339,9 @@ const Registry<Architecture>& architectures() {
         "embeddings; keys n_embd/n_layer/n_head/n_inner/activation_function",
         gpt2_family()},
        {"opt",
-        "OPT: MHA, LayerNorm, ReLU FFN (fc1, fc2), biases, learned positions (max_position_embeddings + 2), tied "
-        "embeddings; key ffn_dim",
+        "OPT: MHA, LayerNorm (do_layer_norm_before false: after attention and FFN, no final norm), ReLU FFN (fc1, "
+        "fc2), biases, learned positions (max_position_embeddings + 2), tied embeddings, project_in/out when "
+        "word_embed_proj_dim differs from hidden_size; key ffn_dim",
         opt_family()},
        {"gpt_neox",
         "GPT-NeoX / Pythia: MHA (fused query_key_value), LayerNorm, GELU FFN, biases, partial rotary (rotary_pct), "
@@ -397,7 +406,11 @@ std::vector<Tensor> ModelConfig::tensors() const {
     add(base + ".weight" + part, role, layer, -1, rows, cols, true);
     if (with_bias) bias(base + ".bias" + part, role, layer, rows, 1);
   };
-  add(std::string(n.embed) + ".weight", Role::Embed, -1, -1, vocab, hidden, false);
+  // The token embedding and the LM head are embed_width() wide; project_in / project_out (no bias) map that width
+  // to and from hidden when they differ (OPT-350m).
+  const int64_t embed = embed_width();
+  add(std::string(n.embed) + ".weight", Role::Embed, -1, -1, vocab, embed, false);
+  if (projects_embeddings()) add(std::string(n.project_in) + ".weight", Role::ProjIn, -1, -1, hidden, embed, true);
   if (positions > 0) add(std::string(n.positions) + ".weight", Role::PosEmbed, -1, -1, positions, hidden, false);
   for (int64_t l = 0; l < layers; ++l) {
     const std::string p = fmt::format(fmt::runtime(n.layer), l);
@@ -451,9 +464,10 @@ std::vector<Tensor> ModelConfig::tensors() const {
       }
     }
   }
-  norm(n.final_norm, Role::FinalNorm, -1, hidden);
+  if (arch.final_norm) norm(n.final_norm, Role::FinalNorm, -1, hidden);
+  if (projects_embeddings()) add(std::string(n.project_out) + ".weight", Role::ProjOut, -1, -1, embed, hidden, true);
   if (!tie_embeddings) {
-    add(std::string(n.lm_head) + ".weight", Role::LmHead, -1, -1, vocab, hidden, false);
+    add(std::string(n.lm_head) + ".weight", Role::LmHead, -1, -1, vocab, embed, false);
     if (arch.lm_head_bias) bias(std::string(n.lm_head) + ".bias", Role::LmHead, -1, vocab, 1);
   }
   return out;
@@ -551,9 +565,12 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
     if (d > m.head_dim) f.fail(key.rotary_dim, fmt::format("{} exceeds the head dimension ({})", d, m.head_dim));
     m.rotary_fraction = double(d) / double(m.head_dim);
   }
-  if (key.embed_proj && f.has(key.embed_proj) && f.integer(key.embed_proj) != m.hidden)
-    f.fail(key.embed_proj, fmt::format("{} differs from {} ({}): the project_in / project_out layers of such models are not modelled",
-                                       f.integer(key.embed_proj), key.hidden, m.hidden));
+  // OPT: the embedding's width (null or absent: hidden_size; otherwise project_in / project_out), and the norms'
+  // placement: post-LayerNorm layers (do_layer_norm_before false) have no final LayerNorm, nor do files with
+  // _remove_final_layer_norm (OPTDecoder creates final_layer_norm only for do_layer_norm_before and not that).
+  if (key.embed_proj) m.embed_dim = f.integer_or(key.embed_proj, m.hidden, 1);
+  if (key.pre_norm && !f.boolean_or(key.pre_norm, true)) m.arch.final_norm = false;
+  if (key.remove_final_norm && f.boolean_or(key.remove_final_norm, false)) m.arch.final_norm = false;
   // Storage format.
   m.weight_bytes = f.choice(torch_dtypes(), "torch_dtype", "bfloat16");
   if (f.has("quantization_config")) {

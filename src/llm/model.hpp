@@ -50,7 +50,9 @@ struct ConfigKeys {
   const char* parallel_residual = nullptr;        // true/false (GPT-NeoX use_parallel_residual)
   const char* rotary_fraction = nullptr;          // fraction of head_dim with rotary embeddings (GPT-NeoX rotary_pct)
   const char* rotary_dim = nullptr;               // dimensions with rotary embeddings (GPT-J rotary_dim)
-  const char* embed_proj = nullptr;               // must equal the hidden size (OPT word_embed_proj_dim)
+  const char* embed_proj = nullptr;               // embedding width; project_in/out if not hidden (OPT word_embed_proj_dim)
+  const char* pre_norm = nullptr;                 // true/false; false: norms after, no final norm (OPT do_layer_norm_before)
+  const char* remove_final_norm = nullptr;        // true/false: no final norm (OPT _remove_final_layer_norm)
   const char* experts = nullptr;                  // routed experts (Mixtral num_local_experts); null: num_experts or n_routed_experts
   const char* moe_intermediate = "moe_intermediate_size";  // an expert's FFN size (Mixtral: intermediate_size)
 };
@@ -72,6 +74,8 @@ struct TensorNames {
   const char* up = "mlp.up_proj";
   const char* down = "mlp.down_proj";
   const char* final_norm = "model.norm";
+  const char* project_in = "";   // embedding width -> hidden (OPT, when word_embed_proj_dim differs from hidden_size)
+  const char* project_out = "";  // hidden -> embedding width, before the LM head
   const char* lm_head = "lm_head";
   const char* router = "mlp.gate";
   const char* expert = "mlp.experts.{}.";  // {} = the expert's index
@@ -91,6 +95,7 @@ struct Architecture {
   bool mlp_bias = false;                    // biases of the FFN projections
   bool lm_head_bias = false;                // GPT-J
   bool ffn_norm = true;                     // a norm before the FFN (GPT-J: attention and FFN share the layer's one norm)
+  bool final_norm = true;                   // a norm after the last layer (OPT: not with do_layer_norm_before false)
   bool parallel_residual = false;           // attention and FFN read the same input (GPT-J; GPT-NeoX: use_parallel_residual)
   bool mha_only = false;                    // classic families: kv heads = heads, no MoE / MLA fields read
   bool tie_default = false;                 // tie_word_embeddings when the file does not say (the family's config class default)
@@ -141,6 +146,8 @@ enum class Role : uint8_t {
   SharedGate,
   SharedUp,
   SharedDown,  // shared experts
+  ProjIn,
+  ProjOut,  // embedding width <-> hidden (OPT project_in / project_out)
 };
 std::string to_string(Role r);
 
@@ -167,6 +174,7 @@ struct ModelConfig {
   double rotary_fraction = 1;  // of head_dim that gets rotary embeddings (GPT-NeoX rotary_pct, GPT-J rotary_dim)
 
   int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
+  int64_t embed_dim = 0;     // token embedding / LM head width if not hidden (OPT word_embed_proj_dim); 0: hidden
   int64_t intermediate = 0;  // dense FFN intermediate size (0 when every layer is MoE)
   bool tie_embeddings = false;
 
@@ -186,6 +194,10 @@ struct ModelConfig {
   int64_t kv_value_bytes = 2;                      // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
 
   bool is_moe() const { return experts > 0; }
+  /// Width of the token embedding's rows and of the LM head's inputs (hidden unless the model projects them).
+  int64_t embed_width() const { return embed_dim > 0 ? embed_dim : hidden; }
+  /// project_in after the embedding and project_out before the LM head (OPT-350m).
+  bool projects_embeddings() const { return embed_width() != hidden; }
   bool gated_mlp() const { return arch.gated_mlp; }
   /// Weight matrices of a dense FFN: 3 (gate, up, down) or 2 (up, down).
   int64_t mlp_matrices() const { return arch.gated_mlp ? 3 : 2; }
@@ -197,7 +209,8 @@ struct ModelConfig {
   /// KV-cache bytes per token, all layers.
   int64_t kv_bytes_per_token() const { return kv_bytes_per_token_layer() * layers; }
 
-  /// Every weight tensor of the checkpoint (decoder layers, embedding, final norm, LM head), in execution order.
+  /// Every weight tensor of the checkpoint (embedding, [project_in], [positions], decoder layers, [final norm],
+  /// [project_out], [LM head]), in execution order.
   std::vector<Tensor> tensors() const;
   /// Parameters (weights) of the model, counted from tensors().
   int64_t parameters() const;

@@ -141,7 +141,7 @@ namespace {
 Time transfer(double bytes, Bandwidth bw) { return bytes > 0 && bw.raw() > 0 ? ps(bytes / bw.raw() * 1e12) : Time{}; }
 
 double weight_bytes_of(const Op& op, const GpuWeights& w, const ModelConfig& m) {
-  if (op.embed_rows > 0) return double(op.embed_rows) * double(m.hidden * m.weight_bytes);
+  if (op.embed_rows > 0) return double(op.embed_rows) * double(op.embed_cols * m.weight_bytes);
   double b = 0;
   for (uint32_t t = op.first_tensor; t < op.first_tensor + op.tensor_count; ++t) b += double(w.tensors[t].bytes.raw());
   return b * op.read_fraction;

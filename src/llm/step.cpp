@@ -257,6 +257,7 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
   const double M = double(r);                 // tokens through attention and dense layers on this GPU
   const double T = double(g.requests_total);  // tokens in the whole step
   const double H = double(m.hidden);
+  const double Ew = double(m.embed_width());  // the embedding's rows and the LM head's inputs (OPT-350m: < H)
   const bool fp8 = m.fp8;
   const bool mla = m.attention == AttentionKind::Mla;
   g.kv_token_layer_bytes = mla ? m.kv_bytes_per_token_layer() : 2 * d.kv_heads * m.head_dim * m.kv_value_bytes;
@@ -282,21 +283,25 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
     g.segments.push_back(s);
   };
 
-  // ---- embedding (vocabulary parallel)
+  // ---- embedding (vocabulary parallel), [project_in to the hidden width], [learned positions]
   segment(0, -1, [&] {
     Op& e = b.op("embed", -1, 1, b.take({Role::Embed}));
     const double looked_up = d.tensor_parallel ? M : T;
     e.embed_rows = int64_t(std::ceil(looked_up / double(d.vocab_shards)));
-    e.act_bytes = Bytes(int64_t(looked_up * H * 2));
+    e.embed_cols = m.embed_width();
+    e.act_bytes = Bytes(int64_t(looked_up * Ew * 2));
     if (d.vocab_shards > 1) {
       if (d.tensor_parallel)
-        b.comm("embed.all_reduce", -1, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
+        b.comm("embed.all_reduce", -1, net.all_reduce(Bytes(int64_t(M * Ew * 2)), d.tp));
       else
-        b.comm("embed.reduce_scatter", -1, net.reduce_scatter(Bytes(int64_t(T * H * 2)), d.gpus));
+        b.comm("embed.reduce_scatter", -1, net.reduce_scatter(Bytes(int64_t(T * Ew * 2)), d.gpus));
     }
+    // OPT-350m: every GPU maps its M tokens' embeddings to the hidden width (project_in, held whole).
+    if (m.projects_embeddings()) b.gemm("project_in", -1, 1, b.take({Role::ProjIn}), M, Ew, H, fp8);
     if (m.positions > 0) {  // learned positions (GPT-2, OPT): every GPU adds the rows of its M tokens
       Op& pe = b.op("pos_embed", -1, 1, b.take({Role::PosEmbed}));
       pe.embed_rows = int64_t(M);
+      pe.embed_cols = m.hidden;
       pe.act_bytes = Bytes(int64_t(M * H * 4));
     }
   });
@@ -377,16 +382,18 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
     });
   }
 
-  // ---- head: final norm, vocabulary-parallel LM head, sampling
+  // ---- head: [final norm], [project_out to the embedding width], vocabulary-parallel LM head, sampling
   segment(3, -1, [&] {
-    b.op("final_norm", -1, 1, b.take({Role::FinalNorm})).act_bytes = Bytes(int64_t(M * H * 4));
+    if (m.arch.final_norm) b.op("final_norm", -1, 1, b.take({Role::FinalNorm})).act_bytes = Bytes(int64_t(M * H * 4));
+    // OPT-350m: every GPU maps its own M tokens back to the embedding width before they are gathered.
+    if (m.projects_embeddings()) b.gemm("project_out", -1, 1, b.take({Role::ProjOut}), M, H, Ew, fp8);
     const double rows = d.tensor_parallel ? M : T;
-    if (!d.tensor_parallel && d.vocab_shards > 1) b.comm("head.all_gather", -1, net.all_gather(Bytes(int64_t(T * H * 2)), d.gpus));
+    if (!d.tensor_parallel && d.vocab_shards > 1) b.comm("head.all_gather", -1, net.all_gather(Bytes(int64_t(T * Ew * 2)), d.gpus));
     const double vocab_local = std::ceil(double(m.vocab) / double(d.vocab_shards));
     if (!m.tie_embeddings) {
-      b.gemm("lm_head", -1, 2, b.take({Role::LmHead}), rows, H, vocab_local, false);
+      b.gemm("lm_head", -1, 2, b.take({Role::LmHead}), rows, Ew, vocab_local, false);
     } else {
-      b.gemm("lm_head", -1, 2, {0, 1}, rows, H, vocab_local, false);  // tied: reads the embedding table again
+      b.gemm("lm_head", -1, 2, {0, 1}, rows, Ew, vocab_local, false);  // tied: reads the embedding table again
     }
     if (d.vocab_shards > 1) b.comm("sample.all_gather", -1, net.all_gather(Bytes(int64_t(rows * 8)), d.tensor_parallel ? d.tp : d.gpus));
   });

@@ -73,6 +73,7 @@ struct Op {
   double read_fraction = 1;                     // of the range (routed experts touched by the batch)
   bool kv = false;                              // reads this layer's KV cache
   int64_t embed_rows = 0;                       // rows of the embedding table read
+  int64_t embed_cols = 0;                       // weights per row read (the table's width)
   Bytes act_bytes{};                            // activations read and written (HBM)
   Collective comm{};                            // a collective (no math, no reads)
   bool is_comm() const { return comm.time.raw() > 0; }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "llm/gpu.hpp"
@@ -177,9 +178,19 @@ TEST(LlmArch, UnknownFamiliesActivationsAndKeysAreErrors) {
   e = error_of(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8,
                    "hidden_act": "gelu"})");
   EXPECT_NE(e.find("test.json: field 'model_type': missing (required: one of"), std::string::npos) << e;
-  e = error_of(R"({"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
-                   "ffn_dim": 256, "max_position_embeddings": 16, "word_embed_proj_dim": 32})");
-  EXPECT_NE(e.find("field 'word_embed_proj_dim': 32 differs from hidden_size (64)"), std::string::npos) << e;
+  // OPT's embedding width and norm placement: a positive integer within its bound, true or false.
+  const std::string opt = R"("model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                             "vocab_size": 10, "ffn_dim": 256, "max_position_embeddings": 16)";
+  e = error_of("{" + opt + R"(, "word_embed_proj_dim": 0})");
+  EXPECT_NE(e.find("test.json: field 'word_embed_proj_dim': 0 is below the minimum 1"), std::string::npos) << e;
+  e = error_of("{" + opt + R"(, "word_embed_proj_dim": 1e9})");
+  EXPECT_NE(e.find("test.json: field 'word_embed_proj_dim': 1000000000 is above the maximum 131072"), std::string::npos) << e;
+  e = error_of("{" + opt + R"(, "word_embed_proj_dim": "32"})");
+  EXPECT_NE(e.find("test.json: field 'word_embed_proj_dim': expected an integer"), std::string::npos) << e;
+  e = error_of("{" + opt + R"(, "do_layer_norm_before": "false"})");
+  EXPECT_NE(e.find("test.json: field 'do_layer_norm_before': expected true or false"), std::string::npos) << e;
+  e = error_of("{" + opt + R"(, "_remove_final_layer_norm": 1})");
+  EXPECT_NE(e.find("test.json: field '_remove_final_layer_norm': expected true or false"), std::string::npos) << e;
   e = error_of(R"({"model_type": "gpt_neox", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10,
                    "intermediate_size": 256, "rotary_pct": 1.5})");
   EXPECT_NE(e.find("field 'rotary_pct': expected a fraction in (0, 1]"), std::string::npos) << e;
@@ -220,4 +231,149 @@ TEST(LlmArch, NonGatedFfnFlowsThroughBytesFlopsAndTheStep) {
   };
   EXPECT_DOUBLE_EQ(flops_of(gated), 2 * 2 * 3.0 * ffn);
   EXPECT_DOUBLE_EQ(flops_of(plain), 2 * 2 * 2.0 * ffn);
+}
+
+// facebook/opt-350m (its published config.json's fields): word_embed_proj_dim 512 < hidden_size 1024, so the
+// embedding (tied LM head) is 512 wide, project_in (512 -> 1024) follows it and project_out (1024 -> 512) precedes
+// the LM head; do_layer_norm_before false (post-LayerNorm layers) means no final LayerNorm. The Hugging Face count:
+// 331,196,416 = embed 50272 x 512 + positions 2050 x 1024 + project_in/out 2 x 512 x 1024 + 24 x 12,596,224.
+namespace {
+
+const char* kOpt350m = R"({"_remove_final_layer_norm": false, "activation_dropout": 0.0, "activation_function": "relu",
+  "architectures": ["OPTForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 2, "do_layer_norm_before": false,
+  "dropout": 0.1, "eos_token_id": 2, "ffn_dim": 4096, "hidden_size": 1024, "init_std": 0.02, "layerdrop": 0.0,
+  "max_position_embeddings": 2048, "model_type": "opt", "num_attention_heads": 16, "num_hidden_layers": 24,
+  "pad_token_id": 1, "prefix": "</s>", "torch_dtype": "float16", "use_cache": true, "vocab_size": 50272,
+  "word_embed_proj_dim": 512})";
+
+// `text` with its one `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST(LlmArch, Opt350mParameterCountMatchesThePublishedTotal) {
+  const ModelConfig m = parse(kOpt350m, "opt-350m");
+  EXPECT_EQ(m.embed_width(), 512);
+  EXPECT_TRUE(m.projects_embeddings());
+  EXPECT_FALSE(m.arch.final_norm);
+  const int64_t H = 1024, E = 512, I = 4096, V = 50272;
+  const int64_t layer = 2 * 2 * H + 4 * (H * H + H) + (H * I + I) + (I * H + H);
+  EXPECT_EQ(layer, 12596224);
+  EXPECT_EQ(m.parameters(), V * E + 2050 * H + 2 * E * H + 24 * layer);
+  EXPECT_EQ(m.parameters(), 331196416);  // exact (the Hugging Face count of facebook/opt-350m)
+  EXPECT_EQ(m.total_weight_bytes().raw(), 2 * 331196416);
+  EXPECT_EQ(m.kv_bytes_per_token(), 2 * 1024 * 24 * 2);
+  // Families without the field, and OPT files whose word_embed_proj_dim equals hidden_size, project nothing.
+  EXPECT_FALSE(shipped("opt-66b").projects_embeddings());
+  EXPECT_TRUE(shipped("opt-66b").arch.final_norm);
+  EXPECT_EQ(shipped("gpt2-xl").embed_width(), 1600);
+}
+
+TEST(LlmArch, Opt350mHasProjectInAndOutAndNoFinalNorm) {
+  const ModelConfig m = parse(kOpt350m, "opt-350m");
+  const std::vector<Tensor> ts = m.tensors();
+  const auto find = [&](const std::string& name) -> const Tensor* {
+    for (const Tensor& t : ts)
+      if (t.name == name) return &t;
+    return nullptr;
+  };
+  const Tensor* embed = find("model.decoder.embed_tokens.weight");
+  const Tensor* in = find("model.decoder.project_in.weight");
+  const Tensor* out = find("model.decoder.project_out.weight");
+  ASSERT_NE(embed, nullptr);
+  ASSERT_NE(in, nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(embed->rows, 50272);  // [vocab, word_embed_proj_dim]
+  EXPECT_EQ(embed->cols, 512);
+  EXPECT_EQ(in->role, Role::ProjIn);  // Linear(512 -> 1024, bias=False): [out, in]
+  EXPECT_EQ(in->rows, 1024);
+  EXPECT_EQ(in->cols, 512);
+  EXPECT_EQ(out->role, Role::ProjOut);  // Linear(1024 -> 512, bias=False)
+  EXPECT_EQ(out->rows, 512);
+  EXPECT_EQ(out->cols, 1024);
+  EXPECT_EQ(count_named(m, "project_in.bias") + count_named(m, "project_out.bias"), 0);
+  EXPECT_EQ(to_string(Role::ProjIn), "project_in");
+  EXPECT_EQ(to_string(Role::ProjOut), "project_out");
+  // Execution order: embedding, project_in, positions, the layers, project_out (LM head tied).
+  EXPECT_EQ(ts[0].role, Role::Embed);
+  EXPECT_EQ(ts[1].role, Role::ProjIn);
+  EXPECT_EQ(ts[2].role, Role::PosEmbed);
+  EXPECT_EQ(ts[2].cols, 1024);  // positions are hidden_size wide
+  EXPECT_EQ(ts.back().role, Role::ProjOut);
+  // No final LayerNorm (do_layer_norm_before false); the per-layer LayerNorms remain.
+  EXPECT_EQ(find("model.decoder.final_layer_norm.weight"), nullptr);
+  EXPECT_EQ(count_named(m, "model.decoder.final_layer_norm"), 0);
+  EXPECT_EQ(count_named(m, "model.decoder.layers.23.final_layer_norm."), 2);  // weight and bias
+  EXPECT_EQ(count_named(m, "model.decoder.layers.23.self_attn_layer_norm."), 2);
+  for (const Tensor& t : ts) EXPECT_NE(t.role, Role::FinalNorm) << t.name;
+  // An untied LM head is [vocab, word_embed_proj_dim].
+  const ModelConfig u = parse(replaced(kOpt350m, R"("use_cache": true)", R"("tie_word_embeddings": false)"), "opt-350m-untied");
+  EXPECT_EQ(u.tensors().back().name, "lm_head.weight");
+  EXPECT_EQ(u.tensors().back().cols, 512);
+  EXPECT_EQ(u.parameters(), 331196416 + 50272 * 512);
+  // do_layer_norm_before true keeps the final LayerNorm, unless _remove_final_layer_norm removes it.
+  const std::string pre = replaced(kOpt350m, R"("do_layer_norm_before": false)", R"("do_layer_norm_before": true)");
+  EXPECT_EQ(count_named(parse(pre), "model.decoder.final_layer_norm"), 2);
+  EXPECT_EQ(parse(pre).parameters(), 331196416 + 2 * 1024);
+  const std::string removed = replaced(pre, R"("_remove_final_layer_norm": false)", R"("_remove_final_layer_norm": true)");
+  EXPECT_EQ(count_named(parse(removed), "model.decoder.final_layer_norm"), 0);
+  // An OPT file without word_embed_proj_dim (or with null: Hugging Face's default) projects nothing.
+  const std::string plain = replaced(kOpt350m, R"("word_embed_proj_dim": 512)", R"("word_embed_proj_dim": null)");
+  EXPECT_FALSE(parse(plain).projects_embeddings());
+  EXPECT_EQ(count_named(parse(plain), "project_"), 0);
+}
+
+// The step of OPT-350m: the embedding lookup reads 512-wide rows, project_in and project_out are GEMMs of
+// 2 M 512 1024 FLOPs each that read their weights, and the tied LM head is a GEMM over 512 inputs.
+TEST(LlmArch, Opt350mProjectionsAndNarrowLmHeadInTheStep) {
+  const ModelConfig m = parse(kOpt350m, "opt-350m");
+  KindParams k = bitline::llm::test::preset_kind("h200");
+  const Deployment d = make_deployment(m, 1, k.llm);
+  const GpuWeights w = gpu_weights(m, d);
+  EXPECT_EQ(w.total.raw(), 2 * m.parameters());
+  const StepGraph g = build_step(m, d, w, GpuCompute(1e15, k.llm.compute), Network(k.llm.network), {10, 20, 30}, 0.0);
+  const double M = 3, H = 1024, E = 512, V = 50272, I = 4096;
+  const Op* embed = find_op(g, "embed");
+  const Op* in = find_op(g, "project_in");
+  const Op* out = find_op(g, "project_out");
+  const Op* head = find_op(g, "lm_head");
+  ASSERT_NE(embed, nullptr);
+  ASSERT_NE(in, nullptr);
+  ASSERT_NE(out, nullptr);
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(embed->embed_rows, 3);
+  EXPECT_EQ(embed->embed_cols, 512);
+  EXPECT_EQ(find_op(g, "pos_embed")->embed_cols, 1024);
+  EXPECT_EQ(find_op(g, "final_norm"), nullptr);
+  EXPECT_DOUBLE_EQ(in->flops, 2 * M * E * H);
+  EXPECT_DOUBLE_EQ(out->flops, 2 * M * H * E);
+  EXPECT_DOUBLE_EQ(head->flops, 2 * M * E * V);
+  ASSERT_EQ(in->tensor_count, 1u);
+  ASSERT_EQ(out->tensor_count, 1u);
+  EXPECT_EQ(w.tensors[in->first_tensor].role, Role::ProjIn);
+  EXPECT_EQ(w.tensors[in->first_tensor].bytes.raw(), 2 * 512 * 1024);
+  EXPECT_EQ(w.tensors[out->first_tensor].role, Role::ProjOut);
+  EXPECT_EQ(w.tensors[out->first_tensor].bytes.raw(), 2 * 512 * 1024);
+  // FLOPs of the step: the layers' matrices, attention (4 d heads sum(ctx)), the projections and the tied head.
+  const double matrices = 4 * H * H + 2 * H * I;
+  EXPECT_DOUBLE_EQ(g.flops, 24 * 2 * M * matrices + 24 * 4.0 * 60 * 16 * 64 + 2 * (2 * M * E * H) + 2 * M * E * V);
+  // Every tensor is read by exactly one op (biases with their weights), the tied LM head reads the embedding again.
+  uint32_t read = 0;
+  for (const Op& o : g.ops) read += o.tensor_count;
+  EXPECT_EQ(read, uint32_t(w.tensors.size()) + 1);
+  // Tensor parallel over 8 GPUs: the projections are held whole, the embedding split by vocabulary.
+  const Deployment d8 = make_deployment(m, 8, k.llm);
+  ASSERT_TRUE(d8.tensor_parallel);
+  const GpuWeights w8 = gpu_weights(m, d8);
+  int64_t projections = 0, embedding = 0;
+  for (const GpuTensor& t : w8.tensors) {
+    if (t.role == Role::ProjIn || t.role == Role::ProjOut) projections += t.bytes.raw();
+    if (t.role == Role::Embed) embedding += t.bytes.raw();
+  }
+  EXPECT_EQ(projections, 2 * (2 * 512 * 1024));
+  EXPECT_EQ(embedding, 2 * (50272 / 8) * 512);
 }
