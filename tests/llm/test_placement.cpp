@@ -70,7 +70,9 @@ Placed place(const std::string& layout, const std::string& offload, int64_t repl
   }
   Placed p;
   p.written = wr.units;
-  if (*k.serving.kv_layout != KvLayout::Paged) EXPECT_EQ(wr.units, 216 * L);  // (paged: a block at an offset costs one more)
+  if (*k.serving.kv_layout != KvLayout::Paged) {
+    EXPECT_EQ(wr.units, 216 * L);  // (paged: a block at an offset costs one more megapage)
+  }
   rt.group_mmap(grp);
   // The serving model replicates with the flashaccel layout only (GroupArrange per layer); so does the caller here.
   if (*k.serving.kv_layout == KvLayout::FlashAccel && !span_all) {
