@@ -8,7 +8,7 @@
 namespace bitline::ssd {
 namespace {
 
-enum EvType : uint8_t { kDieStep, kChannelDone, kIspResult, kSlotRelease };
+enum EvType : uint8_t { kDieStep, kChannelDone, kIspResult, kSlotRelease, kWriteArrive };
 
 // What an event carries through the engine (core::EventHeap orders by time, then scheduling order).
 struct Ev {
@@ -23,17 +23,20 @@ struct Out {
   Route route;
   bool last_of_job;
   int64_t result_bytes;
-  bool first_of_job;  // the job's first page out: for the ISP, it needs a free SRAM slot
+  bool first_of_job;     // the job's first page out: for the ISP, it needs a free SRAM slot
+  bool data_in = false;  // a write slice into the die's latches (not a page out)
 };
 
-enum class DieState : uint8_t { Idle, Busy, WaitC, WaitDataOut, Done };
+enum class DieState : uint8_t { Idle, Busy, WaitC, WaitDataOut, WaitDataIn, Done };
 
 struct DieRun {
   size_t job = 0, step = 0;
   DieState state = DieState::Idle;
   bool c_occupied = false;
+  bool programming = false;  // Busy with a program step
   Out pending{};
   uint32_t channel = 0;
+  int64_t waiting = 0, loaded = 0;  // write slices for this die in the controller's buffer / in its latches
 };
 
 class Engine {
@@ -60,6 +63,19 @@ class Engine {
       last_output_.push_back(last);
     }
     sram_free_ = ssd.isp_sram.raw();
+    rr_.assign(channels_.size(), 0);
+    if (s.write_slices > 0) {
+      if (s.slices_per_program <= 0) throw ModelError("pipeline: a program needs at least one slice");
+      write_pages_ = s.slices_per_program;
+      for (const auto& t : s.templates)
+        for (const Step& st : t)
+          if (st.data_in > 0) {
+            if (st.data_in != write_pages_) throw ModelError("pipeline: every program step must take slices_per_program slices");
+            write_overlap_ = st.overlap;
+          }
+      slice_bytes_ = nand.geometry.planes_per_die * page_.raw();
+      buffer_slices_ = std::max<int64_t>(1, ssd.write_buffer.raw() / slice_bytes_);
+    }
   }
 
   PipelineResult run() {
@@ -68,6 +84,7 @@ class Engine {
     // spread over the channels rather than filled by the dies of channel 0.
     for (int64_t k = 0; k < ssd_.dies_per_channel; ++k)
       for (int64_t c = 0; c < ssd_.channels; ++c) try_start(uint32_t(c * ssd_.dies_per_channel + k));
+    feed_host();
     while (!q_.empty()) {
       const Ev e = q_.pop().payload;
       now_ = q_.now().raw();
@@ -84,6 +101,10 @@ class Engine {
           break;
         case kSlotRelease:
           on_slot_release(e.aux);
+          break;
+        case kWriteArrive:
+          ++dies_[e.id].waiting;
+          start_transfer(dies_[e.id].channel);
           break;
       }
     }
@@ -109,6 +130,15 @@ class Engine {
     const Job& job = jobs[d.job];
     const int64_t active = job.active;
     const Step& st = s_.templates[job.tmpl][d.step];
+    if (st.data_in > 0) {  // a program: its slices must be in the latches
+      if (d.loaded < st.data_in) {
+        d.state = DieState::WaitDataIn;
+        return;
+      }
+      d.loaded -= st.data_in;
+      d.programming = true;
+      ++r_.programs;
+    }
     d.state = DieState::Busy;
     push(now_ + st.die_time.raw(), kDieStep, di);
     r_.die_busy += st.die_time;
@@ -129,6 +159,15 @@ class Engine {
     DieRun& d = dies_[di];
     const Job& job = s_.die_jobs[di][d.job];
     const Step& st = s_.templates[job.tmpl][d.step];
+    if (st.data_in > 0) {  // a program ended: the next one may start, its remaining slices may load
+      d.programming = false;
+      end_ = std::max(end_, now_);
+      advance(d, di);
+      d.state = DieState::Idle;
+      try_start(di);
+      start_transfer(d.channel);
+      return;
+    }
     if (st.route != Route::None) {
       int64_t active = job.active;
       Out o{di,
@@ -167,11 +206,14 @@ class Engine {
   /// SRAM slot (its partial result); without one it waits and the transfers of jobs that hold a slot go first.
   void start_transfer(uint32_t c) {
     auto& ch = channels_[c];
-    if (ch.busy || ch.queue.empty()) return;
+    if (ch.busy) return;
     auto it = ch.queue.begin();
     for (; it != ch.queue.end(); ++it)
       if (!(it->route == Route::ToIsp && it->first_of_job) || sram_free_ >= it->bytes) break;
-    if (it == ch.queue.end()) return;  // every queued page waits for a slot
+    if (it == ch.queue.end()) {  // no page can move out (none queued, or every one waits for a slot)
+      start_data_in(c);
+      return;
+    }
     if (it->route == Route::ToIsp && it->first_of_job) {
       sram_free_ -= it->bytes;
       sram_peak_ = std::max(sram_peak_, ssd_.isp_sram.raw() - sram_free_);
@@ -186,8 +228,64 @@ class Engine {
     push(now_ + dur.raw(), kChannelDone, c);
   }
 
+  /// A write slice that may load into a die: the die has one waiting in the buffer, its next program is not
+  /// complete, and while it programs only into the latches the program leaves free.
+  bool can_load(const DieRun& d) const {
+    if (d.waiting == 0 || d.loaded >= write_pages_) return false;
+    return !d.programming || d.loaded < write_overlap_;
+  }
+
+  /// The channel moves the next write slice into one of its dies, round robin from after the last one served.
+  void start_data_in(uint32_t c) {
+    if (write_pages_ == 0) return;
+    auto& ch = channels_[c];
+    const int64_t n = ssd_.dies_per_channel;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t di = uint32_t(int64_t(c) * n + (rr_[c] + i) % n);
+      if (!can_load(dies_[di])) continue;
+      rr_[c] = (rr_[c] + i + 1) % n;
+      --dies_[di].waiting;
+      ch.busy = true;
+      ch.current = Out{di, slice_bytes_, Route::None, false, 0, false, true};
+      const Time dur = Bytes(slice_bytes_) / channel_rate_;
+      r_.channel_busy += dur;
+      r_.channel_bytes += slice_bytes_;
+      r_.nand_io += io_ * Bytes(slice_bytes_);
+      push(now_ + dur.raw(), kChannelDone, c);
+      return;
+    }
+  }
+
+  /// The host streams write slices over PCIe (FIFO) while the controller's write buffer has room.
+  void feed_host() {
+    while (next_slice_ < s_.write_slices && buffered_ < buffer_slices_) {
+      const int64_t arrival = pcie(slice_bytes_);
+      r_.dram_access += host_.dram_energy * Bytes(slice_bytes_);  // DMA out of host memory
+      ++buffered_;
+      push(arrival, kWriteArrive, program_die(next_slice_ / write_pages_, ssd_.channels, ssd_.dies_per_channel));
+      ++next_slice_;
+    }
+  }
+
+  void on_data_in_done(uint32_t c, uint32_t di) {
+    channels_[c].busy = false;
+    DieRun& d = dies_[di];
+    ++d.loaded;
+    --buffered_;
+    feed_host();
+    if (d.state == DieState::WaitDataIn) {
+      d.state = DieState::Idle;
+      try_start(di);
+    }
+    start_transfer(c);
+  }
+
   void on_channel_done(uint32_t c) {
     auto& ch = channels_[c];
+    if (ch.current.data_in) {
+      on_data_in_done(c, ch.current.die);
+      return;
+    }
     ch.busy = false;
     const Out o = ch.current;
     switch (o.route) {
@@ -311,6 +409,9 @@ class Engine {
   std::vector<Channel> channels_;
   EventHeap<Ev> q_;
   int64_t now_ = 0, end_ = 0, pcie_free_ = 0, host_free_ = 0, isp_free_ = 0, sram_free_ = 0, sram_peak_ = 0;
+  // sequential writes
+  int64_t write_pages_ = 0, write_overlap_ = 0, slice_bytes_ = 0, buffer_slices_ = 0, next_slice_ = 0, buffered_ = 0;
+  std::vector<int64_t> rr_;  // per channel: the die after the last one loaded
   std::vector<int64_t> first_output_, last_output_;
   bool isp_ = false;
   PipelineResult r_;

@@ -16,7 +16,15 @@
 //            never waits for SRAM; a page that would open a job without a free
 //            slot waits, and pages of jobs holding a slot pass it;
 //   PCIe     one transfer at a time (FIFO), plus a fixed latency;
-//   host     CPU work in arrival order (combining operands, bit count).
+//   host     CPU work in arrival order (combining operands, bit count);
+//   writes   a program step waits for its data: `data_in` slices (one page on
+//            each active plane) streamed by the host over PCIe (FIFO) into the
+//            controller's write buffer while it has room, then over the die's
+//            channel into its latches; a channel with no page to move out
+//            loads its dies round robin. While a program runs, the latches it
+//            leaves free (`overlap`: cache program) take the next program's
+//            first slices; the rest load after it ends (docs/cosmos.md,
+//            "Sequential writes").
 // Stages overlap exactly as these rules allow; the time is when the last
 // piece of work finishes. Nothing here is a closed formula.
 #pragma once
@@ -46,6 +54,9 @@ struct Step {
                     // ICC is a die figure; a multi-plane operation is not charged per plane)
   Route route = Route::None;
   bool sensing = true;  // counts as a sensing (vs. a latch operation)
+  // A program: the die starts it once `data_in` slices are in its latches; while it runs, `overlap` slices of
+  // the die's next program may load (cache program). 0: not a program.
+  uint16_t data_in = 0, overlap = 0;
 };
 
 /// What the host does with what arrives.
@@ -64,11 +75,23 @@ struct PipelineSpec {
   std::vector<std::vector<Step>> templates;  // step sequences (one per query shape)
   std::vector<std::vector<Job>> die_jobs;    // per die, in order
   HostWork host;
+  // Sequential writes: the host streams `write_slices` slices in order; slice i belongs to program operation
+  // i / slices_per_program, on die program_die(op) (round robin over the dies, channel-interleaved), the next
+  // program job in that die's list. Every die's program jobs must have the same data_in (= slices_per_program).
+  int64_t write_slices = 0;
+  int64_t slices_per_program = 1;
 };
+
+/// The die of program operation `op` of a sequential write: round robin over the dies, channel-interleaved
+/// (die 0 of every channel, then die 1, ...).
+inline uint32_t program_die(int64_t op, int64_t channels, int64_t dies_per_channel) {
+  const int64_t k = op % (channels * dies_per_channel);
+  return uint32_t((k % channels) * dies_per_channel + k / channels);
+}
 
 struct PipelineResult {
   Time total{};
-  uint64_t events = 0, die_steps = 0, sensings = 0, jobs = 0;
+  uint64_t events = 0, die_steps = 0, sensings = 0, jobs = 0, programs = 0;
   int64_t channel_bytes = 0, pcie_bytes = 0, host_bytes = 0;
   Time die_busy{}, channel_busy{}, pcie_busy{}, isp_busy{}, host_busy{};
   int64_t isp_sram_peak = 0;  // most ISP SRAM bytes held at once

@@ -378,5 +378,39 @@ TEST(Pipeline, Deterministic) {
   EXPECT_EQ(a.total_energy().raw(), b.total_energy().raw());
 }
 
+// Reads and writes on the same dies and channel: a die whose job list holds a Flash-Cosmos read and then a program
+// operation (one SLC slice, one 16 KiB page on each of its planes, streamed by the host). The slice reaches the
+// controller while the die senses and loads over the idle channel; the sensed page then waits for the channel (a
+// data-in in flight is not preempted), the program starts once its slice is in the latches, and the page moves out
+// while it programs.
+TEST(Pipeline, ReadsAndWritesShareTheDiesAndTheChannel) {
+  Rig r(1, 1);
+  const int64_t slice = r.nand.geometry.planes_per_die * r.nand.geometry.page_size.raw();
+  Step program;
+  program.die_time = us(200);  // tPROG (SLC)
+  program.sensing = false;
+  program.data_in = 1;
+  program.overlap = 1;
+  r.spec.templates = {{read_step(Route::Result)}, {program}};
+  r.spec.die_jobs[0] = {Job{1, 0}, Job{uint16_t(r.nand.geometry.planes_per_die), 1}};
+  r.spec.write_slices = 1;
+  r.spec.slices_per_program = 1;
+  const PipelineResult p = r.run();
+  const int64_t pcie = (Bytes(slice) / r.ssd.pcie_effective_rate()).raw(), chan = (Bytes(slice) / r.nand.timing.channel_rate).raw();
+  const int64_t loaded = pcie + kLat + chan;  // the slice is in the die's latches (after the sensing, 22.5 us)
+  ASSERT_GT(loaded, kTR);
+  EXPECT_EQ(p.total.raw(), loaded + us(200).raw());
+  EXPECT_EQ(p.programs, 1u);
+  EXPECT_EQ(p.sensings, 1u);
+  EXPECT_EQ(p.jobs, 2u);
+  EXPECT_EQ(p.die_busy.raw(), kTR + us(200).raw());
+  EXPECT_EQ(p.channel_bytes, 16384 + slice);
+  EXPECT_EQ(p.pcie_bytes, slice + 16384);
+  EXPECT_EQ(p.channel_busy.raw(), kChan + chan);
+  // A program step whose slices are never written cannot start: the run reports the deadlock.
+  r.spec.write_slices = 0;
+  EXPECT_THROW(r.run(), ModelError);
+}
+
 }  // namespace
 }  // namespace bitline::ssd
