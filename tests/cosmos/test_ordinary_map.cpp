@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "cosmos/firmware.hpp"
+#include "ssd/pipeline.hpp"
 
 namespace bitline::cosmos {
 namespace {
@@ -35,6 +36,21 @@ TEST(OrdinaryMap, StripesOverPlanesThenFillsWordlines) {
   EXPECT_EQ(die_planes.size(), 4u);  // four consecutive pages on four different planes
   auto p4 = fw.map_ordinary(4, nand::ProgramMode::Slc);
   EXPECT_EQ(p4.loc.wordline, 1u);
+}
+
+// Sequential writes (ssd::run_sequential_write) take their program operations' dies in the order in which this
+// firmware's striping reaches them: the k-th program operation goes to the die of the k-th plane of a stripe, so a
+// sequential write lands where the firmware puts ordinary data (channel first, then the die in the channel).
+TEST(OrdinaryMap, SequentialWritesVisitTheDiesInTheStripingOrder) {
+  for (auto [channels, dies] : {std::pair{2, 1}, std::pair{4, 3}, std::pair{8, 8}}) {
+    Small s;
+    s.ssd.channels = channels;
+    s.ssd.dies_per_channel = dies;
+    Firmware fw(s.nand, s.ssd);
+    const int64_t d = channels * dies;
+    for (int64_t op = 0; op < 3 * d; ++op)
+      EXPECT_EQ(ssd::program_die(op, channels, dies), fw.plane_loc(op % d).die) << channels << "x" << dies << " op " << op;
+  }
 }
 
 TEST(OrdinaryMap, TlcUsesThreePagesPerWordline) {
