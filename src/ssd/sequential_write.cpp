@@ -1,5 +1,7 @@
 #include "ssd/sequential_write.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -33,6 +35,9 @@ ProgramShape shape_of(const SsdParams& ssd, const nand::NandParams& nand, nand::
 
 WriteResult run_sequential_write(const SsdParams& ssd, const nand::NandParams& nand, nand::ProgramMode mode, Bytes total) {
   if (total.raw() <= 0) throw ModelError("sequential write: the size must be positive");
+  if (total.raw() > kMaxSequentialWriteBytes)
+    throw ModelError(fmt::format("sequential write: {} is more than the {} one run may simulate", format(total),
+                                 format(Bytes(kMaxSequentialWriteBytes))));
   // The same pipeline, dies and channels as the Flash-Cosmos reads (ssd/pipeline.hpp): every program operation is
   // a job of its die whose one step takes `pages` slices of data in and programs them for tPROG(mode).
   const ProgramShape shape = shape_of(ssd, nand, mode);

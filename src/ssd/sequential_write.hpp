@@ -40,7 +40,12 @@ struct WriteResult {
   double gb_per_s() const { return total.raw() > 0 ? double(bytes) / to_s(total) / 1e9 : 0.0; }
 };
 
-/// Writes `total` bytes (rounded up to whole program operations) in `mode`, event-driven.
+/// Most bytes one sequential write may simulate: 1 TiB (one 4-byte job per program operation, ~16 M of them and
+/// ~70 MB at SLC's 64 KiB; about 30 s for every mode and scheme of `cosmos write-bw`).
+inline constexpr int64_t kMaxSequentialWriteBytes = int64_t(1) << 40;
+
+/// Writes `total` bytes (rounded up to whole program operations) in `mode`, event-driven. ModelError above
+/// kMaxSequentialWriteBytes.
 WriteResult run_sequential_write(const SsdParams& ssd, const nand::NandParams& nand, nand::ProgramMode mode, Bytes total);
 
 /// The steady-state bandwidth (bytes/s) the same rules give for an unbounded write: the smallest of the PCIe

@@ -26,6 +26,9 @@ Bytes bytes_option(const std::string& size) {
     throw ConfigError(fmt::format("--bytes: {}", e.what()));
   }
   if (total.raw() <= 0) throw ConfigError("--bytes: must be positive");
+  if (total.raw() > ssd::kMaxSequentialWriteBytes)
+    throw ConfigError(fmt::format("--bytes {}: more than the {} one write-bw run may simulate (one job per program operation)", size,
+                                  format(Bytes(ssd::kMaxSequentialWriteBytes))));
   return total;
 }
 
