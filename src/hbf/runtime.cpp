@@ -770,13 +770,7 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
     for (auto [id, u] : full) {
       const uint32_t stream = kv_of(id).slices[u].stream;
       while (scatter_.size() <= stream) scatter_.push_back(kv_.scatter_stream(int32_t(scatter_.size())));
-      const int64_t start = kv_.scatter_pick(scatter_[stream]);
-      int64_t pick = -1;
-      for (int64_t step = 0; step < k && pick < 0; ++step)
-        if (has_room(objects_[id], sys_.dealt(start + step))) pick = (start + step) % k;
-      if (pick < 0)
-        throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", objects_[id].name));
-      flush(id, u, sys_.dealt(pick));
+      flush(id, u, megaplane_with_room(objects_[id], kv_.scatter_pick(scatter_[stream])));
       ++r.scattered;
     }
     if (g.mapped) extend_group_mapping(g);
@@ -822,23 +816,24 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
       continue;
     }
     auto [id, u] = full[j];
-    const Object& o = objects_[id];
     const KvData& kv = kv_of(id);
-    int64_t pick = -1;
     // A random megaplane (of the request's window under kv_span = fit), else the next one with room.
     const int64_t start = kv.window >= k ? int64_t(rng_.below(uint64_t(k))) : kv.window_start + int64_t(rng_.below(uint64_t(kv.window)));
-    for (int64_t step = 0; step < k && pick < 0; ++step)
-      if (has_room(o, sys_.dealt((start + step) % k))) pick = (start + step) % k;
-    if (pick < 0) throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));
-    flush(id, u, sys_.dealt(pick));
+    flush(id, u, megaplane_with_room(objects_[id], start));
     ++r.scattered;
   }
   if (g.mapped) extend_group_mapping(g);
   return r;
 }
 
-void Runtime::write_paged_blocks(Group& g, WriteReport& r) {
+MegaplaneId Runtime::megaplane_with_room(const Object& o, int64_t start) const {
   const int64_t k = sys_.megaplanes();
+  for (int64_t step = 0; step < k; ++step)
+    if (has_room(o, sys_.dealt(start + step))) return sys_.dealt(start + step);
+  throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));
+}
+
+void Runtime::write_paged_blocks(Group& g, WriteReport& r) {
   // The whole blocks still in HBM (the slice ids of each), stream by stream, request by request, block by block: the
   // order the serving model draws them in (KvPlacement::paged_blocks).
   struct Block {
@@ -899,11 +894,7 @@ void Runtime::write_paged_blocks(Group& g, WriteReport& r) {
         extra[{b.id, b.stream}][b.slices.back()] = sid;
       }
       // The drawn megaplane, else the next one with room (the allocator's pool is the whole HBF).
-      int64_t pick = -1;
-      for (int64_t step = 0; step < k && pick < 0; ++step)
-        if (has_room(obj, sys_.dealt(at.megaplane + step))) pick = (at.megaplane + step) % k;
-      if (pick < 0) throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", obj.name));
-      const MegaplaneId mp = sys_.dealt(pick);
+      const MegaplaneId mp = megaplane_with_room(obj, at.megaplane);
       const PhysUnit p = *place(b.id, obj, mp);
       std::span<const uint8_t> data;
       if (mode_ == Mode::Functional) data = std::span<const uint8_t>(bytes).subspan(size_t(off), size_t(pieces[j]));

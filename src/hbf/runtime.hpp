@@ -308,6 +308,9 @@ class Runtime {
   /// Places the next megapage of `o` on megaplane `m` (allocating a block when needed).
   std::optional<PhysUnit> place(ObjectId id, Object& o, MegaplaneId m);
   bool has_room(const Object& o, MegaplaneId m) const;
+  /// The megaplane at dealing index `start` if `o` can place a megapage there, else the next one (in dealing order)
+  /// that can; ModelError if none can (HBF is full).
+  MegaplaneId megaplane_with_room(const Object& o, int64_t start) const;
   void append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t n);
   /// The capacity of the next slice stream `stream` of `o` opens after `appended` bytes (paged: up to the block's end).
   int64_t next_cap(const KvData& o, int64_t appended) const;
