@@ -735,18 +735,18 @@ void Runtime::extend_group_mapping(Group& g) {
 
 WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
   Group& g = group(gid, "group_write");
+  WriteReport r;
+  if (kv_.policy().layout == KvLayout::Paged) {  // whole blocks, not full slices
+    write_paged_blocks(g, r);
+    if (g.mapped) extend_group_mapping(g);
+    return r;
+  }
   const int64_t k = sys_.megaplanes();
   std::vector<std::pair<ObjectId, uint32_t>> full;
   for (ObjectId id : g.members) {
     const KvData& o = kv_of(id);
     for (uint32_t u = 0; u < o.slices.size(); ++u)
       if (!o.slices[u].in_flash && o.slices[u].bytes == o.slices[u].cap) full.emplace_back(id, u);
-  }
-  WriteReport r;
-  if (kv_.policy().layout == KvLayout::Paged) {
-    write_paged_blocks(g, r);
-    if (g.mapped) extend_group_mapping(g);
-    return r;
   }
   auto flush = [&](ObjectId id, uint32_t u, MegaplaneId mp) {
     KvSlice& s = kv_of(id).slices[u];
