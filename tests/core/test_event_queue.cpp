@@ -173,3 +173,49 @@ TEST(EventHeap, TypedPayloadsPopInTimeThenSchedulingOrder) {
   EXPECT_EQ(h.executed(), 4u);
   EXPECT_THROW(h.push(us(2), Ev{0, 9}), std::logic_error);  // before now() = 3 us
 }
+
+// The front slot (an event sooner than the whole heap waits beside it) must not change the order: pushes and
+// pops interleaved as a model does them (sooner events scheduled from inside events, equal times, later ones)
+// come out in exactly the (time, scheduling) order of a plain sort, and size/next_time count the slot.
+TEST(EventHeap, InterleavedPushesAndPopsKeepTheExactOrder) {
+  EventHeap<uint32_t> h;
+  std::vector<std::pair<int64_t, uint32_t>> pending;  // (time, id) of every event not yet popped, in push order
+  std::vector<uint32_t> got, want;
+  uint64_t x = 12345;
+  auto rnd = [&] { return x = x * 6364136223846793005ull + 1442695040888963407ull, uint32_t(x >> 33); };
+  uint32_t next_id = 0;
+  auto push = [&](int64_t t) {
+    h.push(Time(t), next_id);
+    pending.push_back({t, next_id++});
+  };
+  for (int i = 0; i < 8; ++i) push(int64_t(rnd() % 1000));
+  while (!h.empty() && next_id < 20000) {
+    ASSERT_EQ(h.size(), pending.size());
+    // the reference: the earliest time, then the earliest pushed
+    auto best = pending.begin();
+    for (auto it = pending.begin(); it != pending.end(); ++it)
+      if (it->first < best->first) best = it;
+    ASSERT_EQ(h.next_time(), Time(best->first));
+    const auto e = h.pop();
+    got.push_back(e.payload);
+    want.push_back(best->second);
+    pending.erase(best);
+    const int64_t now = h.now().raw();
+    switch (h.size() < 8 ? 1 + rnd() % 3 : rnd() % 4) {  // what the event schedules: nothing, a sooner chain, the same instant, or far away
+      case 0:
+        break;
+      case 1:
+        push(now + int64_t(rnd() % 5));
+        push(now + int64_t(rnd() % 3));
+        break;
+      case 2:
+        push(now);
+        break;
+      default:
+        push(now + 500 + int64_t(rnd() % 1000));
+        break;
+    }
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_GT(got.size(), 5000u);
+}
