@@ -201,6 +201,11 @@ TEST(LlmCalibration, HbmEfficiencyScalesTheTimedHbmReads) {
   EXPECT_DOUBLE_EQ(preset_kind("csi").llm.compute.hbm_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(preset_kind("a100").llm.compute.hbm_efficiency, 0.88);
   EXPECT_DOUBLE_EQ(preset_kind("h100").llm.compute.hbm_efficiency, 0.84);
+  EXPECT_DOUBLE_EQ(preset_kind("b200").llm.compute.hbm_efficiency, 0.834);
+  // Per-kernel overhead: measured on H100 (1.3 us with CUDA graphs) and B200 (2.0 us back to back); the others assume 2 us.
+  EXPECT_EQ(preset_kind("h100").llm.compute.kernel_overhead, Time(1300000));
+  EXPECT_EQ(preset_kind("b200").llm.compute.kernel_overhead, Time(2000000));
+  EXPECT_EQ(preset_kind("h200").llm.compute.kernel_overhead, Time(2000000));
   // GEMM efficiency: the measured BF16 MAMF of each kind (docs/llm.md [5]); the paper's kinds keep 0.8 (H100/H200: 0.803).
   EXPECT_DOUBLE_EQ(preset_kind("a100").llm.compute.util_max, 0.869);
   EXPECT_DOUBLE_EQ(preset_kind("h100").llm.compute.util_max, 0.803);
