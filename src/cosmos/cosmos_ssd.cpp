@@ -303,6 +303,7 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
     }
   }
   rr.timing = ssd::run_pipeline(spec, ssd_, host_, nand_);
+  if (on_device_) rr.device = ssd::run_compute(spec, ssd::device_of(ssd_, nand_), device_model_);
   return rr;
 }
 
@@ -315,6 +316,7 @@ Json ReadResult::to_json() const {
   if (!plan.empty()) j["plan"] = plan;
   if (!popcounts.empty()) j["popcounts"] = popcounts;
   if (!results.empty()) j["bit_errors"] = bit_errors;
+  if (device) j["general_device"] = device->to_json();
   return j;
 }
 

@@ -25,6 +25,7 @@
 #include "cosmos/firmware.hpp"
 #include "cosmos/planner.hpp"
 #include "nand/die.hpp"
+#include "ssd/device.hpp"
 #include "ssd/pipeline.hpp"
 
 namespace bitline::cosmos {
@@ -58,6 +59,8 @@ struct ReadResult {
   std::vector<uint64_t> popcounts;
   uint64_t bit_errors = 0;  // functional mode: cells that sensed wrong
   CommandStream stream;     // with CosmosSsd::trace_commands on
+  // With CosmosSsd::time_on_device: the same die jobs run on the general SSD (ssd/device.hpp) built from this SSD.
+  std::optional<ssd::ComputeResult> device;
   Json to_json() const;
 };
 
@@ -82,6 +85,13 @@ class CosmosSsd {
   /// timing-only mode this makes, encodes, checks and prices the commands of
   /// every page (not only the template's), so it costs time at paper scale.
   void trace_commands(bool on) { trace_ = on; }
+  /// Also times every read's die jobs on the general SSD model (ssd::device_of this SSD, ssd::run_compute): in-flash
+  /// systems only (fc, parabit); the SSD's part of the read (compare with the pipeline's ssd_active); ReadResult::device. `model`: the
+  /// device's scheduling options.
+  void time_on_device(bool on, const ssd::SsdModelOptions& model = {}) {
+    on_device_ = on;
+    device_model_ = model;
+  }
   const Firmware& firmware() const { return fw_; }
   nand::Die& die(size_t i) { return *dies_.at(i); }
   size_t die_count() const { return dies_.size(); }
@@ -127,6 +137,8 @@ class CosmosSsd {
   ssd::HostParams host_;
   bool functional_;
   bool trace_ = false;
+  bool on_device_ = false;
+  ssd::SsdModelOptions device_model_;
   Firmware fw_;
   nand::CostModel cost_;
   std::vector<std::unique_ptr<nand::Die>> dies_;

@@ -165,11 +165,13 @@ class XferTimes {
   std::vector<Time> t_;
 };
 
-enum class TxKind : uint8_t { Read, Program, Erase };
+// Compute: an in-flash operation of a Flash-Cosmos read (a pipeline job: its steps on its planes, then its result pages).
+enum class TxKind : uint8_t { Read, Program, Erase, Compute };
 // User: a host request's page (req = request); Cache: a page written back from the write cache (req =
 // cache version); Update: the read of a partial write's other sectors (req = its program);
-// Mapping: translation-page read (lpa = translation page) or program; Gc: relocation and erase (req = plane).
-enum class TxSource : uint8_t { User, Cache, Update, Mapping, Gc };
+// Mapping: translation-page read (lpa = translation page) or program; Gc: relocation and erase (req = plane);
+// Compute: a Flash-Cosmos job (req = its die, block = its step template, sectors = its active planes).
+enum class TxSource : uint8_t { User, Cache, Update, Mapping, Gc, Compute };
 
 struct Tx {
   TxKind kind;
@@ -395,7 +397,8 @@ struct Flow {
 
 class Sim {
  public:
-  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt) : d_(d), opt_(opt), M_(opt.model), ftl_(d) {
+  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const PipelineSpec* compute = nullptr)
+      : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute) {
     dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
     gc_.resize(size_t(d.planes()));
     blocked_.resize(size_t(d.planes()));
@@ -427,7 +430,7 @@ class Sim {
     for (int64_t k = 0; k <= XferTimes::kSectors; ++k) dram_times_.push_back(dram_time(k * 512));
     int64_t nflows = int64_t(s.flows.size());
     int64_t logical_sectors = d.logical_pages() * spp_;
-    int64_t per_flow = logical_sectors / nflows;
+    int64_t per_flow = nflows > 0 ? logical_sectors / nflows : 0;
     sq_depth_ = d.io_queue_depth;
     // CMT: MQSim's entry is (2 log2(pages) + sectors per page) bits; translation pages hold page / GTD entry entries
     double lg = std::log2(double(d.pages()));
@@ -458,7 +461,7 @@ class Sim {
     // table of the whole capacity (cmt_per_flow); EQUAL_SIZE_PARTITIONING: each flow gets capacity / flows.
     const bool shared_cmt = shared(d.cmt_sharing);
     int ncmt = shared_cmt && !M_.cmt_per_flow ? 1 : int(nflows);
-    int64_t per_cmt = shared_cmt ? cmt_entries : cmt_entries / nflows;
+    int64_t per_cmt = shared_cmt || nflows == 0 ? cmt_entries : cmt_entries / nflows;
     for (int i = 0; i < ncmt; ++i) {
       uint32_t lo = ncmt == 1 ? 0 : tpage0_[size_t(i)], hi = ncmt == 1 ? uint32_t(tpages) : tpage0_[size_t(i) + 1];
       cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), lo, hi, int(d.page_size / 512)));
@@ -501,6 +504,7 @@ class Sim {
     }
     if (!precond.empty()) ftl_.precondition(precond);
     for (int64_t p = 0; p < ftl_.planes(); ++p) maybe_start_gc(p);
+    if (cs_) setup_compute();
   }
 
   nlohmann::json run() {
@@ -513,6 +517,9 @@ class Sim {
         ev_.push(Time{}, {Ev::Arrival, f});
       }
     }
+    if (cs_)
+      for (uint32_t die = 0; die < cnext_.size(); ++die)
+        for (int k = 0; k < kComputeAhead; ++k) issue_job(die);
     auto last_report = wall0;
     while (!ev_.empty()) {
       auto e = ev_.pop();
@@ -526,8 +533,17 @@ class Sim {
       }
     }
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    if (cs_) {
+      for (size_t die = 0; die < cnext_.size(); ++die)
+        if (cnext_[die] < cs_->die_jobs[die].size() || cpending_[die] > 0)
+          throw ModelError(fmt::format("general device: die {} never finished its Flash-Cosmos jobs ({} of {} queued, {} pending)", die,
+                                       cnext_[die], cs_->die_jobs[die].size(), cpending_[die]));
+      cr_.events = ev_.executed();
+    }
     return results(wall);
   }
+
+  const ComputeResult& compute_result() const { return cr_; }
 
  private:
   // ---- host side -----------------------------------------------------------
@@ -1147,6 +1163,7 @@ class Sim {
   static constexpr uint32_t kGcLevelBit = 1u << kGcLevel;
   size_t level(const Tx& t) const {
     if (t.src == TxSource::Gc) return kGcLevel;
+    if (t.src == TxSource::Compute) return 1 + size_t(priority_class(d_.scheduling, Priority::High));  // a user read
     bool read = t.kind == TxKind::Read;
     if (t.src == TxSource::Mapping) return read ? 0 : 5;
     return size_t((read ? 1 : 6) + flows_[t.flow].priority);
@@ -1210,8 +1227,10 @@ class Sim {
     D.group.clear();
     D.group.push_back(first);
     const Tx& f = txs_[first];
-    int64_t off = M_.multiplane_same_page && f.kind != TxKind::Erase ? page_offset(f) : 0;
-    if (f.kind != TxKind::Erase && d_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
+    // (a Flash-Cosmos job already holds every plane of its die that it uses: no companions)
+    const bool grouped = f.kind == TxKind::Read || f.kind == TxKind::Program;
+    int64_t off = M_.multiplane_same_page && grouped ? page_offset(f) : 0;
+    if (grouped && d_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
       int32_t die = die_of_[size_t(f.plane)];
       uint32_t used_planes = 1u << pin_of_[size_t(f.plane)];
       bool read = f.kind == TxKind::Read;
@@ -1255,8 +1274,9 @@ class Sim {
 
   int64_t channel_of_plane(int64_t plane) const { return channel_of_[size_t(plane)]; }
 
-  /// issue_on_idle_channel: the channel's transfers have ended; its idle units get work in round-robin order
-  /// from the one after the last served, until one of them occupies the channel.
+  /// issue_on_idle_channel: the channel's transfers have ended; its units are visited once each in round-robin
+  /// order, the turn moving on with every visit (MQSim's TSU_Base::handle_channel_idle_signal), an idle one with work
+  /// starting it, until one of them occupies the channel.
   void on_channel_idle(uint32_t ch) {
     channel_wake_[ch] = 0;
     auto& units = units_of_channel_[ch];
@@ -1269,12 +1289,10 @@ class Sim {
         }
         return;
       }
-      size_t i = (rr_of_channel_[ch] + k) % units.size();
-      int64_t u = units[i];
-      if (!dies_[size_t(u)].busy) {
-        start_die(u);
-        if (dies_[size_t(u)].busy) rr_of_channel_[ch] = uint32_t((i + 1) % units.size());
-      }
+      const size_t i = rr_of_channel_[ch];
+      rr_of_channel_[ch] = uint32_t((i + 1) % units.size());
+      const int64_t u = units[i];
+      if (!dies_[size_t(u)].busy) start_die(u);
     }
   }
 
@@ -1289,7 +1307,13 @@ class Sim {
     Die& D = dies_[unit];
     const Tx& f = txs_[D.group[0]];
     Time now = ev_.now();
-    if (f.kind == TxKind::Read) {
+    if (f.kind == TxKind::Compute) {
+      const ComputeTemplate& ct = ctmpl_[size_t(f.block)];
+      cr_.die_busy += ct.die_time;
+      cr_.die_steps += ct.steps;
+      cr_.sensings += ct.sensings * f.sectors;  // per plane, as the pipeline counts them
+      ev_.push(now + ct.die_time, {Ev::ReadSensed, uint32_t(unit)});
+    } else if (f.kind == TxKind::Read) {
       Time t_r{};
       for (uint32_t tx : D.group) t_r = std::max(t_r, d_.read_latency[int(ftl_.page_type(txs_[tx].ppa))]);
       stats_.flash_reads += int64_t(D.group.size());
@@ -1330,6 +1354,7 @@ class Sim {
       Tx& t = txs_[tx];
       bool xfer = !(t.src == TxSource::Gc && d_.gc_copyback) && t.bytes > 0;
       Time end = xfer ? xfer_end(t.plane, t.bytes) : ev_.now();
+      if (t.src == TxSource::Compute && xfer) cr_.channel_bytes += t.bytes, cr_.channel_busy += chan_time_(t.bytes);
       ++D.pending_xfers;
       ev_.push(end, {Ev::XferDone, tx});
     }
@@ -1360,6 +1385,9 @@ class Sim {
       }
       case TxSource::Update:
         enqueue(t.req);
+        return;
+      case TxSource::Compute:
+        job_done(t);
         return;
       default:
         break;
@@ -1400,6 +1428,73 @@ class Sim {
     }
     group.clear();
     start_die(unit);
+  }
+
+  // ---- Flash-Cosmos jobs ---------------------------------------------------------
+  struct ComputeTemplate {
+    Time die_time{};
+    int64_t steps = 0, sensings = 0, outputs = 0;  // outputs: result pages per active plane
+  };
+
+  void setup_compute() {
+    const PipelineSpec& s = *cs_;
+    if (int64_t(s.die_jobs.size()) != d_.dies())
+      throw ModelError(fmt::format("general device: the read has jobs for {} dies, the device has {}", s.die_jobs.size(), d_.dies()));
+    if (s.write_slices > 0) throw ModelError("general device: sequential writes run on the Flash-Cosmos pipeline only");
+    // (the host's work after the SSD, e.g. BMI's bit count, is not timed here: total is the SSD's part, the pipeline's
+    // ssd_active)
+    for (const auto& t : s.templates) {
+      ComputeTemplate c;
+      for (const Step& st : t) {
+        if (st.route == Route::ToHost || st.route == Route::ToIsp)
+          throw ModelError(
+              "general device: runs in-flash reads (fc, parabit) only; operand pages to the host or the ISP "
+              "(osp, isp) run on the Flash-Cosmos pipeline");
+        if (st.data_in > 0) throw ModelError("general device: a program step belongs to a sequential write (pipeline only)");
+        c.die_time += st.die_time;
+        ++c.steps;
+        c.sensings += st.sensing ? 1 : 0;
+        c.outputs += st.route == Route::Result ? 1 : 0;
+      }
+      ctmpl_.push_back(c);
+    }
+    for (const auto& jobs : s.die_jobs)
+      for (const Job& j : jobs) {
+        if (j.tmpl >= ctmpl_.size()) throw ModelError("general device: a job names a step template that does not exist");
+        if (j.active == 0 || j.active > d_.planes_per_die)
+          throw ModelError(fmt::format("general device: a job on {} planes (a die has {})", j.active, d_.planes_per_die));
+      }
+    cnext_.assign(s.die_jobs.size(), 0);
+    cpending_.assign(s.die_jobs.size(), 0);
+  }
+
+  /// Queues the next job of `die` (if it has one) on the die's first plane: one transaction for all its planes.
+  void issue_job(uint32_t die) {
+    const auto& jobs = cs_->die_jobs[die];
+    if (cnext_[die] >= jobs.size()) return;
+    const Job& j = jobs[cnext_[die]++];
+    const ComputeTemplate& ct = ctmpl_[j.tmpl];
+    Tx t{TxKind::Compute, TxSource::Compute, 0, die, 0, 0, int64_t(die) * d_.planes_per_die, ct.outputs * j.active * d_.page_size};
+    t.sectors = j.active;
+    t.block = j.tmpl;
+    ++cpending_[die];
+    ++cr_.jobs;
+    enqueue(new_tx(t));
+  }
+
+  /// A job's result pages have crossed the channel: they go to the host over PCIe, and the die's next job is queued.
+  void job_done(const Tx& t) {
+    if (t.bytes > 0) {
+      const Time d = pcie_data_(t.bytes);
+      const Time end = link(up_free_, d);
+      cr_.pcie_bytes += t.bytes;
+      cr_.pcie_busy += d;
+      cr_.total = std::max(cr_.total, end);
+    } else {
+      cr_.total = std::max(cr_.total, ev_.now());
+    }
+    --cpending_[t.req];
+    issue_job(t.req);
   }
 
   // ---- garbage collection ------------------------------------------------------
@@ -1535,6 +1630,13 @@ class Sim {
   const RunOptions& opt_;
   SsdModelOptions M_;
   Ftl ftl_;
+  // Flash-Cosmos jobs (with a PipelineSpec): per die the next job to queue and the jobs queued or running
+  static constexpr int kComputeAhead = 2;
+  const PipelineSpec* cs_ = nullptr;
+  std::vector<ComputeTemplate> ctmpl_;
+  std::vector<size_t> cnext_;
+  std::vector<int64_t> cpending_;
+  ComputeResult cr_;
   EventHeap<Payload> ev_;
   std::vector<Flow> flows_;
   std::vector<Request> reqs_;
@@ -1601,6 +1703,46 @@ nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& wor
   for (auto& s : workload.scenarios) sc.push_back(simulate_scenario(device, s, opt));
   out["scenarios"] = sc;
   return out;
+}
+
+ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model) {
+  RunOptions opt;
+  opt.model = model;
+  const ScenarioXml none;  // no host flows: the device serves the read alone
+  Sim sim(device, none, opt, &spec);
+  sim.run();
+  return sim.compute_result();
+}
+
+nlohmann::json ComputeResult::to_json() const {
+  return {{"total_s", to_s(total)},         {"jobs", jobs},
+          {"die_steps", die_steps},         {"sensings", sensings},
+          {"channel_bytes", channel_bytes}, {"pcie_bytes", pcie_bytes},
+          {"die_busy_s", to_s(die_busy)},   {"channel_busy_s", to_s(channel_busy)},
+          {"pcie_busy_s", to_s(pcie_busy)}, {"events", events}};
+}
+
+DeviceXml device_of(const SsdParams& ssd, const nand::NandParams& nand) {
+  DeviceXml d;
+  d.file = "(the Flash-Cosmos SSD as a general device)";
+  d.preconditioning = false;
+  d.channels = ssd.channels;
+  d.chips_per_channel = ssd.dies_per_channel;
+  d.dies_per_chip = 1;
+  const auto& g = nand.geometry;
+  d.planes_per_die = g.planes_per_die;
+  d.blocks_per_plane = g.blocks_per_plane;
+  d.pages_per_block = g.subblocks_per_block * g.wordlines_per_string;  // SLC: a page per wordline
+  d.page_size = g.page_size.raw();
+  d.technology = FlashTechnology::Slc;
+  // the channel: 1 byte wide at channel_rate (MT/s, rounded to a whole number as MQSim's XML has it)
+  d.channel_width = 1;
+  d.channel_transfer_rate = std::max<int64_t>(1, std::llround(nand.timing.channel_rate.raw() / 1e6));
+  d.pcie_lane_count = std::max<int64_t>(1, ssd.pcie_lanes);
+  d.pcie_lane_bandwidth_gbps = ssd.pcie_effective_rate().raw() / 1e9 / double(d.pcie_lane_count);
+  if (d.pages() >= int64_t(0xFFFFFFFFll))
+    throw ConfigError(fmt::format("general device: {} pages do not fit 32-bit page numbers", d.pages()));
+  return d;
 }
 
 }  // namespace bitline::ssd

@@ -12,7 +12,10 @@
 #include <string>
 
 #include "core/params.hpp"
+#include "nand/params.hpp"
 #include "ssd/mqsim_xml.hpp"
+#include "ssd/params.hpp"
+#include "ssd/pipeline.hpp"
 
 namespace bitline::ssd {
 
@@ -113,5 +116,33 @@ nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& sce
 
 /// Simulates every scenario of the workload: {"device": file, "workload": file, "scenarios": [...]}.
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt = {});
+
+// ---- Flash-Cosmos reads on the general device ------------------------------------------------------------
+// The die jobs of an in-flash read (the PipelineSpec that the Flash-Cosmos firmware makes, docs/cosmos.md) run as
+// transactions of this device: a job is one operation of its die (its steps' die time, on its active planes at
+// once), queued with the device's other transactions and scheduled by the same transaction scheduler; its result
+// pages move over the die's channel and then the PCIe link to the host. The firmware keeps kComputeAhead jobs of a
+// die queued. What the Flash-Cosmos pipeline (pipeline.hpp) has and this device does not: cache read (a die here
+// is busy until its pages have left), the controller's ISP and the host stage; so OSP and ISP reads (operands to
+// the host or the ISP) and writes stay on the pipeline (docs/ssd.md, "Flash-Cosmos on the general device").
+
+struct ComputeResult {
+  Time total{};  // from the start until the last result page has reached the host (the pipeline's ssd_active)
+  int64_t jobs = 0, die_steps = 0, channel_bytes = 0, pcie_bytes = 0;
+  int64_t sensings = 0;  // plane sensings (a multi-plane sensing counts once per plane)
+  Time die_busy{}, channel_busy{}, pcie_busy{};
+  uint64_t events = 0;
+  nlohmann::json to_json() const;
+};
+
+/// Runs the jobs of `spec` on the device (its templates' steps and die jobs; no writes, every page out a result to
+/// the host; host work after the SSD is not timed). The spec's dies are the device's dies in order (channel-major);
+/// ModelError when they differ.
+ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model = {});
+
+/// The Flash-Cosmos SSD as a general device: its channels, dies (one die per chip), planes, blocks, pages and page
+/// size, the channel's rate (1 byte wide at channel_rate) and the PCIe link's effective rate. What a read's
+/// timing needs; caching, mapping and GC keep MQSim's defaults (an in-flash read uses none of them).
+DeviceXml device_of(const SsdParams& ssd, const nand::NandParams& nand);
 
 }  // namespace bitline::ssd

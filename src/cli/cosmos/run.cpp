@@ -14,6 +14,7 @@ using namespace bitline::cosmos;
 struct RunOpts {
   std::string workload = "bmi", param, system = "fc", json;
   bool functional = false;
+  bool general_device = false;
 };
 
 void print_breakdown(const ReadResult& r) {
@@ -76,10 +77,18 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   const Point p = run_point_of(o, matrix);
   System s = system_from(o.system);
   CosmosSsd ssd(c.nand, c.ssd, c.host, o.functional, c.seed);
+  ssd.time_on_device(o.general_device);
   PreparedPoint pp = prepare(ssd, p, c.workload, s, c.seed);
   ReadResult r = ssd.read(pp.queries, s, pp.popcount);
   fmt::print("{} {}={} ({} quer{})\n", p.workload, p.param, p.value, pp.queries.size(), pp.queries.size() == 1 ? "y" : "ies");
   print_breakdown(r);
+  if (r.device) {
+    const double dev = to_s(r.device->total), pipe = to_s(r.timing.ssd_active);
+    fmt::print(
+        "  on the general SSD (ssd/device.cpp, this SSD as an MQSim-style device): SSD time {:.6g} s against the "
+        "pipeline's {:.6g} s ({:+.1f}%), {} jobs, events {}\n",
+        dev, pipe, 100.0 * (dev / pipe - 1.0), r.device->jobs, r.device->events);
+  }
   Json j = r.to_json();
   if (o.functional) check_functional(r, pp, j);
   j["config"] = config_json(c);
@@ -101,6 +110,9 @@ void add_run(CLI::App& cosmos) {
   cmd->add_flag(
       "--functional", o->functional,
       "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
+  cmd->add_flag("--general-device", o->general_device,
+                "also time the read's die jobs on the general SSD model (the one `ssd run` simulates), built from this SSD: "
+                "in-flash systems (fc, parabit) only");
   cmd->add_option("--json", o->json, "write the result to this file");
   cmd->callback([cfg, o, exp] { run_cmd(*cfg, *o, *exp); });
 }
