@@ -76,6 +76,11 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   EvalConfig c = load_eval_config(cfg.load(matrix.set));
   const Point p = run_point_of(o, matrix);
   System s = system_from(o.system);
+  if (o.general_device && s != System::Fc && s != System::ParaBit)
+    throw ConfigError(
+        fmt::format("--general-device: system {} sends operand pages to the host or the ISP, which only the "
+                    "Flash-Cosmos pipeline models; the general SSD runs in-flash reads (fc, parabit)",
+                    o.system));
   CosmosSsd ssd(c.nand, c.ssd, c.host, o.functional, c.seed);
   ssd.time_on_device(o.general_device);
   PreparedPoint pp = prepare(ssd, p, c.workload, s, c.seed);
