@@ -85,9 +85,8 @@ class CosmosSsd {
   /// timing-only mode this makes, encodes, checks and prices the commands of
   /// every page (not only the template's), so it costs time at paper scale.
   void trace_commands(bool on) { trace_ = on; }
-  /// Also times every read's die jobs on the general SSD model (ssd::device_of this SSD, ssd::run_compute): in-flash
-  /// systems only (fc, parabit); the SSD's part of the read (compare with the pipeline's ssd_active); ReadResult::device. `model`: the
-  /// device's scheduling options.
+  /// Also times every read's die jobs on the general SSD model (ssd::device_of this SSD, ssd::run_compute, with this
+  /// SSD's ISP and host rates); ReadResult::device. `model`: the device's scheduling options.
   void time_on_device(bool on, const ssd::SsdModelOptions& model = {}) {
     on_device_ = on;
     device_model_ = model;

@@ -207,7 +207,9 @@ enum class Ev : uint8_t {
   ReadSensed,
   XferDone,
   DieOpDone,
-  ChannelIdle
+  ChannelIdle,
+  IspResult,
+  SlotRelease
 };
 struct Payload {
   Ev kind;
@@ -397,8 +399,9 @@ struct Flow {
 
 class Sim {
  public:
-  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const PipelineSpec* compute = nullptr)
-      : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute) {
+  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const PipelineSpec* compute = nullptr,
+      const ComputeRates& rates = {})
+      : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute), rates_(rates) {
     dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
     gc_.resize(size_t(d.planes()));
     blocked_.resize(size_t(d.planes()));
@@ -1308,11 +1311,11 @@ class Sim {
     const Tx& f = txs_[D.group[0]];
     Time now = ev_.now();
     if (f.kind == TxKind::Compute) {
-      const ComputeTemplate& ct = ctmpl_[size_t(f.block)];
-      cr_.die_busy += ct.die_time;
-      cr_.die_steps += ct.steps;
-      cr_.sensings += ct.sensings * f.sectors;  // per plane, as the pipeline counts them
-      ev_.push(now + ct.die_time, {Ev::ReadSensed, uint32_t(unit)});
+      const Segment& sg = segment_of(f);
+      cr_.die_busy += sg.die_time;
+      cr_.die_steps += sg.steps;
+      cr_.sensings += sg.sensings * f.sectors;  // per plane, as the pipeline counts them
+      ev_.push(now + sg.die_time, {Ev::ReadSensed, uint32_t(unit)});
     } else if (f.kind == TxKind::Read) {
       Time t_r{};
       for (uint32_t tx : D.group) t_r = std::max(t_r, d_.read_latency[int(ftl_.page_type(txs_[tx].ppa))]);
@@ -1352,10 +1355,13 @@ class Sim {
     D.pending_xfers = 0;
     for (uint32_t tx : D.group) {
       Tx& t = txs_[tx];
+      ++D.pending_xfers;
+      if (t.src == TxSource::Compute) {
+        compute_out(tx);
+        continue;
+      }
       bool xfer = !(t.src == TxSource::Gc && d_.gc_copyback) && t.bytes > 0;
       Time end = xfer ? xfer_end(t.plane, t.bytes) : ev_.now();
-      if (t.src == TxSource::Compute && xfer) cr_.channel_bytes += t.bytes, cr_.channel_busy += chan_time_(t.bytes);
-      ++D.pending_xfers;
       ev_.push(end, {Ev::XferDone, tx});
     }
   }
@@ -1431,70 +1437,182 @@ class Sim {
   }
 
   // ---- Flash-Cosmos jobs ---------------------------------------------------------
-  struct ComputeTemplate {
+  // A job's steps are cut into segments, each ending where a page leaves the die (or at the job's end): one Compute
+  // transaction per segment, a die's segments queued in order. A page goes where its step routes it: a result to
+  // the host; an operand page (OSP) to the host, which combines it; an operand page to the controller's ISP, which
+  // combines the job's pages in a slot of its SRAM and sends the result to the host from there.
+  struct Segment {
     Time die_time{};
-    int64_t steps = 0, sensings = 0, outputs = 0;  // outputs: result pages per active plane
+    int64_t steps = 0, sensings = 0;
+    Route route = Route::None;                 // where its page goes (None: stays in the latches)
+    bool first_out = false, last_out = false;  // the job's first / last page out
   };
+
+  const Segment& segment_of(const Tx& t) const { return segs_[size_t(t.block)][t.bits]; }
 
   void setup_compute() {
     const PipelineSpec& s = *cs_;
     if (int64_t(s.die_jobs.size()) != d_.dies())
       throw ModelError(fmt::format("general device: the read has jobs for {} dies, the device has {}", s.die_jobs.size(), d_.dies()));
     if (s.write_slices > 0) throw ModelError("general device: sequential writes run on the Flash-Cosmos pipeline only");
-    // (the host's work after the SSD, e.g. BMI's bit count, is not timed here: total is the SSD's part, the pipeline's
-    // ssd_active)
     for (const auto& t : s.templates) {
-      ComputeTemplate c;
+      std::vector<Segment> segs;
+      Segment cur;
+      bool any_out = false;
       for (const Step& st : t) {
-        if (st.route == Route::ToHost || st.route == Route::ToIsp)
-          throw ModelError(
-              "general device: runs in-flash reads (fc, parabit) only; operand pages to the host or the ISP "
-              "(osp, isp) run on the Flash-Cosmos pipeline");
         if (st.data_in > 0) throw ModelError("general device: a program step belongs to a sequential write (pipeline only)");
-        c.die_time += st.die_time;
-        ++c.steps;
-        c.sensings += st.sensing ? 1 : 0;
-        c.outputs += st.route == Route::Result ? 1 : 0;
+        cur.die_time += st.die_time;
+        ++cur.steps;
+        cur.sensings += st.sensing ? 1 : 0;
+        if (st.route != Route::None) {
+          cur.route = st.route;
+          cur.first_out = !any_out;
+          any_out = true;
+          segs.push_back(cur);
+          cur = Segment{};
+        }
       }
-      ctmpl_.push_back(c);
+      if (cur.steps > 0 || segs.empty()) segs.push_back(cur);
+      for (size_t k = segs.size(); k-- > 0;)
+        if (segs[k].route != Route::None) {
+          segs[k].last_out = true;
+          break;
+        }
+      for (const Segment& g : segs) {
+        if (g.route == Route::ToIsp && (rates_.isp.raw() <= 0 || rates_.isp_sram <= 0))
+          throw ModelError("general device: the read sends pages to the ISP, but no ISP throughput and SRAM were given");
+        if (g.route == Route::ToHost && s.host.combine_operands && rates_.host_bitwise.raw() <= 0)
+          throw ModelError("general device: the host combines operands, but no host throughput was given");
+      }
+      if (s.host.popcount_result && rates_.host_popcount.raw() <= 0)
+        throw ModelError("general device: the host counts result bits, but no host popcount throughput was given");
+      if (segs.size() > 0xFFFFFFFFu) throw ModelError("general device: too many steps in a job");
+      segs_.push_back(std::move(segs));
     }
     for (const auto& jobs : s.die_jobs)
       for (const Job& j : jobs) {
-        if (j.tmpl >= ctmpl_.size()) throw ModelError("general device: a job names a step template that does not exist");
+        if (j.tmpl >= segs_.size()) throw ModelError("general device: a job names a step template that does not exist");
         if (j.active == 0 || j.active > d_.planes_per_die)
           throw ModelError(fmt::format("general device: a job on {} planes (a die has {})", j.active, d_.planes_per_die));
+        if (int64_t(j.active) * d_.page_size > rates_.isp_sram && rates_.isp_sram > 0 &&
+            std::any_of(segs_[j.tmpl].begin(), segs_[j.tmpl].end(), [](const Segment& g) { return g.route == Route::ToIsp; }))
+          throw ModelError("general device: ISP SRAM smaller than one job's partial result");
       }
     cnext_.assign(s.die_jobs.size(), 0);
+    cseg_.assign(s.die_jobs.size(), 0);
     cpending_.assign(s.die_jobs.size(), 0);
+    sram_free_ = rates_.isp_sram;
   }
 
-  /// Queues the next job of `die` (if it has one) on the die's first plane: one transaction for all its planes.
+  /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
   void issue_job(uint32_t die) {
     const auto& jobs = cs_->die_jobs[die];
     if (cnext_[die] >= jobs.size()) return;
-    const Job& j = jobs[cnext_[die]++];
-    const ComputeTemplate& ct = ctmpl_[j.tmpl];
-    Tx t{TxKind::Compute, TxSource::Compute, 0, die, 0, 0, int64_t(die) * d_.planes_per_die, ct.outputs * j.active * d_.page_size};
+    const Job& j = jobs[cnext_[die]];
+    const uint32_t k = cseg_[die];
+    const Segment& g = segs_[j.tmpl][k];
+    Tx t{TxKind::Compute,
+         TxSource::Compute,
+         0,
+         die,
+         0,
+         0,
+         int64_t(die) * d_.planes_per_die,
+         g.route == Route::None ? 0 : int64_t(j.active) * d_.page_size};
     t.sectors = j.active;
     t.block = j.tmpl;
+    t.bits = k;
+    if (k == 0) ++cr_.jobs;
+    if (++cseg_[die] == segs_[j.tmpl].size()) cseg_[die] = 0, ++cnext_[die];
     ++cpending_[die];
-    ++cr_.jobs;
     enqueue(new_tx(t));
   }
 
-  /// A job's result pages have crossed the channel: they go to the host over PCIe, and the die's next job is queued.
+  /// A segment's page leaves the die over the channel; a job's first page for the ISP needs an SRAM slot (its
+  /// partial result) first, and waits in the latches for one (the die stays busy).
+  void compute_out(uint32_t tx) {
+    const Tx& t = txs_[tx];
+    const Segment& g = segment_of(t);
+    if (t.bytes == 0) return ev_.push(ev_.now(), {Ev::XferDone, tx});
+    if (g.route == Route::ToIsp && g.first_out) {
+      if (sram_free_ < t.bytes) {
+        sram_wait_.push_back(tx);
+        return;
+      }
+      sram_free_ -= t.bytes;
+      cr_.isp_sram_peak = std::max(cr_.isp_sram_peak, rates_.isp_sram - sram_free_);
+    }
+    cr_.channel_bytes += t.bytes;
+    cr_.channel_busy += chan_time_(t.bytes);
+    ev_.push(xfer_end(t.plane, t.bytes), {Ev::XferDone, tx});
+  }
+
+  /// To the host over PCIe (FIFO, as every transfer to the host); returns the arrival.
+  Time to_host(int64_t bytes) {
+    const Time d = pcie_data_(bytes);
+    const Time end = link(up_free_, d);
+    cr_.pcie_bytes += bytes;
+    cr_.pcie_busy += d;
+    cr_.total = std::max(cr_.total, end);
+    cr_.with_host = std::max(cr_.with_host, end);
+    return end;
+  }
+
+  /// The host's CPU work on what arrives, in arrival order.
+  void host_work(Time arrival, Time d) {
+    host_free_ = std::max(arrival, host_free_) + d;
+    cr_.host_busy += d;
+    cr_.with_host = std::max(cr_.with_host, host_free_);
+  }
+
+  /// A segment's page has crossed the channel (or it had none): it goes on by its route, and the die's next
+  /// segment is queued.
   void job_done(const Tx& t) {
-    if (t.bytes > 0) {
-      const Time d = pcie_data_(t.bytes);
-      const Time end = link(up_free_, d);
-      cr_.pcie_bytes += t.bytes;
-      cr_.pcie_busy += d;
-      cr_.total = std::max(cr_.total, end);
-    } else {
-      cr_.total = std::max(cr_.total, ev_.now());
+    const Segment& g = segment_of(t);
+    const bool popcount = cs_->host.popcount_result;
+    switch (t.bytes > 0 ? g.route : Route::None) {
+      case Route::Result: {
+        const Time at = to_host(t.bytes);
+        if (popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount);
+        break;
+      }
+      case Route::ToHost: {
+        const Time at = to_host(t.bytes);
+        if (cs_->host.combine_operands) host_work(at, Bytes(t.bytes) / rates_.host_bitwise);
+        if (g.last_out && popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount);
+        break;
+      }
+      case Route::ToIsp: {
+        const Time d = Bytes(t.bytes) / rates_.isp;
+        isp_free_ = std::max(ev_.now(), isp_free_) + d;
+        cr_.isp_busy += d;
+        if (g.last_out) ev_.push(isp_free_, {Ev::IspResult, uint32_t(t.sectors)});  // the job's result is ready
+        break;
+      }
+      case Route::None:
+        cr_.total = std::max(cr_.total, ev_.now());
+        cr_.with_host = std::max(cr_.with_host, ev_.now());
+        break;
     }
     --cpending_[t.req];
     issue_job(t.req);
+  }
+
+  /// A job's ISP result (`active` pages) goes to the host straight from its SRAM slot, which is free once it has left.
+  void on_isp_result(uint32_t active) {
+    const int64_t bytes = int64_t(active) * d_.page_size;
+    const Time at = to_host(bytes);
+    if (cs_->host.popcount_result) host_work(at, Bytes(bytes) / rates_.host_popcount);
+    ev_.push(at, {Ev::SlotRelease, active});
+  }
+
+  void on_slot_release(uint32_t active) {
+    sram_free_ += int64_t(active) * d_.page_size;
+    while (!sram_wait_.empty() && sram_free_ >= txs_[sram_wait_.front()].bytes) {  // FIFO: the earliest waiter first
+      const uint32_t tx = sram_wait_.front();
+      sram_wait_.pop_front();
+      compute_out(tx);
+    }
   }
 
   // ---- garbage collection ------------------------------------------------------
@@ -1558,6 +1676,12 @@ class Sim {
         break;
       case Ev::ChannelIdle:
         on_channel_idle(p.a);
+        break;
+      case Ev::IspResult:
+        on_isp_result(p.a);
+        break;
+      case Ev::SlotRelease:
+        on_slot_release(p.a);
         break;
     }
   }
@@ -1633,9 +1757,14 @@ class Sim {
   // Flash-Cosmos jobs (with a PipelineSpec): per die the next job to queue and the jobs queued or running
   static constexpr int kComputeAhead = 2;
   const PipelineSpec* cs_ = nullptr;
-  std::vector<ComputeTemplate> ctmpl_;
-  std::vector<size_t> cnext_;
-  std::vector<int64_t> cpending_;
+  ComputeRates rates_;
+  std::vector<std::vector<Segment>> segs_;  // per step template
+  std::vector<size_t> cnext_;               // per die: its job of the next segment to queue
+  std::vector<uint32_t> cseg_;              // per die: that segment
+  std::vector<int64_t> cpending_;           // per die: segments queued or running
+  std::deque<uint32_t> sram_wait_;          // first ISP pages waiting for an SRAM slot
+  int64_t sram_free_ = 0;
+  Time isp_free_{}, host_free_{};
   ComputeResult cr_;
   EventHeap<Payload> ev_;
   std::vector<Flow> flows_;
@@ -1705,21 +1834,30 @@ nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& wor
   return out;
 }
 
-ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model) {
+ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model, const ComputeRates& rates) {
   RunOptions opt;
   opt.model = model;
   const ScenarioXml none;  // no host flows: the device serves the read alone
-  Sim sim(device, none, opt, &spec);
+  Sim sim(device, none, opt, &spec, rates);
   sim.run();
   return sim.compute_result();
 }
 
 nlohmann::json ComputeResult::to_json() const {
-  return {{"total_s", to_s(total)},         {"jobs", jobs},
-          {"die_steps", die_steps},         {"sensings", sensings},
-          {"channel_bytes", channel_bytes}, {"pcie_bytes", pcie_bytes},
-          {"die_busy_s", to_s(die_busy)},   {"channel_busy_s", to_s(channel_busy)},
-          {"pcie_busy_s", to_s(pcie_busy)}, {"events", events}};
+  return {{"total_s", to_s(total)},
+          {"jobs", jobs},
+          {"die_steps", die_steps},
+          {"sensings", sensings},
+          {"channel_bytes", channel_bytes},
+          {"pcie_bytes", pcie_bytes},
+          {"die_busy_s", to_s(die_busy)},
+          {"channel_busy_s", to_s(channel_busy)},
+          {"pcie_busy_s", to_s(pcie_busy)},
+          {"with_host_s", to_s(with_host)},
+          {"isp_busy_s", to_s(isp_busy)},
+          {"host_busy_s", to_s(host_busy)},
+          {"isp_sram_peak_bytes", isp_sram_peak},
+          {"events", events}};
 }
 
 DeviceXml device_of(const SsdParams& ssd, const nand::NandParams& nand) {

@@ -118,27 +118,42 @@ nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& sce
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt = {});
 
 // ---- Flash-Cosmos reads on the general device ------------------------------------------------------------
-// The die jobs of an in-flash read (the PipelineSpec that the Flash-Cosmos firmware makes, docs/cosmos.md) run as
-// transactions of this device: a job is one operation of its die (its steps' die time, on its active planes at
-// once), queued with the device's other transactions and scheduled by the same transaction scheduler; its result
-// pages move over the die's channel and then the PCIe link to the host. The firmware keeps kComputeAhead jobs of a
-// die queued. What the Flash-Cosmos pipeline (pipeline.hpp) has and this device does not: cache read (a die here
-// is busy until its pages have left), the controller's ISP and the host stage; so OSP and ISP reads (operands to
-// the host or the ISP) and writes stay on the pipeline (docs/ssd.md, "Flash-Cosmos on the general device").
+// The die jobs of a Flash-Cosmos read (the PipelineSpec that the Flash-Cosmos firmware makes, docs/cosmos.md) run as
+// transactions of this device: a job's steps, cut where a page leaves the die, are operations of its die (their die
+// time on the job's active planes at once), queued with the device's other transactions and scheduled by the same
+// transaction scheduler; each page crosses the die's channel, then goes by its route: a result or an OSP operand
+// page over the PCIe link to the host (which combines operands and counts result bits, FIFO), an ISP operand page
+// into the controller's ISP (FIFO at its throughput; a job's partial result holds an SRAM slot from its first page
+// until its result has left over PCIe). The firmware keeps kComputeAhead segments of a die queued. What the
+// Flash-Cosmos pipeline (pipeline.hpp) has and this device does not: cache read (a die here is busy until its page
+// has left), a fixed PCIe latency, energy; writes stay on the pipeline (docs/ssd.md, "Flash-Cosmos on the general
+// device").
 
 struct ComputeResult {
   Time total{};  // from the start until the last result page has reached the host (the pipeline's ssd_active)
   int64_t jobs = 0, die_steps = 0, channel_bytes = 0, pcie_bytes = 0;
   int64_t sensings = 0;  // plane sensings (a multi-plane sensing counts once per plane)
-  Time die_busy{}, channel_busy{}, pcie_busy{};
+  Time die_busy{}, channel_busy{}, pcie_busy{}, isp_busy{}, host_busy{};
+  Time with_host{};  // until the host's last work on what arrived has ended (the pipeline's total, less its PCIe latency)
+  int64_t isp_sram_peak = 0;
   uint64_t events = 0;
   nlohmann::json to_json() const;
 };
 
-/// Runs the jobs of `spec` on the device (its templates' steps and die jobs; no writes, every page out a result to
-/// the host; host work after the SSD is not timed). The spec's dies are the device's dies in order (channel-major);
-/// ModelError when they differ.
-ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model = {});
+/// The controller's ISP and the host CPU, for reads that use them (OSP, ISP, bit counts).
+struct ComputeRates {
+  Bandwidth isp{};       // ISP bit logic throughput
+  int64_t isp_sram = 0;  // ISP SRAM bytes
+  Bandwidth host_bitwise{}, host_popcount{};
+  static ComputeRates of(const SsdParams& ssd, const HostParams& host) {
+    return {ssd.isp_throughput, ssd.isp_sram.raw(), host.bitwise_throughput, host.popcount_throughput};
+  }
+};
+
+/// Runs the jobs of `spec` on the device (its templates' steps and die jobs; no writes). The spec's dies are the
+/// device's dies in order (channel-major); ModelError when they differ or a route needs a rate `rates` lacks.
+ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model = {},
+                          const ComputeRates& rates = {});
 
 /// The Flash-Cosmos SSD as a general device: its channels, dies (one die per chip), planes, blocks, pages and page
 /// size, the channel's rate (1 byte wide at channel_rate) and the PCIe link's effective rate. What a read's

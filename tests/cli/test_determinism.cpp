@@ -58,6 +58,7 @@ TEST_F(SameBytes, Hbf) {
 TEST_F(SameBytes, Cosmos) {
   expect_same_bytes("cosmos run --preset flash-cosmos");
   expect_same_bytes("cosmos run --preset flash-cosmos --system parabit --general-device");
+  expect_same_bytes("cosmos run --preset flash-cosmos --system isp --general-device");
   expect_same_bytes("cosmos write-bw --preset flash-cosmos --bytes 16MiB");
   expect_same_bytes("cosmos reliability --preset flash-cosmos --set workload.users=80000 --months 1 --trials 2");
   expect_same_bytes("cosmos eval --preset flash-cosmos --quiet --experiment " + std::string(BITLINE_SOURCE_DIR) +

@@ -261,10 +261,6 @@ TEST_F(Hostile, EveryKeyIsCheckedWhicheverCommandRuns) {
   expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo 100 --set nand.timing.t_raed_slc=1us",
                    {"nand.timing.t_raed_slc", "unknown key", "did you mean"});
   expect_bad_input("cosmos run --preset flash-cosmos --set serving.kv_layuot=scatter", {"serving.kv_layuot", "unknown key"});
-  // the general SSD runs in-flash reads only (docs/ssd.md, "Flash-Cosmos on the general device")
-  expect_bad_input("cosmos run --preset flash-cosmos --system osp --general-device --json " + out(),
-                   {"--general-device", "osp", "fc, parabit"});
-  expect_bad_input("cosmos run --preset flash-cosmos --system isp --general-device", {"--general-device", "isp"});
   expect_bad_input("hbf info --preset csi --set sessions.sesions=3", {"sessions.sesions", "unknown key"});
   expect_bad_input("nand rber --set llm.compute.util_max=7", {"llm.compute.util_max", "at most 1"});
   const std::string f = write("typo.yaml", "workload:\n  userz: 5\n");
