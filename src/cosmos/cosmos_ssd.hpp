@@ -86,7 +86,8 @@ class CosmosSsd {
   /// every page (not only the template's), so it costs time at paper scale.
   void trace_commands(bool on) { trace_ = on; }
   /// Also times every read's die jobs on the general SSD model (ssd::device_of this SSD, ssd::run_compute, with this
-  /// SSD's ISP and host rates); ReadResult::device. `model`: the device's scheduling options.
+  /// SSD's ISP and host rates); ReadResult::device. `model`: the device's scheduling options (its cache_read is
+  /// this SSD's ssd.cache_read).
   void time_on_device(bool on, const ssd::SsdModelOptions& model = {}) {
     on_device_ = on;
     device_model_ = model;

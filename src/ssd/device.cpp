@@ -274,6 +274,8 @@ struct Die {
   bool busy = false;
   std::vector<uint32_t> group;  // transactions of the running operation
   int64_t pending_xfers = 0;
+  // cache read (Flash-Cosmos operations): the transaction whose page is in the cache latch, one sensed waiting for it
+  uint32_t c_tx = UINT32_MAX, s_tx = UINT32_MAX;
 };
 
 struct GcJob {
@@ -520,9 +522,13 @@ class Sim {
         ev_.push(Time{}, {Ev::Arrival, f});
       }
     }
-    if (cs_)
-      for (uint32_t die = 0; die < cnext_.size(); ++die)
-        for (int k = 0; k < kComputeAhead; ++k) issue_job(die);
+    if (cs_) {  // dies channel-interleaved (die 0 of every channel, then die 1, ...), so that a limited resource
+                // (the ISP's SRAM slots) is spread over the channels, not taken by the dies of channel 0
+      const int64_t per_channel = d_.chips_per_channel * d_.dies_per_chip;
+      for (int64_t k = 0; k < per_channel; ++k)
+        for (int64_t c = 0; c < d_.channels; ++c)
+          for (int n = 0; n < kComputeAhead; ++n) issue_job(uint32_t(c * per_channel + k));
+    }
     auto last_report = wall0;
     while (!ev_.empty()) {
       auto e = ev_.pop();
@@ -1352,6 +1358,7 @@ class Sim {
 
   void on_read_sensed(int64_t unit) {
     Die& D = dies_[unit];
+    if (M_.cache_read && txs_[D.group[0]].src == TxSource::Compute) return sensed_to_cache(unit, D.group[0]);
     D.pending_xfers = 0;
     for (uint32_t tx : D.group) {
       Tx& t = txs_[tx];
@@ -1368,6 +1375,7 @@ class Sim {
 
   void on_xfer_done(uint32_t tx) {
     int64_t unit = unit_of(txs_[tx].plane);
+    if (M_.cache_read && txs_[tx].src == TxSource::Compute) return cache_emptied(unit, tx);
     read_done(tx);
     Die& D = dies_[unit];
     if (--D.pending_xfers == 0) {
@@ -1545,6 +1553,36 @@ class Sim {
     cr_.channel_bytes += t.bytes;
     cr_.channel_busy += chan_time_(t.bytes);
     ev_.push(xfer_end(t.plane, t.bytes), {Ev::XferDone, tx});
+  }
+
+  /// Cache read: a sensed page enters the cache latch if it is empty, and the die is free for its next operation;
+  /// otherwise the page waits in the die (busy) for the latch.
+  void sensed_to_cache(int64_t unit, uint32_t tx) {
+    Die& D = dies_[unit];
+    if (D.c_tx != UINT32_MAX) {
+      D.s_tx = tx;
+      return;
+    }
+    D.c_tx = tx;
+    D.busy = false;
+    D.group.clear();
+    compute_out(tx);
+    start_die(unit);
+  }
+
+  /// Cache read: the latch's page has left (or gone nowhere): it goes on by its route, and a page waiting in the die
+  /// takes the latch.
+  void cache_emptied(int64_t unit, uint32_t tx) {
+    Die& D = dies_[unit];
+    D.c_tx = UINT32_MAX;
+    read_done(tx);
+    if (D.s_tx != UINT32_MAX) {
+      const uint32_t next = D.s_tx;
+      D.s_tx = UINT32_MAX;
+      sensed_to_cache(unit, next);
+    } else {
+      start_die(unit);
+    }
   }
 
   /// To the host over PCIe (FIFO, as every transfer to the host); returns the arrival.

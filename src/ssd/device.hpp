@@ -35,6 +35,7 @@ struct SsdModelOptions {
   bool hot_cold_cache = true;
   Time hot_window = Time(int64_t(1000000000000));
   bool dram_serial = true;
+  bool cache_read = false;
 
   template <class V>
   void visit(V& v) {
@@ -102,6 +103,13 @@ struct SsdModelOptions {
                     .def = "true",
                     .desc = "the cache DRAM serves one access at a time (FIFO)",
                     .source = "MQSim source: memory_channel_is_busy"});
+    v(cache_read, {.name = "cache_read",
+                   .def = "false",
+                   .desc = "Flash-Cosmos operations (run_compute) use cache read: once a page is sensed it moves to the "
+                           "cache latch and the die may sense the next while it leaves; a sensed page waits for the "
+                           "latch to empty. false as in MQSim (a die is busy until its page has left); host reads and "
+                           "writes never use it",
+                   .source = "MQSim has no cache read; the Flash-Cosmos SSD's ssd.cache_read (docs/cosmos.md)"});
   }
 };
 

@@ -15,6 +15,7 @@ struct RunOpts {
   std::string workload = "bmi", param, system = "fc", json;
   bool functional = false;
   bool general_device = false;
+  std::string device_scheduling = "mqsim";
 };
 
 void print_breakdown(const ReadResult& r) {
@@ -77,7 +78,9 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   const Point p = run_point_of(o, matrix);
   System s = system_from(o.system);
   CosmosSsd ssd(c.nand, c.ssd, c.host, o.functional, c.seed);
-  ssd.time_on_device(o.general_device);
+  ssd::SsdModelOptions device_model;
+  device_model.issue_on_idle_channel = o.device_scheduling == "mqsim";
+  ssd.time_on_device(o.general_device, device_model);
   PreparedPoint pp = prepare(ssd, p, c.workload, s, c.seed);
   ReadResult r = ssd.read(pp.queries, s, pp.popcount);
   fmt::print("{} {}={} ({} quer{})\n", p.workload, p.param, p.value, pp.queries.size(), pp.queries.size() == 1 ? "y" : "ies");
@@ -112,6 +115,10 @@ void add_run(CLI::App& cosmos) {
       "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
   cmd->add_flag("--general-device", o->general_device,
                 "also time the read's die jobs on the general SSD model (the one `ssd run` simulates), built from this SSD");
+  cmd->add_option("--device-scheduling", o->device_scheduling,
+                  "with --general-device: mqsim (a chip starts only while its channel is idle, MQSim's scheduler) or eager "
+                  "(a chip starts when it is free, as the Flash-Cosmos pipeline)")
+      ->check(CLI::IsMember({"mqsim", "eager"}));
   cmd->add_option("--json", o->json, "write the result to this file");
   cmd->callback([cfg, o, exp] { run_cmd(*cfg, *o, *exp); });
 }
