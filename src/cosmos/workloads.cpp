@@ -288,6 +288,7 @@ PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t
   const Point& point = matrix.points[i / matrix.systems.size()];
   const System system = matrix.systems[i % matrix.systems.size()];
   CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
+  if (cfg.general_device) ssd.time_on_device(true, *cfg.general_device);
   PreparedPoint pp = prepare(ssd, point, cfg.workload, system, cfg.seed);
   return PointResult{point, system, ssd.read(pp.queries, system, pp.popcount)};
 }
@@ -307,17 +308,19 @@ std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matri
 Json point_json(const PointResult& r) {
   StatsTree stats;
   r.read.timing.register_stats(stats);
-  return {{"workload", r.point.workload},
-          {"param", {{r.point.param, r.point.value}}},
-          {"system", to_string(r.system)},
-          {"time_s", to_s(r.read.timing.total)},
-          {"energy_j", r.read.timing.total_energy().raw()},
-          {"energy_breakdown_j", stats.dump()["energy_j"]},
-          {"bytes_over_pcie", r.read.timing.pcie_bytes},
-          {"bytes_over_channels", r.read.timing.channel_bytes},
-          {"sensings", r.read.timing.sensings},
-          {"bottleneck", r.read.timing.bottleneck},
-          {"events", r.read.timing.events}};
+  Json j = {{"workload", r.point.workload},
+            {"param", {{r.point.param, r.point.value}}},
+            {"system", to_string(r.system)},
+            {"time_s", to_s(r.read.timing.total)},
+            {"energy_j", r.read.timing.total_energy().raw()},
+            {"energy_breakdown_j", stats.dump()["energy_j"]},
+            {"bytes_over_pcie", r.read.timing.pcie_bytes},
+            {"bytes_over_channels", r.read.timing.channel_bytes},
+            {"sensings", r.read.timing.sensings},
+            {"bottleneck", r.read.timing.bottleneck},
+            {"events", r.read.timing.events}};
+  if (r.read.device) j["general_device_time_s"] = to_s(r.read.device->with_host);
+  return j;
 }
 
 Json eval_json(const std::vector<PointResult>& results, const EvalMatrix& matrix, const Json& config) {
@@ -334,15 +337,16 @@ Json eval_json(Json points, const EvalMatrix& matrix, const Json& config) {
       if (r["system"] == system && r["workload"] == p["workload"] && r["param"] == p["param"]) return &r;
     return nullptr;
   };
-  Json speed, energy;
+  Json speed, energy, device_speed;
+  const bool on_device = !points.empty() && points[0].contains("general_device_time_s");
   for (auto [a, b] : matrix.compare) {
     std::string key = fmt::format("{}/{}", to_string(a), to_string(b));
-    Json sp, en;
-    double sp_log = 0, en_log = 0;
+    Json sp, en, dsp;
+    double sp_log = 0, en_log = 0, dsp_log = 0;
     int n = 0;
     for (std::string_view name : workloads().names()) {
       const std::string w(name);
-      double ssum = 0, esum = 0;
+      double ssum = 0, esum = 0, dsum = 0;
       int cnt = 0;
       for (const auto& r : points) {
         if (r["system"] != to_string(a) || r["workload"] != w) continue;
@@ -350,6 +354,7 @@ Json eval_json(Json points, const EvalMatrix& matrix, const Json& config) {
         if (!other) continue;
         ssum += (*other)["time_s"].get<double>() / r["time_s"].get<double>();
         esum += (*other)["energy_j"].get<double>() / r["energy_j"].get<double>();
+        if (on_device) dsum += (*other)["general_device_time_s"].get<double>() / r["general_device_time_s"].get<double>();
         ++cnt;
       }
       if (!cnt) continue;
@@ -357,18 +362,22 @@ Json eval_json(Json points, const EvalMatrix& matrix, const Json& config) {
       en[w] = esum / cnt;
       sp_log += std::log(ssum / cnt);
       en_log += std::log(esum / cnt);
+      if (on_device) dsp[w] = dsum / cnt, dsp_log += std::log(dsum / cnt);
       ++n;
     }
     if (n) {
       sp["overall"] = std::exp(sp_log / n);
       en["overall"] = std::exp(en_log / n);
+      if (on_device) dsp["overall"] = std::exp(dsp_log / n);
     }
     speed[key] = sp;
     energy[key] = en;
+    if (on_device) device_speed[key] = dsp;
   }
   Json j;
   j["points"] = std::move(points);
   j["summary"] = {{"speedup", speed}, {"energy_efficiency", energy}};
+  if (on_device) j["summary"]["speedup_on_general_device"] = device_speed;
   j["config"] = config;
   return j;
 }

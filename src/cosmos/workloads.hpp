@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,8 @@ struct EvalConfig {
   ssd::HostParams host;
   WorkloadParams workload;
   uint64_t seed = 1;
+  // Also time every point on the general SSD with these scheduling options (cosmos eval --general-device).
+  std::optional<ssd::SsdModelOptions> general_device;
 };
 
 struct PointResult {

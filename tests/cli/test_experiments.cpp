@@ -214,6 +214,43 @@ TEST_F(ExperimentCli, BadAblationAndSessionsFilesAreConfigErrors) {
              {"loads", "more than the 4194304"});
 }
 
+// The same sweep also timed on the general SSD (docs/ssd.md, "Flash-Cosmos on the general device"): each point
+// gets its time there and the summary the speedups from those times; the pipeline's own results do not move. (At
+// paper scale eager scheduling reproduces the pipeline for every system: tests/cosmos/test_general_device.cpp; at
+// this toy size ISP's few jobs meet the SRAM slots in a different order.)
+TEST_F(ExperimentCli, CosmosEvalOnTheGeneralDevice) {
+  const fs::path e = write("sweep.yaml",
+                           "systems: [isp, fc]\n"
+                           "sweep:\n  clique_sizes: [8]\n  months: [1]\n"
+                           "compare: [fc/isp]\n"
+                           "set: [workload.users=8000000, workload.vertices=1048576, workload.cliques=4]\n");
+  const auto plain = run_ok("cosmos eval --quiet", e);
+  EXPECT_FALSE(plain["summary"].contains("speedup_on_general_device"));
+  EXPECT_FALSE(plain["points"][0].contains("general_device_time_s"));
+  const auto eager = run_ok("cosmos eval --quiet --general-device eager", e);
+  const auto mqsim = run_ok("cosmos eval --quiet --general-device mqsim", e);
+  for (const auto* j : {&eager, &mqsim}) {
+    EXPECT_EQ((*j)["summary"]["speedup"], plain["summary"]["speedup"]);
+    const auto& pts = (*j)["points"];  // kcs isp, kcs fc, bmi isp, bmi fc
+    ASSERT_EQ(pts.size(), 4u);
+    const auto& dev = (*j)["summary"]["speedup_on_general_device"]["fc/isp"];
+    EXPECT_DOUBLE_EQ(dev["kcs"].get<double>(),
+                     pts[0]["general_device_time_s"].get<double>() / pts[1]["general_device_time_s"].get<double>());
+    EXPECT_DOUBLE_EQ(dev["bmi"].get<double>(),
+                     pts[2]["general_device_time_s"].get<double>() / pts[3]["general_device_time_s"].get<double>());
+  }
+  for (size_t i : {1u, 3u})  // FC, eager: the pipeline's time less its fixed PCIe latency (1 us)
+    EXPECT_NEAR(eager["points"][i]["general_device_time_s"].get<double>(), eager["points"][i]["time_s"].get<double>(), 1.5e-6);
+  // MQSim's scheduler makes ISP's die-by-die streaming slower
+  for (size_t i : {0u, 2u})
+    EXPECT_GT(mqsim["points"][i]["general_device_time_s"].get<double>(), eager["points"][i]["general_device_time_s"].get<double>());
+  const auto bad = run_bitline("cosmos eval --quiet --general-device fast --experiment " + shell_quote(e.string()) + " --json " +
+                               shell_quote((dir_ / "bad.json").string()));
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_TRUE(contains(bad.out, "--general-device")) << bad.out;
+  EXPECT_FALSE(fs::exists(dir_ / "bad.json"));
+}
+
 TEST_F(ExperimentCli, BadCosmosEvalFilesAreConfigErrors) {
   const std::string sys = "systems: [osp, fc]\n";
   expect_bad("cosmos eval --quiet", sys + "sweep: {weeks: [1]}\n", {"sweep.weeks", "unknown key"});

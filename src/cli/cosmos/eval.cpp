@@ -15,7 +15,7 @@ namespace {
 using namespace bitline::cosmos;
 
 struct EvalOpts {
-  std::string json;
+  std::string json, general_device;
   bool quiet = false;
   int threads = WorkerPool::hardware_threads();
 };
@@ -30,7 +30,9 @@ Json config_json(const EvalConfig& c, const EvalMatrix& m) {
 
 void print_summary(const Json& j) {
   fmt::print("{:<12} {:>8} {:>8} {:>8} {:>9}   (speedup; energy efficiency below)\n", "pair", "bmi", "ims", "kcs", "overall");
-  for (const char* what : {"speedup", "energy_efficiency"}) {
+  for (const char* what : {"speedup", "energy_efficiency", "speedup_on_general_device"}) {
+    if (!j["summary"].contains(what)) continue;
+    if (std::string(what) == "speedup_on_general_device") fmt::print("speedup on the general SSD (ssd/device.cpp):\n");
     for (auto& [pair, v] : j["summary"][what].items())
       fmt::print("{:<12} {:>8.3g} {:>8.3g} {:>8.3g} {:>9.3g}\n", pair, v.value("bmi", 0.0), v.value("ims", 0.0), v.value("kcs", 0.0),
                  v.value("overall", 0.0));
@@ -43,6 +45,11 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
   check_json_output(o.json);
   const EvalMatrix matrix = exp.load();
   EvalConfig c = load_eval_config(cfg.load(matrix.set));
+  if (!o.general_device.empty()) {
+    ssd::SsdModelOptions m;
+    m.issue_on_idle_channel = o.general_device == "mqsim";
+    c.general_device = m;
+  }
   auto t0 = std::chrono::steady_clock::now();
   // The points over the MPI ranks (one process without mpirun), each rank on its worker pool.
   const auto points = world.map(
@@ -85,6 +92,10 @@ void add_eval(CLI::App& cosmos) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+  cmd->add_option("--general-device", o->general_device,
+                  "also time every point on the general SSD (docs/ssd.md): mqsim (MQSim's scheduler) or eager (chips start "
+                  "when free); adds general_device_time_s to the points and speedup_on_general_device to the summary")
+      ->check(CLI::IsMember({"mqsim", "eager"}));
   cmd->callback([cfg, o, exp] { run_eval(*cfg, *o, *exp); });
 }
 
