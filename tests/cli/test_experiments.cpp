@@ -37,6 +37,12 @@ class ExperimentCli : public ::bitline::test::TempDirTest {
     if (!in) return {};
     return nlohmann::json::parse(in);
   }
+  /// A tiny Flash-Cosmos sweep: kcs (k = 8) and bmi (1 month) on `baseline` and fc, compared as fc/baseline; `set:`
+  /// shrinks the data.
+  fs::path tiny_cosmos_sweep(const std::string& baseline) {
+    return write("sweep.yaml", "systems: [" + baseline + ", fc]\nsweep:\n  clique_sizes: [8]\n  months: [1]\ncompare: [fc/" + baseline +
+                                   "]\nset: [workload.users=8000000, workload.vertices=1048576, workload.cliques=4]\n");
+  }
   /// Expects a config error (exit 2) naming every needle, and no output file.
   void expect_bad(const std::string& cmd, const std::string& yaml, std::vector<std::string> needles) {
     const fs::path file = write("bad.yaml", yaml);
@@ -98,11 +104,7 @@ TEST_F(ExperimentCli, AccelEvalAppliesTheFilesOverridesUnderTheCommandLine) {
 
 // A tiny Flash-Cosmos sweep: two workloads, two systems, one pair; `set:` shrinks the data.
 TEST_F(ExperimentCli, CosmosEvalRunsAUserSweep) {
-  const fs::path e = write("sweep.yaml",
-                           "systems: [osp, fc]\n"
-                           "sweep:\n  clique_sizes: [8]\n  months: [1]\n"
-                           "compare: [fc/osp]\n"
-                           "set: [workload.users=8000000, workload.vertices=1048576, workload.cliques=4]\n");
+  const fs::path e = tiny_cosmos_sweep("osp");
   const auto j = run_ok("cosmos eval --quiet", e);
   ASSERT_EQ(j["points"].size(), 4u);
   // Points in the file's order (kcs before bmi here), each on every system in order.
@@ -219,11 +221,7 @@ TEST_F(ExperimentCli, BadAblationAndSessionsFilesAreConfigErrors) {
 // paper scale eager scheduling reproduces the pipeline for every system: tests/cosmos/test_general_device.cpp; at
 // this toy size ISP's few jobs meet the SRAM slots in a different order.)
 TEST_F(ExperimentCli, CosmosEvalOnTheGeneralDevice) {
-  const fs::path e = write("sweep.yaml",
-                           "systems: [isp, fc]\n"
-                           "sweep:\n  clique_sizes: [8]\n  months: [1]\n"
-                           "compare: [fc/isp]\n"
-                           "set: [workload.users=8000000, workload.vertices=1048576, workload.cliques=4]\n");
+  const fs::path e = tiny_cosmos_sweep("isp");
   const auto plain = run_ok("cosmos eval --quiet", e);
   EXPECT_FALSE(plain["summary"].contains("speedup_on_general_device"));
   EXPECT_FALSE(plain["points"][0].contains("general_device_time_s"));
