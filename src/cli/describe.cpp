@@ -11,6 +11,7 @@
 #include "core/json_io.hpp"
 #include "cosmos/workloads.hpp"
 #include "llm/model.hpp"
+#include "ssd/device.hpp"
 
 namespace bitline::cli {
 namespace {
@@ -26,7 +27,8 @@ std::vector<OtherPolicy> other_policies() {
           {"model config.json: torch_dtype", &llm::torch_dtypes()},
           {"model config.json: quantization_config.quant_method", &llm::quant_methods()},
           {"cosmos run --workload", &cosmos::workloads()},
-          {"cosmos run --system", &cosmos::systems()}};
+          {"cosmos run --system", &cosmos::systems()},
+          {"cosmos run --device-scheduling, cosmos eval --general-device", &ssd::device_schedulings()}};
 }
 
 std::vector<ChoiceRow> rows_of(const ImplList& impls) {

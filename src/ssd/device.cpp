@@ -1898,6 +1898,33 @@ nlohmann::json ComputeResult::to_json() const {
           {"events", events}};
 }
 
+const Registry<DeviceScheduling>& device_schedulings() {
+  static const Registry<DeviceScheduling> r(
+      "general-device scheduling",
+      {{"mqsim", "a chip starts an operation only while its channel is idle (MQSim's transaction scheduler)", DeviceScheduling::Mqsim},
+       {"eager", "a chip starts an operation as soon as it is free (as the Flash-Cosmos pipeline)", DeviceScheduling::Eager}});
+  return r;
+}
+
+DeviceScheduling device_scheduling_from(const std::string& name, const std::string& what) {
+  const int64_t i = device_schedulings().find(name);
+  if (i < 0) throw ConfigError(fmt::format("{}: {}", what, device_schedulings().unknown_message(name)));
+  return device_schedulings().value(size_t(i));
+}
+
+SsdModelOptions model_options(DeviceScheduling s) {
+  SsdModelOptions m;
+  switch (s) {
+    case DeviceScheduling::Mqsim:
+      m.issue_on_idle_channel = true;
+      break;
+    case DeviceScheduling::Eager:
+      m.issue_on_idle_channel = false;
+      break;
+  }
+  return m;
+}
+
 DeviceXml device_of(const SsdParams& ssd, const nand::NandParams& nand) {
   DeviceXml d;
   d.file = "(the Flash-Cosmos SSD as a general device)";

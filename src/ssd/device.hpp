@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/params.hpp"
+#include "core/registry.hpp"
 #include "nand/params.hpp"
 #include "ssd/mqsim_xml.hpp"
 #include "ssd/params.hpp"
@@ -162,6 +163,15 @@ struct ComputeRates {
 /// device's dies in order (channel-major); ModelError when they differ or a route needs a rate `rates` lacks.
 ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model = {},
                           const ComputeRates& rates = {});
+
+/// How the general device starts Flash-Cosmos operations (cosmos run/eval --general-device): mqsim (a chip starts
+/// only while its channel is idle, MQSim's scheduler) or eager (a chip starts when it is free, as the pipeline).
+enum class DeviceScheduling { Mqsim, Eager };
+const Registry<DeviceScheduling>& device_schedulings();  // ssd/device.cpp
+/// A name in device_schedulings(); ConfigError naming `what` and the choices otherwise.
+DeviceScheduling device_scheduling_from(const std::string& name, const std::string& what);
+/// The model options of a scheduling choice (MQSim's defaults for the rest).
+SsdModelOptions model_options(DeviceScheduling s);
 
 /// The Flash-Cosmos SSD as a general device: its channels, dies (one die per chip), planes, blocks, pages and page
 /// size, the channel's rate (1 byte wide at channel_rate) and the PCIe link's effective rate. What a read's

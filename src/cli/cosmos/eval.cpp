@@ -30,9 +30,12 @@ Json config_json(const EvalConfig& c, const EvalMatrix& m) {
 
 void print_summary(const Json& j) {
   fmt::print("{:<12} {:>8} {:>8} {:>8} {:>9}   (speedup; energy efficiency below)\n", "pair", "bmi", "ims", "kcs", "overall");
-  for (const char* what : {"speedup", "energy_efficiency", "speedup_on_general_device"}) {
+  // each section of the summary, with the line that introduces it (none for the first two)
+  const std::pair<const char*, const char*> sections[] = {
+      {"speedup", ""}, {"energy_efficiency", ""}, {"speedup_on_general_device", "speedup on the general SSD (ssd/device.cpp):\n"}};
+  for (const auto& [what, header] : sections) {
     if (!j["summary"].contains(what)) continue;
-    if (std::string(what) == "speedup_on_general_device") fmt::print("speedup on the general SSD (ssd/device.cpp):\n");
+    fmt::print("{}", header);
     for (auto& [pair, v] : j["summary"][what].items())
       fmt::print("{:<12} {:>8.3g} {:>8.3g} {:>8.3g} {:>9.3g}\n", pair, v.value("bmi", 0.0), v.value("ims", 0.0), v.value("kcs", 0.0),
                  v.value("overall", 0.0));
@@ -45,11 +48,7 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
   check_json_output(o.json);
   const EvalMatrix matrix = exp.load();
   EvalConfig c = load_eval_config(cfg.load(matrix.set));
-  if (!o.general_device.empty()) {
-    ssd::SsdModelOptions m;
-    m.issue_on_idle_channel = o.general_device == "mqsim";
-    c.general_device = m;
-  }
+  if (!o.general_device.empty()) c.general_device = ssd::model_options(ssd::device_scheduling_from(o.general_device, "--general-device"));
   auto t0 = std::chrono::steady_clock::now();
   // The points over the MPI ranks (one process without mpirun), each rank on its worker pool.
   const auto points = world.map(
@@ -95,7 +94,7 @@ void add_eval(CLI::App& cosmos) {
   cmd->add_option("--general-device", o->general_device,
                   "also time every point on the general SSD (docs/ssd.md): mqsim (MQSim's scheduler) or eager (chips start "
                   "when free); adds general_device_time_s to the points and speedup_on_general_device to the summary")
-      ->check(CLI::IsMember({"mqsim", "eager"}));
+      ->check(CLI::IsMember(names_of(ssd::device_schedulings())));
   cmd->callback([cfg, o, exp] { run_eval(*cfg, *o, *exp); });
 }
 

@@ -78,9 +78,7 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   const Point p = run_point_of(o, matrix);
   System s = system_from(o.system);
   CosmosSsd ssd(c.nand, c.ssd, c.host, o.functional, c.seed);
-  ssd::SsdModelOptions device_model;
-  device_model.issue_on_idle_channel = o.device_scheduling == "mqsim";
-  ssd.time_on_device(o.general_device, device_model);
+  ssd.time_on_device(o.general_device, ssd::model_options(ssd::device_scheduling_from(o.device_scheduling, "--device-scheduling")));
   PreparedPoint pp = prepare(ssd, p, c.workload, s, c.seed);
   ReadResult r = ssd.read(pp.queries, s, pp.popcount);
   fmt::print("{} {}={} ({} quer{})\n", p.workload, p.param, p.value, pp.queries.size(), pp.queries.size() == 1 ? "y" : "ies");
@@ -116,9 +114,10 @@ void add_run(CLI::App& cosmos) {
   cmd->add_flag("--general-device", o->general_device,
                 "also time the read's die jobs on the general SSD model (the one `ssd run` simulates), built from this SSD");
   cmd->add_option("--device-scheduling", o->device_scheduling,
-                  "with --general-device: mqsim (a chip starts only while its channel is idle, MQSim's scheduler) or eager "
-                  "(a chip starts when it is free, as the Flash-Cosmos pipeline)")
-      ->check(CLI::IsMember({"mqsim", "eager"}));
+                  "with --general-device: " + ssd::device_schedulings().joined(" | ") +
+                      " (mqsim: a chip starts only while its channel is idle, MQSim's scheduler; eager: when it is free, as "
+                      "the Flash-Cosmos pipeline)")
+      ->check(CLI::IsMember(names_of(ssd::device_schedulings())));
   cmd->add_option("--json", o->json, "write the result to this file");
   cmd->callback([cfg, o, exp] { run_cmd(*cfg, *o, *exp); });
 }
