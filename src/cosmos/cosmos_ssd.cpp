@@ -303,7 +303,6 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
     }
   }
   rr.timing = ssd::run_pipeline(spec, ssd_, host_, nand_);
-  if (on_device_) device_model_.cache_read = ssd_.cache_read;
   if (on_device_) rr.device = ssd::run_compute(spec, ssd::device_of(ssd_, nand_), device_model_, ssd::ComputeRates::of(ssd_, host_));
   return rr;
 }

@@ -91,6 +91,7 @@ class CosmosSsd {
   void time_on_device(bool on, const ssd::SsdModelOptions& model = {}) {
     on_device_ = on;
     device_model_ = model;
+    device_model_.cache_read = ssd_.cache_read;
   }
   const Firmware& firmware() const { return fw_; }
   nand::Die& die(size_t i) { return *dies_.at(i); }

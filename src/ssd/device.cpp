@@ -1906,12 +1906,6 @@ const Registry<DeviceScheduling>& device_schedulings() {
   return r;
 }
 
-DeviceScheduling device_scheduling_from(const std::string& name, const std::string& what) {
-  const int64_t i = device_schedulings().find(name);
-  if (i < 0) throw ConfigError(fmt::format("{}: {}", what, device_schedulings().unknown_message(name)));
-  return device_schedulings().value(size_t(i));
-}
-
 SsdModelOptions model_options(DeviceScheduling s) {
   SsdModelOptions m;
   switch (s) {

@@ -168,8 +168,6 @@ ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, con
 /// only while its channel is idle, MQSim's scheduler) or eager (a chip starts when it is free, as the pipeline).
 enum class DeviceScheduling { Mqsim, Eager };
 const Registry<DeviceScheduling>& device_schedulings();  // ssd/device.cpp
-/// A name in device_schedulings(); ConfigError naming `what` and the choices otherwise.
-DeviceScheduling device_scheduling_from(const std::string& name, const std::string& what);
 /// The model options of a scheduling choice (MQSim's defaults for the rest).
 SsdModelOptions model_options(DeviceScheduling s);
 

@@ -48,7 +48,7 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
   check_json_output(o.json);
   const EvalMatrix matrix = exp.load();
   EvalConfig c = load_eval_config(cfg.load(matrix.set));
-  if (!o.general_device.empty()) c.general_device = ssd::model_options(ssd::device_scheduling_from(o.general_device, "--general-device"));
+  if (!o.general_device.empty()) c.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
   auto t0 = std::chrono::steady_clock::now();
   // The points over the MPI ranks (one process without mpirun), each rank on its worker pool.
   const auto points = world.map(

@@ -78,7 +78,7 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   const Point p = run_point_of(o, matrix);
   System s = system_from(o.system);
   CosmosSsd ssd(c.nand, c.ssd, c.host, o.functional, c.seed);
-  ssd.time_on_device(o.general_device, ssd::model_options(ssd::device_scheduling_from(o.device_scheduling, "--device-scheduling")));
+  ssd.time_on_device(o.general_device, ssd::model_options(ssd::device_schedulings().at(o.device_scheduling, "--device-scheduling")));
   PreparedPoint pp = prepare(ssd, p, c.workload, s, c.seed);
   ReadResult r = ssd.read(pp.queries, s, pp.popcount);
   fmt::print("{} {}={} ({} quer{})\n", p.workload, p.param, p.value, pp.queries.size(), pp.queries.size() == 1 ? "y" : "ies");
