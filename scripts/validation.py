@@ -103,6 +103,25 @@ def cosmos_energy_table(ev):
     return out
 
 
+def bmi_window_table(ev, wordlines=48):
+    """FC's gain over each baseline per BMI window (speedup / energy efficiency), with FC's sensings per page column."""
+    pts = {(p["workload"], tuple(p["param"].values())[0], p["system"]): p for p in ev["points"]}
+    months = sorted({v for (w, v, s) in pts if w == "bmi"})
+    days = ev["config"]["workload"].get("days_per_month", 30)
+    out = ["| months | operands | FC sensings per column | FC bound | speedup over OSP | ISP | ParaBit | energy eff. over OSP | ISP | ParaBit |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in months:
+        fc = pts.get(("bmi", m, "fc"))
+        if not fc:
+            continue
+        sp = [pts[("bmi", m, b)]["time_s"] / fc["time_s"] if ("bmi", m, b) in pts else float("nan") for b in ("osp", "isp", "parabit")]
+        en = [pts[("bmi", m, b)]["energy_j"] / fc["energy_j"] if ("bmi", m, b) in pts else float("nan") for b in ("osp", "isp", "parabit")]
+        d = m * days
+        out.append(f"| {m} | {d} | {math.ceil(d / wordlines)} | {fc['bottleneck']} | " + " | ".join(f"{x:.3g}" for x in sp) + " | " +
+                   " | ".join(f"{x:.3g}" for x in en) + " |")
+    return out
+
+
 SYSTEMS = ["h200x8", "h200x16", "csix4", "csix8", "csix16", "clix4", "clix8", "clix16"]
 ABLATION = [("full", "full FlashAccel"), ("no_prefetch", "no prefetch"), ("no_weight_layout", "no weight layout"),
             ("no_kv_layout", "no KV layout"), ("plain_hbf", "plain HBF"), ("hbm_only", "HBM only (H200)")]
@@ -253,7 +272,11 @@ def main():
     for what in ("speedup", "energy_efficiency"):
         for pair, v in ev["summary"][what].items():
             lines.append(f"| {pair} | {what.replace('_', ' ')} | {v['bmi']:.3g} | {v['ims']:.3g} | {v['kcs']:.3g} | {v['overall']:.3g} |")
-    lines += ["", f"Sequential write bandwidth (GB/s): " + ", ".join(f"{k} {v:.2f}" for k, v in wb["gb_per_s"].items()), "",
+    lines += ["", "BMI per window: FC's gain over each baseline (per point; FC senses ceil(operands / 48) times per page column,",
+              "since one multi-wordline sensing covers at most the 48 wordlines of a string; see the gaps below):", ""]
+    lines += bmi_window_table(ev, ev["config"]["nand"]["geometry"]["wordlines_per_string"])
+    lines += ["", f"Energy accounting: `cosmos.energy_accounting = {ev['config']['cosmos']['energy_accounting']}` (docs/cosmos.md, \"Energy\").",
+              "", f"Sequential write bandwidth (GB/s): " + ", ".join(f"{k} {v:.2f}" for k, v in wb["gb_per_s"].items()), "",
               f"Reliability experiment (`cosmos reliability --condition both`): BMI AND of {rel['operands']} daily vectors, "
               f"{rel['users']} users of which a fraction {rel['data']['bmi_loyal_fraction']} is active every day (the others on a "
               f"day with probability {rel['data']['bmi_activity']}); assumptions, not the paper's data. The paper gives no "

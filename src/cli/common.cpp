@@ -52,6 +52,7 @@ const std::vector<Component>& catalogue() {
       component<ssd::SsdParams>("ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator"),
       component<ssd::SsdModelOptions>("ssd_model", "the general SSD (bitline ssd run): which of MQSim's firmware mechanisms are modelled"),
       component<ssd::HostParams>("host", "host CPU and DRAM"),
+      component<cosmos::CosmosParams>("cosmos", "Flash-Cosmos evaluation: how energy is accounted (the paper's way or the whole system)"),
       component<cosmos::WorkloadParams>("workload", "Flash-Cosmos workloads (BMI, IMS, KCS) and synthetic data"),
       component<llm::LlmParams>("llm", "LLM decode on GPUs (FlashAccel): compute model, network, parallelism, energy"),
       component<llm::ServingParams>("serving", "LLM serving: capacity policy, KV layout, routing, batch search, endurance"),

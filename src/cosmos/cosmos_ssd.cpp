@@ -33,10 +33,12 @@ System system_from(const std::string& s) {
   return systems().value(size_t(i));
 }
 
-CosmosSsd::CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional, uint64_t seed)
+CosmosSsd::CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, const CosmosParams& cosmos,
+                     bool functional, uint64_t seed)
     : nand_(nand),
       ssd_(ssd),
       host_(host),
+      cosmos_(cosmos),
       functional_(functional),
       fw_(nand, ssd),
       cost_(nand.timing, nand.energy, nand.geometry.page_size) {
@@ -303,6 +305,7 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
     }
   }
   rr.timing = ssd::run_pipeline(spec, ssd_, host_, nand_);
+  rr.energy = account(rr.timing, ssd_, host_, *cosmos_.energy_accounting);
   if (on_device_) rr.device = ssd::run_compute(spec, ssd::device_of(ssd_, nand_), device_model_, ssd::ComputeRates::of(ssd_, host_));
   return rr;
 }
@@ -310,6 +313,7 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
 Json ReadResult::to_json() const {
   StatsTree stats;
   timing.register_stats(stats);
+  energy.register_stats(stats);
   Json j = stats.dump();
   j["system"] = to_string(system);
   j["die_commands"] = die_commands;

@@ -21,6 +21,7 @@
 #include "core/bitvector.hpp"
 #include "core/registry.hpp"
 #include "core/stats.hpp"
+#include "cosmos/energy.hpp"
 #include "cosmos/expr.hpp"
 #include "cosmos/firmware.hpp"
 #include "cosmos/planner.hpp"
@@ -53,6 +54,7 @@ struct CommandStream {
 struct ReadResult {
   System system = System::Fc;
   ssd::PipelineResult timing;
+  EnergyBreakdown energy;          // the run's energy under the SSD's cosmos.energy_accounting
   std::string plan;                // the first query's plan (in-flash systems)
   uint64_t die_commands = 0;       // commands issued to dies (one per plane-level operation)
   std::vector<BitVector> results;  // functional mode: one per query
@@ -66,7 +68,8 @@ struct ReadResult {
 
 class CosmosSsd {
  public:
-  CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, bool functional, uint64_t seed);
+  CosmosSsd(const nand::NandParams& nand, const ssd::SsdParams& ssd, const ssd::HostParams& host, const CosmosParams& cosmos,
+            bool functional, uint64_t seed);
 
   void declare_group(const std::string& group, uint32_t operands_per_lane) { fw_.declare_group(group, operands_per_lane); }
   /// fc_write of data (functional mode): programs every page of every copy.
@@ -136,6 +139,7 @@ class CosmosSsd {
   nand::NandParams nand_;
   ssd::SsdParams ssd_;
   ssd::HostParams host_;
+  CosmosParams cosmos_;
   bool functional_;
   bool trace_ = false;
   bool on_device_ = false;

@@ -287,7 +287,7 @@ size_t eval_job_count(const EvalMatrix& matrix) { return matrix.points.size() * 
 PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t i) {
   const Point& point = matrix.points[i / matrix.systems.size()];
   const System system = matrix.systems[i % matrix.systems.size()];
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, cfg.seed);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, cfg.seed);
   if (cfg.general_device) ssd.time_on_device(true, *cfg.general_device);
   PreparedPoint pp = prepare(ssd, point, cfg.workload, system, cfg.seed);
   return PointResult{point, system, ssd.read(pp.queries, system, pp.popcount)};
@@ -307,12 +307,12 @@ std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matri
 
 Json point_json(const PointResult& r) {
   StatsTree stats;
-  r.read.timing.register_stats(stats);
+  r.read.energy.register_stats(stats);
   Json j = {{"workload", r.point.workload},
             {"param", {{r.point.param, r.point.value}}},
             {"system", to_string(r.system)},
             {"time_s", to_s(r.read.timing.total)},
-            {"energy_j", r.read.timing.total_energy().raw()},
+            {"energy_j", r.read.energy.total().raw()},
             {"energy_breakdown_j", stats.dump()["energy_j"]},
             {"bytes_over_pcie", r.read.timing.pcie_bytes},
             {"bytes_over_channels", r.read.timing.channel_bytes},
@@ -386,7 +386,7 @@ ReliabilityResult run_reliability(const EvalConfig& cfg, int64_t months, bool es
   ReliabilityResult rr;
   for (int64_t t = 0; t < trials; ++t) {
     uint64_t seed = cfg.seed + uint64_t(t) * 7919;
-    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, true, seed);
+    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, true, seed);
     // FC's data path either way: raw cells sensed by MWS; only the program mode differs.
     Point p{"bmi", "months", months};
     PreparedPoint pp = prepare(ssd, p, cfg.workload, esp ? System::Fc : System::ParaBit, seed);

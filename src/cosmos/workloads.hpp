@@ -33,20 +33,45 @@ struct WorkloadParams {
     v(users, {.name = "users",
               .def = "800000000",
               .desc = "BMI: users tracked (bits per daily vector)",
-              .source = "spec: u = 800 million",
+              .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (workloads, BMI): u = 800 million",
               .min = 8,
               .max = double(int64_t(1) << 40)});
-    v(days_per_month, {.name = "days_per_month", .def = "30", .desc = "BMI: days in a month", .source = "spec", .min = 1, .max = 31});
-    v(image_width, {.name = "image_width", .def = "800", .desc = "IMS: pixels per row", .source = "spec", .min = 1, .max = 1 << 16});
-    v(image_height, {.name = "image_height", .def = "600", .desc = "IMS: rows per image", .source = "spec", .min = 1, .max = 1 << 16});
-    v(colors, {.name = "colors", .def = "4", .desc = "IMS: colours segmented", .source = "spec", .min = 1, .max = 1024});
+    v(days_per_month, {.name = "days_per_month",
+                       .def = "30",
+                       .desc = "BMI: days in a month",
+                       .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (workloads)",
+                       .min = 1,
+                       .max = 31});
+    v(image_width, {.name = "image_width",
+                    .def = "800",
+                    .desc = "IMS: pixels per row",
+                    .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (workloads)",
+                    .min = 1,
+                    .max = 1 << 16});
+    v(image_height, {.name = "image_height",
+                     .def = "600",
+                     .desc = "IMS: rows per image",
+                     .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (workloads)",
+                     .min = 1,
+                     .max = 1 << 16});
+    v(colors, {.name = "colors",
+               .def = "4",
+               .desc = "IMS: colours segmented",
+               .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (workloads)",
+               .min = 1,
+               .max = 1024});
     v(vertices, {.name = "vertices",
                  .def = "33554432",
                  .desc = "KCS: graph vertices (bits per vector)",
-                 .source = "spec: 32 million vertices, 4 MB vectors",
+                 .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (workloads, KCS): 32 million vertices, 4 MB vectors",
                  .min = 8,
                  .max = double(int64_t(1) << 40)});
-    v(cliques, {.name = "cliques", .def = "1024", .desc = "KCS: cliques listed", .source = "spec", .min = 1, .max = 1 << 16});
+    v(cliques, {.name = "cliques",
+                .def = "1024",
+                .desc = "KCS: cliques listed",
+                .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (workloads)",
+                .min = 1,
+                .max = 1 << 16});
     v(bmi_activity, {.name = "bmi_activity",
                      .def = "0.5",
                      .desc = "synthetic BMI data: chance an ordinary user is active on a day",
@@ -74,15 +99,16 @@ struct WorkloadParams {
     v(reliability_pe_cycles, {.name = "reliability_pe_cycles",
                               .def = "10000",
                               .desc = "reliability experiment, stress condition: P/E cycles of every block",
-                              .source = "spec: ESP's worst condition, 10K P/E cycles",
+                              .source = "Flash-Cosmos (MICRO 2022), ESP characterisation: the worst condition, 10K P/E cycles",
                               .min = 0,
                               .max = 1e7});
-    v(reliability_retention_days, {.name = "reliability_retention_days",
-                                   .def = "365",
-                                   .desc = "reliability experiment, stress condition: retention age of the data when sensed",
-                                   .source = "spec: ESP's worst condition, 1 year retention (at 30 C)",
-                                   .min = 0,
-                                   .max = 36500});
+    v(reliability_retention_days,
+      {.name = "reliability_retention_days",
+       .def = "365",
+       .desc = "reliability experiment, stress condition: retention age of the data when sensed",
+       .source = "Flash-Cosmos (MICRO 2022), ESP characterisation: the worst condition, 1 year retention (at 30 C)",
+       .min = 0,
+       .max = 36500});
   }
 };
 
@@ -138,6 +164,7 @@ struct EvalConfig {
   nand::NandParams nand;
   ssd::SsdParams ssd;
   ssd::HostParams host;
+  CosmosParams cosmos;
   WorkloadParams workload;
   uint64_t seed = 1;
   // Also time every point on the general SSD with these scheduling options (cosmos eval --general-device).

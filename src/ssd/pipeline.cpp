@@ -368,14 +368,7 @@ class Engine {
   }
 
   void finish() {
-    // Power over the time each part is powered (docs/cosmos.md, "Energy").
-    if (host_.cpu_power < host_.idle_power) throw ModelError("host.cpu_power is below host.idle_power (the package's idle floor)");
     r_.ssd_active = Time(std::min(pcie_free_, r_.total.raw()));
-    r_.ssd_active_energy = ssd_.controller_power * r_.ssd_active;
-    r_.ssd_idle_energy = ssd_.idle_power * (r_.total - r_.ssd_active);
-    r_.host_idle = host_.idle_power * r_.total;
-    r_.host_compute = (host_.cpu_power - host_.idle_power) * r_.host_busy;
-    r_.dram_background = host_.dram_background_power * r_.total;
     double t = double(r_.total.raw());
     if (t <= 0) return;
     struct U {
@@ -441,19 +434,6 @@ void PipelineResult::register_stats(StatGroup& g) const {
       .add("sram_peak_bytes", isp_sram_peak, "most ISP SRAM held at once (partial results + results waiting for PCIe)")
       .add("link_wait_s", isp_link_wait, "time finished ISP results waited for PCIe, summed over results");
   g.add("ssd_active_s", ssd_active, "time the SSD is active (until its last transfer to the host)");
-  g.group("energy_j")
-      .add("nand_sense", nand_sense, "NAND array: die power x step time, per die operation (sensings, latch ops)")
-      .add("nand_io", nand_io, "NAND data-out over the channels: energy per bit")
-      .add("pcie", pcie, "PCIe link: energy per payload bit")
-      .add("isp", isp, "in-storage accelerator logic + SRAM: energy per operand bit")
-      .add("ssd_controller", ssd_active_energy, "SSD controller + DRAM: active power x active time")
-      .add("ssd_idle", ssd_idle_energy, "SSD idle power x time after its last transfer")
-      .add("host_package_idle", host_idle, "host CPU package idle floor x whole run (RAPL-style)")
-      .add("host_package_compute", host_compute, "host CPU package: (compute - idle) power x compute time")
-      .add("host_dram_background", dram_background, "host DRAM background power x whole run")
-      .add("host_dram_access", dram_access, "host DRAM energy per bit written (DMA) or read (CPU)")
-      .derived(
-          "total", [this] { return total_energy().raw(); }, "sum of the above");
 }
 
 }  // namespace bitline::ssd

@@ -97,18 +97,12 @@ struct PipelineResult {
   int64_t isp_sram_peak = 0;  // most ISP SRAM bytes held at once
   Time isp_link_wait{};       // time finished ISP results waited for PCIe (summed)
   Time ssd_active{};          // from the start until the SSD's last transfer to the host has ended
-  // Energy by component (docs/cosmos.md, "Energy"): power over the time a part is powered + energy per operation.
-  Energy nand_sense{}, nand_io{}, pcie{}, isp{};
-  Energy ssd_active_energy{}, ssd_idle_energy{};  // controller + SSD DRAM: active power while active, idle power after
-  Energy host_idle{}, host_compute{};             // CPU package: idle floor x whole run, (cpu - idle) power x compute time
-  Energy dram_background{}, dram_access{};        // host DRAM: background power x whole run, per-bit access energy
+  // Energy per operation / per bit, counted as the run goes (the power x time terms are the accounting's,
+  // cosmos/energy.hpp): NAND steps, channel and PCIe bits, ISP operand bits, host DRAM bits.
+  Energy nand_sense{}, nand_io{}, pcie{}, isp{}, dram_access{};
   std::string bottleneck;
 
-  Energy total_energy() const {
-    return nand_sense + nand_io + pcie + isp + ssd_active_energy + ssd_idle_energy + host_idle + host_compute + dram_background +
-           dram_access;
-  }
-  /// Registers the run's statistics (time, busy times, energy by component) into a stats group.
+  /// Registers the run's statistics (time, busy times, bytes, the bottleneck) into a stats group.
   void register_stats(StatGroup& g) const;
 };
 

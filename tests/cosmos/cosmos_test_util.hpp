@@ -27,6 +27,7 @@ inline EvalConfig paper_config() {
   c.nand = default_params<nand::NandParams>();
   c.ssd = default_params<ssd::SsdParams>();
   c.host = default_params<ssd::HostParams>();
+  c.cosmos = default_params<CosmosParams>();
   c.workload = default_params<WorkloadParams>();
   c.seed = 1;
   return c;

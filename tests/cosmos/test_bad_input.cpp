@@ -15,7 +15,7 @@ namespace {
 class BadInput : public ::testing::Test {
  protected:
   EvalConfig cfg_ = paper_config();
-  CosmosSsd ssd_{cfg_.nand, cfg_.ssd, cfg_.host, false, 1};
+  CosmosSsd ssd_{cfg_.nand, cfg_.ssd, cfg_.host, cfg_.cosmos, false, 1};
 
   void put(const std::string& name, int64_t bytes = 16384, const std::string& group = "", nand::ProgramMode mode = nand::ProgramMode::Esp) {
     WriteOptions o;
@@ -48,10 +48,10 @@ TEST_F(BadInput, SsdTooSmallForTheWorkload) {
   EvalConfig c = paper_config();
   c.nand.geometry.blocks_per_plane = 8;  // KCS needs a block per clique's adjacency vectors
   nand::validate(c.nand);
-  CosmosSsd ssd(c.nand, c.ssd, c.host, false, 1);
+  CosmosSsd ssd(c.nand, c.ssd, c.host, c.cosmos, false, 1);
   expect_model_error([&] { prepare(ssd, Point{"kcs", "k", 8}, c.workload, System::Fc, 1); }, {"SSD too small", "blocks"});
   // BMI at 36 months: 1,080 vectors of 100 MB do not fit 8 blocks per plane either.
-  CosmosSsd ssd2(c.nand, c.ssd, c.host, false, 1);
+  CosmosSsd ssd2(c.nand, c.ssd, c.host, c.cosmos, false, 1);
   expect_model_error([&] { prepare(ssd2, Point{"bmi", "months", 36}, c.workload, System::Fc, 1); }, {"SSD too small"});
 }
 
@@ -99,7 +99,7 @@ TEST_F(BadInput, MalformedRequests) {
   expect_model_error([&] { ssd_.declare_group("g0", 0); }, {"'g0'"});
   expect_model_error([&] { prepare(ssd_, Point{"sorting", "n", 1}, cfg_.workload, System::Fc, 1); }, {"unknown workload", "sorting"});
   // A functional SSD needs the data.
-  CosmosSsd f(cfg_.nand, cfg_.ssd, cfg_.host, true, 1);
+  CosmosSsd f(cfg_.nand, cfg_.ssd, cfg_.host, cfg_.cosmos, true, 1);
   WriteOptions o;
   expect_model_error([&] { f.write("x", int64_t(16384), o); }, {"'x'", "needs the data"});
   // Parse errors name the position.

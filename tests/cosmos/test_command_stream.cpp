@@ -12,7 +12,7 @@ namespace bitline::cosmos::test {
 namespace {
 
 ReadResult traced_read(const EvalConfig& cfg, const Point& p, System s, bool functional, uint64_t seed, bool trace = true) {
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, functional, seed);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, functional, seed);
   ssd.trace_commands(trace);
   PreparedPoint prep = prepare(ssd, p, cfg.workload, s, seed);
   return ssd.read(prep.queries, s, prep.popcount);
@@ -59,7 +59,7 @@ TEST(CommandStream, SameInBothModesForEveryWorkloadAndSystem) {
       EXPECT_TRUE(u.stream.fnv1a.empty());
       EXPECT_EQ(u.die_commands, t.die_commands);
       EXPECT_EQ(u.timing.total, t.timing.total);
-      EXPECT_EQ(u.timing.total_energy().raw(), t.timing.total_energy().raw());
+      EXPECT_EQ(u.energy.total().raw(), t.energy.total().raw());
       by_system.push_back(t.stream);
     }
     SCOPED_TRACE(fmt::format("{} {}={}", p.workload, p.param, p.value));
@@ -79,7 +79,7 @@ TEST(CommandStream, TimingOnlyModeChecksTheCommandsItPrices) {
   cfg.nand.command.max_mws_slots = 2;
   for (bool functional : {true, false}) {
     SCOPED_TRACE(functional ? "functional" : "timing-only");
-    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, functional, 3);
+    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, functional, 3);
     const int64_t bytes = 8 * cfg.nand.geometry.page_size.raw();
     for (const char* n : {"a", "b", "c"}) {
       WriteOptions o;

@@ -26,7 +26,7 @@ struct PointRun {
 };
 
 PointRun run_point(const EvalConfig& cfg, const Point& p, System s, bool functional, uint64_t seed) {
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, functional, seed);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, functional, seed);
   PointRun r;
   r.prepared = prepare(ssd, p, cfg.workload, s, seed);
   r.read = ssd.read(r.prepared.queries, s, r.prepared.popcount);
@@ -50,7 +50,7 @@ TEST(Functional, ReducedWorkloadsStillSpanStringsBlocksAndColumns) {
   EvalConfig cfg = small_config(false);
   cfg.workload = small_workload();
   auto pools_of = [&](const Point& p) {
-    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, 1);
+    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, 1);
     prepare(ssd, p, cfg.workload, System::Fc, 1);
     return ssd.firmware().pools();
   };
@@ -133,7 +133,7 @@ TEST(Functional, FunctionalAndTimingOnlyModesGiveTheSameTimeAndEnergy) {
       PointRun t = run_point(cfg, p, s, false, 5);
       EXPECT_TRUE(t.read.results.empty());
       EXPECT_EQ(f.read.timing.total, t.read.timing.total);
-      EXPECT_EQ(f.read.timing.total_energy().raw(), t.read.timing.total_energy().raw());
+      EXPECT_EQ(f.read.energy.total().raw(), t.read.energy.total().raw());
       EXPECT_EQ(f.read.timing.sensings, t.read.timing.sensings);
       EXPECT_EQ(f.read.timing.events, t.read.timing.events);
       EXPECT_EQ(f.read.timing.channel_bytes, t.read.timing.channel_bytes);
@@ -198,7 +198,7 @@ struct ExprRig {
 /// 2..10 operands with random data, some grouped, some stored inverted or both.
 ExprRig make_rig(const EvalConfig& cfg, Rng& rng, uint64_t seed) {
   ExprRig r;
-  r.ssd = std::make_unique<CosmosSsd>(cfg.nand, cfg.ssd, cfg.host, true, seed);
+  r.ssd = std::make_unique<CosmosSsd>(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, true, seed);
   const size_t bits = (9 * 1024 + 64) * 8;  // 10 pages (2 columns), the last one partial
   const size_t n = 2 + rng.below(9);
   for (size_t i = 0; i < n; ++i) {
@@ -259,7 +259,7 @@ TEST(Functional, ArbitraryExpressionsOnFcAndParaBitEqualTheCpu) {
 TEST(Functional, EveryOperationOnFixedLayouts) {
   // Every operation on layouts that must be computable, on fc and parabit.
   EvalConfig cfg = small_config(false);
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, true, 7);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, true, 7);
   Rng rng(77);
   const size_t bits = (9 * 1024 + 64) * 8;
   std::map<std::string, BitVector> values;
@@ -313,7 +313,7 @@ TEST(Functional, EveryOperationOnFixedLayouts) {
 
 TEST(Functional, SeveralQueriesInOneReadKeepTheirOrder) {
   EvalConfig cfg = small_config(false);
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, true, 3);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, true, 3);
   Rng rng(5);
   const size_t bits = 4 * 1024 * 8;
   std::map<std::string, BitVector> values;

@@ -115,7 +115,7 @@ struct Timed {
 };
 Timed timed(System system, int operands, bool gating) {
   const EvalConfig cfg = paper_config();
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, 1);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, 1);
   ssd::SsdModelOptions m;
   m.issue_on_idle_channel = gating;
   ssd.time_on_device(true, m);
@@ -210,7 +210,7 @@ TEST(GeneralDevice, HandTimedOperandPagesToTheHostAndToTheIsp) {
 TEST(GeneralDevice, TheBaselinesOnThePapersSsd) {
   const EvalConfig cfg = paper_config();
   auto run = [&](System sys) {
-    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, 1);
+    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, 1);
     ssd.time_on_device(true);
     PreparedPoint pp = prepare(ssd, Point{"bmi", "months", 1}, cfg.workload, sys, 1);
     return ssd.read(pp.queries, sys, pp.popcount);
@@ -238,7 +238,7 @@ TEST(GeneralDevice, EagerSchedulingReproducesThePipelineForEverySystemAndWorkloa
   for (const char* w : {"bmi", "ims", "kcs"})
     for (System sys : kAllSystems) {
       SCOPED_TRACE(fmt::format("{} on {}", w, to_string(sys)));
-      CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, 1);
+      CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, 1);
       ssd::SsdModelOptions eager;
       eager.issue_on_idle_channel = false;
       ssd.time_on_device(true, eager);

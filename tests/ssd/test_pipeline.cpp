@@ -46,8 +46,6 @@ struct Rig {
 
 Step read_step(Route r, double energy_j = 1e-6) { return Step{us(22.5), Energy(energy_j), r, true}; }
 
-double rel_diff(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(a), std::fabs(b)); }
-
 TEST(Pipeline, DefaultsAreThoseTheHandComputationsAssume) {
   Rig r(1, 1);
   EXPECT_EQ(r.nand.timing.t_read_slc.raw(), kTR);
@@ -236,20 +234,13 @@ TEST(Pipeline, HostPopcountAddsItsTimeAtTheEnd) {
   EXPECT_EQ(with.total.raw(), kTR + kChan + kPcie + kLat + kHost);
   EXPECT_EQ(with.host_busy.raw(), kHost);
   EXPECT_EQ(with.host_bytes, 16384);
-  // CPU package: idle floor over the whole run, (compute - idle) power x busy time; DRAM: background over the
-  // run, plus per bit the DMA in and the popcount's read.
+  // DRAM bits: the DMA in, plus the popcount's read (the power x time terms are cosmos::account's, tests/cosmos).
   const HostParams h = default_params<HostParams>();
-  EXPECT_NEAR(with.host_compute.raw(), ((h.cpu_power - h.idle_power) * Time(kHost)).raw(), 1e-18);
-  EXPECT_EQ(without.host_compute.raw(), 0.0);
-  EXPECT_NEAR(with.host_idle.raw(), (h.idle_power * with.total).raw(), 1e-15);
-  EXPECT_NEAR(without.host_idle.raw(), (h.idle_power * without.total).raw(), 1e-15);
   EXPECT_NEAR(with.dram_access.raw(), 2 * (h.dram_energy * Bytes(16384)).raw(), 1e-15);
   EXPECT_NEAR(without.dram_access.raw(), (h.dram_energy * Bytes(16384)).raw(), 1e-15);
-  EXPECT_NEAR(with.dram_background.raw(), (h.dram_background_power * with.total).raw(), 1e-15);
   // The SSD is active until its last transfer has ended, idle while the host counts.
   EXPECT_EQ(with.ssd_active.raw(), kTR + kChan + kPcie);
-  const SsdParams s = default_params<SsdParams>();
-  EXPECT_NEAR(with.ssd_idle_energy.raw(), (s.idle_power * Time(kLat + kHost)).raw(), 1e-18);
+  EXPECT_EQ(without.ssd_active.raw(), kTR + kChan + kPcie);
 }
 
 TEST(Pipeline, BottleneckNamesTheBusiestResource) {
@@ -289,7 +280,7 @@ TEST(Pipeline, BottleneckNamesTheBusiestResource) {
   }
 }
 
-TEST(Pipeline, EnergyIsTheSumOfItsParts) {
+TEST(Pipeline, PerOperationEnergyIsCounted) {
   // Two templates with different step energies, jobs on 1 or 2 planes.
   Rig r(2, 2);
   r.spec.host.popcount_result = true;
@@ -315,25 +306,15 @@ TEST(Pipeline, EnergyIsTheSumOfItsParts) {
   const auto& h = r.host;
   EXPECT_NEAR(p.nand_io.raw(), (r.nand.energy.io_energy * Bytes(p.channel_bytes)).raw(), 1e-15);
   EXPECT_NEAR(p.pcie.raw(), (s.pcie_energy * Bytes(p.pcie_bytes)).raw(), 1e-15);
-  EXPECT_NEAR(p.ssd_active_energy.raw(), (s.controller_power * p.ssd_active).raw(), 1e-15);
-  EXPECT_NEAR(p.ssd_idle_energy.raw(), (s.idle_power * (p.total - p.ssd_active)).raw(), 1e-15);
   EXPECT_GT(p.ssd_active, Time(0));
   EXPECT_LT(p.ssd_active, p.total);  // the host's last bit count runs after the SSD's last transfer
-  EXPECT_NEAR(p.host_idle.raw(), (h.idle_power * p.total).raw(), 1e-15);
-  EXPECT_NEAR(p.host_compute.raw(), ((h.cpu_power - h.idle_power) * p.host_busy).raw(), 1e-15);
-  EXPECT_NEAR(p.dram_background.raw(), (h.dram_background_power * p.total).raw(), 1e-15);
   EXPECT_NEAR(p.dram_access.raw(), 2 * (h.dram_energy * Bytes(9 * 16384)).raw(), 1e-15);
   EXPECT_EQ(p.isp.raw(), 0.0);
-  const double sum = p.nand_sense.raw() + p.nand_io.raw() + p.pcie.raw() + p.isp.raw() + p.ssd_active_energy.raw() +
-                     p.ssd_idle_energy.raw() + p.host_idle.raw() + p.host_compute.raw() + p.dram_background.raw() + p.dram_access.raw();
-  EXPECT_LT(rel_diff(p.total_energy().raw(), sum), 1e-12);
-  // The JSON reports the same total.
   StatsTree stats;
   p.register_stats(stats);
   const Json j = stats.dump();
-  EXPECT_LT(rel_diff(j["energy_j"]["total"].get<double>(), sum), 1e-12);
   EXPECT_EQ(j["bottleneck"], p.bottleneck);
-  EXPECT_EQ(j["energy_j"].size(), 11u);  // ten components and the total
+  EXPECT_FALSE(j.contains("energy_j"));  // the run's energy is the accounting's (cosmos/energy.hpp)
 }
 
 TEST(Pipeline, PcieEffectiveRateFromTheProtocolOverheads) {
@@ -375,7 +356,8 @@ TEST(Pipeline, Deterministic) {
   PipelineResult a = r.run(), b = r.run();
   EXPECT_EQ(a.total, b.total);
   EXPECT_EQ(a.events, b.events);
-  EXPECT_EQ(a.total_energy().raw(), b.total_energy().raw());
+  EXPECT_EQ(a.nand_sense.raw(), b.nand_sense.raw());
+  EXPECT_EQ(a.dram_access.raw(), b.dram_access.raw());
 }
 
 // Reads and writes on the same dies and channel: a die whose job list holds a Flash-Cosmos read and then a program

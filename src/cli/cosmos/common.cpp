@@ -14,6 +14,7 @@ EvalConfig load_eval_config(const ConfigTree& tree) {
   c.nand = nand::load_nand_params(tree);
   c.ssd = load_params<ssd::SsdParams>(tree, "ssd");
   c.host = load_params<ssd::HostParams>(tree, "host");
+  c.cosmos = load_params<CosmosParams>(tree, "cosmos");
   c.workload = load_params<WorkloadParams>(tree, "workload");
   c.seed = uint64_t(load_params<SimParams>(tree, "sim").seed);
   if (c.nand.geometry.planes_per_die > 255) throw ConfigError("nand.geometry.planes_per_die: at most 255 for the SSD model");
@@ -21,11 +22,8 @@ EvalConfig load_eval_config(const ConfigTree& tree) {
 }
 
 Json config_json(const EvalConfig& c) {
-  return {{"sim", {{"seed", c.seed}}},
-          {"nand", dump_params(c.nand)},
-          {"ssd", dump_params(c.ssd)},
-          {"host", dump_params(c.host)},
-          {"workload", dump_params(c.workload)}};
+  return {{"sim", {{"seed", c.seed}}},   {"nand", dump_params(c.nand)},     {"ssd", dump_params(c.ssd)},
+          {"host", dump_params(c.host)}, {"cosmos", dump_params(c.cosmos)}, {"workload", dump_params(c.workload)}};
 }
 
 void ExperimentOption::add_to(CLI::App& app, const std::string& name, const std::string& what) {

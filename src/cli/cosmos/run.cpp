@@ -21,7 +21,8 @@ struct RunOpts {
 void print_breakdown(const ReadResult& r) {
   const auto& t = r.timing;
   double T = to_s(t.total);
-  fmt::print("system {}: time {:.6g} s, energy {:.6g} J, bottleneck: {}\n", to_string(r.system), T, t.total_energy().raw(), t.bottleneck);
+  fmt::print("system {}: time {:.6g} s, energy {:.6g} J ({} accounting), bottleneck: {}\n", to_string(r.system), T, r.energy.total().raw(),
+             r.energy.accounting.name(), t.bottleneck);
   if (!r.plan.empty()) fmt::print("  plan per page column: {}\n", r.plan);
   fmt::print("  sensings (plane-level) {}, die commands {}, bytes over channels {}, over PCIe {}, events {}\n", t.sensings, r.die_commands,
              t.channel_bytes, t.pcie_bytes, t.events);
@@ -29,7 +30,7 @@ void print_breakdown(const ReadResult& r) {
              to_s(t.channel_busy), to_s(t.pcie_busy), to_s(t.isp_busy), to_s(t.host_busy));
   // The energy breakdown as the stats tree registers it (one line per component, docs/cosmos.md "Energy").
   StatsTree stats;
-  t.register_stats(stats);
+  r.energy.register_stats(stats);
   const Json e = stats.dump()["energy_j"];
   fmt::print("  energy by component (J), total {:.4g}:\n", e["total"].get<double>());
   for (const auto& [name, v] : e.items())
@@ -77,7 +78,7 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   EvalConfig c = load_eval_config(cfg.load(matrix.set));
   const Point p = run_point_of(o, matrix);
   System s = system_from(o.system);
-  CosmosSsd ssd(c.nand, c.ssd, c.host, o.functional, c.seed);
+  CosmosSsd ssd(c.nand, c.ssd, c.host, c.cosmos, o.functional, c.seed);
   ssd.time_on_device(o.general_device, ssd::model_options(ssd::device_schedulings().at(o.device_scheduling, "--device-scheduling")));
   PreparedPoint pp = prepare(ssd, p, c.workload, s, c.seed);
   ReadResult r = ssd.read(pp.queries, s, pp.popcount);
