@@ -29,7 +29,7 @@ struct Geometry {
     v(planes_per_die, {.name = "planes_per_die",
                        .def = "2",
                        .desc = "planes per die, each with its own bitlines and latches",
-                       .source = "spec: evaluated SSD, 8 ch x 8 dies x 2 planes",
+                       .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): 8 ch x 8 dies x 2 planes",
                        .min = 1,
                        .max = 255});
     v(blocks_per_plane, {.name = "blocks_per_plane",
@@ -47,13 +47,13 @@ struct Geometry {
     v(wordlines_per_string, {.name = "wordlines_per_string",
                              .def = "48",
                              .desc = "wordlines (cells in series) per NAND string",
-                             .source = "spec: 48-layer 3D TLC chips",
+                             .source = "Flash-Cosmos (MICRO 2022), real-device characterisation: 48-layer 3D TLC chips (48 WLs per string)",
                              .min = 1,
                              .max = 256});
     v(page_size, {.name = "page_size",
                   .def = "16KiB",
                   .desc = "bytes per page (one wordline of one sub-block, per bit of the cell)",
-                  .source = "spec: 16 KiB page",
+                  .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): 16 KiB page",
                   .min = 1,
                   .max = 1 << 24});
   }
@@ -80,7 +80,7 @@ struct Timing {
     v(t_read_slc, {.name = "t_read_slc",
                    .def = "22.5us",
                    .desc = "tR: sensing one SLC wordline (also ESP data)",
-                   .source = "spec: evaluated SSD, SLC tR = 22.5 us",
+                   .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): SLC tR = 22.5 us",
                    .min = 0});
     v(t_read_mlc,
       {.name = "t_read_mlc", .def = "50us", .desc = "tR of an MLC page", .source = "assumption: typical 3D MLC datasheet range", .min = 0});
@@ -89,21 +89,35 @@ struct Timing {
                    .desc = "tR of a TLC page",
                    .source = "assumption: typical 48-layer 3D TLC datasheet range",
                    .min = 0});
-    v(t_prog_slc, {.name = "t_prog_slc", .def = "200us", .desc = "tPROG in SLC mode", .source = "spec: SLC tPROG = 200 us", .min = 0});
-    v(t_prog_mlc, {.name = "t_prog_mlc", .def = "500us", .desc = "tPROG in MLC mode", .source = "spec: MLC tPROG = 500 us", .min = 0});
-    v(t_prog_tlc, {.name = "t_prog_tlc", .def = "700us", .desc = "tPROG in TLC mode", .source = "spec: TLC tPROG = 700 us", .min = 0});
+    v(t_prog_slc, {.name = "t_prog_slc",
+                   .def = "200us",
+                   .desc = "tPROG in SLC mode",
+                   .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology: SLC tPROG = 200 us",
+                   .min = 0});
+    v(t_prog_mlc, {.name = "t_prog_mlc",
+                   .def = "500us",
+                   .desc = "tPROG in MLC mode",
+                   .source = "Flash-Cosmos (MICRO 2022), ESP section: MLC tPROG = 500 us",
+                   .min = 0});
+    v(t_prog_tlc, {.name = "t_prog_tlc",
+                   .def = "700us",
+                   .desc = "tPROG in TLC mode",
+                   .source = "Flash-Cosmos (MICRO 2022), ESP section: TLC tPROG = 700 us",
+                   .min = 0});
     v(esp_prog_ratio, {.name = "esp_prog_ratio",
                        .def = "2.0",
                        .desc = "tESP / tPROG(SLC): extra ISPP steps of enhanced SLC programming",
-                       .source = "spec: design uses tESP = 2 x tPROG = 400 us",
+                       .source = "Flash-Cosmos (MICRO 2022), ESP section: the design uses tESP = 2 x tPROG = 400 us",
                        .min = 1.0,
                        .max = 10.0});
-    v(multi_bit_program, {.name = "multi_bit_program",
-                          .def = "one_shot",
-                          .desc = "MLC/TLC programming: one_shot programs all pages of a wordline in one tPROG(mode); page_by_page "
-                                  "programs each page in its own tPROG(mode)",
-                          .source = "assumption: 3D charge-trap TLC (the spec's 48-layer chips) programs a wordline in one shot; "
-                                    "page_by_page is the MQSim-style per-page latency reading"});
+    v(multi_bit_program,
+      {.name = "multi_bit_program",
+       .def = "page_by_page",
+       .desc = "MLC/TLC programming: page_by_page programs each page of a wordline in its own tPROG(mode); "
+               "one_shot programs all pages of a wordline in one tPROG(mode)",
+       .source = "Flash-Cosmos (MICRO 2022, arXiv 2209.05566), Evaluation Methodology: its MQSim-based simulator charges each page its own "
+                 "tPROG (MQSim's convention; the paper's ESP write bandwidth above MLC's and TLC's holds only "
+                 "so); one_shot: how 3D charge-trap TLC parts can program a wordline"});
     v(t_erase, {.name = "t_erase",
                 .def = "3.5ms",
                 .desc = "tBERS: block erase latency",
@@ -117,16 +131,17 @@ struct Timing {
     v(channel_rate, {.name = "channel_rate",
                      .def = "1.2GB/s",
                      .desc = "data-out rate of the die's channel interface",
-                     .source = "spec: 1.2 GB/s per channel",
+                     .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): 1.2 GB/s per channel",
                      .min = 1});
     v(mws_wordlines, {.name = "mws_wordlines",
                       .def = "[[1, 1.0], [8, 1.01], [48, 1.033]]",
                       .desc = "tMWS/tR against wordlines sensed in one block (linear between points)",
-                      .source = "spec: measured, <1.01 tR up to 8 WLs, 1.033 tR at 48 WLs"});
-    v(mws_blocks, {.name = "mws_blocks",
-                   .def = "[[1, 1.0], [2, 1.033], [8, 1.033], [32, 1.363]]",
-                   .desc = "tMWS/tR against blocks sensed together (linear between points)",
-                   .source = "spec: measured, ~1.033 tR up to 4 blocks, grows beyond ~8, 1.363 tR at 32"});
+                      .source = "Flash-Cosmos (MICRO 2022), MWS characterisation (measured): <1.01 tR up to 8 WLs, 1.033 tR at 48 WLs"});
+    v(mws_blocks,
+      {.name = "mws_blocks",
+       .def = "[[1, 1.0], [2, 1.033], [8, 1.033], [32, 1.363]]",
+       .desc = "tMWS/tR against blocks sensed together (linear between points)",
+       .source = "Flash-Cosmos (MICRO 2022), MWS characterisation (measured): ~1.033 tR up to 4 blocks, grows beyond ~8, 1.363 tR at 32"});
   }
   Time t_esp() const { return t_prog_slc * esp_prog_ratio; }
 };
@@ -184,7 +199,8 @@ struct EnergyParams {
     v(mws_block_power, {.name = "mws_block_power",
                         .def = "[[1, 1.0], [2, 1.34], [4, 1.80], [8, 2.72], [32, 8.24]]",
                         .desc = "inter-block MWS power / read power against blocks sensed",
-                        .source = "spec: +34% at 2 blocks, ~+80% at 4; assumption: beyond 4, linear extrapolation"});
+                        .source = "Flash-Cosmos (MICRO 2022), MWS power characterisation: +34% at 2 blocks, ~+80% at 4; assumption: beyond "
+                                  "4, linear extrapolation"});
   }
 };
 
@@ -207,7 +223,11 @@ struct ReliabilityParams {
        .source = "assumption: with the P/E and retention tables gives 1e-3 at 10K P/E + 1 year, 12 orders above UBER 1e-15 (spec)",
        .min = 0,
        .max = 0.5});
-    v(mlc_factor, {.name = "mlc_factor", .def = "4.0", .desc = "RBER(MLC) / RBER(SLC)", .source = "spec: MLC RBER about 4x SLC", .min = 0});
+    v(mlc_factor, {.name = "mlc_factor",
+                   .def = "4.0",
+                   .desc = "RBER(MLC) / RBER(SLC)",
+                   .source = "Flash-Cosmos (MICRO 2022), Motivation (reliability): MLC RBER about 4x SLC",
+                   .min = 0});
     v(tlc_factor, {.name = "tlc_factor",
                    .def = "16.0",
                    .desc = "RBER(TLC) / RBER(SLC)",
@@ -216,12 +236,12 @@ struct ReliabilityParams {
     v(no_randomization_slc, {.name = "no_randomization_slc",
                              .def = "1.91",
                              .desc = "RBER increase without data randomisation (SLC, ESP)",
-                             .source = "spec: 1.91x (SLC)",
+                             .source = "Flash-Cosmos (MICRO 2022), Motivation (reliability): randomisation off raises RBER 1.91x (SLC)",
                              .min = 1});
     v(no_randomization_mlc, {.name = "no_randomization_mlc",
                              .def = "4.92",
                              .desc = "RBER increase without data randomisation (MLC)",
-                             .source = "spec: 4.92x (MLC)",
+                             .source = "Flash-Cosmos (MICRO 2022), Motivation (reliability): randomisation off raises RBER 4.92x (MLC)",
                              .min = 1});
     v(no_randomization_tlc, {.name = "no_randomization_tlc",
                              .def = "4.92",
@@ -239,7 +259,8 @@ struct ReliabilityParams {
     v(esp_factor, {.name = "esp_factor",
                    .def = "[[1.0, 1.0], [1.6, 0.1], [1.9, 5.2e-10]]",
                    .desc = "RBER multiplier of ESP data (median block) against tESP/tPROG (log-linear between points, flat beyond)",
-                   .source = "spec: +60% tESP gives one order of magnitude lower RBER in the median block (1.6 -> 0.1); zero errors "
+                   .source = "Flash-Cosmos (MICRO 2022), ESP characterisation: +60% tESP gives one order of magnitude lower RBER in the "
+                             "median block (1.6 -> 0.1); zero errors "
                              "in 4.83e11 bits at >= 1.9x at the worst condition, RBER < 2.07e-12; assumption: 1.9x gives 1e-12 "
                              "at the worst condition (under the bound), no further gain claimed beyond 1.9x"});
     v(initial_pe_cycles, {.name = "initial_pe_cycles",
@@ -284,13 +305,13 @@ struct CommandParams {
     v(max_mws_slots, {.name = "max_mws_slots",
                       .def = "4",
                       .desc = "(block, page bitmap) slots one MWS command may chain with CONT",
-                      .source = "spec: up to four slots",
+                      .source = "Flash-Cosmos (MICRO 2022), command interface: up to four (block, PBM) slots",
                       .min = 1,
                       .max = 255});
     v(max_inter_block, {.name = "max_inter_block",
                         .def = "4",
                         .desc = "power limit: blocks one inter-block MWS may sense together",
-                        .source = "spec: design limits inter-block MWS to 4 blocks",
+                        .source = "Flash-Cosmos (MICRO 2022), MWS section: the design limits inter-block MWS to 4 blocks",
                         .min = 1,
                         .max = 255});
     v(data_latches, {.name = "data_latches",
