@@ -2,13 +2,29 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
+#include <system_error>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
 
+namespace {
+/// Standard output could not take what was printed (a full disk, /dev/full, a closed pipe): exit 2 with the reason.
+int stdout_failed(const std::string& why) {
+  std::cerr << "bitline: cannot write the output: standard output: " << why << "\n";
+  return 2;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  // A closed pipe (`bitline ... | head -1`) is a write error to report, not a signal that kills the process
+  // before its result files are written.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{
       "bitline: a simulator for computing with NAND flash (Flash-Cosmos in-flash bitwise ops, "
       "High-Bandwidth Flash for LLM inference)"};
@@ -42,6 +58,13 @@ int main(int argc, char** argv) {
   } catch (const bitline::ModelError& e) {
     std::cerr << "bitline: error: " << e.what() << "\n";
     return 1;
+  } catch (const std::system_error& e) {
+    // fmt::print reports a failed write to stdout this way (EPIPE, ENOSPC, EIO).
+    const int ev = e.code().value();
+    if (e.code().category() == std::generic_category() || e.code().category() == std::system_category())
+      if (ev == EPIPE || ev == ENOSPC || ev == EIO || ev == EBADF) return stdout_failed(e.what());
+    std::cerr << "bitline: internal error (a bug: please report it with the command line): " << e.what() << "\n";
+    return 3;
   } catch (const std::bad_alloc&) {
     std::cerr << "bitline: out of memory: the inputs need more memory than this machine has (see the limits in "
                  "docs/commands.md, \"Hardened inputs\")\n";
@@ -50,5 +73,7 @@ int main(int argc, char** argv) {
     std::cerr << "bitline: internal error (a bug: please report it with the command line): " << e.what() << "\n";
     return 3;
   }
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) return stdout_failed(std::strerror(errno ? errno : EIO));
   return 0;
 }

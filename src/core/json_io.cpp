@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <system_error>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -19,8 +20,16 @@ void write_json_file(const fs::path& path, const nlohmann::json& j) {
   const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   auto tmp = path;
   tmp += ".partial";
+  // The folders this write creates (deepest first): removed again if the write fails, so a refused result
+  // leaves nothing behind.
+  std::vector<fs::path> created;
+  std::error_code ec;
+  for (fs::path d = path.parent_path(); !d.empty() && !fs::exists(fs::symlink_status(d, ec)); d = d.parent_path()) {
+    created.push_back(d);
+    if (d == d.parent_path()) break;
+  }
   try {
-    if (path.has_parent_path()) fs::create_directories(path.parent_path());
+    if (!created.empty()) fs::create_directories(path.parent_path());
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out) throw std::runtime_error(fmt::format("cannot open {} for writing ({})", tmp.string(), std::strerror(errno)));
@@ -30,8 +39,8 @@ void write_json_file(const fs::path& path, const nlohmann::json& j) {
     }
     fs::rename(tmp, path);
   } catch (const std::exception& e) {
-    std::error_code ec;
-    fs::remove(tmp, ec);  // never leave a partial result behind
+    fs::remove(tmp, ec);                              // never leave a partial result behind
+    for (const auto& d : created) fs::remove(d, ec);  // only empty folders: what this write created
     const auto* fe = dynamic_cast<const fs::filesystem_error*>(&e);
     throw OutputError(fmt::format("{}: cannot write the result: {}", path.string(), fe ? fe->code().message() : std::string(e.what())));
   }
@@ -41,6 +50,7 @@ void check_json_output(const fs::path& path, std::string_view flag) {
   if (path.empty()) return;
   const auto fail = [&](const std::string& why) { throw OutputError(fmt::format("{} {}: {}", flag, path.string(), why)); };
   std::error_code ec;
+  if (!path.has_filename()) fail("ends in '/', so it names a folder; give a file name");
   const auto st = fs::status(path, ec);
   if (fs::exists(st)) {
     if (fs::is_directory(st)) fail("is a directory; give a file name");
@@ -52,6 +62,7 @@ void check_json_output(const fs::path& path, std::string_view flag) {
   // The nearest folder that exists: a result under a missing folder creates it (and its parents).
   fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   while (!fs::exists(fs::status(dir, ec)) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
+  if (!fs::exists(fs::status(dir, ec)) && dir.is_relative() && !dir.has_parent_path()) dir = ".";  // `results/x.json`: results is created
   const auto dst = fs::status(dir, ec);
   if (!fs::exists(dst)) fail(fmt::format("folder {} does not exist", dir.string()));
   if (!fs::is_directory(dst)) fail(fmt::format("{} is not a folder", dir.string()));

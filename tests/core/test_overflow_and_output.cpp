@@ -115,6 +115,25 @@ TEST_F(OutputFiles, AFailedWriteLeavesNoPartialFile) {
   EXPECT_FALSE(fs::exists(dir_ / "sub" / "ok.json.partial"));
 }
 
+TEST_F(OutputFiles, AFolderRelativeToTheWorkingDirectoryIsCreated) {
+  // `--json results/x.json` in a fresh clone: `results` does not exist yet and has no parent in the path.
+  const auto cwd = fs::current_path();
+  fs::current_path(dir_);
+  EXPECT_NO_THROW(check_json_output("results/x.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "results"));  // the check creates nothing
+  EXPECT_NO_THROW(write_json_file("results/x.json", {{"a", 1}}));
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "results" / "x.json"));
+  fs::current_path(cwd);
+}
+
+TEST_F(OutputFiles, ARefusedWriteRemovesTheFoldersItCreated) {
+  // The target under new folders is itself a directory name: the write fails and leaves no new folder behind.
+  fs::create_directories(dir_ / "keep");
+  EXPECT_THROW(write_json_file(dir_ / "keep" / "newdir" / "deeper" / "", {{"a", 1}}), OutputError);
+  EXPECT_FALSE(fs::exists(dir_ / "keep" / "newdir"));
+  EXPECT_TRUE(fs::is_directory(dir_ / "keep"));  // a folder that was there stays
+}
+
 TEST_F(OutputFiles, InvalidUtf8IsReplacedNotAnException) {
   write_json_file(dir_ / "u.json", {{"name", std::string("bad \xff\xfe name")}});
   std::ifstream in(dir_ / "u.json");
@@ -129,6 +148,8 @@ TEST_F(OutputFiles, CheckBeforeTheWork) {
   EXPECT_FALSE(fs::exists(dir_ / "new"));
   EXPECT_NO_THROW(check_json_output(""));
   EXPECT_THROW(check_json_output(dir_), OutputError);
+  EXPECT_THROW(check_json_output(dir_ / "newdir" / ""), OutputError);  // a trailing '/': a folder, not a file
+  EXPECT_FALSE(fs::exists(dir_ / "newdir"));
   std::ofstream(dir_ / "f") << "x";
   EXPECT_THROW(check_json_output(dir_ / "f" / "a.json"), OutputError);
   EXPECT_THROW(check_json_output("/dev/null"), OutputError);
