@@ -9,7 +9,7 @@ PLOT_PYTHON ?= /usr/bin/python3
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate format format-check clean
+.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate doc-commands format format-check clean
 
 all: build
 
@@ -28,11 +28,13 @@ build: configure
 # then their summaries against the published figures.
 run: build
 	$(BITLINE) cosmos eval --json results/cosmos-eval.json
+	$(BITLINE) cosmos write-bw --json results/cosmos-write-bw.json
 	$(BITLINE) accel eval --json results/accel-eval.json
 	$(BITLINE) accel ablation --json results/accel-ablation.json
 	$(BITLINE) accel sessions --json results/accel-sessions.json
 	python3 scripts/validation.py table results/cosmos-eval.json
 	python3 scripts/validation.py accel results/accel-eval.json
+	$(PLOT_PYTHON) scripts/plot_cosmos.py results/cosmos-eval.json results/cosmos-write-bw.json results/figures
 	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json results/figures
 
 test: build
@@ -54,14 +56,19 @@ bench: build
 	/usr/bin/time -f "   peak RSS %M KB" $(BITLINE) ssd run --quiet --device configs/ssd/device.xml --workload configs/ssd/read.xml --json results/bench-ssd-read.json | head -n 1
 	/usr/bin/time -f "   peak RSS %M KB" $(BITLINE) ssd run --quiet --device configs/ssd/device.xml --workload configs/ssd/write.xml --json results/bench-ssd-write.json | head -n 1
 
-# Regenerates docs/validation.md (paper vs bitline) from the model.
+# Regenerates docs/validation.md (paper vs bitline), docs/parameters.md and the charts in docs/figures from the model.
 validate: build
 	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
+	$(BITLINE) describe --json | python3 scripts/gen_param_table.py > docs/parameters.md.partial && mv docs/parameters.md.partial docs/parameters.md
 	$(PLOT_PYTHON) scripts/plot_cosmos.py results/cosmos-eval.json results/cosmos-write-bw.json docs/figures
 	$(BITLINE) accel eval --quiet --json results/accel-eval.json
 	$(BITLINE) accel ablation --json results/accel-ablation.json > /dev/null
 	$(BITLINE) accel sessions --json results/accel-sessions.json > /dev/null
 	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
+
+# Every command shown in README.md and docs/*.md, run as written on the built tree (CI; scripts/check_doc_commands.py).
+doc-commands: build
+	python3 scripts/check_doc_commands.py $(BITLINE) README.md $(wildcard docs/*.md)
 
 # The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (g++).
 asan:

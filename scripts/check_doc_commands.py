@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Runs every command the docs show, as written, on the built tree (CI: `make doc-commands`).
+
+Usage: check_doc_commands.py BITLINE FILE.md [FILE.md ...]
+
+What is checked: every ```sh block of the given Markdown files. In a block,
+  - a line `B=...` sets the variable the other lines use for the binary (it is always BITLINE here);
+  - a line starting with `$B`, `bitline` or `mpirun` is a command: it must exit 0;
+  - `make ...` lines are not run (CI runs the make targets themselves), nor comments;
+  - a command whose line ends in `# skip: REASON` is not run, and REASON must be given
+    (e.g. it needs a cluster's hostfile, or minutes).
+A ```yaml block whose first line is `# NAME.yaml` is a file the docs ask the reader to write:
+it is written as NAME.yaml before the commands run. Commands run in a scratch folder holding
+those files and links to the repository's configs/ and build/, so `results/...` outputs land
+in the scratch folder, never in the clone. A failing command prints its file, line, command
+and the end of its output; the script then exits 1.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+FENCE = re.compile(r"^```(\w*)\s*$")
+SKIP = re.compile(r"#\s*skip:\s*(.*)$")
+TIMEOUT_S = 300
+
+
+def blocks(path):
+    """(language, first line number, lines) of each fenced block."""
+    out, lang, start, cur = [], None, 0, None
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            m = FENCE.match(line.rstrip("\n"))
+            if m and cur is None:
+                lang, start, cur = m.group(1), n + 1, []
+            elif line.startswith("```") and cur is not None:
+                out.append((lang, start, cur))
+                cur = None
+            elif cur is not None:
+                cur.append(line.rstrip("\n"))
+    return out
+
+
+def commands(lines, start):
+    """(line number, text) of each logical line (backslash continuations joined)."""
+    out, buf, first = [], "", None
+    for i, line in enumerate(lines):
+        if first is None:
+            first = start + i
+        if line.endswith("\\"):
+            buf += line[:-1] + " "
+            continue
+        out.append((first, (buf + line).strip()))
+        buf, first = "", None
+    return out
+
+
+def strip_comment(cmd):
+    """The command without a trailing `  # ...` comment."""
+    return re.sub(r"\s+#\s.*$", "", cmd).strip()
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    binary = os.path.abspath(sys.argv[1])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.access(binary, os.X_OK):
+        print(f"check_doc_commands: {binary} is not an executable (build first)")
+        return 2
+    scratch = tempfile.mkdtemp(prefix="bitline-doc-commands-")
+    for name in ("configs", "build", "scripts"):
+        os.symlink(os.path.join(root, name), os.path.join(scratch, name))
+    env = dict(os.environ, B=binary, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    todo, skipped, bad = [], [], []
+    for md in sys.argv[2:]:
+        for lang, start, lines in blocks(md):
+            if lang == "yaml" and lines and re.match(r"^#\s*[\w.-]+\.ya?ml\s*$", lines[0]):
+                with open(os.path.join(scratch, lines[0].lstrip("#").strip()), "w", encoding="utf-8") as f:
+                    f.write("\n".join(lines) + "\n")
+            if lang != "sh":
+                continue
+            for n, text in commands(lines, start):
+                if not text or text.startswith("#") or text.startswith("make ") or text.startswith("B=") or text.startswith(".ci/"):
+                    continue
+                m = SKIP.search(text)
+                if m:
+                    if not m.group(1).strip():
+                        bad.append(f"{md}:{n}: `# skip:` without a reason")
+                    skipped.append(f"{md}:{n}: {m.group(1).strip()}")
+                    continue
+                if not re.match(r"^(\$B|bitline|mpirun)\b", text):
+                    bad.append(f"{md}:{n}: not a command this check knows how to run (start it with $B, or mark it `# skip: reason`): {text}")
+                    continue
+                todo.append((md, n, strip_comment(text).replace("bitline ", "$B ", 1) if text.startswith("bitline ") else strip_comment(text)))
+    failures = list(bad)
+    t0 = time.time()
+    for md, n, cmd in todo:
+        start = time.time()
+        try:
+            p = subprocess.run(["bash", "-c", cmd], cwd=scratch, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+            rc, tail = p.returncode, (p.stdout + p.stderr)[-1500:]
+        except subprocess.TimeoutExpired:
+            rc, tail = "timeout", f"ran past {TIMEOUT_S} s"
+        status = "ok" if rc == 0 else f"FAILED ({rc})"
+        print(f"{status:>10} {time.time() - start:6.1f} s  {md}:{n}: {cmd}")
+        if rc != 0:
+            failures.append(f"{md}:{n}: {cmd}\n    exit {rc}; last output:\n" + "\n".join("    " + l for l in tail.splitlines()))
+    for s in skipped:
+        print(f"{'skipped':>10}           {s}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    print(f"check_doc_commands: {len(todo)} commands run in {time.time() - t0:.0f} s, {len(skipped)} skipped, {len(failures)} failed")
+    for f in failures:
+        print("  " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
