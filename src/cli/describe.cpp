@@ -31,6 +31,28 @@ std::vector<OtherPolicy> other_policies() {
           {"cosmos run --device-scheduling, cosmos eval --general-device", &ssd::device_schedulings()}};
 }
 
+/// The papers bitline implements: what a `source` naming one of them refers to (docs/papers.md has what comes from where).
+struct Paper {
+  const char* name;      // as sources cite it
+  const char* citation;  // authors, title, venue
+  const char* link;
+};
+constexpr Paper kPapers[] = {
+    {"Flash-Cosmos (MICRO 2022)",
+     "J. Park, R. Azizi, G. F. Oliveira, M. Sadrosadati, R. Nadig, D. Novo, J. Gomez-Luna, M. Kim, O. Mutlu: \"Flash-Cosmos: "
+     "In-Flash Bulk Bitwise Operations Using Inherent Computation Capability of NAND Flash Memory\", MICRO 2022",
+     "https://arxiv.org/abs/2209.05566"},
+    {"FlashAccel (arXiv 2607.10186)",
+     "Wang et al. (ICT, CAS): \"FlashAccel: Leveraging High-Bandwidth Flash (HBF) for High-Throughput LLM Inference\", 2026",
+     "https://arxiv.org/abs/2607.10186"},
+};
+
+std::string papers_text() {
+  std::string s = "Papers (sources cite them by the first name; what comes from where: docs/papers.md):\n";
+  for (const auto& p : kPapers) s += fmt::format("  {}\n    {}\n    {}\n", p.name, p.citation, p.link);
+  return s;
+}
+
 std::vector<ChoiceRow> rows_of(const ImplList& impls) {
   std::vector<ChoiceRow> out;
   for (size_t i = 0; i < impls.size(); ++i) out.push_back({std::string(impls.names()[i]), std::string(impls.descriptions()[i])});
@@ -58,12 +80,24 @@ void add_describe(CLI::App& app) {
   auto component = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   auto impls = std::make_shared<bool>(false);
+  auto papers = std::make_shared<bool>(false);
   cmd->add_option("component", *component, "a component or a dotted prefix, e.g. nand or nand.timing; none lists all");
   cmd->add_flag("--json", *as_json, "print JSON instead of a table");
   cmd->add_flag("--impls", *impls,
                 "list only the policies chosen by name (every key with its implementations), including those of model files "
                 "and command options");
-  cmd->callback([component, as_json, impls] {
+  cmd->add_flag("--papers", *papers, "print the papers that sources cite (title, authors, venue, link) and nothing else");
+  cmd->callback([component, as_json, impls, papers] {
+    if (*papers) {
+      if (*as_json) {
+        nlohmann::json j = nlohmann::json::array();
+        for (const auto& p : kPapers) j.push_back({{"name", p.name}, {"citation", p.citation}, {"link", p.link}});
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::cout << papers_text();
+      }
+      return;
+    }
     std::vector<ParamRow> rows;
     bool matched = component->empty();
     for (const auto& c : catalogue()) {
@@ -106,6 +140,7 @@ void add_describe(CLI::App& app) {
       return;
     }
     if (component->empty()) {
+      std::cout << papers_text() << "\n";
       std::cout << "Components (bitline describe NAME for one; --impls for the policies chosen by name):\n";
       for (const auto& c : catalogue()) std::cout << fmt::format("  {:<10} {}\n", c.path, c.summary);
       std::cout << "\n";

@@ -6,7 +6,7 @@
 //     Time t_read;
 //     template <class V> void visit(V& v) {
 //       v(t_read, {.name = "tR", .def = "22.5us", .desc = "SLC page read latency",
-//                  .source = "spec: Flash-Cosmos evaluation SSD", .min = 0});
+//                  .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology", .min = 0});
 //     }
 //   };
 //
@@ -38,7 +38,7 @@ struct ParamInfo {
   std::string_view name;
   std::string_view def;
   std::string_view desc;
-  std::string_view source;                                // "spec: ...", "datasheet: ...", "derived: ...", "assumption: ..."
+  std::string_view source;  // "PAPER, part: ...", "datasheet: ...", "derived: ...", "assumption: ..." (docs/papers.md)
   double min = -std::numeric_limits<double>::infinity();  // in SI base units
   double max = std::numeric_limits<double>::infinity();
   std::string_view choices = {};  // for a plain string that selects no code: "a|b|c" (a policy is a Choice<>, core/registry.hpp)

@@ -29,18 +29,26 @@ struct SsdParams {
 
   template <class V>
   void visit(V& v) {
-    v(channels,
-      {.name = "channels", .def = "8", .desc = "flash channels", .source = "spec: evaluated SSD, 8 channels", .min = 1, .max = 1024});
+    v(channels, {.name = "channels",
+                 .def = "8",
+                 .desc = "flash channels",
+                 .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): 8 channels",
+                 .min = 1,
+                 .max = 1024});
     v(dies_per_channel, {.name = "dies_per_channel",
                          .def = "8",
                          .desc = "dies sharing one channel bus",
-                         .source = "spec: evaluated SSD, 8 dies per channel",
+                         .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): 8 dies per channel",
                          .min = 1,
                          .max = 256});
     // The host link: its effective data rate is derived from the lane rate and the protocol overheads
     // (pcie_effective_rate() below, equations in docs/cosmos.md), not the raw 8 GB/s.
-    v(pcie_lanes,
-      {.name = "pcie_lanes", .def = "4", .desc = "PCIe lanes of the host link", .source = "spec: PCIe Gen4 x4", .min = 1, .max = 32});
+    v(pcie_lanes, {.name = "pcie_lanes",
+                   .def = "4",
+                   .desc = "PCIe lanes of the host link",
+                   .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): PCIe Gen4 x4",
+                   .min = 1,
+                   .max = 32});
     v(pcie_lane_rate, {.name = "pcie_lane_rate",
                        .def = "2GB/s",
                        .desc = "raw line rate of one lane (16 GT/s = 2 GB/s of symbols)",
@@ -112,7 +120,7 @@ struct SsdParams {
     v(isp_sram, {.name = "isp_sram",
                  .def = "256KiB",
                  .desc = "SRAM buffer of the in-storage accelerator (holds partial results)",
-                 .source = "spec: ISP = simple bit logic + 256 KiB SRAM",
+                 .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (baselines): ISP = simple bit logic + 256 KiB SRAM",
                  .min = 1});
     v(isp_throughput, {.name = "isp_throughput",
                        .def = "32GB/s",

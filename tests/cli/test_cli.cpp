@@ -87,7 +87,7 @@ TEST_F(Cli, DescribeNand) {
   ASSERT_NE(at, std::string::npos);
   std::string entry = r.out.substr(at, r.out.find("nand.timing.t_read_mlc") - at);
   EXPECT_TRUE(contains(entry, "default: 22.5us")) << entry;
-  EXPECT_TRUE(contains(entry, "source: spec: evaluated SSD")) << entry;
+  EXPECT_TRUE(contains(entry, "source: Flash-Cosmos (MICRO 2022), Evaluation Methodology")) << entry;
   EXPECT_TRUE(contains(r.out, "nand.geometry.page_size  (bytes")) << r.out;
   EXPECT_TRUE(contains(r.out, "default: 16KiB")) << r.out;
   EXPECT_TRUE(contains(r.out, "nand.timing.channel_rate  (bandwidth")) << r.out;
@@ -313,4 +313,80 @@ TEST_F(Cli, RberBadConfigToo) {
                       {f.string() + ":3", "nand.reliability.rber_slcc", "did you mean 'rber_slc'?"});
   Result ok = run("nand rber");
   EXPECT_EQ(ok.rc, 0) << ok.out;
+}
+
+TEST_F(Cli, CosmosEnergyAccountingIsChosenByNameAndReported) {
+  // One BMI point on FC under both accountings: the same time, more energy when every floor is charged over the run;
+  // the resolved config names the accounting, and `cosmos run` prints it.
+  auto run_fc = [&](const std::string& accounting, const std::string& name) {
+    const fs::path out = dir_ / name;
+    Result r =
+        run("cosmos run --workload bmi --param months=1 --system fc --set workload.users=8000000 --set "
+            "cosmos.energy_accounting=" +
+            accounting + " --json " + quote(out.string()));
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "(" + accounting + " accounting)")) << r.out;
+    std::ifstream in(out);
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json paper = run_fc("paper", "p.json"), whole = run_fc("whole_system", "w.json");
+  EXPECT_EQ(paper["config"]["cosmos"]["energy_accounting"], "paper");
+  EXPECT_EQ(whole["config"]["cosmos"]["energy_accounting"], "whole_system");
+  const auto& pr = paper;
+  const auto& wr = whole;
+  EXPECT_EQ(pr["time_s"], wr["time_s"]);
+  EXPECT_EQ(pr["energy_j"]["host_package_idle"].get<double>(), 0.0);
+  EXPECT_GT(wr["energy_j"]["host_package_idle"].get<double>(), 0.0);
+  EXPECT_GT(wr["energy_j"]["total"].get<double>(), pr["energy_j"]["total"].get<double>());
+  // A misspelt accounting is a config error naming the choices.
+  expect_config_error("cosmos run --set cosmos.energy_accounting=papr",
+                      {"energy_accounting", "paper|whole_system", "did you mean 'paper'"});
+}
+
+TEST_F(Cli, CosmosWriteBandwidthOrdersTheModesAsThePaper) {
+  // The paper's configuration (the defaults): each page its own tPROG, so SLC > ESP > MLC > TLC.
+  const fs::path out = dir_ / "wbw.json";
+  Result r = run("cosmos write-bw --bytes 256MiB --json " + quote(out.string()));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["multi_bit_program"], "page_by_page");
+  const auto& g = j["gb_per_s"];
+  EXPECT_GT(g["slc"].get<double>(), g["esp"].get<double>());
+  EXPECT_GT(g["esp"].get<double>(), g["mlc"].get<double>());
+  EXPECT_GT(g["mlc"].get<double>(), g["tlc"].get<double>());
+  // Both schemes are reported for the multi-bit modes: one shot writes MLC faster than ESP.
+  EXPECT_GT(j["modes"]["mlc"]["one_shot_gb_per_s"].get<double>(), g["esp"].get<double>());
+  EXPECT_EQ(j["modes"]["mlc"]["page_by_page_gb_per_s"], g["mlc"]);
+}
+
+TEST_F(Cli, DescribePapersNamesBothPapers) {
+  Result r = run("describe --papers");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "Flash-Cosmos (MICRO 2022)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "arxiv.org/abs/2209.05566")) << r.out;
+  EXPECT_TRUE(contains(r.out, "FlashAccel (arXiv 2607.10186)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "arxiv.org/abs/2607.10186")) << r.out;
+}
+
+TEST_F(Cli, StandardOutputThatCannotBeWrittenIsAnError) {
+  // /dev/full takes nothing: the printout is lost, so the run must not report success.
+  EXPECT_EQ(run("describe >/dev/full").rc, 2);
+  EXPECT_EQ(run("cosmos write-bw --bytes 16MiB >/dev/full").rc, 2);
+  // A reader that closes the pipe early (`| head -c 1`): no SIGPIPE death, the result file is complete.
+  const fs::path out = dir_ / "wbw.json";
+  const std::string cmd = "bash -c " + quote("( BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " +
+                                             quote(BITLINE_BINARY) + " cosmos write-bw --bytes 16MiB --json " + quote(out.string()) +
+                                             " 2>/dev/null; echo rc=$? >" + quote((dir_ / "rc").string()) + " ) | head -c 1 >/dev/null");
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream rc(dir_ / "rc");
+  std::string line;
+  std::getline(rc, line);
+  EXPECT_TRUE(line == "rc=0" || line == "rc=2") << line << " (141 would be death by SIGPIPE)";
+  std::ifstream in(out);
+  ASSERT_TRUE(in.good());
+  nlohmann::json j;
+  EXPECT_NO_THROW(j = nlohmann::json::parse(in));
+  EXPECT_TRUE(j.contains("gb_per_s"));
+  EXPECT_FALSE(fs::exists(dir_ / "wbw.json.partial"));
 }
