@@ -65,6 +65,8 @@ validate: build
 	$(BITLINE) accel ablation --json results/accel-ablation.json > /dev/null
 	$(BITLINE) accel sessions --json results/accel-sessions.json > /dev/null
 	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
+	$(BITLINE) hbf area --preset csi --vary hbf.area.periphery=bonded,beside --vary hbf.area.layers=64,96,128,160,176,200,232,262,300,350,400,512 --json results/hbf-area.json > /dev/null
+	$(PLOT_PYTHON) scripts/plot_area.py results/hbf-area.json docs/figures
 
 # Every command shown in README.md and docs/*.md, run as written on the built tree (CI; scripts/check_doc_commands.py).
 doc-commands: build

@@ -107,4 +107,59 @@ void print_progress(size_t i, size_t n, const std::string& what) {
   std::fflush(stderr);
 }
 
+Vary parse_vary(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. nand.timing.t_read_slc=2us,4us)", text));
+  Vary v{text.substr(0, eq), {}};
+  size_t start = eq + 1;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const std::string value = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (value.empty()) throw ConfigError(fmt::format("--vary '{}': an empty value", text));
+    v.values.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return v;
+}
+
+std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_points, std::string_view why) {
+  std::vector<Vary> vary;
+  for (const auto& v : texts) {
+    vary.push_back(parse_vary(v));
+    for (size_t i = 0; i + 1 < vary.size(); ++i)
+      if (vary[i].key == vary.back().key)
+        throw ConfigError(fmt::format("--vary {}: the key is varied twice (give all its values in one --vary)", vary.back().key));
+  }
+  size_t grid = 1;
+  for (const auto& v : vary) {
+    grid *= v.values.size();
+    if (grid > max_points)
+      throw ConfigError(fmt::format("--vary: the grid has more than {} points (the product of the value counts, up to --vary {}); {}",
+                                    max_points, v.key, why));
+  }
+  return vary;
+}
+
+std::vector<std::vector<std::string>> combinations(const std::vector<Vary>& vary) {
+  std::vector<std::vector<std::string>> combos(1);
+  for (const auto& v : vary) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& c0 : combos)
+      for (const auto& value : v.values) {
+        next.push_back(c0);
+        next.back().push_back(value);
+      }
+    combos = std::move(next);
+  }
+  return combos;
+}
+
+std::string vary_label(const std::vector<Vary>& vary, const std::vector<std::string>& combo) {
+  std::string l;
+  for (size_t i = 0; i < vary.size(); ++i) l += fmt::format("{}{}={}", i ? " " : "", vary[i].key, combo[i]);
+  return l;
+}
+
 }  // namespace bitline::cli

@@ -64,6 +64,21 @@ inline constexpr int64_t kMaxBatchOption = int64_t(1) << 20;
 /// several minutes on two threads; larger grids are refused before they are built.
 inline constexpr size_t kMaxSweepPoints = 10000;
 
+/// One --vary option of a sweep (`accel sweep`, `hbf area`): a parameter and the values it takes.
+struct Vary {
+  std::string key;
+  std::vector<std::string> values;
+};
+/// "KEY=V1,V2,..." -> Vary; ConfigError for anything else (an empty key or value).
+Vary parse_vary(const std::string& text);
+/// The --vary options, each key once, their grid bounded before it is built: more than `max_points` combinations
+/// is a ConfigError that gives `why` (what one point costs).
+std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_points, std::string_view why);
+/// Every combination of the varied values, the last key varying fastest.
+std::vector<std::vector<std::string>> combinations(const std::vector<Vary>& vary);
+/// "key=value key=value" of one combination.
+std::string vary_label(const std::vector<Vary>& vary, const std::vector<std::string>& combo);
+
 void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);
 void add_hbf(CLI::App& app);

@@ -2,8 +2,10 @@
 //   info      the memory system of a preset: stacks, megaplanes, capacities, rates
 //   stream    read a weight object once (layout, prefetch, granularity) and time it
 //   write-bw  write KV a hyperpage at a time and time it
+//   area      silicon area and density of one stack, by component, beside HBM3e (optionally over a --vary grid)
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/param_dump.hpp"
+#include "hbf/area.hpp"
 #include "hbf/experiments.hpp"
 #include "hbf/params.hpp"
 #include "hbf/system.hpp"
@@ -78,6 +81,76 @@ void print_info(const System& s) {
   fmt::print("      per stack: sensing {:.4g} GB/s (all planes per tR), interface {:.4g} GB/s\n", s.stack_sense_bandwidth().raw() * 1e-9,
              s.hbf().timing.interface_bandwidth.raw() * 1e-9);
   fmt::print("      write (all planes programming): {:.4g} GB/s\n", s.program_bandwidth().raw() * 1e-9);
+}
+
+/// One stack's capacity and rates (the existing model's), printed and written beside its area.
+Json stack_rates(const System& s) {
+  return {{"capacity_bytes", s.flash_capacity().raw() / s.stacks()},
+          {"sense_gb_per_s", s.stack_sense_bandwidth().raw() * 1e-9},
+          {"interface_gb_per_s", s.hbf().timing.interface_bandwidth.raw() * 1e-9},
+          {"program_gb_per_s", s.program_bandwidth().raw() * 1e-9 / double(s.stacks())}};
+}
+
+double gib(Bytes b) { return double(b.raw()) / double(int64_t(1) << 30); }
+double gib_per_mm2(double bytes_per_m2) { return bytes_per_m2 * 1e-6 / double(int64_t(1) << 30); }
+
+void print_area(const System& s, const AreaReport& r) {
+  const HbfStackArea& h = r.hbf;
+  const FlashDie& f = h.flash;
+  const bool bonded = h.periphery == Periphery::Bonded;
+  fmt::print("HBF stack: {} flash dies + 1 base die, {} layers, circuits {}\n", h.dies, h.layers,
+             bonded ? "bonded over the array (footprint = the larger die)" : "beside the array (footprint = their sum)");
+  fmt::print("  cells: {:.4g} M per mm2 per layer (hbf.area.cell) x {} layers = {:.4g} G per mm2\n", h.cells_per_m2_per_layer * 1e-12,
+             h.layers, h.cells_per_m2_per_layer * double(h.layers) * 1e-15);
+  fmt::print("  flash die  array   {:8.2f} mm2 = cells {:.2f} + TSVs {:.2f}\n", to_mm2(f.array_die()), to_mm2(f.cells), to_mm2(f.tsv));
+  fmt::print(
+      "             circuit {:8.2f} mm2 = page buffers {:.2f} + word-line switches {:.2f} + plane SRAM {:.2f} + megaplane logic "
+      "{:.2f} + periphery {:.2f} + TSVs {:.2f}\n",
+      to_mm2(f.circuit_die()), to_mm2(f.page_buffers), to_mm2(f.wl_switches), to_mm2(f.plane_sram), to_mm2(f.megaplane_logic),
+      to_mm2(f.periphery), to_mm2(f.tsv));
+  fmt::print("             die     {:8.2f} mm2\n", to_mm2(h.flash_die));
+  fmt::print("  base die           {:8.2f} mm2 = SRAM {:.2f} + PHY {:.2f} + controller {:.2f} + TSVs {:.2f}\n", to_mm2(h.base.total()),
+             to_mm2(h.base.sram), to_mm2(h.base.phy), to_mm2(h.base.controller), to_mm2(h.base.tsv));
+  fmt::print("  stack footprint {:.2f} mm2 (the {}); {:.4g} GiB -> {:.4g} GiB/mm2\n", to_mm2(h.footprint), to_string(h.limited_by),
+             gib(h.capacity), gib_per_mm2(h.density()));
+  fmt::print("  per stack: sensing {:.4g} GB/s, interface {:.4g} GB/s, write {:.4g} GB/s\n", s.stack_sense_bandwidth().raw() * 1e-9,
+             s.hbf().timing.interface_bandwidth.raw() * 1e-9, s.program_bandwidth().raw() * 1e-9 / double(s.stacks()));
+  const Hbm3eStackArea& m = r.hbm3e;
+  fmt::print("HBM3e stack: core die {:.2f} mm2, base die {:.2f} mm2 -> footprint {:.2f} mm2 (the {}); {:.4g} GiB -> {:.4g} GiB/mm2\n",
+             to_mm2(m.core_die), to_mm2(m.base_die), to_mm2(m.footprint), to_string(m.limited_by), gib(m.capacity),
+             gib_per_mm2(m.density()));
+  fmt::print("HBF / HBM3e: area {:.3f}x (paper {}x: {:+.1f}%), density {:.3f}x (paper {:.2f}x: {:+.1f}%)\n", r.area_ratio(),
+             kPaperAreaRatio, 100 * (r.area_ratio() / kPaperAreaRatio - 1), r.density_ratio(), kPaperDensityRatio,
+             100 * (r.density_ratio() / kPaperDensityRatio - 1));
+  fmt::print("  stacks: HBF {:.1f} mm2 (paper {} mm2: {:+.1f}%), HBM3e {:.1f} mm2 (paper {} mm2: {:+.1f}%)\n", to_mm2(h.footprint),
+             kPaperHbfStackMm2, 100 * (to_mm2(h.footprint) / kPaperHbfStackMm2 - 1), to_mm2(m.footprint), kPaperHbm3eStackMm2,
+             100 * (to_mm2(m.footprint) / kPaperHbm3eStackMm2 - 1));
+}
+
+/// `hbf area --vary`: one row per point, the varied values first.
+void print_area_table(const std::vector<Vary>& vary, const std::vector<std::vector<std::string>>& combos, const std::vector<Json>& pts) {
+  std::vector<size_t> width;
+  std::string head;
+  for (const auto& v : vary) {
+    size_t w = v.key.size();
+    for (const auto& value : v.values) w = std::max(w, value.size());
+    width.push_back(w);
+    head += fmt::format("{:<{}} ", v.key, w);
+  }
+  fmt::print("{}{:>9} {:>9} {:>8} {:>8} {:>8} {:>10} {:>12} {:>9} {:>7} {:>8}\n", head, "GiB/stk", "sense GB/s", "array", "circuit", "base",
+             "footprint", "limited by", "GiB/mm2", "area x", "dens. x");
+  for (size_t i = 0; i < combos.size(); ++i) {
+    std::string row;
+    for (size_t v = 0; v < vary.size(); ++v) row += fmt::format("{:<{}} ", combos[i][v], width[v]);
+    const Json& a = pts[i]["area"];
+    const Json& f = a["hbf_stack"]["flash_die_mm2"];
+    fmt::print("{}{:>9.4g} {:>10.5g} {:>8.2f} {:>8.2f} {:>8.2f} {:>10.2f} {:>12} {:>9.4g} {:>7.3f} {:>8.3f}\n", row,
+               gib(Bytes(pts[i]["per_stack"]["capacity_bytes"].get<int64_t>())), pts[i]["per_stack"]["sense_gb_per_s"].get<double>(),
+               f["array_die"].get<double>(), f["circuit_die"].get<double>(), a["hbf_stack"]["base_die_mm2"]["total"].get<double>(),
+               a["hbf_stack"]["footprint_mm2"].get<double>(), a["hbf_stack"]["limited_by"].get<std::string>(),
+               a["hbf_stack"]["density_gib_per_mm2"].get<double>(), a["comparison"]["area_ratio"].get<double>(),
+               a["comparison"]["density_ratio"].get<double>());
+  }
 }
 
 }  // namespace
@@ -189,6 +262,62 @@ void add_hbf(CLI::App& app) {
         write_json_file(o->json, j);
         fmt::print("wrote {}\n", o->json);
       }
+    });
+  }
+
+  // ---- area
+  {
+    auto* cmd = hbf->add_subcommand("area", "silicon area and density of one HBF stack by component, beside HBM3e (docs/hbf.md)");
+    auto cfg = std::make_shared<ConfigOptions>();
+    struct Opts {
+      std::vector<std::string> vary;
+      std::string json;
+    };
+    auto o = std::make_shared<Opts>();
+    cfg->add_to(*cmd);
+    cmd->add_option("--vary", o->vary,
+                    "a parameter and its values, KEY=V1,V2,... (repeatable: one row per combination), e.g. hbf.area.layers=96,232");
+    cmd->add_option("--json", o->json, "write the breakdown (or the points) and the resolved config to this JSON file");
+    cmd->callback([cfg, o] {
+      check_json_output(o->json);
+      if (o->vary.empty()) {
+        ConfigTree tree = cfg->load();
+        System s = load_system(tree, true);
+        const AreaReport r = stack_area(s.hbf());
+        print_area(s, r);
+        if (!o->json.empty()) {
+          Json j = r.json();
+          j["per_stack"] = stack_rates(s);
+          j["config"] = config_json(tree, s.params());
+          write_json_file(o->json, j);
+          fmt::print("wrote {}\n", o->json);
+        }
+        return;
+      }
+      // A grid: every point is loaded and its area computed (so checked) before anything is printed.
+      const std::vector<Vary> vary = parse_grid(o->vary, kMaxSweepPoints, "split it");
+      const auto combos = combinations(vary);
+      std::vector<Json> points;
+      for (const auto& combo : combos) {
+        ConfigOptions c = *cfg;
+        for (size_t i = 0; i < vary.size(); ++i) c.sets.push_back(vary[i].key + "=" + combo[i]);
+        try {
+          System s = load_system(c.load(), true);
+          Json values = Json::object();
+          for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combo[v];
+          points.push_back({{"values", values}, {"area", stack_area(s.hbf()).json()}, {"per_stack", stack_rates(s)}});
+        } catch (const ConfigError& e) {
+          throw ConfigError(fmt::format("--vary ({}): {}", vary_label(vary, combo), e.what()));
+        }
+      }
+      print_area_table(vary, combos, points);
+      if (o->json.empty()) return;
+      ConfigTree tree = cfg->load();
+      System base = load_system(tree, true);
+      Json vj = Json::object();
+      for (const auto& v : vary) vj[v.key] = v.values;
+      write_json_file(o->json, {{"vary", vj}, {"points", points}, {"config", config_json(tree, base.params())}});
+      fmt::print("wrote {}\n", o->json);
     });
   }
 }

@@ -19,6 +19,7 @@ nlohmann::json param_json(const Bandwidth& v);
 nlohmann::json param_json(const Energy& v);
 nlohmann::json param_json(const Power& v);
 nlohmann::json param_json(const EnergyPerBit& v);
+nlohmann::json param_json(const Area& v);
 nlohmann::json param_json(const double& v);
 nlohmann::json param_json(const int64_t& v);
 nlohmann::json param_json(const bool& v);

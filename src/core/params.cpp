@@ -63,6 +63,7 @@ void parse_param(const ConfigNode& n, Bandwidth& out) { out = parse_bandwidth(sc
 void parse_param(const ConfigNode& n, Energy& out) { out = parse_energy(scalar_of(n, "energy")); }
 void parse_param(const ConfigNode& n, Power& out) { out = parse_power(scalar_of(n, "power")); }
 void parse_param(const ConfigNode& n, EnergyPerBit& out) { out = parse_energy_per_bit(scalar_of(n, "energy per bit")); }
+void parse_param(const ConfigNode& n, Area& out) { out = parse_area(scalar_of(n, "area")); }
 void parse_param(const ConfigNode& n, double& out) { out = parse_number(scalar_of(n, "number")); }
 void parse_param(const ConfigNode& n, int64_t& out) {
   const std::string& s = scalar_of(n, "integer");
@@ -112,6 +113,7 @@ double si_base_value(Bandwidth v) { return v.raw(); }
 double si_base_value(Energy v) { return v.raw(); }
 double si_base_value(Power v) { return v.raw(); }
 double si_base_value(EnergyPerBit v) { return v.raw(); }
+double si_base_value(Area v) { return v.raw(); }
 double si_base_value(double v) { return v; }
 double si_base_value(int64_t v) { return double(v); }
 
@@ -136,6 +138,7 @@ nlohmann::json param_json(const Bandwidth& v) { return exact_text(v, parse_bandw
 nlohmann::json param_json(const Energy& v) { return exact_text(v, parse_energy, "J"); }
 nlohmann::json param_json(const Power& v) { return exact_text(v, parse_power, "W"); }
 nlohmann::json param_json(const EnergyPerBit& v) { return exact_text(v, parse_energy_per_bit, "J/bit"); }
+nlohmann::json param_json(const Area& v) { return exact_text(v, parse_area, "m2"); }
 nlohmann::json param_json(const double& v) { return v; }
 nlohmann::json param_json(const int64_t& v) { return v; }
 nlohmann::json param_json(const bool& v) { return v; }

@@ -61,6 +61,7 @@ void parse_param(const ConfigNode& n, Bandwidth& out);
 void parse_param(const ConfigNode& n, Energy& out);
 void parse_param(const ConfigNode& n, Power& out);
 void parse_param(const ConfigNode& n, EnergyPerBit& out);
+void parse_param(const ConfigNode& n, Area& out);
 void parse_param(const ConfigNode& n, double& out);
 void parse_param(const ConfigNode& n, int64_t& out);
 void parse_param(const ConfigNode& n, bool& out);
@@ -74,6 +75,7 @@ double si_base_value(Bandwidth v);
 double si_base_value(Energy v);
 double si_base_value(Power v);
 double si_base_value(EnergyPerBit v);
+double si_base_value(Area v);
 double si_base_value(double v);
 double si_base_value(int64_t v);
 
@@ -91,6 +93,8 @@ constexpr std::string_view param_type_name() {
     return "power";
   else if constexpr (std::is_same_v<T, EnergyPerBit>)
     return "energy/bit";
+  else if constexpr (std::is_same_v<T, Area>)
+    return "area";
   else if constexpr (std::is_same_v<T, double>)
     return "number";
   else if constexpr (std::is_same_v<T, int64_t>)

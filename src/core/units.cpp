@@ -85,6 +85,19 @@ constexpr std::array<UnitEntry, 7> kEnergyUnits{
 constexpr std::array<UnitEntry, 6> kPowerUnits{{{"nW", 1e-9}, {"uW", 1e-6}, {"µW", 1e-6}, {"mW", 1e-3}, {"W", 1.0}, {"kW", 1e3}}};
 constexpr std::array<UnitEntry, 6> kEnergyPerBitUnits{
     {{"fJ/bit", 1e-15}, {"pJ/bit", 1e-12}, {"nJ/bit", 1e-9}, {"pJ/B", 1e-12 / 8}, {"nJ/B", 1e-9 / 8}, {"J/bit", 1.0}}};
+constexpr std::array<UnitEntry, 13> kAreaUnits{{{"nm2", 1e-18},
+                                                {"nm^2", 1e-18},
+                                                {"um2", 1e-12},
+                                                {"um^2", 1e-12},
+                                                {"µm2", 1e-12},
+                                                {"µm^2", 1e-12},
+                                                {"mm2", 1e-6},
+                                                {"mm^2", 1e-6},
+                                                {"cm2", 1e-4},
+                                                {"cm^2", 1e-4},
+                                                {"m2", 1.0},
+                                                {"m^2", 1.0},
+                                                {"mm²", 1e-6}}};
 
 }  // namespace
 
@@ -109,6 +122,7 @@ Bandwidth parse_bandwidth(std::string_view s) { return Bandwidth(parse_with(s, k
 Energy parse_energy(std::string_view s) { return Energy(parse_with(s, kEnergyUnits, "energy", false)); }
 Power parse_power(std::string_view s) { return Power(parse_with(s, kPowerUnits, "power", false)); }
 EnergyPerBit parse_energy_per_bit(std::string_view s) { return EnergyPerBit(parse_with(s, kEnergyPerBitUnits, "energy per bit", false)); }
+Area parse_area(std::string_view s) { return Area(parse_with(s, kAreaUnits, "area", false)); }
 
 std::string format(Time t) {
   double p = double(t.raw());
@@ -154,5 +168,12 @@ std::string format(Power p) {
 }
 
 std::string format(EnergyPerBit e) { return fmt::format("{:.6g}pJ/bit", e.raw() * 1e12); }
+
+std::string format(Area a) {
+  double v = a.raw(), m = std::fabs(v);
+  if (m >= 1e-9 || m == 0) return fmt::format("{:.6g}mm2", v * 1e6);
+  if (m >= 1e-15) return fmt::format("{:.6g}um2", v * 1e12);
+  return fmt::format("{:.6g}nm2", v * 1e18);
+}
 
 }  // namespace bitline

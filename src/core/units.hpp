@@ -1,8 +1,8 @@
-// Typed physical quantities: time, bytes, bandwidth, energy, power, energy per bit.
+// Typed physical quantities: time, bytes, bandwidth, energy, power, energy per bit, area.
 //
 // Time is an integer number of picoseconds so that event ordering is exact and
 // results are bit-for-bit reproducible; the other quantities are doubles in SI
-// base units (bytes, bytes/s, joules, watts, joules/bit). Mixed operations that
+// base units (bytes, bytes/s, joules, watts, joules/bit, square metres). Mixed operations that
 // have a physical meaning are provided (bytes / bandwidth = time, power * time =
 // energy, ...); everything else does not compile.
 //
@@ -112,6 +112,9 @@ struct PowerTag {
 struct EnergyPerBitTag {
   static constexpr const char* name = "energy per bit";
 };
+struct AreaTag {
+  static constexpr const char* name = "area";
+};
 
 /// Simulated time, integer picoseconds.
 using Time = Quantity<TimeTag, int64_t>;
@@ -125,6 +128,8 @@ using Energy = Quantity<EnergyTag, double>;
 using Power = Quantity<PowerTag, double>;
 /// Joules per bit moved or sensed.
 using EnergyPerBit = Quantity<EnergyPerBitTag, double>;
+/// Square metres of silicon (die and component areas).
+using Area = Quantity<AreaTag, double>;
 
 // Constructors with units.
 constexpr Time ps(double v) {
@@ -152,6 +157,9 @@ constexpr Energy pJ(double v) { return Energy(v * 1e-12); }
 constexpr Power watts(double v) { return Power(v); }
 constexpr Power mW(double v) { return Power(v * 1e-3); }
 constexpr EnergyPerBit pJ_per_bit(double v) { return EnergyPerBit(v * 1e-12); }
+constexpr Area mm2(double v) { return Area(v * 1e-6); }
+constexpr Area um2(double v) { return Area(v * 1e-12); }
+constexpr double to_mm2(Area a) { return a.raw() * 1e6; }
 
 // Physically meaningful mixed operations.
 /// Time to move `b` at bandwidth `bw`, rounded up to a whole picosecond.
@@ -176,6 +184,8 @@ Bandwidth parse_bandwidth(std::string_view s);
 Energy parse_energy(std::string_view s);
 Power parse_power(std::string_view s);
 EnergyPerBit parse_energy_per_bit(std::string_view s);
+/// "68.04mm2", "0.021um2" (also mm^2, um^2, µm2, nm2, cm2, m2).
+Area parse_area(std::string_view s);
 
 std::string format(Time t);
 std::string format(Bytes b);
@@ -183,6 +193,7 @@ std::string format(Bandwidth b);
 std::string format(Energy e);
 std::string format(Power p);
 std::string format(EnergyPerBit e);
+std::string format(Area a);
 
 // Unit names as shown by `bitline describe` and in the resolved-config JSON.
 template <class Q>
@@ -210,6 +221,10 @@ constexpr std::string_view unit_name<Power>() {
 template <>
 constexpr std::string_view unit_name<EnergyPerBit>() {
   return "energy/bit";
+}
+template <>
+constexpr std::string_view unit_name<Area>() {
+  return "area";
 }
 
 }  // namespace bitline

@@ -12,6 +12,7 @@
 
 #include "core/params.hpp"
 #include "core/units.hpp"
+#include "hbf/area.hpp"
 #include "nand/params.hpp"
 
 namespace bitline::hbf {
@@ -194,6 +195,7 @@ struct HbfParams {
   EnergyParams energy;
   Endurance endurance;
   RuntimeParams runtime;
+  AreaParams area;
 
   template <class V>
   void visit(V& v) {
@@ -208,6 +210,7 @@ struct HbfParams {
     v.section("sram", sram);
     v.section("endurance", endurance);
     v.section("runtime", runtime);
+    v.section("area", area);
   }
 };
 

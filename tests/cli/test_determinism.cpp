@@ -53,6 +53,8 @@ TEST_F(SameBytes, Hbf) {
   expect_same_bytes("hbf info --preset csi");
   expect_same_bytes("hbf stream --preset csi --bytes 64MiB");
   expect_same_bytes("hbf write-bw --preset csi --bytes 64MiB");
+  expect_same_bytes("hbf area --preset csi");
+  expect_same_bytes("hbf area --preset csi --vary hbf.area.layers=96,232");
 }
 
 TEST_F(SameBytes, Cosmos) {

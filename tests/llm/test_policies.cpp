@@ -46,6 +46,7 @@ std::vector<Policy> policies() {
       {"hbf.runtime.weight_layout", &hbf::weight_layouts(), [](const KindParams& k) { return k.system.hbf.runtime.weight_layout.name(); }},
       {"hbf.runtime.granularity", &hbf::granularities(), [](const KindParams& k) { return k.system.hbf.runtime.granularity.name(); }},
       {"hbf.runtime.kv_span", &hbf::kv_spans(), [](const KindParams& k) { return k.system.hbf.runtime.kv_span.name(); }},
+      {"hbf.area.periphery", &hbf::peripheries(), [](const KindParams& k) { return k.system.hbf.area.periphery.name(); }},
   };
 }
 

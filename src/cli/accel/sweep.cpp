@@ -8,6 +8,7 @@
 #include "core/distributed.hpp"
 #include "core/error.hpp"
 #include "core/worker_pool.hpp"
+#include "hbf/area.hpp"
 #include "llm/deployment.hpp"
 
 namespace bitline::cli::accel {
@@ -22,73 +23,6 @@ struct SweepOpts {
   int threads = WorkerPool::hardware_threads();
   bool quiet = false;
 };
-
-/// One --vary option: a parameter and the values it takes.
-struct Vary {
-  std::string key;
-  std::vector<std::string> values;
-};
-
-Vary parse_vary(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. nand.timing.t_read_slc=2us,4us)", text));
-  Vary v{text.substr(0, eq), {}};
-  size_t start = eq + 1;
-  while (true) {
-    const auto comma = text.find(',', start);
-    const std::string value = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (value.empty()) throw ConfigError(fmt::format("--vary '{}': an empty value", text));
-    v.values.push_back(value);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return v;
-}
-
-/// The --vary options, each key once, their grid bounded (kMaxSweepPoints) before it is built: each point is a batch
-/// search (tens of ms).
-std::vector<Vary> parse_grid(const std::vector<std::string>& texts) {
-  std::vector<Vary> vary;
-  for (const auto& v : texts) {
-    vary.push_back(parse_vary(v));
-    for (size_t i = 0; i + 1 < vary.size(); ++i)
-      if (vary[i].key == vary.back().key)
-        throw ConfigError(fmt::format("--vary {}: the key is varied twice (give all its values in one --vary)", vary.back().key));
-  }
-  size_t grid = 1;
-  for (const auto& v : vary) {
-    grid *= v.values.size();
-    if (grid > kMaxSweepPoints)
-      throw ConfigError(
-          fmt::format("--vary: the grid has more than {} points (the product of the value counts, up to --vary {}); "
-                      "a sweep that large runs for hours; split it",
-                      kMaxSweepPoints, v.key));
-  }
-  return vary;
-}
-
-/// Every combination of the varied values, the last key varying fastest.
-std::vector<std::vector<std::string>> combinations(const std::vector<Vary>& vary) {
-  std::vector<std::vector<std::string>> combos(1);
-  for (const auto& v : vary) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& c0 : combos)
-      for (const auto& value : v.values) {
-        next.push_back(c0);
-        next.back().push_back(value);
-      }
-    combos = std::move(next);
-  }
-  return combos;
-}
-
-/// "key=value key=value" of one combination.
-std::string label(const std::vector<Vary>& vary, const std::vector<std::string>& combo) {
-  std::string l;
-  for (size_t i = 0; i < vary.size(); ++i) l += fmt::format("{}{}={}", i ? " " : "", vary[i].key, combo[i]);
-  return l;
-}
 
 /// The table: the varied values, then the point.
 void print_table(const std::vector<Vary>& vary, const std::vector<std::vector<std::string>>& combos, const std::vector<Json>& points) {
@@ -113,24 +47,37 @@ void print_table(const std::vector<Vary>& vary, const std::vector<std::vector<st
   }
 }
 
+/// A point's HBF stack footprint and density beside HBM3e (bitline hbf area has the breakdown); null without HBF.
+Json hbf_area_summary(const hbf::HbfParams& h) {
+  if (h.stacks == 0) return nullptr;
+  const Json a = hbf::stack_area(h).json();
+  return {{"stack_footprint_mm2", a["hbf_stack"]["footprint_mm2"]},
+          {"limited_by", a["hbf_stack"]["limited_by"]},
+          {"density_gib_per_mm2", a["hbf_stack"]["density_gib_per_mm2"]},
+          {"area_vs_hbm3e", a["comparison"]["area_ratio"]},
+          {"density_vs_hbm3e", a["comparison"]["density_ratio"]}};
+}
+
 void run_sweep(const KindOptions& k, const SweepOpts& o) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
   check_json_output(o.json);
   const SystemName sn = parse_system(o.system);
   const ContextSpec c = context_arg(o.context);
   const ModelConfig m = load_model(o.model);
-  const std::vector<Vary> vary = parse_grid(o.vary);
+  const std::vector<Vary> vary = parse_grid(o.vary, kMaxSweepPoints, "a sweep that large runs for hours; split it");
   const auto combos = combinations(vary);
   // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
   std::vector<KindParams> params;
+  std::vector<Json> areas;  // each point's HBF stack area and density (hbf/area.hpp); null for a GPU without HBF
   params.reserve(combos.size());
   for (const auto& combo : combos) {
     KindOptions ko = k;
     for (size_t i = 0; i < vary.size(); ++i) ko.sets.push_back(vary[i].key + "=" + combo[i]);
     try {
       params.push_back(ko.load(sn.kind));
+      areas.push_back(hbf_area_summary(params.back().system.hbf));
     } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("--vary ({}): {}", label(vary, combo), e.what()));
+      throw ConfigError(fmt::format("--vary ({}): {}", vary_label(vary, combo), e.what()));
     }
   }
   // The grid over the MPI ranks (one process without mpirun), each rank on its worker pool.
@@ -144,11 +91,12 @@ void run_sweep(const KindOptions& k, const SweepOpts& o) {
         Json values = Json::object();
         for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
         j["values"] = values;
+        if (!areas[i].is_null()) j["hbf_area"] = areas[i];
         return j.dump();
       },
       o.threads,
       [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) print_progress(done, n, label(vary, combos[i]));
+        if (!o.quiet) print_progress(done, n, vary_label(vary, combos[i]));
       });
   if (!world.root()) return;  // rank 0 prints and writes the results
   std::vector<Json> points;

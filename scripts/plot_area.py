@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Chart of the HBF stack's area and density against layer count, beside HBM3e (matplotlib, Debian
+python3-matplotlib; style of plot_accel.py).
+
+  plot_area.py AREA.json OUTDIR
+
+AREA.json is the output of a layer sweep of `bitline hbf area`, e.g.
+
+  bitline hbf area --preset csi --vary hbf.area.periphery=bonded,beside \\
+      --vary hbf.area.layers=64,96,128,176,232,300,400,512 --json results/hbf-area.json
+
+(the periphery key is optional). Writes OUTDIR/hbf-area.png (byte-for-byte the same for the same input): left,
+the stack footprint and its flash die's array and circuit dies in mm2; right, the density in GiB/mm2; HBM3e (the
+model's) as a line, and FlashAccel's figures (Wang et al., arXiv 2607.10186: HBF 149 mm2 at 96 layers, HBM3e
+121 mm2; 192 GB and 24 GB per stack) as marked points. `make validate` regenerates docs/figures/ with it.
+"""
+import json
+import os
+import sys
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError as e:
+    sys.exit(f"plot_area.py: matplotlib is missing ({e}): install Debian's python3-matplotlib "
+             f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
+             f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
+
+DPI = 110
+PNG_METADATA = {"Software": None}
+GIB = float(1 << 30)
+LAYERS = "hbf.area.layers"
+PERIPHERY = "hbf.area.periphery"
+
+
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
+    plt.close(fig)
+
+
+def series(doc):
+    """{periphery: [(layers, point), ...] sorted by layers} from the sweep's points."""
+    if LAYERS not in doc.get("vary", {}):
+        sys.exit(f"plot_area.py: the input is not a layer sweep (no --vary {LAYERS}=...)")
+    base = doc.get("config", {}).get("hbf", {}).get("area", {}).get("periphery", "bonded")
+    out = {}
+    for p in doc["points"]:
+        kind = p["values"].get(PERIPHERY, base)
+        out.setdefault(kind, []).append((int(p["values"][LAYERS]), p))
+    for kind in out:
+        out[kind].sort(key=lambda lp: lp[0])
+    return out
+
+
+def plot(doc, outdir):
+    by_kind = series(doc)
+    first = next(iter(by_kind.values()))[0][1]
+    paper = first["area"]["comparison"]["paper"]
+    hbm = first["area"]["hbm3e_stack"]
+    hbf_cap = first["area"]["hbf_stack"]["capacity_bytes"] / GIB
+    hbm_cap = hbm["capacity_bytes"] / GIB
+    styles = {"bonded": ("tab:blue", "-"), "beside": ("tab:purple", "--")}
+    fig, (ax_a, ax_d) = plt.subplots(1, 2, figsize=(11, 4.2))
+    all_layers = sorted({lp[0] for s in by_kind.values() for lp in s})
+    for kind, pts in by_kind.items():
+        colour, line = styles.get(kind, ("tab:gray", "-"))
+        layers = [lp[0] for lp in pts]
+        hs = [lp[1]["area"]["hbf_stack"] for lp in pts]
+        ax_a.plot(layers, [h["footprint_mm2"] for h in hs], line, color=colour, marker="o", ms=4,
+                  label=f"HBF stack, circuits {kind} (bitline)")
+        ax_d.plot(layers, [h["density_gib_per_mm2"] for h in hs], line, color=colour, marker="o", ms=4,
+                  label=f"HBF, circuits {kind} (bitline)")
+        if kind == "bonded":
+            ax_a.plot(layers, [h["flash_die_mm2"]["array_die"] for h in hs], ":", color="tab:green",
+                      label="  its array die (cells + TSVs)")
+            ax_a.plot(layers, [h["flash_die_mm2"]["circuit_die"] for h in hs], ":", color="tab:orange",
+                      label="  its circuit die (page buffers, SRAM, ...)")
+    lo, hi = all_layers[0], all_layers[-1]
+    ax_a.hlines(hbm["footprint_mm2"], lo, hi, colors="tab:red", label="HBM3e stack (bitline)")
+    ax_d.hlines(hbm["capacity_bytes"] / GIB / hbm["footprint_mm2"], lo, hi, colors="tab:red", label="HBM3e (bitline)")
+    # The paper's figures: the HBF stack at its 96 layers; HBM3e has no layer count (a dashed line).
+    ax_a.plot([96], [paper["hbf_stack_mm2"]], "*", color="black", ms=13, label=f"HBF, paper ({paper['hbf_stack_mm2']:g} mm$^2$, 96 layers)")
+    ax_a.hlines(paper["hbm3e_stack_mm2"], lo, hi, colors="tab:red", linestyles="dashed",
+                label=f"HBM3e, paper ({paper['hbm3e_stack_mm2']:g} mm$^2$)")
+    ax_d.plot([96], [hbf_cap / paper["hbf_stack_mm2"]], "*", color="black", ms=13, label="HBF, paper (96 layers)")
+    ax_d.hlines(hbm_cap / paper["hbm3e_stack_mm2"], lo, hi, colors="tab:red", linestyles="dashed", label="HBM3e, paper")
+    ax_a.set_xlabel("word-line layers (hbf.area.layers)")
+    ax_a.set_ylabel("stack footprint, mm$^2$ (its largest die)")
+    top = max([paper["hbf_stack_mm2"]] + [lp[1]["area"]["hbf_stack"]["footprint_mm2"] for pts in by_kind.values() for lp in pts])
+    ax_a.set_ylim(0, 1.6 * top)  # room for the legend above the curves
+    ax_a.set_title(f"Area of one stack ({hbf_cap:.0f} GiB HBF, {hbm_cap:.0f} GiB HBM3e)")
+    ax_a.legend(fontsize=7.5, loc="upper right", ncol=2)
+    ax_a.grid(alpha=0.3)
+    ax_d.set_xlabel("word-line layers (hbf.area.layers)")
+    ax_d.set_ylabel("density, GiB per mm$^2$ of footprint")
+    ax_d.set_ylim(bottom=0)
+    ax_d.set_title("Density: capacity / footprint")
+    ax_d.legend(fontsize=7.5, loc="center right")
+    ax_d.grid(alpha=0.3)
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, "hbf-area.png")
+    save(fig, path)
+    return path
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__)
+    with open(argv[1]) as f:
+        doc = json.load(f)
+    print("wrote", plot(doc, argv[2]))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
