@@ -151,6 +151,59 @@ size_t join(const LineOrders& lo, Dimension dim, size_t r) {
   return r;
 }
 
+/// Sums and row counts per group (a key: one index per group column, below radix[k]): dense arrays while the key
+/// space is at most 2^22 groups, a map beyond.
+class GroupSums {
+ public:
+  explicit GroupSums(std::vector<size_t> radix) : radix_(std::move(radix)) {
+    size_t n = 1;
+    for (size_t r : radix_) {
+      r = std::max<size_t>(r, 1);
+      if (n > (size_t(1) << 22) / r) dense_ = false;
+      n *= r;
+    }
+    if (dense_) sum_.assign(n, 0), count_.assign(n, 0);
+  }
+  void add(const std::vector<int>& key, __int128 v) {
+    if (!dense_) {
+      auto& g = map_[key];
+      g.first += v;
+      ++g.second;
+      return;
+    }
+    size_t i = 0;
+    for (size_t k = 0; k < key.size(); ++k) i = i * std::max<size_t>(radix_[k], 1) + size_t(key[k]);
+    sum_[i] += v;
+    ++count_[i];
+  }
+  /// f(key, sum, count) for every group with a row.
+  template <class F>
+  void each(F&& f) const {
+    if (!dense_) {
+      for (const auto& [k, v] : map_) f(k, v.first, v.second);
+      return;
+    }
+    std::vector<int> key(radix_.size());
+    for (size_t i = 0; i < sum_.size(); ++i) {
+      if (!count_[i]) continue;
+      size_t x = i;
+      for (size_t k = radix_.size(); k-- > 0;) {
+        const size_t r = std::max<size_t>(radix_[k], 1);
+        key[k] = int(x % r);
+        x /= r;
+      }
+      f(key, sum_[i], count_[i]);
+    }
+  }
+
+ private:
+  std::vector<size_t> radix_;
+  bool dense_ = true;
+  std::vector<__int128> sum_;
+  std::vector<int64_t> count_;
+  std::map<std::vector<int>, std::pair<__int128, int64_t>> map_;
+};
+
 __int128 row_sum(const QuerySpec& q, const std::vector<std::vector<int64_t>>& factor_values) {
   __int128 s = 0;
   for (size_t t = 0; t < q.sum.size(); ++t) {
@@ -233,7 +286,9 @@ Answer reference_answer(const Data& d, const QuerySpec& q) {
     }
     gcols.push_back(std::move(g));
   }
-  std::map<std::vector<int>, std::pair<__int128, int64_t>> groups;
+  std::vector<size_t> radix;
+  for (const auto& g : gcols) radix.push_back(g.distinct.size());
+  GroupSums groups(radix);
   std::vector<int> key(gcols.size());
   std::vector<std::vector<int64_t>> fv(q.sum.size());
   for (size_t t = 0; t < q.sum.size(); ++t) fv[t].resize(q.sum[t].factors.size());
@@ -249,18 +304,16 @@ Answer reference_answer(const Data& d, const QuerySpec& q) {
     for (size_t k = 0; k < gcols.size(); ++k) key[k] = gcols[k].id[join(lo, gcols[k].dim, r)];
     for (size_t t = 0; t < q.sum.size(); ++t)
       for (size_t f = 0; f < q.sum[t].factors.size(); ++f) fv[t][f] = measure_value(lo, q.sum[t].factors[f]->attr, r);
-    auto& g = groups[key];
-    g.first += row_sum(q, fv);
-    ++g.second;
+    groups.add(key, row_sum(q, fv));
   }
   std::vector<AnswerRow> rows;
-  for (const auto& [k, v] : groups) {
+  groups.each([&](const std::vector<int>& k, __int128 sum, int64_t count) {
     AnswerRow a;
     for (size_t i = 0; i < k.size(); ++i) a.keys.push_back(gcols[i].distinct[size_t(k[i])]);
-    a.sum = v.first;
-    a.count = v.second;
+    a.sum = sum;
+    a.count = count;
     rows.push_back(std::move(a));
-  }
+  });
   return finish_answer(q, std::move(rows));
 }
 
@@ -350,7 +403,9 @@ Answer assemble_answer(const QueryPlan& p, const OpResults& r, int64_t total_row
         for (size_t k = 0; k < f.size(); ++k)
           if (r.test(i, f[k])) v[k] |= uint32_t(1) << op.bit;
       }
-      std::map<std::vector<int>, std::pair<__int128, int64_t>> groups;
+      std::vector<size_t> radix;
+      for (const Column* c : q.group_by) radix.push_back(c->values.size());
+      GroupSums groups(radix);
       std::vector<int> key(q.group_by.size());
       std::vector<std::vector<int64_t>> fv(q.sum.size());
       for (size_t t = 0; t < q.sum.size(); ++t) fv[t].resize(q.sum[t].factors.size());
@@ -366,17 +421,15 @@ Answer assemble_answer(const QueryPlan& p, const OpResults& r, int64_t total_row
         if (!valid) continue;
         for (size_t t = 0; t < q.sum.size(); ++t)
           for (size_t x = 0; x < q.sum[t].factors.size(); ++x) fv[t][x] = code[size_t(q.sum[t].factors[x]->code)][k];
-        auto& g = groups[key];
-        g.first += row_sum(q, fv);
-        ++g.second;
+        groups.add(key, row_sum(q, fv));
       }
-      for (const auto& [kk, v] : groups) {
+      groups.each([&](const std::vector<int>& kk, __int128 sum, int64_t count) {
         AnswerRow a;
         for (size_t g = 0; g < kk.size(); ++g) a.keys.push_back(q.group_by[g]->values[size_t(kk[g])]);
-        a.sum = v.first;
-        a.count = v.second;
+        a.sum = sum;
+        a.count = count;
         rows.push_back(std::move(a));
-      }
+      });
       break;
     }
     case Aggregation::Auto:

@@ -33,7 +33,7 @@ struct SsbOptions {
   std::vector<System> functional_systems{System::Fc};  // systems whose reads run through the dies' bits
   Aggregation aggregation = Aggregation::Auto;
   int equality_max_values = 8;  // CompileOptions::equality_max_values (--equality-max-values)
-  int host_repeat = 3;     // host engine runs per query (the fastest is reported)
+  int host_repeat = 3;          // host engine runs per query (the fastest is reported)
   bool explain = false;
   bool reliability = false;  // also the answers with and without ESP at the stress condition
   int threads = 1;
