@@ -255,9 +255,8 @@ Term value_term(const Column& c, int value_index, const CompileOptions& o) {
   return Term{cube, {}, cube};
 }
 
-Term slice_term(int code, int bit) {
+Term slice_term(int bit) {
   const Cube c{uint32_t(1) << bit, uint32_t(1) << bit};
-  (void)code;
   return Term{c, {}, c};
 }
 
@@ -330,8 +329,8 @@ void plan_flash(QueryPlan& p, const CompileOptions& o) {
       for (int i = 0; i < na; ++i)
         for (int j = 0; j < nb; ++j) {
           Conjunction e = base;
-          if (!and_term(e, f[0]->code, slice_term(f[0]->code, i))) continue;
-          if (f.size() > 1 && !and_term(e, f[1]->code, slice_term(f[1]->code, j))) continue;
+          if (!and_term(e, f[0]->code, slice_term(i))) continue;
+          if (f.size() > 1 && !and_term(e, f[1]->code, slice_term(j))) continue;
           FlashOp op{FlashOp::Use::Sum, std::move(e), int(gi)};
           op.term = int(ti);
           op.bit_a = i;
@@ -350,7 +349,7 @@ void plan_host(QueryPlan& p) {
   auto fetch = [&](int code, int bit) {
     if (std::find(fetched.begin(), fetched.end(), std::pair{code, bit}) != fetched.end()) return;
     fetched.emplace_back(code, bit);
-    FlashOp op{FlashOp::Use::Fetch, {Factor{code, {slice_term(code, bit)}}}};
+    FlashOp op{FlashOp::Use::Fetch, {Factor{code, {slice_term(bit)}}}};
     op.code = code;
     op.bit = bit;
     p.ops.push_back(std::move(op));

@@ -81,8 +81,8 @@ bool equality_encoded(const Column& c, const CompileOptions& o);
 
 /// A predicate as a factor over its column's code.
 Factor compile_predicate(const Predicate& p, const CompileOptions& o);
-/// The AND of predicates: factors over one code multiplied out while the product fits one sensing; `false_` when
-/// some factor has no term (no row qualifies).
+/// The AND of predicates: factors over one code multiplied out while the product fits one sensing; `none` when
+/// some factor has no term (no row qualifies; `factors` is then empty).
 struct Filter {
   Conjunction factors;
   bool none = false;
@@ -93,8 +93,8 @@ Filter compile_filter(const std::vector<Predicate>& where, const CompileOptions&
 bool and_term(Conjunction& c, int code, const Term& t);
 /// The term "column = value" (an equality bitmap when the column has them, else its field's slices).
 Term value_term(const Column& c, int value_index, const CompileOptions& o);
-/// The term "slice `bit` of `code`".
-Term slice_term(int code, int bit);
+/// The term "slice `bit`" (of the code of the factor it joins).
+Term slice_term(int bit);
 
 enum class Aggregation { Auto, Flash, Host };
 const Registry<Aggregation>& aggregations();
