@@ -4,6 +4,7 @@
 //   run          one point on one system, with a readable breakdown
 //   write-bw     sequential write bandwidth per program mode
 //   reliability  the BMI exactness experiment with and without ESP
+//   ssb          the Star Schema Benchmark's queries compiled onto Flash-Cosmos operations
 // Each subcommand is registered by its own file, src/cli/cosmos/NAME.cpp; what they share is src/cli/cosmos/common.hpp.
 #include "cli/common.hpp"
 #include "cli/cosmos/common.hpp"
@@ -18,6 +19,7 @@ void add_cosmos(CLI::App& app) {
   cosmos_cli::add_run(*group);
   cosmos_cli::add_write_bw(*group);
   cosmos_cli::add_reliability(*group);
+  cosmos_cli::add_ssb(*group);
 }
 
 }  // namespace bitline::cli

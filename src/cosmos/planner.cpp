@@ -87,6 +87,10 @@ class Builder {
       and_ops(*lits, true);
       return true;
     }
+    if (auto ss = and_sensings(e)) {  // AND of ORs: one sensing per factor, ANDed in S
+      for (size_t i = 0; i < ss->size(); ++i) emit(false, i == 0, i + 1 == ss->size(), (*ss)[i]);
+      return true;
+    }
     switch (e.op) {
       case Op::Or:
         return compile_or(e);
@@ -107,6 +111,41 @@ class Builder {
   }
 
   void emit_single(bool inverse, bool transfer, const CopyRef& c) { emit(inverse, true, transfer, pieces({c})); }
+
+  /// The slots of one inter-block MWS computing `e`, an OR of ANDs of literals, each AND within one string
+  /// (one piece), from distinct pools, at most `blocks` of them; nullopt otherwise.
+  std::optional<std::vector<SlotPlan>> or_sensing(const Expr& e) const {
+    if (e.op != Op::Or || int(e.kids.size()) > lim_.blocks) return std::nullopt;
+    std::vector<SlotPlan> slots;
+    for (const auto& k : e.kids) {
+      auto lits = and_literals(k);
+      if (!lits) return std::nullopt;
+      auto ps = pieces(*lits);
+      if (ps.size() != 1) return std::nullopt;
+      if (std::any_of(slots.begin(), slots.end(), [&](const SlotPlan& s) { return s.pool == ps[0].pool; })) return std::nullopt;
+      slots.push_back(ps[0]);
+    }
+    return slots;
+  }
+  /// The sensings of an AND whose kids are literals or single-sensing ORs (or_sensing): the literals grouped
+  /// by string (pieces), each OR one sensing; the die ANDs them in the S-latch. nullopt for any other form.
+  std::optional<std::vector<std::vector<SlotPlan>>> and_sensings(const Expr& e) const {
+    if (e.op != Op::And) return std::nullopt;
+    std::vector<CopyRef> lits;
+    std::vector<std::vector<SlotPlan>> out;
+    for (const auto& k : e.kids) {
+      if (auto c = positive(k)) {
+        lits.push_back(*c);
+        continue;
+      }
+      auto s = or_sensing(k);
+      if (!s) return std::nullopt;
+      out.push_back(std::move(*s));
+    }
+    if (out.empty()) return std::nullopt;  // an AND of literals only: and_literals' case
+    for (auto& p : pieces(lits)) out.push_back({p});
+    return out;
+  }
 
   bool compile_or(const Expr& e) {
     // Candidate 1: De Morgan over stored complements, one inverse MWS per chunk.
@@ -134,9 +173,14 @@ class Builder {
       Builder b = *this;
       bool ok = true;
       std::vector<std::vector<SlotPlan>> simple, complex;
+      std::vector<std::vector<std::vector<SlotPlan>>> products;  // terms that are ANDs of sensings (and_sensings)
       for (const auto& k : e.kids) {
         auto lits = and_literals(k);
         if (!lits) {
+          if (auto ss = and_sensings(k)) {
+            products.push_back(std::move(*ss));
+            continue;
+          }
           ok = false;
           break;
         }
@@ -160,6 +204,8 @@ class Builder {
         for (auto& m : merged) b.emit(false, true, true, m);
         for (auto& ps : complex)
           for (size_t i = 0; i < ps.size(); ++i) b.emit(false, i == 0, i + 1 == ps.size(), {ps[i]});
+        for (auto& ss : products)
+          for (size_t i = 0; i < ss.size(); ++i) b.emit(false, i == 0, i + 1 == ss.size(), ss[i]);
         dnf = std::vector<OpPlan>(b.ops_.begin() + long(ops_.size()), b.ops_.end());
       }
     }

@@ -8,6 +8,11 @@
 //   OR of terms         terms that fit one sensing are merged into inter-block
 //                       MWS (<= `blocks` slots, distinct pools), the rest
 //                       accumulated in S; each term ends with S->C (C = C OR S);
+//   AND of ORs          each OR of single-string terms in distinct pools (<= `blocks`)
+//                       is one inter-block MWS, the literals one MWS per string,
+//                       all ANDed in the S-latch (no S init after the first), the
+//                       last with S->C; an OR of such ANDs accumulates them in C
+//                       (bit-sliced range predicates, cosmos/ssb/compile.hpp);
 //   OR via De Morgan    when the complements are stored (inverted copies), one
 //                       inverse MWS per chunk: NOT(AND(NOT x)) = OR(x);
 //   NOT / NAND / NOR    inverse-mode sensing, or AND of inverted copies;

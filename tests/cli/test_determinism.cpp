@@ -65,6 +65,8 @@ TEST_F(SameBytes, Cosmos) {
   expect_same_bytes("cosmos reliability --preset flash-cosmos --set workload.users=80000 --months 1 --trials 2");
   expect_same_bytes("cosmos eval --preset flash-cosmos --quiet --experiment " + std::string(BITLINE_SOURCE_DIR) +
                     "/tests/mpi/cosmos-tiny.yaml");
+  // Without the host engines (measured wall times, kept under systems.roaring / systems.row and `measured`).
+  expect_same_bytes("cosmos ssb --preset flash-cosmos --quiet --sf 0.001 --systems osp,isp,parabit,fc");
 }
 
 TEST_F(SameBytes, Ssd) {

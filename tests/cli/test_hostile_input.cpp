@@ -295,7 +295,7 @@ TEST_F(Hostile, UnwritableJsonIsRefusedBeforeTheWork) {
   fs::remove(dir_ / "res.json.partial");
   for (const char* cmd : {"nand demo", "nand rber", "hbf info", "hbf write-bw --preset csi", "cosmos run --preset flash-cosmos",
                           "cosmos write-bw --preset flash-cosmos", "cosmos eval --preset flash-cosmos", "accel eval", "accel ablation",
-                          "accel sessions", "accel validate", "cosmos reliability --preset flash-cosmos"})
+                          "accel sessions", "accel validate", "cosmos reliability --preset flash-cosmos", "cosmos ssb --sf 0.001"})
     expect_bad_input(std::string(cmd) + " --json " + quote(dir_.string()), {"--json", "is a directory"});
 }
 

@@ -29,5 +29,6 @@ void add_eval(CLI::App& cosmos);
 void add_run(CLI::App& cosmos);
 void add_write_bw(CLI::App& cosmos);
 void add_reliability(CLI::App& cosmos);
+void add_ssb(CLI::App& cosmos);
 
 }  // namespace bitline::cli::cosmos_cli

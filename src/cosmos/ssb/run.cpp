@@ -1,0 +1,478 @@
+#include "cosmos/ssb/run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/param_dump.hpp"
+#include "core/worker_pool.hpp"
+#include "cosmos/ssb/answer.hpp"
+#include "cosmos/ssb/index.hpp"
+#include "cosmos/ssb/roaring_engine.hpp"
+#include "ssd/sequential_write.hpp"
+
+namespace bitline::cosmos::ssb {
+
+const Registry<HostEngine>& host_engines() {
+  static const Registry<HostEngine> r(
+      "SSB host engine",
+      {{"roaring", "the same bitmap plan on the host CPU with CRoaring (bitmaps in DRAM), timed on this machine", HostEngine::Roaring},
+       {"row", "the row-at-a-time reference engine (joins by key, SQL comparisons), timed on this machine", HostEngine::Row}});
+  return r;
+}
+
+namespace {
+
+/// Estimated pipeline jobs a run may simulate: 4e8 (about a minute of the event engine on this machine).
+constexpr double kMaxJobs = 4e8;
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+bool has(const std::vector<System>& v, System s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+/// The measured host engines' energy: measured time x (CPU package power while computing + host DRAM background),
+/// the powers the model charges the host while it computes (host.cpu_power, host.dram_background_power).
+double host_energy(const ssd::HostParams& h, double seconds) { return seconds * (h.cpu_power.raw() + h.dram_background_power.raw()); }
+
+struct QueryOnSystem {
+  Json j;
+  std::optional<Answer> answer;
+  int64_t die_ops = 0;  // die operations per page column over the query's reads (in-flash systems: the plans')
+  std::vector<std::string> explain;
+};
+
+struct SystemResult {
+  Json index;
+  std::vector<QueryOnSystem> queries;
+};
+
+const char* use_name(FlashOp::Use u) {
+  switch (u) {
+    case FlashOp::Use::Filter:
+      return "filter";
+    case FlashOp::Use::Count:
+      return "group count";
+    case FlashOp::Use::Sum:
+      return "slice sum";
+    case FlashOp::Use::Fetch:
+      return "slice fetch";
+  }
+  return "";
+}
+
+/// The index's bitmaps built once (for the layout that holds them all: fc's bitmaps, one lane).
+struct Store {
+  IndexLayout layout;
+  IndexData bits;
+};
+
+SystemResult run_system(System s, const std::vector<QueryPlan>& plans, const IndexLayout& layout, const Store* store, const SsbOptions& o,
+                        const Progress& progress, size_t& step, size_t steps) {
+  const EvalConfig& c = o.config;
+  const bool functional = store && has(o.functional_systems, s);
+  CosmosSsd ssd(c.nand, c.ssd, c.host, functional, c.seed);
+  if (functional && layout.bitmaps == store->layout.bitmaps) {
+    write_index(ssd, layout, &store->bits);
+  } else if (functional) {
+    const IndexData bits = pick_bitmaps(store->layout, store->bits, layout);
+    write_index(ssd, layout, &bits);
+  } else {
+    write_index(ssd, layout, nullptr);
+  }
+  SystemResult out;
+  const nand::ProgramMode mode = s == System::Fc ? nand::ProgramMode::Esp : nand::ProgramMode::Slc;
+  const ssd::WriteResult w = ssd::run_sequential_write(c.ssd, c.nand, mode, Bytes(std::max<int64_t>(1, layout.bytes_stored())));
+  Json codes_json = Json::array();
+  for (size_t k = 0; k < codes().size(); ++k)
+    if (layout.lanes[k])
+      codes_json.push_back({{"code", codes()[k].name},
+                            {"bits", codes()[k].bits},
+                            {"bitmaps_per_lane", layout.bitmaps[k].size()},
+                            {"lanes", layout.lanes[k]}});
+  out.index = {{"bitmaps", layout.bitmaps_stored()},
+               {"bytes", layout.bytes_stored()},
+               {"blocks_per_plane", ssd.firmware().blocks_in_use()},
+               {"program_mode", nand::to_string(mode)},
+               {"write_time_s", to_s(w.total)},
+               {"write_gb_per_s", w.gb_per_s()},
+               {"codes", codes_json}};
+  for (size_t qi = 0; qi < plans.size(); ++qi) {
+    const QueryPlan& p = plans[qi];
+    if (progress) progress(++step, steps, fmt::format("{} on {}", p.spec->name, to_string(s)));
+    QueryOnSystem r;
+    std::vector<Expr> reads;
+    for (const auto& op : p.ops) reads.push_back(layout.render(op.expr));
+    const bool in_flash = s == System::Fc || s == System::ParaBit;
+    for (size_t i = 0; i < reads.size(); ++i) {
+      if (in_flash) {
+        const Plan plan = plan_expression(reads[i], ssd.firmware(), ssd.limits(s));
+        r.die_ops += int64_t(plan.ops.size());
+        const bool first_of_kind =
+            std::none_of(p.ops.begin(), p.ops.begin() + long(i), [&](const FlashOp& x) { return x.use == p.ops[i].use; });
+        if (o.explain && first_of_kind)
+          r.explain.push_back(
+              fmt::format("    {} read {} of {} ({}): {}", to_string(s), i + 1, reads.size(), use_name(p.ops[i].use), plan.describe()));
+      } else {
+        r.die_ops += int64_t(reads[i].operands().size());  // a READ of every operand page
+      }
+    }
+    if (reads.empty()) {
+      r.j = {{"time_s", 0.0}, {"energy_j", 0.0}, {"reads", 0}, {"die_ops_per_column", 0}};
+      if (functional) r.answer = assemble_answer(p, OpResults{}, layout.rows);
+    } else {
+      ReadResult rr = ssd.read(reads, s, true);
+      const auto& t = rr.timing;
+      r.j = {{"time_s", to_s(t.total)},
+             {"energy_j", t.total_energy().raw()},
+             {"reads", reads.size()},
+             {"die_ops_per_column", r.die_ops},
+             {"sensings", t.sensings},
+             {"bytes_over_pcie", t.pcie_bytes},
+             {"bytes_over_channels", t.channel_bytes},
+             {"bottleneck", t.bottleneck}};
+      if (functional) {
+        r.answer = assemble_answer(p, results_of(rr.results, layout.rows), layout.rows);
+        r.j["bit_errors"] = rr.bit_errors;
+      }
+    }
+    out.queries.push_back(std::move(r));
+  }
+  return out;
+}
+
+/// The geometric mean over queries of a[q] / b[q] (where both are positive).
+double geomean_ratio(const std::vector<double>& num, const std::vector<double>& den) {
+  double s = 0;
+  int n = 0;
+  for (size_t i = 0; i < num.size(); ++i)
+    if (num[i] > 0 && den[i] > 0) s += std::log(num[i] / den[i]), ++n;
+  return n ? std::exp(s / n) : 0.0;
+}
+
+Json config_json(const SsbOptions& o) {
+  const EvalConfig& c = o.config;
+  const CompileOptions co = compile_options(o);
+  return {{"sim", {{"seed", c.seed}}},
+          {"nand", dump_params(c.nand)},
+          {"ssd", dump_params(c.ssd)},
+          {"host", dump_params(c.host)},
+          {"workload",
+           {{"reliability_pe_cycles", c.workload.reliability_pe_cycles},
+            {"reliability_retention_days", c.workload.reliability_retention_days}}},
+          {"ssb",
+           {{"sf", o.sf},
+            {"aggregation", aggregations().names()[size_t(o.aggregation)]},
+            {"max_terms_per_sensing", co.max_terms},
+            {"equality_max_values", co.equality_max_values},
+            {"functional", o.functional}}}};
+}
+
+/// The answers with and without ESP at the stress condition (workload.reliability_*): FC functional with errors.
+Json reliability_json(const std::vector<QueryPlan>& plans, const IndexLayout& layout, const Store& store, const std::vector<Answer>& ref,
+                      const SsbOptions& o) {
+  EvalConfig c = o.config;
+  const CompileOptions co = compile_options(o);
+  c.nand.reliability.initial_pe_cycles = c.workload.reliability_pe_cycles;
+  c.nand.reliability.retention_days = c.workload.reliability_retention_days;
+  const IndexData& bits = store.bits;
+  // Each read's exact result, on the CPU: the same conjunction over one copy of the slices (NOT for an inverse).
+  const IndexLayout host = plan_layout(System::Osp, plans, layout.rows, co);
+  std::map<std::string, BitVector> values;
+  {
+    const IndexData hb = pick_bitmaps(store.layout, store.bits, host);
+    for (size_t k = 0; k < codes().size(); ++k)
+      for (size_t i = 0; i < host.bitmaps[k].size(); ++i) values.emplace(host.name(int(k), 0, host.bitmaps[k][i]), hb[k][i]);
+  }
+  BitVector valid(size_t(layout.bitmap_bytes()) * 8);
+  for (int64_t r = 0; r < layout.rows; ++r) valid.set(size_t(r), true);
+  Json j = {{"pe_cycles", c.nand.reliability.initial_pe_cycles}, {"retention_days", c.nand.reliability.retention_days}};
+  for (bool esp : {false, true}) {
+    CosmosSsd ssd(c.nand, c.ssd, c.host, true, c.seed + (esp ? 1 : 0));
+    write_index(ssd, layout, &bits, esp ? nand::ProgramMode::Esp : nand::ProgramMode::Slc);
+    int64_t exact = 0, reads = 0;
+    uint64_t wrong_bits = 0, filter_rows = 0, bit_errors = 0, wrong_filter_rows = 0;
+    Json per = Json::array();
+    for (size_t qi = 0; qi < plans.size(); ++qi) {
+      const QueryPlan& p = plans[qi];
+      std::vector<Expr> exprs;
+      for (const auto& op : p.ops) exprs.push_back(layout.render(op.expr));
+      uint64_t q_wrong = 0, q_filter_wrong = 0;
+      Answer a;
+      if (exprs.empty()) {
+        a = assemble_answer(p, OpResults{}, layout.rows);
+      } else {
+        ReadResult rr = ssd.read(exprs, System::Fc, true);
+        bit_errors += rr.bit_errors;
+        for (size_t i = 0; i < exprs.size(); ++i) {
+          BitVector d = evaluate(normalize(host.render(p.ops[i].expr)), values);
+          d ^= rr.results[i];
+          d &= valid;  // the rows of the table (a NOT on the CPU sets the bits past them)
+          const uint64_t wrong = d.popcount();
+          q_wrong += wrong;
+          if (p.ops[i].use == FlashOp::Use::Filter) q_filter_wrong += wrong, filter_rows += layout.rows;
+        }
+        reads += int64_t(exprs.size());
+        a = assemble_answer(p, results_of(rr.results, layout.rows), layout.rows);
+      }
+      const bool ok = a == ref[qi];
+      exact += ok;
+      wrong_bits += q_wrong;
+      wrong_filter_rows += q_filter_wrong;
+      per.push_back({{"name", p.spec->name}, {"exact", ok}, {"wrong_result_bits", q_wrong}, {"wrong_filter_rows", q_filter_wrong}});
+    }
+    uint64_t cells = 0;
+    for (size_t d = 0; d < ssd.die_count(); ++d) cells += ssd.die(d).stats().cells_sensed;
+    const double rber = cells ? double(bit_errors) / double(cells) : 0.0;
+    j[esp ? "esp" : "slc_no_esp"] = {
+        {"queries", plans.size()},
+        {"exact", exact},
+        {"fraction_exact", plans.empty() ? 0.0 : double(exact) / double(plans.size())},
+        {"cells_sensed", cells},
+        {"bit_errors", bit_errors},
+        {"rber_sensed", rber},
+        {"wrong_result_bits", wrong_bits},
+        {"wrong_filter_rows", wrong_filter_rows},
+        {"wrong_filter_rows_per_query", plans.empty() ? 0.0 : double(wrong_filter_rows) / double(plans.size())},
+        {"reads", reads},
+        {"per_query", per}};
+  }
+  return j;
+}
+
+}  // namespace
+
+CompileOptions compile_options(const SsbOptions& o) {
+  CompileOptions co;
+  co.max_terms = int(std::min(o.config.nand.command.max_inter_block, o.config.nand.command.max_mws_slots));
+  co.equality_max_values = o.equality_max_values;
+  return co;
+}
+
+Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const Progress& progress,
+             const std::function<void(const std::string&)>& explain_out) {
+  const EvalConfig& c = o.config;
+  const CompileOptions co = compile_options(o);
+  const Cardinalities card = cardinalities(o.sf);
+  if (queries.empty()) throw ConfigError("no queries to run");
+  if (o.reliability && !o.functional) throw ConfigError("--reliability needs the rows: a functional run (SF <= 1)");
+  std::optional<Data> data;
+  if (o.functional) data = generate(card, c.seed);
+  const int64_t rows = data ? int64_t(data->lineorder.size()) : lineorder_rows(card, c.seed);
+  if (rows >= (int64_t(1) << 32))
+    throw ConfigError(fmt::format("--sf {:g}: {} LINEORDER rows (at most 2^32 - 1: row numbers are 32-bit)", o.sf, rows));
+
+  // Compile every query once; the plans are the same on every system.
+  std::vector<QueryPlan> plans;
+  for (const auto& q : queries) plans.push_back(plan_query(q, o.aggregation, co));
+
+  // Bound the work before any of it: pipeline jobs (page columns x dies per read) and functional page data.
+  {
+    const int64_t page = c.nand.geometry.page_size.raw(), planes = c.ssd.dies() * c.nand.geometry.planes_per_die;
+    const double pages = std::ceil(double((rows + 7) / 8) / double(page));
+    const double jobs_per_read = std::ceil(pages / double(planes)) * double(std::min<int64_t>(c.ssd.dies(), int64_t(pages)));
+    double reads = 0;
+    for (const auto& p : plans) reads += double(p.ops.size());
+    const double jobs = reads * jobs_per_read * double(o.systems.size());
+    if (jobs > kMaxJobs)
+      throw ConfigError(
+          fmt::format("--sf {:g}: {:.3g} reads x {:.3g} die jobs each on {} systems is {:.3g} pipeline jobs, more than the "
+                      "{:.3g} a run may simulate; reduce --sf, --systems or use --aggregation host",
+                      o.sf, reads, jobs_per_read, o.systems.size(), jobs, kMaxJobs));
+  }
+  std::vector<IndexLayout> layouts;
+  for (System s : o.systems) layouts.push_back(plan_layout(s, plans, rows, co));
+  if (data)
+    for (size_t i = 0; i < o.systems.size(); ++i)
+      if (has(o.functional_systems, o.systems[i]) && layouts[i].bytes_stored() > nand::kMaxFunctionalBytes)
+        throw ConfigError(
+            fmt::format("--sf {:g}: the {} index holds {:.3g} MB of bitmaps, more than the {} MiB a functional system may "
+                        "keep in its dies; reduce --sf or --functional-systems",
+                        o.sf, to_string(o.systems[i]), double(layouts[i].bytes_stored()) * 1e-6, nand::kMaxFunctionalBytes >> 20));
+
+  const bool want_row = std::find(o.engines.begin(), o.engines.end(), HostEngine::Row) != o.engines.end();
+  const bool want_roaring = std::find(o.engines.begin(), o.engines.end(), HostEngine::Roaring) != o.engines.end();
+  const int repeat = std::max(1, o.host_repeat);
+  const size_t steps = queries.size() * (o.systems.size() + (data ? 1 : 0) + (data && want_roaring ? 1 : 0));
+  size_t step = 0;
+
+  // The reference answers (and the row engine's time).
+  std::vector<Answer> ref;
+  std::vector<double> row_s(queries.size(), 0);
+  if (data)
+    for (size_t qi = 0; qi < queries.size(); ++qi) {
+      if (progress) progress(++step, steps, fmt::format("{} on the reference engine", queries[qi].name));
+      double best = 0;
+      for (int k = 0; k < (want_row ? repeat : 1); ++k) {
+        const auto t0 = Clock::now();
+        Answer a = reference_answer(*data, queries[qi]);
+        const double dt = seconds_since(t0);
+        best = k == 0 ? dt : std::min(best, dt);
+        if (k == 0) ref.push_back(std::move(a));
+      }
+      row_s[qi] = best;
+    }
+
+  // The simulated systems, one job each (the results do not depend on the threads).
+  std::vector<size_t> steps_done(o.systems.size(), 0);
+  std::optional<Store> store;
+  if (data) {
+    store.emplace();
+    store->layout = plan_layout(System::Fc, plans, rows, co);
+    store->bits = build_bitmaps(*data, store->layout);
+  }
+  const std::vector<SystemResult> sys = WorkerPool(o.threads).map<SystemResult>(o.systems.size(), [&](size_t i) {
+    size_t local = 0;
+    const Progress quiet;
+    return run_system(o.systems[i], plans, layouts[i], store ? &*store : nullptr, o, o.threads == 1 ? progress : quiet,
+                      o.threads == 1 ? step : local, steps);
+  });
+  if (o.threads != 1) step += queries.size() * o.systems.size();
+
+  // CRoaring on the same plan.
+  std::vector<double> roaring_s(queries.size(), 0);
+  std::vector<std::optional<Answer>> roaring_answer(queries.size());
+  Json measured = Json::object();
+  if (data && want_roaring) {
+    const IndexLayout host = plan_layout(System::Osp, plans, rows, co);
+    auto rix = std::make_unique<RoaringIndex>(store->layout, store->bits);
+    measured["roaring_index"] = {{"bitmaps", rix->size()}, {"bytes_in_memory", rix->bytes()}};
+    for (size_t qi = 0; qi < plans.size(); ++qi) {
+      if (progress) progress(++step, steps, fmt::format("{} on CRoaring", queries[qi].name));
+      std::vector<Expr> reads;
+      for (const auto& op : plans[qi].ops) reads.push_back(host.render(op.expr));
+      double best = 0;
+      for (int k = 0; k < repeat; ++k) {
+        const auto t0 = Clock::now();
+        Answer a = rix->run(plans[qi], reads);
+        const double dt = seconds_since(t0);
+        best = k == 0 ? dt : std::min(best, dt);
+        if (k == 0) roaring_answer[qi] = std::move(a);
+      }
+      roaring_s[qi] = best;
+    }
+  }
+
+  // The result.
+  Json qs = Json::array();
+  std::map<System, std::vector<double>> times, energies;
+  std::vector<double> fc_time(queries.size(), 0), fc_energy(queries.size(), 0);
+  int matched = 0, checked = 0;
+  for (size_t qi = 0; qi < queries.size(); ++qi) {
+    const QuerySpec& q = queries[qi];
+    const QueryPlan& p = plans[qi];
+    Json jq = {{"name", q.name}, {"file", q.file}, {"strategy", aggregations().names()[size_t(p.strategy)]}, {"reads", p.ops.size()}};
+    Json systems = Json::object();
+    std::optional<bool> all_match;
+    int64_t flash_ops = -1;
+    for (size_t i = 0; i < o.systems.size(); ++i) {
+      const System s = o.systems[i];
+      const QueryOnSystem& r = sys[i].queries[qi];
+      Json js = r.j;
+      if (r.answer) {
+        const bool ok = *r.answer == ref[qi];
+        js["matches_reference"] = ok;
+        all_match = all_match.value_or(true) && ok;
+      }
+      if (s == System::Fc) flash_ops = r.die_ops;
+      systems[to_string(s)] = js;
+      times[s].push_back(js["time_s"].get<double>());
+      energies[s].push_back(js["energy_j"].get<double>());
+      if (s == System::Fc) fc_time[qi] = js["time_s"].get<double>(), fc_energy[qi] = js["energy_j"].get<double>();
+    }
+    if (data && want_roaring) {
+      const bool ok = *roaring_answer[qi] == ref[qi];
+      systems["roaring"] = {
+          {"time_s", roaring_s[qi]}, {"energy_j", host_energy(c.host, roaring_s[qi])}, {"matches_reference", ok}, {"measured", true}};
+      all_match = all_match.value_or(true) && ok;
+    }
+    if (data && want_row) systems["row"] = {{"time_s", row_s[qi]}, {"energy_j", host_energy(c.host, row_s[qi])}, {"measured", true}};
+    jq["systems"] = systems;
+    jq["flash_ops"] = flash_ops < 0 ? Json(nullptr) : Json(flash_ops);
+    if (data) {
+      // The answer computed in flash when a functional in-flash system ran, else the reference's.
+      std::optional<Answer> shown;
+      for (System s : {System::Fc, System::ParaBit, System::Isp, System::Osp})
+        for (size_t i = 0; i < o.systems.size() && !shown; ++i)
+          if (o.systems[i] == s && sys[i].queries[qi].answer) shown = sys[i].queries[qi].answer;
+      jq["answer"] = answer_json(q, shown ? *shown : ref[qi]);
+      int64_t selected = 0;
+      for (const auto& row : ref[qi].rows) selected += row.count;
+      jq["rows_selected"] = selected;
+      jq["selectivity"] = double(selected) / double(rows);
+      jq["groups"] = q.group_by.empty() ? 0 : int64_t(ref[qi].rows.size());
+    } else {
+      jq["answer"] = nullptr;
+    }
+    jq["matches_reference"] = all_match ? Json(*all_match) : Json(nullptr);
+    if (all_match) ++checked, matched += *all_match;
+    if (o.explain) {
+      std::vector<std::string> lines = {fmt::format("{} ({}):", q.name, q.file)};
+      for (auto& l : p.explain()) lines.push_back(l);
+      for (size_t i = 0; i < o.systems.size(); ++i)
+        for (auto& l : sys[i].queries[qi].explain) lines.push_back(l);
+      jq["plan"] = lines;
+      if (explain_out)
+        for (auto& l : lines) explain_out(l);
+    }
+    qs.push_back(std::move(jq));
+  }
+
+  Json j;
+  j["sf"] = o.sf;
+  j["seed"] = c.seed;
+  j["tables"] = {{"lineorder", rows},          {"orders", card.orders}, {"customer", card.customers},
+                 {"supplier", card.suppliers}, {"part", card.parts},    {"date", card.dates}};
+  j["functional"] = o.functional;
+  j["functional_systems"] = Json::array();
+  for (System s : o.functional_systems)
+    if (has(o.systems, s) && data) j["functional_systems"].push_back(to_string(s));
+  j["aggregation"] = aggregations().names()[size_t(o.aggregation)];
+  Json idx = {{"bitmap_bytes", (rows + 7) / 8}};
+  for (size_t i = 0; i < o.systems.size(); ++i) idx["systems"][to_string(o.systems[i])] = sys[i].index;
+  j["index"] = idx;
+  j["queries"] = qs;
+  Json summary = {{"queries", queries.size()}};
+  if (checked) summary["matches_reference"] = fmt::format("{}/{}", matched, checked);
+  if (times.count(System::Fc)) {
+    for (System s : o.systems) {
+      if (s == System::Fc) continue;
+      const std::string pair = fmt::format("fc/{}", to_string(s));
+      summary["speedup"][pair] = geomean_ratio(times[s], fc_time);
+      summary["energy_efficiency"][pair] = geomean_ratio(energies[s], fc_energy);
+    }
+    if (data && want_roaring) {
+      std::vector<double> re;
+      for (double t : roaring_s) re.push_back(host_energy(c.host, t));
+      measured["summary"]["speedup"]["fc/roaring"] = geomean_ratio(roaring_s, fc_time);
+      measured["summary"]["energy_efficiency"]["fc/roaring"] = geomean_ratio(re, fc_energy);
+    }
+    if (data && want_row) {
+      std::vector<double> re;
+      for (double t : row_s) re.push_back(host_energy(c.host, t));
+      measured["summary"]["speedup"]["fc/row"] = geomean_ratio(row_s, fc_time);
+      measured["summary"]["energy_efficiency"]["fc/row"] = geomean_ratio(re, fc_energy);
+    }
+  }
+  summary["summary_is"] = "geometric mean over the queries of the other system's time (energy) / fc's";
+  j["summary"] = summary;
+  if (o.reliability && data) {
+    const IndexLayout fc_layout = plan_layout(System::Fc, plans, rows, co);
+    j["reliability"] = reliability_json(plans, fc_layout, *store, ref, o);
+  }
+  if (!measured.empty()) {
+    measured["note"] = "wall-clock measurements on this machine: not reproducible byte for byte";
+    measured["host_repeat"] = repeat;
+    j["measured"] = measured;
+  }
+  j["config"] = config_json(o);
+  return j;
+}
+
+}  // namespace bitline::cosmos::ssb
