@@ -137,8 +137,7 @@ Time GpuCompute::decode_attention(const std::vector<int64_t>& contexts, int64_t 
       break;
   }
   const double sms = double(p_.sms);
-  const double min_rows = double(*std::min_element(p_.gemm_tile_rows.begin(), p_.gemm_tile_rows.end()));
-  const double rate = pk / sms * p_.attention_efficiency * std::min(1.0, group / min_rows);  // one SM, this many query heads
+  const double rate = pk / sms * p_.attention_efficiency * std::min(1.0, group / double(p_.decode_mma_rows));  // one SM
   // Splits of each request's context so that the CTAs fill the SMs (FlashDecoding), at least one KV block each.
   const double base = double(contexts.size()) * double(kv_heads);
   double work = 0, longest = 0;

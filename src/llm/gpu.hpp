@@ -18,7 +18,7 @@
 //    (causal) are balanced over the SMs: time = max(work / sms, longest CTA).
 //  - decode attention (split-KV, FlashDecoding): a CTA per (request, KV head, split of the context), splits chosen
 //    so that the CTAs fill the SMs; a CTA takes gemm_tile_latency + its math (the query heads sharing a KV head
-//    fill min(1, g / smallest tile height) of a tensor-core tile); the KV bytes stream in the memory model.
+//    fill min(1, g / decode_mma_rows) of a 16-row tensor-core MMA); the KV bytes stream in the memory model.
 // curve: F / (peak u(M)), u(M) = util_max M / (M + util_half_rows) (the model before the tile model).
 //
 // The bytes a kernel reads and writes are timed by the memory system (memory.hpp, timing.hpp), which overlaps

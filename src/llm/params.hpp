@@ -70,7 +70,7 @@ struct ComputeParams {
   int64_t gemm_tile_max = 0, gemm_max_split = 0;
   Time gemm_tile_latency{};
   double attention_efficiency = 0, attention_fixed_blocks = 0;
-  int64_t attention_block = 0;
+  int64_t attention_block = 0, decode_mma_rows = 0;
 
   template <class V>
   void visit(V& v) {
@@ -195,6 +195,14 @@ struct ComputeParams {
                                .source = "derived with attention_efficiency from the same two FlashAttention-3 points",
                                .min = 0,
                                .max = 1000});
+    v(decode_mma_rows, {.name = "decode_mma_rows",
+                        .def = "16",
+                        .desc = "decode attention: rows of the tensor-core MMA its kernels issue; the query heads sharing a "
+                                "KV head fill min(1, heads / rows) of it (MHA: 1 / rows)",
+                        .source = "FlashInfer / FlashDecoding / TensorRT-LLM XQA decode kernels issue mma.sync m16n8k16 (PTX ISA: "
+                                  "16-row MMA), the GQA group as its M",
+                        .min = 1,
+                        .max = 256});
     v(attention_block, {.name = "attention_block",
                         .def = "128",
                         .desc = "prefill attention: query rows and keys per block of a FlashAttention CTA (Br = Bc)",

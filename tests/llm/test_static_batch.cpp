@@ -82,15 +82,15 @@ struct Row {
 
 TEST(LlmStaticBatch, TensorRtLlmV090RowsArePinned) {
   const Row rows[] = {
-      {"h100", "llama2-70b", 1024, 2, 128, 128, 3214, 3823},
+      {"h100", "llama2-70b", 1024, 2, 128, 128, 3214, 3828},
       {"h100", "llama2-70b", 512, 4, 128, 2048, 2725, 3395},
       {"h100", "llama2-70b", 96, 2, 2048, 128, 346, 407},
       {"h100", "llama2-70b", 64, 2, 2048, 2048, 1011, 1194},
-      {"h100", "llama2-7b", 896, 1, 128, 128, 19854, 23241},
+      {"h100", "llama2-7b", 896, 1, 128, 128, 19854, 23960},
       {"h100", "llama2-7b", 56, 1, 2048, 2048, 2826, 2830},
-      {"h200", "llama2-70b", 1024, 1, 128, 128, 3989, 4800},
+      {"h200", "llama2-70b", 1024, 1, 128, 128, 3989, 4900},
       {"h200", "llama2-70b", 64, 1, 2048, 2048, 1458, 2149},
-      {"h200", "llama2-7b", 896, 1, 128, 128, 20618, 24243},
+      {"h200", "llama2-7b", 896, 1, 128, 128, 20618, 29288},
       // first-token latency, batch 1 (ms)
       {"h100", "llama2-7b", 1, 1, 128, 1, 6.3, 3.32},
       {"h100", "llama2-7b", 1, 1, 2048, 1, 30.8, 25.23},
@@ -114,6 +114,6 @@ TEST(LlmStaticBatch, TensorRtLlmV090RowsArePinned) {
   std::sort(dev.begin(), dev.end());
   // The documented gap (docs/llm.md): the model is optimistic for TensorRT-LLM 0.9's FP8 kernels and misses its
   // short-prompt first-token latency; pinned so that a change of the model shows here.
-  EXPECT_NEAR(dev[dev.size() / 2], 0.205, 0.03);
+  EXPECT_NEAR(dev[dev.size() / 2], 0.228, 0.03);
   EXPECT_NEAR(dev.back(), 0.559, 0.03);
 }
