@@ -213,6 +213,42 @@ def run(cmd):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
+REAL_METRIC = {"tokens_per_s_per_gpu": ("output tokens/s per GPU", lambda j: j["static_batch"]["output_tokens_per_s_per_gpu"]),
+               "ttft_ms": ("first-token latency (ms)", lambda j: j["latency"]["ttft_ms"]),
+               "latency_ms": ("whole request (ms)", lambda j: j["latency"]["end_to_end_ms"])}
+
+
+def real_gpu_rows(binary, tmp):
+    """Every real-GPU measurement of paper_figures.json against accel run --static-batch: (row, model value, deviation)."""
+    out = []
+    for i, r in enumerate(PAPER["real_gpus"]["rows"]):
+        path = os.path.join(tmp, f"real{i}.json")
+        run([binary, "accel", "run", "--static-batch", "--model", r["model"], "--system", f"{r['kind']}x{r['gpus']}",
+             "--context", f"{r['input']}:{r['output']}", "--batch", str(r["batch"]), "--precision", r["precision"], "--json", path])
+        v = REAL_METRIC[r["metric"]][1](json.load(open(path)))
+        out.append((r, v, v / r["measured"] - 1.0))
+    return out
+
+
+def real_gpu_table(rows):
+    """The table of docs/llm.md's "Against measurements on real GPUs" (between its GENERATED markers)."""
+    rg = PAPER["real_gpus"]
+    lines = ["| GPU | model | precision | batch | GPUs (TP) | in/out | metric | measured | source | bitline | deviation |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    def fig(x):
+        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+    for r, v, d in rows:
+        lines.append(f"| {r['kind'].upper()} | {r['model']} | {r['precision'].upper()} | {r['batch']} | {r['gpus']} | {r['input']}/{r['output']} | "
+                     f"{REAL_METRIC[r['metric']][0]} | {fig(r['measured'])} | [{r['source']}] | {fig(v)} | {d:+.1%} |")
+    devs = sorted(abs(d) for _, _, d in rows)
+    med = devs[len(devs) // 2] if len(devs) % 2 else (devs[len(devs) // 2 - 1] + devs[len(devs) // 2]) / 2
+    lines += ["", f"{len(rows)} rows: median |deviation| {med:.1%} (target {rg['median_target']:.0%}), largest {devs[-1]:.1%} "
+              f"(target {rg['max_target']:.0%}); {sum(1 for x in devs if x <= rg['max_target'])} of {len(rows)} within "
+              f"{rg['max_target']:.0%}.", ""]
+    lines += [f"[{k}] {v}" + ("  " if i + 1 < len(rg["sources"]) else "") for i, (k, v) in enumerate(rg["sources"].items())]
+    return lines
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "table":
         ev = json.load(open(sys.argv[2]))
@@ -242,11 +278,13 @@ def main():
         abl_path = os.path.join(tmp, "ablation.json")
         run([binary, "accel", "ablation", "--json", abl_path])
         abl = json.load(open(abl_path))
+        real = real_gpu_rows(binary, tmp)
     # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
     os.makedirs("results", exist_ok=True)
     json.dump(ev, open(os.path.join("results", "cosmos-eval.json"), "w"))
     json.dump(wb, open(os.path.join("results", "cosmos-write-bw.json"), "w"))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus", real_gpu_table(real))
     replace_generated(os.path.join(HERE, "..", "docs", "cosmos.md"), "cosmos-energy", cosmos_energy_table(ev))
     rows = cosmos_rows(ev)
     esp = wb["gb_per_s"]["esp"]
@@ -308,6 +346,10 @@ def main():
     lines += ["", f"Infeasible points ({len(infeasible)}), listed with their reason in the eval JSON: " +
               ", ".join(f"{p['model']}/{p['context']}/{p['slo_ms']}ms/{p['system']}" for p in infeasible), "",
               "Details of the FlashAccel model and its gaps: docs/llm.md.", ""]
+    lines += ["## The GPU model against real GPUs", "",
+              "`accel run --static-batch` (TensorRT-LLM's gptSessionBenchmark way) against published measurements; details and",
+              "the reasons for the deviations in docs/llm.md (\"Against measurements on real GPUs\").", ""]
+    lines += real_gpu_table(real) + [""]
     rows += arows
     gaps = os.path.join(HERE, "..", "docs", "validation-gaps.md")
     if os.path.exists(gaps):

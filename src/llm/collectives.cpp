@@ -1,7 +1,12 @@
 #include "llm/collectives.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+
+#include "core/error.hpp"
 
 namespace bitline::llm {
 
@@ -23,6 +28,16 @@ const Registry<AllToAllAlgorithm>& all_to_all_algorithms() {
   return r;
 }
 
+const Registry<CollectiveModel>& collective_models() {
+  static const Registry<CollectiveModel> r(
+      "collective model",
+      {{"links", "the ring formula at the NVLink bandwidth per direction plus a fixed latency (llm.network.nvlink, nvlink_latency)",
+        CollectiveModel::Links},
+       {"measured", "a measured nccl-tests bus-bandwidth curve by message size (llm.network.busbw), with its small-message floor",
+        CollectiveModel::Measured}});
+  return r;
+}
+
 std::string to_string(CollectiveKind k) {
   switch (k) {
     case CollectiveKind::AllReduce:
@@ -41,6 +56,36 @@ namespace {
 Time transfer(double bytes, Bandwidth bw) { return bytes > 0 ? ps(bytes / bw.raw() * 1e12) : Time{}; }
 }  // namespace
 
+Network::Network(const NetworkParams& p) : p_(p) {
+  if (*p_.collectives == CollectiveModel::Measured) {
+    if (p_.busbw.points.size() < 2) throw ConfigError("llm.network.busbw: a measured curve needs at least two [bytes, B/s] points");
+    for (const auto& [x, y] : p_.busbw.points)
+      if (!(x > 0) || !(y > 0))
+        throw ConfigError(fmt::format("llm.network.busbw: [{}, {}]: message sizes and bus bandwidths must be positive", x, y));
+  }
+}
+
+Time Network::measured_time(double bus_factor, double bytes) const {
+  // log-log interpolation of busbw(S); below the smallest size, that size's time (the latency floor); above the largest,
+  // its bandwidth.
+  const auto& pts = p_.busbw.points;
+  const double floor_s = bus_factor * pts.front().first / pts.front().second;
+  double bw = pts.back().second;
+  if (bytes <= pts.front().first) {
+    bw = pts.front().second;
+  } else {
+    for (size_t i = 1; i < pts.size(); ++i)
+      if (bytes <= pts[i].first) {
+        const auto [x0, y0] = pts[i - 1];
+        const auto [x1, y1] = pts[i];
+        const double f = std::log(bytes / x0) / std::log(x1 / x0);
+        bw = std::exp(std::log(y0) + f * (std::log(y1) - std::log(y0)));
+        break;
+      }
+  }
+  return ps(std::max(floor_s, bus_factor * bytes / bw) * 1e12);
+}
+
 Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const {
   Collective c;
   c.kind = kind;
@@ -51,7 +96,15 @@ Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKi
   Time t{};
   if (n == 1) {  // inside a node both algorithms are the ring
     intra = factor * double(g - 1) / double(g) * S;
-    t = transfer(intra, p_.nvlink);
+    switch (*p_.collectives) {
+      case CollectiveModel::Links:
+        t = transfer(intra, p_.nvlink);
+        break;
+      case CollectiveModel::Measured:  // nccl-tests: time = bus factor x S / busbw(S), the curve's floor included
+        c.nvlink = Bytes(int64_t(intra));
+        c.time = measured_time(factor * double(g - 1) / double(g), S);
+        return c;
+    }
   } else {
     switch (*p_.all_reduce) {
       case AllReduceAlgorithm::Ring: {

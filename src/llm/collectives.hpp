@@ -22,6 +22,10 @@
 //                   forwarded inside that node over NVLink to the GPUs needing it
 // time max(NVLink bytes / B_n, RDMA bytes / B_r). Every collective adds the
 // NVLink latency, or the RDMA latency once it spans nodes.
+// llm.network.collectives = measured replaces the ring inside a node by a measured nccl-tests curve: a collective of
+// S bytes over n GPUs takes bus_factor(n) S / busbw(S) (all-reduce 2 (n-1)/n, all-gather and reduce-scatter (n-1)/n,
+// nccl-tests' definition of bus bandwidth), busbw interpolated log-log in S, never less than the smallest measured
+// size's time (the small-message latency floor). Collectives spanning nodes and the expert all-to-all keep the links.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +59,8 @@ struct ExpertFanout {
 
 class Network {
  public:
-  explicit Network(const NetworkParams& p) : p_(p) {}
+  /// ConfigError for a measured curve (llm.network.collectives = measured) that is not one.
+  explicit Network(const NetworkParams& p);
   /// A group of `gpus` GPUs (consecutive, filling nodes of gpus_per_node).
   Collective all_reduce(Bytes s, int64_t gpus) const;
   Collective all_gather(Bytes gathered, int64_t gpus) const;
@@ -70,6 +75,8 @@ class Network {
  private:
   /// A ring / hierarchical pass moving `factor` x S (1: all-gather, 2: all-reduce).
   Collective reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const;
+  /// collectives = measured: a collective moving bus_factor x `bytes` per GPU, from the busbw curve.
+  Time measured_time(double bus_factor, double bytes) const;
   NetworkParams p_;
 };
 

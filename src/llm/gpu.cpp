@@ -1,8 +1,22 @@
 #include "llm/gpu.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 namespace bitline::llm {
+
+const Registry<KernelModel>& kernel_models() {
+  static const Registry<KernelModel> r(
+      "kernel model",
+      {{"tiles", "the library kernels' CTA tiles and waves: GEMMs by shape, FlashAttention by sequence, split-KV decode attention",
+        KernelModel::Tiles},
+       {"curve", "one utilisation curve u(M) = util_max M / (M + util_half_rows) for every kernel", KernelModel::Curve}});
+  return r;
+}
+
+GpuCompute::GpuCompute(double bf16_flops, const ComputeParams& p, Bandwidth hbm, Bandwidth weights, Bandwidth weight_stream)
+    : peak_(bf16_flops), p_(p), hbm_(hbm), weights_(weights.raw() > 0 ? weights : hbm), stream_(weight_stream) {}
 
 double GpuCompute::utilisation(double rows) const {
   rows = std::max(rows, 1.0);
@@ -12,6 +26,129 @@ double GpuCompute::utilisation(double rows) const {
 Time GpuCompute::time(double flops, double rows, bool fp8) const {
   if (flops <= 0) return Time{};
   return ps(flops / (peak(fp8) * utilisation(rows)) * 1e12);
+}
+
+double GpuCompute::peak(MathType t) const {
+  switch (t) {
+    case MathType::Bf16:
+      return peak_;
+    case MathType::Fp8:
+      return peak_ * p_.fp8_speedup;
+    case MathType::Fp4:
+      return peak_ * p_.fp4_speedup;
+  }
+  throw std::logic_error("unhandled math type");
+}
+
+namespace {
+double ceil_div(double a, double b) { return std::ceil(a / b - 1e-9); }
+// Seconds to move `bytes` at `bw` (0 when the bandwidth is not modelled).
+double seconds(double bytes, Bandwidth bw) { return bw.raw() > 0 ? bytes / bw.raw() : 0.0; }
+}  // namespace
+
+GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes, double rows) const {
+  GemmKernel best;
+  const double flops = 2.0 * s.m * s.n * s.k * s.groups;
+  if (flops <= 0) return best;
+  const double pk = peak(t);
+  switch (*p_.kernels) {
+    case KernelModel::Curve:
+      best.math = ps(flops / (pk * utilisation(rows)) * 1e12);
+      return best;
+    case KernelModel::Tiles:
+      break;
+  }
+  const double sms = double(p_.sms), sm_rate = pk / sms * p_.util_max;  // FLOP/s of one SM's main loop
+  const Bandwidth sm_bw(hbm_.raw() / sms);                              // an SM's share of HBM
+  const double mem = seconds(weight_bytes, weights_);
+  double best_cost = 0, best_math = 0;
+  bool found = false;
+  for (int64_t tm : p_.gemm_tile_rows)
+    for (int64_t tn : p_.gemm_tile_cols) {
+      if (tm * tn > p_.gemm_tile_max) continue;
+      const double tiles = ceil_div(s.m, double(tm)) * ceil_div(s.n, double(tn)) * std::max(1.0, std::ceil(s.groups - 1e-9));
+      for (int64_t split = 1; split <= p_.gemm_max_split; split *= 2) {
+        if (split > 1 && s.k / double(split) < 256) break;
+        const double ctas = tiles * double(split), waves = ceil_div(ctas, sms);
+        const double out_bytes = split > 1 ? 4.0 : 2.0;
+        const double tile = 2.0 * double(tm) * double(tn) * (s.k / double(split)) / sm_rate +
+                            seconds(double(tm) * double(tn) * out_bytes, sm_bw) + to_s(p_.gemm_tile_latency);
+        double math = waves * tile;
+        if (split > 1)  // the reduction reads the FP32 partials and writes the result
+          math += seconds(s.m * s.n * s.groups * (4.0 * double(split) + 2.0), hbm_) + to_s(p_.kernel_overhead);
+        const double cost = std::max(math, mem);
+        if (!found || cost < best_cost - 1e-15 || (cost <= best_cost + 1e-15 && math < best_math)) {
+          found = true;
+          best_cost = cost;
+          best_math = math;
+          best.tile_m = tm;
+          best.tile_n = tn;
+          best.split = split;
+          best.ctas = int64_t(ctas);
+          best.waves = int64_t(waves);
+        }
+      }
+    }
+  best.math = ps(std::max(best_math, seconds(weight_bytes, stream_)) * 1e12);
+  return best;
+}
+
+Time GpuCompute::prefill_attention(int64_t requests, int64_t heads, int64_t offset, int64_t chunk, double flops_per_pair, double rows,
+                                   bool causal) const {
+  return ps(prefill_attention_s(requests, heads, offset, chunk, flops_per_pair, rows, causal) * 1e12);
+}
+
+double GpuCompute::prefill_attention_s(int64_t requests, int64_t heads, int64_t offset, int64_t chunk, double flops_per_pair, double rows,
+                                       bool causal) const {
+  if (requests <= 0 || heads <= 0 || chunk <= 0 || flops_per_pair <= 0) return 0.0;
+  const double pk = peak(MathType::Bf16);
+  switch (*p_.kernels) {
+    case KernelModel::Curve: {
+      // Causal: query i of the chunk sees offset + i keys; otherwise all offset + chunk.
+      const double pairs = double(requests) * (double(chunk) * double(offset) +
+                                               (causal ? double(chunk) * double(chunk + 1) / 2 : double(chunk) * double(chunk)));
+      return pairs * flops_per_pair * double(heads) / (pk * utilisation(rows));
+    }
+    case KernelModel::Tiles:
+      break;
+  }
+  const double b = double(p_.attention_block), sms = double(p_.sms);
+  const double block = flops_per_pair * b * b / (pk / sms * p_.attention_efficiency);  // one KV block of one CTA
+  const int64_t q_tiles = (chunk + p_.attention_block - 1) / p_.attention_block;
+  double work = 0, longest = 0;
+  for (int64_t i = 0; i < q_tiles; ++i) {
+    const double last_row = double(offset) + (causal ? std::min(double(chunk), double(i + 1) * b) : double(chunk));  // keys it sees
+    const double cta = (p_.attention_fixed_blocks + ceil_div(last_row, b)) * block;
+    work += cta;
+    longest = std::max(longest, cta);
+  }
+  work *= double(requests) * double(heads);
+  return std::max(work / sms, longest);
+}
+
+Time GpuCompute::decode_attention(const std::vector<int64_t>& contexts, int64_t kv_heads, double group, double flops_per_token,
+                                  double total_flops, double rows) const {
+  if (contexts.empty() || kv_heads <= 0) return Time{};
+  const double pk = peak(MathType::Bf16);
+  switch (*p_.kernels) {
+    case KernelModel::Curve:
+      return total_flops > 0 ? ps(total_flops / (pk * utilisation(rows)) * 1e12) : Time{};
+    case KernelModel::Tiles:
+      break;
+  }
+  const double sms = double(p_.sms);
+  const double rate = pk / sms * p_.attention_efficiency * std::min(1.0, group / double(p_.decode_mma_rows));  // one SM
+  // Splits of each request's context so that the CTAs fill the SMs (FlashDecoding), at least one KV block each.
+  const double base = double(contexts.size()) * double(kv_heads);
+  double work = 0, longest = 0;
+  for (int64_t ctx : contexts) {
+    const double blocks = std::max(1.0, ceil_div(double(ctx), double(p_.attention_block)));
+    const double split = std::clamp(ceil_div(sms, base), 1.0, blocks);
+    const double cta = to_s(p_.gemm_tile_latency) + double(ctx) / split * group * flops_per_token / rate;
+    work += cta * split * double(kv_heads);
+    longest = std::max(longest, cta);
+  }
+  return ps(std::max(work / sms, longest) * 1e12);
 }
 
 }  // namespace bitline::llm

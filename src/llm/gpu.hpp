@@ -1,13 +1,33 @@
-// The GPU's compute and the network between GPUs, for a decode step.
+// The GPU's compute: how long the math of a kernel takes (llm.compute.kernels).
 //
-// Compute. A kernel of F FLOPs whose GEMMs have M rows (tokens; for decode
-// attention the query heads sharing one KV head) takes F / (peak * u(M)) with
-// the utilisation curve u(M) = util_max * M / (M + util_half_rows): decode
-// GEMMs with few tokens use a small part of each tensor-core tile. FP8
-// weights (DeepSeek-V3) run at fp8_speedup x the BF16 peak.
+// tiles (default): the kernels as the libraries run them, CTA tile by CTA tile, in waves over the SMs.
+//  - GEMM (M x N x K, `groups` of them): the library kernel is the best of its CTA tiles (tm x tn from
+//    gemm_tile_rows x gemm_tile_cols, tm tn <= gemm_tile_max) and K splits s (split-K, at least 256 of K per
+//    split): ctas = groups ceil(M/tm) ceil(N/tn) s run in waves = ceil(ctas / sms); a tile takes
+//      2 tm tn K/s / (peak / sms x util_max)       its main loop at the measured MAMF efficiency
+//      + tm tn out_bytes / (HBM / sms)              storing its output tile (FP32 partials under split-K)
+//      + gemm_tile_latency                          filling the load pipeline
+//    plus, under split-K, a reduction pass over the FP32 partials. "Best" minimises max(math, weight bytes /
+//    weight bandwidth): a decode GEMM with few rows is bound by streaming its weights, whatever its tile.
+//    Tile and wave quantization follow: M = 130 rows pad to 256 with 128-row tiles, 160 tiles on 132 SMs take
+//    two waves. A GEMM whose weights are in HBM takes at least weight bytes / (weight_efficiency x peak HBM): the
+//    measured rate of weight-streaming kernels (the memory system then times its bytes at hbm_efficiency).
+//  - prefill attention (FlashAttention-2/3): a CTA per (request, query head, block of `attention_block` query
+//    rows) loops over the KV blocks it sees (causal: those up to its last row), each block 4 B^2 d FLOPs at
+//    attention_efficiency x (peak / sms), plus attention_fixed_blocks blocks of fixed work; CTAs of unequal length
+//    (causal) are balanced over the SMs: time = max(work / sms, longest CTA).
+//  - decode attention (split-KV, FlashDecoding): a CTA per (request, KV head, split of the context), splits chosen
+//    so that the CTAs fill the SMs; a CTA takes gemm_tile_latency + its math (the query heads sharing a KV head
+//    fill min(1, g / decode_mma_rows) of a 16-row tensor-core MMA); the KV bytes stream in the memory model.
+// curve: F / (peak u(M)), u(M) = util_max M / (M + util_half_rows) (the model before the tile model).
 //
+// The bytes a kernel reads and writes are timed by the memory system (memory.hpp, timing.hpp), which overlaps
+// them with this math (max, not sum). FP8 GEMMs run at fp8_speedup x the BF16 peak, FP4 at fp4_speedup x.
 // The collectives between GPUs (Network) are in llm/collectives.hpp.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "core/units.hpp"
 #include "llm/collectives.hpp"
@@ -15,19 +35,57 @@
 
 namespace bitline::llm {
 
+/// The number format a kernel's tensor-core math runs in.
+enum class MathType : uint8_t { Bf16, Fp8, Fp4 };
+
+/// A GEMM of `groups` independent M x N x K products (routed experts, MLA's per-head absorbed products).
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+  double groups = 1;
+};
+
+/// The library kernel chosen for a GEMM and its math time.
+struct GemmKernel {
+  Time math{};  // waves x tile time (+ the split-K reduction)
+  int64_t tile_m = 0, tile_n = 0, split = 1, ctas = 0, waves = 0;
+};
+
 class GpuCompute {
  public:
-  GpuCompute(double bf16_flops, const ComputeParams& p) : peak_(bf16_flops), p_(p) {}
-  /// u(M), the fraction of peak a kernel with M rows reaches.
+  /// `hbm`: the achievable HBM bandwidth (output tiles, split-K partials; 0: not timed); `weights`: the bandwidth
+  /// the weights stream at (HBM, or HBF's flash), used to choose a GEMM's kernel (0: `hbm`); `weight_stream`: the
+  /// rate a weight-streaming GEMM cannot exceed (weights in HBM: llm.compute.weight_efficiency of the peak; 0: none).
+  GpuCompute(double bf16_flops, const ComputeParams& p, Bandwidth hbm = {}, Bandwidth weights = {}, Bandwidth weight_stream = {});
+  /// kernels = curve: u(M), the fraction of peak a kernel with M rows reaches.
   double utilisation(double rows) const;
-  /// Time of `flops` at M = `rows` (FP8 at fp8_speedup x peak).
+  /// kernels = curve: time of `flops` at M = `rows` (FP8 at fp8_speedup x peak).
   Time time(double flops, double rows, bool fp8) const;
   Time kernel_overhead() const { return p_.kernel_overhead; }
   double peak(bool fp8) const { return peak_ * (fp8 ? p_.fp8_speedup : 1.0); }
+  double peak(MathType t) const;
+  KernelModel model() const { return *p_.kernels; }
+  const ComputeParams& params() const { return p_; }
+
+  /// The math of a GEMM (`rows`: M of the utilisation curve under kernels = curve; `weight_bytes`: what it streams).
+  GemmKernel gemm(const GemmShape& s, MathType t, double weight_bytes, double rows) const;
+  /// Prefill attention of `requests` prompts, `heads` query heads each: a chunk of `chunk` query rows after
+  /// `offset` earlier tokens (causal: row i sees offset + i keys; otherwise all offset + chunk); `flops_per_pair`
+  /// per (query, key) pair and query head (GQA: 4 head_dim).
+  /// `rows`: M of the curve (kernels = curve).
+  Time prefill_attention(int64_t requests, int64_t heads, int64_t offset, int64_t chunk, double flops_per_pair, double rows,
+                         bool causal = true) const;
+  /// The same in seconds (no range limit: a caller checks the sum of many against Time's).
+  double prefill_attention_s(int64_t requests, int64_t heads, int64_t offset, int64_t chunk, double flops_per_pair, double rows,
+                             bool causal = true) const;
+  /// Decode attention over `contexts` (tokens of KV per request) with `kv_heads` KV heads on this GPU, `group`
+  /// query heads sharing each, `flops_per_token` per (token, query head). `total_flops`, `rows`: the curve's.
+  Time decode_attention(const std::vector<int64_t>& contexts, int64_t kv_heads, double group, double flops_per_token, double total_flops,
+                        double rows) const;
 
  private:
   double peak_;
   ComputeParams p_;
+  Bandwidth hbm_{}, weights_{}, stream_{};
 };
 
 }  // namespace bitline::llm

@@ -379,6 +379,44 @@ const Registry<QuantMethod>& quant_methods() {
   return r;
 }
 
+const Registry<Precision>& precisions() {
+  static const Registry<Precision> r(
+      "number format",
+      {{"model", "the model's own: its torch_dtype, and FP8 linear layers where it has a quantization_config", Precision::Model},
+       {"bf16", "16-bit (bfloat16) weights, activations and KV cache", Precision::Bf16},
+       {"fp16", "16-bit (float16) weights, activations and KV cache (same bytes and rate as bf16)", Precision::Fp16},
+       {"fp8", "FP8 (E4M3) linear layers and GEMM inputs, per-tensor scales, FP8 KV cache", Precision::Fp8},
+       {"fp4", "NVFP4 linear layers and GEMM inputs (an FP8 scale per 16 values), FP8 KV cache; GPUs with FP4 tensor cores",
+        Precision::Fp4}});
+  return r;
+}
+
+ModelConfig with_precision(ModelConfig m, Precision p) {
+  switch (p) {
+    case Precision::Model:
+      return m;
+    case Precision::Bf16:
+    case Precision::Fp16:
+      m.fp8 = false;
+      m.weight_bytes = 2;
+      m.kv_value_bytes = 2;
+      m.quant_bits = 8;
+      return m;
+    case Precision::Fp8:
+      if (!m.fp8) m.fp8_block_rows = m.fp8_block_cols = 0;  // per-tensor scales (TensorRT-LLM / ModelOpt FP8)
+      m.fp8 = true;
+      m.quant_bits = 8;
+      m.kv_value_bytes = 1;
+      return m;
+    case Precision::Fp4:
+      m.fp8 = true;
+      m.quant_bits = 4;
+      m.kv_value_bytes = 1;
+      return m;
+  }
+  throw std::logic_error("unhandled precision");
+}
+
 int64_t ModelConfig::moe_layers() const { return int64_t(std::count(moe_layer.begin(), moe_layer.end(), true)); }
 
 int64_t ModelConfig::kv_bytes_per_token_layer() const {
@@ -493,6 +531,7 @@ int64_t ModelConfig::active_parameters() const {
 
 Bytes ModelConfig::bytes_of(bool fp8_tensor, int64_t rows, int64_t cols) const {
   if (!fp8_tensor) return Bytes(rows * cols * weight_bytes);
+  if (quant_bits == 4) return Bytes((rows * cols + 1) / 2 + (rows * cols + 15) / 16 + 4);  // NVFP4: FP8 scale per 16, FP32 global
   int64_t scales = 1;
   if (fp8_block_rows > 0 && fp8_block_cols > 0)
     scales = ((rows + fp8_block_rows - 1) / fp8_block_rows) * ((cols + fp8_block_cols - 1) / fp8_block_cols);

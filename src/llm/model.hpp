@@ -115,6 +115,10 @@ const Registry<int64_t>& torch_dtypes();
 /// `quantization_config.quant_method` (table in llm/model.cpp).
 enum class QuantMethod { Fp8 };
 const Registry<QuantMethod>& quant_methods();
+/// llm.precision (table in llm/model.cpp): the model's own formats, or one format for every linear layer, its GEMM
+/// inputs and the KV cache.
+enum class Precision { Model, Bf16, Fp16, Fp8, Fp4 };
+const Registry<Precision>& precisions();
 
 /// What a weight tensor is for: decides how it is sharded and which operator reads it.
 enum class Role : uint8_t {
@@ -191,9 +195,12 @@ struct ModelConfig {
   int64_t weight_bytes = 2;                        // bytes per 16-bit weight (torch_dtype)
   bool fp8 = false;                                // linear layers in FP8 (quantization_config)
   int64_t fp8_block_rows = 0, fp8_block_cols = 0;  // FP32 scale per block (0: per tensor)
+  int64_t quant_bits = 8;                          // bits per quantized weight: 8 (FP8) or 4 (NVFP4: + an FP8 scale per 16)
   int64_t kv_value_bytes = 2;                      // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
 
   bool is_moe() const { return experts > 0; }
+  /// Linear layers in NVFP4 (4-bit weights and GEMM inputs).
+  bool fp4() const { return fp8 && quant_bits == 4; }
   /// Width of the token embedding's rows and of the LM head's inputs (hidden unless the model projects them).
   int64_t embed_width() const { return embed_dim > 0 ? embed_dim : hidden; }
   /// project_in after the embedding and project_out before the LM head (OPT-350m).
@@ -225,6 +232,11 @@ struct ModelConfig {
   /// Bytes of the weights of decoder layer `layer` (all experts included).
   Bytes layer_weight_bytes(int64_t layer) const;
 };
+
+/// `m` in the format `p` (Precision::Model: unchanged): bf16/fp16 16-bit everywhere; fp8 FP8 linear layers (per-tensor
+/// scales unless the model has its own blocks) and an FP8 KV cache; fp4 NVFP4 linear layers (4 bits + an FP8 scale per
+/// 16 weights) and an FP8 KV cache. Embedding, norms, router and LM head stay 16-bit.
+ModelConfig with_precision(ModelConfig m, Precision p);
 
 /// Parses a Hugging Face config.json. `origin` names the file in messages; `name` is the model's name.
 /// Throws ConfigError naming the file and the field for a missing field or a bad value.

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/params.hpp"
 #include "core/units.hpp"
 #include "hbf/kv_placement.hpp"
+#include "llm/model.hpp"
 
 namespace bitline::llm {
 
@@ -26,6 +28,12 @@ enum class AllReduceAlgorithm { Ring, Hierarchical };
 const Registry<AllReduceAlgorithm>& all_reduce_algorithms();
 enum class AllToAllAlgorithm { Nccl, Dedup };
 const Registry<AllToAllAlgorithm>& all_to_all_algorithms();
+/// llm.network.collectives (table in llm/collectives.cpp, Network).
+enum class CollectiveModel { Links, Measured };
+const Registry<CollectiveModel>& collective_models();
+/// serving.engine (table in llm/serving.cpp, engine_overheads).
+enum class EngineKind { Auto, None, TensorRtLlmSession };
+const Registry<EngineKind>& engine_kinds();
 /// llm.deployment_search (table in llm/deployment.cpp, DeploymentSearch).
 enum class DeploymentPolicy { PreferredOrFastest, Preferred, Fixed, Best };
 const Registry<DeploymentPolicy>& deployment_policies();
@@ -45,15 +53,34 @@ const Registry<KvArrange>& kv_arranges();
 enum class StepModel { Fast, Event };
 const Registry<StepModel>& step_models();
 
+/// llm.compute.kernels (table in llm/gpu.cpp, GpuCompute).
+enum class KernelModel { Tiles, Curve };
+const Registry<KernelModel>& kernel_models();
+
 struct ComputeParams {
+  Choice<KernelModel, kernel_models> kernels;
   double fp8_speedup = 2;
+  double fp4_speedup = 0;
   double util_max = 0;
   double util_half_rows = 0;
   Time kernel_overhead{};
-  double hbm_efficiency = 1;
+  double hbm_efficiency = 1, weight_efficiency = 1;
+  int64_t sms = 0;
+  std::vector<int64_t> gemm_tile_rows, gemm_tile_cols;
+  int64_t gemm_tile_max = 0, gemm_max_split = 0;
+  Time gemm_tile_latency{};
+  double attention_efficiency = 0, attention_fixed_blocks = 0;
+  int64_t attention_block = 0, decode_mma_rows = 0;
 
   template <class V>
   void visit(V& v) {
+    v(kernels, {.name = "kernels",
+                .def = "tiles",
+                .desc = "how a kernel's math time is found: from the CTA tiles and waves of the library kernel (GEMMs by "
+                        "shape, FlashAttention by sequence, split-KV decode attention), or from the utilisation curve "
+                        "u(M) = util_max M / (M + util_half_rows)",
+                .source = "LLMCompass (Zhang et al., ISCA 2024): a tile-level GPU model; FlashAttention-2/3 papers; "
+                          "docs/llm.md, \"GPU kernels\""});
     v(hbm_efficiency, {.name = "hbm_efficiency",
                        .def = "1",
                        .desc = "achievable fraction of the peak HBM bandwidth for the timed reads and writes of a step "
@@ -64,15 +91,32 @@ struct ComputeParams {
                                  "\"Calibration\")",
                        .min = 0.05,
                        .max = 1});
+    v(weight_efficiency, {.name = "weight_efficiency",
+                          .def = "1",
+                          .desc = "GEMMs whose weights are in HBM stream them at no more than this fraction of the peak HBM "
+                                  "bandwidth (weight-streaming kernels of decode; a floor under the kernel's math)",
+                          .source = "calibration: 1 = the peak (the paper's simulator); measured per kind in configs/gpus/ "
+                                    "(H100: MLP weight loads at 2.6 of 3.35 TB/s)",
+                          .min = 0.05,
+                          .max = 1});
     v(fp8_speedup, {.name = "fp8_speedup",
                     .def = "2",
-                    .desc = "FP8 GEMM throughput relative to BF16 (FP8-weight models)",
-                    .source = "spec: H200 FP8 is 2x BF16 dense",
+                    .desc = "FP8 tensor-core throughput relative to BF16 (1: no FP8 tensor cores, FP8 weights are "
+                            "dequantised to 16 bits and run at the BF16 rate)",
+                    .source = "datasheet: H100/H200 FP8 1,979 TFLOP/s dense = 2 x BF16 (per kind in configs/gpus/)",
                     .min = 1,
                     .max = 8});
+    v(fp4_speedup, {.name = "fp4_speedup",
+                    .def = "0",
+                    .desc = "FP4 (NVFP4) tensor-core throughput relative to BF16; 0: the GPU has no FP4 tensor cores "
+                            "(llm.precision = fp4 is refused)",
+                    .source = "datasheet: Hopper and Ampere have none; B200 FP4 9 PFLOP/s dense = 4 x BF16 (b200.yaml)",
+                    .min = 0,
+                    .max = 16});
     v(util_max, {.name = "util_max",
                  .def = "0.8",
-                 .desc = "fraction of peak FLOP/s a large GEMM reaches (utilisation curve u(M) = util_max * M / (M + util_half_rows))",
+                 .desc = "fraction of the tensor-core peak a large GEMM reaches (MAMF): the main-loop efficiency of one "
+                         "CTA tile under `tiles`; the asymptote of u(M) under `curve`",
                  .source = "measured: a BF16 matmul on an H100 SXM (the H200's GH100 die) reaches 794.5 of 989 TFLOP/s = "
                            "0.803 (MAMF; Bekman, ml-engineering, \"Maximum Achievable Matmul FLOPS comparison table\"), "
                            "rounded to 0.8; per-kind values in configs/gpus/",
@@ -80,7 +124,8 @@ struct ComputeParams {
                  .max = 1});
     v(util_half_rows, {.name = "util_half_rows",
                        .def = "48",
-                       .desc = "rows (tokens, or query heads per KV head for attention) at which a GEMM reaches half of util_max",
+                       .desc = "kernels = curve: rows (tokens, or query heads per KV head for attention) at which a GEMM "
+                               "reaches half of util_max",
                        .source = "assumption: Hopper wgmma tiles are 64 rows tall, so decode GEMMs with few tokens waste most "
                                  "of each tile; half of the attainable rate near 48 rows",
                        .min = 0,
@@ -91,6 +136,79 @@ struct ComputeParams {
                         .source = "assumption (the paper's kinds): measured 1.3 us with CUDA graphs on an H100 and 2.0 us per "
                                   "back-to-back launch on a B200 (configs/gpus/h100.yaml, b200.yaml; docs/llm.md)",
                         .min = 0});
+    v(sms, {.name = "sms",
+            .def = "132",
+            .desc = "streaming multiprocessors: CTAs run in waves of this many (wave quantization)",
+            .source = "datasheet: H100 / H200 SXM5 132 SMs (NVIDIA H100 Tensor Core GPU Architecture whitepaper); A100 "
+                      "108, B200 148 in their kind files",
+            .min = 1,
+            .max = 100000});
+    v(gemm_tile_rows, {.name = "gemm_tile_rows",
+                       .def = "[64, 128, 256]",
+                       .desc = "CTA tile heights (token rows) of the GEMM library's kernels",
+                       .source = "CUTLASS 3 / cuBLASLt Hopper kernels: wgmma is 64 rows tall, one or two consumer warpgroups "
+                                 "(64, 128), 2-CTA clusters (256); TensorRT-LLM's cutlass_heuristic tile list",
+                       .min = 8,
+                       .max = 1024});
+    v(gemm_tile_cols, {.name = "gemm_tile_cols",
+                       .def = "[64, 128, 256]",
+                       .desc = "CTA tile widths (output columns) of the GEMM library's kernels",
+                       .source = "CUTLASS 3 / cuBLASLt Hopper tile shapes (N = 64 ... 256)",
+                       .min = 8,
+                       .max = 1024});
+    v(gemm_tile_max, {.name = "gemm_tile_max",
+                      .def = "32768",
+                      .desc = "largest CTA tile (rows x columns): its FP32 accumulators must fit the SM's registers",
+                      .source = "derived: 128 x 256 FP32 accumulators = 128 KB, half of the 256 KB register file of an SM "
+                                "(H100 whitepaper); the largest CUTLASS Hopper tiles are 128x256 and 256x128",
+                      .min = 64,
+                      .max = 1 << 20});
+    v(gemm_max_split, {.name = "gemm_max_split",
+                       .def = "16",
+                       .desc = "most K splits (split-K) a skinny GEMM may use to fill the SMs; partial sums go through an "
+                               "FP32 workspace and a reduction",
+                       .source = "cuBLASLt / CUTLASS split-K (assumption: up to 16 splits, at least 256 of K per split)",
+                       .min = 1,
+                       .max = 256});
+    v(gemm_tile_latency, {.name = "gemm_tile_latency",
+                          .def = "1.2us",
+                          .desc = "fixed time of one CTA tile besides its math and its output store: filling the load "
+                                  "pipeline (HBM latency) before the first MMA",
+                          .source = "derived from measured FP8 GEMMs with 128x128 tiles on an H800 (DeepGEMM pull request 73: "
+                                    "4096x7168x16384 at 1,404 TFLOP/s and 4096x7168x2048 at 1,031 TFLOP/s give 2.5 us per tile "
+                                    "beyond the math, of which the 32 KB output tile at the SM's share of HBM is 1.3 us), "
+                                    "https://github.com/deepseek-ai/DeepGEMM/pull/73",
+                          .min = 0});
+    v(attention_efficiency, {.name = "attention_efficiency",
+                             .def = "0.663",
+                             .desc = "prefill attention (FlashAttention): fraction of the BF16 peak one CTA reaches in its "
+                                     "loop over KV blocks (the long-sequence asymptote)",
+                             .source = "derived from FlashAttention-3 (Shah et al., arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 "
+                                       "forward, head dim 128, no mask: 648 TFLOP/s at 16k and 467 at 512 tokens (with "
+                                       "attention_fixed_blocks); per kind in configs/gpus/",
+                             .min = 0.01,
+                             .max = 1});
+    v(attention_fixed_blocks, {.name = "attention_fixed_blocks",
+                               .def = "1.62",
+                               .desc = "prefill attention: a CTA's fixed work (loading Q, softmax epilogue, writing O) in "
+                                       "units of one KV block's time",
+                               .source = "derived with attention_efficiency from the same two FlashAttention-3 points",
+                               .min = 0,
+                               .max = 1000});
+    v(decode_mma_rows, {.name = "decode_mma_rows",
+                        .def = "16",
+                        .desc = "decode attention: rows of the tensor-core MMA its kernels issue; the query heads sharing a "
+                                "KV head fill min(1, heads / rows) of it (MHA: 1 / rows)",
+                        .source = "FlashInfer / FlashDecoding / TensorRT-LLM XQA decode kernels issue mma.sync m16n8k16 (PTX ISA: "
+                                  "16-row MMA), the GQA group as its M",
+                        .min = 1,
+                        .max = 256});
+    v(attention_block, {.name = "attention_block",
+                        .def = "128",
+                        .desc = "prefill attention: query rows and keys per block of a FlashAttention CTA (Br = Bc)",
+                        .source = "FlashAttention-2/3 head-dim-128 kernels: 128 x 128 blocks (FA3 uses 128 x 176 / 128 x 128)",
+                        .min = 16,
+                        .max = 1024});
   }
 };
 
@@ -100,9 +218,25 @@ struct NetworkParams {
   Time nvlink_latency{}, rdma_latency{};
   Choice<AllReduceAlgorithm, all_reduce_algorithms> all_reduce;
   Choice<AllToAllAlgorithm, all_to_all_algorithms> all_to_all;
+  Choice<CollectiveModel, collective_models> collectives;
+  Table busbw;
 
   template <class V>
   void visit(V& v) {
+    v(collectives, {.name = "collectives",
+                    .def = "links",
+                    .desc = "collectives inside a node: from the link bandwidth and a fixed latency (links), or from a "
+                            "measured nccl-tests bus-bandwidth curve by message size (measured: busbw)",
+                    .source = "links: the ring formula at nvlink per direction (spec); measured: nccl-tests all_reduce_perf "
+                              "(per kind in configs/gpus/)"});
+    v(busbw, {.name = "busbw",
+              .def = "[[32768, 3.07e9], [1048576, 66.11e9], [16777216, 242.0e9], [1073741824, 357.73e9]]",
+              .desc = "collectives = measured: nccl-tests bus bandwidth (B/s) by message size (bytes) on one node; a "
+                      "collective of S bytes over n GPUs takes factor(n) S / busbw(S) (log-log interpolation; below the "
+                      "smallest size, that size's time: the small-message latency floor)",
+              .source = "measured: 8 x NVIDIA H20 (NVLink 4, 18 links of 25 GB/s per direction, as H100/H200), nccl-tests "
+                        "2.19.7 all_reduce_perf, https://github.com/kvcache-ai/Mooncake/pull/3484 (the full curve in "
+                        "configs/gpus/h100.yaml)"});
     v(gpus_per_node, {.name = "gpus_per_node",
                       .def = "8",
                       .desc = "GPUs in one NVLink domain (node)",
@@ -212,9 +346,17 @@ struct LlmParams {
   double workspace_buffers = 4;
   int64_t activation_bytes = 2, logit_bytes = 4;
   int64_t sample_layers = 3;
+  Choice<Precision, precisions> precision;
 
   template <class V>
   void visit(V& v) {
+    v(precision, {.name = "precision",
+                  .def = "model",
+                  .desc = "number format of weights, activations and KV cache: the model's own (its torch_dtype and "
+                          "quantization_config) or one for all linear layers, their GEMM inputs and the KV cache "
+                          "(embedding, norms, router and LM head stay 16-bit)",
+                  .source = "TensorRT-LLM / ModelOpt FP8 and NVFP4 checkpoints (per-tensor FP8 scales; NVFP4: an FP8 "
+                            "scale per 16 weights, FP8 KV cache)"});
     v.section("compute", compute);
     v.section("network", network);
     v.section("energy", energy);
@@ -302,7 +444,23 @@ struct PrefillParams {
 };
 
 /// The config section `serving`.
+/// serving.engine_overhead: what the serving engine adds to the GPU's kernels (llm/serving.cpp).
+struct EngineParams {
+  Choice<EngineKind, engine_kinds> kind;
+
+  template <class V>
+  void visit(V& v) {
+    v(kind, {.name = "kind",
+             .def = "auto",
+             .desc = "the serving engine whose host-side costs are added: per kernel launched without CUDA graphs, per "
+                     "iteration (forward pass), per request; auto = the TensorRT-LLM session runtime for accel run "
+                     "--static-batch (its gptSessionBenchmark), none elsewhere (the decode evaluation times kernels)",
+             .source = "engine_kinds() in llm/serving.cpp lists each engine's values with their sources"});
+  }
+};
+
 struct ServingParams {
+  EngineParams engine;
   Choice<CapacityContext, capacity_contexts> capacity_context;
   Choice<KvLayout, kv_layouts> kv_layout;
   double routing_skew = 0;
@@ -319,6 +477,7 @@ struct ServingParams {
   template <class V>
   void visit(V& v) {
     v.section("prefill", prefill);
+    v.section("engine", engine);
     v(capacity_context, {.name = "capacity_context",
                          .def = "full",
                          .desc = "KV reserved per request",

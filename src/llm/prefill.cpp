@@ -59,10 +59,34 @@ void OpBreakdown::add(int32_t layer, const ClassTimes& c) {
   }
 }
 
+KernelClassStats& KernelClassStats::operator+=(const KernelClassStats& o) {
+  time += o.time;
+  compute_bound += o.compute_bound;
+  memory_bound += o.memory_bound;
+  flops += o.flops;
+  bytes += o.bytes;
+  return *this;
+}
+
+Json KernelClassStats::json() const {
+  const double s = to_s(time);
+  const char* bound = time.raw() <= 0 ? "-" : compute_bound >= memory_bound ? "compute" : "memory";
+  return {{"time_ms", s * 1e3},
+          {"flops", flops},
+          {"bytes", bytes},
+          {"tflop_per_s", s > 0 ? flops / s * 1e-12 : 0.0},
+          {"gb_per_s", s > 0 ? bytes / s * 1e-9 : 0.0},
+          {"bound", bound}};
+}
+
 Json OpBreakdown::json() const {
   Json l = Json::array();
   for (const ClassTimes& c : layers) l.push_back(c.json_ms());
-  return {{"total_ms", total.json_ms()}, {"embedding_ms", embedding.json_ms()}, {"head_ms", head.json_ms()}, {"layers_ms", l}};
+  Json k = Json::object();
+  for (size_t i = 0; i < kOpClasses; ++i)
+    if (kernels[i].time.raw() > 0) k[to_string(OpClass(i))] = kernels[i].json();
+  return {
+      {"total_ms", total.json_ms()}, {"embedding_ms", embedding.json_ms()}, {"head_ms", head.json_ms()}, {"layers_ms", l}, {"kernels", k}};
 }
 
 OpClass math_class(const Op& op, const GpuWeights& w) {
@@ -110,6 +134,13 @@ OpBreakdown decode_breakdown(const StepGraph& g, const GpuWeights& w, const GpuM
       Breakdown b;
       ReadCounters r;
       timer.run(plan, b, r);
+      KernelClassStats k;
+      k.time = b.total();
+      k.compute_bound = b.compute;
+      k.memory_bound = b.weights + b.kv + b.flash_latency + b.comm;
+      k.flops = g.ops[i].flops;
+      k.bytes = r.flash_bytes + r.hbm_bytes + double(g.ops[i].comm.nvlink.raw() + g.ops[i].comm.rdma.raw());
+      out.kernels[size_t(math_class(g.ops[i], w))] += k;
       seg[math_class(g.ops[i], w)] += b.compute;
       seg[OpClass::WeightRead] += b.weights;
       seg[OpClass::KvRead] += b.kv;
@@ -147,11 +178,16 @@ double weight_bytes_of(const Op& op, const GpuWeights& w, const ModelConfig& m) 
   return b * op.read_fraction;
 }
 
-// One kernel that is not attention: max(math, transfers) + overhead, attributed once.
-ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, const PrefillMemory& pm, Time overhead, double& weight_bytes) {
+// One kernel that is not attention: max(math, transfers) + overhead, attributed once; its kernel-class figures in `k`.
+ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, const PrefillMemory& pm, Time overhead, double& weight_bytes,
+                   KernelClassStats& k) {
   ClassTimes c;
+  k = KernelClassStats{};
   if (op.is_comm()) {
     c[OpClass::Comm] = op.comm.time;
+    k.time = op.comm.time;
+    k.bytes = double(op.comm.nvlink.raw() + op.comm.rdma.raw());
+    k.memory_bound = op.comm.time;
     return c;
   }
   c[OpClass::Overhead] = overhead * double(op.kernels);
@@ -161,10 +197,15 @@ ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, cons
   const OpClass math = math_class(op, w);
   if (op.compute >= tw + ta && op.compute.raw() > 0) {
     c[math] += op.compute;
+    k.compute_bound = op.compute;
   } else {
     c[OpClass::WeightRead] += tw;
     c[math] += ta;  // activations: the op's own traffic
+    k.memory_bound = tw + ta;
   }
+  k.time = c.total();
+  k.flops = op.flops;
+  k.bytes = wb + double(op.act_bytes.raw());
   return c;
 }
 
@@ -173,6 +214,9 @@ Time checked_ps(double ps, int64_t prompt) {
   if (!(ps < 4e18)) throw ConfigError(fmt::format("a prefill of {} tokens would take more than 46 days; use a shorter context", prompt));
   return Time(int64_t(std::llround(ps)));
 }
+
+// Chunks of a prefill whose attention is timed one by one (more: evenly spaced ones stand for the rest).
+constexpr int64_t kMaxTimedChunks = 1024;
 
 // Sum over k in [k0, k1) of a + b k.
 double sum_linear(double a, double b, int64_t k0, int64_t k1) {
@@ -208,6 +252,9 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
     if (count <= 0) return;
     const StepGraph g = build_step(m, d, w, gpu, net, std::vector<int64_t>(size_t(R * c), 1), routing_skew);
     const double kvb = double(g.kv_token_layer_bytes);
+    for (const Segment& s : g.segments)
+      if (s.kind != 3)
+        for (uint32_t i = s.first_op; i < s.first_op + s.op_count; ++i) rep.kernels += (g.ops[i].is_comm() ? 1 : g.ops[i].kernels) * count;
     for (const Segment& s : g.segments) {
       if (s.kind == 3) continue;  // the head runs once, for the last token (below)
       ClassTimes seg;
@@ -215,9 +262,14 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
         const Op& op = g.ops[i];
         if (!op.kv) {  // the same in every chunk of c tokens
           double wb = 0;
-          ClassTimes one = time_op(op, w, m, pm, overhead, wb);
+          KernelClassStats k;
+          ClassTimes one = time_op(op, w, m, pm, overhead, wb, k);
           for (Time& x : one.t) x = x * double(count);
           seg += one;
+          k.time = k.time * double(count), k.compute_bound = k.compute_bound * double(count),
+          k.memory_bound = k.memory_bound * double(count);
+          k.flops *= double(count), k.bytes *= double(count);
+          rep.breakdown.kernels[size_t(math_class(op, w))] += k;
           rep.weight_bytes += wb * double(count);
           rep.flops += op.flops * double(count);
           continue;
@@ -226,39 +278,50 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
         // (its contexts are all 1: op.flops is per pair x R c); earlier KV read once, the chunk's KV written.
         // (MLA prefill runs attention in the plain form, over decompressed keys and values: 2 h (qk_nope + qk_rope)
         // + 2 h v_head per pair, not the absorbed form of decode; the latent's decompression is not counted.)
+        // Its math is the kernel model's (GpuCompute::prefill_attention: FlashAttention tiles, or the curve).
         const double per_pair = m.attention == AttentionKind::Mla
                                     ? 2.0 * double(d.q_heads) * double(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
                                     : op.flops / double(R * c);
-        const double rows = op.rows * double(c);  // query rows sharing one KV head
-        const double ps_per_flop = double(gpu.time(1e12, rows, op.fp8).raw()) / 1e12;
-        const double f0 = per_pair * double(R) * double(c) * double(c + 1) / 2, f1 = per_pair * double(R) * double(c) * double(C);
-        const double ca = f0 * ps_per_flop, cb = f1 * ps_per_flop;  // math of chunk k: ca + cb k (ps)
+        const double per_head = per_pair / double(std::max<int64_t>(d.q_heads, 1));
+        const double rows = op.rows * double(c);  // query rows sharing one KV head (the curve's M)
         const double bw_r = pm.kv_read.raw(), bw_w = pm.kv_write.raw(), bw_a = pm.act.raw();
-        const double rb = bw_r > 0 ? double(R) * double(C) * kvb / bw_r * 1e12 : 0;  // KV read of chunk k: rb k
-        const double wa = bw_w > 0 ? double(R) * double(c) * kvb / bw_w * 1e12 : 0;  // KV written
-        const double aa = bw_a > 0 ? double(op.act_bytes.raw()) / bw_a * 1e12 : 0;   // activations
-        const double ma = wa + aa, mb = rb;
-        // Chunks where the math is the longer part: (ca - ma) + (cb - mb) k >= 0.
+        const double wa = bw_w > 0 ? double(R) * double(c) * kvb / bw_w * 1e12 : 0;  // KV written (ps)
+        const double aa = bw_a > 0 ? double(op.act_bytes.raw()) / bw_a * 1e12 : 0;   // activations (ps)
+        // Each chunk is timed on its own (max of math and transfers, as a kernel); past kMaxTimedChunks chunks the
+        // sum is taken over evenly spaced chunks (each standing for its share of the run).
         const int64_t k1 = k0 + count;
-        int64_t split = k0;  // [k0, split): memory-bound, [split, k1): compute-bound (or the reverse when cb < mb)
-        const double da = ca - ma, db = cb - mb;
-        bool compute_first = false;
-        if (db == 0) {
-          split = da >= 0 ? k0 : k1;
-        } else {
-          const double kc = -da / db;  // crossing
-          if (db > 0)
-            split = std::clamp<int64_t>(int64_t(std::ceil(kc - 1e-9)), k0, k1);
-          else
-            compute_first = true, split = std::clamp<int64_t>(int64_t(std::floor(kc + 1e-9)) + 1, k0, k1);
+        const int64_t samples = std::min<int64_t>(count, kMaxTimedChunks);
+        double attn_ps = 0, read_ps = 0, write_ps = 0, compute_bound = 0, memory_bound = 0, kflops = 0, kbytes = 0;  // summed
+        for (int64_t j = 0; j < samples; ++j) {
+          const int64_t k = samples == count ? k0 + j : k0 + int64_t(std::llround(double(j) * double(count - 1) / double(samples - 1)));
+          const double weight = samples == count ? 1.0 : double(count) / double(samples);
+          const double o = double(k) * double(C);
+          const double math = gpu.prefill_attention_s(R, d.q_heads, int64_t(o), c, per_head, rows) * 1e12;
+          const double rb = bw_r > 0 ? double(R) * o * kvb / bw_r * 1e12 : 0;  // earlier KV read (ps)
+          if (math >= rb + wa + aa && math > 0) {
+            attn_ps += math * weight;
+            compute_bound += math * weight;
+          } else {
+            read_ps += rb * weight;
+            write_ps += wa * weight;
+            attn_ps += aa * weight;
+            memory_bound += (rb + wa + aa) * weight;
+          }
+          kflops += per_pair * double(R) * (double(c) * o + double(c) * double(c + 1) / 2) * weight;
+          kbytes += (double(R) * (o + double(c)) * kvb + double(op.act_bytes.raw())) * weight;
         }
-        const int64_t mem_lo = compute_first ? split : k0, mem_hi = compute_first ? k1 : split;
-        const int64_t cmp_lo = compute_first ? k0 : split, cmp_hi = compute_first ? split : k1;
-        seg[OpClass::Attention] += checked_ps(sum_linear(ca, cb, cmp_lo, cmp_hi), prompt);
-        seg[OpClass::KvRead] += checked_ps(sum_linear(0, rb, mem_lo, mem_hi), prompt);
-        seg[OpClass::KvWrite] += checked_ps(sum_linear(wa, 0, mem_lo, mem_hi), prompt);
-        seg[OpClass::Attention] += checked_ps(sum_linear(aa, 0, mem_lo, mem_hi), prompt);
+        seg[OpClass::Attention] += checked_ps(attn_ps, prompt);
+        seg[OpClass::KvRead] += checked_ps(read_ps, prompt);
+        seg[OpClass::KvWrite] += checked_ps(write_ps, prompt);
+        KernelClassStats ks;
+        ks.compute_bound = checked_ps(compute_bound, prompt);
+        ks.memory_bound = checked_ps(memory_bound, prompt);
+        ks.time = checked_ps(compute_bound + memory_bound + double((overhead * double(op.kernels * count)).raw()), prompt);
+        ks.flops = kflops;
+        ks.bytes = kbytes;
+        rep.breakdown.kernels[size_t(OpClass::Attention)] += ks;
         seg[OpClass::Overhead] += overhead * double(op.kernels * count);
+        const double f0 = per_pair * double(R) * double(c) * double(c + 1) / 2, f1 = per_pair * double(R) * double(c) * double(C);
         rep.flops += sum_linear(f0, f1, k0, k1);
         rep.kv_read_bytes += sum_linear(0, double(R) * double(C) * kvb, k0, k1);
         rep.kv_write_bytes += double(R) * double(c) * kvb * double(count);
@@ -277,8 +340,11 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
       if (s.kind != 3) continue;
       ClassTimes seg;
       for (uint32_t i = s.first_op; i < s.first_op + s.op_count; ++i) {
-        seg += time_op(g.ops[i], w, m, pm, overhead, rep.weight_bytes);
+        KernelClassStats k;
+        seg += time_op(g.ops[i], w, m, pm, overhead, rep.weight_bytes, k);
+        rep.breakdown.kernels[size_t(math_class(g.ops[i], w))] += k;
         rep.flops += g.ops[i].flops;
+        rep.kernels += g.ops[i].is_comm() ? 1 : g.ops[i].kernels;
       }
       rep.breakdown.head += seg;
       rep.breakdown.add(-1, seg);

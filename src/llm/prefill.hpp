@@ -66,12 +66,24 @@ struct ClassTimes {
 /// MLA's absorbed products); the embedding lookup has no math (its time is a weight read).
 OpClass math_class(const Op& op, const GpuWeights& w);
 
-/// A step by operator class: the embedding, every decoder layer, the head, and their sum.
+/// What the kernels of one math class (projection GEMMs, attention, norms, collectives, lookups) did in a step:
+/// their time (math, transfers, launch overheads), FLOPs, bytes moved, and how much of the time was bound by math
+/// (the kernel model) or by memory (transfers, sensing latency).
+struct KernelClassStats {
+  Time time{}, compute_bound{}, memory_bound{};
+  double flops = 0, bytes = 0;
+  KernelClassStats& operator+=(const KernelClassStats& o);
+  /// {"time_ms", "flops", "bytes", "tflop_per_s", "gb_per_s", "bound": "compute" | "memory" | "-"}
+  Json json() const;
+};
+
+/// A step by operator class: the embedding, every decoder layer, the head, and their sum; and by kernel class.
 struct OpBreakdown {
   ClassTimes embedding, head, total;
   std::vector<ClassTimes> layers;
+  std::array<KernelClassStats, kOpClasses> kernels{};  // indexed by the kernels' math class (math_class)
   void add(int32_t layer, const ClassTimes& c);
-  /// {"total_ms": {...}, "embedding_ms": {...}, "head_ms": {...}, "layers_ms": [{...}, ...]}
+  /// {"total_ms": {...}, "embedding_ms": {...}, "head_ms": {...}, "layers_ms": [{...}, ...], "kernels": {CLASS: {...}}}
   Json json() const;
 };
 
@@ -91,7 +103,8 @@ PrefillMemory prefill_memory(const hbf::System& sys);
 
 struct PrefillReport {
   int64_t prompt_tokens = 0, requests_per_rank = 0, chunk_tokens = 0, chunks = 0;
-  Time time{};  // all chunks: the time to first token on an idle prefill instance
+  int64_t kernels = 0;  // kernels launched (collectives included), all chunks and the head
+  Time time{};          // all chunks: the time to first token on an idle prefill instance (GPU time)
   double flops = 0;
   double weight_bytes = 0, kv_read_bytes = 0, kv_write_bytes = 0;  // per GPU, all chunks
   OpBreakdown breakdown;

@@ -21,6 +21,40 @@ constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
 
 }  // namespace
 
+// ---- serving engine -----------------------------------------------------------
+
+const Registry<EngineKind>& engine_kinds() {
+  static const Registry<EngineKind> r(
+      "serving engine",
+      {{"auto", "the TensorRT-LLM session runtime in accel run --static-batch, none elsewhere", EngineKind::Auto},
+       {"none", "kernels only (CUDA graphs: the per-kernel llm.compute.kernel_overhead), no host-side costs", EngineKind::None},
+       {"tensorrt_llm_session",
+        "TensorRT-LLM's static-batching runtime (GptSession, gptSessionBenchmark) without CUDA graphs: 4 us of host time "
+        "per kernel launch (measured 4-6 us per launch, https://susun-blog.com/blog/pegainfer-3-cuda-graph; an 8B decode "
+        "step on an H100 SXM5 takes 8.4 ms launched eagerly, 5.1 ms as a CUDA graph, https://cloudai.pt/tag/cuda-graphs/), "
+        "20 us per iteration (assumption: one stream synchronisation and the copy of the sampled tokens per step), no "
+        "per-request cost (its requests are token ids)",
+        EngineKind::TensorRtLlmSession}});
+  return r;
+}
+
+EngineOverheads engine_overheads(EngineKind k, bool static_batch) {
+  switch (k) {
+    case EngineKind::Auto:
+      return engine_overheads(static_batch ? EngineKind::TensorRtLlmSession : EngineKind::None, static_batch);
+    case EngineKind::None:
+      return {};
+    case EngineKind::TensorRtLlmSession:
+      return {us(4), us(20), Time{}};
+  }
+  throw std::logic_error("unhandled serving engine");
+}
+
+Time EngineOverheads::added(Time gpu, int64_t kernels) const {
+  const Time host = launch * double(std::max<int64_t>(kernels, 0));
+  return (host > gpu ? host - gpu : Time{}) + iteration;
+}
+
 // ---- server -----------------------------------------------------------------
 
 const Registry<CapacityContext>& capacity_contexts() {
@@ -71,15 +105,40 @@ hbf::SystemParams timed_system(const KindParams& k) {
   p.hbm.bandwidth_per_stack = Bandwidth(p.hbm.bandwidth_per_stack.raw() * k.llm.compute.hbm_efficiency);
   return p;
 }
+
+// The model in the kind's number format (llm.precision); a format the GPU cannot run is refused.
+ModelConfig served_model(const ModelConfig& m, const KindParams& k) {
+  const Precision p = *k.llm.precision;
+  if (p == Precision::Fp4 && !(k.llm.compute.fp4_speedup > 0))
+    throw ConfigError(
+        fmt::format("llm.precision = fp4: GPU kind '{}' has no FP4 tensor cores (llm.compute.fp4_speedup = {}); FP4 "
+                    "needs e.g. b200",
+                    k.kind, k.llm.compute.fp4_speedup));
+  return with_precision(m, p);
+}
+
+// The weight-streaming rate of a GPU whose weights are in HBM (llm.compute.weight_efficiency of the peak); 0 with HBF
+// (flash reads are timed by the memory system).
+Bandwidth weight_stream_bandwidth(const KindParams& k) {
+  if (k.system.hbf.stacks > 0) return Bandwidth{};
+  return Bandwidth(k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks) * k.llm.compute.weight_efficiency);
+}
+
+// The bandwidth a GPU's weights stream at: its HBF stacks' (interface or sensing, the lower) or its HBM's.
+Bandwidth weight_bandwidth(const hbf::System& sys) {
+  if (sys.stacks() > 0)
+    return Bandwidth(std::min(sys.hbf().timing.interface_bandwidth, sys.stack_sense_bandwidth()).raw() * double(sys.stacks()));
+  return sys.hbm_bandwidth();
+}
 }  // namespace
 
 Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
-    : m_(m),
+    : m_(served_model(m, k)),
       k_(k),
-      d_(make_deployment(m, gpus, k.llm)),
-      w_(gpu_weights(m, d_)),
+      d_(make_deployment(m_, gpus, k.llm)),
+      w_(gpu_weights(m_, d_)),
       sys_(timed_system(k)),
-      gpu_(k.system.gpu.bf16_flops, k.llm.compute),
+      gpu_(k.system.gpu.bf16_flops, k.llm.compute, sys_.hbm_bandwidth(), weight_bandwidth(sys_), weight_stream_bandwidth(k)),
       net_(k.llm.network),
       mt_(MemoryTiming::of(sys_)) {
   MemoryOptions o;
@@ -175,8 +234,11 @@ int64_t Server::max_requests(const ContextSpec& c) const {
   return lo;
 }
 
-StepGraph Server::graph(int64_t r, const ContextSpec& c) const {
-  StepGraph g = build_step(m_, d_, w_, gpu_, net_, steady_contexts(r, c.input, c.output), k_.serving.routing_skew);
+StepGraph Server::graph(int64_t r, const ContextSpec& c) const { return graph_at(steady_contexts(r, c.input, c.output), c); }
+
+StepGraph Server::graph_at(std::vector<int64_t> contexts, const ContextSpec& c) const {
+  const int64_t r = int64_t(contexts.size());
+  StepGraph g = build_step(m_, d_, w_, gpu_, net_, std::move(contexts), k_.serving.routing_skew);
   g.kv_full_tokens = c.input + c.output;
   if (has_hbf()) {
     const Capacity cap = capacity(r, c);
@@ -204,11 +266,12 @@ StepTiming Server::time_reads(const StepGraph& g) const {
   return st;
 }
 
-Server::KvWrites Server::kv_writes(const StepGraph& g, int64_t r, const ContextSpec& c) const {
+Server::KvWrites Server::kv_writes(const StepGraph& g, int64_t r, const ContextSpec& c, bool disaggregated) const {
   KvWrites w;
-  // New KV per step on this GPU: the decode tokens plus the prefill KV arriving at the workload's input/output ratio.
+  // New KV per step on this GPU: the decode tokens plus (disaggregated) the prefill KV arriving at the workload's
+  // input/output ratio.
   w.kv_token = double(g.kv_token_layer_bytes * m_.layers);
-  w.written = double(r) * w.kv_token * (1.0 + double(c.input) / double(c.output));
+  w.written = double(r) * w.kv_token * (1.0 + (disaggregated ? double(c.input) / double(c.output) : 0.0));
   w.write_time = has_hbf() ? Bytes(int64_t(w.written)) / sys_.program_bandwidth() : Bytes(int64_t(w.written)) / sys_.hbm_bandwidth();
   // Erases: in steady state r / output requests finish per step, and each erases its megablocks (isolated
   // blocks: at least one on every megaplane it touched). Like programming, erasing occupies the planes; it is
@@ -308,8 +371,14 @@ void Server::add_endurance(StepReport& s, const KvWrites& w) const {
 }
 
 StepReport Server::step(int64_t r, const ContextSpec& c) const {
+  return step_at(steady_contexts(r, c.input, c.output), c, true, engine_overheads(*k_.serving.engine.kind, false));
+}
+
+StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated,
+                           const EngineOverheads& engine) const {
   StepReport s;
-  const StepGraph g = graph(r, c);
+  const int64_t r = int64_t(contexts.size());
+  const StepGraph g = graph_at(contexts, c);
   const StepTiming st = time_reads(g);
   s.requests_per_rank = r;
   s.batch = g.requests_total;
@@ -321,12 +390,16 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   s.comm_nvlink = g.comm_nvlink;
   s.comm_rdma = g.comm_rdma;
   // The step: reads and compute, then this step's KV writes, its share of the erases and of GroupArrange.
-  const KvWrites w = kv_writes(g, r, c);
+  const KvWrites w = kv_writes(g, r, c, disaggregated);
   const double arranged = arranged_bytes(g, w);
   s.breakdown.kv_write = w.write_time;
   s.breakdown.kv_erase = w.erase_time;
   s.breakdown.kv_arrange = arrange_time(arranged);
-  s.step = st.time + w.write_time + w.erase_time + s.breakdown.kv_arrange;
+  const Time gpu_time = st.time + w.write_time + w.erase_time + s.breakdown.kv_arrange;
+  int64_t kernels = 0;
+  for (const Op& o : g.ops) kernels += o.is_comm() ? 1 : o.kernels;
+  s.breakdown.engine = engine.added(gpu_time, kernels);
+  s.step = gpu_time + s.breakdown.engine;
   s.tokens_per_s_per_gpu = g.tokens_per_gpu / to_s(s.step);
   s.flash_bytes = st.reads.flash_bytes;
   s.hbm_bytes = st.reads.hbm_bytes;

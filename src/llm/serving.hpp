@@ -139,7 +139,19 @@ struct PointResult {
   Json json() const;
 };
 
-/// A model served on a number of GPUs of one kind.
+/// What the serving engine adds to the GPU's kernels (serving.engine; values and sources in engine_kinds()).
+struct EngineOverheads {
+  Time launch{};     // host time per kernel launched without CUDA graphs (0: CUDA graphs); the GPU waits when it is ahead
+  Time iteration{};  // per forward pass: scheduling, the host synchronisation that reads the sampled tokens
+  Time request{};    // per request: tokenisation and detokenisation
+  /// The host-side time a pass of `kernels` kernel launches adds to `gpu` time on the GPU: the launches it waits for
+  /// (kernels x launch beyond the GPU time) plus the iteration overhead.
+  Time added(Time gpu, int64_t kernels) const;
+};
+/// The engine `k` stands for (EngineKind::Auto: `static_batch` ? the TensorRT-LLM session runtime : none).
+EngineOverheads engine_overheads(EngineKind k, bool static_batch);
+
+/// A model served on a number of GPUs of one kind (the model in the kind's llm.precision).
 class Server {
  public:
   Server(const ModelConfig& m, const KindParams& k, int64_t gpus);
@@ -153,6 +165,9 @@ class Server {
   const ModelConfig& model() const { return m_; }
   const KindParams& params() const { return k_; }
   bool has_hbf() const { return sys_.stacks() > 0; }
+  /// The GPU's kernel model and the network, as the step graphs use them.
+  const GpuCompute& gpu() const { return gpu_; }
+  const Network& network() const { return net_; }
 
   /// Per-GPU memory with `r` requests per attention rank.
   Capacity capacity(int64_t r, const ContextSpec& c) const;
@@ -160,8 +175,16 @@ class Server {
   int64_t max_requests(const ContextSpec& c) const;
   /// The step graph at `r` requests per rank (replica budget set).
   StepGraph graph(int64_t r, const ContextSpec& c) const;
+  /// The step graph of the requests of `contexts` (tokens of KV each) in a run of context `c` (replica budget and
+  /// window size set).
+  StepGraph graph_at(std::vector<int64_t> contexts, const ContextSpec& c) const;
   /// One decode step at `r` requests per rank (fast model), with energy and writes.
   StepReport step(int64_t r, const ContextSpec& c) const;
+  /// One decode step of the requests of `contexts` (tokens of KV each) in a run of context `c` (KV reserved, window
+  /// sizes); `disaggregated`: the step also writes the prompts' KV arriving from the prefill GPUs (the decode
+  /// evaluation) or only its new tokens' (a static batch prefilled on the same GPUs). `engine`: the serving engine's
+  /// host-side overheads added to the step (breakdown.engine).
+  StepReport step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine) const;
   /// The largest batch meeting `slo` and fitting in memory.
   PointResult search(const ContextSpec& c, Time slo) const;
 
@@ -176,7 +199,7 @@ class Server {
     Time write_time{}, erase_time{};
     double megablocks_per_request = 0, finished_per_step = 0;
   };
-  KvWrites kv_writes(const StepGraph& g, int64_t r, const ContextSpec& c) const;
+  KvWrites kv_writes(const StepGraph& g, int64_t r, const ContextSpec& c, bool disaggregated) const;
   /// GroupArrange: the bytes of selective-offload replicas copied to HBM in the step, and the time that takes.
   double arranged_bytes(const StepGraph& g, const KvWrites& w) const;
   Time arrange_time(double arranged) const;
@@ -187,7 +210,7 @@ class Server {
   void add_board_power(StepReport& s) const;
   void add_endurance(StepReport& s, const KvWrites& w) const;
 
-  const ModelConfig& m_;
+  ModelConfig m_;
   KindParams k_;
   Deployment d_;
   GpuWeights w_;

@@ -217,6 +217,8 @@ class Builder {
     o.flops = 2.0 * M * K * N;
     o.rows = M;
     o.fp8 = fp8;
+    o.fp4 = fp8 && m_.fp4();
+    o.gemm = GemmShape{M, N, K, 1};
     o.act_bytes = Bytes(int64_t(M * (K + N) * 2.0));
     return o;
   }
@@ -225,11 +227,22 @@ class Builder {
     Op& o = op(std::move(name), layer, 0);
     o.comm = c;
   }
-  void finish() {
+  void finish(const Deployment& d) {
     if (cursor_ != w_.tensors.size())
       throw ModelError(fmt::format("model {}: step graph left tensor {} unread", m_.name, w_.tensors[cursor_].name));
     for (Op& o : g_.ops) {
-      o.compute = gpu_.time(o.flops, o.rows, o.fp8);
+      if (o.gemm.k > 0) {
+        double bytes = 0;
+        for (uint32_t t = o.first_tensor; t < o.first_tensor + o.tensor_count; ++t) bytes += double(w_.tensors[t].bytes.raw());
+        const MathType mt = o.fp4 ? MathType::Fp4 : o.fp8 ? MathType::Fp8 : MathType::Bf16;
+        o.compute = gpu_.gemm(o.gemm, mt, bytes * o.read_fraction, o.rows).math;
+      } else if (o.kv) {
+        const double group = m_.attention == AttentionKind::Mla ? double(d.q_heads) : double(m_.heads / m_.kv_heads);
+        const int64_t kv_heads = m_.attention == AttentionKind::Mla ? 1 : d.kv_heads;
+        o.compute = gpu_.decode_attention(g_.contexts, kv_heads, group, o.attn_flops_per_token, o.flops, o.rows);
+      } else {
+        o.compute = gpu_.time(o.flops, o.rows, o.fp8);
+      }
       g_.flops += o.flops;
       g_.comm_nvlink += o.comm.nvlink;
       g_.comm_rdma += o.comm.rdma;
@@ -319,6 +332,7 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
         Op& a = b.op(p + "attention", l, 2);
         a.kv = true;
         a.flops = 4.0 * ctx_sum * qh * hd;
+        a.attn_flops_per_token = 4.0 * hd;
         a.rows = double(m.heads / m.kv_heads);  // query heads sharing one KV head
         a.act_bytes = Bytes(int64_t(M * qh * hd * 4));
         b.gemm(p + "o_proj", l, 1, b.take({Role::OProj}), M, qh * hd, H, fp8);
@@ -337,13 +351,16 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
         // (kv_b_proj's value half, still in L2: no second read).
         Op& k = b.gemm(p + "absorb_k", l, 1, b.take({Role::KVBProj}), M * qh, nope, kvr, fp8);
         k.rows = M;
+        k.gemm = GemmShape{M, kvr, nope, qh};  // one product per head
         Op& a = b.op(p + "attention", l, 2);
         a.kv = true;
         a.flops = 2.0 * ctx_sum * qh * (kvr + rope) + 2.0 * ctx_sum * qh * kvr;
+        a.attn_flops_per_token = 2.0 * (kvr + rope) + 2.0 * kvr;
         a.rows = qh;  // all heads share the latent KV
         a.act_bytes = Bytes(int64_t(M * qh * (kvr + rope) * 2 + M * qh * kvr * 2));
         Op& v = b.gemm(p + "absorb_v", l, 1, {0, 0}, M * qh, kvr, vh, fp8);
         v.rows = M;
+        v.gemm = GemmShape{M, vh, kvr, qh};
         b.gemm(p + "o_proj", l, 1, b.take({Role::OProj}), M, qh * vh, H, fp8);
       }
       // Parallel residual (GPT-J, GPT-NeoX): attention and FFN outputs are summed before one all-reduce.
@@ -351,9 +368,10 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
       if (m.arch.ffn_norm) b.op(p + "ffn_norm", l, 1, b.take({Role::FfnNorm})).act_bytes = Bytes(int64_t(M * H * 4));
       if (!moe) {
         const double I = double(m.intermediate) / double(d.tp);
-        if (m.gated_mlp())
-          b.gemm(p + "gate_up", l, 2, b.take({Role::DenseGate, Role::DenseUp}), M, H, 2 * I, fp8);
-        else  // GEMM + bias and activation (GELU / ReLU): one matrix
+        if (m.gated_mlp()) {
+          b.gemm(p + "gate_up", l, 1, b.take({Role::DenseGate, Role::DenseUp}), M, H, 2 * I, fp8);
+          b.op(p + "act", l, 1).act_bytes = Bytes(int64_t(M * 3 * I * 2));  // SiLU(gate) x up: reads both, writes one
+        } else                                                              // GEMM + bias and activation (GELU / ReLU): one matrix
           b.gemm(p + "up", l, 2, b.take({Role::DenseUp}), M, H, I, fp8);
         b.gemm(p + "down", l, 1, b.take({Role::DenseDown}), M, I, H, fp8);
         if (d.tensor_parallel) b.comm(p + "ffn.all_reduce", l, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
@@ -365,15 +383,19 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
         b.comm(p + "dispatch", l, a2a);
         const double frac = d.local_experts > 0 ? rt.experts_touched / double(d.local_experts) : 0.0;
         const double per_expert = rt.experts_touched > 0 ? rt.tokens_local / rt.experts_touched : 0.0;
-        Op& gu = b.gemm(p + "experts_gate_up", l, 2, b.take_run(Role::ExpertGate, Role::ExpertUp), rt.tokens_local, H, 2 * Ie, fp8);
+        Op& gu = b.gemm(p + "experts_gate_up", l, 1, b.take_run(Role::ExpertGate, Role::ExpertUp), rt.tokens_local, H, 2 * Ie, fp8);
         gu.rows = per_expert;
         gu.read_fraction = frac;
+        gu.gemm = GemmShape{per_expert, 2 * Ie, H, rt.experts_touched};  // a grouped GEMM over the experts touched
+        b.op(p + "experts_act", l, 1).act_bytes = Bytes(int64_t(rt.tokens_local * 3 * Ie * 2));
         Op& dn = b.gemm(p + "experts_down", l, 1, b.take_run(Role::ExpertDown, Role::ExpertDown), rt.tokens_local, Ie, H, fp8);
         dn.rows = per_expert;
         dn.read_fraction = frac;
+        dn.gemm = GemmShape{per_expert, H, Ie, rt.experts_touched};
         if (m.shared_experts > 0) {
           const double Is = Ie * double(m.shared_experts) / double(d.tp);
-          b.gemm(p + "shared_gate_up", l, 2, b.take({Role::SharedGate, Role::SharedUp}), moe_tokens_gpu, H, 2 * Is, fp8);
+          b.gemm(p + "shared_gate_up", l, 1, b.take({Role::SharedGate, Role::SharedUp}), moe_tokens_gpu, H, 2 * Is, fp8);
+          b.op(p + "shared_act", l, 1).act_bytes = Bytes(int64_t(moe_tokens_gpu * 3 * Is * 2));
           b.gemm(p + "shared_down", l, 1, b.take({Role::SharedDown}), moe_tokens_gpu, Is, H, fp8);
         }
         b.comm(p + "combine", l, a2a);
@@ -395,9 +417,11 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
     } else {
       b.gemm("lm_head", -1, 2, {0, 1}, rows, Ew, vocab_local, false);  // tied: reads the embedding table again
     }
+    // Sampling reads the logits (FP32) of the local vocabulary.
+    b.op("sample", -1, 1).act_bytes = Bytes(int64_t(rows * vocab_local * 4));
     if (d.vocab_shards > 1) b.comm("sample.all_gather", -1, net.all_gather(Bytes(int64_t(rows * 8)), d.tensor_parallel ? d.tp : d.gpus));
   });
-  b.finish();
+  b.finish(d);
   return g;
 }
 

@@ -66,8 +66,11 @@ struct Op {
   int32_t layer = -1;
   int64_t kernels = 0;
   double flops = 0;
-  double rows = 1;  // M of the utilisation curve
-  bool fp8 = false;
+  double rows = 1;   // M of the utilisation curve (kernels = curve)
+  bool fp8 = false;  // low-precision math: FP8, or FP4 with `fp4`
+  bool fp4 = false;
+  GemmShape gemm{};                             // a GEMM's shape (k = 0: not a GEMM); its math from GpuCompute::gemm
+  double attn_flops_per_token = 0;              // decode attention: FLOPs per (KV token, query head)
   Time compute{};                               // GPU time of the kernels' math (without the per-kernel overhead)
   uint32_t first_tensor = 0, tensor_count = 0;  // weights read: a range of GpuWeights::tensors
   double read_fraction = 1;                     // of the range (routed experts touched by the batch)

@@ -15,6 +15,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   kv_write += o.kv_write;
   kv_erase += o.kv_erase;
   kv_arrange += o.kv_arrange;
+  engine += o.engine;
   return *this;
 }
 
@@ -29,6 +30,7 @@ Breakdown Breakdown::scaled(double k) const {
   b.kv_write = kv_write * k;
   b.kv_erase = kv_erase * k;
   b.kv_arrange = kv_arrange * k;
+  b.engine = engine * k;
   return b;
 }
 
@@ -46,6 +48,7 @@ void Breakdown::register_stats_ms(StatGroup& g) const {
   ms("kv_write", kv_write, "programming the step's new KV (ms)");
   ms("kv_erase", kv_erase, "erasing blocks for new KV (ms)");
   ms("kv_arrange", kv_arrange, "GroupArrange: copying selective-offload replicas to HBM (ms)");
+  ms("engine", engine, "serving engine: host launches the GPU waits for and per-iteration costs (ms)");
 }
 
 Json Breakdown::json_ms() const {

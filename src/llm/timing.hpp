@@ -39,11 +39,12 @@ namespace bitline::llm {
 struct Breakdown {
   Time weights{}, kv{}, compute{}, comm{}, overhead{}, flash_latency{}, kv_write{}, kv_erase{};
   Time kv_arrange{};  // GroupArrange: copying the selective-offload replicas of the step's new KV to HBM
-  Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write + kv_erase + kv_arrange; }
+  Time engine{};      // the serving engine's host side (serving.engine): launches the GPU waits for, per-iteration costs
+  Time total() const { return weights + kv + compute + comm + overhead + flash_latency + kv_write + kv_erase + kv_arrange + engine; }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown scaled(double k) const;
   /// {"weights": ms, "kv": ms, "compute": ms, "communication": ms, "overhead": ms, "exposed_flash_latency": ms, "kv_write": ms, "kv_erase":
-  /// ms, "kv_arrange": ms}
+  /// ms, "kv_arrange": ms, "engine": ms}
   Json json_ms() const;
   /// The same, registered into a stats tree (each component a derived figure in ms).
   void register_stats_ms(StatGroup& g) const;

@@ -367,3 +367,51 @@ TEST_F(AccelCli, EvalBaselineOption) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_TRUE(has(r.out, "--baseline clix8: not one of the experiment's systems")) << r.out;
 }
+
+TEST_F(AccelCli, StaticBatchWritesThroughputAndTimeToFirstToken) {
+  // TensorRT-LLM's gptSessionBenchmark way: 56 prompts of 128 tokens, 64 output tokens, FP8, one H100.
+  Result r =
+      run("accel run --model llama2-7b --system h100x1 --context 128:64 --batch 56 --static-batch --precision fp8 --breakdown --json " +
+          quote(path("sb.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("sb.json");
+  const auto& sb = j["static_batch"];
+  EXPECT_EQ(sb["batch"], 56);
+  EXPECT_EQ(sb["decode_steps"], 63);
+  const double total_s = sb["total_ms"].get<double>() * 1e-3;
+  EXPECT_NEAR(sb["output_tokens_per_s_per_gpu"].get<double>(), 56.0 * 64 / total_s, 1e-6 * 56 * 64 / total_s);
+  EXPECT_DOUBLE_EQ(j["latency"]["ttft_ms"].get<double>(), sb["ttft_ms"].get<double>());
+  EXPECT_NEAR(sb["total_ms"].get<double>(), sb["ttft_ms"].get<double>() + sb["decode_ms"].get<double>(), 1e-6);
+  EXPECT_EQ(j["config"]["llm"]["precision"], "fp8");
+  // --breakdown: every kernel class with its achieved rates and its bound.
+  const auto& k = j["breakdown_by_class"]["decode"]["kernels"]["projection_gemms"];
+  for (const char* key : {"time_ms", "flops", "bytes", "tflop_per_s", "gb_per_s", "bound"}) EXPECT_TRUE(k.contains(key)) << key;
+  EXPECT_TRUE(has(r.out, "TFLOP/s"));
+  // Without --static-batch an SLO is needed.
+  r = run("accel run --model llama2-7b --system h100x1 --context 128:64");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "--slo")) << r.out;
+}
+
+TEST_F(AccelCli, StaticBatchBadInputIsRefusedWithTheNumbers) {
+  // An unknown precision names the key and the choices.
+  Result r = run("accel run --model llama2-7b --system h100x1 --context 128:8 --batch 8 --static-batch --precision fp9");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "llm.precision")) << r.out;
+  EXPECT_TRUE(has(r.out, "fp8")) << r.out;
+  // FP4 on a GPU without FP4 tensor cores.
+  r = run("accel run --model llama2-7b --system h100x1 --context 128:8 --batch 8 --static-batch --precision fp4");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "no FP4 tensor cores")) << r.out;
+  EXPECT_TRUE(has(r.out, "h100")) << r.out;
+  // A batch that does not fit: the parts and the capacity, in GB.
+  r = run("accel run --model llama2-70b --system h100x1 --context 2048:2048 --batch 64 --static-batch --precision fp8");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "does not fit")) << r.out;
+  EXPECT_TRUE(has(r.out, "80.0 GB")) << r.out;
+  EXPECT_TRUE(has(r.out, "weights")) << r.out;
+  // No batch given.
+  r = run("accel run --model llama2-7b --system h100x1 --context 128:8 --static-batch");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "--batch")) << r.out;
+}

@@ -38,6 +38,7 @@ OneGpu one_gpu(const ModelConfig& m, double flops, double util_max = 1, Time ove
   k.llm.compute.util_max = util_max;
   k.llm.compute.util_half_rows = 0;
   k.llm.compute.kernel_overhead = overhead;
+  k.llm.compute.kernels = KernelModel::Curve;  // a plain roofline: F / (peak x util_max)
   const Deployment d = make_deployment(m, 1, k.llm);
   return OneGpu{d, gpu_weights(m, d), GpuCompute(flops, k.llm.compute), Network(k.llm.network)};
 }

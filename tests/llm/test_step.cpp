@@ -45,6 +45,7 @@ KindParams roofline_gpu(double flops, double bytes_per_s) {
   k.llm.compute.util_max = 1;
   k.llm.compute.util_half_rows = 0;
   k.llm.compute.kernel_overhead = Time{};
+  k.llm.compute.kernels = KernelModel::Curve;  // F / peak: no tiles, no waves
   k.serving = default_params<ServingParams>();
   return k;
 }
@@ -92,14 +93,17 @@ TEST(LlmStep, TinyModelDecodeStepByHand) {
   // No collectives on one GPU.
   for (const Op& o : g.ops) EXPECT_FALSE(o.is_comm()) << o.name;
   // Bytes: weights read (2 embedding rows of 128 B, both layers' 73,984 B, final norm 128 B, LM head 32,768 B),
-  // KV 2 layers x 200 tokens x 128 B, activations 11,776 B (embedding 256, per layer 4,864, final norm 512, LM head 1,280).
-  const double weights = 256 + 2 * 73984 + 128 + 32768, kv = 2 * 200 * 128, act = 256 + 2 * 4864 + 512 + 1280;
+  // KV 2 layers x 200 tokens x 128 B, activations 16,896 B (embedding 256, per layer 4,864 + SiLU x up 1,536 (reads
+  // gate and up, writes one: 2 x 3 x 128 x 2 B), final norm 512, LM head 1,280, sampling the FP32 logits 2,048).
+  const double weights = 256 + 2 * 73984 + 128 + 32768, kv = 2 * 200 * 128, act = 256 + 2 * (4864 + 1536) + 512 + 1280 + 2048;
   const MemoryTiming mt = MemoryTiming::of(s.system());
   const StepTiming st = time_step_fast(g, s.memory(), mt, 0);
   EXPECT_DOUBLE_EQ(st.reads.hbm_bytes, weights + kv + act);
   // Memory-bound roofline: the step is the bytes over the bandwidth (each kernel's bytes rounded up to a picosecond).
   EXPECT_NEAR(to_s(st.time), (weights + kv + act) / 1e9, 40e-12);
-  EXPECT_NEAR(to_s(st.breakdown.weights + st.breakdown.kv), to_s(st.time), 1e-12);
+  // (The activation and sampling kernels read no weights: their time is under compute.)
+  EXPECT_NEAR(to_s(st.breakdown.weights + st.breakdown.kv + st.breakdown.compute), to_s(st.time), 1e-12);
+  EXPECT_NEAR(to_s(st.breakdown.compute), (2 * 1536 + 2048) / 1e9, 1e-11);
   EXPECT_NEAR(to_s(st.breakdown.kv), (kv + 2 * 512) / 1e9, 1e-11);  // attention kernels: KV + their activations
   // Compute-bound roofline: 1 TB/s and 1 GFLOP/s: the step is the FLOPs over the peak.
   const KindParams c = roofline_gpu(1e9, 1e12);
@@ -108,7 +112,7 @@ TEST(LlmStep, TinyModelDecodeStepByHand) {
       build_step(m, sc.deployment(), sc.weights(), GpuCompute(1e9, c.llm.compute), Network(c.llm.network), {100, 100}, 0.0);
   const StepTiming stc = time_step_fast(gc, sc.memory(), MemoryTiming::of(sc.system()), 0);
   // Kernels without math (norms, embedding) are memory-bound: add their bytes at 1 TB/s.
-  const double nomath = (256 + 256) + 2 * (128 + 512 + 128 + 512) + (128 + 512);
+  const double nomath = (256 + 256) + 2 * (128 + 512 + 128 + 512 + 1536) + (128 + 512) + 2048;
   EXPECT_NEAR(to_s(stc.time), g.flops / 1e9 + nomath / 1e12, 1e-10);
   // The same step timed by the event-driven simulation of the memory system agrees.
   EXPECT_EQ(time_step_event(s.system(), g, s.memory()).elapsed, st.time);

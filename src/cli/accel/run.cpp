@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "llm/deployment.hpp"
 #include "llm/prefill.hpp"
+#include "llm/static_batch.hpp"
 
 namespace bitline::cli::accel {
 namespace {
@@ -16,10 +17,10 @@ namespace {
 using namespace bitline::llm;
 
 struct RunOpts {
-  std::string model, system, context, json;
+  std::string model, system, context, json, precision;
   int64_t gpus = 0, batch = 0;
   double slo = 0;
-  bool breakdown = false;
+  bool breakdown = false, static_batch = false;
 };
 
 double ms_of(Time t) { return to_s(t) * 1e3; }
@@ -132,6 +133,20 @@ void print_class_table(const PrefillReport& pf, const OpBreakdown& dec, int64_t 
                ms(dec.total[c]), mean(dec, c));
   }
   fmt::print("    {:<22} {:>12.3f} {:>12} {:>12.3f}\n", "total", ms(pf.breakdown.total.total()), "", ms(dec.total.total()));
+  // Each kernel class: its kernels' time, what they achieved and what bound them (math or memory).
+  fmt::print("  kernels by class (time incl. launch overheads; achieved rates; the bound that took most of the time):\n");
+  fmt::print("    {:<22} {:>10} {:>9} {:>9} {:>8}   {:>10} {:>9} {:>9} {:>8}\n", "class", "prefill ms", "TFLOP/s", "GB/s", "bound",
+             "decode ms", "TFLOP/s", "GB/s", "bound");
+  for (size_t i = 0; i < kOpClasses; ++i) {
+    const KernelClassStats &p = pf.breakdown.kernels[i], &d = dec.kernels[i];
+    if (p.time.raw() <= 0 && d.time.raw() <= 0) continue;
+    const auto row = [&](const KernelClassStats& k) {
+      const Json j = k.json();
+      return fmt::format("{:>10.3f} {:>9.1f} {:>9.1f} {:>8}", j["time_ms"].get<double>(), j["tflop_per_s"].get<double>(),
+                         j["gb_per_s"].get<double>(), j["bound"].get<std::string>());
+    };
+    fmt::print("    {:<22} {}   {}\n", to_string(OpClass(i)), row(p), row(d));
+  }
 }
 
 RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c, bool breakdown) {
@@ -139,9 +154,7 @@ RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c
   if (p.step.requests_per_rank <= 0 || p.step.step.raw() <= 0) return x;
   const KindParams& kp = s.params();
   const ModelConfig& m = s.model();
-  const GpuCompute gpu(kp.system.gpu.bf16_flops, kp.llm.compute);
-  const Network net(kp.llm.network);
-  x.prefill = time_prefill(m, s.deployment(), s.weights(), gpu, net, prefill_memory(s.system()), c.input, kp.serving.prefill,
+  x.prefill = time_prefill(m, s.deployment(), s.weights(), s.gpu(), s.network(), prefill_memory(s.system()), c.input, kp.serving.prefill,
                            kp.serving.routing_skew);
   const StepGraph g = s.graph(p.step.requests_per_rank, c);
   // Disaggregated: the prompt's KV (this GPU's share) crosses to the decode GPUs over RDMA before the second token.
@@ -203,8 +216,61 @@ void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, 
   fmt::print("wrote {}\n", o.json);
 }
 
+/// --static-batch: B prompts prefilled together, then OUT - 1 decode steps (llm/static_batch.hpp), no SLO search.
+void run_static(const KindOptions& k, const RunOpts& o) {
+  if (o.batch <= 0) throw ConfigError("--static-batch: give the batch with --batch N (the prompts of the whole system)");
+  const SystemName sn = run_system(o);
+  const ContextSpec c = context_arg(o.context);
+  const ModelConfig m = load_model(o.model);
+  const KindParams kp = k.load(sn.kind);
+  const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
+  DeploymentSearch ds(m, kp, gpus);
+  const Server* sp = ds.preferred();
+  if (!sp) throw ConfigError(ds.setup_error(0));
+  const Server& s = *sp;
+  // --batch is the whole batch (B prompts), shared by the attention ranks (1 under tensor parallelism); the timed
+  // GPU's rank holds the most, ceil(B / ranks).
+  const StaticBatchReport b = run_static_batch(s, o.batch, c);
+  const auto ms = [](Time t) { return to_s(t) * 1e3; };
+  fmt::print("{} on {}x{} ({}), static batch of {} ({} per attention rank), {}:{} tokens, precision {}\n", m.name, sn.kind, gpus,
+             s.deployment().describe(), b.batch, b.requests_per_rank, c.input, c.output, kp.llm.precision.name());
+  fmt::print("  prefill {:.2f} ms (GPU {:.2f} + engine {:.2f}) = time to first token\n", ms(b.ttft), ms(b.prefill.time),
+             ms(b.prefill_engine));
+  if (b.decode_steps > 0)
+    fmt::print("  decode {} steps: {:.2f} ms (step {:.3f} ms at the first, {:.3f} ms at the last; engine {:.2f} ms; {} steps timed)\n",
+               b.decode_steps, ms(b.decode), ms(b.first_step), ms(b.last_step), ms(b.decode_engine), b.steps_timed);
+  fmt::print("  total {:.2f} ms -> {:.1f} output tokens/s per GPU\n", ms(b.total), b.output_tokens_per_s_per_gpu);
+  RunExtras x;
+  if (o.breakdown) {
+    x.prefill = b.prefill;
+    // A decode step in the middle of the run (every request at IN + OUT / 2 tokens).
+    const StepGraph g = s.graph_at(std::vector<int64_t>(size_t(b.requests_per_rank), c.input + c.output / 2), c);
+    x.decode = decode_breakdown(g, s.weights(), s.memory(), MemoryTiming::of(s.system()));
+    print_class_table(x.prefill, x.decode, m.layers);
+  }
+  if (!o.json.empty()) {
+    Json j = {{"model", m.name}, {"system", fmt::format("{}x{}", sn.kind, gpus)}, {"context", c.name}};
+    j["deployment"] = deployment_json(s.deployment());
+    j["static_batch"] = b.json();
+    j["prefill"] = b.prefill.json();
+    j["latency"] = {{"ttft_ms", ms(b.ttft)},
+                    {"tpot_ms", b.decode_steps > 0 ? ms(b.decode) / double(b.decode_steps) : 0.0},
+                    {"end_to_end_ms", ms(b.total)},
+                    {"input_tokens", c.input},
+                    {"output_tokens", c.output}};
+    j["capacity"] = b.capacity.json();
+    if (o.breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
+    j["config"] = kind_json(kp);
+    write_json_file(o.json, j);
+    fmt::print("wrote {}\n", o.json);
+  }
+  std::fflush(stdout);
+}
+
 void run_point(const KindOptions& k, const RunOpts& o) {
   check_json_output(o.json);
+  if (o.static_batch) return run_static(k, o);
+  if (!(o.slo > 0)) throw ConfigError("accel run: --slo MS is required (unless --static-batch)");
   const SystemName sn = run_system(o);
   const ContextSpec c = context_arg(o.context);
   const ModelConfig m = load_model(o.model);
@@ -246,11 +312,21 @@ void add_run(CLI::App& accel) {
   cmd->add_option("--context", o->context,
                   "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")
       ->required();
-  cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
-  cmd->add_option("--batch", o->batch, "time this batch (requests per attention rank) instead of searching")
+  cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms (required unless --static-batch)")->check(slo_ms());
+  cmd->add_flag("--static-batch", o->static_batch,
+                "static batching (TensorRT-LLM gptSessionBenchmark): --batch prompts of IN tokens prefilled together, then "
+                "OUT - 1 decode steps; no SLO search (JSON: static_batch, latency.ttft_ms)");
+  cmd->add_option("--precision", o->precision,
+                  "number format of weights, activations and KV cache: model (default: the model's own), bf16, fp16, fp8, fp4 "
+                  "(sets llm.precision)");
+  cmd->add_option("--batch", o->batch,
+                  "time this batch (requests per attention rank) instead of searching; with --static-batch the whole batch")
       ->check(CLI::Range(int64_t(1), kMaxBatchOption));
   cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
-  cmd->callback([k, o] { run_point(*k, *o); });
+  cmd->callback([k, o] {
+    if (!o->precision.empty()) k->sets.push_back("llm.precision=" + o->precision);
+    run_point(*k, *o);
+  });
 }
 
 }  // namespace bitline::cli::accel

@@ -1,0 +1,173 @@
+// GPU kernels (llm/gpu.hpp): GEMMs by CTA tiles and waves, FlashAttention by sequence against the FlashAttention-3
+// paper's figures, the split-KV decode attention's floor; measured collectives (llm/collectives.hpp); the number
+// formats (llm.precision) and the serving engine's host costs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/params.hpp"
+#include "llm/gpu.hpp"
+#include "llm/serving.hpp"
+#include "llm_test_util.hpp"
+
+using namespace bitline;
+using namespace bitline::llm;
+using bitline::llm::test::preset_kind;
+using bitline::llm::test::shipped;
+
+namespace {
+// The H100's kernel parameters (configs/gpus/h100.yaml) without HBM traffic: math and fixed tile costs only.
+GpuCompute h100_math() {
+  const KindParams k = preset_kind("h100");
+  return GpuCompute(k.system.gpu.bf16_flops, k.llm.compute);
+}
+constexpr double kPeak = 989e12, kUtil = 0.803;
+double sm_rate() { return kPeak / 132 * kUtil; }  // one SM's main loop, BF16
+}  // namespace
+
+TEST(LlmKernels, GemmOneFullWaveByHand) {
+  // 128 x (256 x 132) x 4096: 132 tiles of 128 x 256 fill the SMs once; a tile is its main loop plus the pipeline
+  // fill (gemm_tile_latency 1.2 us; no HBM traffic timed here).
+  const GemmKernel g = h100_math().gemm(GemmShape{128, 256 * 132, 4096, 1}, MathType::Bf16, 0, 128);
+  EXPECT_EQ(g.tile_m, 128);
+  EXPECT_EQ(g.tile_n, 256);
+  EXPECT_EQ(g.split, 1);
+  EXPECT_EQ(g.waves, 1);
+  EXPECT_EQ(g.ctas, 132);
+  EXPECT_NEAR(to_us(g.math), 2.0 * 128 * 256 * 4096 / sm_rate() * 1e6 + 1.2, 1e-3);
+}
+
+TEST(LlmKernels, WaveQuantizationCostsAndTheBestTileIsChosen) {
+  const GpuCompute gpu = h100_math();
+  const GemmKernel full = gpu.gemm(GemmShape{128, 256 * 132, 4096, 1}, MathType::Bf16, 0, 128);
+  // One more column of tiles: 133 tiles of 128 x 256 would take two waves; a smaller tile evens the waves out.
+  const GemmKernel more = gpu.gemm(GemmShape{128, 256 * 133, 4096, 1}, MathType::Bf16, 0, 128);
+  const double eff_full = 2.0 * 128 * 256 * 132 * 4096 / to_s(full.math), eff_more = 2.0 * 128 * 256 * 133 * 4096 / to_s(more.math);
+  EXPECT_LT(eff_more, eff_full);        // wave quantization costs throughput
+  EXPECT_GT(eff_more, 0.6 * eff_full);  // ... but the library's other tiles keep most of it (not 133/264)
+  EXPECT_FALSE(more.tile_m == 128 && more.tile_n == 256 && more.split == 1);
+  EXPECT_LT(to_s(more.math), 2 * to_s(full.math) * 0.9);
+  // The FP8 tensor cores run the same tiles twice as fast (H100 fp8_speedup 2); the fixed pipeline fill does not.
+  const GemmKernel fp8 = gpu.gemm(GemmShape{128, 256 * 132, 4096, 1}, MathType::Fp8, 0, 128);
+  EXPECT_NEAR(to_us(fp8.math), 2.0 * 128 * 256 * 4096 / (2 * sm_rate()) * 1e6 + 1.2, 1e-3);
+}
+
+TEST(LlmKernels, SkinnyGemmSplitsKToFillTheSms) {
+  // 64 x 128 x 65536: two 64 x 64 tiles, split-K 16 (the most) gives 32 CTAs of K = 4096, one wave, and a
+  // reduction kernel (its launch overhead 1.3 us; its traffic is not timed without an HBM bandwidth). Without the
+  // split one 64 x 128 tile would take 2 x 64 x 128 x 65536 / (one SM's rate) = 179 us.
+  const GemmKernel g = h100_math().gemm(GemmShape{64, 128, 65536, 1}, MathType::Bf16, 0, 64);
+  EXPECT_EQ(g.split, 16);
+  EXPECT_EQ(g.tile_n, 64);
+  EXPECT_EQ(g.ctas, 32);
+  EXPECT_EQ(g.waves, 1);
+  EXPECT_NEAR(to_us(g.math), 2.0 * 64 * 64 * 4096 / sm_rate() * 1e6 + 1.2 + 1.3, 1e-3);
+}
+
+TEST(LlmKernels, DecodeGemmIsBoundByWeightStreaming) {
+  // Llama-2-7B's q/k/v at one token, FP16: 100.7 MB of weights; the H100 streams weights at 0.78 x 3.35 TB/s.
+  const KindParams k = preset_kind("h100");
+  const Bandwidth peak(3.35e12);
+  const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute, Bandwidth(peak.raw() * 0.84), Bandwidth(peak.raw() * 0.84),
+                       Bandwidth(peak.raw() * k.llm.compute.weight_efficiency));
+  const double bytes = 4096.0 * 12288 * 2;
+  const GemmKernel g = gpu.gemm(GemmShape{1, 12288, 4096, 1}, MathType::Bf16, bytes, 1);
+  EXPECT_DOUBLE_EQ(k.llm.compute.weight_efficiency, 0.78);
+  EXPECT_NEAR(to_us(g.math), bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
+}
+
+TEST(LlmKernels, FlashAttentionMatchesFlashAttention3ByLength) {
+  // FlashAttention-3 (arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 forward, head dim 128, no mask, batch x length =
+  // 16k tokens, 16 heads: 467, 565, 625, 638, 646, 648 TFLOP/s at 512 ... 16k. The kernel parameters come from the
+  // first and the last; the four between are predictions of the tile model.
+  const GpuCompute gpu = h100_math();
+  const double paper[] = {467, 565, 625, 638, 646, 648};
+  int i = 0;
+  for (int64_t len : {512, 1024, 2048, 4096, 8192, 16384}) {
+    const int64_t batch = 16384 / len;
+    const Time t = gpu.prefill_attention(batch, 16, 0, len, 4.0 * 128, 1, false);
+    const double tflops = 4.0 * double(len) * double(len) * 128 * 16 * double(batch) / to_s(t) * 1e-12;
+    EXPECT_NEAR(tflops / paper[i], 1.0, 0.06) << len << " tokens: " << tflops << " TFLOP/s";
+    ++i;
+  }
+  // Causal attention does half the pairs, in more, shorter CTAs: less efficient than non-causal at the same length.
+  const Time full = gpu.prefill_attention(1, 16, 0, 4096, 512, 1, false), causal = gpu.prefill_attention(1, 16, 0, 4096, 512, 1, true);
+  EXPECT_GT(to_s(causal), 0.5 * to_s(full));
+  EXPECT_LT(to_s(causal), to_s(full));
+}
+
+TEST(LlmKernels, DecodeAttentionHasALatencyFloor) {
+  // One request of 16 tokens: one CTA per KV head, its pipeline fill dominates.
+  const GpuCompute gpu = h100_math();
+  const Time t = gpu.decode_attention({16}, 8, 8, 512, 0, 8);
+  EXPECT_GE(to_us(t), 1.2);
+  EXPECT_LT(to_us(t), 1.35);
+  // Long contexts split over the SMs: 8 KV heads x 32k tokens -> 17 splits each, every SM busy.
+  const Time long_ctx = gpu.decode_attention({32768}, 8, 8, 512, 0, 8);
+  EXPECT_GT(to_s(long_ctx), 3 * to_s(t));
+  // By hand: 17 splits per KV head (ceil(132 / 8)), a CTA 1.2 us + 32768/17 tokens x 8 heads x 512 FLOPs at one SM's
+  // 989/132 TFLOP/s x 0.663 x 8/16 (8 query heads fill half of a 16-row MMA); 136 CTAs over 132 SMs.
+  const double cta = 1.2e-6 + 32768.0 / 17 * 8 * 512 / (989e12 / 132 * 0.663 * 0.5);
+  EXPECT_NEAR(to_s(long_ctx), cta * 136 / 132, 1e-11);
+  // 16 query heads fill the MMA: twice the FLOPs at twice the rate, the same time; 32 heads take longer.
+  EXPECT_EQ(gpu.decode_attention({32768}, 8, 16, 512, 0, 16), long_ctx);
+  EXPECT_GT(gpu.decode_attention({32768}, 8, 32, 512, 0, 32), long_ctx);
+}
+
+TEST(LlmKernels, MeasuredAllReduceFollowsTheNcclTestsCurve) {
+  const NetworkParams p = preset_kind("h100").llm.network;
+  ASSERT_EQ(*p.collectives, CollectiveModel::Measured);
+  const Network net(p);
+  // 8 GPUs, 1 MiB: nccl-tests' own time (27.76 us at busbw 66.11 GB/s) comes back.
+  EXPECT_NEAR(to_us(net.all_reduce(Bytes(1 << 20), 8).time), 2 * 7.0 / 8 * 1048576 / 66.11e9 * 1e6, 1e-3);
+  // 4 GPUs move 2 x 3/4 of the message at the same bus bandwidth.
+  EXPECT_NEAR(to_us(net.all_reduce(Bytes(1 << 20), 4).time), 2 * 3.0 / 4 * 1048576 / 66.11e9 * 1e6, 1e-3);
+  // Below the smallest measured size the time is that size's: the small-message floor (18.7 us at 32 KB).
+  EXPECT_NEAR(to_us(net.all_reduce(Bytes(1024), 8).time), 2 * 7.0 / 8 * 32768 / 3.07e9 * 1e6, 1e-3);
+  // Between points, log-log: 64 MiB lies between 300.5 (32 MiB) and 335.4 GB/s (128 MiB).
+  const double t = to_s(net.all_reduce(Bytes(int64_t(64) << 20), 8).time), bus = 2 * 7.0 / 8 * double(int64_t(64) << 20) / t;
+  EXPECT_GT(bus, 300.5e9);
+  EXPECT_LT(bus, 335.4e9);
+  // All-gather: (n-1)/n of the gathered size.
+  EXPECT_NEAR(to_us(net.all_gather(Bytes(1 << 20), 8).time), 7.0 / 8 * 1048576 / 66.11e9 * 1e6, 1e-3);
+  // A curve that is not one is refused, naming the key.
+  NetworkParams bad = p;
+  bad.busbw.points = {{1024, 1e9}};
+  EXPECT_THROW(Network{bad}, ConfigError);
+}
+
+TEST(LlmKernels, PrecisionSetsBytesAndTheGpuMustHaveIt) {
+  const ModelConfig m = shipped("llama2-7b");
+  const ModelConfig f8 = with_precision(m, Precision::Fp8), f4 = with_precision(m, Precision::Fp4);
+  EXPECT_EQ(f8.kv_bytes_per_token(), m.kv_bytes_per_token() / 2);  // FP8 KV cache
+  EXPECT_EQ(f4.kv_bytes_per_token(), m.kv_bytes_per_token() / 2);  // NVFP4 checkpoints keep an FP8 KV cache
+  // Linear layers: 1 byte (+ one FP32 scale) in FP8, 0.5 + 1/16 in NVFP4; embedding, norms and LM head stay 16-bit.
+  const double lin = 6.738e9 - 2.0 * 32000 * 4096;
+  EXPECT_NEAR(double(f8.total_weight_bytes().raw()), double(m.total_weight_bytes().raw()) - lin, 0.01e9);
+  EXPECT_NEAR(double(f4.total_weight_bytes().raw()), double(m.total_weight_bytes().raw()) - lin * (2 - 0.5625), 0.01e9);
+  EXPECT_EQ(with_precision(f8, Precision::Bf16).total_weight_bytes(), m.total_weight_bytes());
+  // FP4 on a GPU without FP4 tensor cores: refused, naming the kind and the parameter.
+  KindParams h100 = preset_kind("h100");
+  h100.llm.precision = Precision::Fp4;
+  try {
+    Server s(m, h100, 1);
+    FAIL() << "fp4 on an H100 was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("h100"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("fp4_speedup"), std::string::npos);
+  }
+  KindParams b200 = preset_kind("b200");
+  b200.llm.precision = Precision::Fp4;
+  EXPECT_NO_THROW({ Server s(m, b200, 1); });
+}
+
+TEST(LlmKernels, EngineOverheadIsTheLaunchesTheGpuWaitsForPlusTheIteration) {
+  const EngineOverheads none = engine_overheads(EngineKind::Auto, false), session = engine_overheads(EngineKind::Auto, true);
+  EXPECT_EQ(none.added(us(10), 100), Time{});
+  EXPECT_EQ(session.launch, us(4));
+  // 5 launches of 4 us take 20 us of host time: the GPU (10 us of work) waits 10 us; then the iteration's 20 us.
+  EXPECT_EQ(session.added(us(10), 5), us(10) + us(20));
+  // A GPU busier than the host hides the launches.
+  EXPECT_EQ(session.added(us(100), 5), us(20));
+}

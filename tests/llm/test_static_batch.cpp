@@ -1,0 +1,119 @@
+// Static batching (llm/static_batch.hpp): a batch prefilled together, then OUT - 1 decode steps over the growing KV;
+// checked against its own steps, its interpolation, its memory check, and the published TensorRT-LLM v0.9.0
+// measurements (docs/llm.md, "Against measurements on real GPUs"), each row pinned at the model's value.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "llm/static_batch.hpp"
+#include "llm_test_util.hpp"
+
+using namespace bitline;
+using namespace bitline::llm;
+using bitline::llm::test::preset_kind;
+using bitline::llm::test::shipped;
+
+namespace {
+KindParams fp8(const std::string& kind) {
+  KindParams k = preset_kind(kind);
+  k.llm.precision = Precision::Fp8;
+  return k;
+}
+}  // namespace
+
+TEST(LlmStaticBatch, IsItsPrefillAndEveryDecodeStep) {
+  const ModelConfig m = shipped("llama2-7b");
+  const KindParams k = fp8("h100");
+  const Server s(m, k, 1);
+  const ContextSpec c{"", 128, 16};
+  const StaticBatchReport b = run_static_batch(s, 8, c);
+  ASSERT_EQ(b.decode_steps, 15);
+  EXPECT_EQ(b.steps_timed, 15);  // short runs: every step timed
+  const EngineOverheads e = engine_overheads(EngineKind::Auto, true);
+  Time sum{};
+  for (int64_t j = 1; j <= 15; ++j) sum += s.step_at(std::vector<int64_t>(8, 128 + j), c, false, e).step;
+  EXPECT_EQ(b.decode, sum);
+  EXPECT_EQ(b.total, b.ttft + b.decode);
+  EXPECT_NEAR(b.output_tokens_per_s_per_gpu, 8.0 * 16 / to_s(b.total), 1e-9);
+  // Later steps attend over more KV: never faster than the first.
+  EXPECT_GE(b.last_step, b.first_step);
+}
+
+TEST(LlmStaticBatch, LongRunsInterpolateBetweenTimedSteps) {
+  const ModelConfig m = shipped("llama2-7b");
+  const Server s(m, fp8("h100"), 1);
+  const ContextSpec c{"", 256, 400};
+  const StaticBatchReport b = run_static_batch(s, 16, c);
+  EXPECT_EQ(b.steps_timed, kMaxTimedSteps);
+  const EngineOverheads e = engine_overheads(EngineKind::Auto, true);
+  double exact = 0;
+  for (int64_t j = 1; j <= 399; ++j) exact += to_s(s.step_at(std::vector<int64_t>(16, 256 + j), c, false, e).step);
+  EXPECT_NEAR(to_s(b.decode) / exact, 1.0, 0.002);
+}
+
+TEST(LlmStaticBatch, ABatchThatDoesNotFitIsRefusedWithItsNumbers) {
+  const ModelConfig m = shipped("llama2-70b");
+  const Server s(m, fp8("h100"), 1);
+  try {
+    run_static_batch(s, 64, ContextSpec{"", 2048, 2048});
+    FAIL() << "70B with 64 x 4096 tokens fitted one H100";
+  } catch (const ConfigError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("does not fit"), std::string::npos) << w;
+    EXPECT_NE(w.find("80.0 GB"), std::string::npos) << w;
+    EXPECT_NE(w.find("64 requests"), std::string::npos) << w;
+  }
+}
+
+// The visible validation set: NVIDIA TensorRT-LLM v0.9.0, docs/source/performance.md (the performance overview of
+// that release), static batching (gptSessionBenchmark), FP8, output tokens/s per GPU and first-token latency at
+// batch 1. Each row's model value is pinned within 2%; the deviations are the model's and are documented (docs/llm.md):
+// none of them set a parameter.
+struct Row {
+  const char* kind;
+  const char* model;
+  int64_t batch, gpus, input, output;
+  double measured, model_value;  // tokens/s per GPU, or ms of first-token latency (output 1)
+};
+
+TEST(LlmStaticBatch, TensorRtLlmV090RowsArePinned) {
+  const Row rows[] = {
+      {"h100", "llama2-70b", 1024, 2, 128, 128, 3214, 3828},
+      {"h100", "llama2-70b", 512, 4, 128, 2048, 2725, 3395},
+      {"h100", "llama2-70b", 96, 2, 2048, 128, 346, 407},
+      {"h100", "llama2-70b", 64, 2, 2048, 2048, 1011, 1194},
+      {"h100", "llama2-7b", 896, 1, 128, 128, 19854, 23960},
+      {"h100", "llama2-7b", 56, 1, 2048, 2048, 2826, 2830},
+      {"h200", "llama2-70b", 1024, 1, 128, 128, 3989, 4900},
+      {"h200", "llama2-70b", 64, 1, 2048, 2048, 1458, 2149},
+      {"h200", "llama2-7b", 896, 1, 128, 128, 20618, 29288},
+      // first-token latency, batch 1 (ms)
+      {"h100", "llama2-7b", 1, 1, 128, 1, 6.3, 3.32},
+      {"h100", "llama2-7b", 1, 1, 2048, 1, 30.8, 25.23},
+      {"h100", "llama2-70b", 1, 4, 128, 1, 19.6, 14.11},
+      {"h100", "llama2-70b", 1, 8, 2048, 1, 85.1, 67.68},
+      {"h200", "llama2-7b", 1, 1, 128, 1, 5.7, 2.51},
+      {"h200", "llama2-7b", 1, 1, 2048, 1, 30.2, 23.68},
+      {"h200", "llama2-70b", 1, 4, 128, 1, 17.8, 8.19},
+      {"h200", "llama2-70b", 1, 4, 2048, 1, 103.0, 76.78},
+  };
+  std::vector<double> dev;
+  for (const Row& r : rows) {
+    const ModelConfig m = shipped(r.model);
+    const Server s(m, fp8(r.kind), r.gpus);
+    const StaticBatchReport b = run_static_batch(s, r.batch, ContextSpec{"", r.input, r.output});
+    const double v = r.output > 1 ? b.output_tokens_per_s_per_gpu : to_s(b.ttft) * 1e3;
+    EXPECT_NEAR(v / r.model_value, 1.0, 0.02) << r.kind << " " << r.model << " B" << r.batch << " x" << r.gpus << " " << r.input << "/"
+                                              << r.output << ": " << v;
+    dev.push_back(std::fabs(v / r.measured - 1));
+  }
+  std::sort(dev.begin(), dev.end());
+  // The documented gap (docs/llm.md): the model is optimistic for TensorRT-LLM 0.9's FP8 kernels and misses its
+  // short-prompt first-token latency; pinned so that a change of the model shows here.
+  EXPECT_NEAR(dev[dev.size() / 2], 0.228, 0.03);
+  EXPECT_NEAR(dev.back(), 0.559, 0.03);
+}
