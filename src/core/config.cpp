@@ -173,6 +173,7 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<s
     throw ConfigError(fmt::format("{}: base: more than {} config files loaded through base: (presets inheriting presets)", path.string(),
                                   kMaxConfigFiles));
   ConfigNode n = ConfigNode::parse(read_input_file(path, kMaxConfigFileBytes, "config file"), path.string());
+  loaded_.push_back(canon);
   if (n.kind == ConfigNode::Kind::Null) return;
   if (n.kind != ConfigNode::Kind::Map)
     throw ConfigError(fmt::format("{}: the top level of a config must be a map of sections", path.string()));

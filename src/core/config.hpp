@@ -65,12 +65,15 @@ class ConfigTree {
 
   /// Names of the presets available in the preset directory.
   std::vector<std::string> available_presets() const;
+  /// Every file merged so far (presets, --config files and their `base:` chains), canonical paths, in load order.
+  const std::vector<std::filesystem::path>& loaded_files() const { return loaded_; }
 
  private:
   void merge_node(ConfigNode& into, const ConfigNode& from);
   void load_file_impl(const std::filesystem::path& path, std::vector<std::filesystem::path>& chain);
   ConfigNode root_;
   int files_loaded_ = 0;  // files read by load_file (base: included), at most kMaxConfigFiles
+  std::vector<std::filesystem::path> loaded_;
   std::filesystem::path preset_dir_;
 };
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <system_error>
 #include <vector>
 
@@ -17,7 +18,10 @@ namespace fs = std::filesystem;
 
 void write_json_file(const fs::path& path, const nlohmann::json& j) {
   // The text first (invalid UTF-8 in a string is replaced, not an exception), so a failure leaves no file.
-  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  write_text_file(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+void write_text_file(const fs::path& path, const std::string& text) {
   auto tmp = path;
   tmp += ".partial";
   // The folders this write creates (deepest first): removed again if the write fails, so a refused result
@@ -45,6 +49,58 @@ void write_json_file(const fs::path& path, const nlohmann::json& j) {
     throw OutputError(fmt::format("{}: cannot write the result: {}", path.string(), fe ? fe->code().message() : std::string(e.what())));
   }
 }
+
+namespace {
+void flatten_row(const nlohmann::json& v, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.items()) flatten_row(x, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  std::string cell;
+  if (v.is_string())
+    cell = v.get<std::string>();
+  else if (!v.is_null())
+    cell = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out.emplace_back(prefix, std::move(cell));
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+}  // namespace
+
+std::string csv_of(const nlohmann::json& rows) {
+  std::vector<std::string> columns;
+  std::map<std::string, size_t> index;
+  std::vector<std::vector<std::pair<std::string, std::string>>> flat;
+  for (const auto& r : rows) {
+    flat.emplace_back();
+    flatten_row(r, "", flat.back());
+    for (const auto& [k, v] : flat.back())
+      if (index.emplace(k, columns.size()).second) columns.push_back(k);
+  }
+  std::string out;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i) out += ',';
+    out += csv_cell(columns[i]);
+  }
+  out += '\n';
+  for (const auto& r : flat) {
+    std::vector<std::string> cells(columns.size());
+    for (const auto& [k, v] : r) cells[index[k]] = v;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) out += ',';
+      out += csv_cell(cells[i]);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+void write_csv_file(const fs::path& path, const nlohmann::json& rows) { write_text_file(path, csv_of(rows)); }
 
 void check_json_output(const fs::path& path, std::string_view flag) {
   if (path.empty()) return;

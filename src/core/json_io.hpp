@@ -12,6 +12,16 @@ namespace bitline {
 
 /// Writes `j` (pretty-printed) to `path` atomically; creates parent folders. Throws on I/O errors.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& j);
+/// Writes `text` to `path` atomically (NAME.partial, then renamed), creating parent folders; OutputError on failure
+/// (and no file, no folder it created, left behind).
+void write_text_file(const std::filesystem::path& path, const std::string& text);
+
+/// The rows of a table-shaped result as CSV (RFC 4180): one line per element of `rows` (JSON objects), one column per
+/// scalar leaf, named by its dotted path ("breakdown_ms.weights"), in first-seen order over all rows; lists are
+/// written as JSON text; a leaf a row lacks is an empty cell. Deterministic for the same rows.
+std::string csv_of(const nlohmann::json& rows);
+/// csv_of(rows) written atomically to `path` (see write_text_file).
+void write_csv_file(const std::filesystem::path& path, const nlohmann::json& rows);
 
 /// Checks, before any work starts, that write_json_file(path, ...) can succeed: the path is not a directory,
 /// and its folder exists (or can be created) and is writable. Throws ConfigError naming `flag` and the path.

@@ -59,9 +59,11 @@ void EnergyBreakdown::register_stats(StatGroup& g) const {
       .add("isp", isp, "in-storage accelerator logic + SRAM: energy per operand bit")
       .add("ssd_controller", ssd_controller, "SSD controller + DRAM: active power x time until its last transfer to the host")
       .add("ssd_idle", ssd_idle, "SSD idle power x time after its last transfer")
-      .add("host_package_compute", host_package_compute, "host CPU package power while computing (idle floor included, RAPL) x compute time")
-      .add("host_package_idle", host_package_idle,
-           whole ? "host CPU package idle floor x time the host does not compute" : "0 under the paper's accounting (host idle not charged)")
+      .add("host_package_compute", host_package_compute,
+           "host CPU package power while computing (idle floor included, RAPL) x compute time")
+      .add(
+          "host_package_idle", host_package_idle,
+          whole ? "host CPU package idle floor x time the host does not compute" : "0 under the paper's accounting (host idle not charged)")
       .add("host_dram_background", host_dram_background,
            whole ? "host DRAM background power x whole run" : "host DRAM background power x host compute time")
       .add("host_dram_access", host_dram_access, "host DRAM energy per bit written (DMA) or read (CPU)")

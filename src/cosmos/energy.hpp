@@ -37,30 +37,31 @@ struct CosmosParams {
 
   template <class V>
   void visit(V& v) {
-    v(energy_accounting, {.name = "energy_accounting",
-                          .def = "paper",
-                          .desc = "what the host and the SSD are charged: paper (the host's computation as RAPL measures it, DRAM "
-                                  "while the host computes) or whole_system (every floor over the whole run)",
-                          .source = "Flash-Cosmos (Park et al., MICRO 2022, arXiv 2209.05566), Evaluation Methodology: \"We use Intel RAPL to measure "
-                                    "the energy of host-side computation\"; DDR4 model power values for DRAM; Samsung 980 Pro power "
-                                    "values and measured NAND power for the SSD"});
+    v(energy_accounting,
+      {.name = "energy_accounting",
+       .def = "paper",
+       .desc = "what the host and the SSD are charged: paper (the host's computation as RAPL measures it, DRAM "
+               "while the host computes) or whole_system (every floor over the whole run)",
+       .source = "Flash-Cosmos (Park et al., MICRO 2022, arXiv 2209.05566), Evaluation Methodology: \"We use Intel RAPL to measure "
+                 "the energy of host-side computation\"; DDR4 model power values for DRAM; Samsung 980 Pro power "
+                 "values and measured NAND power for the SSD"});
   }
 };
 
 /// Energy by component of one run (J). Every term is one of: power x a time the part is charged, or energy per
 /// operation / bit counted by the engine.
 struct EnergyBreakdown {
-  Energy nand_sense{}, nand_io{}, pcie{}, isp{};  // per operation / per bit (the engine's counts)
-  Energy ssd_controller{}, ssd_idle{};            // controller + SSD DRAM: active power while busy, idle power after
-  Energy host_package_compute{};                  // the CPU package while the host computes (its idle floor included)
-  Energy host_package_idle{};                     // whole_system: the package's idle floor while the host does not compute
-  Energy host_dram_background{};                  // DRAM background (standby + refresh) over the time it is charged
-  Energy host_dram_access{};                      // per bit DMA-written or CPU-read
+  Energy nand_sense{}, nand_io{}, pcie{}, isp{};            // per operation / per bit (the engine's counts)
+  Energy ssd_controller{}, ssd_idle{};                      // controller + SSD DRAM: active power while busy, idle power after
+  Energy host_package_compute{};                            // the CPU package while the host computes (its idle floor included)
+  Energy host_package_idle{};                               // whole_system: the package's idle floor while the host does not compute
+  Energy host_dram_background{};                            // DRAM background (standby + refresh) over the time it is charged
+  Energy host_dram_access{};                                // per bit DMA-written or CPU-read
   Choice<EnergyAccounting, energy_accountings> accounting;  // how the terms above were charged
 
   Energy total() const {
-    return nand_sense + nand_io + pcie + isp + ssd_controller + ssd_idle + host_package_compute + host_package_idle +
-           host_dram_background + host_dram_access;
+    return nand_sense + nand_io + pcie + isp + ssd_controller + ssd_idle + host_package_compute + host_package_idle + host_dram_background +
+           host_dram_access;
   }
   /// The breakdown as an `energy_j` group (one value per component, and `total`).
   void register_stats(StatGroup& g) const;

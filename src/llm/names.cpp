@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
 
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -20,13 +23,28 @@ std::vector<std::string> available_kinds() {
   return out;
 }
 
+bool kind_is_path(const std::string& kind) {
+  const auto ends = [&](std::string_view suffix) {
+    return kind.size() >= suffix.size() && kind.compare(kind.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return kind.find('/') != std::string::npos || ends(".yaml") || ends(".yml");
+}
+
 void check_kind(const std::string& kind) {
+  if (kind_is_path(kind)) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(kind, ec))
+      throw ConfigError(fmt::format("GPU kind file '{}' does not exist or is not a regular file", kind));
+    return;
+  }
   const auto kinds = available_kinds();
   if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return;
   std::string known;
   for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
   throw ConfigError(
-      fmt::format("unknown GPU kind '{}' (kinds, the files of {}: {})", kind, kinds_dir().string(), known.empty() ? "none" : known));
+      fmt::format("unknown GPU kind '{}' (kinds, the files of {}: {}; or give the path of a kind's YAML file, e.g. "
+                  "./mine.yaml)",
+                  kind, kinds_dir().string(), known.empty() ? "none" : known));
 }
 
 SystemName parse_system(const std::string& name) {
@@ -39,7 +57,8 @@ SystemName parse_system(const std::string& name) {
     const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits && n.size() < 6) s.gpus = std::stoll(n);
   }
-  if (s.kind.empty() || s.gpus < 1) throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS (e.g. csix8, b200x8)", name));
+  if (s.kind.empty() || s.gpus < 1)
+    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS (e.g. csix8, b200x8, ./mine.yamlx8)", name));
   try {
     check_kind(s.kind);
   } catch (const ConfigError& e) {

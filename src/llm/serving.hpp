@@ -28,7 +28,7 @@ namespace bitline::llm {
 
 /// The parameters of one GPU kind (a preset with the user's overrides).
 struct KindParams {
-  std::string kind;  // a file of configs/gpus/ without .yaml (h200, csi, b200, ...)
+  std::string kind;  // a file of configs/gpus/ without .yaml (h200, csi, b200, ...), or the path of a kind's YAML file
   hbf::SystemParams system;
   LlmParams llm;
   ServingParams serving;
@@ -40,10 +40,12 @@ KindParams load_kind_params(const ConfigTree& tree, const std::string& kind);
 /// The GPU kinds: the YAML files of kinds_dir() (configs/gpus/, or $BITLINE_CONFIG_DIR/gpus/), sorted, without .yaml.
 std::filesystem::path kinds_dir();
 std::vector<std::string> available_kinds();
-/// ConfigError naming the known kinds unless `kind` is one of available_kinds().
+/// A kind given as the path of its YAML file (it holds a '/' or ends in .yaml / .yml) rather than by name.
+bool kind_is_path(const std::string& kind);
+/// ConfigError naming the known kinds unless `kind` is one of available_kinds() or the path of a readable file.
 void check_kind(const std::string& kind);
 
-/// "csix8" -> kind "csi", 8 GPUs; the kind is a file of configs/gpus/.
+/// "csix8" -> kind "csi", 8 GPUs; the kind is a file of configs/gpus/ or a path ("./mine.yamlx8").
 struct SystemName {
   std::string name, kind;
   int64_t gpus = 0;

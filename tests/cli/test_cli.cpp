@@ -390,3 +390,69 @@ TEST_F(Cli, StandardOutputThatCannotBeWrittenIsAnError) {
   EXPECT_TRUE(j.contains("gb_per_s"));
   EXPECT_FALSE(fs::exists(dir_ / "wbw.json.partial"));
 }
+
+// ---- GPU kinds of a user's own: in a copy of the preset folder, by path, and overrides that change a kind ----
+
+TEST_F(Cli, AGpuKindAddedToTheConfigFolderIsFoundByName) {
+  // A copy of configs/ with one more kind, as the README says to add one (a YAML in configs/gpus, no source change).
+  const fs::path cfg = dir_ / "configs";
+  fs::copy(std::string(BITLINE_SOURCE_DIR) + "/configs", cfg, fs::copy_options::recursive);
+  std::ofstream(cfg / "gpus" / "h100fast.yaml")
+      << "description: an H100 with faster HBM\nbase: h100\nhbm:\n  bandwidth_per_stack: 800GB/s\n";
+  Result kinds = ::bitline::test::run_bitline("accel kinds", "", cfg.string());
+  ASSERT_EQ(kinds.rc, 0) << kinds.out;
+  for (const char* k : {"h100fast", "h100", "h200", "csi", "cli"}) EXPECT_TRUE(contains(kinds.out, k)) << k << "\n" << kinds.out;
+  Result r = ::bitline::test::run_bitline("accel run --model llama2-7b --system h100fastx1 --context 512:128 --slo 50", "", cfg.string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+TEST_F(Cli, AGpuKindGivenByPath) {
+  const fs::path kind = write("h100fast.yaml", "description: an H100 with faster HBM\nbase: h100\nhbm:\n  bandwidth_per_stack: 800GB/s\n");
+  const fs::path out = dir_ / "run.json";
+  Result r = run("accel run --model llama2-7b --system " + quote(kind.string()) + " --gpus 1 --context 512:128 --slo 50 --json " +
+                 quote(out.string()));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["system"], kind.string() + "x1");
+  EXPECT_EQ(j["config"]["hbm"]["bandwidth_per_stack"], "800GB/s");
+  // KINDxN with a path works too; a missing file is named.
+  EXPECT_EQ(run("accel run --model llama2-7b --system " + quote(kind.string() + "x1") + " --context 512:128 --slo 50").rc, 0);
+  Result missing = run("accel run --model llama2-7b --system ./nothere.yaml --gpus 1 --context 512:128 --slo 50");
+  EXPECT_EQ(missing.rc, 2) << missing.out;
+  EXPECT_TRUE(contains(missing.out, "nothere.yaml")) << missing.out;
+}
+
+TEST_F(Cli, AnOverrideThatIsAnotherKindIsRefusedAndChangesAreReported) {
+  // --config with a GPU kind of its own merged over csi would run an H100 labelled csix1: refused, naming both.
+  const fs::path other = write("h100fast.yaml", "description: an H100\nbase: h100\n");
+  Result r = run("accel run --model llama2-7b --system csix1 --config " + quote(other.string()) + " --context 512:128 --slo 50");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "GPU kind of its own")) << r.out;
+  EXPECT_TRUE(contains(r.out, "csi")) << r.out;
+  // A plain override file: run, and every parameter it changes is reported in the printout and the JSON.
+  const fs::path tweak = write("tweak.yaml", "llm:\n  compute:\n    kernel_overhead: 3us\n");
+  const fs::path out = dir_ / "o.json";
+  Result ok = run("accel run --model llama2-7b --system h100x1 --config " + quote(tweak.string()) +
+                  " --set hbm.latency=200ns --context 512:128 --slo 50 --json " + quote(out.string()));
+  ASSERT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_TRUE(contains(ok.out, "kind h100: 2 parameters overridden")) << ok.out;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j["config"].contains("overridden")) << j["config"].dump();
+  EXPECT_EQ(j["config"]["overridden"]["llm.compute.kernel_overhead"]["run"], "3us");
+  EXPECT_EQ(j["config"]["overridden"]["hbm.latency"]["kind"], "100ns");
+  EXPECT_EQ(j["config"]["overridden"].size(), 2u);
+}
+
+TEST_F(Cli, PresetNamesTheKindOfAnAccelRun) {
+  // One convention for every command: --preset csi names the kind, as --system csi does.
+  Result r = run("accel run --model llama2-7b --preset csi --gpus 1 --context 512:128 --slo 50");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "csix1")) << r.out;
+  // Two different kinds named: refused.
+  Result both = run("accel run --model llama2-7b --preset csi --system h200x1 --context 512:128 --slo 50");
+  EXPECT_EQ(both.rc, 2) << both.out;
+  // A GPU kind merged over an evaluation's kinds: refused.
+  EXPECT_EQ(run("accel eval --preset csi --quiet").rc, 2);
+}

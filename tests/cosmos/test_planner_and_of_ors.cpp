@@ -11,7 +11,7 @@ namespace {
 class AndOfOrs : public ::testing::Test {
  protected:
   EvalConfig cfg_ = small_config(false);
-  CosmosSsd ssd_{cfg_.nand, cfg_.ssd, cfg_.host, true, 1};
+  CosmosSsd ssd_{cfg_.nand, cfg_.ssd, cfg_.host, cfg_.cosmos, true, 1};
   std::map<std::string, BitVector> values_;
   Rng rng_{3};
 
@@ -69,7 +69,7 @@ TEST_F(AndOfOrs, TermsInOneBlockCannotShareASensing) {
   // Two terms of lane 0 are in one block: not one inter-block MWS, and no other form the latches compute.
   expect_model_error([&] { plan("AND(OR(AND(g0x0, g0x1), g0x2), y0)"); }, {"cannot compute"});
   // More terms than blocks per sensing: the same.
-  CosmosSsd ssd(cfg_.nand, cfg_.ssd, cfg_.host, false, 1);
+  CosmosSsd ssd(cfg_.nand, cfg_.ssd, cfg_.host, cfg_.cosmos, false, 1);
   for (int lane = 0; lane < 5; ++lane) {
     WriteOptions o;
     o.group = "w";

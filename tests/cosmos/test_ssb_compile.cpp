@@ -203,7 +203,7 @@ TEST(SsbInFlash, PredicatesComputedByTheChipEqualTheCpu) {
   for (System s : kAllSystems) {
     SCOPED_TRACE(to_string(s));
     const EvalConfig cfg = small_config(false);
-    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, true, 1);
+    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, true, 1);
     const IndexLayout L = measure_layout(s, int64_t(n), o.max_terms);
     const IndexData bits = build_bitmaps(d, L);
     write_index(ssd, L, &bits);
@@ -254,7 +254,7 @@ TEST(SsbInFlash, SumsAndProductsEqualIntegerArithmetic) {
       const QueryPlan p = plan_query(q, agg, o);
       ASSERT_EQ(p.strategy, agg);
       const EvalConfig cfg = small_config(false);
-      CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, true, 1);
+      CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, true, 1);
       const IndexLayout L = plan_layout(System::Fc, {p}, int64_t(n), o);
       const IndexData bits = build_bitmaps(d, L);
       write_index(ssd, L, &bits);
@@ -287,7 +287,7 @@ void check_limits(System s, int blocks, Aggregation agg) {
   std::vector<QueryPlan> plans;
   for (const auto& q : qs)
     if (agg == Aggregation::Host || q.name == "Q1.1" || q.name == "Q2.3" || q.name == "Q3.4") plans.push_back(plan_query(q, agg, o));
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, 1);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, 1);
   const IndexLayout L = plan_layout(s, plans, 60000, o);
   write_index(ssd, L, nullptr);
   const PlanLimits lim = ssd.limits(s);
@@ -333,7 +333,7 @@ TEST(SsbPlanLimits, Q11FilterIsThreeSensingsPerPageColumn) {
   const QueryPlan p = plan_query(q, Aggregation::Host, o);
   ASSERT_EQ(p.ops[0].use, FlashOp::Use::Filter);
   EvalConfig cfg = test::paper_config();
-  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, false, 1);
+  CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, 1);
   const IndexLayout L = plan_layout(System::Fc, {p}, 60000, o);
   write_index(ssd, L, nullptr);
   // d_year = 1993 (one equality bitmap), lo_discount in [1, 3] (2 terms), lo_quantity < 25 (3 terms): three MWS, the

@@ -34,7 +34,7 @@ void run_ablation_cmd(const KindOptions& k, const AblationOpts& o, const std::st
   const auto params = ablation_params(ex, [&](const std::string& kind) { return k.tree(kind, ex.set); });
   const ModelConfig m = load_model(ex.model);
   Json j = run_ablation(m, ex, params, o.threads);
-  j["config"] = config_json(kinds);
+  j["config"] = config_json(kinds, &k, ex.set);
   write_json_file(o.json, j);
   fmt::print("{} on {} GPUs, batch {} per rank, context {}:\n", m.name, ex.gpus, ex.batch_per_rank, ex.context.name);
   for (const auto& [name, v] : j["variants"].items())

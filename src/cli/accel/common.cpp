@@ -3,6 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "core/config.hpp"
 #include "core/error.hpp"
 #include "llm/experiment.hpp"
 #include "llm/sessions.hpp"
@@ -12,22 +17,111 @@ namespace bitline::cli::accel {
 using namespace bitline::llm;
 
 void KindOptions::add_to(CLI::App& app) {
+  app.add_option("--preset", preset,
+                 "a preset of configs/ merged over each GPU kind; a GPU kind's name (e.g. csi) names the kind to run, as --system "
+                 "does");
   app.add_option("--config", file, "YAML file merged over each GPU kind's file (configs/gpus/KIND.yaml)");
   app.add_option("--set", sets,
                  "override one parameter for every GPU kind: key.path=value (repeatable), e.g. llm.compute.kernel_overhead=3us");
 }
 
-ConfigTree KindOptions::tree(const std::string& kind, const std::vector<Override>& experiment) const {
+std::string KindOptions::preset_kind() const {
+  if (preset.empty()) return {};
+  const auto kinds = available_kinds();
+  return std::find(kinds.begin(), kinds.end(), preset) != kinds.end() ? preset : std::string();
+}
+
+namespace {
+
+/// The tree of the kind alone: its file (by name from configs/gpus/, or by path).
+ConfigTree kind_tree(const std::string& kind) {
+  check_kind(kind);
   ConfigTree t;
-  t.load_preset(kind);
+  if (kind_is_path(kind))
+    t.load_file(kind);
+  else
+    t.load_preset(kind);
+  return t;
+}
+
+/// Whether the files a tree loaded make it a GPU kind of its own: a file of configs/gpus/ among them, or a top file
+/// with a `description:` (every kind has one).
+std::string kind_identity(const ConfigTree& t) {
+  std::error_code ec;
+  const auto dir = std::filesystem::weakly_canonical(kinds_dir(), ec);
+  for (const auto& f : t.loaded_files())
+    if (f.parent_path() == dir) return f.stem().string();
+  return t.root().find("description") ? "its own" : "";
+}
+
+/// Refuses an override file that is a GPU kind of its own merged over a different kind.
+void check_identity(const std::string& kind, const std::string& what, const ConfigTree& overlay) {
+  const std::string id = kind_identity(overlay);
+  if (id.empty() || id == kind) return;
+  std::error_code ec;
+  const bool same_file =
+      kind_is_path(kind) && !overlay.loaded_files().empty() && std::filesystem::weakly_canonical(kind, ec) == overlay.loaded_files().back();
+  if (same_file) return;
+  throw ConfigError(fmt::format(
+      "{} is a GPU kind of its own ({}); merged over kind '{}' it would run that kind's hardware under the name '{}'. Run it as "
+      "the kind (--system {}x N, or --system FILE --gpus N), or give only the parameters to change",
+      what, id == "its own" ? "it has a description:" : "it is or inherits configs/gpus/" + id + ".yaml", kind, kind,
+      id == "its own" ? "FILE" : id));
+}
+
+}  // namespace
+
+ConfigTree KindOptions::tree(const std::string& kind, const std::vector<Override>& experiment) const {
+  ConfigTree t = kind_tree(kind);
   apply_overrides(t, experiment);
-  if (!file.empty()) t.load_file(file);
+  if (!preset.empty() && preset_kind().empty()) {
+    ConfigTree overlay;
+    overlay.load_preset(preset);
+    check_identity(kind, "--preset " + preset, overlay);
+    t.load_preset(preset);
+  }
+  if (!file.empty()) {
+    ConfigTree overlay;
+    overlay.load_file(file);
+    check_identity(kind, "--config " + file, overlay);
+    t.load_file(file);
+  }
   for (const auto& s : sets) t.apply_set(s);
   check_top_level(t);
   return t;
 }
 
+namespace {
+/// Flattens a dumped parameter tree into "a.b.c" -> value.
+void flatten(const Json& j, const std::string& prefix, std::map<std::string, Json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  out[prefix] = j;
+}
+}  // namespace
+
+Json KindOptions::overrides(const std::string& kind, const std::vector<Override>& experiment) const {
+  std::map<std::string, Json> base, run;
+  flatten(kind_json(load_kind_params(kind_tree(kind), kind)), "", base);
+  flatten(kind_json(load(kind, experiment)), "", run);
+  Json out = Json::object();
+  for (const auto& [k, v] : run) {
+    const auto it = base.find(k);
+    if (it == base.end() || it->second != v) out[k] = {{"kind", it == base.end() ? Json() : it->second}, {"run", v}};
+  }
+  return out;
+}
+
 KindParams KindOptions::load(const std::string& kind, const std::vector<Override>& experiment) const {
+  const std::string pk = preset_kind();
+  if (!pk.empty() && pk != kind)
+    throw ConfigError(
+        fmt::format("--preset {} names a GPU kind, but this run's kind is '{}': a kind is chosen by the system "
+                    "(--system, or an experiment's systems:), and merging one kind over another would run the "
+                    "first under the second's name",
+                    preset, kind));
   return load_kind_params(tree(kind, experiment), kind);
 }
 
@@ -78,10 +172,36 @@ Json kind_json(const KindParams& k) {
   return j;
 }
 
-Json config_json(const std::map<std::string, KindParams>& kinds) {
+Json config_json(const std::map<std::string, KindParams>& kinds, const KindOptions* opts, const std::vector<Override>& experiment) {
   Json j;
-  for (const auto& [name, k] : kinds) j[name] = kind_json(k);
+  for (const auto& [name, k] : kinds) {
+    j[name] = kind_json(k);
+    if (opts) {
+      Json o = opts->overrides(name, experiment);
+      if (!o.empty()) j[name]["overridden"] = std::move(o);
+    }
+  }
   return j;
+}
+
+std::string overrides_text(const std::map<std::string, KindParams>& kinds, const KindOptions& opts,
+                           const std::vector<Override>& experiment) {
+  std::string s;
+  for (const auto& [name, k] : kinds) {
+    const Json o = opts.overrides(name, experiment);
+    if (o.empty()) continue;
+    std::string list;
+    size_t shown = 0;
+    for (const auto& [key, v] : o.items()) {
+      if (shown++ == 8) {
+        list += fmt::format(", ... ({} in all, listed under config.{}.overridden in the JSON)", o.size(), name);
+        break;
+      }
+      list += fmt::format("{}{} {} -> {}", list.empty() ? "" : ", ", key, v["kind"].dump(), v["run"].dump());
+    }
+    s += fmt::format("kind {}: {} parameter{} overridden: {}\n", name, o.size(), o.size() == 1 ? "" : "s", list);
+  }
+  return s;
 }
 
 }  // namespace bitline::cli::accel

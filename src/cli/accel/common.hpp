@@ -14,14 +14,23 @@
 
 namespace bitline::cli::accel {
 
-/// --config FILE and --set key=value over each GPU kind's file (configs/gpus/KIND.yaml).
+/// --preset NAME, --config FILE and --set key=value over each GPU kind's file (configs/gpus/KIND.yaml, or the
+/// kind's own file when it is given by path). A preset or file that is itself a GPU kind (a file of configs/gpus/,
+/// one inheriting one through `base:`, or one with a `description:`) would change the kind's identity: it is
+/// refused when merged over another kind (run it as the kind, `--system FILE`); every parameter the overrides
+/// change is reported (overrides()).
 struct KindOptions {
-  std::string file;
+  std::string preset, file;
   std::vector<std::string> sets;
   void add_to(CLI::App& app);
+  /// The GPU kind that --preset names, or empty when --preset is not given or names no GPU kind.
+  std::string preset_kind() const;
   /// The kind's tree: its preset, an experiment's `set:` overrides, --config, --set.
   ConfigTree tree(const std::string& kind, const std::vector<Override>& experiment = {}) const;
   llm::KindParams load(const std::string& kind, const std::vector<Override>& experiment = {}) const;
+  /// The parameters of `kind` the overrides (the experiment's `set:`, --preset, --config, --set) change:
+  /// {"section.key": {"kind": value in the kind's file, "run": value of this run}}; empty when none.
+  Json overrides(const std::string& kind, const std::vector<Override>& experiment = {}) const;
   /// The kinds of `systems` (KIND x GPUS names) or of `kinds`: those an experiment runs, each loaded once.
   std::map<std::string, llm::KindParams> load_all(const std::vector<std::string>& systems, const std::vector<Override>& experiment = {},
                                                   const std::vector<std::string>& kinds = {}) const;
@@ -43,8 +52,12 @@ void load_models(llm::ModelSet& models, const std::vector<std::string>& names, c
 
 /// The resolved parameters of one GPU kind, as written next to the results.
 Json kind_json(const llm::KindParams& k);
-/// kind_json of each kind, keyed by its name.
-Json config_json(const std::map<std::string, llm::KindParams>& kinds);
+/// kind_json of each kind, keyed by its name; with `opts`, each kind's `overridden` parameters (KindOptions::overrides).
+Json config_json(const std::map<std::string, llm::KindParams>& kinds, const KindOptions* opts = nullptr,
+                 const std::vector<Override>& experiment = {});
+/// One line per kind whose parameters the overrides change ("csi: 3 parameters overridden: llm.x a -> b, ..."), for the printout.
+std::string overrides_text(const std::map<std::string, llm::KindParams>& kinds, const KindOptions& opts,
+                           const std::vector<Override>& experiment = {});
 
 // The subcommands, one file each; add_accel (accel_cmd.cpp) registers them in this order.
 void add_kinds(CLI::App& accel);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <tuple>
 
 #include "cli/accel/common.hpp"
 #include "core/distributed.hpp"
@@ -18,7 +20,7 @@ namespace {
 using namespace bitline::llm;
 
 struct EvalOpts {
-  std::string json, baseline;
+  std::string json, csv, baseline;
   bool quiet = false;
   int threads = WorkerPool::hardware_threads();
 };
@@ -35,6 +37,42 @@ EvalExperiment load_experiment(const std::string& file, const std::string& basel
     ex.baseline = baseline;
   }
   return ex;
+}
+
+/// Absolute per-GPU decode throughput: one line per model x context x SLO, one column per system (the batch in
+/// brackets, "-" where infeasible); then every infeasible point with its reason.
+void print_absolute(const Json& j, const EvalExperiment& ex) {
+  fmt::print("decode tokens/s per GPU [batch per attention rank] (c = capacity-bound, otherwise SLO-bound):\n");
+  fmt::print("{:<32}", "model / context / SLO");
+  for (const auto& sys : ex.systems) fmt::print(" {:>16}", sys);
+  fmt::print("\n");
+  std::map<std::tuple<std::string, std::string, double, std::string>, const Json*> at;
+  std::vector<std::tuple<std::string, std::string, double>> rows;
+  for (const auto& p : j["points"]) {
+    const auto key = std::make_tuple(p["model"].get<std::string>(), p["context"].get<std::string>(), p["slo_ms"].get<double>());
+    if (std::find(rows.begin(), rows.end(), key) == rows.end()) rows.push_back(key);
+    at[std::tuple_cat(key, std::make_tuple(p["system"].get<std::string>()))] = &p;
+  }
+  for (const auto& [model, context, slo] : rows) {
+    fmt::print("{:<32}", fmt::format("{} / {} / {:g} ms", model, context, slo));
+    for (const auto& sys : ex.systems) {
+      const auto it = at.find({model, context, slo, sys});
+      if (it == at.end() || !(*it->second)["feasible"].get<bool>()) {
+        fmt::print(" {:>16}", "-");
+        continue;
+      }
+      const Json& p = *it->second;
+      const bool cap = p.value("bound_by", "") == "capacity";
+      fmt::print(" {:>16}", fmt::format("{:.0f} [{}{}]", p["tokens_per_s_per_gpu"].get<double>(), p["requests_per_rank"].get<int64_t>(),
+                                        cap ? "c" : ""));
+    }
+    fmt::print("\n");
+  }
+  for (const auto& p : j["points"])
+    if (!p["feasible"].get<bool>())
+      fmt::print("infeasible: {} / {} / {:g} ms on {}: {}\n", p["model"].get<std::string>(), p["context"].get<std::string>(),
+                 p["slo_ms"].get<double>(), p["system"].get<std::string>(), p.value("reason", std::string("?")));
+  fmt::print("\n");
 }
 
 /// The summary table (system@SLO vs the baseline), then the points not on their preferred deployment.
@@ -68,8 +106,10 @@ void print_summary(const Json& j, const EvalExperiment& ex) {
 void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
   check_json_output(o.json);
+  check_json_output(o.csv, "--csv");
   const EvalExperiment ex = load_experiment(file, o.baseline);
   const auto kinds = k.load_all(ex.systems, ex.set);
+  if (world.root()) fmt::print("{}", overrides_text(kinds, k, ex.set));
   ModelSet models;
   load_models(models, ex.models, file);
   const auto t0 = std::chrono::steady_clock::now();
@@ -86,15 +126,20 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) 
     for (auto& p : Json::parse(text)) j["points"].push_back(std::move(p));
   j["summary"] = eval_summary(j["points"], ex);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  j["config"] = config_json(kinds);
+  j["config"] = config_json(kinds, &k, ex.set);
   // Run metadata (wall time, threads, ranks) is printed, not written: same inputs, same bytes.
   j["run"] = {{"experiment", file}};
-  write_json_file(o.json, j);
+  if (!o.json.empty()) write_json_file(o.json, j);
+  if (!o.csv.empty()) write_csv_file(o.csv, j["points"]);
+  print_absolute(j, ex);
   print_summary(j, ex);
   int infeasible = 0;
   for (const auto& p : j["points"]) infeasible += p["feasible"].get<bool>() ? 0 : 1;
-  fmt::print("{} points ({} infeasible, listed in the JSON with the reason) in {:.1f} s on {} rank(s) x {} thread(s); wrote {}\n",
-             j["points"].size(), infeasible, wall, world.size(), o.threads, o.json);
+  std::string wrote;
+  for (const auto& f : {o.json, o.csv})
+    if (!f.empty()) wrote += (wrote.empty() ? "; wrote " : ", ") + f;
+  fmt::print("{} points ({} infeasible) in {:.1f} s on {} rank(s) x {} thread(s){}\n", j["points"].size(), infeasible, wall, world.size(),
+             o.threads, wrote);
 }
 
 }  // namespace
@@ -108,7 +153,8 @@ void add_eval(CLI::App& accel) {
   x->add_to(*cmd, "flashaccel-eval", "models, contexts, SLOs, systems, the summary's baseline");
   cmd->add_option("--baseline", o->baseline,
                   "the reference system of the summary, one of the experiment's systems (default: the experiment's baseline:)");
-  cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
+  cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file");
+  cmd->add_option("--csv", o->csv, "write the points as CSV (one row per point, one column per field) to this file");
   cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([k, o, x] { run_eval(*k, *o, x->file); });

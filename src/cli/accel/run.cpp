@@ -1,6 +1,9 @@
 // `bitline accel run`: one point (model, system, context, SLO) with a readable breakdown.
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -178,12 +181,31 @@ RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c
 }
 
 /// --system, with --gpus: `--system csi --gpus 8` and `--system csix8` name the same system.
-SystemName run_system(const RunOpts& o) {
+SystemName run_system(const RunOpts& o, const KindOptions& k) {
+  // --preset KIND names the kind as --system does (one convention for every command); both must agree.
+  std::string system = o.system;
+  const std::string pk = k.preset_kind();
+  if (!pk.empty()) {
+    if (system.empty()) system = pk;
+    if (system != pk && parse_system(system).kind != pk)
+      throw ConfigError(fmt::format("--preset {} names GPU kind '{}' but --system {} names another", k.preset, pk, o.system));
+  }
+  if (system.empty()) throw ConfigError("accel run: give the system with --system KINDxN (or --system KIND --gpus N, --preset KIND)");
   const auto known = available_kinds();
-  const bool bare_kind = std::find(known.begin(), known.end(), o.system) != known.end();
+  std::error_code ec;
+  const bool bare_kind = std::find(known.begin(), known.end(), system) != known.end() ||
+                         (kind_is_path(system) && std::filesystem::is_regular_file(system, ec));
   if (bare_kind && o.gpus <= 0)
-    throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", o.system, o.system));
-  return parse_system(bare_kind ? fmt::format("{}x{}", o.system, o.gpus) : o.system);
+    throw ConfigError(fmt::format("--system {}: give the GPU count with --gpus N (or write {}x8)", system, system));
+  return parse_system(bare_kind ? fmt::format("{}x{}", system, o.gpus) : system);
+}
+
+/// The resolved config of the run's kind, with the parameters the overrides change (also printed).
+Json run_config(const KindOptions& k, const std::string& kind, const KindParams& kp) {
+  Json j = kind_json(kp);
+  Json o = k.overrides(kind);
+  if (!o.empty()) j["overridden"] = std::move(o);
+  return j;
 }
 
 /// The point at --batch on the preferred deployment (no search).
@@ -201,7 +223,7 @@ PointResult point_at_batch(const Server& s, const ModelConfig& m, const ContextS
   return p;
 }
 
-void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, const ContextSpec& c, const KindParams& kp) {
+void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, const ContextSpec& c, const Json& config) {
   Json j = p.json();
   if (o.batch > 0) j["step"] = p.step.json();
   if (x.timed) {
@@ -211,7 +233,7 @@ void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, 
     j["latency"]["output_tokens"] = c.output;
   }
   if (x.timed && o.breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
-  j["config"] = kind_json(kp);
+  j["config"] = config;
   write_json_file(o.json, j);
   fmt::print("wrote {}\n", o.json);
 }
@@ -219,10 +241,12 @@ void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, 
 /// --static-batch: B prompts prefilled together, then OUT - 1 decode steps (llm/static_batch.hpp), no SLO search.
 void run_static(const KindOptions& k, const RunOpts& o) {
   if (o.batch <= 0) throw ConfigError("--static-batch: give the batch with --batch N (the prompts of the whole system)");
-  const SystemName sn = run_system(o);
+  const SystemName sn = run_system(o, k);
   const ContextSpec c = context_arg(o.context);
   const ModelConfig m = load_model(o.model);
   const KindParams kp = k.load(sn.kind);
+  const Json config = run_config(k, sn.kind, kp);
+  fmt::print("{}", overrides_text({{sn.kind, kp}}, k));
   const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
   DeploymentSearch ds(m, kp, gpus);
   const Server* sp = ds.preferred();
@@ -260,7 +284,7 @@ void run_static(const KindOptions& k, const RunOpts& o) {
                     {"output_tokens", c.output}};
     j["capacity"] = b.capacity.json();
     if (o.breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
-    j["config"] = kind_json(kp);
+    j["config"] = config;
     write_json_file(o.json, j);
     fmt::print("wrote {}\n", o.json);
   }
@@ -271,10 +295,12 @@ void run_point(const KindOptions& k, const RunOpts& o) {
   check_json_output(o.json);
   if (o.static_batch) return run_static(k, o);
   if (!(o.slo > 0)) throw ConfigError("accel run: --slo MS is required (unless --static-batch)");
-  const SystemName sn = run_system(o);
+  const SystemName sn = run_system(o, k);
   const ContextSpec c = context_arg(o.context);
   const ModelConfig m = load_model(o.model);
   const KindParams kp = k.load(sn.kind);
+  const Json config = run_config(k, sn.kind, kp);
+  fmt::print("{}", overrides_text({{sn.kind, kp}}, k));
   const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
   // The deployment is searched with the batch (llm.deployment_search); --batch times the preferred one.
   DeploymentSearch ds(m, kp, gpus);
@@ -291,7 +317,7 @@ void run_point(const KindOptions& k, const RunOpts& o) {
   p.system = fmt::format("{}x{}", sn.kind, gpus);
   print_point(p, *sp);
   const RunExtras x = run_extras(*sp, p, c, o.breakdown);
-  if (!o.json.empty()) write_run_json(o, p, x, c, kp);
+  if (!o.json.empty()) write_run_json(o, p, x, c, config);
   std::fflush(stdout);
   if (!p.feasible) throw ModelError(fmt::format("no feasible batch: {}", p.reason));
 }
@@ -306,8 +332,9 @@ void add_run(CLI::App& accel) {
   cmd->add_flag("--breakdown", o->breakdown,
                 "print (and write to --json) the prefill and the decode step by operator class, per layer and per step");
   cmd->add_option("--model", o->model, "a model of configs/models/ by name, or a config.json path")->required();
-  cmd->add_option("--system", o->system, "KIND x GPUS (csix8, b200x8, ...; KIND: a file of configs/gpus/), or a kind with --gpus")
-      ->required();
+  cmd->add_option("--system", o->system,
+                  "KIND x GPUS (csix8, b200x8, ./mine.yamlx8; KIND: a file of configs/gpus/ or the path of a kind's YAML file), or a "
+                  "kind with --gpus");
   cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::Range(int64_t(1), int64_t(99999)));
   cmd->add_option("--context", o->context,
                   "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")

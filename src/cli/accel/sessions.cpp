@@ -113,7 +113,7 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   const ModelConfig m = load_model(sp.model);
   const std::vector<SessionLoad> loads = session_loads(k, ex, kind, sp, o.trace, file);
   Json j = sessions_json(run_session_loads(m, kinds, loads, ex.systems), loads, o.trace);
-  j["config"] = config_json(kinds);
+  j["config"] = config_json(kinds, &k, ex.set);
   j["config"]["sessions"] = dump_params(sp);
   write_json_file(o.json, j);
   print_sessions(j, ex, m.name, !o.trace.empty());

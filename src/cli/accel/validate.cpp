@@ -75,7 +75,7 @@ void run_validate(const KindOptions& k, const ValidateOpts& o, const std::string
   }
   fmt::print("largest |error| of the fast model: {:.2f}%\n", 100 * worst);
   if (!o.json.empty()) {
-    write_json_file(o.json, {{"points", out}, {"max_abs_error", worst}, {"config", config_json(kinds)}});
+    write_json_file(o.json, {{"points", out}, {"max_abs_error", worst}, {"config", config_json(kinds, &k, ex.set)}});
     fmt::print("wrote {}\n", o.json);
   }
 }

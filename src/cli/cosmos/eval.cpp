@@ -15,7 +15,7 @@ namespace {
 using namespace bitline::cosmos;
 
 struct EvalOpts {
-  std::string json, general_device;
+  std::string json, csv, general_device;
   bool quiet = false;
   int threads = WorkerPool::hardware_threads();
 };
@@ -29,13 +29,14 @@ Json config_json(const EvalConfig& c, const EvalMatrix& m) {
 }
 
 void print_summary(const Json& j) {
-  fmt::print("{:<12} {:>8} {:>8} {:>8} {:>9}   (speedup; energy efficiency below)\n", "pair", "bmi", "ims", "kcs", "overall");
-  // each section of the summary, with the line that introduces it (none for the first two)
+  // Each section of the summary with the line that introduces it; A/B = how many times faster (less energy) A is than B.
   const std::pair<const char*, const char*> sections[] = {
-      {"speedup", ""}, {"energy_efficiency", ""}, {"speedup_on_general_device", "speedup on the general SSD (ssd/device.cpp):\n"}};
+      {"speedup", "speedup A/B (B's time / A's), mean over each workload's points; overall = geometric mean of the three"},
+      {"energy_efficiency", "energy efficiency A/B (B's energy / A's), same means"},
+      {"speedup_on_general_device", "speedup A/B with every point timed on the general SSD (ssd/device.cpp)"}};
   for (const auto& [what, header] : sections) {
     if (!j["summary"].contains(what)) continue;
-    fmt::print("{}", header);
+    fmt::print("{}\n{:<12} {:>8} {:>8} {:>8} {:>9}\n", header, "A/B", "bmi", "ims", "kcs", "overall");
     for (auto& [pair, v] : j["summary"][what].items())
       fmt::print("{:<12} {:>8.3g} {:>8.3g} {:>8.3g} {:>9.3g}\n", pair, v.value("bmi", 0.0), v.value("ims", 0.0), v.value("kcs", 0.0),
                  v.value("overall", 0.0));
@@ -46,6 +47,7 @@ void print_summary(const Json& j) {
 void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOption& exp) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
   check_json_output(o.json);
+  check_json_output(o.csv, "--csv");
   const EvalMatrix matrix = exp.load();
   EvalConfig c = load_eval_config(cfg.load(matrix.set));
   if (!o.general_device.empty()) c.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
@@ -71,10 +73,14 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
   Json j = eval_json(std::move(pj), matrix, config_json(c, matrix));
   // The wall time, threads and ranks are printed, not written: same inputs, same bytes.
   j["run"] = {{"events", events}, {"experiment", exp.file}};
-  write_json_file(o.json, j);
+  if (!o.json.empty()) write_json_file(o.json, j);
+  if (!o.csv.empty()) write_csv_file(o.csv, j["points"]);
   print_summary(j);
-  fmt::print("{} points, {} events in {:.2f} s ({:.3g} events/s) on {} rank(s) x {} thread(s); wrote {}\n", n_points, events, wall,
-             wall > 0 ? double(events) / wall : 0.0, world.size(), o.threads, o.json);
+  std::string wrote;
+  for (const auto& f : {o.json, o.csv})
+    if (!f.empty()) wrote += (wrote.empty() ? "; wrote " : ", ") + f;
+  fmt::print("{} points, {} events in {:.2f} s ({:.3g} events/s) on {} rank(s) x {} thread(s){}\n", n_points, events, wall,
+             wall > 0 ? double(events) / wall : 0.0, world.size(), o.threads, wrote);
 }
 
 }  // namespace
@@ -86,7 +92,8 @@ void add_eval(CLI::App& cosmos) {
   auto exp = std::make_shared<ExperimentOption>();
   cfg->add_to(*cmd);
   exp->add_to(*cmd, "flash-cosmos-eval", "the systems, the workload sweeps and the summary's pairs");
-  cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file")->required();
+  cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file");
+  cmd->add_option("--csv", o->csv, "write the points as CSV (one row per point and system, one column per field) to this file");
   cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

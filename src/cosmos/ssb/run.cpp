@@ -77,7 +77,7 @@ SystemResult run_system(System s, const std::vector<QueryPlan>& plans, const Ind
                         const Progress& progress, size_t& step, size_t steps) {
   const EvalConfig& c = o.config;
   const bool functional = store && has(o.functional_systems, s);
-  CosmosSsd ssd(c.nand, c.ssd, c.host, functional, c.seed);
+  CosmosSsd ssd(c.nand, c.ssd, c.host, c.cosmos, functional, c.seed);
   if (functional && layout.bitmaps == store->layout.bitmaps) {
     write_index(ssd, layout, &store->bits);
   } else if (functional) {
@@ -130,7 +130,7 @@ SystemResult run_system(System s, const std::vector<QueryPlan>& plans, const Ind
       ReadResult rr = ssd.read(reads, s, true);
       const auto& t = rr.timing;
       r.j = {{"time_s", to_s(t.total)},
-             {"energy_j", t.total_energy().raw()},
+             {"energy_j", rr.energy.total().raw()},
              {"reads", reads.size()},
              {"die_ops_per_column", r.die_ops},
              {"sensings", t.sensings},
@@ -194,7 +194,7 @@ Json reliability_json(const std::vector<QueryPlan>& plans, const IndexLayout& la
   for (int64_t r = 0; r < layout.rows; ++r) valid.set(size_t(r), true);
   Json j = {{"pe_cycles", c.nand.reliability.initial_pe_cycles}, {"retention_days", c.nand.reliability.retention_days}};
   for (bool esp : {false, true}) {
-    CosmosSsd ssd(c.nand, c.ssd, c.host, true, c.seed + (esp ? 1 : 0));
+    CosmosSsd ssd(c.nand, c.ssd, c.host, c.cosmos, true, c.seed + (esp ? 1 : 0));
     write_index(ssd, layout, &bits, esp ? nand::ProgramMode::Esp : nand::ProgramMode::Slc);
     int64_t exact = 0, reads = 0;
     uint64_t wrong_bits = 0, filter_rows = 0, bit_errors = 0, wrong_filter_rows = 0;
