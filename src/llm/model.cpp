@@ -553,6 +553,31 @@ Bytes ModelConfig::layer_weight_bytes(int64_t layer) const {
   return b;
 }
 
+namespace {
+/// Features of a config.json that change what inference does but are not modelled: each becomes a warning of the
+/// model (printed and written with every result that uses it), never a silent difference.
+void note_unmodelled(const Fields& f, ModelConfig& m) {
+  // Sliding-window attention (Mistral, Qwen with use_sliding_window, Gemma): a token attends to the last W tokens
+  // only, so its KV reads (and, with a rolling cache, its KV capacity) stop growing past W. Modelled as full attention.
+  const bool qwen_window = f.has("use_sliding_window");
+  const bool window_on = qwen_window ? f.at("use_sliding_window").is_boolean() && f.at("use_sliding_window").get<bool>() : true;
+  if (f.has("sliding_window") && window_on && f.at("sliding_window").is_number_integer() && f.at("sliding_window").get<int64_t>() > 0)
+    m.warnings.push_back(
+        fmt::format("sliding_window {} is not modelled: attention is timed and sized over the whole context, so "
+                    "contexts longer than {} tokens overstate KV reads and KV capacity",
+                    f.at("sliding_window").get<int64_t>(), f.at("sliding_window").get<int64_t>()));
+  if (f.has("num_nextn_predict_layers") && f.at("num_nextn_predict_layers").is_number_integer() &&
+      f.at("num_nextn_predict_layers").get<int64_t>() > 0)
+    m.warnings.push_back(
+        fmt::format("num_nextn_predict_layers {} (multi-token prediction modules) is not modelled: decode is one "
+                    "token per step, the MTP module's weights are not counted",
+                    f.at("num_nextn_predict_layers").get<int64_t>()));
+  if (f.has("rope_scaling") && f.at("rope_scaling").is_object() && f.at("rope_scaling").contains("type") &&
+      f.at("rope_scaling")["type"] == "dynamic")
+    m.warnings.push_back("rope_scaling type dynamic is not modelled (it changes no shape; its per-step cost is not counted)");
+}
+}  // namespace
+
 ModelConfig parse_model(const json& j, const std::string& origin, const std::string& name) {
   if (!j.is_object()) throw ConfigError(fmt::format("{}: expected a JSON object (a Hugging Face config.json)", origin));
   Fields f(j, origin);
@@ -687,6 +712,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
     m.intermediate = f.integer(key.intermediate);
   else
     m.intermediate = f.integer_or(key.intermediate, 0, 0);
+  note_unmodelled(f, m);
   return m;
 }
 

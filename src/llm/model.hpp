@@ -198,6 +198,9 @@ struct ModelConfig {
   int64_t quant_bits = 8;                          // bits per quantized weight: 8 (FP8) or 4 (NVFP4: + an FP8 scale per 16)
   int64_t kv_value_bytes = 2;                      // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
 
+  // What the file asks for that the model does not do (sliding_window, ...): reported with every result.
+  std::vector<std::string> warnings;
+
   bool is_moe() const { return experts > 0; }
   /// Linear layers in NVFP4 (4-bit weights and GEMM inputs).
   bool fp4() const { return fp8 && quant_bits == 4; }

@@ -456,3 +456,23 @@ TEST_F(Cli, PresetNamesTheKindOfAnAccelRun) {
   // A GPU kind merged over an evaluation's kinds: refused.
   EXPECT_EQ(run("accel eval --preset csi --quiet").rc, 2);
 }
+
+TEST_F(Cli, UnmodelledModelFeaturesAreReportedNotIgnored) {
+  // A Mistral-7B-shaped config.json with a 4096-token sliding window, run at 8000 tokens: full attention is timed,
+  // so the run says so (printout and JSON), instead of a silent difference.
+  const fs::path model = write("mistral-7b.json", R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+    "hidden_act": "silu", "sliding_window": 4096, "torch_dtype": "bfloat16"})");
+  const fs::path out = dir_ / "m.json";
+  Result r =
+      run("accel run --model " + quote(model.string()) + " --system h100x1 --context 8000:500 --slo 100 --json " + quote(out.string()));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "warning: model mistral-7b: sliding_window 4096 is not modelled")) << r.out;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j.contains("model_warnings")) << j.dump();
+  EXPECT_NE(j["model_warnings"][0].get<std::string>().find("sliding_window 4096"), std::string::npos);
+  // Qwen3's use_sliding_window: false means no window: no warning.
+  Result q = run("accel run --model qwen3-235b --system h200x8 --context 2000:200 --slo 100");
+  EXPECT_FALSE(contains(q.out, "sliding_window")) << q.out;
+}

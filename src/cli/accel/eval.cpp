@@ -112,6 +112,12 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) 
   if (world.root()) fmt::print("{}", overrides_text(kinds, k, ex.set));
   ModelSet models;
   load_models(models, ex.models, file);
+  Json warnings = Json::object();
+  for (const auto& name : ex.models)
+    for (const auto& w : models.get(name).warnings) {
+      warnings[name].push_back(w);
+      if (world.root()) fmt::print(stderr, "warning: model {}: {}\n", name, w);
+    }
   const auto t0 = std::chrono::steady_clock::now();
   // The jobs (model x system) over the MPI ranks (one process without mpirun), each rank on its worker pool.
   const auto jobs = world.map(
@@ -125,6 +131,7 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) 
   for (const auto& text : jobs)
     for (auto& p : Json::parse(text)) j["points"].push_back(std::move(p));
   j["summary"] = eval_summary(j["points"], ex);
+  if (!warnings.empty()) j["model_warnings"] = warnings;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   j["config"] = config_json(kinds, &k, ex.set);
   // Run metadata (wall time, threads, ranks) is printed, not written: same inputs, same bytes.

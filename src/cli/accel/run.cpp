@@ -45,7 +45,7 @@ void print_deployments_tried(const PointResult& p) {
 }
 
 /// The step: throughput, power, the critical path, the collectives and the bytes read.
-void print_step(const PointResult& p) {
+void print_step(const PointResult& p, bool hbf) {
   const StepReport& r = p.step;
   fmt::print("  step {:.3f} ms -> {:.1f} tokens/s per GPU, {:.3f} tokens/J, {:.0f} W per GPU\n", ms_of(r.step), r.tokens_per_s_per_gpu,
              r.tokens_per_j, r.power.raw());
@@ -54,11 +54,22 @@ void print_step(const PointResult& p) {
       "power\n",
       r.tdp.raw(), r.board_die.raw(), r.board_hbm.raw(), r.board_hbf.raw(), r.board_base.raw(), r.tokens_per_j_board);
   const Breakdown& b = r.breakdown;
-  fmt::print(
-      "  breakdown (critical path, ms): weights {:.3f}, KV {:.3f}, compute {:.3f}, communication {:.3f}, kernel overhead {:.3f}, "
-      "exposed flash latency {:.3f}, KV programming {:.3f}, erasing finished requests {:.3f}, GroupArrange copy to HBM {:.3f}\n",
-      ms_of(b.weights), ms_of(b.kv), ms_of(b.compute), ms_of(b.comm), ms_of(b.overhead), ms_of(b.flash_latency), ms_of(b.kv_write),
-      ms_of(b.kv_erase), ms_of(b.kv_arrange));
+  // The parts of the step on its critical path (they add up to the step; what overlaps with them is not listed).
+  // Parts that cannot occur on this system (flash latency, erases, GroupArrange without HBF) are left out.
+  const std::pair<const char*, Time> parts[] = {{"weights", b.weights},
+                                                {"KV reads", b.kv},
+                                                {"compute (exposed: not hidden under memory)", b.compute},
+                                                {"communication", b.comm},
+                                                {"kernel overhead", b.overhead},
+                                                {"serving engine", b.engine},
+                                                {"exposed flash latency", hbf ? b.flash_latency : Time(-1)},
+                                                {hbf ? "KV programming (HBF)" : "KV writes (HBM)", b.kv_write},
+                                                {"erasing finished requests", hbf ? b.kv_erase : Time(-1)},
+                                                {"GroupArrange copy to HBM", hbf ? b.kv_arrange : Time(-1)}};
+  std::string list;
+  for (const auto& [name, t] : parts)
+    if (t >= Time(0)) list += fmt::format("{}{} {:.3f}", list.empty() ? "" : ", ", name, ms_of(t));
+  fmt::print("  step on its critical path (ms, adding up to the step): {}\n", list);
   // Collectives per step (llm/collectives.hpp; llm.network.all_reduce / all_to_all), by kind.
   fmt::print("  collectives per step (ms):");
   for (int i = 0; i < kCollectiveKinds; ++i) fmt::print(" {} {:.3f}", to_string(CollectiveKind(i)), ms_of(r.comm_by_kind[size_t(i)]));
@@ -108,7 +119,7 @@ void print_point(const PointResult& p, const Server& s) {
     fmt::print("  batch {} ({} per attention rank), bound by {}{}\n", r.batch, r.requests_per_rank, p.bound_by,
                p.capacity_limit.empty() ? "" : " (" + p.capacity_limit + ")");
   }
-  print_step(p);
+  print_step(p, s.params().system.hbf.stacks > 0);
   print_memory(r, s);
 }
 
@@ -223,7 +234,8 @@ PointResult point_at_batch(const Server& s, const ModelConfig& m, const ContextS
   return p;
 }
 
-void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, const ContextSpec& c, const Json& config) {
+void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, const ContextSpec& c, const Json& config,
+                    const std::vector<std::string>& warnings) {
   Json j = p.json();
   if (o.batch > 0) j["step"] = p.step.json();
   if (x.timed) {
@@ -234,6 +246,7 @@ void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, 
   }
   if (x.timed && o.breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
   j["config"] = config;
+  if (!warnings.empty()) j["model_warnings"] = warnings;
   write_json_file(o.json, j);
   fmt::print("wrote {}\n", o.json);
 }
@@ -247,6 +260,7 @@ void run_static(const KindOptions& k, const RunOpts& o) {
   const KindParams kp = k.load(sn.kind);
   const Json config = run_config(k, sn.kind, kp);
   fmt::print("{}", overrides_text({{sn.kind, kp}}, k));
+  for (const auto& w : m.warnings) fmt::print("warning: model {}: {}\n", m.name, w);
   const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
   DeploymentSearch ds(m, kp, gpus);
   const Server* sp = ds.preferred();
@@ -285,6 +299,7 @@ void run_static(const KindOptions& k, const RunOpts& o) {
     j["capacity"] = b.capacity.json();
     if (o.breakdown) j["breakdown_by_class"] = {{"prefill", x.prefill.breakdown.json()}, {"decode", x.decode.json()}};
     j["config"] = config;
+    if (!m.warnings.empty()) j["model_warnings"] = m.warnings;
     write_json_file(o.json, j);
     fmt::print("wrote {}\n", o.json);
   }
@@ -301,6 +316,7 @@ void run_point(const KindOptions& k, const RunOpts& o) {
   const KindParams kp = k.load(sn.kind);
   const Json config = run_config(k, sn.kind, kp);
   fmt::print("{}", overrides_text({{sn.kind, kp}}, k));
+  for (const auto& w : m.warnings) fmt::print("warning: model {}: {}\n", m.name, w);
   const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
   // The deployment is searched with the batch (llm.deployment_search); --batch times the preferred one.
   DeploymentSearch ds(m, kp, gpus);
@@ -317,7 +333,7 @@ void run_point(const KindOptions& k, const RunOpts& o) {
   p.system = fmt::format("{}x{}", sn.kind, gpus);
   print_point(p, *sp);
   const RunExtras x = run_extras(*sp, p, c, o.breakdown);
-  if (!o.json.empty()) write_run_json(o, p, x, c, config);
+  if (!o.json.empty()) write_run_json(o, p, x, c, config, m.warnings);
   std::fflush(stdout);
   if (!p.feasible) throw ModelError(fmt::format("no feasible batch: {}", p.reason));
 }
