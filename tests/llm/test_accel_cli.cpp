@@ -128,7 +128,7 @@ TEST_F(AccelCli, AblationAndSessionsShapes) {
 TEST_F(AccelCli, RunPrintsABreakdown) {
   const Result r = run("accel run --model llama3.1-405b --system csix8 --context 15000:6000 --slo 50 --json " + quote(path("p.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "breakdown")) << r.out;
+  EXPECT_TRUE(has(r.out, "step on its critical path (ms, adding up to the step): weights")) << r.out;
   const auto p = read("p.json");
   EXPECT_TRUE(p["feasible"].get<bool>());
   EXPECT_EQ(p["system"], "csix8");
