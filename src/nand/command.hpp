@@ -2,7 +2,7 @@
 // Flash-Cosmos commands MWS (multi-wordline sensing with ISCM flags and page
 // bitmaps chained with CONT ... CONF), ESP program (PROGRAM with mode ESP) and
 // XOR between the S- and C-latch. Commands have a byte-level encoding
-// (docs/commands.md); the die executes decoded commands.
+// (docs/nand-commands.md); the die executes decoded commands.
 #pragma once
 
 #include <bitset>
@@ -103,7 +103,7 @@ struct DataOutCmd {
 ///      in cosmos/cosmos_ssd.cpp (a sensing, die work or data-out to the SSD
 ///      pipeline); add a lambda to each (and a Die::do_suspend());
 ///   3. give it opcodes (namespace op below) and a case in decode_one(), the
-///      decoder's switch over the opcode byte, and document it in docs/commands.md.
+///      decoder's switch over the opcode byte, and document it in docs/nand-commands.md.
 using Command = std::variant<ReadCmd, ProgramCmd, EraseCmd, MwsCmd, XorCmd, LatchCopyCmd, DataOutCmd>;
 std::string describe(const Command& c);
 
