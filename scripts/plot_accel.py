@@ -30,6 +30,11 @@ except ImportError as e:
              f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
 
 DPI = 110
+PAPER = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "paper_figures.json")))
+# Readable names of the decode step's parts (StepReport breakdown_ms keys).
+PART_LABELS = {"weights": "weight reads", "kv": "KV reads", "compute": "compute (exposed)", "communication": "communication",
+               "overhead": "kernel overhead", "engine": "serving engine", "exposed_flash_latency": "exposed flash latency",
+               "kv_write": "KV writes", "kv_erase": "erasing finished requests", "kv_arrange": "GroupArrange copy to HBM"}
 # PNG text chunks: matplotlib writes its version under "Software"; nothing else varies between runs.
 PNG_METADATA = {"Software": None}
 # An activity-based and, when present, a board-power tokens-per-joule field of a point (accel eval).
@@ -103,7 +108,17 @@ def throughput(ev, path):
         grouped(ax, systems, models, {(s, m): r.get((m, s, slo)) for s in systems for m in models},
                 f"per-GPU decode tokens/s vs {base}", f"SLO {slo:g} ms (geomean over contexts; n/a: a system infeasible)")
         ax.axhline(1.0, color="k", ls="--", lw=1, label=f"{base} = 1.0")
-    axes[0][0].legend(fontsize=8)
+        # The paper's one published throughput figure (FlashAccel, arXiv 2607.10186): 8 x CSI at the 100 ms SLO, the
+        # mean over the models and contexts, beside bitline's mean of the same points.
+        paper = PAPER["flashaccel"]["csix8_vs_h200x8_at_100ms"]
+        mean = ev.get("summary", {}).get(f"throughput_vs_{base}", {}).get(f"csix8@{slo:g}", {}).get("mean")
+        if slo == 100 and base == "h200x8" and "csix8" in systems:
+            x = systems.index("csix8")
+            ax.plot([x - 0.42, x + 0.42], [paper, paper], color="k", lw=2.5, label=f"paper: 8xCSI mean {paper:g}x (FlashAccel)")
+            if mean:
+                ax.plot([x - 0.42, x + 0.42], [mean, mean], color="k", lw=2.5, ls=":", label=f"bitline: 8xCSI mean {mean:.2f}x")
+    for ax in axes[0]:
+        ax.legend(fontsize=7, ncol=2)
     save(fig, path)
 
 
@@ -122,10 +137,17 @@ def ablation(ab, path):
                 parts.append(p)
     fig, ax = plt.subplots(figsize=(8, 4.4))
     bottom = [0.0] * len(variants)
+    tallest = max(sum(ab["variants"][v]["breakdown_ms"].values()) for v in variants) or 1.0
+    hidden = []
     for p in parts:
         ys = [ab["variants"][v]["breakdown_ms"].get(p, 0.0) for v in variants]
-        ax.bar(range(len(variants)), ys, 0.6, bottom=bottom, label=p)
+        visible = max(ys) >= 0.005 * tallest  # a part under half a percent of the tallest bar cannot be seen
+        ax.bar(range(len(variants)), ys, 0.6, bottom=bottom, label=PART_LABELS.get(p, p) if visible else None)
+        if not visible and max(ys) > 0:
+            hidden.append(PART_LABELS.get(p, p))
         bottom = [b + y for b, y in zip(bottom, ys)]
+    if hidden:
+        ax.set_xlabel("parts too small to see: " + ", ".join(hidden), fontsize=7, color="0.35")
     for i, v in enumerate(variants):
         d = ab["variants"][v]
         note = f"{d['step_ms']:.0f} ms" + ("" if d.get("fits", True) else "\n(does not fit)")
@@ -170,15 +192,17 @@ def hit_rate(se, path):
                 ax.plot(l["trace"]["sessions_alive"], l["systems"][s][key], MARKERS[j % len(MARKERS)], color=color, ms=7,
                         mfc="none")
         for j, l in enumerate(others):  # legend entries for the other loads' markers (one colour per system)
-            ax.plot([], [], MARKERS[j % len(MARKERS)], color="0.3", mfc="none", label=l["name"])
+            o = l["offered"]
+            ax.plot([], [], MARKERS[j % len(MARKERS)], color="0.3", mfc="none",
+                    label=f"{o['arrival_per_s']:g} sessions/s, think {o['think_time_s']:g} s, {o['turns_min']}-{o['turns_max']} turns")
         ax.set_xscale("log")
         ax.set_xlabel("offered load: sessions waiting for a next turn (arrival rate x session time)")
         ax.set_ylabel(label)
         ax.set_ylim(-0.03, 1.03)
         ax.grid(alpha=0.3)
     t0, t1, n0 = main[0], main[1], main[2]
-    axes[0].set_title(f"lines: sessions per second swept (think {t0:g} s, {t1}-{n0} turns); open markers: other loads",
-                      fontsize=9)
+    axes[0].set_title(f"lines: new sessions per second swept (think time {t0:g} s, {t1}-{n0} turns per session);\n"
+                      "open markers: one load with another think time or turn count", fontsize=9)
     axes[1].set_title("the rest of each prompt (new input, first turns) is never reusable", fontsize=9)
     axes[0].legend(fontsize=8)
     save(fig, path)

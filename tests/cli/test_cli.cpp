@@ -476,3 +476,14 @@ TEST_F(Cli, UnmodelledModelFeaturesAreReportedNotIgnored) {
   Result q = run("accel run --model qwen3-235b --system h200x8 --context 2000:200 --slo 100");
   EXPECT_FALSE(contains(q.out, "sliding_window")) << q.out;
 }
+
+TEST_F(Cli, PlotScriptDrawsAResultAndRefusesWhatItCannotDraw) {
+  const fs::path out = dir_ / "wbw.json", png = dir_ / "wbw.png";
+  ASSERT_EQ(run("cosmos write-bw --bytes 16MiB --json " + quote(out.string())).rc, 0);
+  const std::string script = quote(std::string(BITLINE_SOURCE_DIR) + "/scripts/plot.py");
+  EXPECT_EQ(std::system(("/usr/bin/python3 " + script + " " + quote(out.string()) + " " + quote(png.string()) + " >/dev/null").c_str()), 0);
+  EXPECT_GT(fs::file_size(png), 1000u);
+  const fs::path bad = write("bad.json", R"({"points": []})");
+  const int rc = std::system(("/usr/bin/python3 " + script + " " + quote(bad.string()) + " 2>/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+}
