@@ -35,13 +35,13 @@ void run_ablation_cmd(const KindOptions& k, const AblationOpts& o, const std::st
   const ModelConfig m = load_model(ex.model);
   Json j = run_ablation(m, ex, params, o.threads);
   j["config"] = config_json(kinds, &k, ex.set);
-  write_json_file(o.json, j);
+  if (!o.json.empty()) write_json_file(o.json, j);
   fmt::print("{} on {} GPUs, batch {} per rank, context {}:\n", m.name, ex.gpus, ex.batch_per_rank, ex.context.name);
   for (const auto& [name, v] : j["variants"].items())
     fmt::print("  {:<17} step {:>9.3f} ms{}   {:>8.1f} tokens/s/GPU at {:g} ms\n", name, v["step_ms"].get<double>(),
                v["fits"].get<bool>() ? "" : " (does not fit)", v[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", ex.slo_ms)].get<double>(),
                ex.slo_ms);
-  fmt::print("wrote {}\n", o.json);
+  if (!o.json.empty()) fmt::print("wrote {}\n", o.json);
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ void add_ablation(CLI::App& accel) {
   auto o = std::make_shared<AblationOpts>();
   k->add_to(*cmd);
   x->add_to(*cmd, "flashaccel-ablation", "model, GPUs, batch, context, SLO and the variants");
-  cmd->add_option("--json", o->json, "write the variants to this file")->required();
+  cmd->add_option("--json", o->json, "write the variants to this file");
   cmd->add_option("--model", o->model, "model (default: the experiment's)");
   cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention; default: the experiment's)")
       ->check(CLI::Range(int64_t(1), kMaxBatchOption));

@@ -115,9 +115,9 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   Json j = sessions_json(run_session_loads(m, kinds, loads, ex.systems), loads, o.trace);
   j["config"] = config_json(kinds, &k, ex.set);
   j["config"]["sessions"] = dump_params(sp);
-  write_json_file(o.json, j);
+  if (!o.json.empty()) write_json_file(o.json, j);
   print_sessions(j, ex, m.name, !o.trace.empty());
-  fmt::print("wrote {}\n", o.json);
+  if (!o.json.empty()) fmt::print("wrote {}\n", o.json);
 }
 
 }  // namespace
@@ -129,7 +129,7 @@ void add_sessions(CLI::App& accel) {
   auto o = std::make_shared<SessionsOpts>();
   k->add_to(*cmd);
   x->add_to(*cmd, "flashaccel-sessions", "the model and the systems");
-  cmd->add_option("--json", o->json, "write the per-system results to this file")->required();
+  cmd->add_option("--json", o->json, "write the per-system results to this file");
   cmd->add_option("--trace", o->trace,
                   "JSONL trace: bitline's (session, turn, input_tokens, output_tokens, timestamp) or Mooncake's (timestamp, "
                   "input_length, output_length, hash_ids); default: synthetic agentic sessions at each load of the experiment");
