@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -122,6 +123,23 @@ Vary parse_vary(const std::string& text) {
     start = comma + 1;
   }
   return v;
+}
+
+VaryColumns vary_columns(const std::vector<Vary>& vary) {
+  VaryColumns c;
+  for (const auto& v : vary) {
+    size_t w = v.key.size();
+    for (const auto& value : v.values) w = std::max(w, value.size());
+    c.width.push_back(w);
+    c.head += fmt::format("{:<{}} ", v.key, w);
+  }
+  return c;
+}
+
+std::string VaryColumns::row(const std::vector<std::string>& combo) const {
+  std::string r;
+  for (size_t v = 0; v < width.size(); ++v) r += fmt::format("{:<{}} ", combo[v], width[v]);
+  return r;
 }
 
 std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_points, std::string_view why) {

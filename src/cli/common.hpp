@@ -78,6 +78,14 @@ std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_p
 std::vector<std::vector<std::string>> combinations(const std::vector<Vary>& vary);
 /// "key=value key=value" of one combination.
 std::string vary_label(const std::vector<Vary>& vary, const std::vector<std::string>& combo);
+/// The varied values as the first columns of a sweep's table: each as wide as its key or longest value.
+struct VaryColumns {
+  std::vector<size_t> width;
+  std::string head;  // the keys, padded, each followed by a space
+  /// One combination's values, padded as the head.
+  std::string row(const std::vector<std::string>& combo) const;
+};
+VaryColumns vary_columns(const std::vector<Vary>& vary);
 
 void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);

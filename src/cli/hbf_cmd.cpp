@@ -129,19 +129,12 @@ void print_area(const System& s, const AreaReport& r) {
 
 /// `hbf area --vary`: one row per point, the varied values first.
 void print_area_table(const std::vector<Vary>& vary, const std::vector<std::vector<std::string>>& combos, const std::vector<Json>& pts) {
-  std::vector<size_t> width;
-  std::string head;
-  for (const auto& v : vary) {
-    size_t w = v.key.size();
-    for (const auto& value : v.values) w = std::max(w, value.size());
-    width.push_back(w);
-    head += fmt::format("{:<{}} ", v.key, w);
-  }
+  const VaryColumns cols = vary_columns(vary);
+  const std::string& head = cols.head;
   fmt::print("{}{:>9} {:>9} {:>8} {:>8} {:>8} {:>10} {:>12} {:>9} {:>7} {:>8}\n", head, "GiB/stk", "sense GB/s", "array", "circuit", "base",
              "footprint", "limited by", "GiB/mm2", "area x", "dens. x");
   for (size_t i = 0; i < combos.size(); ++i) {
-    std::string row;
-    for (size_t v = 0; v < vary.size(); ++v) row += fmt::format("{:<{}} ", combos[i][v], width[v]);
+    const std::string row = cols.row(combos[i]);
     const Json& a = pts[i]["area"];
     const Json& f = a["hbf_stack"]["flash_die_mm2"];
     fmt::print("{}{:>9.4g} {:>10.5g} {:>8.2f} {:>8.2f} {:>8.2f} {:>10.2f} {:>12} {:>9.4g} {:>7.3f} {:>8.3f}\n", row,

@@ -12,6 +12,25 @@
 
 namespace bitline::cosmos {
 
+WriteOptions write_options_for(System s, const std::string& group, uint32_t lane) {
+  WriteOptions o;
+  o.group = group;
+  o.lane = lane;
+  switch (s) {
+    case System::Fc:
+      o.mode = nand::ProgramMode::Esp, o.randomize = false;
+      break;
+    case System::ParaBit:
+      o.mode = nand::ProgramMode::Slc, o.randomize = false;  // raw cells: sensed without ECC
+      break;
+    case System::Osp:
+    case System::Isp:
+      o.mode = nand::ProgramMode::Slc, o.randomize = true;  // ordinary data: randomiser and ECC
+      break;
+  }
+  return o;
+}
+
 const Registry<System>& systems() {
   static const Registry<System> r(
       "Flash-Cosmos system",

@@ -38,6 +38,9 @@ const char* to_string(System s);
 /// A name in systems(); throws ModelError naming the choices otherwise.
 System system_from(const std::string& s);
 inline constexpr System kAllSystems[] = {System::Osp, System::Isp, System::ParaBit, System::Fc};
+/// How system s stores an operand: FC with ESP and no randomiser (sensed by MWS), ParaBit in SLC without the
+/// randomiser (raw cells, sensed without ECC), OSP and ISP as ordinary data (SLC, randomiser and ECC).
+WriteOptions write_options_for(System s, const std::string& group, uint32_t lane = 0);
 
 /// The commands a read issued to each die, in issue order: a 64-bit FNV-1a
 /// hash over their encoded bytes, and their number. Recorded when

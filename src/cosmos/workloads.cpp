@@ -37,24 +37,6 @@ BitVector random_bits(Rng& rng, size_t nbits, double p) {
   return v;
 }
 
-WriteOptions options_for(System s, const std::string& group, uint32_t lane = 0) {
-  WriteOptions o;
-  o.group = group;
-  o.lane = lane;
-  switch (s) {
-    case System::Fc:
-      o.mode = nand::ProgramMode::Esp, o.randomize = false;
-      break;
-    case System::ParaBit:
-      o.mode = nand::ProgramMode::Slc, o.randomize = false;
-      break;  // raw cells, no ECC
-    default:
-      o.mode = nand::ProgramMode::Slc, o.randomize = true;
-      break;  // ordinary data: ECC + randomiser
-  }
-  return o;
-}
-
 int64_t bytes_of_bits(int64_t bits, const char* what) {
   if (bits % 8) throw ModelError(fmt::format("{}: {} bits is not a whole number of bytes", what, bits));
   return bits / 8;
@@ -193,7 +175,7 @@ void prepare_bmi(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
       v |= loyal;
       ref &= v;
     }
-    x.put(name, bytes, &v, options_for(x.s, "bmi"));
+    x.put(name, bytes, &v, write_options_for(x.s, "bmi"));
     kids.push_back(Expr::var(name));
   }
   x.out.queries.push_back(Expr::make(Expr::Op::And, std::move(kids)));
@@ -215,7 +197,7 @@ void prepare_ims(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
   for (const char* n : {"Y", "U", "V"}) {
     BitVector v;
     if (fn) v = random_bits(x.rng, size_t(bits), w.ims_density), ref &= v;
-    x.put(n, bytes, &v, options_for(x.s, "ims"));
+    x.put(n, bytes, &v, write_options_for(x.s, "ims"));
   }
   x.out.queries.push_back(parse_expr("AND(Y, U, V)"));
   if (fn) x.out.reference.push_back(std::move(ref));
@@ -239,13 +221,13 @@ void prepare_kcs(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
       std::string name = fmt::format("a{}_{}", q, i);
       BitVector v;
       if (fn) v = random_bits(x.rng, size_t(w.vertices), w.kcs_density), term &= v;
-      x.put(name, bytes, &v, options_for(x.s, g));
+      x.put(name, bytes, &v, write_options_for(x.s, g));
       members.push_back(Expr::var(name));
     }
     std::string cname = fmt::format("c{}", q);
     BitVector c;
     if (fn) c = random_bits(x.rng, size_t(w.vertices), 1.0 / 64), term |= c;
-    x.put(cname, bytes, &c, options_for(x.s, "cliques"));
+    x.put(cname, bytes, &c, write_options_for(x.s, "cliques"));
     x.out.queries.push_back(Expr::make(Expr::Op::Or, {Expr::make(Expr::Op::And, std::move(members)), Expr::var(cname)}));
     if (fn) x.out.reference.push_back(std::move(term));
   }

@@ -26,18 +26,11 @@ struct SweepOpts {
 
 /// The table: the varied values, then the point.
 void print_table(const std::vector<Vary>& vary, const std::vector<std::vector<std::string>>& combos, const std::vector<Json>& points) {
-  std::vector<size_t> width;
-  std::string head;
-  for (const auto& v : vary) {
-    size_t w = v.key.size();
-    for (const auto& value : v.values) w = std::max(w, value.size());
-    width.push_back(w);
-    head += fmt::format("{:<{}} ", v.key, w);
-  }
+  const VaryColumns cols = vary_columns(vary);
+  const std::string& head = cols.head;
   fmt::print("{}{:>7} {:>9} {:>12}  {}\n", head, "batch", "step ms", "tok/s/GPU", "bound by");
   for (size_t i = 0; i < combos.size(); ++i) {
-    std::string row;
-    for (size_t v = 0; v < vary.size(); ++v) row += fmt::format("{:<{}} ", combos[i][v], width[v]);
+    const std::string row = cols.row(combos[i]);
     const Json& p = points[i];
     if (p["feasible"].get<bool>())
       fmt::print("{}{:>7} {:>9.2f} {:>12.1f}  {}\n", row, p["batch"].get<int64_t>(), p["step_ms"].get<double>(),

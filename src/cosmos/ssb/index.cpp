@@ -91,25 +91,6 @@ std::vector<uint32_t> code_values(const Data& d, int code) {
   return v;
 }
 
-WriteOptions write_options(System s, const std::string& group, uint32_t lane) {
-  WriteOptions o;
-  o.group = group;
-  o.lane = lane;
-  switch (s) {
-    case System::Fc:
-      o.mode = nand::ProgramMode::Esp, o.randomize = false;
-      break;
-    case System::ParaBit:
-      o.mode = nand::ProgramMode::Slc, o.randomize = false;  // raw cells: sensed without ECC
-      break;
-    case System::Osp:
-    case System::Isp:
-      o.mode = nand::ProgramMode::Slc, o.randomize = true;  // ordinary data: randomiser and ECC
-      break;
-  }
-  return o;
-}
-
 }  // namespace
 
 int64_t IndexLayout::bitmaps_stored() const {
@@ -336,7 +317,7 @@ void write_index(CosmosSsd& ssd, const IndexLayout& L, const IndexData* data, st
                       codes()[c].name, L.bitmaps[c].size(), wordlines));
     ssd.declare_group(group, uint32_t(L.bitmaps[c].size()));
     for (int lane = 0; lane < L.lanes[c]; ++lane) {
-      WriteOptions o = write_options(L.system, group, uint32_t(lane));
+      WriteOptions o = write_options_for(L.system, group, uint32_t(lane));
       if (mode) o.mode = *mode;
       for (size_t i = 0; i < L.bitmaps[c].size(); ++i) {
         const std::string n = L.name(int(c), lane, L.bitmaps[c][i]);
