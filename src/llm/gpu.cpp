@@ -23,6 +23,8 @@ double GpuCompute::utilisation(double rows) const {
   return p_.util_max * rows / (rows + p_.util_half_rows);
 }
 
+double GpuCompute::util_max(MathType t) const { return t != MathType::Bf16 && p_.fp8_util_max > 0 ? p_.fp8_util_max : p_.util_max; }
+
 Time GpuCompute::time(double flops, double rows, bool fp8) const {
   if (flops <= 0) return Time{};
   return ps(flops / (peak(fp8) * utilisation(rows)) * 1e12);
@@ -53,12 +55,12 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
   const double pk = peak(t);
   switch (*p_.kernels) {
     case KernelModel::Curve:
-      best.math = ps(flops / (pk * utilisation(rows)) * 1e12);
+      best.math = ps(flops / (pk * utilisation(rows) * util_max(t) / p_.util_max) * 1e12);
       return best;
     case KernelModel::Tiles:
       break;
   }
-  const double sms = double(p_.sms), sm_rate = pk / sms * p_.util_max;  // FLOP/s of one SM's main loop
+  const double sms = double(p_.sms), sm_rate = pk / sms * util_max(t);  // FLOP/s of one SM's main loop
   const Bandwidth sm_bw(hbm_.raw() / sms);                              // an SM's share of HBM
   const double mem = seconds(weight_bytes, weights_);
   double best_cost = 0, best_math = 0;

@@ -63,6 +63,8 @@ class GpuCompute {
   Time kernel_overhead() const { return p_.kernel_overhead; }
   double peak(bool fp8) const { return peak_ * (fp8 ? p_.fp8_speedup : 1.0); }
   double peak(MathType t) const;
+  /// The main-loop fraction of the peak a large GEMM of math type `t` reaches (fp8_util_max for FP8/FP4, else util_max).
+  double util_max(MathType t) const;
   KernelModel model() const { return *p_.kernels; }
   const ComputeParams& params() const { return p_; }
 

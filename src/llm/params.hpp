@@ -62,6 +62,7 @@ struct ComputeParams {
   double fp8_speedup = 2;
   double fp4_speedup = 0;
   double util_max = 0;
+  double fp8_util_max = 0;  // 0: util_max
   double util_half_rows = 0;
   Time kernel_overhead{};
   double hbm_efficiency = 1, weight_efficiency = 1;
@@ -122,6 +123,15 @@ struct ComputeParams {
                            "rounded to 0.8; per-kind values in configs/gpus/",
                  .min = 0.01,
                  .max = 1});
+    v(fp8_util_max, {.name = "fp8_util_max",
+                     .def = "0",
+                     .desc = "fraction of the FP8 (and FP4) tensor-core peak a large low-precision GEMM reaches: the "
+                             "main-loop efficiency of an FP8 tile; 0: as util_max (the same fraction as BF16)",
+                     .source = "measured per kind in configs/gpus/ (H100/H200: the FP8 GEMMs of 2023-24, \"over 1.3 "
+                               "PF\" = 0.66 of 1,979 TFLOP/s, triton-lang/triton issue 2513; today's DeepGEMM-class "
+                               "kernels reach ~0.78, docs/llm.md \"GPU kernels\")",
+                     .min = 0,
+                     .max = 1});
     v(util_half_rows, {.name = "util_half_rows",
                        .def = "48",
                        .desc = "kernels = curve: rows (tokens, or query heads per KV head for attention) at which a GEMM "

@@ -318,7 +318,7 @@ TEST_F(AccelCli, RunReportsTtftLatencyAndBreakdown) {
 TEST_F(AccelCli, B200AndAnHbfOnlySystemRun) {
   const Result kinds = run("accel kinds");
   ASSERT_EQ(kinds.rc, 0) << kinds.out;
-  for (const char* k : {"a100", "h100", "h200", "b200", "csi", "cli", "hbf-only"})
+  for (const char* k : {"a100", "h100", "h200", "h200-sxm", "b200", "csi", "cli", "hbf-only"})
     EXPECT_TRUE(has("\n" + kinds.out, std::string("\n") + k + " ")) << k;
 
   Result r = run("accel run --model llama3.1-405b --system b200x8 --context long --slo 100 --json " + quote(path("b200.json")));

@@ -22,8 +22,9 @@ GpuCompute h100_math() {
   const KindParams k = preset_kind("h100");
   return GpuCompute(k.system.gpu.bf16_flops, k.llm.compute);
 }
-constexpr double kPeak = 989e12, kUtil = 0.803;
-double sm_rate() { return kPeak / 132 * kUtil; }  // one SM's main loop, BF16
+constexpr double kPeak = 989e12, kUtil = 0.803, kFp8Util = 0.657;
+double sm_rate() { return kPeak / 132 * kUtil; }             // one SM's main loop, BF16
+double sm_rate_fp8() { return 2 * kPeak / 132 * kFp8Util; }  // FP8: 2 x the peak at fp8_util_max (h100.yaml)
 }  // namespace
 
 TEST(LlmKernels, GemmOneFullWaveByHand) {
@@ -48,9 +49,18 @@ TEST(LlmKernels, WaveQuantizationCostsAndTheBestTileIsChosen) {
   EXPECT_GT(eff_more, 0.6 * eff_full);  // ... but the library's other tiles keep most of it (not 133/264)
   EXPECT_FALSE(more.tile_m == 128 && more.tile_n == 256 && more.split == 1);
   EXPECT_LT(to_s(more.math), 2 * to_s(full.math) * 0.9);
-  // The FP8 tensor cores run the same tiles twice as fast (H100 fp8_speedup 2); the fixed pipeline fill does not.
+  // The FP8 tensor cores run the same tiles at twice the peak (H100 fp8_speedup 2) at the FP8 GEMMs' measured
+  // fraction of it (fp8_util_max 0.657); the fixed pipeline fill does not scale.
   const GemmKernel fp8 = gpu.gemm(GemmShape{128, 256 * 132, 4096, 1}, MathType::Fp8, 0, 128);
-  EXPECT_NEAR(to_us(fp8.math), 2.0 * 128 * 256 * 4096 / (2 * sm_rate()) * 1e6 + 1.2, 1e-3);
+  EXPECT_NEAR(to_us(fp8.math), 2.0 * 128 * 256 * 4096 / sm_rate_fp8() * 1e6 + 1.2, 1e-3);
+  // fp8_util_max = 0: FP8 reaches the BF16 fraction (util_max), exactly twice the BF16 rate.
+  KindParams k = preset_kind("h100");
+  k.llm.compute.fp8_util_max = 0;
+  const GemmKernel same =
+      GpuCompute(k.system.gpu.bf16_flops, k.llm.compute).gemm(GemmShape{128, 256 * 132, 4096, 1}, MathType::Fp8, 0, 128);
+  EXPECT_NEAR(to_us(same.math), 2.0 * 128 * 256 * 4096 / (2 * sm_rate()) * 1e6 + 1.2, 1e-3);
+  EXPECT_DOUBLE_EQ(gpu.util_max(MathType::Bf16), kUtil);
+  EXPECT_DOUBLE_EQ(gpu.util_max(MathType::Fp8), kFp8Util);
 }
 
 TEST(LlmKernels, SkinnyGemmSplitsKToFillTheSms) {

@@ -160,7 +160,7 @@ TEST(LlmServing, NamesAndContexts) {
   try {
     parse_system("v100x8");
   } catch (const ConfigError& e) {  // the error names the kinds it found: every shipped one (a user's own may be there too)
-    for (const char* k : {"a100", "b200", "cli", "csi", "h100", "h200", "hbf-only"})
+    for (const char* k : {"a100", "b200", "cli", "csi", "h100", "h200", "h200-sxm", "hbf-only"})
       EXPECT_NE(std::string(e.what()).find(k), std::string::npos) << k << ": " << e.what();
   }
   EXPECT_THROW(parse_system("csi"), ConfigError);
