@@ -116,7 +116,8 @@ struct Timing {
                   .def = "170ns",
                   .desc = "command and address cycles of one megapage read (00h, 5 address cycles, 30h) and the wait "
                           "until the array is busy; the megaplane's command circuit is held for t_command + tR per read",
-                  .source = "ONFI NV-DDR timing mode 5 as tabulated in Linux drivers/mtd/nand/raw/nand_timings.c: 7 "
+                  .source = "datasheet: ONFI NV-DDR timing mode 5 as the Linux kernel tabulates it "
+                            "(https://github.com/torvalds/linux/blob/master/drivers/mtd/nand/raw/nand_timings.c): 7 "
                             "cycles at tCK_min = 10 ns, then tWB_max = 100 ns",
                   .min = 0});
     v(die_link_bandwidth, {.name = "die_link_bandwidth",
@@ -221,9 +222,9 @@ struct RuntimeParams {
                               "kernel queues all its page reads per megaplane at once and the megaplanes drain them in "
                               "parallel (bounded by page buffers, SRAM and the prefetch window); tile = in tiles of K "
                               "megapages, each started when the previous one has ended",
-                      .source = "the HBF controller queues a kernel's reads per megaplane (FlashAccel, arXiv 2607.10186: "
-                                "the runtime's queue and the NAND controller on the base die); tile is bitline's "
-                                "earlier timing"});
+                      .source = "assumption: the base die's NAND controller queues a kernel's reads per megaplane "
+                                "(FlashAccel, arXiv 2607.10186, gives the controller but not its queues); tile is "
+                                "bitline's earlier timing"});
   }
 };
 

@@ -126,12 +126,12 @@ class ReadSim {
     bool busy = false;
     uint32_t cur = 0;
     std::deque<uint32_t> demand, prefetch;
+    std::deque<uint32_t> waiting;  // prefetched units waiting for an SRAM slot, in issue order
   };
   struct Stack {
     bool busy = false;
     uint64_t cur = 0;
-    std::deque<uint64_t> ready;
-    std::deque<uint32_t> waiting;  // prefetched units waiting for an SRAM slot, in issue order
+    std::deque<uint64_t> ready, ready_direct;
     int64_t base_free = 0;
   };
 
@@ -174,27 +174,31 @@ class ReadSim {
       }
     }
     // The queues take slots after the kernel's own reads: a unit of this tile still waiting is read directly.
-    if (opt_.prefetch)
-      for (size_t s = 0; s < st_.size(); ++s) admit(s);
+    if (opt_.prefetch) admit_all();
     for (size_t s = 0; s < st_.size(); ++s) try_xfer(s);
     if (tile_left_[t] == 0) ev_.push(max(now_, kernel_start_[t] + tile.compute), Ev{kKernelDone, t});
   }
 
-  // SramPrefetch of one tile: its units join their stack's prefetch queue (in issue order); admit() gives the queue's
-  // head plane SRAM, else base-die SRAM, as slots free (SramRelease); a unit whose kernel asks for it before it has a
-  // slot leaves the queue and is read directly.
+  // SramPrefetch of one tile: its units join their megaplane's prefetch queue (in issue order); admit() gives the
+  // queue's head plane SRAM, else its stack's base-die SRAM, as slots free (SramRelease); a unit whose kernel asks for
+  // it before it has a slot leaves the queue and is read directly.
   void issue(uint32_t t) {
     const ReadTile& tile = plan_.tiles[t];
     for (uint32_t u = tile.first; u < tile.first + tile.count; ++u) {
       const ReadUnit& ru = plan_.units[u];
       if (ru.hbm) continue;
-      st_[stack(u)].waiting.push_back(u);
+      mp_[ru.megaplane].waiting.push_back(u);
     }
   }
 
-  // Gives SRAM slots to the head of stack `si`'s prefetch queue while there are any; the head waits for a slot.
-  void admit(size_t si) {
-    std::deque<uint32_t>& q = st_[si].waiting;
+  void admit_all() {
+    for (size_t k = 0; k < mp_.size(); ++k)
+      if (!mp_[k].waiting.empty()) admit(MegaplaneId(k));
+  }
+
+  // Gives SRAM slots to the head of megaplane `k`'s prefetch queue while there are any; the head waits for a slot.
+  void admit(MegaplaneId k) {
+    std::deque<uint32_t>& q = mp_[k].waiting;
     while (!q.empty()) {
       const uint32_t u = q.front();
       if (state_[u] & kDemanded) {  // its kernel asked first: read directly
@@ -208,8 +212,8 @@ class ReadSim {
         for (int64_t j = a; j <= b; ++j) --slot_free_[res(u, j)];
         state_[u] |= kResPlane;
         res_.prefetched_plane_sram += n;
-      } else if (st_[si].base_free >= n) {
-        st_[si].base_free -= n;
+      } else if (st_[stack(u)].base_free >= n) {
+        st_[stack(u)].base_free -= n;
         state_[u] |= kResBase;
         res_.prefetched_base_sram += n;
       } else {
@@ -238,9 +242,12 @@ class ReadSim {
     ev_.push(now_ + t_read_, Ev{kSenseDone, k});
   }
 
+  // Ready data queues for its stack's interface: pages still in a page buffer (direct reads) go first, so that the
+  // buffers drain and their megaplanes keep sensing; data held in SRAM can wait.
   void make_ready(uint32_t u) {
     Stack& s = st_[stack(u)];
-    for (int64_t j = lo(u); j <= hi(u); ++j) s.ready.push_back(uint64_t(u) * uint64_t(lanes_) + uint64_t(j));
+    std::deque<uint64_t>& q = (state_[u] & kDirect) ? s.ready_direct : s.ready;
+    for (int64_t j = lo(u); j <= hi(u); ++j) q.push_back(uint64_t(u) * uint64_t(lanes_) + uint64_t(j));
   }
 
   // Sensing ended: the megaplane takes its next read; the data crosses the die's link to the base die and is decoded
@@ -273,9 +280,10 @@ class ReadSim {
 
   void try_xfer(size_t si) {
     Stack& s = st_[si];
-    if (s.busy || s.ready.empty()) return;
-    s.cur = s.ready.front();
-    s.ready.pop_front();
+    if (s.busy || (s.ready.empty() && s.ready_direct.empty())) return;
+    std::deque<uint64_t>& q = s.ready_direct.empty() ? s.ready : s.ready_direct;
+    s.cur = q.front();
+    q.pop_front();
     s.busy = true;
     ev_.push(now_ + Bytes(piece_bytes(s.cur)) / bw_, Ev{kXferDone, uint32_t(si)});
   }

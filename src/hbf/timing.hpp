@@ -9,9 +9,9 @@
 // runs the tiles in order: tile t starts when t-1 has finished, asks for all
 // its data at once and ends when all of it has arrived and `compute` has
 // passed. With prefetch, when tile t starts the runtime issues SramPrefetch for
-// the tiles up to t + distance: their units join their stack's prefetch queue,
-// whose head takes a slot in its megaplane's plane SRAM, else in its stack's
-// base-die SRAM, and waits while there is none (slots are retried as
+// the tiles up to t + distance: their units join their megaplane's prefetch
+// queue, whose head takes a slot in the megaplane's plane SRAM, else in its
+// stack's base-die SRAM, and waits while there is none (slots are retried as
 // SramRelease frees them); prefetched units are sensed in queue order and wait
 // in SRAM until their tile's kernel reads them; SramRelease frees the slots
 // when that tile ends. Units that have no slot when their kernel asks for them
@@ -20,8 +20,9 @@
 // senses one megapage per t_command + tR (its planes share one command
 // circuit), demand reads before prefetches; a sensed megapage reaches the base
 // die megapage / die_link_bandwidth later and is ECC-decoded (t_ecc_decode)
-// before it is ready for the interface (both latencies, per read). Each stack's interface moves ready data to the GPU
-// first come, first served.
+// before it is ready for the interface (both latencies, per read). Each stack's
+// interface moves ready data to the GPU first come, first served, pages in a
+// page buffer (direct reads) before data held in SRAM (so the buffers drain).
 //
 // Granularity. `megapage`: one event per megapage command and one transfer per
 // megapage. `plane`: the M pages of a megapage are separate transfers with
