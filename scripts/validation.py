@@ -363,7 +363,7 @@ def main():
         pw = acc["summary"].get("board_power_vs_h200x8", {}).get(key, {}).get("mean") or float("nan")
         lines.append(f"| {key} | {v['mean']:.2f} | {v['geomean']:.2f} | {tj:.2f} | {tb:.2f} | {pw:.2f} | {v['points']} |")
     lines += ["", "Per model (mean / geomean of each model's per-point throughput ratios against 8 x H200). The paper's 2.49x",
-              "does not say which mean it is; bitline's headline is the arithmetic mean over the 8 model x context points", ""]
+              "does not say which mean it is; bitline's headline is the arithmetic mean over the 8 model x context points.", ""]
     lines += per_model_table(acc)
     infeasible = [p for p in acc["points"] if not p["feasible"]]
     lines += ["", f"Infeasible points ({len(infeasible)}), listed with their reason in the eval JSON: " +
