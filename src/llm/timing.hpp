@@ -95,10 +95,12 @@ class FastTimer {
 
  private:
   const MemoryTiming& mt_;
-  std::vector<int64_t> frontier_;             // per megaplane: when it finishes sensing what it was given
-  std::vector<int64_t> starts_;               // ring of the last distance + 1 tile starts
-  std::vector<int64_t> held_;                 // ring of the last distance + 1 tiles: [tile][stack] megapages prefetched into SRAM
-  std::vector<int64_t> first_, taken_, occ_;  // per stack, within a tile: oldest tile whose release it waits for, ...
+  std::vector<int64_t> frontier_;  // per megaplane: when it finishes sensing what it was given
+  std::vector<int64_t> starts_;    // ring of the last distance + 1 tile starts
+  std::vector<int64_t> held_;      // ring of the last distance + 1 tiles: [tile][stack] megapages prefetched into SRAM
+  // Per stack, while a tile is timed: the earliest tile whose start its next megapage may be issued at, the
+  // megapages of this tile already given a slot, and the slots held by the tiles from first_ to this one.
+  std::vector<int64_t> first_, taken_, occ_;
   int64_t tiles_ = 0, now_ = 0, first_start_ = 0;
   int64_t gate_ = -1;                                           // the latest gate tile started (its prefetch waited for it)
   std::vector<std::tuple<int64_t, int64_t, int64_t>> scratch_;  // (stack, arrival, transfer) of a tile's megapages
