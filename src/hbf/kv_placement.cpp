@@ -23,9 +23,20 @@ const Registry<KvLayout>& kv_layouts() {
                      "no offload",
                      KvLayout::Scatter},
                     {"paged",
-                     "PagedAttention: serving.kv_block_bytes blocks on random megaplanes at random page offsets (no "
-                     "megapage alignment), read request by request, no offload",
+                     "PagedAttention: serving.kv_block_bytes blocks on random megaplanes (where in a megablock: "
+                     "serving.kv_block_alignment), read request by request, no offload",
                      KvLayout::Paged}});
+  return r;
+}
+
+const Registry<KvBlockAlign>& kv_block_aligns() {
+  static const Registry<KvBlockAlign> r(
+      "KV block alignment",
+      {{"block",
+        "a pool of fixed-size blocks cut from megablocks: a block starts i x kv_block_bytes into its megablock (a 256 KiB "
+        "block on 128 KiB megapages spans exactly 2)",
+        KvBlockAlign::Block},
+       {"page", "at a random 4 KiB page of a megapage (a block spans one megapage more, ~3 reads for 256 KiB)", KvBlockAlign::Page}});
   return r;
 }
 
@@ -44,10 +55,10 @@ KvPlacement::KvPlacement(const System& sys, const KvPolicy& policy) : sys_(sys),
   k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
   unit_ = sys.megapage().raw();
   page_ = sys.page_size().raw();
+  pages_per_block_ = std::max<int64_t>(1, sys.pages_per_block());
   hbm_bw_ = sys.hbm_bandwidth();
   if (k_ > 0)
-    t_round_ =
-        std::max(sys.hbf().timing.t_read, Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
+    t_round_ = std::max(sys.t_sense(), Bytes(unit_ * k_) / Bandwidth(sys.hbf().timing.interface_bandwidth.raw() * double(sys.stacks())));
 }
 
 int64_t KvPlacement::window(int64_t slices_per_stream, int64_t streams) const { return sys_.kv_window(slices_per_stream * streams); }

@@ -37,6 +37,9 @@ const Registry<KvLayout>& kv_layouts();
 /// serving.kv_offload (table in hbf/kv_placement.cpp, KvPlacement::offload).
 enum class KvOffload { Mean, Fill };
 const Registry<KvOffload>& kv_offloads();
+/// serving.kv_block_alignment (table in hbf/kv_placement.cpp, KvPlacement::paged_pick): where a paged block may start.
+enum class KvBlockAlign { Block, Page };
+const Registry<KvBlockAlign>& kv_block_aligns();
 
 /// The policy a KvPlacement applies (the serving section's kv_layout, kv_offload, seed and kv_block_bytes).
 struct KvPolicy {
@@ -44,6 +47,7 @@ struct KvPolicy {
   KvOffload offload = KvOffload::Mean;
   uint64_t seed = 1;
   int64_t block_bytes = int64_t(256) << 10;  // paged: bytes of a PagedAttention block
+  KvBlockAlign align = KvBlockAlign::Block;  // paged: blocks cut from megablocks (block), or at any page (page)
 };
 
 class KvPlacement {
@@ -87,7 +91,7 @@ class KvPlacement {
     int64_t staged = 0;
     for (int64_t c : contexts) {
       for (int64_t j = 0; j < c / block_tokens; ++j) {
-        const PagedSpot at = paged_pick(rng);
+        const PagedSpot at = paged_pick(rng, block);
         paged_cut(at.offset, block, [&](int64_t b) { emit(at.megaplane, b); });
       }
       staged += (c % block_tokens) * token_bytes;
@@ -97,15 +101,23 @@ class KvPlacement {
   /// paged: the stream of layer `layer`'s block placements (request by request, block by block; the runtime's
   /// GroupWrite draws a stream's blocks from it in the same order).
   Rng paged_stream(int32_t layer) const;
-  /// paged: where the next block drawn from `s` goes: a random megaplane (dealing index), then a random page offset
-  /// (bytes, a whole number of pages) inside the megapage the allocator's block starts in.
+  /// paged: where the next block of `block` bytes drawn from `s` goes: a random megaplane (dealing index), then its
+  /// offset (bytes) inside the megapage it starts in. kv_block_alignment = block: the allocator's pool cuts each
+  /// megablock into whole blocks one after the other, so a block starts at a random one of those positions
+  /// (i x block bytes into the megablock; a 256 KiB block on 128 KiB megapages is always megapage-aligned);
+  /// page: at a random page of the megapage (a page-granular allocator that knows nothing of megapages).
   struct PagedSpot {
     int64_t megaplane = 0, offset = 0;
   };
-  PagedSpot paged_pick(Rng& s) const {
+  PagedSpot paged_pick(Rng& s, int64_t block) const {
     PagedSpot at;
     at.megaplane = int64_t(s.below(uint64_t(k_)));
-    at.offset = int64_t(s.below(uint64_t(std::max<int64_t>(1, unit_ / page_)))) * page_;
+    if (p_.align == KvBlockAlign::Page) {
+      at.offset = int64_t(s.below(uint64_t(std::max<int64_t>(1, unit_ / page_)))) * page_;
+    } else {
+      const int64_t per_megablock = std::max<int64_t>(1, unit_ * pages_per_block_ / std::max<int64_t>(1, block));
+      at.offset = int64_t(s.below(uint64_t(per_megablock))) * block % unit_;
+    }
     return at;
   }
   /// paged: a block of `bytes` starting `offset` bytes into a megapage runs over consecutive megapages: calls
@@ -126,13 +138,13 @@ class KvPlacement {
   /// At most `budget` replicas. Returns the replicas; `rounds` = the largest load left.
   int64_t offload(std::vector<int64_t>& loads, int64_t total, int64_t budget, int64_t hbm_bytes, int64_t slice_bytes,
                   int64_t& rounds) const;
-  /// One flash round of a layer read: max(tR, a hyperpage over the stacks' interfaces).
+  /// One flash round of a layer read: max(tR + command cycles, a hyperpage over the stacks' interfaces).
   Time round_time() const { return t_round_; }
 
  private:
   const System& sys_;
   KvPolicy p_;
-  int64_t k_ = 0, unit_ = 0, page_ = 0;
+  int64_t k_ = 0, unit_ = 0, page_ = 0, pages_per_block_ = 1;
   Time t_round_{};
   Bandwidth hbm_bw_{};
 };

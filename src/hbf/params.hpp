@@ -28,6 +28,10 @@ using WeightLayoutChoice = Choice<WeightLayoutFactory, weight_layouts>;
 /// hbf.runtime.granularity (table in hbf/timing.cpp).
 enum class Granularity { Megapage, Plane };
 const Registry<Granularity>& granularities();
+/// hbf.runtime.kv_read_queue (table in hbf/timing.cpp): how a kernel's KV reads that are not hyperpages (the scatter
+/// and paged layouts) are issued.
+enum class KvReadQueue { Kernel, Tile };
+const Registry<KvReadQueue>& kv_read_queues();
 /// hbf.runtime.kv_span (table in hbf/system.cpp, System::kv_window).
 enum class KvSpan { All, Fit };
 const Registry<KvSpan>& kv_spans();
@@ -89,6 +93,10 @@ struct Timing {
   Time t_erase{};  // tBERS: erasing one block (nand.timing.t_erase)
   Bandwidth interface_bandwidth{};
   int64_t page_buffers = 0;
+  // Per-read overheads (issue 28): what a read costs besides tR and the interface.
+  Time t_command{};                // command and address cycles of a read, before the array is busy
+  Bandwidth die_link_bandwidth{};  // a flash die's link to the base die (TSVs)
+  Time t_ecc_decode{};             // ECC decode of a read's data on the base die (pipelined)
 
   template <class V>
   void visit(V& v) {
@@ -104,6 +112,30 @@ struct Timing {
                      .source = "assumption: data + cache latch (cache read / cache program), standard in NAND",
                      .min = 1,
                      .max = 16});
+    v(t_command, {.name = "t_command",
+                  .def = "170ns",
+                  .desc = "command and address cycles of one megapage read (00h, 5 address cycles, 30h) and the wait "
+                          "until the array is busy; the megaplane's command circuit is held for t_command + tR per read",
+                  .source = "datasheet: ONFI NV-DDR timing mode 5 as the Linux kernel tabulates it "
+                            "(https://github.com/torvalds/linux/blob/master/drivers/mtd/nand/raw/nand_timings.c): 7 "
+                            "cycles at tCK_min = 10 ns, then tWB_max = 100 ns",
+                  .min = 0});
+    v(die_link_bandwidth, {.name = "die_link_bandwidth",
+                           .def = "96GB/s",
+                           .desc = "a flash die's link (TSVs) to the base die: a sensed megapage reaches the base die "
+                                   "megapage / this after its sensing ends (a latency: the stack's dies together move "
+                                   "what its interface moves, and the interface is timed as a queue)",
+                           .source = "assumption: the stack interface's 768 GB/s shared by its 8 flash dies, each owning "
+                                     "its TSV channels as the dies of an HBM stack own theirs (JEDEC HBM3, JESD238: 16 "
+                                     "channels per stack)",
+                           .min = 1});
+    v(t_ecc_decode, {.name = "t_ecc_decode",
+                     .def = "1us",
+                     .desc = "ECC decode of a read's data on the base die before it can cross the interface (a "
+                             "pipelined decoder: a latency per read, not a rate)",
+                     .source = "assumption: one hard-decision LDPC pass over 4 KiB codewords; SLC read at its relaxed "
+                               "3-day retention seldom needs a soft retry (no HBF ECC figure is published)",
+                     .min = 0});
   }
 };
 
@@ -152,6 +184,7 @@ struct RuntimeParams {
   int64_t prefetch_distance = 0;
   int64_t tile_hyperpages = 0;
   Choice<KvSpan, kv_spans> kv_span;
+  Choice<KvReadQueue, kv_read_queues> kv_read_queue;
 
   template <class V>
   void visit(V& v) {
@@ -183,6 +216,15 @@ struct RuntimeParams {
                 .source = "spec: isolated block allocation, hyperpage-packed writes (no allocator given); bitline "
                           "default fit: with all, a request holds a megablock on every megaplane and the paper's own "
                           "batch-256 ablation could not fit"});
+    v(kv_read_queue, {.name = "kv_read_queue",
+                      .def = "kernel",
+                      .desc = "KV reads that are not hyperpages (kv_layout scatter, paged): kernel = the attention "
+                              "kernel queues all its page reads per megaplane at once and the megaplanes drain them in "
+                              "parallel (bounded by page buffers, SRAM and the prefetch window); tile = in tiles of K "
+                              "megapages, each started when the previous one has ended",
+                      .source = "assumption: the base die's NAND controller queues a kernel's reads per megaplane "
+                                "(FlashAccel, arXiv 2607.10186, gives the controller but not its queues); tile is "
+                                "bitline's earlier timing"});
   }
 };
 

@@ -866,9 +866,9 @@ void Runtime::write_paged_blocks(Group& g, WriteReport& r) {
   std::vector<int64_t> pieces;
   for (const Block& b : blocks) {
     while (paged_.size() <= b.stream) paged_.push_back(kv_.paged_stream(int32_t(paged_.size())));
-    const KvPlacement::PagedSpot at = kv_.paged_pick(paged_[b.stream]);
     Object& obj = objects_[b.id];
     KvData& o = kv_of(b.id);
+    const KvPlacement::PagedSpot at = kv_.paged_pick(paged_[b.stream], o.block);
     bytes.clear();
     for (uint32_t sid : b.slices) {
       KvSlice& s = o.slices[sid];

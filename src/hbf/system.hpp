@@ -58,8 +58,12 @@ class System {
   Bytes flash_capacity() const { return Bytes(megapage().raw() * megaplanes() * blocks_per_plane() * pages_per_block()); }
   Bytes hbm_capacity() const { return Bytes(p_.hbm.capacity_per_stack.raw() * p_.hbm.stacks); }
   Bandwidth hbm_bandwidth() const { return Bandwidth(p_.hbm.bandwidth_per_stack.raw() * double(p_.hbm.stacks)); }
-  /// Peak sensing rate of one stack: every plane reading one page per tR.
-  Bandwidth stack_sense_bandwidth() const { return Bytes(page_size().raw() * planes_per_stack()) / p_.hbf.timing.t_read; }
+  /// Peak sensing rate of one stack: every plane reading one page per t_sense() (tR and the command cycles).
+  Bandwidth stack_sense_bandwidth() const { return Bytes(page_size().raw() * planes_per_stack()) / t_sense(); }
+  /// A megaplane's occupancy per read: command and address cycles, then tR.
+  Time t_sense() const { return p_.hbf.timing.t_command + p_.hbf.timing.t_read; }
+  /// From the end of a read's sensing until its `bytes` are ready on the base die: the die-to-base-die link, then ECC.
+  Time t_after_sense(int64_t bytes) const { return Bytes(bytes) / p_.hbf.timing.die_link_bandwidth + p_.hbf.timing.t_ecc_decode; }
   /// Program rate of all stacks: every plane programming one page per tPROG.
   Bandwidth program_bandwidth() const { return Bytes(page_size().raw() * planes()) / p_.hbf.timing.t_prog; }
 

@@ -19,6 +19,14 @@ const Registry<Granularity>& granularities() {
   return r;
 }
 
+const Registry<KvReadQueue>& kv_read_queues() {
+  static const Registry<KvReadQueue> r(
+      "KV read queue",
+      {{"kernel", "a kernel's scattered KV reads are queued per megaplane at once (one tile per kernel)", KvReadQueue::Kernel},
+       {"tile", "in tiles of K megapages, one after the other", KvReadQueue::Tile}});
+  return r;
+}
+
 std::string to_string(Granularity g) { return std::string(Choice<Granularity, granularities>(g).name()); }
 
 int64_t ReadPlan::bytes() const {
@@ -35,7 +43,7 @@ ReadOptions read_options(const System& sys) {
 namespace {
 
 // What an event carries through the engine (core::EventHeap orders by time, then scheduling order).
-enum EvKind : uint32_t { kSenseDone, kXferDone, kHbmDone, kKernelDone, kProgDone };
+enum EvKind : uint32_t { kSenseDone, kXferDone, kHbmDone, kKernelDone, kProgDone, kArrived };
 struct Ev {
   uint32_t kind;
   uint32_t arg;
@@ -51,7 +59,7 @@ class ReadSim {
         opt_(opt),
         lanes_(opt.granularity == Granularity::Plane ? sys.lanes() : 1),
         piece_(opt.granularity == Granularity::Plane ? sys.page_size().raw() : sys.megapage().raw()),
-        t_read_(sys.hbf().timing.t_read),
+        t_read_(sys.t_sense()),
         bw_(sys.hbf().timing.interface_bandwidth) {
     const int64_t k = sys.megaplanes();
     const size_t n = plan.units.size();
@@ -75,6 +83,8 @@ class ReadSim {
     const int64_t base_slots = sys.hbf().sram.base_sram.raw() / piece_;
     for (auto& s : st_) s.base_free = base_slots;
     tile_left_.assign(plan.tiles.size(), 0);
+    gate_of_.assign(plan.tiles.size(), -1);
+    for (size_t t = 0; t < plan.tiles.size(); ++t) gate_of_[t] = plan.tiles[t].gate ? int64_t(t) : t > 0 ? gate_of_[t - 1] : -1;
     kernel_start_.assign(plan.tiles.size(), Time{});
     commands_.assign(size_t(k), 0);
     res_.stack_bytes.assign(size_t(sys.stacks()), 0);
@@ -99,6 +109,9 @@ class ReadSim {
         case kKernelDone:
           kernel_done(e.arg);
           break;
+        case kArrived:
+          arrived(e.arg);
+          break;
         default:
           break;
       }
@@ -113,11 +126,12 @@ class ReadSim {
     bool busy = false;
     uint32_t cur = 0;
     std::deque<uint32_t> demand, prefetch;
+    std::deque<uint32_t> waiting;  // prefetched units waiting for an SRAM slot, in issue order
   };
   struct Stack {
     bool busy = false;
     uint64_t cur = 0;
-    std::deque<uint64_t> ready;
+    std::deque<uint64_t> ready, ready_direct;
     int64_t base_free = 0;
   };
 
@@ -135,7 +149,8 @@ class ReadSim {
   void start_tile(uint32_t t) {
     kernel_start_[t] = now_;
     if (opt_.prefetch)
-      while (next_issue_ < plan_.tiles.size() && int64_t(next_issue_) <= int64_t(t) + opt_.distance) issue(next_issue_++);
+      while (next_issue_ < plan_.tiles.size() && int64_t(next_issue_) <= int64_t(t) + opt_.distance && gate_of_[next_issue_] <= int64_t(t))
+        issue(next_issue_++);  // (the queue waits at a gate tile until it starts)
     const ReadTile& tile = plan_.tiles[t];
     for (uint32_t u = tile.first; u < tile.first + tile.count; ++u) {
       const ReadUnit& ru = plan_.units[u];
@@ -158,16 +173,38 @@ class ReadSim {
         try_sense(ru.megaplane);
       }
     }
+    // The queues take slots after the kernel's own reads: a unit of this tile still waiting is read directly.
+    if (opt_.prefetch) admit_all();
     for (size_t s = 0; s < st_.size(); ++s) try_xfer(s);
     if (tile_left_[t] == 0) ev_.push(max(now_, kernel_start_[t] + tile.compute), Ev{kKernelDone, t});
   }
 
-  // SramPrefetch of one tile: plane SRAM, else base-die SRAM, else the data stays in flash.
+  // SramPrefetch of one tile: its units join their megaplane's prefetch queue (in issue order); admit() gives the
+  // queue's head plane SRAM, else its stack's base-die SRAM, as slots free (SramRelease); a unit whose kernel asks for
+  // it before it has a slot leaves the queue and is read directly.
   void issue(uint32_t t) {
     const ReadTile& tile = plan_.tiles[t];
     for (uint32_t u = tile.first; u < tile.first + tile.count; ++u) {
       const ReadUnit& ru = plan_.units[u];
       if (ru.hbm) continue;
+      mp_[ru.megaplane].waiting.push_back(u);
+    }
+  }
+
+  void admit_all() {
+    for (size_t k = 0; k < mp_.size(); ++k)
+      if (!mp_[k].waiting.empty()) admit(MegaplaneId(k));
+  }
+
+  // Gives SRAM slots to the head of megaplane `k`'s prefetch queue while there are any; the head waits for a slot.
+  void admit(MegaplaneId k) {
+    std::deque<uint32_t>& q = mp_[k].waiting;
+    while (!q.empty()) {
+      const uint32_t u = q.front();
+      if (state_[u] & kDemanded) {  // its kernel asked first: read directly
+        q.pop_front();
+        continue;
+      }
       const int64_t a = lo(u), b = hi(u), n = b - a + 1;
       bool plane = true;
       for (int64_t j = a; j <= b && plane; ++j) plane = slot_free_[res(u, j)] > 0;
@@ -180,10 +217,11 @@ class ReadSim {
         state_[u] |= kResBase;
         res_.prefetched_base_sram += n;
       } else {
-        continue;  // left in flash: read directly when its kernel asks
+        return;  // waits for SramRelease
       }
-      mp_[ru.megaplane].prefetch.push_back(u);
-      try_sense(ru.megaplane);
+      q.pop_front();
+      mp_[plan_.units[u].megaplane].prefetch.push_back(u);
+      try_sense(plan_.units[u].megaplane);
     }
   }
 
@@ -204,15 +242,31 @@ class ReadSim {
     ev_.push(now_ + t_read_, Ev{kSenseDone, k});
   }
 
+  // Ready data queues for its stack's interface: pages still in a page buffer (direct reads) go first, so that the
+  // buffers drain and their megaplanes keep sensing; data held in SRAM can wait.
   void make_ready(uint32_t u) {
     Stack& s = st_[stack(u)];
-    for (int64_t j = lo(u); j <= hi(u); ++j) s.ready.push_back(uint64_t(u) * uint64_t(lanes_) + uint64_t(j));
+    std::deque<uint64_t>& q = (state_[u] & kDirect) ? s.ready_direct : s.ready;
+    for (int64_t j = lo(u); j <= hi(u); ++j) q.push_back(uint64_t(u) * uint64_t(lanes_) + uint64_t(j));
   }
 
+  // Sensing ended: the megaplane takes its next read; the data crosses the die's link to the base die and is decoded
+  // (System::t_after_sense) before it is ready.
   void sense_done(MegaplaneId k) {
     Megaplane& m = mp_[k];
     const uint32_t u = m.cur;
     m.busy = false;
+    const Time after = sys_.t_after_sense(plan_.units[u].bytes());
+    if (after.raw() > 0) {
+      ev_.push(now_ + after, Ev{kArrived, u});
+      try_sense(k);
+    } else {
+      arrived(u);
+    }
+  }
+
+  void arrived(uint32_t u) {
+    const MegaplaneId k = plan_.units[u].megaplane;
     state_[u] |= kSensed;
     if (state_[u] & (kResPlane | kResBase)) {
       for (int64_t j = lo(u); j <= hi(u); ++j) ++latch_free_[res(u, j)];  // the page moved on into SRAM
@@ -226,9 +280,10 @@ class ReadSim {
 
   void try_xfer(size_t si) {
     Stack& s = st_[si];
-    if (s.busy || s.ready.empty()) return;
-    s.cur = s.ready.front();
-    s.ready.pop_front();
+    if (s.busy || (s.ready.empty() && s.ready_direct.empty())) return;
+    std::deque<uint64_t>& q = s.ready_direct.empty() ? s.ready : s.ready_direct;
+    s.cur = q.front();
+    q.pop_front();
     s.busy = true;
     ev_.push(now_ + Bytes(piece_bytes(s.cur)) / bw_, Ev{kXferDone, uint32_t(si)});
   }
@@ -262,6 +317,7 @@ class ReadSim {
         for (int64_t j = lo(u); j <= hi(u); ++j) ++slot_free_[res(u, j)];
       if (state_[u] & kResBase) st_[stack(u)].base_free += hi(u) - lo(u) + 1;
     }
+    // The freed slots go to the prefetch queues once the next tile has claimed its own reads (start_tile).
     if (t + 1 < plan_.tiles.size())
       start_tile(t + 1);
     else
@@ -304,6 +360,7 @@ class ReadSim {
   std::vector<int32_t> slot_free_;
   std::vector<Stack> st_;
   std::vector<int64_t> tile_left_;
+  std::vector<int64_t> gate_of_;  // per tile: the latest gate tile at or before it (-1: none)
   std::vector<Time> kernel_start_;
   std::vector<int64_t> commands_;
   uint32_t next_issue_ = 0;

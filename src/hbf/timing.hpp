@@ -9,15 +9,20 @@
 // runs the tiles in order: tile t starts when t-1 has finished, asks for all
 // its data at once and ends when all of it has arrived and `compute` has
 // passed. With prefetch, when tile t starts the runtime issues SramPrefetch for
-// the tiles up to t + distance: each unit gets a slot in its megaplane's plane
-// SRAM, else in its stack's base-die SRAM, else stays in flash; prefetched
-// units are sensed in queue order and wait in SRAM until their tile's kernel
-// reads them; SramRelease frees the slots when that tile ends. Units that are
-// not prefetched are read directly when the kernel asks: sensed into a page
+// the tiles up to t + distance: their units join their megaplane's prefetch
+// queue, whose head takes a slot in the megaplane's plane SRAM, else in its
+// stack's base-die SRAM, and waits while there is none (slots are retried as
+// SramRelease frees them); prefetched units are sensed in queue order and wait
+// in SRAM until their tile's kernel reads them; SramRelease frees the slots
+// when that tile ends. Units that have no slot when their kernel asks for them
+// leave the queue and are read directly: sensed into a page
 // buffer that is held until the data has crossed the interface. A megaplane
-// senses one megapage per tR (its planes share one command circuit), demand
-// reads before prefetches. Each stack's interface moves ready data to the GPU
-// first come, first served.
+// senses one megapage per t_command + tR (its planes share one command
+// circuit), demand reads before prefetches; a sensed megapage reaches the base
+// die megapage / die_link_bandwidth later and is ECC-decoded (t_ecc_decode)
+// before it is ready for the interface (both latencies, per read). Each stack's
+// interface moves ready data to the GPU first come, first served, pages in a
+// page buffer (direct reads) before data held in SRAM (so the buffers drain).
 //
 // Granularity. `megapage`: one event per megapage command and one transfer per
 // megapage. `plane`: the M pages of a megapage are separate transfers with
@@ -49,6 +54,7 @@ struct ReadUnit {
 struct ReadTile {
   uint32_t first = 0, count = 0;  // units [first, first + count) of the plan
   Time compute{};                 // GPU time of the kernel on this tile (overlaps its reads)
+  bool gate = false;              // SramPrefetch of this tile and the later ones waits until this tile starts
 };
 
 struct ReadPlan {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "core/error.hpp"
@@ -195,7 +196,8 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
     if (sys == bl) continue;
     for (double slo : e.slos_ms) {
       const std::string key = fmt::format("{}@{:g}", sys, slo);
-      std::vector<double> r1, r2, r3, r4;  // throughput, tokens/J (activity), board power, tokens/J (board power)
+      std::vector<double> r1, r2, r3, r4;                 // throughput, tokens/J (activity), board power, tokens/J (board power)
+      std::map<std::string, std::vector<double>> m1, m2;  // throughput, tokens/J (activity) per model
       Json miss = Json::array();
       for (const auto& p : points) {
         if (p["system"] != sys || p["slo_ms"].get<double>() != slo) continue;
@@ -209,6 +211,8 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
         }
         r1.push_back(p["tokens_per_s_per_gpu"].get<double>() / (*b)["tokens_per_s_per_gpu"].get<double>());
         r2.push_back(p["tokens_per_j"].get<double>() / (*b)["tokens_per_j"].get<double>());
+        m1[p["model"].get<std::string>()].push_back(r1.back());
+        m2[p["model"].get<std::string>()].push_back(r2.back());
         // Board power of the whole system (GPUs x board power per GPU) relative to the baseline system's.
         if (p.contains("board_power_w") && b->contains("board_power_w") && (*b)["board_power_w"]["system"].get<double>() > 0 &&
             (*b)["tokens_per_j_board"].get<double>() > 0) {
@@ -229,8 +233,20 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
         j["geomean"] = std::exp(l / double(v.size()));
         return j;
       };
+      // Per model too (the mean and geometric mean of its points' ratios), so that one model cannot hide in the mean.
+      auto per_model = [&](const std::map<std::string, std::vector<double>>& m) {
+        Json j = Json::object();
+        for (const auto& [name, v] : m) {
+          Json one = stats(v);
+          one.erase("excluded");
+          j[name] = one;
+        }
+        return j;
+      };
       thr[key] = stats(r1);
+      thr[key]["per_model"] = per_model(m1);
       tpj[key] = stats(r2);
+      tpj[key]["per_model"] = per_model(m2);
       pwr[key] = stats(r3);
       tpjb[key] = stats(r4);
     }

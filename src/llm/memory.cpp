@@ -16,7 +16,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeights& w, const MemoryOptions& opt)
-    : sys_(sys), m_(m), w_(w), opt_(opt), kv_(sys, hbf::KvPolicy{*opt.kv_layout, *opt.kv_offload, opt.seed, opt.kv_block_bytes}) {
+    : sys_(sys),
+      m_(m),
+      w_(w),
+      opt_(opt),
+      kv_(sys, hbf::KvPolicy{*opt.kv_layout, *opt.kv_offload, opt.seed, opt.kv_block_bytes, opt.kv_block_alignment}) {
   k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
   unit_ = sys.megapage().raw();
   hbm_bw_ = sys.hbm_bandwidth();  // 0 on an HBM-less GPU: activations and staged KV are not timed as HBM reads
@@ -122,7 +126,10 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
     plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, b, op.compute, Part::Weights, op_index});
     return;
   }
-  const int64_t want = std::min<int64_t>(units_total, int64_t(std::llround(double(units_total) * op.read_fraction)));
+  // Routed experts with the static prefetch queue (serving.expert_prefetch): the queue comes from the compute graph,
+  // which does not know the routing, so every local expert is prefetched and read (the math is the touched ones').
+  const double fraction = op.routed != 0 && !opt_.router_prefetch ? 1.0 : op.read_fraction;
+  const int64_t want = std::min<int64_t>(units_total, int64_t(std::llround(double(units_total) * fraction)));
   if (want <= 0) return;
   if (int64_t(plan.units.size()) + want > kMaxPlanUnits)
     throw ConfigError(
@@ -150,6 +157,9 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
     }
   }
   if (cur.count > 0 || plan.tiles.size() == first_tile) plan.tiles.push_back(cur);
+  // Router-driven expert prefetch: the experts' reads can be issued only once the router has picked them, i.e. when
+  // the first expert kernel starts; the prefetch queue (in graph order) waits there.
+  if (op.routed == 1 && opt_.router_prefetch) plan.tiles[first_tile].gate = true;
   // Cached bytes stream from HBM alongside, spread evenly over the kernel's tiles.
   const int64_t nt = int64_t(plan.tiles.size() - first_tile);
   if (hbm_bw_.raw() > 0)
@@ -278,6 +288,8 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
   const uint32_t slice_bytes = uint32_t(tps * tb);
   int64_t hbm = 0;  // staged partial slices + replicas
   for (int64_t c : g.contexts) hbm += (c % tps) * tb;
+  // scatter, paged: the kernel's reads in one queue (one tile), or in tiles of K megapages (hbf.runtime.kv_read_queue).
+  const uint32_t queue_units = *sys_.hbf().runtime.kv_read_queue == hbf::KvReadQueue::Kernel ? UINT32_MAX : uint32_t(tile_units_);
   switch (*opt_.kv_layout) {
     case KvLayout::Scatter: {
       Rng rng = kv_.scatter_stream(op.layer);
@@ -285,7 +297,7 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
       for (int64_t c : g.contexts) {
         for (int64_t j = 0; j < c / tps; ++j) {
           plan.units.push_back(FlashUnit{deal_[size_t(kv_.scatter_pick(rng))], slice_bytes});
-          if (++cur.count == uint32_t(tile_units_)) {
+          if (++cur.count == queue_units) {
             plan.tiles.push_back(cur);
             cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
           }
@@ -300,7 +312,7 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
       checked_paged_units(g, unit_, bt, plan.units.size());
       hbm = kv_.paged_blocks(g.contexts, tb, bt, op.layer, [&](int64_t mp, int64_t b) {
         plan.units.push_back(FlashUnit{deal_[size_t(mp)], uint32_t(b)});
-        if (++cur.count == uint32_t(tile_units_)) {
+        if (++cur.count == queue_units) {
           plan.tiles.push_back(cur);
           cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
         }

@@ -25,13 +25,18 @@
 //    every megaplane holding r or more), one hyperpage per tile; staged
 //    slices and replicas come from HBM in the same tiles.
 //  - KV (scatter): every slice on a random megaplane (a plane-oblivious paged
-//    allocator), read request by request in tiles of K megapages, no offload.
+//    allocator), read request by request, no offload.
 //  - KV (paged): PagedAttention as it is: blocks of serving.kv_block_bytes
 //    (one layer's KV of a whole number of tokens), each in a flash block of a
-//    random megaplane at a random page offset (no megapage alignment), so a
+//    random megaplane, at a block position of a pool cut from megablocks
+//    (serving.kv_block_alignment = block; page: at a random page offset), so a
 //    block's bytes run over consecutive megapages of its megaplane, each one
 //    a read; the partial last block of a request stays in HBM; read request
-//    by request in tiles of K megapages; no offload.
+//    by request; no offload.
+//    scatter and paged: the attention kernel queues all its reads at once
+//    (one tile; the megaplanes drain their queues in parallel, bounded by
+//    page buffers, SRAM and the prefetch window), or with
+//    hbf.runtime.kv_read_queue = tile in tiles of K megapages.
 // Every KV placement decision (windows, loads, draws, offload) is the shared hbf::KvPlacement's, the object
 // hbf::Runtime uses too (tests/llm/test_placement.cpp compares the two paths).
 // The reads are produced as a TilePlan: tiles of flash megapages and HBM
@@ -64,6 +69,7 @@ struct StepTile {
   Time compute{};                 // kernel time overlapping the tile's reads (or the collective / overhead)
   Part part = Part::Compute;
   uint32_t op = 0;
+  bool gate = false;  // prefetch of this tile and the ones after it waits until it starts (router-driven experts)
 };
 
 struct TilePlan {
@@ -88,6 +94,10 @@ struct MemoryOptions {
   Choice<KvOffload, kv_offloads> kv_offload = KvOffload::Mean;
   // HBF, paged KV layout: bytes of a PagedAttention block (serving.kv_block_bytes).
   int64_t kv_block_bytes = int64_t(256) << 10;
+  // HBF, paged KV layout: where a block starts in flash (serving.kv_block_alignment).
+  hbf::KvBlockAlign kv_block_alignment = hbf::KvBlockAlign::Block;
+  // HBF, MoE experts (serving.expert_prefetch): false = static (every local expert read), true = router-driven.
+  bool router_prefetch = false;
 };
 
 /// Per-layer KV statistics of the HBF placement (for reports and tests).

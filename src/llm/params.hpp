@@ -38,7 +38,10 @@ const Registry<EngineKind>& engine_kinds();
 enum class DeploymentPolicy { PreferredOrFastest, Preferred, Fixed, Best };
 const Registry<DeploymentPolicy>& deployment_policies();
 /// serving.capacity_context (table in llm/serving.cpp, Server::capacity).
-enum class CapacityContext { Full, Mean };
+enum class CapacityContext { Paged, Full, Mean };
+/// serving.expert_prefetch (table in llm/serving.cpp): what the HBF prefetch queue reads of a MoE layer's experts.
+enum class ExpertPrefetch { Static, Router };
+const Registry<ExpertPrefetch>& expert_prefetches();
 const Registry<CapacityContext>& capacity_contexts();
 /// serving.kv_layout and serving.kv_offload: the KV placement policy that the HBF runtime and the serving model
 /// share (tables in hbf/kv_placement.cpp, hbf::KvPlacement).
@@ -472,6 +475,8 @@ struct EngineParams {
 struct ServingParams {
   EngineParams engine;
   Choice<CapacityContext, capacity_contexts> capacity_context;
+  double preemption_z = 0;
+  Choice<ExpertPrefetch, expert_prefetches> expert_prefetch;
   Choice<KvLayout, kv_layouts> kv_layout;
   double routing_skew = 0;
   int64_t max_requests_per_rank = 0;
@@ -479,6 +484,7 @@ struct ServingParams {
   Bytes hbm_weight_cache{};
   Choice<KvOffload, kv_offloads> kv_offload;
   Bytes kv_block_bytes{};
+  Choice<hbf::KvBlockAlign, hbf::kv_block_aligns> kv_block_alignment;
   Choice<KvArrange, kv_arranges> kv_arrange;
   double endurance_years = 5;
   int64_t seed = 1;
@@ -489,9 +495,30 @@ struct ServingParams {
     v.section("prefill", prefill);
     v.section("engine", engine);
     v(capacity_context, {.name = "capacity_context",
-                         .def = "full",
-                         .desc = "KV reserved per request",
-                         .source = "spec: the 405B example needs ~10 GB per request at 15K/6K, i.e. the full 21K tokens"});
+                         .def = "paged",
+                         .desc = "KV held per request in the capacity check: paged = the steady-state occupancy of a paged "
+                                 "engine (each request holds what it has written; see preemption_z), full = every "
+                                 "request reserves its whole context up front, mean = input + output / 2",
+                         .source = "vLLM allocates KV blocks as tokens are written and preempts when they run out (Kwon "
+                                   "et al., SOSP 2023, sec. 4.5); full: the paper's 405B example (~10 GB per request at "
+                                   "15K/6K, the whole 21K tokens)"});
+    v(preemption_z, {.name = "preemption_z",
+                     .def = "2.326",
+                     .desc = "capacity_context = paged: the batch's KV must fit at its mean plus z standard deviations "
+                             "(requests at independent uniform points of their output; the sum is about normal), so "
+                             "the engine runs out of blocks, and preempts, in a fraction 1 - Phi(z) of its steps",
+                     .source = "assumption: 1% of steps (z = 2.326); vLLM's default preemption (recompute) makes rare "
+                               "preemptions cheap",
+                     .min = 0,
+                     .max = 10});
+    v(expert_prefetch, {.name = "expert_prefetch",
+                        .def = "static",
+                        .desc = "HBF: how a MoE layer's expert weights are prefetched: static = the prefetch queue "
+                                "extracted from the static compute graph, which cannot know the routing, prefetches "
+                                "every local expert; router = only the experts the router picked are read, their "
+                                "prefetch issued once the router has run (its flash latency exposed)",
+                        .source = "FlashAccel (arXiv 2607.10186), system software: SramPrefetch calls extracted from the "
+                                  "compute graph into a queue in topological order; router is a bitline alternative"});
     v(kv_layout,
       {.name = "kv_layout", .def = "flashaccel", .desc = "KV placement on HBF", .source = "spec: FlashAccel KV layout vs PagedAttention"});
     v(routing_skew, {.name = "routing_skew",
@@ -526,10 +553,17 @@ struct ServingParams {
     v(kv_block_bytes, {.name = "kv_block_bytes",
                        .def = "256KiB",
                        .desc = "kv_layout = paged: bytes of one PagedAttention KV block (one layer's KV of "
-                               "kv_block_bytes / bytes-per-token tokens), placed without megapage alignment",
+                               "kv_block_bytes / bytes-per-token tokens), placed as kv_block_alignment says",
                        .source = "spec: PagedAttention KV blocks of 256 KB in the paper",
                        .min = 4096,
                        .max = double(int64_t(1) << 30)});
+    v(kv_block_alignment, {.name = "kv_block_alignment",
+                           .def = "block",
+                           .desc = "kv_layout = paged: where a KV block starts in flash: block = a pool of fixed-size "
+                                   "blocks cut from megablocks (aligned by construction), page = at any 4 KiB page",
+                           .source = "vLLM's block pool: preallocated fixed-size blocks (Kwon et al., 'Efficient Memory "
+                                     "Management for Large Language Model Serving with PagedAttention', SOSP 2023, sec. 4); "
+                                     "page keeps the earlier unaligned placement"});
     v(kv_arrange, {.name = "kv_arrange",
                    .def = "new_kv",
                    .desc = "what GroupArrange copies to HBM in each step (charged in the step, kv_arrange)",

@@ -26,6 +26,9 @@ void Capacity::register_stats(StatGroup& g) const {
   g.add("workspace_bytes", workspace, "activation workspace (llm.workspace_buffers x activation and logit bytes)");
   if (reserve_blocks > 0) g.add("runtime_reserve_blocks_per_megaplane", reserve_blocks, "flash blocks the reserve takes per megaplane");
   if (weight_cache.raw() > 0) g.add("hbm_weight_cache_bytes", weight_cache, "HBM caching weights that also live in HBF");
+  if (preemption_probability > 0)
+    g.add("preemption_probability", preemption_probability,
+          "capacity_context = paged: fraction of steps at which the batch's KV outgrows its blocks (a request is preempted)");
   if (limit != Exhausted::Nothing)
     g.derived(
         "limit", [this] { return to_string(limit); }, "what the batch exhausts first");

@@ -59,8 +59,23 @@ Time EngineOverheads::added(Time gpu, int64_t kernels) const {
 
 const Registry<CapacityContext>& capacity_contexts() {
   static const Registry<CapacityContext> r(
-      "KV reservation", {{"full", "each request reserves KV for its full context, input + output (no preemption)", CapacityContext::Full},
+      "KV reservation", {{"paged",
+                          "a paged engine's steady state: requests hold input + output / 2 on average, and the batch fits at its mean plus "
+                          "serving.preemption_z standard deviations (preempting in 1 - Phi(z) of the steps)",
+                          CapacityContext::Paged},
+                         {"full", "each request reserves KV for its full context, input + output (no preemption)", CapacityContext::Full},
                          {"mean", "each request reserves KV for its mean context, input + output / 2", CapacityContext::Mean}});
+  return r;
+}
+
+const Registry<ExpertPrefetch>& expert_prefetches() {
+  static const Registry<ExpertPrefetch> r(
+      "expert prefetch",
+      {{"static", "the compute graph's prefetch queue: every local expert of a MoE layer is prefetched and read", ExpertPrefetch::Static},
+       {"router",
+        "only the experts the router picked are read; their prefetch starts when the first expert kernel does (after "
+        "the router and the dispatch)",
+        ExpertPrefetch::Router}});
   return r;
 }
 
@@ -149,6 +164,8 @@ Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
   o.kernel_overhead = k.llm.compute.kernel_overhead;
   o.kv_offload = k.serving.kv_offload;
   o.kv_block_bytes = k.serving.kv_block_bytes.raw();
+  o.kv_block_alignment = *k.serving.kv_block_alignment;
+  o.router_prefetch = *k.serving.expert_prefetch == ExpertPrefetch::Router;
   if (sys_.stacks() > 0 && w_.total.raw() > 0)
     o.weight_cache_fraction = std::min(1.0, double(k.serving.hbm_weight_cache.raw()) / double(w_.total.raw()));
   mem_ = std::make_unique<GpuMemory>(sys_, m_, w_, o);
@@ -164,6 +181,15 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
     case CapacityContext::Mean:
       ctx = c.input + c.output / 2;
       break;
+    case CapacityContext::Paged: {
+      // r requests at independent uniform points of their output hold r (input + output / 2) tokens on average,
+      // with a standard deviation of output sqrt(r / 12): the per-request share of mean + z sigma.
+      const double z = k_.serving.preemption_z;
+      ctx = c.input + c.output / 2 + int64_t(std::ceil(z * double(c.output) / std::sqrt(12.0 * double(std::max<int64_t>(r, 1)))));
+      ctx = std::min(ctx, c.input + c.output);
+      cap.preemption_probability = 0.5 * std::erfc(z / std::sqrt(2.0));
+      break;
+    }
   }
   const bool mla = m_.attention == AttentionKind::Mla;
   const int64_t tok_layer = mla ? m_.kv_bytes_per_token_layer() : 2 * d_.kv_heads * m_.head_dim * m_.kv_value_bytes;

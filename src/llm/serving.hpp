@@ -74,6 +74,7 @@ struct Capacity {
   Bytes replica_budget{};                             // HBF: HBM left for KV replicas
   bool reserve_in_flash = false;                      // no HBM: the runtime reserve takes HBF blocks
   int64_t reserve_blocks = 0;                         // of them, per megaplane (counted in blocks_used)
+  double preemption_probability = 0;                  // serving.capacity_context = paged: steps that run out of blocks
   void register_stats(StatGroup& g) const;
   Json json() const;
 };

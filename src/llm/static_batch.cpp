@@ -40,7 +40,15 @@ StaticBatchReport run_static_batch(const Server& s, int64_t batch, const Context
   b.gpus = d.gpus;
   b.input = c.input;
   b.output = c.output;
-  b.capacity = s.capacity(r, c);
+  // A static batch starts together and ends together: every request reaches input + output tokens, so it reserves its
+  // full context whatever serving.capacity_context says (a paged engine's steady state is for continuous batching).
+  if (*kp.serving.capacity_context == CapacityContext::Full) {
+    b.capacity = s.capacity(r, c);
+  } else {
+    KindParams full = kp;
+    full.serving.capacity_context = CapacityContext::Full;
+    b.capacity = Server(s.model(), full, d.gpus).capacity(r, c);
+  }
   if (!b.capacity.fits) throw ConfigError(no_fit(s, r, c, b.capacity));
   const EngineOverheads engine = engine_overheads(*kp.serving.engine.kind, true);
 

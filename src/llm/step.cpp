@@ -386,11 +386,13 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
         Op& gu = b.gemm(p + "experts_gate_up", l, 1, b.take_run(Role::ExpertGate, Role::ExpertUp), rt.tokens_local, H, 2 * Ie, fp8);
         gu.rows = per_expert;
         gu.read_fraction = frac;
+        gu.routed = 1;
         gu.gemm = GemmShape{per_expert, 2 * Ie, H, rt.experts_touched};  // a grouped GEMM over the experts touched
         b.op(p + "experts_act", l, 1).act_bytes = Bytes(int64_t(rt.tokens_local * 3 * Ie * 2));
         Op& dn = b.gemm(p + "experts_down", l, 1, b.take_run(Role::ExpertDown, Role::ExpertDown), rt.tokens_local, Ie, H, fp8);
         dn.rows = per_expert;
         dn.read_fraction = frac;
+        dn.routed = 2;
         dn.gemm = GemmShape{per_expert, H, Ie, rt.experts_touched};
         if (m.shared_experts > 0) {
           const double Is = Ie * double(m.shared_experts) / double(d.tp);

@@ -74,6 +74,7 @@ struct Op {
   Time compute{};                               // GPU time of the kernels' math (without the per-kernel overhead)
   uint32_t first_tensor = 0, tensor_count = 0;  // weights read: a range of GpuWeights::tensors
   double read_fraction = 1;                     // of the range (routed experts touched by the batch)
+  int8_t routed = 0;                            // routed-expert kernel: 1 the first after the router, 2 a later one
   bool kv = false;                              // reads this layer's KV cache
   int64_t embed_rows = 0;                       // rows of the embedding table read
   int64_t embed_cols = 0;                       // weights per row read (the table's width)

@@ -71,19 +71,28 @@ MemoryTiming MemoryTiming::of(const hbf::System& sys) {
   mt.stacks = sys.stacks();
   mt.stack_of.resize(size_t(mt.megaplanes));
   for (int64_t m = 0; m < mt.megaplanes; ++m) mt.stack_of[size_t(m)] = uint16_t(sys.stack_of(hbf::MegaplaneId(m)));
-  mt.t_read = sys.hbf().timing.t_read;
+  mt.t_read = sys.t_sense();
+  mt.die_link = sys.hbf().timing.die_link_bandwidth;
+  mt.t_ecc = sys.hbf().timing.t_ecc_decode;
   mt.interface = sys.hbf().timing.interface_bandwidth;
   mt.hbm = sys.hbm_bandwidth();
   mt.hbm_latency = sys.hbm().latency;
   mt.prefetch = sys.hbf().runtime.prefetch;
   mt.distance = sys.hbf().runtime.prefetch_distance;
   mt.megapage = sys.megapage().raw();
+  if (mt.megaplanes > 0)
+    mt.sram_units_per_stack = sys.plane_sram_units() * sys.megaplanes_per_stack() + sys.hbf().sram.base_sram.raw() / mt.megapage;
   return mt;
 }
 
 FastTimer::FastTimer(const MemoryTiming& mt) : mt_(mt) {
   frontier_.assign(size_t(mt.megaplanes), 0);
   starts_.assign(size_t(mt.distance + 1), 0);
+  const size_t stacks = size_t(std::max<int64_t>(mt.stacks, 1));
+  held_.assign(size_t(mt.distance + 1) * stacks, 0);
+  first_.assign(stacks, 0);
+  taken_.assign(stacks, 0);
+  occ_.assign(stacks, 0);
 }
 
 void FastTimer::shift(Time dt) {
@@ -97,13 +106,40 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   const int64_t d = mt_.distance, ring = d + 1;
   const int64_t tr = mt_.t_read.raw();
   const int64_t x_full = mt_.megaplanes > 0 ? (Bytes(mt_.megapage) / mt_.interface).raw() : 0;
+  const auto after = [&](int64_t bytes) { return mt_.megaplanes > 0 ? (Bytes(bytes) / mt_.die_link + mt_.t_ecc).raw() : 0; };
+  const int64_t after_full = after(mt_.megapage);
   const int64_t h_full = mt_.hbm.raw() > 0 ? (Bytes(std::max<int64_t>(mt_.megapage, 1)) / mt_.hbm).raw() : 0;  // 0: no HBM
   std::vector<int64_t> stack_sum(size_t(std::max<int64_t>(mt_.stacks, 1)));
   for (const StepTile& t : plan.tiles) {
     const int64_t S = now_;
     if (tiles_ == 0) first_start_ = S;
     starts_[size_t(tiles_ % ring)] = S;
-    const int64_t issue = !mt_.prefetch ? S : tiles_ >= d ? starts_[size_t((tiles_ - d) % ring)] : first_start_;
+    // SramPrefetch of this tile's megapages: in each stack's queue they take slots behind the tiles t-d..t-1 still
+    // holding theirs; the i-th waits until the tiles from t' on hold at most C - i - 1 (released when t'-1 ends, i.e.
+    // when t' starts); what has no slot by the tile's own start is read on demand at S.
+    // A gate tile (router-driven experts): the queue waits there until it starts.
+    if (t.gate) gate_ = tiles_;
+    const int64_t t_now = tiles_, oldest = std::max<int64_t>({0, t_now - d, gate_}), ns = int64_t(first_.size());
+    int64_t* held_now = &held_[size_t(t_now % ring) * size_t(ns)];
+    std::fill(held_now, held_now + ns, 0);
+    if (mt_.prefetch && t.count > 0)
+      for (int64_t s = 0; s < ns; ++s) {
+        first_[size_t(s)] = oldest;
+        taken_[size_t(s)] = 0;
+        int64_t o = 0;
+        for (int64_t j = oldest; j < t_now; ++j) o += held_[size_t(j % ring) * size_t(ns) + size_t(s)];
+        occ_[size_t(s)] = o;
+      }
+    auto issue_of = [&](int64_t s) {
+      if (!mt_.prefetch) return S;
+      int64_t& f = first_[size_t(s)];
+      int64_t& o = occ_[size_t(s)];
+      while (f < t_now && o + taken_[size_t(s)] + 1 > mt_.sram_units_per_stack) o -= held_[size_t(f % ring) * size_t(ns) + size_t(s)], ++f;
+      if (f >= t_now) return S;
+      ++taken_[size_t(s)];
+      ++held_now[s];
+      return f == 0 ? first_start_ : starts_[size_t(f % ring)];
+    };
     ++tiles_;
 
     int64_t flash_end = S, xfer = 0;
@@ -114,13 +150,15 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
       double bytes = 0;
       for (uint32_t i = t.first; i < t.first + t.count; ++i) {
         const FlashUnit& u = plan.units[i];
-        int64_t& f = frontier_[u.megaplane];
-        f = std::max(issue, f) + tr;
-        const int64_t x = int64_t(u.bytes) == mt_.megapage ? x_full : (Bytes(u.bytes) / mt_.interface).raw();
         const int64_t s = mt_.stack_of[u.megaplane];
+        int64_t& f = frontier_[u.megaplane];
+        f = std::max(issue_of(s), f) + tr;
+        const bool full = int64_t(u.bytes) == mt_.megapage;
+        const int64_t x = full ? x_full : (Bytes(u.bytes) / mt_.interface).raw();
+        const int64_t ready = f + (full ? after_full : after(u.bytes));
         stack_sum[size_t(s)] += x;
-        latest = std::max(latest, f);
-        scratch_.emplace_back(s, std::max(S, f), x);
+        latest = std::max(latest, ready);
+        scratch_.emplace_back(s, std::max(S, ready), x);
         bytes += u.bytes;
       }
       for (int64_t v : stack_sum) xfer = std::max(xfer, v);
@@ -241,6 +279,7 @@ hbf::ReadPlan to_read_plan(const TilePlan& plan, int64_t megapage) {
       rp.units.push_back(hbf::ReadUnit{0, 0, uint32_t(std::min(left, megapage)), true});
     rt.count = uint32_t(rp.units.size()) - rt.first;
     rt.compute = t.compute;
+    rt.gate = t.gate;
     rp.tiles.push_back(rt);
   }
   return rp;

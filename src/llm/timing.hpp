@@ -14,9 +14,15 @@
 // hbf::simulate_reads (plane SRAM and base-die SRAM slots, page buffers,
 // demand-before-prefetch priority, per-event interfaces).
 //
+// SRAM bounds the prefetch window in both: a stack's prefetch queue takes
+// SRAM slots in issue order and waits for slots that SramRelease frees when a
+// tile ends; what has no slot when its tile starts is read on demand.
+//
 // The fast model takes three shortcuts: (1) a tile is timed as a whole
 // (per-megaplane sensing frontiers and a sorted per-stack FIFO, no event
-// queue); (2) SRAM slots and page buffers are not limited; (3) of each run of
+// queue); (2) a stack's plane SRAM and base-die SRAM are one pool of
+// megapage slots (the event model fills its megaplane's plane SRAM first)
+// and page buffers are not limited; (3) of each run of
 // layers of the same shape only llm.sample_layers layers, spread evenly over
 // the run, are timed (one after the other); the others are extrapolated from
 // the mean of the timed ones after the first (the state of the memory system
@@ -55,13 +61,16 @@ struct MemoryTiming {
   int64_t megaplanes = 0;          // 0: no HBF
   std::vector<uint16_t> stack_of;  // per megaplane
   int64_t stacks = 0;
-  Time t_read{};
+  Time t_read{};         // a megaplane's occupancy per read: tR and the command cycles (System::t_sense)
+  Bandwidth die_link{};  // per-read latency after sensing: megapage / die_link + t_ecc (System::t_after_sense)
+  Time t_ecc{};
   Bandwidth interface {};
   Bandwidth hbm{};
   Time hbm_latency{};
   bool prefetch = true;
   int64_t distance = 4;
   int64_t megapage = 0;
+  int64_t sram_units_per_stack = 0;  // megapages a stack's plane SRAM and base-die SRAM hold together
   static MemoryTiming of(const hbf::System& sys);
 };
 
@@ -88,7 +97,12 @@ class FastTimer {
   const MemoryTiming& mt_;
   std::vector<int64_t> frontier_;  // per megaplane: when it finishes sensing what it was given
   std::vector<int64_t> starts_;    // ring of the last distance + 1 tile starts
+  std::vector<int64_t> held_;      // ring of the last distance + 1 tiles: [tile][stack] megapages prefetched into SRAM
+  // Per stack, while a tile is timed: the earliest tile whose start its next megapage may be issued at, the
+  // megapages of this tile already given a slot, and the slots held by the tiles from first_ to this one.
+  std::vector<int64_t> first_, taken_, occ_;
   int64_t tiles_ = 0, now_ = 0, first_start_ = 0;
+  int64_t gate_ = -1;                                           // the latest gate tile started (its prefetch waited for it)
   std::vector<std::tuple<int64_t, int64_t, int64_t>> scratch_;  // (stack, arrival, transfer) of a tile's megapages
 };
 

@@ -250,7 +250,8 @@ TEST(HbfRuntime, PagedLayoutPlacesEveryBlockAtItsStreamsDrawAndReadsBack) {
   KvPolicy policy;
   policy.layout = KvLayout::Paged;
   policy.seed = 3;
-  policy.block_bytes = 200;  // 5 tokens of 40 B: staged as 128 + 72 B; in flash 128 + 72 B, or 64 + 128 + 8 B at offset 64
+  policy.block_bytes = 200;           // 5 tokens of 40 B: staged as 128 + 72 B; in flash 128 + 72 B, or 64 + 128 + 8 B at offset 64
+  policy.align = KvBlockAlign::Page;  // the unaligned option (serving.kv_block_alignment = page): blocks at any page
   Runtime rt(s, Mode::Functional, 1, policy);
   EXPECT_NE(error_of([&] { rt.kv_create("p", 1); }).find("blocks of whole tokens"), std::string::npos);
   EXPECT_NE(error_of([&] { rt.kv_create("p", 1, Bytes(256)); }).find("exceeds a KV block (serving.kv_block_bytes"), std::string::npos);
@@ -289,7 +290,7 @@ TEST(HbfRuntime, PagedLayoutPlacesEveryBlockAtItsStreamsDrawAndReadsBack) {
       uint32_t j = 0;
       int64_t at = 0;
       for (int64_t b = 0; b < blocks; ++b) {
-        const KvPlacement::PagedSpot spot = rt.kv_placement().paged_pick(draws);
+        const KvPlacement::PagedSpot spot = rt.kv_placement().paged_pick(draws, 200);
         int64_t n = 0;
         rt.kv_placement().paged_cut(spot.offset, 200, [&](int64_t bytes) {
           pieces[{r, st, j++}] = Piece{true, s.dealt(spot.megaplane), at, bytes};

@@ -17,6 +17,7 @@ using bitline::llm::test::shipped;
 TEST(LlmCapacity, HbmHoldsEachPartOnAnH200) {
   const ModelConfig m = shipped("qwen3-235b");
   KindParams k = preset_kind("h200");
+  k.serving.capacity_context = CapacityContext::Full;  // the whole context reserved: the by-hand figures below
   const ContextSpec c = paper_context("long");
   const Server s(m, k, 8);
   const Capacity a = s.capacity(10, c);

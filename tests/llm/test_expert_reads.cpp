@@ -87,3 +87,35 @@ TEST(LlmExpertReads, TensorParallelAttentionCountsTheWholeSystemBatchOnce) {
   ASSERT_EQ(tp2.deployment().ranks, 4);
   for (int64_t r : {1, 3, 200}) EXPECT_NEAR(expert_read(tp2, r).experts, closed_form(20, 160, 8, 4.0 * double(r)), 1e-9) << r;
 }
+
+// Issue 28: on HBF the prefetch queue comes from the static compute graph, which does not know the routing, so it
+// reads every local expert (serving.expert_prefetch = static, the paper's configuration); router-driven prefetch
+// reads only the experts the router picked (the same share as an HBM GPU) but cannot issue them before the first
+// expert kernel starts (a gate tile: SramPrefetch waits there), so at batch 1 its step exposes more flash latency.
+TEST(LlmExpertReads, StaticQueueReadsEveryLocalExpertRouterDrivenWaitsForTheRouter) {
+  const ModelConfig m = shipped("qwen3-235b");
+  KindParams stat = preset_kind("csi"), router = preset_kind("csi");
+  router.serving.expert_prefetch = Choice<ExpertPrefetch, expert_prefetches>::named("router");
+  const Server a(m, stat, 8), b(m, router, 8);
+  auto flash_units = [](const Server& s, bool& gated) {
+    const StepGraph g = s.graph(1, paper_context("long"));
+    double units = 0;
+    gated = false;
+    TilePlan plan;
+    for (uint32_t i = 0; i < g.ops.size(); ++i) {
+      if (g.ops[i].name != "L0.experts_gate_up" && g.ops[i].name != "L0.experts_down") continue;
+      plan.clear();
+      s.memory().append_ops(g, i, 1, plan);
+      for (const StepTile& t : plan.tiles) units += t.count, gated = gated || t.gate;
+    }
+    return units;
+  };
+  bool ga = false, gb = false;
+  const double ua = flash_units(a, ga), ub = flash_units(b, gb);
+  EXPECT_FALSE(ga);
+  EXPECT_TRUE(gb);
+  // 6.45 of 16 experts touched at 8 tokens (1 per rank): router-driven reads that share, static all 16.
+  EXPECT_NEAR(ub / ua, 6.4527 / 16.0, 0.01);
+  const StepReport sa = a.step(1, paper_context("long")), sb = b.step(1, paper_context("long"));
+  EXPECT_GT(sb.breakdown.flash_latency, sa.breakdown.flash_latency);
+}

@@ -224,6 +224,7 @@ TEST(LlmMemory, PagedKvBlocksAreNotMegapageAligned) {
   KindParams k = preset_kind("csi");
   const ModelConfig m = shipped("qwen3-235b");
   k.serving.kv_layout = KvLayout::Paged;
+  k.serving.kv_block_alignment = hbf::KvBlockAlign::Page;  // the unaligned option; the default pool is aligned (below)
   Server s(m, k, 8);
   StepGraph g = s.graph(64, paper_context("long"));
   ASSERT_EQ(g.kv_token_layer_bytes, 2048);
@@ -236,6 +237,10 @@ TEST(LlmMemory, PagedKvBlocksAreNotMegapageAligned) {
   EXPECT_GT(st.flash_units, 2 * blocks + blocks * 9 / 10);  // ~31 in 32 blocks straddle a third megapage
   EXPECT_EQ(st.staged_bytes, 40 * 7 * 2048);
   EXPECT_EQ(st.hbm_replicas, 0);
+  // The default block pool (kv_block_alignment = block): every 256 KiB block is exactly its 2 megapages.
+  k.serving.kv_block_alignment = hbf::KvBlockAlign::Block;
+  Server aligned(m, k, 8);
+  EXPECT_EQ(aligned.memory().kv_layer_stats(g, 5).flash_units, 2 * blocks);
   // The same KV megapage-aligned (FlashAccel's slices of 64 tokens): 20 reads per request.
   k.serving.kv_layout = KvLayout::FlashAccel;
   Server f(m, k, 8);

@@ -40,6 +40,7 @@ Placed place(const std::string& layout, const std::string& offload, int64_t repl
   if (span_all) k.system.hbf.runtime.kv_span = hbf::KvSpan::All;
   k.serving.kv_layout = Choice<KvLayout, kv_layouts>::named(layout);
   k.serving.kv_offload = Choice<KvOffload, kv_offloads>::named(offload);
+  k.serving.kv_block_alignment = hbf::KvBlockAlign::Page;  // paged: the unaligned option (more pieces to compare)
   const ModelConfig m = shipped("qwen3-235b");
   Server s(m, k, 8);
   const hbf::System& sys = s.system();

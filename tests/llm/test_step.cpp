@@ -220,6 +220,7 @@ TEST(LlmStep, CapacityLimits) {
     k.system.hbf = default_params<hbf::HbfParams>();
     k.llm = default_params<LlmParams>();
     k.serving = default_params<ServingParams>();
+    k.serving.capacity_context = CapacityContext::Full;  // the whole context reserved: the by-hand counts below
     return k;
   }();
   const ModelConfig llama = shipped("llama3.1-405b");

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "core/config.hpp"
 #include "llm/serving.hpp"
@@ -16,6 +17,7 @@ using namespace bitline;
 using namespace bitline::llm;
 using bitline::llm::test::paper_context;
 using bitline::llm::test::paper_eval;
+using bitline::llm::test::preset_kind;
 using bitline::llm::test::preset_kinds;
 using bitline::llm::test::shipped;
 
@@ -37,6 +39,10 @@ hbf::SystemParams small_hbf() {
   p.hbf.timing.interface_bandwidth = Bandwidth(4096e6);
   p.cell = test::xl_flash_cell();
   hbf::use_cell(p.hbf, p.cell);
+  // The cases below time the array and the interface alone; the per-read overheads have their own test.
+  p.hbf.timing.t_command = Time{};
+  p.hbf.timing.t_ecc_decode = Time{};
+  p.hbf.timing.die_link_bandwidth = Bandwidth(1e30);
   return p;
 }
 
@@ -150,4 +156,179 @@ TEST(LlmTiming, FastModelAgreesAtALargeBatch) {
   Server s(m, kinds.at("csi"), 8);
   const ValidationPoint v = validate_step(s, 192, paper_context("long"));  // ~ the 100 ms batch
   EXPECT_LT(std::abs(v.error()), 0.03) << "fast " << v.fast_ms << " ms, event " << v.event_ms << " ms";
+}
+
+// Issue 28: the prefetch queue waits for SRAM slots (retried as SramRelease frees them) in the event model, and the
+// fast model bounds its prefetch window by the same SRAM; the two agree within 3% at every prefetch distance from 1
+// to 16, for the three KV layouts (Qwen3-235B on 8 x CSI, 32 requests per rank = batch 256, the long context: the
+// case where the event model used to leave SRAM-less prefetches in flash, 187 vs 127 ms at distance 16).
+TEST(LlmTiming, FastAndEventAgreeAtEveryPrefetchDistanceAndKvLayout) {
+  const ModelConfig m = shipped("qwen3-235b");
+  double worst = 0;
+  // (and router-driven expert prefetch, whose gate tiles both models hold the prefetch queue at)
+  for (const char* layout : {"flashaccel", "scatter", "paged", "flashaccel+router"}) {
+    for (int64_t d = 1; d <= 16; ++d) {
+      KindParams k = preset_kind("csi");
+      k.system.hbf.runtime.prefetch_distance = d;
+      const std::string l = layout;
+      k.serving.kv_layout = Choice<KvLayout, kv_layouts>::named(l.substr(0, l.find('+')));
+      if (l.find('+') != std::string::npos) k.serving.expert_prefetch = Choice<ExpertPrefetch, expert_prefetches>::named("router");
+      Server s(m, k, 8);
+      const ValidationPoint v = validate_step(s, 32, paper_context("long"));
+      if (l == "scatter" && d >= 14) {
+        // Known gap, pinned: the fast model pools a stack's plane and base-die SRAM, while each megaplane's plane SRAM
+        // holds only its own data; with a deep window over scattered KV some megaplanes' slots sit idle while others
+        // wait, and the fast model is 3.2% optimistic (docs/llm.md, "Timing a step").
+        EXPECT_GT(std::abs(v.error()), 0.025) << layout << " at distance " << d;
+        EXPECT_LT(std::abs(v.error()), 0.035) << layout << " at distance " << d << ": fast " << v.fast_ms << " ms, event " << v.event_ms
+                                              << " ms";
+        continue;
+      }
+      EXPECT_LT(std::abs(v.error()), 0.03) << layout << " at distance " << d << ": fast " << v.fast_ms << " ms, event " << v.event_ms
+                                           << " ms";
+      worst = std::max(worst, std::abs(v.error()));
+    }
+  }
+  std::cout << "largest |fast - event| / event over distances 1-16, three KV layouts and router-driven experts: " << 100 * worst << "%\n";
+}
+
+namespace {
+// small_hbf() with 4 planes per megaplane: 2 megaplanes (one per stack) of 16 KiB megapages; a 16 KiB megapage crosses
+// an interface in 4 us.
+hbf::SystemParams wide_megapage_hbf() {
+  hbf::SystemParams p = small_hbf();
+  p.hbf.geometry.planes_per_megaplane = 4;
+  return p;
+}
+
+// The reads of one paged KV block of `block` bytes as the placement draws it (seeded), timed as one kernel's tile.
+struct PagedBlockRead {
+  int64_t offset = 0;
+  std::vector<int64_t> pieces;
+  Time fast{}, event{};
+};
+PagedBlockRead read_one_block(const hbf::System& sys, hbf::KvBlockAlign align, int64_t block, uint64_t seed) {
+  const hbf::KvPlacement kv(sys, hbf::KvPolicy{hbf::KvLayout::Paged, hbf::KvOffload::Mean, seed, block, align});
+  Rng rng = kv.paged_stream(0);
+  const hbf::KvPlacement::PagedSpot at = kv.paged_pick(rng, block);
+  PagedBlockRead r;
+  r.offset = at.offset;
+  TilePlan plan;
+  plan.tiles.push_back(StepTile{0, 0, 0, Time{}, Part::Kv, 0});
+  kv.paged_cut(at.offset, block, [&](int64_t b) {
+    r.pieces.push_back(b);
+    plan.units.push_back(FlashUnit{sys.dealt(at.megaplane), uint32_t(b)});
+    ++plan.tiles[0].count;
+  });
+  r.fast = fast(sys, plan);
+  r.event = event(sys, plan);
+  return r;
+}
+}  // namespace
+
+// Issue 28: a paged KV pool of fixed-size blocks cut from megablocks is aligned by construction: a 32 KiB block on
+// 16 KiB megapages is exactly 2 reads (2 tR on its megaplane, then the last 16 KiB over the interface: 8 + 4 us),
+// whatever the draw; the unaligned option (kv_block_alignment = page) starts it at a random 4 KiB page, so a draw at a
+// nonzero offset costs 3 reads (3 tR + the last piece's transfer).
+TEST(LlmTiming, BlockAlignedPagedBlockIsTwoReadsByHand) {
+  const hbf::System sys(wide_megapage_hbf());
+  ASSERT_EQ(sys.megapage().raw(), 16384);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const PagedBlockRead r = read_one_block(sys, hbf::KvBlockAlign::Block, 32768, seed);
+    EXPECT_EQ(r.offset, 0);
+    EXPECT_EQ(r.pieces, (std::vector<int64_t>{16384, 16384}));
+    EXPECT_EQ(r.fast, us(2 * 4 + 4));
+    EXPECT_EQ(r.event, us(2 * 4 + 4));
+  }
+  int unaligned = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const PagedBlockRead r = read_one_block(sys, hbf::KvBlockAlign::Page, 32768, seed);
+    EXPECT_EQ(r.offset % 4096, 0);
+    if (r.offset == 0) continue;
+    ++unaligned;
+    ASSERT_EQ(r.pieces.size(), 3u);
+    EXPECT_EQ(r.pieces[0], 16384 - r.offset);
+    EXPECT_EQ(r.pieces[2], r.offset);
+    const Time last = Bytes(r.offset) / sys.hbf().timing.interface_bandwidth;
+    EXPECT_EQ(r.fast, us(3 * 4) + last);
+    EXPECT_EQ(r.event, us(3 * 4) + last);
+  }
+  EXPECT_GT(unaligned, 10);  // 3 of 4 draws start at a nonzero page
+  // A block that does not divide the megapage (24 KiB on 16 KiB) starts at i x 24 KiB into its megablock: offsets 0 or
+  // 8 KiB, never another page.
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const PagedBlockRead r = read_one_block(sys, hbf::KvBlockAlign::Block, 24576, seed);
+    EXPECT_TRUE(r.offset == 0 || r.offset == 8192) << r.offset;
+  }
+}
+
+// Issue 28: a kernel's scattered reads queue per megaplane. 16 reads without prefetch: megaplane 0 holds 3 of the
+// first 8, megaplane 4 (the other stack) 3 of the last 8, the others 2 each. In tiles of K = 8 megapages each tile
+// waits for its busiest megaplane (3 tR + its last transfer: 13 us, twice: 26 us); queued as one kernel both busy
+// megaplanes sense in parallel and each stack's interface drains what is ready (3 tR + 1 us = 13 us).
+TEST(LlmTiming, KernelReadQueuesDrainMegaplanesInParallelByHand) {
+  hbf::SystemParams p = small_hbf();
+  p.hbf.runtime.prefetch = false;
+  const hbf::System sys(p);
+  const std::vector<uint32_t> mps = {0, 0, 0, 1, 2, 5, 6, 7, 4, 4, 4, 1, 2, 5, 6, 7};
+  TilePlan tiles, kernel;
+  kernel.tiles.push_back(StepTile{0, 16, 0, Time{}, Part::Kv, 0});
+  for (int t = 0; t < 2; ++t) tiles.tiles.push_back(StepTile{uint32_t(8 * t), 8, 0, Time{}, Part::Kv, 0});
+  for (uint32_t m : mps) {
+    tiles.units.push_back(FlashUnit{m, 4096});
+    kernel.units.push_back(FlashUnit{m, 4096});
+  }
+  EXPECT_EQ(fast(sys, tiles), us(26));
+  EXPECT_EQ(event(sys, tiles), us(26));
+  EXPECT_EQ(fast(sys, kernel), us(13));
+  EXPECT_EQ(event(sys, kernel), us(13));
+}
+
+// The serving model builds those queues: with the scatter and paged layouts every attention kernel's flash reads are
+// one tile (hbf.runtime.kv_read_queue = kernel), or tiles of K megapages (tile).
+TEST(LlmTiming, ScatteredKvKernelIsOneQueue) {
+  const ModelConfig m = shipped("qwen3-235b");
+  for (const char* layout : {"scatter", "paged"}) {
+    for (const char* queue : {"kernel", "tile"}) {
+      KindParams k = preset_kind("csi");
+      k.serving.kv_layout = Choice<KvLayout, kv_layouts>::named(layout);
+      k.system.hbf.runtime.kv_read_queue = Choice<hbf::KvReadQueue, hbf::kv_read_queues>::named(queue);
+      Server s(m, k, 8);
+      const StepGraph g = s.graph(16, paper_context("long"));
+      const TilePlan plan = full_plan(g, s.memory());
+      std::map<uint32_t, int64_t> tiles, units;
+      for (const StepTile& t : plan.tiles)
+        if (t.part == Part::Kv) ++tiles[t.op], units[t.op] += t.count;
+      ASSERT_FALSE(tiles.empty());
+      for (const auto& [op, n] : tiles) {
+        if (std::string(queue) == "kernel")
+          EXPECT_EQ(n, 1) << layout << " op " << op;
+        else
+          EXPECT_EQ(n, (units[op] + s.system().megaplanes() - 1) / s.system().megaplanes()) << layout << " op " << op;
+      }
+    }
+  }
+}
+
+// Issue 28: per-read overheads. With command cycles of 1 us (the megaplane is held 1 + 4 us per read), a die link
+// that moves a 4 KiB page in 0.5 us and 1.5 us of ECC decode, a prefetched stream of 3 tiles (one page per megaplane,
+// 4 us of interface per stack) is sensing-bound: 3 x 5 us, then the last page's 0.5 + 1.5 us and its stack's 4 us of
+// transfers: 21 us (16 us without the overheads); on demand every tile costs 1 + 4 + 0.5 + 1.5 + 4 = 11 us.
+TEST(LlmTiming, PerReadOverheadsByHand) {
+  hbf::SystemParams p = small_hbf();
+  p.hbf.timing.t_command = us(1);
+  p.hbf.timing.die_link_bandwidth = Bandwidth(8192e6);
+  p.hbf.timing.t_ecc_decode = us(1.5);
+  const hbf::System sys(p);
+  EXPECT_EQ(sys.t_sense(), us(5));
+  EXPECT_EQ(sys.t_after_sense(4096), us(2));
+  const TilePlan plan = full_tiles(sys, 3, Time{});
+  EXPECT_EQ(fast(sys, plan), us(21));
+  EXPECT_EQ(event(sys, plan), us(21));
+  p.hbf.runtime.prefetch = false;
+  const hbf::System demand(p);
+  EXPECT_EQ(fast(demand, plan), us(33));
+  EXPECT_EQ(event(demand, plan), us(33));
+  // The stack's sensing rate comes out of the device: 4 planes x 4 KiB per 5 us, under the interface's 4.1 GB/s.
+  EXPECT_NEAR(sys.stack_sense_bandwidth().raw(), 4 * 4096 / 5e-6, 1.0);
 }

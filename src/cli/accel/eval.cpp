@@ -94,6 +94,12 @@ void print_summary(const Json& j, const EvalExperiment& ex) {
       fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x, at board power {:.2f}x (power {:.2f}x)\n", key,
                  v["mean"].get<double>(), v["geomean"].get<double>(), v["points"].get<int>(), e["mean"].get<double>(),
                  eb["mean"].is_null() ? 0.0 : eb["mean"].get<double>(), pb["mean"].is_null() ? 0.0 : pb["mean"].get<double>());
+      if (v.contains("per_model")) {
+        std::string per;
+        for (const auto& [model, r] : v["per_model"].items())
+          per += fmt::format("{}{} {:.2f}x/{:.2f}x", per.empty() ? "" : ", ", model, r["mean"].get<double>(), r["geomean"].get<double>());
+        fmt::print("{:<18} per model (mean/geomean): {}\n", "", per);
+      }
     }
   // The deployment search (llm/deployment.hpp): the points not on their preferred deployment.
   for (const auto& p : j["points"])
