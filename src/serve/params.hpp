@@ -39,9 +39,9 @@ struct ServeParams {
     v(max_num_batched_tokens,
       {.name = "max_num_batched_tokens",
        .def = "8192",
-       .desc = "most tokens one iteration processes (prompt tokens plus one per decode); the chunked scheduler's "
-               "token budget per iteration. A prompt longer than this is refused by vllm and static (exit 2) and split "
-               "by chunked",
+       .desc = "most tokens one iteration processes (prompt tokens plus one per decode): the vllm scheduler's limit on "
+               "a prefill pass (a longer prompt runs alone in its pass) and the chunked scheduler's budget per pass "
+               "(longer prompts are split); static batches prefill together whatever their size",
        .source = "assumption: a common vLLM setting (its V1 OpenAI-server default on large GPUs, vllm/engine/arg_utils.py); "
                  "Sarathi-Serve (OSDI 2024) uses token budgets of 512-2048",
        .min = 1,

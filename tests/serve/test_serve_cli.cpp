@@ -64,7 +64,9 @@ TEST(ServeCli, RunWritesTheSummaryNamesAndOneRecordPerRequest) {
 
 TEST(ServeCli, TheSameSeedGivesTheSameBytes) {
   const auto a = tmp("a.json"), b = tmp("b.json"), c = tmp("c.json"), ra = tmp("a.csv"), rb = tmp("b.csv");
-  const std::string args = kBase + "--input lognormal:300:0.5 --output uniform:10:80 --rate 6 --arrival gamma --cv 2 --scheduler chunked ";
+  const std::string args =
+      "serve run --model llama2-7b --system h100x1 --requests 200 --input lognormal:300:0.5 --output uniform:10:80 --rate 6 "
+      "--arrival gamma --cv 2 --scheduler chunked ";
   ASSERT_EQ(run_bitline(args + "--seed 5 --json " + a.string() + " --requests-out " + ra.string()).rc, 0);
   ASSERT_EQ(run_bitline(args + "--seed 5 --json " + b.string() + " --requests-out " + rb.string()).rc, 0);
   ASSERT_EQ(run_bitline(args + "--seed 6 --json " + c.string()).rc, 0);
