@@ -87,7 +87,9 @@ TEST(ServeCli, BadInputIsExit2WithAClearMessage) {
         Case{m + "--input 10 --output 10", "exactly one of"}, Case{m + "--input 10 --output 10 --rate 1 --concurrency 2", "exactly one of"},
         Case{m + "--input 10 --output 10 --rate 1 --scheduler fifo", "fifo"},
         Case{"serve run --model llama3.1-405b --system h100x1 --requests 10 --input 10 --output 10 --rate 1", "does not fit"},
-        Case{m + "--input 10 --output 10 --rate 1 --cv 2", "--cv"}}) {
+        Case{m + "--input 10 --output 10 --rate 1 --cv 2", "--cv"},
+        Case{m + "--input 10 --output 10 --rate 1 --json " + std::filesystem::temp_directory_path().string(), "is a directory"},
+        Case{m + "--input 10 --output 10 --rate 1 --set serve.schedular=vllm", "did you mean 'scheduler'"}}) {
     const auto r = run_bitline(c.args);
     EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
