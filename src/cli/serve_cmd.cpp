@@ -71,7 +71,7 @@ std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o) {
 Workload make_workload(const ServeOpts& o, double rate) {
   Workload w;
   if (!o.trace.empty()) {
-    w.requests = read_azure_trace(o.trace, o.requests);
+    w.requests = read_trace(o.trace, o.requests);
     return w;
   }
   if (o.requests < 1) throw ConfigError("serve: give the number of requests with --requests K (K >= 1)");
@@ -265,7 +265,9 @@ void add_serve(CLI::App& app) {
     cmd->add_option("--rate", o->rate, "open loop: requests per second");
     cmd->add_option("--concurrency", o->concurrency, "closed loop: users, each sending its next request when the last one finishes")
         ->check(CLI::Range(int64_t(1), kMaxRequests));
-    cmd->add_option("--trace", o->trace, "Azure LLM trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens): arrivals and lengths");
+    cmd->add_option("--trace", o->trace,
+                    "arrivals and lengths from a trace: Azure LLM trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens), or JSON "
+                    "Lines (bitline's sessions or Mooncake's)");
     cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--requests-out", o->requests_out, "write one record per request: F.jsonl (JSON lines) or F.csv");

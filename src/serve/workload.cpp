@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/input.hpp"
+#include "llm/sessions.hpp"
 
 namespace bitline::serve {
 
@@ -308,6 +309,37 @@ std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t
     reqs.push_back(r);
   }
   if (reqs.empty()) throw ConfigError(fmt::format("{}: no requests after the header", f));
+  return reqs;
+}
+
+std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit) {
+  if (file.extension() == ".csv") return read_azure_trace(file, limit);
+  struct Row {
+    double t = 0;
+    int64_t input = 0, output = 0;
+  };
+  std::vector<Row> rows;
+  const llm::Trace tr = llm::read_any_trace(file, 512);  // (block size: only the prefix hashes use it)
+  if (const auto* turns = std::get_if<std::vector<llm::Turn>>(&tr))
+    for (const auto& t : *turns) rows.push_back({t.timestamp, t.input, t.output});
+  else
+    for (const auto& q : std::get<llm::PrefixTrace>(tr).requests) rows.push_back({q.timestamp, q.input, q.output});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.t < b.t; });
+  if (limit > 0 && int64_t(rows.size()) > limit) rows.resize(size_t(limit));
+  if (rows.empty()) throw ConfigError(fmt::format("{}: no requests in the trace", file.string()));
+  if (rows.back().t - rows.front().t > 4e6) throw ConfigError(fmt::format("{}: the trace spans more than 4e6 s", file.string()));
+  std::vector<Request> reqs;
+  for (const Row& r : rows) {
+    if (r.input < 1 || r.output < 1 || r.input > kMaxTokens || r.output > kMaxTokens)
+      throw ConfigError(
+          fmt::format("{}: a request of {} prompt and {} output tokens: need 1 to {} each", file.string(), r.input, r.output, kMaxTokens));
+    Request q;
+    q.id = int64_t(reqs.size());
+    q.arrival = Time(int64_t(std::llround((r.t - rows.front().t) * 1e12)));
+    q.input = r.input;
+    q.output = r.output;
+    reqs.push_back(q);
+  }
   return reqs;
 }
 

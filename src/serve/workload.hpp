@@ -65,5 +65,10 @@ void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind
 /// row, at most `limit` rows (0: all). ConfigError naming the file, line, column and reason for a missing column,
 /// a value that is not a number, a zero length, a negative or decreasing time.
 std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t limit);
+/// A trace by its format: a .csv file is an Azure trace; otherwise a JSON Lines trace read by the sessions' reader
+/// (llm/sessions.hpp: bitline's sessions, whose turns become requests, or Mooncake's), its requests sorted by time
+/// (ties in file order), arrivals relative to the first, at most `limit` (0: all). The readers' errors name the file,
+/// line and field.
+std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit);
 
 }  // namespace bitline::serve

@@ -120,6 +120,13 @@ TEST(ServeCli, TraceErrorsNameTheFileLineAndColumn) {
   const auto r = run_bitline("serve run --model llama2-7b --system h100x1 --trace " + f.string());
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("3 requests"), std::string::npos) << r.out;
+  // A Mooncake trace (JSON Lines, timestamps in ms) through the sessions' reader.
+  const auto mc = tmp("mc.jsonl");
+  std::ofstream(mc) << "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
+                       "{\"timestamp\": 1500, \"input_length\": 700, \"output_length\": 9, \"hash_ids\": [0, 2]}\n";
+  const auto rm = run_bitline("serve run --model llama2-7b --system h100x1 --trace " + mc.string());
+  EXPECT_EQ(rm.rc, 0) << rm.out;
+  EXPECT_NE(rm.out.find("2 requests"), std::string::npos) << rm.out;
 }
 
 TEST(ServeCli, CapacityFindsARateThatMeetsAndOneThatMisses) {
