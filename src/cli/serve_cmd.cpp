@@ -24,7 +24,7 @@ namespace {
 using namespace bitline::serve;
 
 struct ServeOpts {
-  std::string model, system, precision, scheduler, arrival = "poisson", input, output, json, requests_out, trace;
+  std::string model, system, precision, scheduler, arrival = "poisson", input, output, json, requests_out, trace, chrome_trace;
   int64_t tp = 0, concurrency = 0, requests = 0;
   uint64_t seed = 1;
   double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;
@@ -147,8 +147,11 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   check_mode(o, false);
   if (!o.json.empty()) check_json_output(o.json);
   if (!o.requests_out.empty()) check_json_output(o.requests_out, "--requests-out");
+  if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
   const auto s = make_setup(k, o);
-  const SimResult r = simulate(*s->server, s->sp, make_workload(o, o.rate));
+  Workload w = make_workload(o, o.rate);
+  w.record_passes = !o.chrome_trace.empty();
+  const SimResult r = simulate(*s->server, s->sp, std::move(w));
   const Json sum = summary(r, Slo{o.slo_ttft_ms, o.slo_tpot_ms});
   print_summary(*s, r, sum);
   if (!o.json.empty()) {
@@ -163,6 +166,10 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (!o.requests_out.empty()) {
     write_requests(o.requests_out, r);
     fmt::print("wrote {}\n", o.requests_out);
+  }
+  if (!o.chrome_trace.empty()) {
+    write_chrome_trace(o.chrome_trace, r);
+    fmt::print("wrote {}\n", o.chrome_trace);
   }
   std::fflush(stdout);
 }
@@ -271,6 +278,7 @@ void add_serve(CLI::App& app) {
     cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--requests-out", o->requests_out, "write one record per request: F.jsonl (JSON lines) or F.csv");
+    cmd->add_option("--chrome-trace", o->chrome_trace, "write the iterations as a Chrome trace (Perfetto, chrome://tracing)");
     cmd->callback([k, o, cmd] {
       o->rate_given = cmd->count("--rate") > 0;
       run_serve(*k, *o);

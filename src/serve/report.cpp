@@ -109,6 +109,23 @@ Json summary(const SimResult& r, const Slo& slo) {
   return s;
 }
 
+void write_chrome_trace(const std::filesystem::path& file, const SimResult& r) {
+  std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"serving engine\"}}";
+  for (const auto& p : r.passes) {
+    const char* name = p.prefills > 0 && p.decodes > 0 ? "mixed" : p.prefills > 0 ? "prefill" : "decode";
+    const double ts = double(p.start.raw()) * 1e-6, dur = double(p.duration.raw()) * 1e-6;
+    out += fmt::format(
+        ",\n{{\"name\": \"{}\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": {:.6f}, \"dur\": {:.6f}, \"args\": {{\"prefills\": {}, "
+        "\"decodes\": {}, \"prompt_tokens\": {}}}}}",
+        name, ts, dur, p.prefills, p.decodes, p.prompt_tokens);
+    out += fmt::format(",\n{{\"name\": \"batch\", \"ph\": \"C\", \"pid\": 1, \"ts\": {:.6f}, \"args\": {{\"requests\": {}}}}}", ts,
+                       p.prefills + p.decodes);
+  }
+  out += "\n]}\n";
+  write_text_file(file, out);
+}
+
 void write_requests(const std::filesystem::path& file, const SimResult& r) {
   const bool csv = file.extension() == ".csv";
   std::string out;

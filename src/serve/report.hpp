@@ -36,4 +36,9 @@ Json summary(const SimResult& r, const Slo& slo);
 /// cannot be written.
 void write_requests(const std::filesystem::path& file, const SimResult& r);
 
+/// The iterations (SimResult::passes) as a Chrome trace (Trace Event Format, readable by Perfetto and
+/// chrome://tracing): one complete event per pass on the engine's track, named prefill, decode or mixed, with its
+/// requests and prompt tokens; and a counter of the requests in each pass. Timestamps in microseconds.
+void write_chrome_trace(const std::filesystem::path& file, const SimResult& r);
+
 }  // namespace bitline::serve

@@ -128,6 +128,7 @@ class Engine {
     r.prefill_shapes = model_.prefill_evaluations();
     r.busy = busy_time_;
     r.itl = std::move(itl_);
+    r.passes = std::move(passes_);
     return r;
   }
 
@@ -175,6 +176,11 @@ class Engine {
     const Time t = model_.pass(batch_.chunks, decodes, batch_.decode_context);
     busy_ = true;
     busy_time_ += t;
+    if (w_.record_passes) {
+      int64_t prompt = 0;
+      for (const Chunk& c : batch_.chunks) prompt += c.tokens;
+      passes_.push_back({now, t, int32_t(batch_.prefill.size()), int32_t(decodes), prompt});
+    }
     ++iterations_;
     heap_.push(now + t, {EvKind::PassDone, 0});
   }
@@ -258,6 +264,7 @@ class Engine {
   int64_t prefill_tokens_ = 0, recomputed_ = 0, decode_tokens_ = 0, emitted_ = 0, padded_ = 0;
   double area_s_ = 0;
   std::vector<std::pair<int64_t, int64_t>> itl_;
+  std::vector<PassRecord> passes_;
   Time last_t_{}, busy_time_{};
 };
 

@@ -41,9 +41,17 @@ struct RequestRecord {
   double tpot_s() const { return output > 1 ? to_s(finish - first_token) / double(output - 1) : 0.0; }
 };
 
+/// One iteration (forward pass), for a Chrome trace (Workload::record_passes).
+struct PassRecord {
+  Time start{}, duration{};
+  int32_t prefills = 0, decodes = 0;
+  int64_t prompt_tokens = 0;
+};
+
 struct Workload {
   std::vector<Request> requests;  // in arrival order (closed loop: in the order the users send them)
   int64_t concurrency = 0;        // > 0: closed loop with this many users (arrivals set by the simulation)
+  bool record_passes = false;     // keep every iteration (SimResult::passes), for a Chrome trace
 };
 
 struct SimResult {
@@ -60,6 +68,7 @@ struct SimResult {
   /// Every inter-token gap of every request, as (gap in ps, how many) runs in the order they occurred (the decodes
   /// of one pass mostly share their gap, so the runs stay short).
   std::vector<std::pair<int64_t, int64_t>> itl;
+  std::vector<PassRecord> passes;  // with Workload::record_passes
   double makespan_s() const { return to_s(end - start); }
 };
 

@@ -62,6 +62,22 @@ TEST(ServeCli, RunWritesTheSummaryNamesAndOneRecordPerRequest) {
   EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 201);
 }
 
+TEST(ServeCli, AChromeTraceHasOnePassPerIteration) {
+  const auto json = tmp("t.json"), trace = tmp("trace.json");
+  const auto r = run_bitline(kBase + "--rate 4 --json " + json.string() + " --chrome-trace " + trace.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json)), t = nlohmann::json::parse(slurp(trace));
+  int64_t passes = 0;
+  double last_end = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X") {
+      ++passes;
+      EXPECT_GE(e["ts"].get<double>() + 1e-6, last_end);  // one engine: passes do not overlap
+      last_end = e["ts"].get<double>() + e["dur"].get<double>();
+    }
+  EXPECT_EQ(passes, j["summary"]["iterations"].get<int64_t>());
+}
+
 TEST(ServeCli, TheSameSeedGivesTheSameBytes) {
   const auto a = tmp("a.json"), b = tmp("b.json"), c = tmp("c.json"), ra = tmp("a.csv"), rb = tmp("b.csv");
   const std::string args =
