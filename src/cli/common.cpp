@@ -11,6 +11,7 @@
 #include "hbf/params.hpp"
 #include "llm/params.hpp"
 #include "nand/params.hpp"
+#include "serve/params.hpp"
 #include "ssd/device.hpp"
 #include "ssd/params.hpp"
 
@@ -58,6 +59,8 @@ const std::vector<Component>& catalogue() {
       component<llm::LlmParams>("llm", "LLM decode on GPUs (FlashAccel): compute model, network, parallelism, energy"),
       component<llm::ServingParams>("serving", "LLM serving: capacity policy, KV layout, routing, batch search, endurance"),
       component<llm::SessionParams>("sessions", "multi-turn KV reuse experiment and its synthetic agentic trace"),
+      component<serve::ServeParams>("serve",
+                                    "request-level serving (bitline serve): scheduler, batch limits, KV blocks, iteration-time memo"),
   };
   return c;
 }

@@ -93,5 +93,6 @@ void add_hbf(CLI::App& app);
 void add_cosmos(CLI::App& app);
 void add_accel(CLI::App& app);
 void add_ssd(CLI::App& app);
+void add_serve(CLI::App& app);
 
 }  // namespace bitline::cli

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   bitline::cli::add_cosmos(app);
   bitline::cli::add_accel(app);
   bitline::cli::add_ssd(app);
+  bitline::cli::add_serve(app);
   // Exit codes (docs/commands.md): 0 success, 1 no feasible result, 2 bad input (arguments, configs, model
   // files, traces, an output path that cannot be written, values too large to simulate), 3 an internal error.
   try {

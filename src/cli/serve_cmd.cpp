@@ -1,0 +1,305 @@
+// `bitline serve ...`: request-level serving simulation (src/serve/, docs/serving.md).
+//   run       one workload on one system: latency percentiles, throughput, goodput -> stdout, --json, --requests-out
+//   capacity  the highest arrival rate whose p90 TTFT and p99 TPOT meet their SLOs (bisection on the rate)
+// The GPU kind's parameters load as in `accel` (--preset, --config, --set over configs/gpus/KIND.yaml); the `serve`
+// section (scheduler, limits, block manager) comes with them.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "cli/accel/common.hpp"
+#include "cli/common.hpp"
+#include "core/error.hpp"
+#include "core/param_dump.hpp"
+#include "llm/deployment.hpp"
+#include "serve/report.hpp"
+#include "serve/simulator.hpp"
+
+namespace bitline::cli {
+namespace {
+
+using namespace bitline::serve;
+
+struct ServeOpts {
+  std::string model, system, precision, scheduler, arrival = "poisson", input, output, json, requests_out, trace, chrome_trace;
+  int64_t tp = 0, concurrency = 0, requests = 0;
+  uint64_t seed = 1;
+  double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;
+  bool rate_given = false;
+  double slo_ttft_ms = 0, slo_tpot_ms = 0;
+  // capacity
+  double p90_ttft_ms = 0, p99_tpot_ms = 0, rate_lo = 0, tolerance = 0.02;
+};
+
+/// The system, the server of its preferred deployment (llm.tp_size from --tp) and the `serve` parameters.
+struct Setup {
+  llm::SystemName sn;
+  llm::KindParams kp;
+  ServeParams sp;
+  Json config;
+  llm::ModelConfig model;
+  std::unique_ptr<llm::DeploymentSearch> ds;
+  const llm::Server* server = nullptr;
+};
+
+std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o) {
+  auto s = std::make_unique<Setup>();
+  if (o.tp > 0) {
+    k.sets.push_back(o.tp == 1 ? "llm.attention_parallel=dp" : "llm.attention_parallel=tp");
+    if (o.tp > 1) k.sets.push_back(fmt::format("llm.tp_size={}", o.tp));
+    k.sets.push_back("llm.deployment_search=fixed");
+  }
+  if (!o.precision.empty()) k.sets.push_back("llm.precision=" + o.precision);
+  if (!o.scheduler.empty()) k.sets.push_back("serve.scheduler=" + o.scheduler);
+  s->sn = llm::parse_system(o.system);
+  const ConfigTree tree = k.tree(s->sn.kind);
+  s->kp = llm::load_kind_params(tree, s->sn.kind);
+  s->sp = load_params<ServeParams>(tree, "serve");
+  s->config = accel::kind_json(s->kp);
+  s->config["serve"] = dump_params(s->sp);
+  s->model = llm::load_model(o.model);
+  s->ds = std::make_unique<llm::DeploymentSearch>(s->model, s->kp, s->sn.gpus);
+  s->server = s->ds->preferred();
+  if (!s->server) throw ConfigError(s->ds->setup_error(0));
+  return s;
+}
+
+/// The workload of `o` (its arrivals at `rate` for an open loop).
+Workload make_workload(const ServeOpts& o, double rate) {
+  Workload w;
+  if (!o.trace.empty()) {
+    w.requests = read_trace(o.trace, o.requests);
+    return w;
+  }
+  if (o.requests < 1) throw ConfigError("serve: give the number of requests with --requests K (K >= 1)");
+  if (o.input.empty() || o.output.empty()) throw ConfigError("serve: give the lengths with --input IN and --output OUT");
+  const LengthSpec in = LengthSpec::parse(o.input, "--input"), out = LengthSpec::parse(o.output, "--output");
+  w.requests = make_requests(o.requests, in, out, o.seed);
+  if (o.concurrency > 0) {
+    if (o.concurrency > o.requests)
+      throw ConfigError(
+          fmt::format("--concurrency {}: more users than --requests {} (each user sends at least one)", o.concurrency, o.requests));
+    w.concurrency = o.concurrency;
+  } else {
+    set_open_loop_arrivals(w.requests, rate, parse_arrival(o.arrival), o.arrival == "gamma" ? o.cv : 1.0, o.seed);
+  }
+  return w;
+}
+
+void check_mode(const ServeOpts& o, bool capacity) {
+  const int modes = int(o.rate_given) + int(o.concurrency > 0) + int(!o.trace.empty());
+  if (capacity) {
+    if (o.concurrency > 0 || !o.trace.empty())
+      throw ConfigError("serve capacity: searches the --rate of an open loop; --concurrency and --trace do not apply");
+    return;
+  }
+  if (modes != 1) throw ConfigError("serve run: give exactly one of --rate R, --concurrency N, --trace FILE");
+  if (o.rate_given && (!std::isfinite(o.rate) || !(o.rate > 0)))
+    throw ConfigError(fmt::format("--rate {}: need a finite rate above 0 requests/s", o.rate));
+  if (o.arrival != "gamma" && o.cv != 1) throw ConfigError("--cv: only with --arrival gamma");
+}
+
+Json header(const Setup& s, const ServeOpts& o) {
+  Json j = {{"model", s.model.name},
+            {"system", fmt::format("{}x{}", s.sn.kind, s.sn.gpus)},
+            {"deployment", llm::deployment_json(s.server->deployment())},
+            {"scheduler", std::string(s.sp.scheduler.name())},
+            {"seed", o.seed}};
+  Json w;
+  if (!o.trace.empty())
+    w = {{"kind", "trace"}, {"file", o.trace}};
+  else if (o.concurrency > 0)
+    w = {{"kind", "closed_loop"}, {"concurrency", o.concurrency}};
+  else
+    w = {{"kind", "open_loop"}, {"arrival", o.arrival}, {"rate_per_s", o.rate}, {"cv", o.arrival == "gamma" ? o.cv : 1.0}};
+  if (o.trace.empty()) w["input"] = o.input, w["output"] = o.output, w["requests"] = o.requests;
+  j["workload"] = w;
+  return j;
+}
+
+void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
+  const auto line = [&](const char* name, const char* key) {
+    const Json& d = sum[key];
+    fmt::print("  {:<10} mean {:>10.2f}  p50 {:>10.2f}  p90 {:>10.2f}  p95 {:>10.2f}  p99 {:>10.2f} ms\n", name, d["mean"].get<double>(),
+               d["p50"].get<double>(), d["p90"].get<double>(), d["p95"].get<double>(), d["p99"].get<double>());
+  };
+  fmt::print("{} on {}x{} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.kind, s.sn.gpus,
+             s.server->deployment().describe(), s.sp.scheduler.name(), r.requests.size(), r.makespan_s());
+  fmt::print("  KV memory: {} blocks of {} tokens ({} tokens per attention rank, {} bytes per token per GPU)\n", r.memory.blocks,
+             s.sp.block_tokens, r.memory.tokens_per_rank, r.memory.kv_bytes_per_token);
+  line("TTFT", "ttft_ms");
+  line("TPOT", "tpot_ms");
+  line("ITL", "itl_ms");
+  line("E2E", "e2e_ms");
+  line("queueing", "queueing_ms");
+  fmt::print("  {:.1f} output tokens/s, {:.3f} requests/s, goodput {:.3f} requests/s (SLO attainment {:.1f}%)\n",
+             sum["output_tokens_per_s"].get<double>(), sum["requests_per_s"].get<double>(), sum["goodput_requests_per_s"].get<double>(),
+             100 * sum["slo_attainment"].get<double>());
+  fmt::print("  {} iterations, {} preemptions ({} tokens recomputed), mean {:.1f} requests in the system, engine busy {:.1f}%\n",
+             r.iterations, r.preemptions, r.recomputed_tokens, sum["mean_requests_in_system"].get<double>(),
+             100 * sum["engine_busy_fraction"].get<double>());
+}
+
+void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
+  check_mode(o, false);
+  if (!o.json.empty()) check_json_output(o.json);
+  if (!o.requests_out.empty()) check_json_output(o.requests_out, "--requests-out");
+  if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
+  const auto s = make_setup(k, o);
+  Workload w = make_workload(o, o.rate);
+  w.record_passes = !o.chrome_trace.empty();
+  const SimResult r = simulate(*s->server, s->sp, std::move(w));
+  const Json sum = summary(r, Slo{o.slo_ttft_ms, o.slo_tpot_ms});
+  print_summary(*s, r, sum);
+  if (!o.json.empty()) {
+    Json j = header(*s, o);
+    j["memory"] = r.memory.json();
+    j["summary"] = sum;
+    j["slo_attainment"] = sum["slo_attainment"];
+    j["config"] = s->config;
+    write_json_file(o.json, j);
+    fmt::print("wrote {}\n", o.json);
+  }
+  if (!o.requests_out.empty()) {
+    write_requests(o.requests_out, r);
+    fmt::print("wrote {}\n", o.requests_out);
+  }
+  if (!o.chrome_trace.empty()) {
+    write_chrome_trace(o.chrome_trace, r);
+    fmt::print("wrote {}\n", o.chrome_trace);
+  }
+  std::fflush(stdout);
+}
+
+void add_common(CLI::App& cmd, ServeOpts& o) {
+  cmd.add_option("--model", o.model, "a model of configs/models/ by name, or a config.json path")->required();
+  cmd.add_option("--system", o.system, "KIND x GPUS, e.g. h100x8 (KIND: a file of configs/gpus/ or a kind's YAML path)")->required();
+  cmd.add_option("--tp", o.tp, "attention tensor-parallel degree (sets llm.tp_size, no deployment search; 1: data parallel)")
+      ->check(CLI::Range(int64_t(1), int64_t(1024)));
+  cmd.add_option("--precision", o.precision, "weights, activations and KV: model, bf16, fp16, fp8, fp4 (sets llm.precision)");
+  cmd.add_option("--scheduler", o.scheduler, "vllm, chunked or static (sets serve.scheduler)");
+  cmd.add_option("--arrival", o.arrival, "open loop arrivals: poisson, gamma or constant")
+      ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
+  cmd.add_option("--cv", o.cv, "--arrival gamma: coefficient of variation of the gaps (1 = Poisson)")->check(finite_range(1e-3, 100));
+  cmd.add_option("--input", o.input, "prompt tokens: N, uniform:LO:HI or lognormal:MEAN:SIGMA");
+  cmd.add_option("--output", o.output, "output tokens: N, uniform:LO:HI or lognormal:MEAN:SIGMA");
+  cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
+      ->check(CLI::Range(int64_t(0), kMaxRequests));
+  cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths");
+  cmd.add_option("--json", o.json, "write the result (summary, config) to this file");
+}
+
+void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
+  check_mode(o, true);
+  if (!o.json.empty()) check_json_output(o.json);
+  if (!(o.p90_ttft_ms > 0) || !(o.p99_tpot_ms > 0)) throw ConfigError("serve capacity: give --slo-p90-ttft-ms and --slo-p99-tpot-ms");
+  const auto s = make_setup(k, o);
+  const ServeOpts base = o;
+  struct Probe {
+    double rate = 0, p90_ttft = 0, p99_tpot = 0, throughput = 0;
+    bool ok = false;
+  };
+  std::vector<Probe> probes;
+  const auto probe = [&](double rate) {
+    ServeOpts q = base;
+    q.rate = rate;
+    const SimResult r = simulate(*s->server, s->sp, make_workload(q, rate));
+    const Json sum = summary(r, Slo{});
+    Probe p{rate, sum["ttft_ms"]["p90"].get<double>(), sum["tpot_ms"]["p99"].get<double>(), sum["output_tokens_per_s"].get<double>()};
+    p.ok = p.p90_ttft <= o.p90_ttft_ms && p.p99_tpot <= o.p99_tpot_ms;
+    fmt::print("  rate {:>10.4f}/s: p90 TTFT {:>10.2f} ms, p99 TPOT {:>8.2f} ms, {:>10.1f} output tokens/s -> {}\n", rate, p.p90_ttft,
+               p.p99_tpot, p.throughput, p.ok ? "meets" : "misses");
+    std::fflush(stdout);
+    probes.push_back(p);
+    return p.ok;
+  };
+  fmt::print("{} on {}x{}: the highest rate with p90 TTFT <= {:g} ms and p99 TPOT <= {:g} ms ({} requests per probe)\n", s->model.name,
+             s->sn.kind, s->sn.gpus, o.p90_ttft_ms, o.p99_tpot_ms, o.requests);
+  // Bracket: from --rate-lo (or 0.1/s) double until a rate misses (at most 40 doublings), halve until one meets.
+  double lo = o.rate_lo > 0 ? o.rate_lo : 0.1, hi = 0;
+  bool found = false;
+  if (!probe(lo)) {
+    for (int i = 0; i < 30 && !found; ++i) {
+      hi = lo;
+      lo /= 2;
+      found = probe(lo);
+    }
+    if (!found) throw ModelError(fmt::format("serve capacity: no rate down to {:g}/s meets the SLOs", lo));
+  }
+  if (hi <= lo) {
+    hi = lo * 2;
+    for (int i = 0; i < 40 && probe(hi); ++i) lo = hi, hi *= 2;
+  }
+  while ((hi - lo) / hi > o.tolerance) {
+    const double mid = std::sqrt(lo * hi);
+    (probe(mid) ? lo : hi) = mid;
+  }
+  fmt::print("  capacity {:.4f} requests/s (the next probe, {:.4f}/s, misses)\n", lo, hi);
+  if (!o.json.empty()) {
+    Json j = header(*s, o);
+    j["workload"].erase("rate_per_s");
+    j["slo"] = {{"p90_ttft_ms", o.p90_ttft_ms}, {"p99_tpot_ms", o.p99_tpot_ms}};
+    j["capacity_requests_per_s"] = lo;
+    j["first_miss_requests_per_s"] = hi;
+    Json ps = Json::array();
+    for (const auto& p : probes)
+      ps.push_back({{"rate_per_s", p.rate},
+                    {"p90_ttft_ms", p.p90_ttft},
+                    {"p99_tpot_ms", p.p99_tpot},
+                    {"output_tokens_per_s", p.throughput},
+                    {"meets", p.ok}});
+    j["probes"] = ps;
+    j["config"] = s->config;
+    write_json_file(o.json, j);
+    fmt::print("wrote {}\n", o.json);
+  }
+}
+
+}  // namespace
+
+void add_serve(CLI::App& app) {
+  auto* group = app.add_subcommand("serve", "request-level LLM serving: arrivals, continuous batching, latency percentiles, goodput");
+  group->require_subcommand(1);
+  {
+    auto* cmd = group->add_subcommand("run", "simulate one workload: TTFT/TPOT/ITL/E2E percentiles, throughput, goodput");
+    auto k = std::make_shared<accel::KindOptions>();
+    auto o = std::make_shared<ServeOpts>();
+    k->add_to(*cmd);
+    add_common(*cmd, *o);
+    cmd->add_option("--rate", o->rate, "open loop: requests per second");
+    cmd->add_option("--concurrency", o->concurrency, "closed loop: users, each sending its next request when the last one finishes")
+        ->check(CLI::Range(int64_t(1), kMaxRequests));
+    cmd->add_option("--trace", o->trace,
+                    "arrivals and lengths from a trace: Azure LLM trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens), or JSON "
+                    "Lines (bitline's sessions or Mooncake's)");
+    cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
+    cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
+    cmd->add_option("--requests-out", o->requests_out, "write one record per request: F.jsonl (JSON lines) or F.csv");
+    cmd->add_option("--chrome-trace", o->chrome_trace, "write the iterations as a Chrome trace (Perfetto, chrome://tracing)");
+    cmd->callback([k, o, cmd] {
+      o->rate_given = cmd->count("--rate") > 0;
+      run_serve(*k, *o);
+    });
+  }
+  {
+    auto* cmd = group->add_subcommand("capacity", "the highest arrival rate whose p90 TTFT and p99 TPOT meet their SLOs");
+    auto k = std::make_shared<accel::KindOptions>();
+    auto o = std::make_shared<ServeOpts>();
+    k->add_to(*cmd);
+    add_common(*cmd, *o);
+    cmd->add_option("--slo-p90-ttft-ms", o->p90_ttft_ms, "SLO on the 90th percentile of TTFT, ms")
+        ->check(finite_range(1e-6, 3.6e6))
+        ->default_val(2000);
+    cmd->add_option("--slo-p99-tpot-ms", o->p99_tpot_ms, "SLO on the 99th percentile of TPOT, ms")
+        ->check(finite_range(1e-6, 3.6e6))
+        ->default_val(100);
+    cmd->add_option("--rate-lo", o->rate_lo, "first rate probed, requests/s (default 0.1)")->check(finite_range(1e-6, 1e6));
+    cmd->add_option("--tolerance", o->tolerance, "stop when the bracket is this narrow, relative")->check(finite_range(1e-4, 0.5));
+    cmd->callback([k, o] { capacity_serve(*k, *o); });
+  }
+}
+
+}  // namespace bitline::cli

@@ -1,0 +1,80 @@
+// Parameters of the request-level serving simulation (config section `serve`, `bitline describe serve`): the
+// scheduler and its limits, the PagedAttention block manager, and the memoisation of iteration times.
+// docs/serving.md explains them; every default names its source.
+#pragma once
+
+#include <cstdint>
+
+#include "core/params.hpp"
+#include "core/registry.hpp"
+
+namespace bitline::serve {
+
+/// serve.scheduler (table in serve/scheduler.cpp, make_scheduler).
+enum class SchedulerKind { Vllm, Chunked, Static };
+const Registry<SchedulerKind>& schedulers();
+
+struct ServeParams {
+  Choice<SchedulerKind, schedulers> scheduler;
+  int64_t max_num_seqs = 0;
+  int64_t max_num_batched_tokens = 0;
+  int64_t block_tokens = 0;
+  double watermark = 0;
+  int64_t buckets_per_octave = 0;
+  int64_t exact_below = 0;
+
+  template <class V>
+  void visit(V& v) {
+    v(scheduler, {.name = "scheduler",
+                  .def = "vllm",
+                  .desc = "how the engine forms each iteration's batch (docs/serving.md, \"Schedulers\")",
+                  .source = "vLLM V0 scheduler (vllm/core/scheduler.py), Sarathi-Serve (Agrawal et al., OSDI 2024), "
+                            "TensorRT-LLM gptSession static batching"});
+    v(max_num_seqs, {.name = "max_num_seqs",
+                     .def = "256",
+                     .desc = "most requests running at once (in the batch, prefilling or decoding)",
+                     .source = "assumption: vLLM's long-standing EngineArgs default max_num_seqs = 256 (vllm/engine/arg_utils.py)",
+                     .min = 1,
+                     .max = 1 << 16});
+    v(max_num_batched_tokens,
+      {.name = "max_num_batched_tokens",
+       .def = "8192",
+       .desc = "most tokens one iteration processes (prompt tokens plus one per decode): the vllm scheduler's limit on "
+               "a prefill pass (a longer prompt runs alone in its pass) and the chunked scheduler's budget per pass "
+               "(longer prompts are split); static batches prefill together whatever their size",
+       .source = "assumption: a common vLLM setting (its V1 OpenAI-server default on large GPUs, vllm/engine/arg_utils.py); "
+                 "Sarathi-Serve (OSDI 2024) uses token budgets of 512-2048",
+       .min = 1,
+       .max = 1 << 22});
+    v(block_tokens, {.name = "block_tokens",
+                     .def = "16",
+                     .desc = "tokens per PagedAttention KV block (every layer's KV of those tokens)",
+                     .source = "vLLM default block_size = 16 (Kwon et al., SOSP 2023, PagedAttention)",
+                     .min = 1,
+                     .max = 1 << 16});
+    v(watermark, {.name = "watermark",
+                  .def = "0.01",
+                  .desc = "fraction of the KV blocks a new prefill must leave free (decodes may use them), so running "
+                          "requests are not preempted as soon as one is admitted",
+                  .source = "vLLM V0 BlockSpaceManager watermark = 0.01 (vllm/core/block_manager.py)",
+                  .min = 0,
+                  .max = 0.5});
+    v(buckets_per_octave, {.name = "buckets_per_octave",
+                           .def = "16",
+                           .desc = "memoised iteration times: batch sizes and token counts above exact_below are timed at "
+                                   "geometric grid points, this many per doubling, and interpolated linearly between them "
+                                   "(0: every shape timed exactly)",
+                           .source = "bitline: docs/serving.md, \"Iteration time\" (the bucketed and exact runs are compared "
+                                     "by a test)",
+                           .min = 0,
+                           .max = 1024});
+    v(exact_below, {.name = "exact_below",
+                    .def = "64",
+                    .desc = "batch sizes and token counts up to this are timed exactly (no bucketing)",
+                    .source = "bitline",
+                    .min = 1,
+                    .max = 1 << 20});
+  }
+};
+
+}  // namespace bitline::serve

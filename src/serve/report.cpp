@@ -1,0 +1,150 @@
+#include "serve/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/json_io.hpp"
+
+namespace bitline::serve {
+
+double percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * double(v.size() - 1);
+  const size_t lo = size_t(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
+}
+
+Json distribution(std::vector<double> v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  const double mean = v.empty() ? 0.0 : sum / double(v.size());
+  return {{"mean", mean},
+          {"p50", percentile(v, 0.50)},
+          {"p90", percentile(v, 0.90)},
+          {"p95", percentile(v, 0.95)},
+          {"p99", percentile(v, 0.99)},
+          {"count", v.size()}};
+}
+
+Json distribution(std::vector<std::pair<double, int64_t>> v) {
+  std::sort(v.begin(), v.end());
+  int64_t n = 0;
+  double sum = 0;
+  for (const auto& [x, c] : v) n += c, sum += x * double(c);
+  // The k-th smallest value (0-based) of the expanded list.
+  const auto at = [&](int64_t k) {
+    for (const auto& [x, c] : v) {
+      if (k < c) return x;
+      k -= c;
+    }
+    return v.back().first;
+  };
+  const auto q = [&](double p) {
+    if (n == 0) return 0.0;
+    const double pos = p * double(n - 1);
+    const int64_t lo = int64_t(std::floor(pos));
+    const double a = at(lo), b = at(std::min(lo + 1, n - 1));
+    return a + (pos - double(lo)) * (b - a);
+  };
+  return {{"mean", n > 0 ? sum / double(n) : 0.0}, {"p50", q(0.50)}, {"p90", q(0.90)}, {"p95", q(0.95)}, {"p99", q(0.99)}, {"count", n}};
+}
+
+namespace {
+bool meets(const RequestRecord& q, const Slo& slo) {
+  if (slo.ttft_ms > 0 && q.ttft_s() * 1e3 > slo.ttft_ms) return false;
+  if (slo.tpot_ms > 0 && q.output > 1 && q.tpot_s() * 1e3 > slo.tpot_ms) return false;
+  return true;
+}
+}  // namespace
+
+Json summary(const SimResult& r, const Slo& slo) {
+  std::vector<double> ttft, tpot, e2e, queue, itl_mean, itl_max;
+  int64_t out_tokens = 0, in_tokens = 0, good = 0;
+  for (const auto& q : r.requests) {
+    ttft.push_back(q.ttft_s() * 1e3);
+    e2e.push_back(q.e2e_s() * 1e3);
+    queue.push_back(q.queueing_s() * 1e3);
+    if (q.output > 1) tpot.push_back(q.tpot_s() * 1e3);
+    out_tokens += q.output;
+    in_tokens += q.input;
+    good += meets(q, slo) ? 1 : 0;
+  }
+  const double span = r.makespan_s();
+  const double n = double(r.requests.size());
+  Json s;
+  s["requests"] = r.requests.size();
+  s["ttft_ms"] = distribution(ttft);
+  s["tpot_ms"] = distribution(tpot);
+  std::vector<std::pair<double, int64_t>> itl;
+  itl.reserve(r.itl.size());
+  for (const auto& [gap, c] : r.itl) itl.push_back({double(gap) * 1e-9, c});
+  s["itl_ms"] = distribution(std::move(itl));
+  s["e2e_ms"] = distribution(e2e);
+  s["queueing_ms"] = distribution(queue);
+  s["duration_s"] = span;
+  s["output_tokens_per_s"] = span > 0 ? double(out_tokens) / span : 0.0;
+  s["input_tokens_per_s"] = span > 0 ? double(in_tokens) / span : 0.0;
+  s["requests_per_s"] = span > 0 ? n / span : 0.0;
+  s["goodput_requests_per_s"] = span > 0 ? double(good) / span : 0.0;
+  s["slo_attainment"] = n > 0 ? double(good) / n : 0.0;
+  s["slo"] = {{"ttft_ms", slo.ttft_ms > 0 ? Json(slo.ttft_ms) : Json(nullptr)},
+              {"tpot_ms", slo.tpot_ms > 0 ? Json(slo.tpot_ms) : Json(nullptr)}};
+  s["mean_requests_in_system"] = span > 0 ? r.requests_time_integral_s / span : 0.0;
+  s["engine_busy_fraction"] = span > 0 ? to_s(r.busy) / span : 0.0;
+  s["iterations"] = r.iterations;
+  s["preemptions"] = r.preemptions;
+  s["tokens"] = {{"input", in_tokens},
+                 {"output", out_tokens},
+                 {"prefilled", r.prefill_tokens},
+                 {"recomputed", r.recomputed_tokens},
+                 {"decoded", r.decode_tokens},
+                 {"emitted", r.emitted_tokens},
+                 {"padded_decodes", r.padded_decode_tokens}};
+  s["shapes_timed"] = {{"decode", r.decode_shapes}, {"prefill", r.prefill_shapes}};
+  return s;
+}
+
+void write_chrome_trace(const std::filesystem::path& file, const SimResult& r) {
+  std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"serving engine\"}}";
+  for (const auto& p : r.passes) {
+    const char* name = p.prefills > 0 && p.decodes > 0 ? "mixed" : p.prefills > 0 ? "prefill" : "decode";
+    const double ts = double(p.start.raw()) * 1e-6, dur = double(p.duration.raw()) * 1e-6;
+    out += fmt::format(
+        ",\n{{\"name\": \"{}\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": {:.6f}, \"dur\": {:.6f}, \"args\": {{\"prefills\": {}, "
+        "\"decodes\": {}, \"prompt_tokens\": {}}}}}",
+        name, ts, dur, p.prefills, p.decodes, p.prompt_tokens);
+    out += fmt::format(",\n{{\"name\": \"batch\", \"ph\": \"C\", \"pid\": 1, \"ts\": {:.6f}, \"args\": {{\"requests\": {}}}}}", ts,
+                       p.prefills + p.decodes);
+  }
+  out += "\n]}\n";
+  write_text_file(file, out);
+}
+
+void write_requests(const std::filesystem::path& file, const SimResult& r) {
+  const bool csv = file.extension() == ".csv";
+  std::string out;
+  out.reserve(r.requests.size() * 160);
+  if (csv) out += "id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions\n";
+  for (const auto& q : r.requests) {
+    const double tpot = q.tpot_s() * 1e3;
+    if (csv)
+      out += fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{}\n", q.id, to_s(q.arrival), q.queueing_s() * 1e3,
+                         q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input, q.output, q.preemptions);
+    else
+      out += fmt::format(
+          "{{\"id\": {}, \"arrival_s\": {:.9f}, \"queueing_ms\": {:.6f}, \"ttft_ms\": {:.6f}, \"tpot_ms\": {:.6f}, \"itl_mean_ms\": "
+          "{:.6f}, "
+          "\"itl_max_ms\": {:.6f}, \"e2e_ms\": {:.6f}, \"input_tokens\": {}, \"output_tokens\": {}, \"preemptions\": {}}}\n",
+          q.id, to_s(q.arrival), q.queueing_s() * 1e3, q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input,
+          q.output, q.preemptions);
+  }
+  write_text_file(file, out);
+}
+
+}  // namespace bitline::serve

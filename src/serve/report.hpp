@@ -1,0 +1,44 @@
+// What a serving simulation reports: latency percentiles (TTFT, TPOT, ITL, E2E, queueing), throughput, goodput
+// under SLOs, the token accounting, and one record per request (JSON lines or CSV). Percentiles interpolate linearly
+// between order statistics (numpy's default, as vLLM's benchmark_serving computes them). See docs/serving.md,
+// "Outputs".
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/stats.hpp"
+#include "serve/simulator.hpp"
+
+namespace bitline::serve {
+
+/// The q-quantile (0..1) of `v` (sorted in place), linear between order statistics; 0 for an empty list.
+double percentile(std::vector<double>& v, double q);
+/// {"mean", "p50", "p90", "p95", "p99"} of `v` (in the unit given).
+Json distribution(std::vector<double> v);
+
+/// The same of values given as (value, count) runs.
+Json distribution(std::vector<std::pair<double, int64_t>> v);
+
+/// SLOs of goodput: a request meets them when its TTFT and its TPOT are within them (0: no SLO on that metric).
+struct Slo {
+  double ttft_ms = 0, tpot_ms = 0;
+};
+
+/// The summary: ttft_ms, tpot_ms (requests of more than one output token), itl_ms (every gap between two tokens of a
+/// request), e2e_ms, queueing_ms, each {mean, p50, p90, p95, p99}; output_tokens_per_s, requests_per_s,
+/// goodput_requests_per_s, slo_attainment, mean_requests_in_system, and the accounting.
+Json summary(const SimResult& r, const Slo& slo);
+
+/// One line per request: id, arrival_s, queueing_ms, ttft_ms, tpot_ms, itl_mean_ms, itl_max_ms, e2e_ms, input_tokens,
+/// output_tokens, preemptions. ".csv" writes CSV with a header, anything else JSON lines. OutputError when the file
+/// cannot be written.
+void write_requests(const std::filesystem::path& file, const SimResult& r);
+
+/// The iterations (SimResult::passes) as a Chrome trace (Trace Event Format, readable by Perfetto and
+/// chrome://tracing): one complete event per pass on the engine's track, named prefill, decode or mixed, with its
+/// requests and prompt tokens; and a counter of the requests in each pass. Timestamps in microseconds.
+void write_chrome_trace(const std::filesystem::path& file, const SimResult& r);
+
+}  // namespace bitline::serve

@@ -1,0 +1,204 @@
+#include "serve/scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace bitline::serve {
+
+const Registry<SchedulerKind>& schedulers() {
+  static const Registry<SchedulerKind> r(
+      "scheduler", {{"vllm",
+                     "continuous batching, prefill first (vLLM V0): a pass prefills the waiting requests that fit, else decodes all "
+                     "running ones; preemption by recompute",
+                     SchedulerKind::Vllm},
+                    {"chunked",
+                     "chunked prefill (Sarathi-Serve, vLLM V1): max_num_batched_tokens per pass, decodes first, then prompt chunks; "
+                     "preemption by recompute",
+                     SchedulerKind::Chunked},
+                    {"static", "static batching (TensorRT-LLM gptSession): a batch prefilled together and decoded to its longest request",
+                     SchedulerKind::Static}});
+  return r;
+}
+
+BlockManager::BlockManager(int64_t total, int64_t block_tokens, double watermark)
+    : total_(total), block_tokens_(block_tokens), watermark_(int64_t(std::floor(watermark * double(total)))), free_(total) {}
+
+bool BlockManager::grow(Seq& s, int64_t tokens) {
+  const int64_t need = blocks_for(tokens) - s.blocks;
+  if (need <= 0) return true;
+  if (need > free_) return false;
+  free_ -= need;
+  s.blocks += need;
+  return true;
+}
+
+void BlockManager::release(Seq& s) {
+  free_ += s.blocks;
+  s.blocks = 0;
+}
+
+namespace {
+
+/// Back to the waiting queue, in arrival order (requests are numbered in arrival order).
+void requeue(EngineState& st, int32_t i) {
+  const auto pos = std::lower_bound(st.waiting.begin(), st.waiting.end(), i);
+  st.waiting.insert(pos, i);
+}
+
+/// Recompute preemption of running request `i`.
+void preempt(EngineState& st, int32_t i) {
+  Seq& s = st.seqs[size_t(i)];
+  st.blocks.release(s);
+  s.computed = 0;
+  s.phase = Phase::Waiting;
+  ++s.preemptions;
+  ++st.preemptions;
+  st.running.erase(std::find(st.running.begin(), st.running.end(), i));
+  requeue(st, i);
+}
+
+/// Gives running request `i` the blocks for `tokens` tokens, preempting the most recently admitted running requests
+/// (other than those already scheduled in this pass) while none are free; false when `i` itself had to be preempted.
+bool grow_or_preempt(EngineState& st, int32_t i, int64_t tokens) {
+  Seq& s = st.seqs[size_t(i)];
+  while (!st.blocks.grow(s, tokens)) {
+    int32_t victim = -1;
+    for (auto it = st.running.rbegin(); it != st.running.rend(); ++it)
+      if (st.seqs[size_t(*it)].stamp != st.pass) {  // not already scheduled in this pass
+        victim = *it;
+        break;
+      }
+    if (victim < 0) victim = i;
+    preempt(st, victim);
+    if (victim == i) return false;
+  }
+  return true;
+}
+
+double mean_context(const EngineState& st, const std::vector<int32_t>& ids) {
+  double sum = 0;
+  for (int32_t i : ids) sum += double(st.seqs[size_t(i)].computed + 1);
+  return ids.empty() ? 0.0 : sum / double(ids.size());
+}
+
+/// Admits waiting requests (first come first served) as prefills while they fit: blocks leaving the watermark free,
+/// max_num_seqs, and `budget` tokens (a request that alone exceeds the budget runs alone, `alone_ok`). `chunk`: a
+/// prompt may be cut to what is left of the budget.
+void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, bool chunk, bool alone_ok) {
+  while (!st.waiting.empty() && budget > 0 && int64_t(st.running.size()) < p.max_num_seqs) {
+    const int32_t i = st.waiting.front();
+    Seq& s = st.seqs[size_t(i)];
+    int64_t n = s.prefill_target();
+    if (n > budget) {
+      if (chunk)
+        n = budget;
+      else if (!(alone_ok && b.empty()))
+        break;
+    }
+    if (!st.blocks.can_admit(st.blocks.blocks_for(n) - s.blocks)) break;
+    st.blocks.grow(s, n);
+    st.waiting.pop_front();
+    st.running.push_back(i);
+    s.phase = Phase::Prefill;
+    s.stamp = st.pass;
+    b.prefill.push_back(i);
+    b.chunks.push_back({0, n});
+    budget -= std::min(budget, n);
+  }
+}
+
+Batch schedule_vllm(const ServeParams& p, EngineState& st) {
+  Batch b;
+  ++st.pass;
+  int64_t budget = p.max_num_batched_tokens;
+  admit(p, st, b, budget, false, true);
+  if (!b.empty()) return b;
+  // Decode every running request (in admission order), preempting from the back when blocks run out.
+  const std::vector<int32_t> order = st.running;
+  for (int32_t i : order) {
+    Seq& s = st.seqs[size_t(i)];
+    if (!s.running()) continue;  // preempted meanwhile
+    if (grow_or_preempt(st, i, s.computed + 1)) {
+      s.stamp = st.pass;
+      b.decode.push_back(i);
+    }
+  }
+  b.decode_context = mean_context(st, b.decode);
+  return b;
+}
+
+Batch schedule_chunked(const ServeParams& p, EngineState& st) {
+  Batch b;
+  ++st.pass;
+  int64_t budget = p.max_num_batched_tokens;
+  const std::vector<int32_t> order = st.running;
+  // Running decodes first, then running prefills (their next chunk).
+  for (int pass = 0; pass < 2; ++pass)
+    for (int32_t i : order) {
+      if (budget <= 0) break;
+      Seq& s = st.seqs[size_t(i)];
+      if (!s.running()) continue;  // preempted meanwhile
+      if (pass == 0 && s.phase == Phase::Decode) {
+        if (grow_or_preempt(st, i, s.computed + 1)) {
+          s.stamp = st.pass;
+          b.decode.push_back(i);
+          budget -= 1;
+        }
+      } else if (pass == 1 && s.phase == Phase::Prefill) {
+        const int64_t n = std::min(s.prefill_target() - s.computed, budget);
+        if (grow_or_preempt(st, i, s.computed + n)) {
+          s.stamp = st.pass;
+          b.prefill.push_back(i);
+          b.chunks.push_back({s.computed, n});
+          budget -= n;
+        }
+      }
+    }
+  admit(p, st, b, budget, true, false);
+  b.decode_context = mean_context(st, b.decode);
+  return b;
+}
+
+Batch schedule_static(const ServeParams& p, EngineState& st) {
+  Batch b;
+  ++st.pass;
+  if (st.running.empty()) {
+    // A new batch: every member reserves its full context.
+    st.static_batch = 0;
+    while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
+      const int32_t i = st.waiting.front();
+      Seq& s = st.seqs[size_t(i)];
+      // (No watermark: a static batch reserves its full context, so nothing running can run out of blocks.)
+      if (st.blocks.blocks_for(s.input + s.output) > st.blocks.free()) break;
+      st.blocks.grow(s, s.input + s.output);
+      st.waiting.pop_front();
+      st.running.push_back(i);
+      s.phase = Phase::Prefill;
+      b.prefill.push_back(i);
+      b.chunks.push_back({0, s.prefill_target()});
+    }
+    st.static_batch = int64_t(b.prefill.size());
+    return b;
+  }
+  b.decode = st.running;
+  b.padded_decodes = st.static_batch;
+  b.decode_context = mean_context(st, b.decode);
+  return b;
+}
+
+}  // namespace
+
+Batch schedule(SchedulerKind kind, const ServeParams& p, EngineState& st) {
+  switch (kind) {
+    case SchedulerKind::Vllm:
+      return schedule_vllm(p, st);
+    case SchedulerKind::Chunked:
+      return schedule_chunked(p, st);
+    case SchedulerKind::Static:
+      return schedule_static(p, st);
+  }
+  throw std::logic_error("unhandled scheduler");
+}
+
+}  // namespace bitline::serve

@@ -1,0 +1,88 @@
+// The engine's scheduler: which requests each iteration (one forward pass) prefills and decodes, over a
+// PagedAttention block manager; preemption by recompute when blocks run out. One registry (serve.scheduler,
+// serve/params.hpp) names the policies; docs/serving.md gives the engine behaviour each follows:
+//   vllm     vLLM V0's default scheduler: prefill first. When requests wait and the first of them fits (its blocks,
+//            leaving the watermark free; max_num_seqs; the pass's max_num_batched_tokens), the iteration prefills
+//            the waiting requests that fit, first come first served, and decodes nothing; otherwise it decodes every
+//            running request. A decode that needs a block when none is free preempts the most recently admitted
+//            running request (recompute: its blocks are freed, it waits again at the front, and its prompt and
+//            generated tokens are prefilled again when it is readmitted)
+//   chunked  chunked prefill (Sarathi-Serve; vLLM V1's scheduler): a token budget of max_num_batched_tokens per
+//            iteration, spent on the running decodes first (one token each), then on the running prefills, then on
+//            new requests; a prompt longer than what is left is cut into a chunk; decodes and chunks share a pass
+//   static   static batching (TensorRT-LLM's gptSession): when nothing runs, up to max_num_seqs waiting requests
+//            whose full context (input + output) fits in the free blocks (no watermark) form a batch; it is prefilled in one pass and
+//            decoded until its longest request finishes, every pass at the batch's size (finished requests are
+//            padding), while new requests wait
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "core/units.hpp"
+#include "serve/iteration.hpp"
+#include "serve/params.hpp"
+
+namespace bitline::serve {
+
+enum class Phase : uint8_t { Waiting, Prefill, Decode, Done };
+
+/// A request inside the engine.
+struct Seq {
+  int64_t input = 0, output = 0;
+  int64_t generated = 0;  // output tokens emitted so far
+  int64_t computed = 0;   // tokens whose KV is cached (prompt tokens, then one per decode)
+  int64_t blocks = 0;     // KV blocks held
+  int64_t preemptions = 0;
+  uint64_t stamp = 0;  // the pass that last scheduled it (EngineState::pass)
+  Phase phase = Phase::Waiting;
+  bool running() const { return phase == Phase::Prefill || phase == Phase::Decode; }
+  /// Tokens the (re)prefill must compute: the prompt and, after a preemption, the tokens generated before it.
+  int64_t prefill_target() const { return input + generated; }
+};
+
+/// PagedAttention blocks of `block_tokens` tokens, counted (every block is alike).
+class BlockManager {
+ public:
+  BlockManager(int64_t total, int64_t block_tokens, double watermark);
+  int64_t total() const { return total_; }
+  int64_t free() const { return free_; }
+  int64_t watermark_blocks() const { return watermark_; }
+  int64_t block_tokens() const { return block_tokens_; }
+  int64_t blocks_for(int64_t tokens) const { return (tokens + block_tokens_ - 1) / block_tokens_; }
+  /// A new request may take `n` blocks if `watermark` blocks stay free after (vLLM's can_allocate).
+  bool can_admit(int64_t n) const { return free_ - n >= watermark_; }
+  /// Grows `s` to hold `tokens` tokens; false (nothing taken) when the blocks are not free.
+  bool grow(Seq& s, int64_t tokens);
+  void release(Seq& s);
+
+ private:
+  int64_t total_, block_tokens_, watermark_, free_;
+};
+
+/// What the scheduler gives an iteration.
+struct Batch {
+  std::vector<int32_t> prefill;  // requests with a chunk in this pass
+  std::vector<Chunk> chunks;     // their chunks, in the same order
+  std::vector<int32_t> decode;   // requests decoding one token
+  int64_t padded_decodes = 0;    // static batching: the batch's size (finished requests included)
+  double decode_context = 0;     // mean tokens a decode attends over
+  bool empty() const { return prefill.empty() && decode.empty(); }
+};
+
+/// The engine's queues and memory.
+struct EngineState {
+  std::vector<Seq>& seqs;
+  std::deque<int32_t> waiting;   // arrived, not running, first come first served (preempted ones go back in order)
+  std::vector<int32_t> running;  // admitted, in admission order
+  BlockManager blocks;
+  int64_t static_batch = 0;  // static: size of the batch in flight
+  uint64_t pass = 0;         // passes scheduled
+  int64_t preemptions = 0;
+};
+
+/// The next iteration's batch (it may preempt running requests, which go back to `waiting`). Empty when nothing can run.
+Batch schedule(SchedulerKind kind, const ServeParams& p, EngineState& st);
+
+}  // namespace bitline::serve

@@ -1,0 +1,78 @@
+// The request-level serving simulation: requests arrive (open loop, trace) or are sent by N users (closed loop),
+// wait, are scheduled iteration by iteration (serve/scheduler.hpp) and timed by the iteration model
+// (serve/iteration.hpp), on the one event engine (core/event_queue.hpp). Tokens are emitted at the end of the pass
+// that produces them: a request's first token at the end of its (last) prefill chunk, each later one at the end of a
+// decode pass. See docs/serving.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/stats.hpp"
+#include "llm/serving.hpp"
+#include "serve/params.hpp"
+#include "serve/workload.hpp"
+
+namespace bitline::serve {
+
+/// The KV memory the engine pages: per attention rank, from the GPU memory left after the weights, the runtime
+/// reserve and the activation workspace at max_num_seqs (Server::capacity).
+struct KvMemory {
+  int64_t kv_bytes_per_token = 0;  // on one GPU, all layers
+  int64_t tokens_per_rank = 0;     // KV tokens one attention rank holds
+  int64_t ranks = 1;
+  int64_t blocks = 0;  // PagedAttention blocks, all ranks
+  Json json() const;
+};
+/// ConfigError (exit 2) when the model does not fit with one block of KV, naming the memory.
+KvMemory kv_memory(const llm::Server& s, const ServeParams& p);
+
+/// One request's result.
+struct RequestRecord {
+  int64_t id = 0, input = 0, output = 0, preemptions = 0;
+  Time arrival{}, scheduled{}, first_token{}, finish{};
+  Time itl_max{};
+  double ttft_s() const { return to_s(first_token - arrival); }
+  double e2e_s() const { return to_s(finish - arrival); }
+  double queueing_s() const { return to_s(scheduled - arrival); }
+  /// (E2E - TTFT) / (output - 1); 0 for a single output token.
+  double tpot_s() const { return output > 1 ? to_s(finish - first_token) / double(output - 1) : 0.0; }
+};
+
+/// One iteration (forward pass), for a Chrome trace (Workload::record_passes).
+struct PassRecord {
+  Time start{}, duration{};
+  int32_t prefills = 0, decodes = 0;
+  int64_t prompt_tokens = 0;
+};
+
+struct Workload {
+  std::vector<Request> requests;  // in arrival order (closed loop: in the order the users send them)
+  int64_t concurrency = 0;        // > 0: closed loop with this many users (arrivals set by the simulation)
+  bool record_passes = false;     // keep every iteration (SimResult::passes), for a Chrome trace
+};
+
+struct SimResult {
+  std::vector<RequestRecord> requests;
+  KvMemory memory;
+  int64_t iterations = 0, preemptions = 0;
+  // Token accounting: prompt tokens prefilled (recomputed ones included), decode tokens, tokens emitted.
+  int64_t prefill_tokens = 0, recomputed_tokens = 0, decode_tokens = 0, emitted_tokens = 0;
+  int64_t padded_decode_tokens = 0;               // static batching: decode slots of requests already finished
+  Time start{}, end{};                            // first arrival, last finish
+  double requests_time_integral_s = 0;            // integral over time of the requests in the system (arrived, not finished)
+  int64_t decode_shapes = 0, prefill_shapes = 0;  // shapes timed by the iteration model
+  Time busy{};                                    // time the engine ran passes
+  /// Every inter-token gap of every request, as (gap in ps, how many) runs in the order they occurred (the decodes
+  /// of one pass mostly share their gap, so the runs stay short).
+  std::vector<std::pair<int64_t, int64_t>> itl;
+  std::vector<PassRecord> passes;  // with Workload::record_passes
+  double makespan_s() const { return to_s(end - start); }
+};
+
+/// Simulates `w` on `s`. ConfigError (exit 2) for a request that can never be served (its KV exceeds the memory).
+SimResult simulate(const llm::Server& s, const ServeParams& p, Workload w);
+
+}  // namespace bitline::serve

@@ -1,0 +1,346 @@
+#include "serve/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numbers>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/input.hpp"
+#include "llm/sessions.hpp"
+
+namespace bitline::serve {
+
+namespace {
+
+bool parse_int(const std::string& s, int64_t& v) {
+  const char* b = s.data();
+  const char* e = b + s.size();
+  auto r = std::from_chars(b, e, v);
+  return r.ec == std::errc() && r.ptr == e;
+}
+
+bool parse_double(const std::string& s, double& v) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t p = s.find(sep, start);
+    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  size_t a = 0, b = s.size();
+  while (a < b && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r' || s[a] == '"')) ++a;
+  while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t' || s[b - 1] == '\r' || s[b - 1] == '"')) --b;
+  return s.substr(a, b - a);
+}
+
+}  // namespace
+
+LengthSpec LengthSpec::parse(const std::string& text, const std::string& option) {
+  LengthSpec l;
+  const auto bad = [&](const std::string& why) {
+    return ConfigError(fmt::format("{} '{}': {} (expected N, uniform:LO:HI or lognormal:MEAN:SIGMA, tokens >= 1)", option, text, why));
+  };
+  const auto parts = split(text, ':');
+  if (parts.size() == 1) {
+    if (!parse_int(parts[0], l.fixed)) throw bad("not a whole number of tokens");
+    if (l.fixed < 1) throw bad("a request needs at least one token");
+    if (l.fixed > kMaxTokens) throw bad(fmt::format("more than {} tokens", kMaxTokens));
+    l.kind = Kind::Fixed;
+    return l;
+  }
+  if (parts[0] == "uniform" && parts.size() == 3) {
+    if (!parse_int(parts[1], l.lo) || !parse_int(parts[2], l.hi)) throw bad("LO and HI must be whole numbers");
+    if (l.lo < 1 || l.hi < l.lo) throw bad("need 1 <= LO <= HI");
+    if (l.hi > kMaxTokens) throw bad(fmt::format("more than {} tokens", kMaxTokens));
+    l.kind = Kind::Uniform;
+    return l;
+  }
+  if (parts[0] == "lognormal" && parts.size() == 3) {
+    if (!parse_double(parts[1], l.mean) || !parse_double(parts[2], l.sigma)) throw bad("MEAN and SIGMA must be numbers");
+    if (!(l.mean >= 1) || l.mean > double(kMaxTokens)) throw bad(fmt::format("MEAN must be in [1, {}]", kMaxTokens));
+    if (!(l.sigma >= 0) || l.sigma > 4) throw bad("SIGMA must be in [0, 4]");
+    l.kind = Kind::Lognormal;
+    return l;
+  }
+  throw bad("unknown form");
+}
+
+int64_t LengthSpec::draw(Rng& rng) const {
+  switch (kind) {
+    case Kind::Fixed:
+      return fixed;
+    case Kind::Uniform:
+      return lo + int64_t(rng.below(uint64_t(hi - lo + 1)));
+    case Kind::Lognormal: {
+      // ln X ~ N(mu, sigma^2) with E[X] = mean: mu = ln(mean) - sigma^2 / 2.
+      const double mu = std::log(mean) - sigma * sigma / 2;
+      const double x = std::exp(mu + sigma * draw_normal(rng));
+      return std::clamp<int64_t>(int64_t(std::llround(x)), 1, kMaxTokens);
+    }
+  }
+  return 1;
+}
+
+double LengthSpec::expected() const {
+  switch (kind) {
+    case Kind::Fixed:
+      return double(fixed);
+    case Kind::Uniform:
+      return (double(lo) + double(hi)) / 2;
+    case Kind::Lognormal:
+      return mean;
+  }
+  return 0;
+}
+
+std::string LengthSpec::describe() const {
+  switch (kind) {
+    case Kind::Fixed:
+      return fmt::format("{}", fixed);
+    case Kind::Uniform:
+      return fmt::format("uniform:{}:{}", lo, hi);
+    case Kind::Lognormal:
+      return fmt::format("lognormal:{:g}:{:g}", mean, sigma);
+  }
+  return "?";
+}
+
+ArrivalKind parse_arrival(const std::string& text) {
+  if (text == "poisson") return ArrivalKind::Poisson;
+  if (text == "gamma") return ArrivalKind::Gamma;
+  if (text == "constant") return ArrivalKind::Constant;
+  throw ConfigError(fmt::format("--arrival '{}': not one of poisson|gamma|constant", text));
+}
+
+const char* to_string(ArrivalKind k) {
+  switch (k) {
+    case ArrivalKind::Poisson:
+      return "poisson";
+    case ArrivalKind::Gamma:
+      return "gamma";
+    case ArrivalKind::Constant:
+      return "constant";
+  }
+  return "?";
+}
+
+double draw_normal(Rng& rng) {
+  const double u1 = 1.0 - rng.uniform();  // (0, 1]
+  const double u2 = rng.uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+double draw_exponential(Rng& rng) { return -std::log(1.0 - rng.uniform()); }
+
+double draw_gamma(Rng& rng, double shape) {
+  if (shape < 1) {
+    // Gamma(k) = Gamma(k + 1) U^(1/k).
+    const double u = 1.0 - rng.uniform();
+    return draw_gamma(rng, shape + 1) * std::pow(u, 1.0 / shape);
+  }
+  const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  while (true) {
+    double x = 0, v = 0;
+    do {
+      x = draw_normal(rng);
+      v = 1.0 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = 1.0 - rng.uniform();
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+  }
+}
+
+std::vector<Request> make_requests(int64_t count, const LengthSpec& in, const LengthSpec& out, uint64_t seed) {
+  if (count < 1) throw ConfigError(fmt::format("--requests {}: need at least one request", count));
+  if (count > kMaxRequests) throw ConfigError(fmt::format("--requests {}: at most {} requests per simulation", count, kMaxRequests));
+  Rng ri = Rng::derive(seed, "serve.input"), ro = Rng::derive(seed, "serve.output");
+  std::vector<Request> reqs(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    reqs[size_t(i)].id = i;
+    reqs[size_t(i)].input = in.draw(ri);
+    reqs[size_t(i)].output = out.draw(ro);
+  }
+  return reqs;
+}
+
+void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind kind, double cv, uint64_t seed) {
+  if (!std::isfinite(rate) || !(rate > 0)) throw ConfigError(fmt::format("--rate {}: need a finite rate above 0 requests/s", rate));
+  if (!std::isfinite(cv) || !(cv > 0) || cv > 100) throw ConfigError(fmt::format("--cv {}: need a finite value in (0, 100]", cv));
+  // Gaps in seconds; the arrival times are summed in double seconds and rounded to picoseconds once each.
+  const double max_s = 4e6;  // ~46 days: far inside Time's ~106 days
+  Rng rng = Rng::derive(seed, "serve.arrivals");
+  const double shape = 1.0 / (cv * cv);
+  double t = 0;
+  for (auto& r : reqs) {
+    double gap = 0;
+    switch (kind) {
+      case ArrivalKind::Poisson:
+        gap = draw_exponential(rng) / rate;
+        break;
+      case ArrivalKind::Gamma:
+        gap = draw_gamma(rng, shape) / (shape * rate);
+        break;
+      case ArrivalKind::Constant:
+        gap = 1.0 / rate;
+        break;
+    }
+    t += gap;
+    if (!(t < max_s))
+      throw ConfigError(fmt::format("--rate {:g}: {} requests arrive over more than {:g} s; use a higher rate or fewer requests", rate,
+                                    reqs.size(), max_s));
+    r.arrival = Time(int64_t(std::llround(t * 1e12)));
+  }
+}
+
+namespace {
+
+// Seconds since 1970 of a civil date (Howard Hinnant's days_from_civil).
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// "YYYY-MM-DD HH:MM:SS[.f...]" or a number of seconds.
+bool parse_timestamp(const std::string& s, double& out) {
+  if (parse_double(s, out)) return true;
+  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0;
+  double sec = 0;
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') return false;
+  if (!parse_int(s.substr(0, 4), y) || !parse_int(s.substr(5, 2), mo) || !parse_int(s.substr(8, 2), d) || !parse_int(s.substr(11, 2), h) ||
+      !parse_int(s.substr(14, 2), mi))
+    return false;
+  std::string rest = s.substr(17);
+  if (!rest.empty() && (rest.back() == 'Z')) rest.pop_back();
+  if (!parse_double(rest, sec)) return false;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61) return false;
+  out = double(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60) + sec;
+  return true;
+}
+
+}  // namespace
+
+std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t limit) {
+  const std::string text = read_input_file(file, kMaxTraceFileBytes, "trace");
+  std::istringstream in(text);
+  std::string line;
+  int64_t lineno = 0;
+  const std::string f = file.string();
+  // Header.
+  int col_t = -1, col_in = -1, col_out = -1;
+  size_t columns = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (trim(line).empty()) continue;
+    const auto h = split(line, ',');
+    columns = h.size();
+    for (size_t i = 0; i < h.size(); ++i) {
+      const std::string name = trim(h[i]);
+      if (name == "TIMESTAMP") col_t = int(i);
+      if (name == "ContextTokens") col_in = int(i);
+      if (name == "GeneratedTokens") col_out = int(i);
+    }
+    break;
+  }
+  if (columns == 0) throw ConfigError(fmt::format("{}: empty trace (expected a header TIMESTAMP,ContextTokens,GeneratedTokens)", f));
+  for (auto [c, name] : {std::pair{col_t, "TIMESTAMP"}, std::pair{col_in, "ContextTokens"}, std::pair{col_out, "GeneratedTokens"}})
+    if (c < 0)
+      throw ConfigError(
+          fmt::format("{}:{}: the header has no column {} (expected TIMESTAMP,ContextTokens,GeneratedTokens)", f, lineno, name));
+  std::vector<Request> reqs;
+  double first = 0, prev = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (trim(line).empty()) continue;
+    if (limit > 0 && int64_t(reqs.size()) >= limit) break;
+    if (int64_t(reqs.size()) >= kMaxRequests) throw ConfigError(fmt::format("{}:{}: more than {} requests", f, lineno, kMaxRequests));
+    const auto cells = split(line, ',');
+    if (cells.size() != columns) throw ConfigError(fmt::format("{}:{}: {} columns, the header has {}", f, lineno, cells.size(), columns));
+    const auto where = [&](int c, const char* name) { return fmt::format("{}:{}: column {} ({})", f, lineno, c + 1, name); };
+    double t = 0;
+    int64_t ni = 0, no = 0;
+    if (!parse_timestamp(trim(cells[size_t(col_t)]), t))
+      throw ConfigError(
+          fmt::format("{}: '{}' is not a time (seconds, or YYYY-MM-DD HH:MM:SS.f)", where(col_t, "TIMESTAMP"), trim(cells[size_t(col_t)])));
+    if (!parse_int(trim(cells[size_t(col_in)]), ni))
+      throw ConfigError(
+          fmt::format("{}: '{}' is not a whole number of tokens", where(col_in, "ContextTokens"), trim(cells[size_t(col_in)])));
+    if (!parse_int(trim(cells[size_t(col_out)]), no))
+      throw ConfigError(
+          fmt::format("{}: '{}' is not a whole number of tokens", where(col_out, "GeneratedTokens"), trim(cells[size_t(col_out)])));
+    if (ni < 1 || ni > kMaxTokens)
+      throw ConfigError(fmt::format("{}: {} tokens: need 1 to {} (a zero-length prompt cannot be served)", where(col_in, "ContextTokens"),
+                                    ni, kMaxTokens));
+    if (no < 1 || no > kMaxTokens)
+      throw ConfigError(fmt::format("{}: {} tokens: need 1 to {} (a request generates at least one token)",
+                                    where(col_out, "GeneratedTokens"), no, kMaxTokens));
+    if (reqs.empty()) first = prev = t;
+    if (t < 0) throw ConfigError(fmt::format("{}: negative time {}", where(col_t, "TIMESTAMP"), t));
+    if (t < prev)
+      throw ConfigError(
+          fmt::format("{}: time {} is before the previous row's {} (rows must be sorted)", where(col_t, "TIMESTAMP"), t, prev));
+    if (t - first > 4e6) throw ConfigError(fmt::format("{}: the trace spans more than 4e6 s", where(col_t, "TIMESTAMP")));
+    prev = t;
+    Request r;
+    r.id = int64_t(reqs.size());
+    r.arrival = Time(int64_t(std::llround((t - first) * 1e12)));
+    r.input = ni;
+    r.output = no;
+    reqs.push_back(r);
+  }
+  if (reqs.empty()) throw ConfigError(fmt::format("{}: no requests after the header", f));
+  return reqs;
+}
+
+std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit) {
+  if (file.extension() == ".csv") return read_azure_trace(file, limit);
+  struct Row {
+    double t = 0;
+    int64_t input = 0, output = 0;
+  };
+  std::vector<Row> rows;
+  const llm::Trace tr = llm::read_any_trace(file, 512);  // (block size: only the prefix hashes use it)
+  if (const auto* turns = std::get_if<std::vector<llm::Turn>>(&tr))
+    for (const auto& t : *turns) rows.push_back({t.timestamp, t.input, t.output});
+  else
+    for (const auto& q : std::get<llm::PrefixTrace>(tr).requests) rows.push_back({q.timestamp, q.input, q.output});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.t < b.t; });
+  if (limit > 0 && int64_t(rows.size()) > limit) rows.resize(size_t(limit));
+  if (rows.empty()) throw ConfigError(fmt::format("{}: no requests in the trace", file.string()));
+  if (rows.back().t - rows.front().t > 4e6) throw ConfigError(fmt::format("{}: the trace spans more than 4e6 s", file.string()));
+  std::vector<Request> reqs;
+  for (const Row& r : rows) {
+    if (r.input < 1 || r.output < 1 || r.input > kMaxTokens || r.output > kMaxTokens)
+      throw ConfigError(
+          fmt::format("{}: a request of {} prompt and {} output tokens: need 1 to {} each", file.string(), r.input, r.output, kMaxTokens));
+    Request q;
+    q.id = int64_t(reqs.size());
+    q.arrival = Time(int64_t(std::llround((r.t - rows.front().t) * 1e12)));
+    q.input = r.input;
+    q.output = r.output;
+    reqs.push_back(q);
+  }
+  return reqs;
+}
+
+}  // namespace bitline::serve

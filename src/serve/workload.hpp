@@ -1,0 +1,74 @@
+// Workloads of the serving simulation: the requests (arrival time, prompt and output tokens) an engine is offered.
+//   open loop    arrivals at a rate: poisson (exponential gaps), gamma (gaps of a given coefficient of variation),
+//                constant (evenly spaced); the clients do not wait for answers
+//   closed loop  N users, each sending its next request the moment its previous one finishes (how the benchmark
+//                clients of vLLM and NVIDIA measure at a concurrency); arrival times then come out of the simulation
+//   trace        the Azure LLM inference trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens): arrivals and lengths
+// Lengths: fixed N, uniform:LO:HI, lognormal:MEAN:SIGMA (the mean in tokens, sigma of the log). All draws come from
+// seeded streams (core/rng.hpp) with their own distributions, so a seed gives the same requests everywhere.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/units.hpp"
+
+namespace bitline::serve {
+
+struct Request {
+  int64_t id = 0;
+  Time arrival{};  // open loop and traces; closed loop: set when its user sends it
+  int64_t input = 0, output = 0;
+};
+
+/// A distribution of token counts: fixed, uniform (inclusive) or lognormal (mean tokens, sigma of ln).
+struct LengthSpec {
+  enum class Kind { Fixed, Uniform, Lognormal } kind = Kind::Fixed;
+  int64_t fixed = 0, lo = 0, hi = 0;
+  double mean = 0, sigma = 0;
+  /// "N", "uniform:LO:HI" or "lognormal:MEAN:SIGMA"; ConfigError naming `option` and the text otherwise (a length
+  /// of 0 tokens is refused: every request has at least one prompt and one output token).
+  static LengthSpec parse(const std::string& text, const std::string& option);
+  int64_t draw(Rng& rng) const;  // >= 1, at most kMaxTokens
+  double expected() const;       // mean tokens (before clamping)
+  std::string describe() const;
+};
+
+/// Longest prompt or output a request may have (the simulator's bound; any model's context is shorter).
+inline constexpr int64_t kMaxTokens = int64_t(1) << 22;
+/// Most requests one simulation holds (about 200 bytes each).
+inline constexpr int64_t kMaxRequests = int64_t(50) << 20;
+
+enum class ArrivalKind { Poisson, Gamma, Constant };
+/// "poisson", "gamma", "constant"; ConfigError otherwise.
+ArrivalKind parse_arrival(const std::string& text);
+const char* to_string(ArrivalKind k);
+
+/// Standard normal, exponential (mean 1) and gamma (shape k, scale 1) draws from `rng` (Box-Muller; inversion;
+/// Marsaglia and Tsang 2000, with the k < 1 boost).
+double draw_normal(Rng& rng);
+double draw_exponential(Rng& rng);
+double draw_gamma(Rng& rng, double shape);
+
+/// `count` requests with lengths from `in` and `out` (one stream each, from `seed`); arrivals 0 (closed loop).
+std::vector<Request> make_requests(int64_t count, const LengthSpec& in, const LengthSpec& out, uint64_t seed);
+/// Sets the arrivals of `reqs` for an open loop at `rate` requests per second (cv: gamma's coefficient of
+/// variation of the gaps; 1 = Poisson). The first request arrives after one gap. ConfigError for a rate that is not
+/// finite and positive, or a cv that is not.
+void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind kind, double cv, uint64_t seed);
+
+/// Reads an Azure LLM inference trace (CSV with a header naming TIMESTAMP, ContextTokens, GeneratedTokens in any
+/// order; TIMESTAMP in seconds from the start or as "YYYY-MM-DD HH:MM:SS[.ffffff]"): arrivals relative to the first
+/// row, at most `limit` rows (0: all). ConfigError naming the file, line, column and reason for a missing column,
+/// a value that is not a number, a zero length, a negative or decreasing time.
+std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t limit);
+/// A trace by its format: a .csv file is an Azure trace; otherwise a JSON Lines trace read by the sessions' reader
+/// (llm/sessions.hpp: bitline's sessions, whose turns become requests, or Mooncake's), its requests sorted by time
+/// (ties in file order), arrivals relative to the first, at most `limit` (0: all). The readers' errors name the file,
+/// line and field.
+std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit);
+
+}  // namespace bitline::serve

@@ -1,0 +1,303 @@
+// The request-level serving simulation (src/serve/): its laws (a lone request is the single-request model, Little's
+// law, every token accounted for), memory pressure (a closed loop beyond the KV memory queues), the bucketed
+// iteration times against exact ones, static batches against the batch search, and the workload generators.
+#include <gtest/gtest.h>
+#include <iostream>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "../llm/llm_test_util.hpp"
+#include "core/error.hpp"
+#include "llm/prefill.hpp"
+#include "serve/iteration.hpp"
+#include "serve/report.hpp"
+#include "serve/simulator.hpp"
+
+using namespace bitline;
+using namespace bitline::serve;
+using bitline::llm::test::preset_kind;
+using bitline::llm::test::shipped;
+
+namespace {
+
+ServeParams params(SchedulerKind k = SchedulerKind::Vllm) {
+  ServeParams p = default_params<ServeParams>();
+  p.scheduler = k;
+  return p;
+}
+
+Workload open_loop(int64_t n, int64_t in, int64_t out, double rate, ArrivalKind a = ArrivalKind::Poisson, uint64_t seed = 1) {
+  Workload w;
+  w.requests = make_requests(n, LengthSpec::parse(std::to_string(in), "--input"), LengthSpec::parse(std::to_string(out), "--output"), seed);
+  set_open_loop_arrivals(w.requests, rate, a, 1.0, seed);
+  return w;
+}
+
+Workload closed_loop(int64_t n, int64_t users, int64_t in, int64_t out) {
+  Workload w;
+  w.requests = make_requests(n, LengthSpec::parse(std::to_string(in), "--input"), LengthSpec::parse(std::to_string(out), "--output"), 1);
+  w.concurrency = users;
+  return w;
+}
+
+double mean_of(const SimResult& r, double (RequestRecord::*f)() const) {
+  double s = 0;
+  for (const auto& q : r.requests) s += (q.*f)();
+  return s / double(r.requests.size());
+}
+
+struct Fixture {
+  llm::ModelConfig m = shipped("llama2-7b");
+  llm::KindParams k = preset_kind("h100");
+  llm::Server s{m, k, 1};
+};
+
+}  // namespace
+
+TEST(ServeLaws, AtALowRateEveryRequestIsTheSingleRequestModel) {
+  Fixture f;
+  const int64_t in = 512, out = 64;
+  // One request every 100 s: each finishes (a few seconds) long before the next arrives.
+  const SimResult r = simulate(f.s, params(), open_loop(5, in, out, 0.01, ArrivalKind::Constant));
+  // The single-request model (accel run's): TTFT = the prefill of the prompt, TPOT = the decode step of one request
+  // at its mean context, E2E = TTFT + (OUT - 1) TPOT.
+  llm::PrefillParams pp;
+  const Time ttft = llm::time_prefill(f.s.model(), f.s.deployment(), f.s.weights(), f.s.gpu(), f.s.network(),
+                                      llm::prefill_memory(f.s.system()), in, pp, 0)
+                        .time;
+  const llm::ContextSpec c{"", in, out};
+  const Time tpot = f.s.step_at({in + out / 2}, c, false, llm::engine_overheads(llm::EngineKind::None, false)).step;
+  const double e2e = to_s(llm::request_latency(ttft, Time{}, tpot, out).end_to_end);
+  for (const auto& q : r.requests) {
+    EXPECT_EQ(q.preemptions, 0);
+    EXPECT_EQ(q.scheduled, q.arrival);  // an idle engine takes it at once
+    EXPECT_NEAR(q.ttft_s() / to_s(ttft), 1.0, 0.001) << q.id;
+    EXPECT_NEAR(q.tpot_s() / to_s(tpot), 1.0, 0.01) << q.id;
+    EXPECT_NEAR(q.e2e_s() / e2e, 1.0, 0.01) << q.id;
+  }
+}
+
+TEST(ServeLaws, LittlesLawHolds) {
+  Fixture f;
+  // A loaded engine: Poisson arrivals at a rate that keeps several requests in the system.
+  const SimResult r = simulate(f.s, params(), open_loop(2000, 256, 128, 8.0));
+  const Json s = summary(r, Slo{});
+  const double L = s["mean_requests_in_system"].get<double>();
+  const double lambda = s["requests_per_s"].get<double>();
+  const double W = s["e2e_ms"]["mean"].get<double>() * 1e-3;
+  EXPECT_GT(L, 2.0);  // not an idle engine
+  EXPECT_NEAR(L / (lambda * W), 1.0, 0.02);
+}
+
+TEST(ServeLaws, EveryTokenIsAccountedFor) {
+  Fixture f;
+  // A closed loop whose KV demand exceeds the memory, so requests are preempted and recomputed.
+  for (SchedulerKind k : {SchedulerKind::Vllm, SchedulerKind::Chunked, SchedulerKind::Static}) {
+    ServeParams p = params(k);
+    const SimResult r = simulate(f.s, p, closed_loop(400, 200, 1500, 1000));
+    int64_t in = 0, out = 0;
+    for (const auto& q : r.requests) in += q.input, out += q.output;
+    EXPECT_EQ(r.emitted_tokens, out);
+    // Each request computes the KV of its prompt and of every output token but the last, once, plus what
+    // preemption made it recompute.
+    EXPECT_EQ(r.prefill_tokens + r.decode_tokens, in + out - int64_t(r.requests.size()) + r.recomputed_tokens);
+    if (k == SchedulerKind::Static) {
+      EXPECT_EQ(r.preemptions, 0);  // a static batch reserves its full context
+      EXPECT_GT(r.padded_decode_tokens, -1);
+    } else {
+      EXPECT_GT(r.preemptions, 0) << "the workload must exercise preemption";
+      EXPECT_GT(r.recomputed_tokens, 0);
+    }
+    int64_t pre = 0;
+    for (const auto& q : r.requests) pre += q.preemptions;
+    EXPECT_EQ(pre, r.preemptions);
+  }
+}
+
+TEST(ServeMemory, AClosedLoopBeyondTheKvMemoryQueues) {
+  Fixture f;
+  const KvMemory km = kv_memory(f.s, params());
+  const int64_t in = 1000, out = 1000;
+  const int64_t fit = km.tokens_per_rank / (in + out);  // requests whose whole context fits at once
+  ASSERT_GT(fit, 8);
+  ASSERT_LT(fit, 64);
+  std::vector<double> ttft, thr;
+  for (int64_t users : {int64_t(4), fit / 2, 2 * fit, 4 * fit}) {
+    const SimResult r = simulate(f.s, params(), closed_loop(3 * users, users, in, out));
+    const Json s = summary(r, Slo{});
+    ttft.push_back(s["ttft_ms"]["mean"].get<double>());
+    thr.push_back(s["output_tokens_per_s"].get<double>());
+  }
+  // TTFT grows with the users; throughput grows while the KV fits, then plateaus.
+  for (size_t i = 1; i < ttft.size(); ++i) EXPECT_GT(ttft[i], ttft[i - 1]) << i;
+  EXPECT_GT(thr[1], 1.5 * thr[0]);
+  EXPECT_NEAR(thr[3] / thr[2], 1.0, 0.1);
+  EXPECT_GT(ttft[3], 2 * ttft[2]);  // past the plateau, users wait
+}
+
+TEST(ServeIteration, BucketedTimesAreTheExactOnesWithinAFewTenthsOfAPercent) {
+  Fixture f;
+  ServeParams exact = params(), bucketed = params();
+  exact.buckets_per_octave = 0;
+  IterationModel a(f.s, exact, 128), b(f.s, bucketed, 128);
+  double worst = 0;
+  for (int64_t n : {1, 7, 64, 65, 100, 333, 1000, 2047, 5000})
+    for (int64_t ctx : {100, 999, 3000})
+      for (int64_t chunk : {0, 200, 1500}) {
+        std::vector<Chunk> ch;
+        if (chunk > 0) ch.push_back({ctx, chunk});
+        const double ta = double(a.pass(ch, n, double(ctx)).raw()), tb = double(b.pass(ch, n, double(ctx)).raw());
+        worst = std::max(worst, std::abs(tb / ta - 1));
+      }
+  // Measured worst: 0.29% (one decode beside a 1,500-token chunk: the GEMM tiles' steps in M between grid points).
+  EXPECT_LT(worst, 0.005);
+  // The same workload end to end: the means agree within 0.5% (E2E) and 1% (TTFT, whose queueing part amplifies
+  // small differences in the passes).
+  const Workload w = open_loop(500, 700, 200, 6.0);
+  const SimResult ra = simulate(f.s, exact, w), rb = simulate(f.s, bucketed, w);
+  EXPECT_NEAR(mean_of(rb, &RequestRecord::e2e_s) / mean_of(ra, &RequestRecord::e2e_s), 1.0, 0.005);
+  EXPECT_NEAR(mean_of(rb, &RequestRecord::ttft_s) / mean_of(ra, &RequestRecord::ttft_s), 1.0, 0.01);
+  EXPECT_LT(rb.decode_shapes, ra.decode_shapes);  // what the bucketing buys
+}
+
+TEST(ServeIteration, APassIsItsPartsAndAPrefillChunkItsCausalAttention) {
+  Fixture f;
+  ServeParams p = params();
+  p.buckets_per_octave = 0;
+  IterationModel m(f.s, p, 100);
+  // Prefill alone: the prefill model's time of the prompt.
+  llm::PrefillParams pp;
+  const Time pf = llm::time_prefill(f.s.model(), f.s.deployment(), f.s.weights(), f.s.gpu(), f.s.network(),
+                                    llm::prefill_memory(f.s.system()), 900, pp, 0)
+                      .time;
+  EXPECT_NEAR(double(m.pass({{0, 900}}, 0, 0).raw()) / double(pf.raw()), 1.0, 1e-6);  // (the model rounds each class to ps)
+  // Decode alone: the decode step.
+  const auto d = m.decode(10, 2000);
+  EXPECT_NEAR(double(m.pass({}, 10, 2000).raw()), d.step_ps, 2.0);
+  // Mixed: the sum less the decode's weight reads, overheads and collectives (the pass reads the weights once).
+  const double mixed = double(m.pass({{0, 900}}, 10, 2000).raw());
+  EXPECT_NEAR(mixed / (double(pf.raw()) + d.step_ps - d.shared_ps), 1.0, 1e-6);
+  EXPECT_LT(mixed, double(pf.raw()) + d.step_ps);
+  EXPECT_GT(mixed, std::max(double(pf.raw()), d.step_ps));
+  // A chunk's attention at offset 0 is the attention part of the prefill model's pass, exactly.
+  for (int64_t n : {1, 100, 900, 4096, 20000}) EXPECT_NEAR(m.attention_ps(0, n) / m.prefill_attention_ps(n), 1.0, 1e-6) << n;
+  // A chunk later in a prompt costs more attention than the same chunk at its start.
+  EXPECT_GT(m.pass({{4000, 512}}, 0, 0), m.pass({{0, 512}}, 0, 0));
+}
+
+TEST(ServeSchedulers, StaticBatchesAtSaturationAgainstTheBatchSearch) {
+  Fixture f;
+  // The batch search's throughput at a generous SLO (capacity-bound batch) vs static batches of that size, decode
+  // dominated (short prompts), a closed loop that keeps the engine full.
+  const llm::ContextSpec c{"", 128, 512};
+  const llm::PointResult pr = f.s.search(c, ms(200));
+  ASSERT_TRUE(pr.feasible);
+  const double search = pr.step.tokens_per_s_per_gpu * double(f.s.deployment().gpus);
+  ServeParams p = params(SchedulerKind::Static);
+  p.max_num_seqs = pr.step.batch;
+  const SimResult r = simulate(f.s, p, closed_loop(3 * pr.step.batch, pr.step.batch, c.input, c.output));
+  const double sim = summary(r, Slo{})["output_tokens_per_s"].get<double>();
+  // Static batching's own accounting: B x OUT tokens per (the prefill pass of B x IN tokens + the OUT - 1 decode
+  // passes at IN + 1 .. IN + OUT - 1 tokens of context).
+  IterationModel it(f.s, p, c.output);
+  const int64_t b = pr.step.batch;
+  const double prefill = to_s(it.pass(std::vector<Chunk>(size_t(b), Chunk{0, c.input}), 0, 0));
+  double decode = 0;
+  for (int64_t j = 1; j < c.output; ++j) decode += to_s(it.pass({}, b, double(c.input + j)));
+  EXPECT_NEAR(sim / (double(b) * double(c.output) / (prefill + decode)), 1.0, 0.005);
+  // Its mean decode step is the search's step (the search's also writes the prompts' KV arriving from prefill GPUs;
+  // its contexts are the steady ones, IN + OUT (i + 0.5) / B, the same mean).
+  EXPECT_NEAR(decode / double(c.output - 1) / to_s(pr.step.step), 1.0, 0.03);
+  // The gap, pinned at the model's value (0.950): the prefill pass of each batch (its B x IN prompt tokens, 4.8% of
+  // the batch's time) gives no output, and the decode steps are 0.4% longer than the search's (contexts; the static
+  // batch writes only its new tokens' KV), over OUT - 1 steps for OUT tokens.
+  const double share = prefill / (prefill + decode), step_ratio = to_s(pr.step.step) / (decode / double(c.output - 1));
+  EXPECT_NEAR(sim / search, (1 - share) * step_ratio * double(c.output) / double(c.output - 1), 0.005);
+  EXPECT_NEAR(sim / search, 0.950, 0.01) << "prefill share " << prefill / (prefill + decode) << " batch " << b << " decode step "
+                                         << decode / double(c.output - 1) << " search step " << to_s(pr.step.step);
+}
+
+TEST(ServeSchedulers, ChunkedPrefillBoundsTheStallsThatPrefillFirstCauses) {
+  Fixture f;
+  // Long prompts among decoding requests: prefill-first passes stall every decode for a whole prompt (vLLM V0), a
+  // token budget per pass bounds the stall (Sarathi-Serve's point).
+  const Workload w = open_loop(400, 3000, 200, 3.0);
+  ServeParams chunked = params(SchedulerKind::Chunked);
+  chunked.max_num_batched_tokens = 512;
+  const Json v = summary(simulate(f.s, params(), w), Slo{}), c = summary(simulate(f.s, chunked, w), Slo{});
+  EXPECT_LT(c["itl_ms"]["p99"].get<double>(), 0.5 * v["itl_ms"]["p99"].get<double>());
+  // The mean TPOT is about the same (measured +3%: the mixed passes re-read the weights for each 512-token chunk).
+  EXPECT_NEAR(c["tpot_ms"]["mean"].get<double>() / v["tpot_ms"]["mean"].get<double>(), 1.0, 0.1);
+  // Every chunk pass holds at most the budget: a 3,000-token prompt needs at least 6 passes.
+  EXPECT_GT(c["ttft_ms"]["p50"].get<double>(), v["ttft_ms"]["p50"].get<double>());
+}
+
+TEST(ServeWorkload, ArrivalsHaveTheirRateAndVariation) {
+  for (ArrivalKind a : {ArrivalKind::Poisson, ArrivalKind::Gamma, ArrivalKind::Constant}) {
+    Workload w = open_loop(1, 1, 1, 1);
+    w.requests = make_requests(200000, LengthSpec::parse("10", "x"), LengthSpec::parse("10", "x"), 3);
+    const double cv_want = a == ArrivalKind::Gamma ? 2.0 : a == ArrivalKind::Poisson ? 1.0 : 0.0;
+    set_open_loop_arrivals(w.requests, 5.0, a, a == ArrivalKind::Gamma ? 2.0 : 1.0, 3);
+    std::vector<double> gaps;
+    double prev = 0;
+    for (const auto& q : w.requests) gaps.push_back(to_s(q.arrival) - prev), prev = to_s(q.arrival);
+    const double mean = std::accumulate(gaps.begin(), gaps.end(), 0.0) / double(gaps.size());
+    double var = 0;
+    for (double g : gaps) var += (g - mean) * (g - mean);
+    const double cv = std::sqrt(var / double(gaps.size())) / mean;
+    EXPECT_NEAR(mean, 0.2, 0.2 * 0.02) << to_string(a);
+    EXPECT_NEAR(cv, cv_want, 0.03) << to_string(a);
+  }
+}
+
+TEST(ServeWorkload, LengthsHaveTheirMeans) {
+  Rng rng(7);
+  const LengthSpec u = LengthSpec::parse("uniform:100:300", "--input"), l = LengthSpec::parse("lognormal:500:0.8", "--input");
+  double su = 0, sl = 0;
+  int64_t umin = 1 << 30, umax = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const int64_t x = u.draw(rng);
+    su += double(x);
+    umin = std::min(umin, x), umax = std::max(umax, x);
+    sl += double(l.draw(rng));
+  }
+  EXPECT_NEAR(su / 1e5, 200, 1);
+  EXPECT_EQ(umin, 100);
+  EXPECT_EQ(umax, 300);
+  EXPECT_NEAR(sl / 1e5 / 500, 1.0, 0.02);
+  for (const char* bad : {"0", "-3", "uniform:0:5", "uniform:9:5", "lognormal:0:1", "lognormal:10:-1", "abc", "1.5", "normal:1:2"})
+    EXPECT_THROW(LengthSpec::parse(bad, "--input"), ConfigError) << bad;
+}
+
+TEST(ServeWorkload, BadRatesAreRefused) {
+  Workload w = open_loop(1, 1, 1, 1);
+  for (double r : {0.0, -1.0, std::nan(""), double(INFINITY)})
+    EXPECT_THROW(set_open_loop_arrivals(w.requests, r, ArrivalKind::Poisson, 1, 1), ConfigError) << r;
+}
+
+TEST(ServeReport, PercentilesInterpolateLinearly) {
+  std::vector<double> v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(percentile(v, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(percentile(v, 0.9), 3.7);
+  const Json runs = distribution(std::vector<std::pair<double, int64_t>>{{3, 1}, {1, 1}, {2, 1}, {4, 1}});
+  EXPECT_DOUBLE_EQ(runs["p50"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(runs["p90"].get<double>(), 3.7);
+  EXPECT_DOUBLE_EQ(runs["mean"].get<double>(), 2.5);
+}
+
+TEST(ServeMemory, AModelThatDoesNotFitAndARequestThatNeverFitsAreRefused) {
+  const llm::ModelConfig big = shipped("llama3.1-405b");
+  try {
+    const llm::Server s(big, preset_kind("h100"), 1);
+    kv_memory(s, params());
+    FAIL() << "405B on one H100 must not fit";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit"), std::string::npos) << e.what();
+  }
+  Fixture f;
+  EXPECT_THROW(simulate(f.s, params(), open_loop(1, 3000000, 10, 1)), ConfigError);
+}

@@ -1,0 +1,167 @@
+// `bitline serve run` and `bitline serve capacity` through the binary: the JSON names the validation scripts read,
+// the per-request output, byte-identical reruns, and bad input (exit 2 with a message naming the option or file).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "../support/run_bitline.hpp"
+
+using bitline::test::run_bitline;
+
+namespace {
+
+std::filesystem::path tmp(const std::string& name) {
+  const auto d = std::filesystem::temp_directory_path() / ("bitline-serve-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d / name;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+const std::string kBase = "serve run --model llama2-7b --system h100x1 --input 300 --output 50 --requests 200 ";
+
+}  // namespace
+
+TEST(ServeCli, RunWritesTheSummaryNamesAndOneRecordPerRequest) {
+  const auto json = tmp("run.json"), req = tmp("req.jsonl"), csv = tmp("req.csv");
+  auto r = run_bitline(kBase + "--rate 4 --slo-ttft-ms 500 --slo-tpot-ms 50 --json " + json.string() + " --requests-out " + req.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  for (const char* m : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"})
+    for (const char* q : {"mean", "p50", "p90", "p95", "p99"}) EXPECT_TRUE(j["summary"][m][q].is_number()) << m << "." << q;
+  for (const char* k : {"output_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "slo_attainment"})
+    EXPECT_TRUE(j["summary"][k].is_number()) << k;
+  EXPECT_LE(j["summary"]["goodput_requests_per_s"].get<double>(), j["summary"]["requests_per_s"].get<double>());
+  EXPECT_TRUE(j["slo_attainment"].is_number());
+  std::ifstream f(req);
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) {
+    const auto l = nlohmann::json::parse(line);
+    for (const char* k : {"arrival_s", "queueing_ms", "ttft_ms", "tpot_ms", "itl_mean_ms", "itl_max_ms", "e2e_ms", "preemptions"})
+      EXPECT_TRUE(l.contains(k)) << k;
+    ++n;
+  }
+  EXPECT_EQ(n, 200);
+  r = run_bitline(kBase + "--concurrency 16 --requests-out " + csv.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string c = slurp(csv);
+  EXPECT_EQ(c.rfind("id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions\n", 0),
+            0u);
+  EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 201);
+}
+
+TEST(ServeCli, AChromeTraceHasOnePassPerIteration) {
+  const auto json = tmp("t.json"), trace = tmp("trace.json");
+  const auto r = run_bitline(kBase + "--rate 4 --json " + json.string() + " --chrome-trace " + trace.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json)), t = nlohmann::json::parse(slurp(trace));
+  int64_t passes = 0;
+  double last_end = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X") {
+      ++passes;
+      EXPECT_GE(e["ts"].get<double>() + 1e-6, last_end);  // one engine: passes do not overlap
+      last_end = e["ts"].get<double>() + e["dur"].get<double>();
+    }
+  EXPECT_EQ(passes, j["summary"]["iterations"].get<int64_t>());
+}
+
+TEST(ServeCli, TheSameSeedGivesTheSameBytes) {
+  const auto a = tmp("a.json"), b = tmp("b.json"), c = tmp("c.json"), ra = tmp("a.csv"), rb = tmp("b.csv");
+  const std::string args =
+      "serve run --model llama2-7b --system h100x1 --requests 200 --input lognormal:300:0.5 --output uniform:10:80 --rate 6 "
+      "--arrival gamma --cv 2 --scheduler chunked ";
+  ASSERT_EQ(run_bitline(args + "--seed 5 --json " + a.string() + " --requests-out " + ra.string()).rc, 0);
+  ASSERT_EQ(run_bitline(args + "--seed 5 --json " + b.string() + " --requests-out " + rb.string()).rc, 0);
+  ASSERT_EQ(run_bitline(args + "--seed 6 --json " + c.string()).rc, 0);
+  EXPECT_EQ(slurp(a), slurp(b));
+  EXPECT_EQ(slurp(ra), slurp(rb));
+  EXPECT_NE(slurp(a), slurp(c));
+}
+
+TEST(ServeCli, BadInputIsExit2WithAClearMessage) {
+  struct Case {
+    std::string args, says;
+  };
+  const std::string m = "serve run --model llama2-7b --system h100x1 --requests 10 ";
+  for (const Case& c :
+       {Case{m + "--input 10 --output 10 --rate 0", "--rate"}, Case{m + "--input 10 --output 10 --rate nan", "--rate"},
+        Case{m + "--input 10 --output 10 --rate -2", "--rate"}, Case{m + "--input 10 --output 10 --concurrency 11", "more users than"},
+        Case{m + "--input 0 --output 10 --rate 1", "--input '0'"}, Case{m + "--input 10 --output 0 --rate 1", "--output '0'"},
+        Case{m + "--input 10 --output 10", "exactly one of"}, Case{m + "--input 10 --output 10 --rate 1 --concurrency 2", "exactly one of"},
+        Case{m + "--input 10 --output 10 --rate 1 --scheduler fifo", "fifo"},
+        Case{"serve run --model llama3.1-405b --system h100x1 --requests 10 --input 10 --output 10 --rate 1", "does not fit"},
+        Case{m + "--input 10 --output 10 --rate 1 --cv 2", "--cv"},
+        Case{m + "--input 10 --output 10 --rate 1 --json " + std::filesystem::temp_directory_path().string(), "is a directory"},
+        Case{m + "--input 10 --output 10 --rate 1 --set serve.schedular=vllm", "did you mean 'scheduler'"}}) {
+    const auto r = run_bitline(c.args);
+    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+TEST(ServeCli, TraceErrorsNameTheFileLineAndColumn) {
+  struct Case {
+    std::string text, says;
+  };
+  for (const Case& c : {Case{"TIMESTAMP,ContextTokens\n0,5\n", "no column GeneratedTokens"},
+                        Case{"TIMESTAMP,ContextTokens,GeneratedTokens\n0,5,3\n1,x,3\n", ":3: column 2 (ContextTokens)"},
+                        Case{"TIMESTAMP,ContextTokens,GeneratedTokens\n0,5,3\n1,5,0\n", ":3: column 3 (GeneratedTokens)"},
+                        Case{"TIMESTAMP,ContextTokens,GeneratedTokens\n2,5,3\n1,5,3\n", "before the previous row"},
+                        Case{"TIMESTAMP,ContextTokens,GeneratedTokens\n-1,5,3\n", "negative time"},
+                        Case{"TIMESTAMP,ContextTokens,GeneratedTokens\n0,5\n", "2 columns"}}) {
+    const auto f = tmp("trace.csv");
+    std::ofstream(f) << c.text;
+    const auto r = run_bitline("serve run --model llama2-7b --system h100x1 --trace " + f.string());
+    EXPECT_EQ(r.rc, 2) << c.text << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.text << "\n" << r.out;
+    EXPECT_NE(r.out.find(f.string()), std::string::npos) << r.out;
+  }
+  // A well-formed trace (the Azure 2023 code trace's time format) runs.
+  const auto f = tmp("ok.csv");
+  std::ofstream(f) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:50.9951690,396,109\n"
+                      "2023-11-16 18:15:51.0,879,28\n";
+  const auto r = run_bitline("serve run --model llama2-7b --system h100x1 --trace " + f.string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("3 requests"), std::string::npos) << r.out;
+  // A Mooncake trace (JSON Lines, timestamps in ms) through the sessions' reader.
+  const auto mc = tmp("mc.jsonl");
+  std::ofstream(mc) << "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
+                       "{\"timestamp\": 1500, \"input_length\": 700, \"output_length\": 9, \"hash_ids\": [0, 2]}\n";
+  const auto rm = run_bitline("serve run --model llama2-7b --system h100x1 --trace " + mc.string());
+  EXPECT_EQ(rm.rc, 0) << rm.out;
+  EXPECT_NE(rm.out.find("2 requests"), std::string::npos) << rm.out;
+}
+
+TEST(ServeCli, CapacityFindsARateThatMeetsAndOneThatMisses) {
+  const auto json = tmp("cap.json");
+  const auto r = run_bitline(
+      "serve capacity --model llama2-7b --system h100x1 --input 500 --output 100 --requests 300 --slo-p90-ttft-ms 300 --slo-p99-tpot-ms 40 "
+      "--tolerance 0.05 --json " +
+      json.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  const double cap = j["capacity_requests_per_s"].get<double>(), miss = j["first_miss_requests_per_s"].get<double>();
+  EXPECT_GT(cap, 0.1);
+  EXPECT_GT(miss, cap);
+  EXPECT_LE((miss - cap) / miss, 0.05);
+  bool met = false, missed = false;
+  for (const auto& p : j["probes"]) {
+    if (p["rate_per_s"].get<double>() == cap) met = p["meets"].get<bool>();
+    if (p["rate_per_s"].get<double>() == miss) missed = !p["meets"].get<bool>();
+  }
+  EXPECT_TRUE(met);
+  EXPECT_TRUE(missed);
+}
