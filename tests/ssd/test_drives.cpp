@@ -25,7 +25,7 @@ const Pinned kPinned[] = {
     {"samsung-980pro-1tb", "randread-4k-qd1", 20612},       {"samsung-980pro-1tb", "randread-4k-qd32", 384046},
     {"samsung-980pro-1tb", "seqread-128k-qd32", 54012},     {"samsung-980pro-1tb", "seqwrite-128k-qd32", 11515},
     {"samsung-980pro-1tb", "randwrite-4k-qd1", 68211},      {"samsung-980pro-1tb", "randwrite-4k-qd32-fresh", 67196},
-    {"samsung-970evoplus-1tb", "randread-4k-qd1", 18482},   {"samsung-970evoplus-1tb", "randread-4k-qd32", 348534},
+    {"samsung-970evoplus-1tb", "randread-4k-qd1", 18482},   {"samsung-970evoplus-1tb", "randread-4k-qd32", 348746},
     {"samsung-970evoplus-1tb", "seqread-128k-qd32", 27007}, {"samsung-970evoplus-1tb", "seqwrite-128k-qd32", 10399},
     {"samsung-970evoplus-1tb", "randwrite-4k-qd1", 61253},  {"samsung-970evoplus-1tb", "randwrite-4k-qd32-fresh", 60889},
 };
