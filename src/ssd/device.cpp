@@ -766,7 +766,7 @@ class Sim {
       throw ConfigError(
           fmt::format("{}:{}: replay {} of <Relay_Count> {} would arrive at {:.4g} s, past the {:.4g} s (1e18 ps) a run may "
                       "simulate",
-                      shown(x.trace_path), fl.trace->line(), fl.replay + 1, x.relay_count,
+                      x.trace_path, fl.trace->line(), fl.replay + 1, x.relay_count,
                       (double(fl.replay_offset.raw()) + double(raw_ps)) * 1e-12, double(kMaxSimulatedPs) * 1e-12));
     Time at = fl.replay_offset + Time(raw_ps);
     if (at < t) at = t;
@@ -788,12 +788,12 @@ class Sim {
     else {
       if (fl.backlog.size() >= kMaxBacklog) {
         const FlowXml& x = *fl.x;
-        throw ConfigError(fmt::format(
-            "flow {}: {} requests wait on the host at {:.6g} s simulated: the flow's arrivals ({}) far exceed what the device "
-            "serves (bounded memory: at most {} waiting requests per flow)",
-            reqs_[id].flow, fl.backlog.size(), to_s(t),
-            x.kind == FlowKind::Trace ? fmt::format("trace {}", shown(x.trace_path)) : fmt::format("<Bandwidth> {} B/s", x.bandwidth),
-            kMaxBacklog));
+        throw ConfigError(
+            fmt::format("flow {}: {} requests wait on the host at {:.6g} s simulated: the flow's arrivals ({}) far exceed what the device "
+                        "serves (bounded memory: at most {} waiting requests per flow)",
+                        reqs_[id].flow, fl.backlog.size(), to_s(t),
+                        x.kind == FlowKind::Trace ? fmt::format("trace {}", x.trace_path) : fmt::format("<Bandwidth> {} B/s", x.bandwidth),
+                        kMaxBacklog));
       }
       fl.backlog.push_back(id);
     }

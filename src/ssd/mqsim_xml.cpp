@@ -617,13 +617,13 @@ void check_caches(const WorkloadXml& w, const DeviceXml& d, const ScenarioXml& s
     case CachingMode::ReadCache:
       break;
   }
-  if (!d.ideal_mapping_table && d.cmt_capacity > 0) {
+  if (!d.ideal_mapping_table) {
     const bool whole = d.cmt_sharing == CmtSharing::Shared;
     const int64_t share = whole ? d.cmt_capacity : d.cmt_capacity / nflows;
     if (share < d.cmt_entry_bytes())
       throw ConfigError(fmt::format(
           "{}: <CMT_Capacity> {} bytes{} is below one mapping entry ({} bytes on this device): give it at least {} "
-          "bytes, or 0 for no cached mapping table",
+          "bytes, or <Ideal_Mapping_Table> true for a mapping table wholly in DRAM",
           d.file, d.cmt_capacity, whole ? "" : fmt::format(" ({} per flow, EQUAL_SIZE_PARTITIONING over {} flows)", share, nflows),
           d.cmt_entry_bytes(), d.cmt_entry_bytes() * (whole ? 1 : nflows)));
   }
@@ -707,7 +707,7 @@ bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why)
 
 TraceReader::TraceReader(const std::string& path, Time unit)
     : path_(path), unit_ps_(std::max<int64_t>(1, unit.raw())), max_raw_(kMaxSimulatedPs / unit_ps_), in_(path) {
-  if (!in_) throw ConfigError(fmt::format("{}: cannot open trace file", shown(path)));
+  if (!in_) throw ConfigError(fmt::format("{}: cannot open trace file", path));  // a File_Path is at most 4096 characters
 }
 
 bool TraceReader::next(TraceRecord& r) {

@@ -94,10 +94,10 @@ TEST_F(SsdHostile, CachesSmallerThanOneEntryAreRefused) {
   std::string t = replaced(device_text(), "<Data_Cache_Sharing_Mode>SHARED<", "<Data_Cache_Sharing_Mode>EQUAL_PARTITIONING<");
   t = replaced(t, "<Data_Cache_Capacity>268435456<", "<Data_Cache_Capacity>12288<");
   expect_bad_input(args(put("dev.xml", t), two), {"6144 per flow, EQUAL_PARTITIONING over 2 flows"});
-  // what still runs: no CMT at all (every lookup reads its translation page), a one-page cache, a tiny cache
-  // with writes that bypass it
-  for (const auto& [el, v] :
-       std::vector<std::pair<std::string, std::string>>{{"CMT_Capacity", "0"}, {"CMT_Capacity", "9"}, {"Data_Cache_Capacity", "8192"}}) {
+  // no CMT at all crashed too: refused as well
+  expect_bad_input(args(device("CMT_Capacity", "0"), wl), {"<CMT_Capacity> 0 bytes", "<Ideal_Mapping_Table> true"});
+  // what still runs: a CMT of one entry, a one-page cache, an empty cache with writes that bypass it
+  for (const auto& [el, v] : std::vector<std::pair<std::string, std::string>>{{"CMT_Capacity", "9"}, {"Data_Cache_Capacity", "8192"}}) {
     const Result r = ::bitline::test::run_bitline_bounded(args(device(el, v), wl));
     EXPECT_EQ(r.rc, 0) << el << "=" << v << "\n" << r.out;
   }
@@ -133,7 +133,7 @@ TEST_F(SsdHostile, WorkPastTheBudgetIsRefusedBeforeItRuns) {
   const std::string dev = default_device();
   expect_bad_input(
       args(dev, put("n.xml", workload(synthetic_flow("<Total_Requests_To_Generate>10000000000</Total_Requests_To_Generate>")))),
-      {"wl", "scenario 1", "estimated work, 10000000000 page transactions", "<Total_Requests_To_Generate> 10000000000",
+      {"n.xml: scenario 1", "estimated work, 10000000000 page transactions", "<Total_Requests_To_Generate> 10000000000",
        "budget of 67108864", "--max-transactions"});
   expect_bad_input(args(dev, put("t.xml", workload(synthetic_flow("<Stop_Time>1000000000000000</Stop_Time>")))),
                    {"estimated work", "<Stop_Time> 1000000000000000 ns at up to"});
