@@ -9,7 +9,7 @@ PLOT_PYTHON ?= /usr/bin/python3
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb doc-commands format format-check clean
+.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb ssd-drives doc-commands format format-check clean
 
 all: build
 
@@ -81,6 +81,11 @@ validate: build
 	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
 	$(BITLINE) hbf area --preset csi --vary hbf.area.periphery=bonded,beside --vary hbf.area.layers=64,96,128,160,176,200,232,262,300,350,400,512 --json results/hbf-area.json > /dev/null
 	$(PLOT_PYTHON) scripts/plot_area.py results/hbf-area.json docs/figures
+
+# The general SSD against real drives (docs/ssd.md, "Against real drives"): runs configs/ssd/drives/ on their
+# fio-shaped workloads and regenerates the table of measured figures beside bitline's.
+ssd-drives: build
+	python3 scripts/ssd_drives.py $(BITLINE) docs/ssd.md
 
 # Every command shown in README.md and docs/*.md, run as written on the built tree (CI; scripts/check_doc_commands.py).
 doc-commands: build

@@ -19,6 +19,26 @@ int stdout_failed(const std::string& why) {
   std::cerr << "bitline: cannot write the output: standard output: " << why << "\n";
   return 2;
 }
+
+/// The values given on the command line (--set KEY=VALUE, --config FILE), for a message whose culprit the failing
+/// arithmetic cannot name (a time past 2^63 ps comes from a sum of many terms); values cut to 40 characters.
+std::string given_values(int argc, char** argv) {
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i], v;
+    for (const char* opt : {"--set", "--config"}) {
+      const std::string o = opt;
+      if (a == o && i + 1 < argc)
+        v = o + " " + argv[++i];
+      else if (a.rfind(o + "=", 0) == 0)
+        v = o + " " + a.substr(o.size() + 1);
+    }
+    if (v.empty()) continue;
+    if (v.size() > 60) v = v.substr(0, 57) + "...";
+    out += (out.empty() ? "" : ", ") + v;
+  }
+  return out.empty() ? "" : " (the values given: " + out + "; one of them is out of the range the run can simulate)";
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,7 +65,7 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);  // prints the message (or the help / the version)
     return rc == 0 ? 0 : 2;
   } catch (const bitline::OverflowError& e) {
-    std::cerr << "bitline: input too large: " << e.what() << "\n";
+    std::cerr << "bitline: input too large: " << e.what() << given_values(argc, argv) << "\n";
     return 2;
   } catch (const bitline::ConfigError& e) {
     std::cerr << "bitline: config error: " << e.what() << "\n";
@@ -68,7 +88,8 @@ int main(int argc, char** argv) {
     return 3;
   } catch (const std::bad_alloc&) {
     std::cerr << "bitline: out of memory: the inputs need more memory than this machine has (see the limits in "
-                 "docs/commands.md, \"Hardened inputs\")\n";
+                 "docs/commands.md, \"Hardened inputs\")"
+              << given_values(argc, argv) << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "bitline: internal error (a bug: please report it with the command line): " << e.what() << "\n";

@@ -1,12 +1,15 @@
 // `bitline ssd run`: the general SSD on MQSim's inputs (device XML, workload XML, traces).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/common.hpp"
+#include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "ssd/device.hpp"
+#include "ssd/mqsim_result.hpp"
 #include "ssd/mqsim_xml.hpp"
 
 namespace bitline::cli {
@@ -40,22 +43,47 @@ void add_ssd(CLI::App& app) {
   ssd->require_subcommand(1);
   auto* run = ssd->add_subcommand("run", "simulate a workload XML (MQSim_IO_Scenarios) on a device XML (Execution_Parameter_Set)");
   struct Opts {
-    std::string device, workload, json;
+    std::string device, workload, json, mqsim_xml;
     std::vector<std::string> sets;
     bool quiet = false;
+    int64_t max_transactions = ssd::kDefaultMaxTransactions;
   };
   auto o = std::make_shared<Opts>();
   run->add_option("--device", o->device, "MQSim device configuration XML")->required();
   run->add_option("--workload", o->workload, "MQSim workload XML")->required();
-  run->add_option("--json", o->json, "write the results to this JSON file");
+  auto* json_opt = run->add_option("--json", o->json, "write the results to this JSON file");
+  auto* xml_opt = run->add_option("--mqsim-xml", o->mqsim_xml,
+                                  "also write MQSim's result XML (<MQSim_Results>) to this file; with several scenarios, "
+                                  "one file each, NAME_scenario_N.xml as MQSim names them");
+  run->add_option("--max-transactions", o->max_transactions,
+                  "refuse a scenario whose estimated flash page transactions exceed this (default 2^26 = 67108864; "
+                  "docs/ssd.md, \"Work budget\")")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
   run->add_flag("--quiet", o->quiet, "no progress on stderr");
   run->add_option("--set", o->sets,
                   "switch one mechanism of the model: ssd_model.KEY=VALUE (repeatable; `bitline describe ssd_model` lists them)");
-  run->callback([o] {
+  run->callback([o, json_opt, xml_opt] {
+    // an empty name given (--json "") is refused: the results would go nowhere without a word
+    if (json_opt->count() > 0 && o->json.empty()) throw ConfigError("--json: an empty file name (give a file, or leave --json out)");
+    if (xml_opt->count() > 0 && o->mqsim_xml.empty())
+      throw ConfigError("--mqsim-xml: an empty file name (give a file, or leave --mqsim-xml out)");
     check_json_output(o->json);
     ssd::DeviceXml d = ssd::read_device_xml(o->device);
     std::vector<std::string> notes;
     ssd::WorkloadXml w = ssd::read_workload_xml(o->workload, &notes);
+    // MQSim's result files: one per scenario, named as MQSim does when there are several
+    std::vector<std::string> xml_files;
+    if (!o->mqsim_xml.empty()) {
+      for (size_t i = 0; i < w.scenarios.size(); ++i) {
+        if (w.scenarios.size() == 1) {
+          xml_files.push_back(o->mqsim_xml);
+        } else {
+          std::filesystem::path p(o->mqsim_xml);
+          xml_files.push_back((p.parent_path() / fmt::format("{}_scenario_{}.xml", p.stem().string(), i + 1)).string());
+        }
+        check_json_output(xml_files.back(), "--mqsim-xml");
+      }
+    }
     for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
     if (!d.defaulted.empty())
       std::cerr << fmt::format("bitline: note: {}: {} elements absent, at MQSim's defaults: {}\n", d.file, d.defaulted.size(),
@@ -66,8 +94,12 @@ void add_ssd(CLI::App& app) {
     for (const auto& [k, v] : tree.root().keys)
       if (k != "ssd_model") throw ConfigError(fmt::format("{}: {}: unknown section (ssd run takes only ssd_model)", v.origin, k));
     opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
+    opt.max_transactions = o->max_transactions;
     if (!o->quiet)
-      opt.progress = [](double s, int64_t n) { std::cerr << fmt::format("ssd: {:.3f} s simulated, {} requests done\n", s, n); };
+      opt.progress = [](const ssd::Progress& p) {
+        std::cerr << fmt::format("ssd: {:.3f} s simulated, {} requests done (at most ~{} estimated)\n", p.simulated_s, p.requests_done,
+                                 p.requests_estimate);
+      };
     nlohmann::json j = ssd::simulate_workload(d, w, opt);
     print_summary(j);
     // Run metadata (wall time, requests per wall second) is printed, never written into the result: the same inputs
@@ -79,6 +111,10 @@ void add_ssd(CLI::App& app) {
     if (!o->json.empty()) {
       write_json_file(o->json, j);
       fmt::print("wrote {}\n", o->json);
+    }
+    for (size_t i = 0; i < xml_files.size(); ++i) {
+      write_text_file(xml_files[i], ssd::mqsim_result_xml(j["scenarios"][i], w.scenarios[i]));
+      fmt::print("wrote {}\n", xml_files[i]);
     }
   });
 }

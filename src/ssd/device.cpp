@@ -10,6 +10,8 @@
 #include <cmath>
 #include <deque>
 #include <memory>
+#include <new>
+#include <numeric>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -373,6 +375,14 @@ bool shared(DataCacheSharing s) {
   throw std::logic_error("unhandled data cache sharing mode");
 }
 
+/// MQSim's estimate of a cache DRAM access of b bytes: tRCD + tCL + bursts at the data rate, a row at a time.
+Time cache_dram_time(const DeviceXml& d, int64_t b) {
+  double burst_ns = 1e3 / double(d.dram_data_rate);
+  double t = double(d.dram_trcd + d.dram_tcl) + double(std::min(b, d.dram_row_size) / d.dram_burst_size / 2) * burst_ns;
+  if (b > d.dram_row_size) t += double(b / d.dram_row_size) * double(d.dram_trp + d.dram_trcd + d.dram_tcl);
+  return ns(t);
+}
+
 struct Flow {
   const FlowXml* x;
   int priority;  // 0 urgent .. 3 low
@@ -384,7 +394,7 @@ struct Flow {
   int64_t range_end;           // the whole range (trace wrap)
   Rng rng{1};
   std::unique_ptr<TraceReader> trace;
-  int64_t trace_limit = 0, trace_done = 0, replay = 0;
+  int64_t trace_limit = 0, trace_done = 0, replay = 0, trace_lines = 0, trace_sectors = 0;
   Time replay_offset{}, last_arrival{};
   int64_t generated = 0;
   bool stopped = false;
@@ -402,7 +412,7 @@ struct Flow {
 class Sim {
  public:
   Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const PipelineSpec* compute = nullptr,
-      const ComputeRates& rates = {})
+      const ComputeRates& rates = {}, const std::string& label = "scenario")
       : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute), rates_(rates) {
     dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
     gc_.resize(size_t(d.planes()));
@@ -439,7 +449,7 @@ class Sim {
     sq_depth_ = d.io_queue_depth;
     // CMT: MQSim's entry is (2 log2(pages) + sectors per page) bits; translation pages hold page / GTD entry entries
     double lg = std::log2(double(d.pages()));
-    int64_t cmt_entry = int64_t(std::ceil((2 * lg + double(spp_)) / 8));
+    int64_t cmt_entry = d.cmt_entry_bytes();
     int64_t gtd_entry = int64_t(std::ceil((lg + double(spp_)) / 8));
     entries_per_tpage_ = std::max<int64_t>(1, d.page_size / gtd_entry);
     gtd_entry_ = gtd_entry;
@@ -496,8 +506,9 @@ class Sim {
           x.kind == FlowKind::Synthetic ? fl.start_lba + std::max<int64_t>(1, int64_t(double(per_flow) * x.working_set)) : fl.range_end;
       fl.rng = Rng::derive(uint64_t(x.seed) * 1000003u + uint64_t(f), "flow");
       if (x.kind == FlowKind::Trace) {
-        fl.trace = std::make_unique<TraceReader>(x.trace_path);
-        int64_t n = fl.trace->count();
+        fl.trace = std::make_unique<TraceReader>(x.trace_path, x.time_unit);
+        int64_t n = fl.trace->count(&fl.trace_sectors);
+        fl.trace_lines = n;
         fl.trace_limit = std::max<int64_t>(1, int64_t(std::floor(double(n) * x.percentage_executed)));
         if (n == 0) throw ConfigError(fmt::format("{}: trace has no requests", x.trace_path));
       }
@@ -510,6 +521,12 @@ class Sim {
     if (!precond.empty()) ftl_.precondition(precond);
     for (int64_t p = 0; p < ftl_.planes(); ++p) maybe_start_gc(p);
     if (cs_) setup_compute();
+    work_ = estimate_work();
+    if (work_.page_transactions > opt.max_transactions)
+      throw ConfigError(fmt::format(
+          "{}: the estimated work, {} page transactions ({} requests; {}), is more than the budget of {} page transactions "
+          "(bitline ssd run --max-transactions N raises it; each is about 5-7 events of the engine, docs/ssd.md \"Work budget\")",
+          label, work_.page_transactions, work_.requests, work_.why, opt.max_transactions));
   }
 
   nlohmann::json run() {
@@ -537,7 +554,7 @@ class Sim {
         auto now = std::chrono::steady_clock::now();
         if (now - last_report > std::chrono::seconds(2)) {
           last_report = now;
-          opt_.progress(to_s(ev_.now()), completed_);
+          opt_.progress(Progress{to_s(ev_.now()), completed_, work_.requests});
         }
       }
     }
@@ -553,8 +570,64 @@ class Sim {
   }
 
   const ComputeResult& compute_result() const { return cr_; }
+  const WorkEstimate& work() const { return work_; }
 
  private:
+  /// The scenario's work, estimated before it runs (WorkEstimate). Rates in requests per second.
+  WorkEstimate estimate_work() const {
+    WorkEstimate w;
+    const double pcie = pcie_.raw(), sqe = to_s(sqe_time_);
+    const Time tr_min = std::min({d_.read_latency[0], d_.read_latency[1], d_.read_latency[2]});
+    const Time tprog_min = std::min({d_.program_latency[0], d_.program_latency[1], d_.program_latency[2]});
+    std::vector<std::string> why;
+    // a read can be served from the cache only if some flow writes into it
+    bool writes = false;
+    for (const Flow& fl : flows_) writes = writes || (fl.write_cache && (fl.x->kind == FlowKind::Trace || fl.x->read_ratio < 1));
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      const Flow& fl = flows_[f];
+      const FlowXml& x = *fl.x;
+      double requests = 0, pages = 1;
+      if (x.kind == FlowKind::Trace) {
+        const double n = double(fl.trace_limit) * double(x.relay_count);
+        requests = n;
+        const double lines = double(std::max<int64_t>(1, fl.trace_lines));
+        pages = 1 + double(fl.trace_sectors) / lines / double(spp_);  // its mean request's pages, one more for alignment
+        why.push_back(fmt::format("flow {}: {} trace requests x <Relay_Count> {}", f, fl.trace_limit, x.relay_count));
+      } else {
+        const double bytes = double(x.avg_size) * 512;
+        // the most pages a request spans: its start sits on a multiple of gcd(alignment, sectors per page) in a page
+        const int64_t g = x.aligned ? std::gcd(x.alignment_unit, spp_) : 1;
+        pages = double((x.avg_size + spp_ - g + spp_ - 1) / spp_);
+        double rate = 0;  // the flow's highest possible request rate
+        if (!fl.closed_loop) {
+          rate = double(x.bandwidth) / bytes;
+        } else {
+          // the least latency of a request: its command fetch, its data over PCIe, and a read's sense and channel
+          // transfer of a page (or a cache DRAM access), a write's DRAM access (cached) or channel transfer and program
+          const double data = bytes / pcie, page_xfer = double(std::min<int64_t>(x.avg_size * 512, d_.page_size)) / xfer_rate_.raw();
+          const double dram = to_s(cache_dram_time(d_, std::min<int64_t>(x.avg_size * 512, d_.page_size)));
+          double least = 1e30;
+          if (x.read_ratio > 0) least = std::min(least, fl.any_cache && writes ? dram : to_s(tr_min) + page_xfer);
+          if (x.read_ratio < 1) least = std::min(least, fl.write_cache ? dram : page_xfer + to_s(tprog_min));
+          rate = double(x.queue_depth) / (sqe + data + least);
+          rate = std::min(rate, pcie / (bytes + kCqeBytes));  // the link carries each request's data
+          if (x.read_ratio == 0 && fl.write_cache && M_.dram_serial) rate = std::min(rate, 1 / dram);  // one DRAM access at a time
+        }
+        double by_time = x.stop_time > Time{} ? rate * to_s(x.stop_time) : 1e300;
+        requests = x.total_requests > 0 ? std::min(double(x.total_requests), by_time) : by_time;
+        if (x.total_requests > 0 && double(x.total_requests) <= by_time)
+          why.push_back(fmt::format("flow {}: <Total_Requests_To_Generate> {}", f, x.total_requests));
+        else
+          why.push_back(fmt::format("flow {}: <Stop_Time> {} ns at up to {:.4g} requests/s{}", f, x.stop_time.raw() / 1000, rate,
+                                    fl.closed_loop ? "" : fmt::format(" (<Bandwidth> {} B/s)", x.bandwidth)));
+      }
+      w.requests = int64_t(std::min(4e18, double(w.requests) + requests));
+      w.page_transactions = int64_t(std::min(4e18, double(w.page_transactions) + requests * pages));
+    }
+    w.why = fmt::format("{}", fmt::join(why, ", "));
+    return w;
+  }
+
   // ---- host side -----------------------------------------------------------
   uint32_t new_request(uint32_t f, bool read, int64_t lba, int64_t sectors, Time arrival) {
     uint32_t id;
@@ -687,7 +760,15 @@ class Sim {
     }
     ++fl.trace_done;
     ++fl.generated;
-    Time at = fl.replay_offset + Time(r.arrival_raw * x.time_unit.raw());
+    // the reader bounds an arrival to kMaxSimulatedPs; a replay adds the previous replays' span
+    const int64_t raw_ps = r.arrival_raw * x.time_unit.raw();
+    if (fl.replay_offset.raw() > kMaxSimulatedPs - raw_ps)
+      throw ConfigError(
+          fmt::format("{}:{}: replay {} of <Relay_Count> {} would arrive at {:.4g} s, past the {:.4g} s (1e18 ps) a run may "
+                      "simulate",
+                      x.trace_path, fl.trace->line(), fl.replay + 1, x.relay_count,
+                      (double(fl.replay_offset.raw()) + double(raw_ps)) * 1e-12, double(kMaxSimulatedPs) * 1e-12));
+    Time at = fl.replay_offset + Time(raw_ps);
     if (at < t) at = t;
     fl.last_arrival = at;
     int64_t span = fl.range_end - fl.start_lba;
@@ -705,8 +786,15 @@ class Sim {
     if (fl.outstanding < sq_depth_)
       submit(id);
     else {
-      if (fl.backlog.size() >= (size_t(1) << 24))
-        throw ModelError("host backlog exceeds 16 Mi requests: the arrival rate far exceeds what the device serves");
+      if (fl.backlog.size() >= kMaxBacklog) {
+        const FlowXml& x = *fl.x;
+        throw ConfigError(
+            fmt::format("flow {}: {} requests wait on the host at {:.6g} s simulated: the flow's arrivals ({}) far exceed what the device "
+                        "serves (bounded memory: at most {} waiting requests per flow)",
+                        reqs_[id].flow, fl.backlog.size(), to_s(t),
+                        x.kind == FlowKind::Trace ? fmt::format("trace {}", x.trace_path) : fmt::format("<Bandwidth> {} B/s", x.bandwidth),
+                        kMaxBacklog));
+      }
       fl.backlog.push_back(id);
     }
   }
@@ -970,12 +1058,7 @@ class Sim {
   // ---- writes ----------------------------------------------------------------
   int cache_of(uint32_t flow) const { return cache_.size() == 1 ? 0 : int(flow); }
 
-  Time dram_time(int64_t b) const {
-    double burst_ns = 1e3 / double(d_.dram_data_rate);
-    double t = double(d_.dram_trcd + d_.dram_tcl) + double(std::min(b, d_.dram_row_size) / d_.dram_burst_size / 2) * burst_ns;
-    if (b > d_.dram_row_size) t += double(b / d_.dram_row_size) * double(d_.dram_trp + d_.dram_trcd + d_.dram_tcl);
-    return ns(t);
-  }
+  Time dram_time(int64_t b) const { return cache_dram_time(d_, b); }
   /// When a DRAM access of b bytes started now ends (one access at a time with dram_serial).
   Time dram(int64_t b) {
     Time d = b % 512 == 0 && size_t(b / 512) < dram_times_.size() ? dram_times_[size_t(b / 512)] : dram_time(b);
@@ -1745,6 +1828,8 @@ class Sim {
                        {"bandwidth_Bps", double(fl.read_bytes + fl.write_bytes) / secs},
                        {"bandwidth_read_Bps", double(fl.read_bytes) / secs},
                        {"bandwidth_write_Bps", double(fl.write_bytes) / secs},
+                       {"bytes_read", fl.read_bytes},
+                       {"bytes_written", fl.write_bytes},
                        {"device_response_time", fl.dev.json()},
                        {"device_response_time_read", fl.dev_read.json()},
                        {"device_response_time_write", fl.dev_write.json()},
@@ -1788,6 +1873,8 @@ class Sim {
     int64_t flash_reads = 0, flash_programs = 0, flash_erases = 0, multiplane_ops = 0;
   };
 
+  static constexpr size_t kMaxBacklog = size_t(1) << 18;  // requests waiting on the host per flow (~15 MB)
+  WorkEstimate work_;
   const DeviceXml& d_;
   const RunOptions& opt_;
   SsdModelOptions M_;
@@ -1858,16 +1945,29 @@ class Sim {
 
 }  // namespace
 
-nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt) {
-  Sim sim(device, scenario, opt);
-  return sim.run();
+nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt, const std::string& label) {
+  try {
+    Sim sim(device, scenario, opt, nullptr, {}, label);
+    nlohmann::json j = sim.run();
+    j["work_estimate"] = {{"requests", sim.work().requests}, {"page_transactions", sim.work().page_transactions}};
+    return j;
+  } catch (const std::bad_alloc&) {
+    // what grows with the inputs: the tables of the device's pages and translation pages, and the requests in flight
+    throw ConfigError(fmt::format(
+        "{}: {}: out of memory: the device's {} pages (<Flash_Channel_Count> {} x <Chip_No_Per_Channel> {} x <Die_No_Per_Chip> {} x "
+        "<Plane_No_Per_Die> {} x <Block_No_Per_Plane> {} x <Page_No_Per_Block> {}) and the scenario's requests need more memory "
+        "than this machine has",
+        device.file, label, device.pages(), device.channels, device.chips_per_channel, device.dies_per_chip, device.planes_per_die,
+        device.blocks_per_plane, device.pages_per_block));
+  }
 }
 
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt) {
   check_workload(workload, device);
   nlohmann::json out = {{"device", device.file}, {"workload", workload.file}, {"defaults_used", device.defaulted}};
   nlohmann::json sc = nlohmann::json::array();
-  for (auto& s : workload.scenarios) sc.push_back(simulate_scenario(device, s, opt));
+  for (size_t i = 0; i < workload.scenarios.size(); ++i)
+    sc.push_back(simulate_scenario(device, workload.scenarios[i], opt, fmt::format("{}: scenario {}", workload.file, i + 1)));
   out["scenarios"] = sc;
   return out;
 }

@@ -114,14 +114,40 @@ struct SsdModelOptions {
   }
 };
 
+/// Where a running scenario stands (RunOptions::progress).
+struct Progress {
+  double simulated_s = 0;         // simulated time so far
+  int64_t requests_done = 0;      // requests completed so far
+  int64_t requests_estimate = 0;  // the up-front estimate of the scenario's requests (an upper bound; WorkEstimate)
+};
+
+/// The work of one scenario, estimated from its inputs before it runs: host requests and the flash page
+/// transactions they make (a request's pages; translation reads, GC and write-backs come on top). A synthetic
+/// flow's requests are Total_Requests_To_Generate, or at most Stop_Time x its highest possible rate (BANDWIDTH:
+/// Bandwidth / request size; QUEUE_DEPTH: queue depth / the least latency a request can have, below the PCIe
+/// link's and, for cached writes, the cache DRAM's rate); a trace flow's are its lines x Percentage_To_Be_Executed
+/// x Relay_Count. The engine runs about 5-7 events per page transaction.
+struct WorkEstimate {
+  int64_t requests = 0;
+  int64_t page_transactions = 0;
+  std::string why;  // which element sets it, per flow (for messages)
+};
+
+/// The default budget of estimated page transactions per scenario (bitline ssd run --max-transactions): 2^26, about
+/// 30-60 s of this simulator on one core. A scenario estimated above it is refused (ConfigError) before it runs.
+inline constexpr int64_t kDefaultMaxTransactions = int64_t(1) << 26;
+
 struct RunOptions {
-  /// Called now and then with (simulated seconds so far, requests completed); may print progress.
-  std::function<void(double, int64_t)> progress;
+  /// Called about every 2 s of wall time while a scenario runs; may print progress.
+  std::function<void(const Progress&)> progress;
   SsdModelOptions model;
+  int64_t max_transactions = kDefaultMaxTransactions;
 };
 
 /// Simulates one scenario of a workload on the device; returns its results (per flow and device-wide).
-nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt = {});
+/// ConfigError, before it runs, when its estimated work is above opt.max_transactions (`label` names it).
+nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt = {},
+                                 const std::string& label = "scenario");
 
 /// Simulates every scenario of the workload: {"device": file, "workload": file, "scenarios": [...]}.
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt = {});

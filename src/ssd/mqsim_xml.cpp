@@ -171,6 +171,11 @@ int64_t DeviceXml::bits_per_cell() const {
   throw std::logic_error("unhandled flash technology");
 }
 
+int64_t DeviceXml::cmt_entry_bytes() const {
+  const double lg = std::log2(double(pages()));
+  return int64_t(std::ceil((2 * lg + double(sectors_per_page())) / 8));
+}
+
 namespace {
 
 constexpr int64_t kMaxXmlBytes = 16 << 20;  // a configuration file, not a data set
@@ -201,6 +206,16 @@ std::string upper(std::string s) {
   return s;
 }
 
+}  // namespace
+
+std::string shown(std::string_view v) {
+  constexpr size_t kMax = 40;
+  if (v.size() <= kMax) return std::string(v);
+  return fmt::format("{}... ({} characters)", v.substr(0, kMax - 3), v.size());
+}
+
+namespace {
+
 /// The children of one element, each handled by name; unknown and duplicated names are errors.
 class Section {
  public:
@@ -218,9 +233,10 @@ class Section {
       std::string name = child.name();
       auto it = handlers_.find(name);
       if (it == handlers_.end())
-        throw ConfigError(
-            fmt::format("{}: <{}> inside <{}>: unknown or unsupported element (see docs/ssd.md for the list)", file_, name, node_.name()));
-      if (!seen.insert(name).second) throw ConfigError(fmt::format("{}: <{}> inside <{}>: given twice", file_, name, node_.name()));
+        throw ConfigError(fmt::format("{}: <{}> inside <{}>: unknown or unsupported element (see docs/ssd.md for the list)", file_,
+                                      shown(name), shown(node_.name())));
+      if (!seen.insert(name).second)
+        throw ConfigError(fmt::format("{}: <{}> inside <{}>: given twice", file_, shown(name), shown(node_.name())));
       current_ = name;
       it->second(trim(child.child_value()), child);
     }
@@ -239,7 +255,7 @@ class Section {
     errno = 0;
     char* end = nullptr;
     long long x = std::strtoll(v.c_str(), &end, 10);
-    if (errno == ERANGE || *end != '\0') fail(fmt::format("'{}' is not an integer", v));
+    if (errno == ERANGE || *end != '\0') fail(fmt::format("'{}' is not an integer", shown(v)));
     if (x < lo || x > hi) fail(fmt::format("{} is out of range [{}, {}]", x, lo, hi));
     return x;
   }
@@ -248,7 +264,7 @@ class Section {
     errno = 0;
     char* end = nullptr;
     double x = std::strtod(v.c_str(), &end);
-    if (errno == ERANGE || *end != '\0' || !std::isfinite(x)) fail(fmt::format("'{}' is not a number", v));
+    if (errno == ERANGE || *end != '\0' || !std::isfinite(x)) fail(fmt::format("'{}' is not a number", shown(v)));
     if (x < lo || x > hi) fail(fmt::format("{} is out of range [{}, {}]", x, lo, hi));
     return x;
   }
@@ -256,7 +272,7 @@ class Section {
     std::string u = upper(v);
     if (u == "TRUE") return true;
     if (u == "FALSE") return false;
-    fail(fmt::format("'{}' is not true or false", v));
+    fail(fmt::format("'{}' is not true or false", shown(v)));
   }
   /// The value of one of MQSim's names in `t`, ignoring case.
   template <class T>
@@ -264,8 +280,8 @@ class Section {
     const std::string u = upper(v);
     if (int64_t i = t.modelled.find(u); i >= 0) return t.modelled.value(size_t(i));
     if (std::find(t.unmodelled.begin(), t.unmodelled.end(), u) != t.unmodelled.end())
-      fail(fmt::format("'{}' is an MQSim choice that bitline does not model (supported: {})", v, t.modelled.joined(", ")));
-    fail(fmt::format("'{}' is not one of {}", v, t.modelled.joined(", ")));
+      fail(fmt::format("'{}' is an MQSim choice that bitline does not model (supported: {})", shown(v), t.modelled.joined(", ")));
+    fail(fmt::format("'{}' is not one of {}", shown(v), t.modelled.joined(", ")));
   }
   std::vector<int64_t> id_list(const std::string& v, int64_t hi) const {
     std::vector<int64_t> ids;
@@ -306,7 +322,7 @@ pugi::xml_node only_root(const pugi::xml_document& doc, const std::string& name,
   }
   if (!root) throw ConfigError(fmt::format("{}: no root element (expected <{}>)", name, expected));
   if (std::string(root.name()) != expected)
-    throw ConfigError(fmt::format("{}: root element <{}> is not <{}>", name, root.name(), expected));
+    throw ConfigError(fmt::format("{}: root element <{}> is not <{}>", name, shown(root.name()), expected));
   return root;
 }
 
@@ -380,7 +396,7 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceXml& d) {
       s.fail(
           fmt::format("'{}' is not supported: bitline models the 24 fully static schemes, a permutation of C, W, D, P "
                       "(e.g. CWDP)",
-                      v));
+                      shown(v)));
   });
   s.on("Transaction_Scheduling_Policy", [&](auto& v, auto) { d.scheduling = s.choice(v, scheduling_policies()); });
   s.on("Overprovisioning_Ratio", [&](auto& v, auto) { d.overprovisioning = s.real(v, 0.0, 0.9); });
@@ -522,6 +538,8 @@ FlowXml read_trace_flow(const std::string& file, pugi::xml_node node, const std:
   bool path_seen = false;
   s.on("File_Path", [&](auto& v, auto) {
     if (v.empty()) s.fail("empty path");
+    if (v.size() > 4096) s.fail(fmt::format("'{}' is longer than 4096 characters", shown(v)));
+    f.trace_file = v;
     std::filesystem::path p(v);
     if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
     f.trace_path = p.string();
@@ -546,7 +564,8 @@ WorkloadXml parse_workload_xml(const std::string& text, const std::string& name,
   for (auto sc : root.children()) {
     if (sc.type() != pugi::node_element) continue;
     if (std::string(sc.name()) != "IO_Scenario")
-      throw ConfigError(fmt::format("{}: <{}> inside <MQSim_IO_Scenarios>: unknown element (expected <IO_Scenario>)", name, sc.name()));
+      throw ConfigError(
+          fmt::format("{}: <{}> inside <MQSim_IO_Scenarios>: unknown element (expected <IO_Scenario>)", name, shown(sc.name())));
     ScenarioXml scen;
     for (auto fl : sc.children()) {
       if (fl.type() != pugi::node_element) continue;
@@ -559,7 +578,7 @@ WorkloadXml parse_workload_xml(const std::string& text, const std::string& name,
         throw ConfigError(
             fmt::format("{}: <{}> inside <IO_Scenario>: unknown element (expected "
                         "<IO_Flow_Parameter_Set_Synthetic> or <IO_Flow_Parameter_Set_Trace_Based>)",
-                        name, n));
+                        name, shown(n)));
       if (scen.flows.size() > 64) throw ConfigError(fmt::format("{}: more than 64 flows in one <IO_Scenario>", name));
     }
     if (scen.flows.empty()) throw ConfigError(fmt::format("{}: an <IO_Scenario> without flows", name));
@@ -575,11 +594,50 @@ WorkloadXml read_workload_xml(const std::string& path, std::vector<std::string>*
   return parse_workload_xml(slurp(path, "workload"), path, base, notes);
 }
 
+namespace {
+
+/// The data cache and the CMT must each hold at least one entry where a flow uses them (an empty write cache
+/// has nothing to evict; a CMT smaller than one entry cannot hold the entry it looks up).
+void check_caches(const WorkloadXml& w, const DeviceXml& d, const ScenarioXml& sc, const FlowXml& f) {
+  const int64_t nflows = int64_t(sc.flows.size());
+  switch (f.caching_mode) {
+    case CachingMode::WriteCache:
+    case CachingMode::WriteReadCache: {
+      const bool whole = d.data_cache_sharing == DataCacheSharing::Shared;
+      const int64_t share = whole ? d.data_cache_capacity : d.data_cache_capacity / nflows;
+      if (share / d.page_size < 1)
+        throw ConfigError(fmt::format(
+            "{}: <Data_Cache_Capacity> {} bytes{} holds no page of {} bytes (Page_Capacity), but a flow of {} caches "
+            "its writes (Device_Level_Data_Caching_Mode {}): give the cache at least one page, or TURNED_OFF / READ_CACHE",
+            d.file, d.data_cache_capacity, whole ? "" : fmt::format(" ({} per flow, EQUAL_PARTITIONING over {} flows)", share, nflows),
+            d.page_size, w.file, caching_modes().name(f.caching_mode)));
+      break;
+    }
+    case CachingMode::TurnedOff:
+    case CachingMode::ReadCache:
+      break;
+  }
+  if (!d.ideal_mapping_table) {
+    const bool whole = d.cmt_sharing == CmtSharing::Shared;
+    const int64_t share = whole ? d.cmt_capacity : d.cmt_capacity / nflows;
+    if (share < d.cmt_entry_bytes())
+      throw ConfigError(fmt::format(
+          "{}: <CMT_Capacity> {} bytes{} is below one mapping entry ({} bytes on this device): give it at least {} "
+          "bytes, or <Ideal_Mapping_Table> true for a mapping table wholly in DRAM",
+          d.file, d.cmt_capacity, whole ? "" : fmt::format(" ({} per flow, EQUAL_SIZE_PARTITIONING over {} flows)", share, nflows),
+          d.cmt_entry_bytes(), d.cmt_entry_bytes() * (whole ? 1 : nflows)));
+  }
+}
+
+}  // namespace
+
 void check_workload(const WorkloadXml& w, const DeviceXml& d) {
-  auto check_ids = [&](const std::vector<int64_t>& ids, int64_t n, const char* what) {
+  auto check_ids = [&](const std::vector<int64_t>& ids, int64_t n, const char* what, const char* singular, const char* plural) {
     if (ids.empty()) return;
     for (int64_t x : ids)
-      if (x >= n) throw ConfigError(fmt::format("{}: <{}> lists {}, but the device ({}) has {}", w.file, what, x, d.file, n));
+      if (x >= n)
+        throw ConfigError(fmt::format("{}: <{}> lists {}, but the device ({}) has {} {}, numbered 0 to {}", w.file, what, x, d.file, n,
+                                      n == 1 ? singular : plural, n - 1));
     if (int64_t(ids.size()) != n)
       throw ConfigError(
           fmt::format("{}: <{}> lists {} of the device's {}: flows confined to part of the device are not "
@@ -588,10 +646,11 @@ void check_workload(const WorkloadXml& w, const DeviceXml& d) {
   };
   for (auto& sc : w.scenarios)
     for (auto& f : sc.flows) {
-      check_ids(f.channel_ids, d.channels, "Channel_IDs");
-      check_ids(f.chip_ids, d.chips_per_channel, "Chip_IDs");
-      check_ids(f.die_ids, d.dies_per_chip, "Die_IDs");
-      check_ids(f.plane_ids, d.planes_per_die, "Plane_IDs");
+      check_ids(f.channel_ids, d.channels, "Channel_IDs", "channel", "channels");
+      check_ids(f.chip_ids, d.chips_per_channel, "Chip_IDs", "chip per channel", "chips per channel");
+      check_ids(f.die_ids, d.dies_per_chip, "Die_IDs", "die per chip", "dies per chip");
+      check_ids(f.plane_ids, d.planes_per_die, "Plane_IDs", "plane per die", "planes per die");
+      check_caches(w, d, sc, f);
       if (f.kind == FlowKind::Synthetic) {
         int64_t range = d.logical_pages() * d.sectors_per_page() / int64_t(sc.flows.size());
         if (f.avg_size + 4 * f.size_variance > range)
@@ -646,8 +705,9 @@ bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why)
   return true;
 }
 
-TraceReader::TraceReader(const std::string& path) : path_(path), in_(path) {
-  if (!in_) throw ConfigError(fmt::format("{}: cannot open trace file", path));
+TraceReader::TraceReader(const std::string& path, Time unit)
+    : path_(path), unit_ps_(std::max<int64_t>(1, unit.raw())), max_raw_(kMaxSimulatedPs / unit_ps_), in_(path) {
+  if (!in_) throw ConfigError(fmt::format("{}: cannot open trace file", path));  // a File_Path is at most 4096 characters
 }
 
 bool TraceReader::next(TraceRecord& r) {
@@ -668,6 +728,12 @@ bool TraceReader::next(TraceRecord& r) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::string why;
     if (parse_trace_line(line, r, why)) {
+      // checked in the trace's unit before it becomes picoseconds: 1e17 ns would wrap past 2^63 ps
+      if (r.arrival_raw > max_raw_)
+        throw ConfigError(fmt::format(
+            "{}:{}: arrival time {} (Time_Unit {} ps) is {:.4g} s, past the {:.4g} s (1e18 ps, 11.6 days) a run "
+            "may simulate",
+            path_, line_no_, r.arrival_raw, unit_ps_, double(r.arrival_raw) * double(unit_ps_) * 1e-12, double(kMaxSimulatedPs) * 1e-12));
       if (r.arrival_raw < last_arrival_)
         throw ConfigError(
             fmt::format("{}:{}: arrival time {} is earlier than the previous line's {} (a trace must be in "
@@ -687,12 +753,16 @@ void TraceReader::rewind() {
   last_arrival_ = 0;
 }
 
-int64_t TraceReader::count() {
+int64_t TraceReader::count(int64_t* sectors) {
   rewind();
-  int64_t n = 0;
+  int64_t n = 0, sum = 0;
   TraceRecord r;
-  while (next(r)) ++n;
+  while (next(r)) {
+    ++n;
+    sum += r.sectors;
+  }
   rewind();
+  if (sectors) *sectors = sum;
   return n;
 }
 

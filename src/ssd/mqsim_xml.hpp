@@ -150,6 +150,8 @@ struct DeviceXml {
   int64_t sectors_per_page() const { return page_size / 512; }
   /// Logical pages the host can address (physical pages less over-provisioning).
   int64_t logical_pages() const { return int64_t(double(pages()) * (1.0 - overprovisioning)); }
+  /// Bytes of one CMT entry, MQSim's size: (2 log2(pages) + sectors per page) bits, rounded up to bytes.
+  int64_t cmt_entry_bytes() const;
 };
 
 enum class FlowKind { Synthetic, Trace };
@@ -179,6 +181,7 @@ struct FlowXml {
   int64_t total_requests = 0;
   // trace
   std::string trace_path;  // resolved against the workload file's folder
+  std::string trace_file;  // File_Path as written (MQSim names the flow by it)
   double percentage_executed = 1.0;
   int64_t relay_count = 1;
   Time time_unit = ns(1);  // Time_Unit, resolved (time_units())
@@ -192,6 +195,13 @@ struct WorkloadXml {
   std::string file;
   std::vector<ScenarioXml> scenarios;
 };
+
+/// A value as an error message echoes it: at most 40 characters (a longer one is cut, with its length).
+std::string shown(std::string_view v);
+
+/// The latest arrival a trace may hold and the longest a run may simulate: 1e18 ps (11.6 days), so that
+/// every time of the run, sums of them included, stays far below the engine's 2^63 ps.
+inline constexpr int64_t kMaxSimulatedPs = 1'000'000'000'000'000'000;
 
 /// Reads a device file; ConfigError (naming the file and element) on anything it does not accept.
 DeviceXml read_device_xml(const std::string& path);
@@ -215,17 +225,23 @@ struct TraceRecord {
 /// Streams an MQSim ASCII trace line by line (memory independent of its length).
 class TraceReader {
  public:
-  explicit TraceReader(const std::string& path);
+  /// `unit`: the flow's Time_Unit; an arrival past kMaxSimulatedPs in it is an error naming the line.
+  explicit TraceReader(const std::string& path, Time unit = ns(1));
   /// Next record; false at the end. ConfigError naming file and line on a malformed line.
   bool next(TraceRecord& r);
   /// Restarts from the first line (for Relay_Count).
   void rewind();
-  /// Counts the requests (one pass, for Percentage_To_Be_Executed); also validates every line.
-  int64_t count();
+  /// Counts the requests (one pass, for Percentage_To_Be_Executed and the work estimate) and, if asked, their
+  /// sectors; also validates every line.
+  int64_t count(int64_t* sectors = nullptr);
   const std::string& path() const { return path_; }
+  /// The line of the record `next` returned last.
+  int64_t line() const { return line_no_; }
 
  private:
   std::string path_;
+  int64_t unit_ps_;  // the flow's Time_Unit
+  int64_t max_raw_;  // the latest arrival in it
   std::ifstream in_;
   int64_t line_no_ = 0;
   int64_t last_arrival_ = 0;

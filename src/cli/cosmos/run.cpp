@@ -112,13 +112,16 @@ void add_run(CLI::App& cosmos) {
   cmd->add_flag(
       "--functional", o->functional,
       "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
-  cmd->add_flag("--general-device", o->general_device,
-                "also time the read's die jobs on the general SSD model (the one `ssd run` simulates), built from this SSD");
+  auto* general = cmd->add_flag("--general-device", o->general_device,
+                                "also time the read's die jobs on the general SSD model (the one `ssd run` simulates), built from "
+                                "this SSD");
+  // without --general-device there is nothing to schedule: refused (exit 2), not ignored
   cmd->add_option("--device-scheduling", o->device_scheduling,
                   "with --general-device: " + ssd::device_schedulings().joined(" | ") +
                       " (mqsim: a chip starts only while its channel is idle, MQSim's scheduler; eager: when it is free, as "
                       "the Flash-Cosmos pipeline)")
-      ->check(CLI::IsMember(names_of(ssd::device_schedulings())));
+      ->check(CLI::IsMember(names_of(ssd::device_schedulings())))
+      ->needs(general);
   cmd->add_option("--json", o->json, "write the result to this file");
   cmd->callback([cfg, o, exp] { run_cmd(*cfg, *o, *exp); });
 }
