@@ -184,7 +184,8 @@ void add_hbf(CLI::App& app) {
     auto o = std::make_shared<Opts>();
     cfg->add_to(*cmd);
     cmd->add_option("--bytes", o->bytes, "size of the weight object, e.g. 100GiB")->capture_default_str();
-    cmd->add_option("--tensor", o->tensor, "size of each tensor (spec: a 12 MB Qwen3-235B expert matrix)")->capture_default_str();
+    cmd->add_option("--tensor", o->tensor, "size of each tensor (FlashAccel, Data layout: a 12 MB Qwen3-235B expert matrix)")
+        ->capture_default_str();
     cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
     cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
     cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")

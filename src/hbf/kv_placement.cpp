@@ -43,7 +43,8 @@ const Registry<KvBlockAlign>& kv_block_aligns() {
 const Registry<KvOffload>& kv_offloads() {
   static const Registry<KvOffload> r(
       "KV offload policy",
-      {{"mean", "copy the slices of megaplanes above the mean load to HBM (spec: until no plane exceeds the average)", KvOffload::Mean},
+      {{"mean", "copy the slices of megaplanes above the mean load to HBM (FlashAccel, Data layout: until no plane exceeds the average)",
+        KvOffload::Mean},
        {"fill",
         "mean, then keep lowering the most loaded megaplanes while HBM has room and its transfer time stays "
         "within the flash rounds (bitline extension)",

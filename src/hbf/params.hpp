@@ -36,7 +36,7 @@ const Registry<KvReadQueue>& kv_read_queues();
 enum class KvSpan { All, Fit };
 const Registry<KvSpan>& kv_spans();
 
-/// Geometry of one HBF stack (spec: FlashAccel Table 2 die, 8 dies per stack).
+/// Geometry of one HBF stack (FlashAccel, Table 2: FlashAccel Table 2 die, 8 dies per stack).
 struct Geometry {
   int64_t dies_per_stack = 0;
   int64_t planes_per_die = 0;
@@ -50,39 +50,41 @@ struct Geometry {
     v(dies_per_stack, {.name = "dies_per_stack",
                        .def = "8",
                        .desc = "SLC flash dies per HBF stack (plus one base die)",
-                       .source = "spec: 8 SLC flash dies + 1 base die per stack",
+                       .source = "FlashAccel, Hardware (HBF stack): 8 SLC flash dies + 1 base die per stack",
                        .min = 1,
                        .max = 64});
     v(planes_per_die, {.name = "planes_per_die",
                        .def = "96",
                        .desc = "planes per flash die",
-                       .source = "spec: 96 planes per die (paper Table 2)",
+                       .source = "FlashAccel, Table 2: 96 planes per die (paper Table 2)",
                        .min = 1,
                        .max = 4096});
     v(blocks_per_plane, {.name = "blocks_per_plane",
                          .def = "256",
                          .desc = "blocks per plane",
-                         .source = "spec: 256 blocks per plane",
+                         .source = "FlashAccel, Table 2: 256 blocks per plane",
                          .min = 1,
                          .max = (1 << 20) - 1});
     v(pages_per_block, {.name = "pages_per_block",
                         .def = "256",
                         .desc = "pages per block (programmed in order)",
-                        .source = "spec: 256 pages per block",
+                        .source = "FlashAccel, Table 2: 256 pages per block",
                         .min = 1,
                         .max = (1 << 20) - 1});
     v(page_size, {.name = "page_size",
                   .def = "4KiB",
                   .desc = "bytes per plane page",
-                  .source = "spec: 4 KB pages; modelled as 4 KiB (see docs/hbf.md on the 2.4% KB/KiB difference)",
+                  .source = "FlashAccel, Table 2: 4 KB pages; modelled as 4 KiB (see docs/hbf.md on the 2.4% KB/KiB difference)",
                   .min = 8,
                   .max = 1 << 24});
-    v(planes_per_megaplane, {.name = "planes_per_megaplane",
-                             .def = "32",
-                             .desc = "M: planes of a die that share one command circuit (a megaplane); 1 = the plane-level design",
-                             .source = "spec: 32 planes per megaplane, 3 per die; M = 1 is the paper's first, plane-level version",
-                             .min = 1,
-                             .max = 4096});
+    v(planes_per_megaplane,
+      {.name = "planes_per_megaplane",
+       .def = "32",
+       .desc = "M: planes of a die that share one command circuit (a megaplane); 1 = the plane-level design",
+       .source =
+           "FlashAccel, Hardware (megaplane design): 32 planes per megaplane, 3 per die; M = 1 is the paper's first, plane-level version",
+       .min = 1,
+       .max = 4096});
   }
 };
 
@@ -103,7 +105,7 @@ struct Timing {
     v(interface_bandwidth, {.name = "interface_bandwidth",
                             .def = "768GB/s",
                             .desc = "per-stack interface (base die to GPU), each direction",
-                            .source = "spec: nominal 768 GB/s read per stack",
+                            .source = "FlashAccel, Hardware (HBF stack): nominal 768 GB/s read per stack",
                             .min = 1});
     v(page_buffers, {.name = "page_buffers",
                      .def = "2",
@@ -146,12 +148,12 @@ struct Sram {
     v(plane_sram, {.name = "plane_sram",
                    .def = "32KiB",
                    .desc = "SRAM per plane on the circuit die (prefetch buffer)",
-                   .source = "spec: 32 KB per plane (24 MB per stack)",
+                   .source = "FlashAccel, Hardware (SRAM): 32 KB per plane (24 MB per stack)",
                    .min = 0});
     v(base_sram, {.name = "base_sram",
                   .def = "8MiB",
                   .desc = "SRAM on the base die, shared by the stack",
-                  .source = "spec: 8 MB on the base die (32 MB per stack in all)",
+                  .source = "FlashAccel, Hardware (SRAM): 8 MB on the base die (32 MB per stack in all)",
                   .min = 0});
   }
 };
@@ -171,7 +173,7 @@ struct Endurance {
     v(pe_cycles, {.name = "pe_cycles",
                   .def = "1000000",
                   .desc = "P/E cycles after which a block is retired (no longer allocated)",
-                  .source = "spec: SLC with 1M P/E cycles over 5 years (retention relaxed to 3 days)",
+                  .source = "FlashAccel, Endurance discussion: SLC with 1M P/E cycles over 5 years (retention relaxed to 3 days)",
                   .min = 1});
   }
 };
@@ -191,12 +193,12 @@ struct RuntimeParams {
     v(weight_layout, {.name = "weight_layout",
                       .def = "execution",
                       .desc = "order in which a weight object's tensors are dealt over the megaplanes",
-                      .source = "spec: execution order (FlashAccel) vs the naive declaration order"});
+                      .source = "FlashAccel, Data layout: execution order (FlashAccel) vs the naive declaration order"});
     v(granularity, {.name = "granularity", .def = "megapage", .desc = "timing model: what one event stands for", .source = "bitline"});
     v(prefetch, {.name = "prefetch",
                  .def = "true",
                  .desc = "run the prefetch queue (SramPrefetch ahead of compute); false: every read goes to flash on demand",
-                 .source = "spec: FlashAccel prefetch runtime"});
+                 .source = "FlashAccel, System software: FlashAccel prefetch runtime"});
     v(prefetch_distance, {.name = "prefetch_distance",
                           .def = "4",
                           .desc = "tiles prefetched ahead of the tile being computed",
@@ -213,7 +215,7 @@ struct RuntimeParams {
     v(kv_span, {.name = "kv_span",
                 .def = "fit",
                 .desc = "megaplanes a request's KV is dealt over (its blocks are its own either way)",
-                .source = "spec: isolated block allocation, hyperpage-packed writes (no allocator given); bitline "
+                .source = "FlashAccel, Data layout: isolated block allocation, hyperpage-packed writes (no allocator given); bitline "
                           "default fit: with all, a request holds a megablock on every megaplane and the paper's own "
                           "batch-256 ablation could not fit"});
     v(kv_read_queue, {.name = "kv_read_queue",
@@ -244,7 +246,7 @@ struct HbfParams {
     v(stacks, {.name = "stacks",
                .def = "0",
                .desc = "HBF stacks of the GPU",
-               .source = "spec: H200 has none; CSI 6, CLI 5 (presets)",
+               .source = "FlashAccel, Hardware (integration): H200 has none; CSI 6, CLI 5 (presets)",
                .min = 0,
                .max = 64});
     v.section("geometry", geometry);
@@ -266,20 +268,29 @@ struct HbmParams {
 
   template <class V>
   void visit(V& v) {
-    v(stacks, {.name = "stacks", .def = "6", .desc = "HBM stacks of the GPU", .source = "spec: H200, 6 HBM3e stacks", .min = 0, .max = 64});
+    v(stacks, {.name = "stacks",
+               .def = "6",
+               .desc = "HBM stacks of the GPU",
+               .source = "FlashAccel, Evaluation setup: H200, 6 HBM3e stacks",
+               .min = 0,
+               .max = 64});
     v(capacity_per_stack, {.name = "capacity_per_stack",
                            .def = "23.5GB",
                            .desc = "capacity of one HBM stack",
-                           .source = "spec: H200, 141 GB in 6 stacks",
+                           .source = "FlashAccel, Evaluation setup: H200, 141 GB in 6 stacks",
                            .min = 0});
     v(bandwidth_per_stack, {.name = "bandwidth_per_stack",
                             .def = "800GB/s",
                             .desc = "bandwidth of one HBM stack",
-                            .source = "spec: H200, 4.8 TB/s over 6 stacks",
+                            .source = "FlashAccel, Evaluation setup: H200, 4.8 TB/s over 6 stacks",
                             .min = 1});
-    v(latency, {.name = "latency", .def = "100ns", .desc = "access latency", .source = "spec: ~100 ns (HBM)", .min = 0});
-    v(energy,
-      {.name = "energy", .def = "2.99pJ/bit", .desc = "energy per bit read or written", .source = "spec: 2.99 pJ/bit for HBM3e", .min = 0});
+    v(latency,
+      {.name = "latency", .def = "100ns", .desc = "access latency", .source = "FlashAccel, Evaluation setup: ~100 ns (HBM)", .min = 0});
+    v(energy, {.name = "energy",
+               .def = "2.99pJ/bit",
+               .desc = "energy per bit read or written",
+               .source = "FlashAccel, Energy/area discussion: 2.99 pJ/bit for HBM3e",
+               .min = 0});
   }
 };
 
@@ -292,7 +303,7 @@ struct GpuParams {
     v(bf16_flops, {.name = "bf16_flops",
                    .def = "989e12",
                    .desc = "dense BF16 throughput, FLOP/s",
-                   .source = "spec: H200 SXM, 989 TFLOP/s BF16 dense",
+                   .source = "FlashAccel, Evaluation setup: H200 SXM, 989 TFLOP/s BF16 dense",
                    .min = 0});
     v(onchip_sram, {.name = "onchip_sram",
                     .def = "50MB",

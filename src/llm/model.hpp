@@ -196,7 +196,7 @@ struct ModelConfig {
   bool fp8 = false;                                // linear layers in FP8 (quantization_config)
   int64_t fp8_block_rows = 0, fp8_block_cols = 0;  // FP32 scale per block (0: per tensor)
   int64_t quant_bits = 8;                          // bits per quantized weight: 8 (FP8) or 4 (NVFP4: + an FP8 scale per 16)
-  int64_t kv_value_bytes = 2;                      // 16-bit KV cache (spec: "KV bytes/token (16-bit)")
+  int64_t kv_value_bytes = 2;                      // 16-bit KV cache (FlashAccel, Evaluation setup: "KV bytes/token (16-bit)")
 
   // What the file asks for that the model does not do (sliding_window, ...): reported with every result.
   std::vector<std::string> warnings;

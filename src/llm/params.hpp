@@ -253,13 +253,13 @@ struct NetworkParams {
     v(gpus_per_node, {.name = "gpus_per_node",
                       .def = "8",
                       .desc = "GPUs in one NVLink domain (node)",
-                      .source = "spec: DGX-H200, 8 GPUs on NVLink",
+                      .source = "FlashAccel, Evaluation setup: DGX-H200, 8 GPUs on NVLink",
                       .min = 1,
                       .max = 1024});
     v(nvlink, {.name = "nvlink",
                .def = "450GB/s",
                .desc = "NVLink bandwidth per GPU, each direction (collectives inside a node)",
-               .source = "spec: 900 GB/s bidirectional per GPU",
+               .source = "FlashAccel, Evaluation setup: 900 GB/s bidirectional per GPU",
                .min = 1});
     v(nvlink_latency, {.name = "nvlink_latency",
                        .def = "5us",
@@ -269,7 +269,7 @@ struct NetworkParams {
     v(rdma, {.name = "rdma",
              .def = "50GB/s",
              .desc = "RDMA bandwidth per GPU between nodes, each direction (its NIC; collectives across nodes)",
-             .source = "spec: about 9x less than NVLink (one 400 Gb/s NIC per GPU)",
+             .source = "FlashAccel, Evaluation setup: about 9x less than NVLink (one 400 Gb/s NIC per GPU)",
              .min = 1});
     v(rdma_latency, {.name = "rdma_latency",
                      .def = "10us",
@@ -310,7 +310,7 @@ struct EnergyModelParams {
     v(tdp_hbm_stacks, {.name = "tdp_hbm_stacks",
                        .def = "6",
                        .desc = "HBM stacks included in gpu_tdp",
-                       .source = "spec: H200, 6 HBM3e stacks",
+                       .source = "FlashAccel, Evaluation setup: H200, 6 HBM3e stacks",
                        .min = 0,
                        .max = 64});
     v(flop, {.name = "flop",
@@ -373,26 +373,28 @@ struct LlmParams {
     v.section("compute", compute);
     v.section("network", network);
     v.section("energy", energy);
-    v(attention_parallel, {.name = "attention_parallel",
-                           .def = "auto",
-                           .desc = "attention parallelism (data or tensor parallel)",
-                           .source = "spec: attention DP + expert parallel for Qwen3/DeepSeek-V3, tensor parallel for Llama-3.1-405B"});
+    v(attention_parallel,
+      {.name = "attention_parallel",
+       .def = "auto",
+       .desc = "attention parallelism (data or tensor parallel)",
+       .source = "FlashAccel, Evaluation setup: attention DP + expert parallel for Qwen3/DeepSeek-V3, tensor parallel for Llama-3.1-405B"});
     v(tp_size, {.name = "tp_size",
                 .def = "0",
                 .desc = "GPUs of a tensor-parallel group when attention is tensor parallel (0: a whole node, capped at "
                         "the GPU count); the groups are data-parallel ranks (e.g. 2 on 8 GPUs: 4 ranks of TP2 attention, "
                         "experts still parallel over all 8)",
-                .source = "spec: TP inside a node of 8; smaller groups are a deployment choice (assumption)",
+                .source = "FlashAccel, Evaluation setup: TP inside a node of 8; smaller groups are a deployment choice (assumption)",
                 .min = 0,
                 .max = 1024});
-    v(deployment_search, {.name = "deployment_search",
-                          .def = "preferred_or_fastest",
-                          .desc = "how the batch search picks the deployment (attention tensor-parallel degree over the "
-                                  "divisors of gpus_per_node, data-parallel ranks = GPUs / degree, experts over all GPUs): "
-                                  "the preferred one (attention_parallel, tp_size) or, where it has no feasible batch, "
-                                  "the fastest degree that has one (preferred: the nearest that has one)",
-                          .source = "spec: the parallelism table is the preferred family; an operator (vLLM, SGLang) picks "
-                                    "a deployment that fits, and among those that fit the fastest (assumption)"});
+    v(deployment_search,
+      {.name = "deployment_search",
+       .def = "preferred_or_fastest",
+       .desc = "how the batch search picks the deployment (attention tensor-parallel degree over the "
+               "divisors of gpus_per_node, data-parallel ranks = GPUs / degree, experts over all GPUs): "
+               "the preferred one (attention_parallel, tp_size) or, where it has no feasible batch, "
+               "the fastest degree that has one (preferred: the nearest that has one)",
+       .source = "FlashAccel, Evaluation setup: the parallelism table is the preferred family; an operator (vLLM, SGLang) picks "
+                 "a deployment that fits, and among those that fit the fastest (assumption)"});
     // Capacity per GPU (Server::capacity): weights and KV follow from the model and the deployment; the
     // activation workspace and the runtime reserve are these.
     v(runtime_reserve, {.name = "runtime_reserve",
@@ -413,7 +415,7 @@ struct LlmParams {
     v(activation_bytes, {.name = "activation_bytes",
                          .def = "2",
                          .desc = "bytes per activation value (workspace)",
-                         .source = "spec: FP16 everywhere",
+                         .source = "FlashAccel, Evaluation setup: FP16 everywhere",
                          .min = 1,
                          .max = 8});
     v(logit_bytes, {.name = "logit_bytes",
@@ -519,13 +521,15 @@ struct ServingParams {
                                 "prefetch issued once the router has run (its flash latency exposed)",
                         .source = "FlashAccel (arXiv 2607.10186), system software: SramPrefetch calls extracted from the "
                                   "compute graph into a queue in topological order; router is a bitline alternative"});
-    v(kv_layout,
-      {.name = "kv_layout", .def = "flashaccel", .desc = "KV placement on HBF", .source = "spec: FlashAccel KV layout vs PagedAttention"});
+    v(kv_layout, {.name = "kv_layout",
+                  .def = "flashaccel",
+                  .desc = "KV placement on HBF",
+                  .source = "FlashAccel, Data layout: FlashAccel KV layout vs PagedAttention"});
     v(routing_skew, {.name = "routing_skew",
                      .def = "0",
                      .desc = "MoE routing popularity: 0 = uniform top-k; s > 0 = Zipf(s) over experts (the GPU with the "
                              "hottest experts is timed)",
-                     .source = "spec: uniform by default, the routing distribution as a parameter",
+                     .source = "FlashAccel, Data layout: uniform by default, the routing distribution as a parameter",
                      .min = 0,
                      .max = 4});
     v(max_requests_per_rank, {.name = "max_requests_per_rank",
@@ -544,17 +548,17 @@ struct ServingParams {
                                  "reads that fraction of its megapages from HBM while the rest streams from flash, so the two "
                                  "bandwidths add up for weights. Counted in HBM capacity; ignored on HBM-only GPUs",
                          .source = "assumption: off by default (spec roles: HBF holds the weights, HBM the small "
-                                   "intermediate data); spec: CSI's 'bandwidth adds up (4.8 + 4.6 TB/s)'",
+                                   "intermediate data); FlashAccel, Hardware (integration): CSI's 'bandwidth adds up (4.8 + 4.6 TB/s)'",
                          .min = 0});
     v(kv_offload, {.name = "kv_offload",
                    .def = "mean",
                    .desc = "how far selective offload (GroupArrange) of each layer's KV to HBM goes",
-                   .source = "spec: 'until no plane exceeds the average'; fill is a bitline extension"});
+                   .source = "FlashAccel, Data layout: 'until no plane exceeds the average'; fill is a bitline extension"});
     v(kv_block_bytes, {.name = "kv_block_bytes",
                        .def = "256KiB",
                        .desc = "kv_layout = paged: bytes of one PagedAttention KV block (one layer's KV of "
                                "kv_block_bytes / bytes-per-token tokens), placed as kv_block_alignment says",
-                       .source = "spec: PagedAttention KV blocks of 256 KB in the paper",
+                       .source = "FlashAccel, Data layout: PagedAttention KV blocks of 256 KB in the paper",
                        .min = 4096,
                        .max = double(int64_t(1) << 30)});
     v(kv_block_alignment, {.name = "kv_block_alignment",
@@ -564,15 +568,16 @@ struct ServingParams {
                            .source = "vLLM's block pool: preallocated fixed-size blocks (Kwon et al., 'Efficient Memory "
                                      "Management for Large Language Model Serving with PagedAttention', SOSP 2023, sec. 4); "
                                      "page keeps the earlier unaligned placement"});
-    v(kv_arrange, {.name = "kv_arrange",
-                   .def = "new_kv",
-                   .desc = "what GroupArrange copies to HBM in each step (charged in the step, kv_arrange)",
-                   .source = "spec: selective offload after the write phase, its cost amortised over the steps that reuse the "
-                             "unified KV cache; whole is the bound of a cache rebuilt every step"});
+    v(kv_arrange,
+      {.name = "kv_arrange",
+       .def = "new_kv",
+       .desc = "what GroupArrange copies to HBM in each step (charged in the step, kv_arrange)",
+       .source = "FlashAccel, Data layout: selective offload after the write phase, its cost amortised over the steps that reuse the "
+                 "unified KV cache; whole is the bound of a cache rebuilt every step"});
     v(endurance_years, {.name = "endurance_years",
                         .def = "5",
                         .desc = "service life for the write/endurance accounting",
-                        .source = "spec: 1M P/E cycles over 5 years",
+                        .source = "FlashAccel, Endurance discussion: 1M P/E cycles over 5 years",
                         .min = 0.01,
                         .max = 100});
     v(seed,
@@ -624,7 +629,7 @@ struct SessionParams {
                     .def = "2750",
                     .desc = "synthetic trace: mean prompt tokens of a session's first turn",
                     .source = "assumption: with 2-6 turns, 1K new input and 6K output per turn the mean prompt is then ~15K "
-                              "(spec: agentic 15K/6K)",
+                              "(FlashAccel, Evaluation setup: agentic 15K/6K)",
                     .min = 1});
     v(new_input, {.name = "new_input",
                   .def = "1000",
@@ -634,12 +639,12 @@ struct SessionParams {
     v(output, {.name = "output",
                .def = "6000",
                .desc = "synthetic trace: mean output tokens per turn",
-               .source = "spec: agentic setting, 6K output tokens",
+               .source = "FlashAccel, Evaluation setup: agentic setting, 6K output tokens",
                .min = 1});
     v(user_tokens_per_s, {.name = "user_tokens_per_s",
                           .def = "10",
                           .desc = "synthetic trace: decode speed seen by a user",
-                          .source = "spec: 100 ms decode-step SLO = ~10 tokens/s/user",
+                          .source = "FlashAccel, Evaluation setup: 100 ms decode-step SLO = ~10 tokens/s/user",
                           .min = 1e-3});
     v(think_time, {.name = "think_time",
                    .def = "5s",

@@ -2,7 +2,7 @@
 // (`accel run --breakdown`). See docs/llm.md ("Prefill and time to first token",
 // "Breakdown by operator class").
 //
-// Prefill (disaggregated, spec: it runs on a prefill instance of the same GPUs
+// Prefill (disaggregated, FlashAccel, Evaluation setup: it runs on a prefill instance of the same GPUs
 // and deployment; the decode evaluation counts only its KV arriving). A prompt
 // of n tokens is processed in chunks of C tokens (serving.prefill.chunk; 0: one
 // pass). A chunk at offset o is the decode operator graph (step.hpp) built for

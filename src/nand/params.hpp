@@ -167,11 +167,12 @@ struct EnergyParams {
                       .desc = "average die power while programming (any mode)",
                       .source = "assumption: ICC2 = 25 mA typical at 3.3 V",
                       .min = 0});
-    v(erase_power, {.name = "erase_power",
-                    .def = "165mW",
-                    .desc = "average die power while erasing a block",
-                    .source = "assumption: between the 4- and 8-block MWS power (spec: MWS over >4 blocks exceeds erase)",
-                    .min = 0});
+    v(erase_power,
+      {.name = "erase_power",
+       .def = "165mW",
+       .desc = "average die power while erasing a block",
+       .source = "assumption: between the 4- and 8-block MWS power (Flash-Cosmos, MWS characterisation: MWS over >4 blocks exceeds erase)",
+       .min = 0});
     v(latch_power,
       {.name = "latch_power", .def = "20mW", .desc = "die power during a latch-to-latch operation", .source = "assumption", .min = 0});
     v(io_energy, {.name = "io_energy",

@@ -125,6 +125,23 @@ TEST_F(Cli, DescribeEveryParameterHasDefaultTypeAndSource) {
   EXPECT_TRUE(contains(all.out, "nand.command.max_inter_block")) << all.out;
 }
 
+// Issue 27: a source is a citation a reader can follow from a clone (docs/papers.md): never the
+// developers' notes outside the repository (a "spec:" prefix, ../shared/spec).
+TEST_F(Cli, DescribeSourcesAreCitationsThatTravelWithTheClone) {
+  Result r = run("describe --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  size_t flashaccel = 0, flash_cosmos = 0;
+  for (const auto& row : nlohmann::json::parse(r.out)) {
+    const std::string key = row.at("key"), source = row.at("source");
+    EXPECT_FALSE(contains(source, "spec:")) << key << ": " << source;
+    EXPECT_FALSE(contains(source, "shared/spec")) << key << ": " << source;
+    flashaccel += contains(source, "FlashAccel");
+    flash_cosmos += contains(source, "Flash-Cosmos");
+  }
+  EXPECT_GT(flashaccel, 20u) << "the HBF and LLM parameters cite the FlashAccel paper by its parts";
+  EXPECT_GT(flash_cosmos, 5u);
+}
+
 TEST_F(Cli, DescribeByPrefix) {
   Result r = run("describe nand.timing");
   ASSERT_EQ(r.rc, 0) << r.out;

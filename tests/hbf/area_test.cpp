@@ -148,7 +148,7 @@ TEST(HbfArea, CsiStackAgainstThePaperPinnedAtTheModelsValues) {
   EXPECT_NEAR(to_mm2(r.hbm3e.footprint), 73.77, 0.05);  // paper 121 mm2: -39%
   EXPECT_NEAR(r.area_ratio(), 1.362, 0.002);            // paper 1.23x: +11%
   EXPECT_NEAR(r.density_ratio(), 5.872, 0.005);         // paper 6.50x: -10%
-  EXPECT_EQ(r.hbf.capacity, GiB(192));                  // spec: 192 GB per stack
+  EXPECT_EQ(r.hbf.capacity, GiB(192));                  // FlashAccel, Table 2: 192 GB per stack
   EXPECT_EQ(r.hbm3e.capacity, GiB(24));
 }
 

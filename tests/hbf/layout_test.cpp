@@ -25,7 +25,7 @@ WeightSpec spec_of(std::vector<int64_t> bytes, std::vector<uint32_t> exec = {}) 
 }
 
 TEST(HbfLayout, TwelveMiBExpertOccupies3072Planes) {
-  // spec: a 12 MB weight matrix spread one page per plane occupies 3,072 planes.
+  // FlashAccel, Data layout: a 12 MB weight matrix spread one page per plane occupies 3,072 planes.
   System s = system_of("csi");
   Runtime rt(s, Mode::Timing);
   ObjectId id = rt.store_weights(spec_of({MiB(12).raw()}));

@@ -17,20 +17,21 @@ using test::tree_of;
 TEST(HbfParams, CsiPresetGeometryMatchesSpec) {
   System s = system_of("csi");
   EXPECT_EQ(s.stacks(), 6);
-  EXPECT_EQ(s.planes_per_stack(), 768);     // spec: 8 dies x 96 planes
-  EXPECT_EQ(s.megaplanes_per_die(), 3);     // spec: 96 / 32
+  EXPECT_EQ(s.planes_per_stack(), 768);     // FlashAccel, Table 2: 8 dies x 96 planes
+  EXPECT_EQ(s.megaplanes_per_die(), 3);     // FlashAccel, Hardware (megaplane design): 96 / 32
   EXPECT_EQ(s.megaplanes_per_stack(), 24);  // spec
   EXPECT_EQ(s.megaplanes(), 144);
-  EXPECT_EQ(s.megapage(), KiB(128));  // spec: 32 x 4 KB
+  EXPECT_EQ(s.megapage(), KiB(128));  // FlashAccel, Hardware (megaplane design): 32 x 4 KB
   EXPECT_EQ(s.hyperpage(), MiB(18));
-  EXPECT_EQ(s.flash_capacity(), GiB(6 * 192));  // spec: 192 GB per stack, 1,152 GB per CSI GPU
-  EXPECT_EQ(Bytes(s.blocks_per_plane() * s.pages_per_block() * s.page_size().raw()), MiB(256));  // spec: 256 MB per plane
-  // spec: 24 MB plane SRAM + 8 MB base die = 32 MB per stack.
+  EXPECT_EQ(s.flash_capacity(), GiB(6 * 192));  // FlashAccel, Table 2: 192 GB per stack, 1,152 GB per CSI GPU
+  EXPECT_EQ(Bytes(s.blocks_per_plane() * s.pages_per_block() * s.page_size().raw()),
+            MiB(256));  // FlashAccel, Evaluation setup: 256 MB per plane
+  // FlashAccel, Hardware (SRAM): 24 MB plane SRAM + 8 MB base die = 32 MB per stack.
   EXPECT_EQ(s.hbf().sram.plane_sram.raw() * s.planes_per_stack() + s.hbf().sram.base_sram.raw(), MiB(32).raw());
   EXPECT_EQ(s.plane_sram_units(), 8);
   EXPECT_EQ(s.base_sram_units(), 64);
-  // spec: 768 planes x 4 KB / 4 us ~= 786 GB/s per stack; with the command cycles of every read (hbf.timing.t_command,
-  // 170 ns) the planes sense 768 x 4 KiB per 4.17 us = 754.4 GB/s, under the interface's nominal 768 GB/s.
+  // FlashAccel, Evaluation setup: 768 planes x 4 KB / 4 us ~= 786 GB/s per stack; with the command cycles of every read
+  // (hbf.timing.t_command, 170 ns) the planes sense 768 x 4 KiB per 4.17 us = 754.4 GB/s, under the interface's nominal 768 GB/s.
   EXPECT_NEAR(double(4096 * 768) / to_s(s.hbf().timing.t_read), 786.432e9, 1e6);
   EXPECT_NEAR(s.stack_sense_bandwidth().raw(), 768 * 4096 / 4.17e-6, 1e6);
   // spec sizing rule: stack SRAM > 2 x peak bandwidth x tR.
@@ -43,8 +44,8 @@ TEST(HbfParams, CsiPresetGeometryMatchesSpec) {
 // uses are exactly today's spec numbers, and changing the `nand` section changes them.
 TEST(HbfParams, CellFiguresComeFromTheNandModel) {
   const System s = system_of("csi");
-  EXPECT_EQ(s.hbf().timing.t_read, parse_time("4us"));                                   // spec: XL-Flash
-  EXPECT_EQ(s.hbf().timing.t_prog, parse_time("75us"));                                  // spec: XL-Flash
+  EXPECT_EQ(s.hbf().timing.t_read, parse_time("4us"));                                   // FlashAccel, Hardware / Table 2: XL-Flash
+  EXPECT_EQ(s.hbf().timing.t_prog, parse_time("75us"));                                  // FlashAccel, Hardware / Table 2: XL-Flash
   EXPECT_EQ(s.hbf().timing.t_erase, default_params<nand::NandParams>().timing.t_erase);  // the NAND model's tBERS
   EXPECT_EQ(s.hbf().timing.t_erase, parse_time("3.5ms"));
   // Bit for bit the numbers the HBF had before it took them from the NAND model.
@@ -78,7 +79,7 @@ TEST(HbfParams, ClAndH200Presets) {
   EXPECT_EQ(cli.megaplanes(), 120);
   EXPECT_NEAR(cli.hbm_capacity().raw(), 23.5e9, 1);
   EXPECT_NEAR(cli.hbm_bandwidth().raw(), 0.8e12, 1);
-  // spec: CLI has 16.7% less HBF bandwidth than CSI.
+  // FlashAccel, Hardware (integration): CLI has 16.7% less HBF bandwidth than CSI.
   EXPECT_NEAR(1.0 - 5.0 / 6.0, 0.167, 0.001);
   System h200 = system_of("h200");
   EXPECT_EQ(h200.stacks(), 0);
@@ -94,7 +95,7 @@ TEST(HbfParams, EveryDefaultNamesItsSource) {
   ASSERT_GT(rows.size(), 20u);
   for (const auto& r : rows) {
     EXPECT_FALSE(r.desc.empty()) << r.path;
-    bool ok = r.source.rfind("spec:", 0) == 0 || r.source.rfind("assumption:", 0) == 0 || r.source == "bitline" ||
+    bool ok = r.source.rfind("FlashAccel", 0) == 0 || r.source.rfind("assumption:", 0) == 0 || r.source == "bitline" ||
               r.source.rfind("datasheet:", 0) == 0;
     // The area model (hbf.area) cites what a clone can follow: a paper, a datasheet, a titled article or a URL.
     if (r.path.rfind("hbf.area.", 0) == 0)

@@ -507,7 +507,7 @@ TEST(HbfRuntime, FreeBlocksRotateAndRetireAtTheEnduranceLimit) {
 TEST(HbfRuntime, KvSlicesHoldWholeTokensAlignedToAMegapage) {
   System csi = test::system_of("csi");
   Runtime big(csi, Mode::Timing);
-  // spec: Qwen3-235B keeps 192,512 B of KV per token over 94 layers: 2 KiB per layer -> 64 tokens per 128 KiB megapage.
+  // FlashAccel, Data layout: Qwen3-235B keeps 192,512 B of KV per token over 94 layers: 2 KiB per layer -> 64 tokens per 128 KiB megapage.
   EXPECT_EQ(big.tokens_per_slice(Bytes(192512 / 94)), 64);
   std::string e = error_of([&] { big.kv_create("r", 1, KiB(200)); });
   EXPECT_NE(e.find("KV layout does not fit"), std::string::npos) << e;

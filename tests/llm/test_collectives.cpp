@@ -19,8 +19,8 @@ using bitline::llm::test::shipped;
 
 TEST(LlmCollectives, LinkBandwidthsAreParametersWithTheSpecsRatio) {
   const NetworkParams p = default_params<NetworkParams>();
-  EXPECT_DOUBLE_EQ(p.nvlink.raw(), 450e9);  // spec: 900 GB/s bidirectional per GPU
-  EXPECT_DOUBLE_EQ(p.rdma.raw(), 50e9);     // spec: ~9x less across nodes
+  EXPECT_DOUBLE_EQ(p.nvlink.raw(), 450e9);  // FlashAccel, Evaluation setup: 900 GB/s bidirectional per GPU
+  EXPECT_DOUBLE_EQ(p.rdma.raw(), 50e9);     // FlashAccel, Evaluation setup: ~9x less across nodes
   EXPECT_EQ(p.all_reduce.name(), "ring");
   EXPECT_EQ(p.all_to_all.name(), "nccl");
 }

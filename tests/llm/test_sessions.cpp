@@ -76,7 +76,7 @@ TEST(LlmSessions, SyntheticTraceMatchesTheAgenticSetting) {
   for (const auto& x : t) in += double(x.input), out += double(x.output);
   in /= double(t.size());
   out /= double(t.size());
-  EXPECT_NEAR(in, 15000, 1500);  // spec: agentic 15K input
+  EXPECT_NEAR(in, 15000, 1500);  // FlashAccel, Evaluation setup: agentic 15K input
   EXPECT_NEAR(out, 6000, 300);   // and 6K output
   // Deterministic for a seed.
   EXPECT_EQ(synthetic_trace(p).size(), t.size());

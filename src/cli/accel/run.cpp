@@ -251,17 +251,37 @@ void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, 
   fmt::print("wrote {}\n", o.json);
 }
 
+/// What both run modes start from: the system, context, model and kind's parameters, the overrides and model
+/// warnings printed, the GPU count.
+struct RunInputs {
+  SystemName sn;
+  ContextSpec c;
+  ModelConfig m;
+  KindParams kp;
+  Json config;
+  int64_t gpus = 0;
+};
+
+RunInputs run_inputs(const KindOptions& k, const RunOpts& o) {
+  RunInputs in{run_system(o, k), context_arg(o.context), load_model(o.model), {}, {}, 0};
+  in.kp = k.load(in.sn.kind);
+  in.config = run_config(k, in.sn.kind, in.kp);
+  fmt::print("{}", overrides_text({{in.sn.kind, in.kp}}, k));
+  for (const auto& w : in.m.warnings) fmt::print("warning: model {}: {}\n", in.m.name, w);
+  in.gpus = o.gpus > 0 ? o.gpus : in.sn.gpus;
+  return in;
+}
+
 /// --static-batch: B prompts prefilled together, then OUT - 1 decode steps (llm/static_batch.hpp), no SLO search.
 void run_static(const KindOptions& k, const RunOpts& o) {
   if (o.batch <= 0) throw ConfigError("--static-batch: give the batch with --batch N (the prompts of the whole system)");
-  const SystemName sn = run_system(o, k);
-  const ContextSpec c = context_arg(o.context);
-  const ModelConfig m = load_model(o.model);
-  const KindParams kp = k.load(sn.kind);
-  const Json config = run_config(k, sn.kind, kp);
-  fmt::print("{}", overrides_text({{sn.kind, kp}}, k));
-  for (const auto& w : m.warnings) fmt::print("warning: model {}: {}\n", m.name, w);
-  const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
+  const RunInputs in = run_inputs(k, o);
+  const SystemName& sn = in.sn;
+  const ContextSpec& c = in.c;
+  const ModelConfig& m = in.m;
+  const KindParams& kp = in.kp;
+  const Json& config = in.config;
+  const int64_t gpus = in.gpus;
   DeploymentSearch ds(m, kp, gpus);
   const Server* sp = ds.preferred();
   if (!sp) throw ConfigError(ds.setup_error(0));
@@ -310,14 +330,13 @@ void run_point(const KindOptions& k, const RunOpts& o) {
   check_json_output(o.json);
   if (o.static_batch) return run_static(k, o);
   if (!(o.slo > 0)) throw ConfigError("accel run: --slo MS is required (unless --static-batch)");
-  const SystemName sn = run_system(o, k);
-  const ContextSpec c = context_arg(o.context);
-  const ModelConfig m = load_model(o.model);
-  const KindParams kp = k.load(sn.kind);
-  const Json config = run_config(k, sn.kind, kp);
-  fmt::print("{}", overrides_text({{sn.kind, kp}}, k));
-  for (const auto& w : m.warnings) fmt::print("warning: model {}: {}\n", m.name, w);
-  const int64_t gpus = o.gpus > 0 ? o.gpus : sn.gpus;
+  const RunInputs in = run_inputs(k, o);
+  const SystemName& sn = in.sn;
+  const ContextSpec& c = in.c;
+  const ModelConfig& m = in.m;
+  const KindParams& kp = in.kp;
+  const Json& config = in.config;
+  const int64_t gpus = in.gpus;
   // The deployment is searched with the batch (llm.deployment_search); --batch times the preferred one.
   DeploymentSearch ds(m, kp, gpus);
   PointResult p;

@@ -51,7 +51,7 @@ const std::array<std::string_view, kRegions>& regions();
 int nation_in_region(int nation);
 /// The nation with position `k` in region `r`.
 int nation_at(int region, int k);
-/// C_CITY / S_CITY: the nation's name cut or padded to 9 characters, then the digit (SSB spec: "10/nation").
+/// C_CITY / S_CITY: the nation's name cut or padded to 9 characters, then the digit (SSB specification: "10/nation").
 std::string city_name(int nation, int digit);
 /// P_MFGR "MFGR#m", P_CATEGORY "MFGR#mc", P_BRAND1 "MFGR#mcb" (m, c in 1..5, b in 1..40, without padding).
 std::string mfgr_name(int m);
