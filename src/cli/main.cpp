@@ -8,9 +8,11 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <string>
 #include <system_error>
 
 #include "cli/common.hpp"
+#include "core/distributed.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -19,6 +21,23 @@ int stdout_failed(const std::string& why) {
   std::cerr << "bitline: cannot write the output: standard output: " << why << "\n";
   return 2;
 }
+/// The inputs of the command line that change parameters or sizes (--set, --vary, --config, --experiment and the
+/// size options), for an overflow found deep in a run: one of them is the culprit, and the message names them.
+std::string overrides_of(int argc, char** argv) {
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto eq = a.find('=');
+    const std::string flag = a.substr(0, eq);
+    if (flag.rfind("--", 0) != 0 || flag == "--json" || flag == "--csv" || flag == "--threads" || flag == "--quiet") continue;
+    std::string value = eq != std::string::npos ? a.substr(eq + 1) : (i + 1 < argc ? argv[i + 1] : "");
+    if (eq == std::string::npos && (value.empty() || value.rfind("--", 0) == 0)) continue;  // a flag without a value
+    if (value.size() > 80) value = value.substr(0, 77) + "...";
+    out += (out.empty() ? "" : ", ") + flag + " " + value;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,12 +58,17 @@ int main(int argc, char** argv) {
   // Exit codes (docs/commands.md): 0 success, 1 no feasible result, 2 bad input (arguments, configs, model
   // files, traces, an output path that cannot be written, values too large to simulate), 3 an internal error.
   try {
+    // Under mpirun every rank must have the same inputs: checked before any rank starts (all exit 2 together).
+    bitline::Distributed::check_same_inputs(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints the message (or the help / the version)
     return rc == 0 ? 0 : 2;
   } catch (const bitline::OverflowError& e) {
-    std::cerr << "bitline: input too large: " << e.what() << "\n";
+    // The overflow is found where times or sizes add up, far from the key that made them large: name the inputs.
+    const std::string inputs = overrides_of(argc, argv);
+    std::cerr << "bitline: input too large: " << e.what()
+              << (inputs.empty() ? std::string() : "; the run's inputs (one is past what can be simulated): " + inputs) << "\n";
     return 2;
   } catch (const bitline::ConfigError& e) {
     std::cerr << "bitline: config error: " << e.what() << "\n";

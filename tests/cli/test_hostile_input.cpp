@@ -272,7 +272,7 @@ TEST_F(Hostile, NegativeOrRepeatedOptions) {
   expect_bad_input("hbf stream --preset csi --distance -5", {"--distance"});
   expect_bad_input("hbf stream --preset csi --bytes -5GiB", {"--bytes", "must be positive"});
   expect_bad_input("hbf write-bw --preset csi --bytes 0B", {"--bytes", "must be positive"});
-  expect_bad_input("cosmos write-bw --preset flash-cosmos --bytes 2TiB", {"--bytes 2TiB", "more than the 1TiB"});
+  expect_bad_input("cosmos write-bw --preset flash-cosmos --bytes 2TiB", {"--bytes 2TiB", "more than the 256GiB", "estimated 64 s"});
   expect_bad_input("accel validate --models qwen3-235b --systems csix8 --batch -3", {"--batch"});
   expect_bad_input("accel sweep --model qwen3-235b --system csix8 --context long --slo 100 --vary serving.seed=1,2 --vary serving.seed=3",
                    {"--vary serving.seed", "varied twice"});
