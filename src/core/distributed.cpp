@@ -127,13 +127,14 @@ uint64_t inputs_fingerprint(int argc, const char* const* argv) {
   Fnv f;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    f.add(a);
     const auto eq = a.find('=');
     const std::string flag = a.substr(0, eq);
-    if (flag == "--json" || flag == "--csv" || flag == "--mqsim-xml") {
-      if (eq == std::string::npos) ++i, f.add(i < argc ? argv[i] : "");
+    if (flag == "--json" || flag == "--csv" || flag == "--mqsim-xml") {  // an output: only that there is one
+      f.add(flag);
+      if (eq == std::string::npos) ++i;
       continue;
     }
+    f.add(a);
     add_file(f, eq != std::string::npos && a.rfind("--", 0) == 0 ? a.substr(eq + 1) : a);
   }
   const char* dir = std::getenv("BITLINE_CONFIG_DIR");

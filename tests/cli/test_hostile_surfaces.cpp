@@ -74,8 +74,8 @@ TEST_F(HostileSurfaces, PhysicalParametersAreBounded) {
   expect_refused(kAccelRun + "--set llm.energy.gpu_tdp=1e308W --json " + out(), {"llm.energy.gpu_tdp", "at most 10000 W"});
   // In range, but less than the parts it includes: the GPU die would draw a negative power.
   expect_refused(kAccelRun + "--set llm.energy.gpu_tdp=100W --json " + out(), {"llm.energy.gpu_tdp", "at most its parts", "HBM"});
-  expect_refused(kAccelRun + "--set gpu.bf16_flops=0 --json " + out(), {"gpu.bf16_flops", "at least 1000000000", "got 0"});
-  expect_refused(kAccelRun + "--set llm.network.nvlink=1B/s --json " + out(), {"llm.network.nvlink", "at least 1000000 B/s"});
+  expect_refused(kAccelRun + "--set gpu.bf16_flops=0 --json " + out(), {"gpu.bf16_flops", "must be at least 1000000000", "got 0"});
+  expect_refused(kAccelRun + "--set llm.network.nvlink=1B/s --json " + out(), {"llm.network.nvlink", "must be at least 1000000 B/s"});
   expect_refused(kAccelRun + "--set hbm.energy=1J/bit --json " + out(), {"hbm.energy", "J/bit"});
 }
 
@@ -191,4 +191,25 @@ TEST_F(HostileSurfaces, EvaluationMatricesAreBounded) {
                                     variants);
   expect_refused("accel ablation --experiment " + abl + " --json " + out(),
                  {"abl.yaml", "variants", "1001 variants", "more than the 1000"});
+}
+
+TEST_F(HostileSurfaces, LongRunsAreRefusedWithTheirEstimate) {
+  // 1,100,001 replay steps per system (one request of 1.1 M prefix blocks) on the experiment's 4 systems: 4.4 M.
+  std::string ids;
+  ids.reserve(9000000);
+  for (int i = 0; i < 1100000; ++i) ids += (i ? "," : "") + std::to_string(i);
+  const std::string trace =
+      write("mooncake.jsonl", "{\"timestamp\": 0, \"input_length\": 1073741824, \"output_length\": 1, \"hash_ids\": [" + ids + "]}\n");
+  expect_refused("accel sessions --trace " + trace + " --json " + out(),
+                 {"--trace", "mooncake.jsonl", "4400004 replay steps", "x 4 systems", "more than the 4000000", "estimated 11 s"});
+  expect_refused("cosmos write-bw --bytes 1TiB --json " + out(), {"--bytes 1TiB", "more than the 256GiB", "estimated 32 s"});
+  // 1,200 BMI and 1,301 IMS points on 4 systems: 10,004 runs.
+  std::string months;
+  for (int m = 1; m <= 1200; ++m) months += (m > 1 ? ", " : "") + std::to_string(m);
+  std::string images;
+  for (int i = 1; i <= 1301; ++i) images += (i > 1 ? ", " : "") + std::to_string(i);
+  const std::string big = write("cosmos-big.yaml", "experiment: t\nsystems: [osp, isp, parabit, fc]\nsweep:\n  months: [" + months +
+                                                       "]\n  images: [" + images + "]\n");
+  expect_refused("cosmos eval --quiet --experiment " + big + " --json " + out(),
+                 {"cosmos-big.yaml", "sweep", "10004 runs (2501 points x 4 systems)", "more than the 10000"});
 }

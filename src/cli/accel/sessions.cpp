@@ -53,9 +53,11 @@ std::vector<SessionLoad> session_loads(const KindOptions& k, const SessionsExper
 }
 
 /// Most replay steps of one `accel sessions` run: every turn (or Mooncake request) and every prefix block of every load
-/// is a step of the LRU replay on each system, ~0.1 microseconds each (measured) (docs/commands.md, "Hardened inputs").
-constexpr double kMaxReplaySteps = 1e8;
-constexpr double kReplayStepSeconds = 1e-7;
+/// is a step of the LRU replay on each system, 2-3 us each (measured on this project's 2-core machine: the paper's
+/// experiment, 413,815 turns on 4 systems, 3.2 s; a synthetic Mooncake trace of 400,000 requests and 6.4 M blocks on 4
+/// systems, 77 s). 4 M steps keep a run near 10 s; the paper's experiment is 1.7 M (docs/commands.md, "Work budgets").
+constexpr double kMaxReplaySteps = 4e6;
+constexpr double kReplayStepSeconds = 2.5e-6;
 
 /// The replay's work, estimated from the loads before any system runs; ConfigError with the estimate above the budget.
 void check_replay_budget(const std::vector<SessionLoad>& loads, size_t systems, const std::string& what) {
