@@ -234,7 +234,9 @@ void add_hbf(CLI::App& app) {
     auto o = std::make_shared<Opts>();
     cfg->add_to(*cmd);
     cmd->add_option("--bytes", o->bytes, "KV bytes to write (rounded down to whole hyperpages)")->capture_default_str();
-    cmd->add_option("--requests", o->requests, "requests the KV belongs to")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--requests", o->requests, "requests the KV belongs to")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t(1), hbf::kMaxExperimentUnits));
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
         ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <string>
 #include <system_error>
 
 #include "cli/common.hpp"
+#include "core/distributed.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -19,26 +21,23 @@ int stdout_failed(const std::string& why) {
   std::cerr << "bitline: cannot write the output: standard output: " << why << "\n";
   return 2;
 }
-
-/// The values given on the command line (--set KEY=VALUE, --config FILE), for a message whose culprit the failing
-/// arithmetic cannot name (a time past 2^63 ps comes from a sum of many terms); values cut to 40 characters.
-std::string given_values(int argc, char** argv) {
+/// The inputs of the command line that change parameters or sizes (--set, --vary, --config, --experiment and the
+/// size options), for an overflow found deep in a run: one of them is the culprit, and the message names them.
+std::string overrides_of(int argc, char** argv) {
   std::string out;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i], v;
-    for (const char* opt : {"--set", "--config"}) {
-      const std::string o = opt;
-      if (a == o && i + 1 < argc)
-        v = o + " " + argv[++i];
-      else if (a.rfind(o + "=", 0) == 0)
-        v = o + " " + a.substr(o.size() + 1);
-    }
-    if (v.empty()) continue;
-    if (v.size() > 60) v = v.substr(0, 57) + "...";
-    out += (out.empty() ? "" : ", ") + v;
+    const std::string a = argv[i];
+    const auto eq = a.find('=');
+    const std::string flag = a.substr(0, eq);
+    if (flag.rfind("--", 0) != 0 || flag == "--json" || flag == "--csv" || flag == "--threads" || flag == "--quiet") continue;
+    std::string value = eq != std::string::npos ? a.substr(eq + 1) : (i + 1 < argc ? argv[i + 1] : "");
+    if (eq == std::string::npos && (value.empty() || value.rfind("--", 0) == 0)) continue;  // a flag without a value
+    if (value.size() > 80) value = value.substr(0, 77) + "...";
+    out += (out.empty() ? "" : ", ") + flag + " " + value;
   }
-  return out.empty() ? "" : " (the values given: " + out + "; one of them is out of the range the run can simulate)";
+  return out;
 }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,12 +59,17 @@ int main(int argc, char** argv) {
   // Exit codes (docs/commands.md): 0 success, 1 no feasible result, 2 bad input (arguments, configs, model
   // files, traces, an output path that cannot be written, values too large to simulate), 3 an internal error.
   try {
+    // Under mpirun every rank must have the same inputs: checked before any rank starts (all exit 2 together).
+    bitline::Distributed::check_same_inputs(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints the message (or the help / the version)
     return rc == 0 ? 0 : 2;
   } catch (const bitline::OverflowError& e) {
-    std::cerr << "bitline: input too large: " << e.what() << given_values(argc, argv) << "\n";
+    // The overflow is found where times or sizes add up, far from the key that made them large: name the inputs.
+    const std::string inputs = overrides_of(argc, argv);
+    std::cerr << "bitline: input too large: " << e.what()
+              << (inputs.empty() ? std::string() : "; the run's inputs (one is past what can be simulated): " + inputs) << "\n";
     return 2;
   } catch (const bitline::ConfigError& e) {
     std::cerr << "bitline: config error: " << e.what() << "\n";
@@ -88,8 +92,9 @@ int main(int argc, char** argv) {
     return 3;
   } catch (const std::bad_alloc&) {
     std::cerr << "bitline: out of memory: the inputs need more memory than this machine has (see the limits in "
-                 "docs/commands.md, \"Hardened inputs\")"
-              << given_values(argc, argv) << "\n";
+                 "docs/commands.md, \"Hardened inputs\")";
+    const std::string inputs = overrides_of(argc, argv);
+    std::cerr << (inputs.empty() ? std::string() : "; the run's inputs: " + inputs) << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "bitline: internal error (a bug: please report it with the command line): " << e.what() << "\n";

@@ -112,8 +112,14 @@ ConfigNode* ConfigNode::find(std::string_view key) {
 
 ConfigNode ConfigNode::parse(const std::string& text, const std::string& origin_name) {
   try {
-    YAML::Node n = YAML::Load(text);
-    return Converter(origin_name).convert(n, 0);
+    // Every document is parsed, so that a second one ('---') is an error rather than silently unread.
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw ConfigError(
+          fmt::format("{}: {} YAML documents (separated by '---'); a config or experiment file is one document "
+                      "(merge them, or give the others as their own files)",
+                      origin_name, docs.size()));
+    return Converter(origin_name).convert(docs.empty() ? YAML::Node() : docs.front(), 0);
   } catch (const YAML::Exception& e) {
     // yaml-cpp stops deep recursion with the message "bad file" (its DeepRecursion type is not exported).
     if (e.msg == YAML::ErrorMsg::BAD_FILE)
@@ -174,7 +180,12 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<s
                                   kMaxConfigFiles));
   ConfigNode n = ConfigNode::parse(read_input_file(path, kMaxConfigFileBytes, "config file"), path.string());
   loaded_.push_back(canon);
-  if (n.kind == ConfigNode::Kind::Null) return;
+  // An empty file (or only comments) would run every default under the file's name: most likely the wrong file.
+  if (n.kind == ConfigNode::Kind::Null)
+    throw ConfigError(
+        fmt::format("{}: empty config file (no sections): it would change nothing; give at least one section "
+                    "(or leave the file out to run the defaults)",
+                    path.string()));
   if (n.kind != ConfigNode::Kind::Map)
     throw ConfigError(fmt::format("{}: the top level of a config must be a map of sections", path.string()));
   // Inheritance: `base: NAME` or `base: [A, B]` merges presets first.

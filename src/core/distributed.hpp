@@ -11,8 +11,11 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <functional>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/worker_pool.hpp"
@@ -38,12 +41,45 @@ class Distributed {
   std::vector<std::string> map(size_t n, const std::function<std::string(size_t)>& job, int threads,
                                const WorkerPool::OnDone& on_done = {}) const;
 
+  /// The setup of a distributed run (reading the experiment, checking the output paths), agreed by every rank:
+  /// returns step()'s value when it succeeded on all ranks; otherwise every rank throws the error of the lowest
+  /// rank that failed (its class and message), so that one rank's error (an output folder only it cannot write)
+  /// ends the job instead of leaving the others waiting in map(). Every rank must call it at the same point.
+  template <class F>
+  auto agreed(F&& step) const -> decltype(step()) {
+    std::exception_ptr error;
+    if constexpr (std::is_void_v<decltype(step())>) {
+      try {
+        step();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      settle(error);
+    } else {
+      std::optional<decltype(step())> value;
+      try {
+        value.emplace(step());
+      } catch (...) {
+        error = std::current_exception();
+      }
+      settle(error);
+      return std::move(*value);
+    }
+  }
+
+  /// Under mpirun: joins the job and checks that every rank was given the same inputs (the command line and the
+  /// contents of the files it names, $BITLINE_CONFIG_DIR); ConfigError on every rank when they differ. Without
+  /// mpirun (or MPI) it does nothing. Called by main before the command runs.
+  static void check_same_inputs(int argc, const char* const* argv);
+
   Distributed(const Distributed&) = delete;
   Distributed& operator=(const Distributed&) = delete;
   ~Distributed();
 
  private:
   Distributed();
+  /// Rethrows on every rank the error of the lowest rank whose `error` is set (a collective); nothing when none is.
+  void settle(const std::exception_ptr& error) const;
   int rank_ = 0, size_ = 1;
   bool mpi_ = false;
 };

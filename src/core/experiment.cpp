@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/params.hpp"
+#include "core/registry.hpp"
 
 namespace bitline {
 
@@ -65,7 +66,16 @@ const ConfigNode* ExperimentMap::optional(std::string_view key) {
 
 const ConfigNode& ExperimentMap::required(std::string_view key) {
   const ConfigNode* n = optional(key);
-  if (!n) experiment_error(node_, path_.empty() ? "(top level)" : path_, fmt::format("missing key '{}'", key));
+  if (!n) {
+    // A misspelt key is the likelier mistake than a forgotten one: name the unknown key that is close to it.
+    std::vector<std::string_view> unread;
+    for (const auto& [k, v] : node_.keys)
+      if (!used_.count(k)) unread.push_back(k);
+    const std::string_view near = closest_name(key, unread, key.size() > 4 ? 2 : 1);
+    if (!near.empty())
+      experiment_error(*node_.find(near), key_path(near), fmt::format("unknown key; did you mean '{}'? (a required key)", key));
+    experiment_error(node_, path_.empty() ? "(top level)" : path_, fmt::format("missing key '{}'", key));
+  }
   return *n;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <system_error>
 #include <vector>
 
@@ -137,11 +138,19 @@ void check_json_output(const fs::path& path, std::string_view flag) {
 nlohmann::json parse_input_json(std::string_view text, const std::string& origin, int64_t max_values) {
   // The parser itself is iterative; the depth check keeps the value shallow for everything that walks it later,
   // and the count of values bounds the memory of what it builds (~16 B a value) before it is built.
+  // A key given twice in one object is refused (the parser would keep the last without a word; YAML refuses it too):
+  // the keys of every open object, innermost last.
   int64_t values = 0;
-  const nlohmann::json::parser_callback_t depth_check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+  std::vector<std::set<std::string, std::less<>>> open_keys;
+  const nlohmann::json::parser_callback_t depth_check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
         depth >= kMaxJsonDepth)
       throw ConfigError(fmt::format("{}: JSON nested deeper than {} levels", origin, kMaxJsonDepth));
+    if (event == nlohmann::json::parse_event_t::object_start) open_keys.emplace_back();
+    if (event == nlohmann::json::parse_event_t::object_end && !open_keys.empty()) open_keys.pop_back();
+    if (event == nlohmann::json::parse_event_t::key && !open_keys.empty() && parsed.is_string() &&
+        !open_keys.back().insert(parsed.get<std::string>()).second)
+      throw ConfigError(fmt::format("{}: duplicate key {} in one JSON object (give each key once)", origin, json_brief(parsed)));
     if (max_values >= 0 && event == nlohmann::json::parse_event_t::value && ++values > max_values)
       throw ConfigError(fmt::format("{}: more than {} JSON values", origin, max_values));
     return true;

@@ -2,6 +2,7 @@
 #include "core/param_dump.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -150,12 +151,34 @@ nlohmann::json param_json(const Table& v) {
   return a;
 }
 
+namespace {
+
+/// The SI base unit of a parameter, from the unit its default is written in ("5us" -> " s", "700W" -> " W";
+/// "" for a plain number): the range messages give the bound and the value in it.
+std::string_view base_unit_of(std::string_view def) {
+  size_t i = def.size();
+  while (i > 0 && (std::isalpha(static_cast<unsigned char>(def[i - 1])) || def[i - 1] == '/')) --i;
+  const std::string_view u = def.substr(i);
+  if (u.empty() || i == 0 || !(std::isdigit(static_cast<unsigned char>(def[i - 1])) || def[i - 1] == '.')) return {};
+  if (u.size() >= 2 && u.substr(u.size() - 2) == "/s") return " B/s";
+  if (u.find("J/bit") != std::string_view::npos) return " J/bit";
+  if (u.back() == 'W') return " W";
+  if (u.back() == 'J') return " J";
+  if (u.back() == 'B') return " B";
+  if (u.back() == 's' || u == "min" || u == "h") return " s";
+  if (u.find("m2") != std::string_view::npos) return " m2";
+  return {};
+}
+
+}  // namespace
+
 std::string range_violation(double si, const ParamInfo& info) {
+  const std::string_view unit = base_unit_of(info.def);
   if (si < info.min) {
-    if (si < 0 && info.min >= 0) return fmt::format("must not be negative (got {})", si);
-    return fmt::format("must be at least {} (got {})", info.min, si);
+    if (si < 0 && info.min >= 0) return fmt::format("must not be negative (got {}{})", si, unit);
+    return fmt::format("must be at least {}{} (got {}{})", info.min, unit, si, unit);
   }
-  if (si > info.max) return fmt::format("must be at most {} (got {})", info.max, si);
+  if (si > info.max) return fmt::format("must be at most {}{} (got {}{})", info.max, unit, si, unit);
   return {};
 }
 

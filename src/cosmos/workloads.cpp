@@ -2,7 +2,9 @@
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -46,6 +48,9 @@ int64_t bytes_of_bits(int64_t bits, const char* what) {
 
 namespace {
 
+/// Most runs (points x systems) of a `cosmos eval` experiment (docs/commands.md, "Hardened inputs").
+constexpr size_t kMaxEvalRuns = 10000;
+
 System system_at(const ConfigNode& n, const std::string& path) {
   if (n.kind != ConfigNode::Kind::Scalar) experiment_error(n, path, "expected a system name (" + systems().joined(", ") + ")");
   const int64_t i = systems().find(n.scalar);
@@ -83,17 +88,39 @@ EvalMatrix load_eval_matrix(const std::filesystem::path& file) {
     for (size_t i = 0; i < workloads().size(); ++i) sweep.optional(std::string(workloads().value(i).sweep_key));
     sweep.finish();
     if (m.points.empty()) experiment_error(n, "sweep", "no points: give months (bmi), images (ims) and/or clique_sizes (kcs)");
+    // The work, bounded before anything runs: every point runs on every system, each run tens of milliseconds at the
+    // paper's sizes (its 56 take ~2.7 s on two cores) and up to seconds at the largest points.
+    const size_t runs = m.points.size() * m.systems.size();
+    if (runs > kMaxEvalRuns)
+      experiment_error(n, "sweep",
+                       fmt::format("{} runs ({} points x {} systems), more than the {} one evaluation may run (about {:.0f} "
+                                   "minutes or more at ~50 ms a run); split it into several experiments",
+                                   runs, m.points.size(), m.systems.size(), kMaxEvalRuns, double(runs) * 0.05 / 60));
   }
   if (const ConfigNode* n = top.optional("compare")) {
     const std::vector<std::string> pairs = top.strings("compare");
     for (size_t i = 0; i < pairs.size(); ++i) {
       const std::string path = fmt::format("compare[{}]", i);
       const auto slash = pairs[i].find('/');
-      if (slash == std::string::npos) experiment_error(n->items[i], path, fmt::format("'{}': expected A/B (e.g. fc/osp)", pairs[i]));
+      if (slash == std::string::npos || pairs[i].find('/', slash + 1) != std::string::npos)
+        experiment_error(n->items[i], path,
+                         fmt::format("'{}': a comparison is exactly two systems A/B (A's speedup over B, e.g. fc/osp)", pairs[i]));
       ConfigNode a = n->items[i], b = n->items[i];
       a.scalar = pairs[i].substr(0, slash);
       b.scalar = pairs[i].substr(slash + 1);
-      m.compare.emplace_back(system_at(a, path), system_at(b, path));
+      const System sa = system_at(a, path), sb = system_at(b, path);
+      // The summary divides B's points by A's: both must run (a missing one used to end in an internal error
+      // after the points had run, with a result file left behind).
+      for (const auto& [sys, name] : {std::pair{sa, a.scalar}, std::pair{sb, b.scalar}})
+        if (std::find(m.systems.begin(), m.systems.end(), sys) == m.systems.end()) {
+          std::vector<std::string> listed;
+          for (System s : m.systems) listed.emplace_back(to_string(s));
+          experiment_error(
+              n->items[i], path,
+              fmt::format("'{}' compares system '{}', which is not in systems: [{}]", pairs[i], name, fmt::join(listed, ", ")));
+        }
+      if (sa == sb) experiment_error(n->items[i], path, fmt::format("'{}' compares a system with itself", pairs[i]));
+      m.compare.emplace_back(sa, sb);
     }
   }
   if (const ConfigNode* n = top.optional("reliability")) {

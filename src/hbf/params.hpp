@@ -106,7 +106,8 @@ struct Timing {
                             .def = "768GB/s",
                             .desc = "per-stack interface (base die to GPU), each direction",
                             .source = "FlashAccel, Hardware (HBF stack): nominal 768 GB/s read per stack",
-                            .min = 1});
+                            .min = 1e6,
+                            .max = 1e15});
     v(page_buffers, {.name = "page_buffers",
                      .def = "2",
                      .desc = "page buffers (latches) per plane: a direct read holds one until its data crossed the "
@@ -283,14 +284,20 @@ struct HbmParams {
                             .def = "800GB/s",
                             .desc = "bandwidth of one HBM stack",
                             .source = "FlashAccel, Evaluation setup: H200, 4.8 TB/s over 6 stacks",
-                            .min = 1});
-    v(latency,
-      {.name = "latency", .def = "100ns", .desc = "access latency", .source = "FlashAccel, Evaluation setup: ~100 ns (HBM)", .min = 0});
+                            .min = 1e6,
+                            .max = 1e15});
+    v(latency, {.name = "latency",
+                .def = "100ns",
+                .desc = "access latency",
+                .source = "FlashAccel, Evaluation setup: ~100 ns (HBM)",
+                .min = 0,
+                .max = 1.0});
     v(energy, {.name = "energy",
                .def = "2.99pJ/bit",
                .desc = "energy per bit read or written",
                .source = "FlashAccel, Energy/area discussion: 2.99 pJ/bit for HBM3e",
-               .min = 0});
+               .min = 0,
+               .max = 1e-6});
   }
 };
 
@@ -304,7 +311,8 @@ struct GpuParams {
                    .def = "989e12",
                    .desc = "dense BF16 throughput, FLOP/s",
                    .source = "FlashAccel, Evaluation setup: H200 SXM, 989 TFLOP/s BF16 dense",
-                   .min = 0});
+                   .min = 1e9,
+                   .max = 1e18});
     v(onchip_sram, {.name = "onchip_sram",
                     .def = "50MB",
                     .desc = "on-chip SRAM (L2) that receives data read from HBF/HBM",

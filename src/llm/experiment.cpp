@@ -16,6 +16,11 @@ namespace bitline::llm {
 
 namespace {
 
+/// Most points of an `accel eval` experiment (the paper's has 128) and variants of an `accel ablation` (the paper's 6):
+/// the work is bounded before it starts (docs/commands.md, "Work budgets").
+constexpr size_t kMaxEvalPoints = 10000;
+constexpr size_t kMaxAblationVariants = 1000;
+
 /// A context: a map {name, input, output} (tokens) or a string "IN:OUT".
 ContextSpec read_context(const ConfigNode& n, const std::string& path) {
   if (n.kind == ConfigNode::Kind::Scalar) {
@@ -68,6 +73,16 @@ EvalExperiment load_eval_experiment(const std::filesystem::path& file) {
   }
   e.slos_ms = top.numbers("slos_ms", 0);
   e.systems = read_systems(top, "systems");
+  // The work, estimated before anything runs: each point (model x context x SLO x system) is a batch search of
+  // tens of milliseconds (a few hundred steps), so 10,000 points are several minutes on two threads (as accel sweep).
+  const size_t points = e.models.size() * e.contexts.size() * e.slos_ms.size() * e.systems.size();
+  if (points > kMaxEvalPoints)
+    experiment_error(root, "(top level)",
+                     fmt::format("{} points (models x contexts x slos_ms x systems = {} x {} x {} x {}), more than the {} one "
+                                 "evaluation may run (each a batch search of tens of ms: this one would run for about {:.0f} "
+                                 "minutes); split it into several experiments",
+                                 points, e.models.size(), e.contexts.size(), e.slos_ms.size(), e.systems.size(), kMaxEvalPoints,
+                                 double(points) * 0.05 / 60));
   e.baseline = top.string("baseline");
   if (std::find(e.systems.begin(), e.systems.end(), e.baseline) == e.systems.end())
     experiment_error(top.required("baseline"), "baseline", fmt::format("'{}' is not one of the systems", e.baseline));
@@ -89,6 +104,12 @@ AblationExperiment load_ablation_experiment(const std::filesystem::path& file) {
   {
     const ConfigNode& n = top.required("variants");
     if (n.kind != ConfigNode::Kind::Sequence || n.items.empty()) experiment_error(n, "variants", "expected a non-empty list of variants");
+    // Each variant loads its kind and runs a step and a batch search (tens of ms to a second with a large model).
+    if (n.items.size() > kMaxAblationVariants)
+      experiment_error(n, "variants",
+                       fmt::format("{} variants, more than the {} one ablation may run (each a step and a batch search); "
+                                   "split it into several experiments",
+                                   n.items.size(), kMaxAblationVariants));
     for (size_t i = 0; i < n.items.size(); ++i) {
       ExperimentMap m(n.items[i], fmt::format("variants[{}]", i));
       AblationVariant v;

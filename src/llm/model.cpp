@@ -672,6 +672,12 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   if (!m.arch.mha_only && !key.experts && f.has("num_experts") && f.has("n_routed_experts"))
     f.fail("n_routed_experts", "both num_experts and n_routed_experts are given");
   m.experts = m.arch.mha_only ? 0 : f.integer_or(experts_key, 0, 0);
+  // An explicit 0 beside the routing of a MoE (experts per token) is a MoE without experts, not a dense model:
+  // refused as a single expert is (a dense config writes no expert keys, or 0 without num_experts_per_tok).
+  if (!m.arch.mha_only && m.experts == 0 && f.has(experts_key) && f.has("num_experts_per_tok") &&
+      f.integer_or("num_experts_per_tok", 0, 0) > 0)
+    f.fail(experts_key, fmt::format("0 experts, but num_experts_per_tok is {} (a MoE needs experts; a dense model gives neither)",
+                                    f.integer_or("num_experts_per_tok", 0, 0)));
   m.moe_layer.assign(size_t(m.layers), false);
   if (m.experts > 0) {
     m.top_k = f.integer("num_experts_per_tok");
@@ -679,6 +685,9 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
     m.moe_intermediate = f.integer(key.moe_intermediate);
     m.shared_experts = f.integer_or("n_shared_experts", 0, 0);
     const int64_t first_dense = f.integer_or("first_k_dense_replace", 0, 0);
+    if (first_dense >= m.layers)
+      f.fail("first_k_dense_replace",
+             fmt::format("{} leading dense layers of {} layers leave no MoE layer (at most {})", first_dense, m.layers, m.layers - 1));
     const int64_t freq = f.integer_or("moe_layer_freq", 1, 1);
     const int64_t step = f.integer_or("decoder_sparse_step", 1, 1);
     std::vector<int64_t> mlp_only;

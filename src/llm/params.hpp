@@ -148,7 +148,8 @@ struct ComputeParams {
                         .desc = "GPU idle time per kernel of a decode step (launch, ramp-up, tail) under CUDA graphs",
                         .source = "assumption (the paper's kinds): measured 1.3 us with CUDA graphs on an H100 and 2.0 us per "
                                   "back-to-back launch on a B200 (configs/gpus/h100.yaml, b200.yaml; docs/llm.md)",
-                        .min = 0});
+                        .min = 0,
+                        .max = 1.0});
     v(sms, {.name = "sms",
             .def = "132",
             .desc = "streaming multiprocessors: CTAs run in waves of this many (wave quantization)",
@@ -191,7 +192,8 @@ struct ComputeParams {
                                     "4096x7168x16384 at 1,404 TFLOP/s and 4096x7168x2048 at 1,031 TFLOP/s give 2.5 us per tile "
                                     "beyond the math, of which the 32 KB output tile at the SM's share of HBM is 1.3 us), "
                                     "https://github.com/deepseek-ai/DeepGEMM/pull/73",
-                          .min = 0});
+                          .min = 0,
+                          .max = 1.0});
     v(attention_efficiency, {.name = "attention_efficiency",
                              .def = "0.663",
                              .desc = "prefill attention (FlashAttention): fraction of the BF16 peak one CTA reaches in its "
@@ -260,22 +262,26 @@ struct NetworkParams {
                .def = "450GB/s",
                .desc = "NVLink bandwidth per GPU, each direction (collectives inside a node)",
                .source = "FlashAccel, Evaluation setup: 900 GB/s bidirectional per GPU",
-               .min = 1});
+               .min = 1e6,
+               .max = 1e15});
     v(nvlink_latency, {.name = "nvlink_latency",
                        .def = "5us",
                        .desc = "fixed cost of one collective inside a node",
                        .source = "assumption: NCCL small-message all-reduce / all-to-all latency on an NVSwitch node (~5 us)",
-                       .min = 0});
+                       .min = 0,
+                       .max = 1.0});
     v(rdma, {.name = "rdma",
              .def = "50GB/s",
              .desc = "RDMA bandwidth per GPU between nodes, each direction (its NIC; collectives across nodes)",
              .source = "FlashAccel, Evaluation setup: about 9x less than NVLink (one 400 Gb/s NIC per GPU)",
-             .min = 1});
+             .min = 1e6,
+             .max = 1e15});
     v(rdma_latency, {.name = "rdma_latency",
                      .def = "10us",
                      .desc = "fixed cost of one collective spanning nodes",
                      .source = "assumption: RDMA round trips through the NIC and switch, ~2x the NVLink latency",
-                     .min = 0});
+                     .min = 0,
+                     .max = 1.0});
     v(all_reduce, {.name = "all_reduce",
                    .def = "ring",
                    .desc = "all-reduce / all-gather / reduce-scatter algorithm when the group spans nodes",
@@ -300,13 +306,15 @@ struct EnergyModelParams {
                    .def = "120W",
                    .desc = "GPU power that does not depend on work (leakage, clocks, uncore)",
                    .source = "assumption: ~1/6 of the H200's 700 W TDP",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1e4});
     v(gpu_tdp, {.name = "gpu_tdp",
                 .def = "700W",
                 .desc = "thermal design power of the GPU package without HBF; less its tdp_hbm_stacks HBM stacks at full "
                         "bandwidth it is the GPU die's board power",
                 .source = "datasheet: H200 SXM up to 700 W",
-                .min = 0});
+                .min = 1,
+                .max = 1e4});
     v(tdp_hbm_stacks, {.name = "tdp_hbm_stacks",
                        .def = "6",
                        .desc = "HBM stacks included in gpu_tdp",
@@ -317,33 +325,39 @@ struct EnergyModelParams {
              .def = "0.6pJ",
              .desc = "energy per BF16 FLOP (FP8: half)",
              .source = "assumption: (700 W - static - HBM) / ~750 TFLOP/s sustained",
-             .min = 0});
+             .min = 0,
+             .max = 1e-3});
     v(hbf_base_die, {.name = "hbf_base_die",
                      .def = "8W",
                      .desc = "board power of one HBF stack's base die (PHY, NAND controller, 8 MB SRAM) at full read rate; "
                              "the board power adds it to the flash dies' (interface bandwidth x read energy per bit)",
                      .source = "assumption: PHY at ~1 pJ/bit x 768 GB/s (6 W, HBM3e-class I/O) + controller and SRAM ~2 W",
-                     .min = 0});
+                     .min = 0,
+                     .max = 1e4});
     v(hbf_stack_static, {.name = "hbf_stack_static",
                          .def = "1W",
                          .desc = "static power of one HBF stack (base die, PHY, idle planes)",
                          .source = "assumption: not in the spec",
-                         .min = 0});
+                         .min = 0,
+                         .max = 1e4});
     v(hbm_stack_static, {.name = "hbm_stack_static",
                          .def = "1W",
                          .desc = "static power (refresh, PHY) of one HBM stack",
                          .source = "assumption: not in the spec",
-                         .min = 0});
+                         .min = 0,
+                         .max = 1e4});
     v(nvlink, {.name = "nvlink",
                .def = "1.3pJ/bit",
                .desc = "energy per bit sent over NVLink",
                .source = "assumption: high-speed SerDes class",
-               .min = 0});
+               .min = 0,
+               .max = 1e-6});
     v(rdma, {.name = "rdma",
              .def = "10pJ/bit",
              .desc = "energy per bit sent between nodes (NIC, switch, optics)",
              .source = "assumption: not in the spec",
-             .min = 0});
+             .min = 0,
+             .max = 1e-6});
   }
 };
 

@@ -575,6 +575,20 @@ KindParams load_kind_params(const ConfigTree& tree, const std::string& kind) {
   k.system = hbf::load_system_params(tree);
   k.llm = load_params<LlmParams>(tree, "llm");
   k.serving = load_params<ServingParams>(tree, "serving");
+  // The board power is built from its parts (add_board_power): the TDP must hold its HBM stacks at full bandwidth
+  // and the GPU's static power, or the GPU die would draw a negative (or no) power.
+  const auto& ep = k.llm.energy;
+  const Power hbm_stack(k.system.hbm.bandwidth_per_stack.raw() * 8 * k.system.hbm.energy.raw() + ep.hbm_stack_static.raw());
+  const Power parts = hbm_stack * double(ep.tdp_hbm_stacks) + ep.gpu_static;
+  if (!(ep.gpu_tdp > parts)) {
+    const ConfigNode* at = tree.at("llm.energy.gpu_tdp");
+    throw ConfigError(
+        fmt::format("{}llm.energy.gpu_tdp = {}: at most its parts, {} (llm.energy.gpu_static {} + "
+                    "llm.energy.tdp_hbm_stacks {} x {} per HBM stack at full bandwidth: hbm.bandwidth_per_stack "
+                    "x hbm.energy + llm.energy.hbm_stack_static); the GPU die's power would be {}",
+                    at ? at->origin + ": " : "", format(ep.gpu_tdp), format(parts), format(ep.gpu_static), ep.tdp_hbm_stacks,
+                    format(hbm_stack), format(ep.gpu_tdp - parts)));
+  }
   return k;
 }
 

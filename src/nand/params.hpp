@@ -81,29 +81,38 @@ struct Timing {
                    .def = "22.5us",
                    .desc = "tR: sensing one SLC wordline (also ESP data)",
                    .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): SLC tR = 22.5 us",
-                   .min = 0});
-    v(t_read_mlc,
-      {.name = "t_read_mlc", .def = "50us", .desc = "tR of an MLC page", .source = "assumption: typical 3D MLC datasheet range", .min = 0});
+                   .min = 0,
+                   .max = 1.0});
+    v(t_read_mlc, {.name = "t_read_mlc",
+                   .def = "50us",
+                   .desc = "tR of an MLC page",
+                   .source = "assumption: typical 3D MLC datasheet range",
+                   .min = 0,
+                   .max = 1.0});
     v(t_read_tlc, {.name = "t_read_tlc",
                    .def = "70us",
                    .desc = "tR of a TLC page",
                    .source = "assumption: typical 48-layer 3D TLC datasheet range",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1.0});
     v(t_prog_slc, {.name = "t_prog_slc",
                    .def = "200us",
                    .desc = "tPROG in SLC mode",
                    .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology: SLC tPROG = 200 us",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1.0});
     v(t_prog_mlc, {.name = "t_prog_mlc",
                    .def = "500us",
                    .desc = "tPROG in MLC mode",
                    .source = "Flash-Cosmos (MICRO 2022), ESP section: MLC tPROG = 500 us",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1.0});
     v(t_prog_tlc, {.name = "t_prog_tlc",
                    .def = "700us",
                    .desc = "tPROG in TLC mode",
                    .source = "Flash-Cosmos (MICRO 2022), ESP section: TLC tPROG = 700 us",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1.0});
     v(esp_prog_ratio, {.name = "esp_prog_ratio",
                        .def = "2.0",
                        .desc = "tESP / tPROG(SLC): extra ISPP steps of enhanced SLC programming",
@@ -122,17 +131,20 @@ struct Timing {
                 .def = "3.5ms",
                 .desc = "tBERS: block erase latency",
                 .source = "assumption: spec says 3-5 ms, uses 3.5 ms",
-                .min = 0});
+                .min = 0,
+                .max = 1.0});
     v(t_latch_op, {.name = "t_latch_op",
                    .def = "1us",
                    .desc = "latch-to-latch operation (XOR, copy between data latches)",
                    .source = "assumption: sub-microsecond to ~1 us in NAND datasheets' cache operations",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1.0});
     v(channel_rate, {.name = "channel_rate",
                      .def = "1.2GB/s",
                      .desc = "data-out rate of the die's channel interface",
                      .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology (SSD configuration): 1.2 GB/s per channel",
-                     .min = 1});
+                     .min = 1e6,
+                     .max = 1e15});
     v(mws_wordlines, {.name = "mws_wordlines",
                       .def = "[[1, 1.0], [8, 1.01], [48, 1.033]]",
                       .desc = "tMWS/tR against wordlines sensed in one block (linear between points)",
@@ -161,38 +173,48 @@ struct EnergyParams {
                    .def = "82.5mW",
                    .desc = "average die power while sensing (normal read)",
                    .source = "assumption: ICC1 = 25 mA typical at VCC = 3.3 V, common in NAND datasheets",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1e4});
     v(program_power, {.name = "program_power",
                       .def = "82.5mW",
                       .desc = "average die power while programming (any mode)",
                       .source = "assumption: ICC2 = 25 mA typical at 3.3 V",
-                      .min = 0});
+                      .min = 0,
+                      .max = 1e4});
     v(erase_power,
       {.name = "erase_power",
        .def = "165mW",
        .desc = "average die power while erasing a block",
        .source = "assumption: between the 4- and 8-block MWS power (Flash-Cosmos, MWS characterisation: MWS over >4 blocks exceeds erase)",
-       .min = 0});
-    v(latch_power,
-      {.name = "latch_power", .def = "20mW", .desc = "die power during a latch-to-latch operation", .source = "assumption", .min = 0});
+       .min = 0,
+       .max = 1e4});
+    v(latch_power, {.name = "latch_power",
+                    .def = "20mW",
+                    .desc = "die power during a latch-to-latch operation",
+                    .source = "assumption",
+                    .min = 0,
+                    .max = 1e4});
     v(io_energy, {.name = "io_energy",
                   .def = "5pJ/bit",
                   .desc = "energy to move one bit over the die's channel interface",
                   .source = "assumption: NV-DDR3-class I/O",
-                  .min = 0});
+                  .min = 0,
+                  .max = 1e-6});
     v(read_energy, {.name = "read_energy",
                     .def = "0pJ/bit",
                     .desc = "energy per bit of each page sensed, on top of read_power x the sensing time (for cells "
                             "characterised per bit rather than by current)",
                     .source = "bitline: 0 for the evaluated SSD (read_power covers it); the HBF cell preset nand/xl-flash "
                               "sets it",
-                    .min = 0});
+                    .min = 0,
+                    .max = 1e-6});
     v(program_energy, {.name = "program_energy",
                        .def = "0pJ/bit",
                        .desc = "energy per bit of each page programmed, on top of program_power x tPROG",
                        .source = "bitline: 0 for the evaluated SSD (program_power covers it); the HBF cell preset "
                                  "nand/xl-flash sets it",
-                       .min = 0});
+                       .min = 0,
+                       .max = 1e-6});
     v(mws_wordline_power, {.name = "mws_wordline_power",
                            .def = "[[1, 1.0], [48, 0.9]]",
                            .desc = "intra-block MWS power / read power against wordlines sensed",

@@ -111,13 +111,16 @@ void print_summary(const Json& j, const EvalExperiment& ex) {
 
 void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
-  check_json_output(o.json);
-  check_json_output(o.csv, "--csv");
-  const EvalExperiment ex = load_experiment(file, o.baseline);
-  const auto kinds = k.load_all(ex.systems, ex.set);
+  // The setup, agreed by every MPI rank: one rank's error (an output folder only it cannot write) ends them all.
+  const EvalExperiment ex = world.agreed([&] {
+    check_json_output(o.json);
+    check_json_output(o.csv, "--csv");
+    return load_experiment(file, o.baseline);
+  });
+  const auto kinds = world.agreed([&] { return k.load_all(ex.systems, ex.set); });
   if (world.root()) fmt::print("{}", overrides_text(kinds, k, ex.set));
   ModelSet models;
-  load_models(models, ex.models, file);
+  world.agreed([&] { load_models(models, ex.models, file); });
   Json warnings = Json::object();
   for (const auto& name : ex.models)
     for (const auto& w : models.get(name).warnings) {

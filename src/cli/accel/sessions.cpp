@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <variant>
 
 #include "cli/accel/common.hpp"
 #include "core/error.hpp"
@@ -17,6 +18,7 @@ using namespace bitline::llm;
 
 struct SessionsOpts {
   std::string json, trace, model;
+  bool quiet = false;
 };
 
 /// The base load (the experiment's `set`), then, for the synthetic trace, each load of the sweep; with --trace, the
@@ -48,6 +50,33 @@ std::vector<SessionLoad> session_loads(const KindOptions& k, const SessionsExper
   loads.push_back({"base", sp, synthetic_trace(sp)});
   for (size_t i = 0; i < ex.loads.size(); ++i) loads.push_back({ex.loads[i].name, ps[i + 1], synthetic_trace(ps[i + 1])});
   return loads;
+}
+
+/// Most replay steps of one `accel sessions` run: every turn (or Mooncake request) and every prefix block of every load
+/// is a step of the LRU replay on each system, 2-3 us each (measured on this project's 2-core machine: the paper's
+/// experiment, 413,815 turns on 4 systems, 3.2 s; a synthetic Mooncake trace of 400,000 requests and 6.4 M blocks on 4
+/// systems, 77 s). 4 M steps keep a run near 10 s; the paper's experiment is 1.7 M (docs/commands.md, "Work budgets").
+constexpr double kMaxReplaySteps = 4e6;
+constexpr double kReplayStepSeconds = 2.5e-6;
+
+/// The replay's work, estimated from the loads before any system runs; ConfigError with the estimate above the budget.
+void check_replay_budget(const std::vector<SessionLoad>& loads, size_t systems, const std::string& what) {
+  double steps = 0;
+  for (const SessionLoad& l : loads) {
+    if (const auto* turns = std::get_if<std::vector<Turn>>(&l.trace)) {
+      steps += double(turns->size());
+    } else {
+      const PrefixTrace& pt = std::get<PrefixTrace>(l.trace);
+      steps += double(pt.requests.size());
+      for (const PrefixRequest& q : pt.requests) steps += double(q.prefix.size());
+    }
+  }
+  const double total = steps * double(systems);
+  if (total > kMaxReplaySteps)
+    throw ConfigError(
+        fmt::format("{}: {:.0f} replay steps ({:.0f} turns, requests and prefix blocks x {} systems), more than the "
+                    "{:.0f} one run may take (estimated {:.0f} s); give fewer systems or a shorter trace",
+                    what, total, steps, systems, kMaxReplaySteps, total * kReplayStepSeconds));
 }
 
 /// The results of run_session_loads as written: the base trace and systems, then each load with what it offered.
@@ -112,7 +141,18 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   if (sp.model.empty()) sp.model = ex.model;
   const ModelConfig m = load_model(sp.model);
   const std::vector<SessionLoad> loads = session_loads(k, ex, kind, sp, o.trace, file);
-  Json j = sessions_json(run_session_loads(m, kinds, loads, ex.systems), loads, o.trace);
+  check_replay_budget(loads, ex.systems.size(), o.trace.empty() ? file : "--trace " + o.trace);
+  // One system at a time (run_session_loads builds each once; the result is the same), with progress on stderr.
+  Json runs;
+  for (size_t i = 0; i < ex.systems.size(); ++i) {
+    const Json r = run_session_loads(m, kinds, loads, {ex.systems[i]});
+    if (i == 0)
+      runs = r;
+    else
+      for (size_t l = 0; l < r.size(); ++l) runs[l]["systems"][ex.systems[i]] = r[l]["systems"][ex.systems[i]];
+    if (!o.quiet) print_progress(i + 1, ex.systems.size(), ex.systems[i]);
+  }
+  Json j = sessions_json(runs, loads, o.trace);
   j["config"] = config_json(kinds, &k, ex.set);
   j["config"]["sessions"] = dump_params(sp);
   if (!o.json.empty()) write_json_file(o.json, j);
@@ -134,6 +174,7 @@ void add_sessions(CLI::App& accel) {
                   "JSONL trace: bitline's (session, turn, input_tokens, output_tokens, timestamp) or Mooncake's (timestamp, "
                   "input_length, output_length, hash_ids); default: synthetic agentic sessions at each load of the experiment");
   cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
+  cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([k, o, x] { run_sessions(*k, *o, x->file); });
 }
 

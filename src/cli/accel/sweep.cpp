@@ -53,26 +53,30 @@ Json hbf_area_summary(const hbf::HbfParams& h) {
 
 void run_sweep(const KindOptions& k, const SweepOpts& o) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
-  check_json_output(o.json);
-  const SystemName sn = parse_system(o.system);
-  const ContextSpec c = context_arg(o.context);
-  const ModelConfig m = load_model(o.model);
-  const std::vector<Vary> vary = parse_grid(o.vary, kMaxSweepPoints, "a sweep that large runs for hours; split it");
+  // The setup, agreed by every MPI rank: one rank's error (an output folder only it cannot write) ends them all.
+  world.agreed([&] { check_json_output(o.json); });
+  const SystemName sn = world.agreed([&] { return parse_system(o.system); });
+  const ContextSpec c = world.agreed([&] { return context_arg(o.context); });
+  const ModelConfig m = world.agreed([&] { return load_model(o.model); });
+  const std::vector<Vary> vary =
+      world.agreed([&] { return parse_grid(o.vary, kMaxSweepPoints, "a sweep that large runs for hours; split it"); });
   const auto combos = combinations(vary);
   // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
   std::vector<KindParams> params;
   std::vector<Json> areas;  // each point's HBF stack area and density (hbf/area.hpp); null for a GPU without HBF
   params.reserve(combos.size());
-  for (const auto& combo : combos) {
-    KindOptions ko = k;
-    for (size_t i = 0; i < vary.size(); ++i) ko.sets.push_back(vary[i].key + "=" + combo[i]);
-    try {
-      params.push_back(ko.load(sn.kind));
-      areas.push_back(hbf_area_summary(params.back().system.hbf));
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("--vary ({}): {}", vary_label(vary, combo), e.what()));
+  world.agreed([&] {
+    for (const auto& combo : combos) {
+      KindOptions ko = k;
+      for (size_t i = 0; i < vary.size(); ++i) ko.sets.push_back(vary[i].key + "=" + combo[i]);
+      try {
+        params.push_back(ko.load(sn.kind));
+        areas.push_back(hbf_area_summary(params.back().system.hbf));
+      } catch (const ConfigError& e) {
+        throw ConfigError(fmt::format("--vary ({}): {}", vary_label(vary, combo), e.what()));
+      }
     }
-  }
+  });
   // The grid over the MPI ranks (one process without mpirun), each rank on its worker pool.
   const auto texts = world.map(
       combos.size(),

@@ -64,6 +64,11 @@ void run_validate(const KindOptions& k, const ValidateOpts& o, const std::string
   const auto kinds = k.load_all(systems, ex.set);
   Json out = Json::array();
   double worst = 0;
+  fmt::print(
+      "r = requests per attention rank in the step ({}); fast = the fast step model on its sampled layers (all "
+      "layers in parentheses), event = the event-driven memory simulation; error = fast / event - 1; wall = the "
+      "time each took\n",
+      o.batch > 0 ? "--batch" : fmt::format("the batch the search finds under the {:g} ms SLO", slo));
   for (const auto& mn : models) {
     const ModelConfig m = load_model(mn);
     for (const auto& sysname : systems) {
@@ -73,6 +78,12 @@ void run_validate(const KindOptions& k, const ValidateOpts& o, const std::string
       out.push_back(v->json());
     }
   }
+  // Nothing compared is no result (exit 1, as a search without a feasible batch), not "0.00% error".
+  if (out.empty())
+    throw ModelError(
+        fmt::format("accel validate: none of the {} model x system pairs could be compared (each skipped above); "
+                    "nothing validated, no result written",
+                    models.size() * systems.size()));
   fmt::print("largest |error| of the fast model: {:.2f}%\n", 100 * worst);
   if (!o.json.empty()) {
     write_json_file(o.json, {{"points", out}, {"max_abs_error", worst}, {"config", config_json(kinds, &k, ex.set)}});

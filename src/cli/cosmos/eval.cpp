@@ -46,11 +46,18 @@ void print_summary(const Json& j) {
 
 void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOption& exp) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
-  check_json_output(o.json);
-  check_json_output(o.csv, "--csv");
-  const EvalMatrix matrix = exp.load();
-  EvalConfig c = load_eval_config(cfg.load(matrix.set));
-  if (!o.general_device.empty()) c.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
+  // The setup, agreed by every MPI rank: one rank's error (an output folder only it cannot write) ends them all.
+  const EvalMatrix matrix = world.agreed([&] {
+    check_json_output(o.json);
+    check_json_output(o.csv, "--csv");
+    return exp.load();
+  });
+  EvalConfig c = world.agreed([&] {
+    EvalConfig ec = load_eval_config(cfg.load(matrix.set));
+    if (!o.general_device.empty())
+      ec.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
+    return ec;
+  });
   auto t0 = std::chrono::steady_clock::now();
   // The points over the MPI ranks (one process without mpirun), each rank on its worker pool.
   const auto points = world.map(

@@ -28,15 +28,39 @@ const Registry<Condition>& conditions() {
 struct ReliabilityOpts {
   std::string json, condition = "stress";
   int64_t months = 0, trials = 0, operands = 0;
+  bool quiet = false;
 };
 
+/// Progress over the whole run (conditions x {raw SLC, ESP} x trials), on stderr unless --quiet.
+struct TrialProgress {
+  bool quiet = false;
+  size_t done = 0, total = 0;
+};
+
+/// run_reliability(c, months, esp, n_trials) one trial at a time (trial t is run_reliability's trial t: its seed is
+/// c.seed + t x 7919), so that progress can be shown; the same counts.
+ReliabilityResult trials_with_progress(const EvalConfig& c, int64_t months, bool esp, int64_t n_trials, TrialProgress& progress,
+                                       const std::string& what) {
+  ReliabilityResult rr;
+  for (int64_t t = 0; t < n_trials; ++t) {
+    EvalConfig ct = c;
+    ct.seed = c.seed + uint64_t(t) * 7919;
+    const ReliabilityResult r = run_reliability(ct, months, esp, 1);
+    rr.trials += r.trials, rr.exact += r.exact;
+    rr.cells_sensed += r.cells_sensed, rr.bit_errors += r.bit_errors, rr.wrong_result_bits += r.wrong_result_bits;
+    if (!progress.quiet) print_progress(++progress.done, progress.total, what);
+  }
+  return rr;
+}
+
 /// One condition (its P/E cycles and retention in `c`): raw SLC and ESP, each printed and returned as JSON.
-Json reliability_condition(const EvalConfig& c, int64_t months, int64_t operands_per_query, int64_t n_trials) {
+Json reliability_condition(const EvalConfig& c, int64_t months, int64_t operands_per_query, int64_t n_trials, TrialProgress& progress,
+                           const std::string& cond) {
   const auto& w = c.workload;
   const int64_t d = operands_per_query;
   Json jc;
   for (bool esp : {false, true}) {
-    auto r = run_reliability(c, months, esp, n_trials);
+    auto r = trials_with_progress(c, months, esp, n_trials, progress, fmt::format("{} {}", cond, esp ? "esp" : "slc_no_esp"));
     const char* key = esp ? "esp" : "slc_no_esp";
     const double rber = r.cells_sensed ? double(r.bit_errors) / double(r.cells_sensed) : 0.0;
     const double per_query = double(r.wrong_result_bits) / double(r.trials);
@@ -78,6 +102,7 @@ void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, con
   // --condition: one name of the registry (resolved once), or every condition in its order.
   const bool every = o.condition == kEveryCondition;
   const size_t only = every ? 0 : conditions().index_of(o.condition, "--condition");
+  TrialProgress progress{o.quiet, 0, (every ? conditions().size() : 1) * 2 * size_t(n_trials)};
   for (size_t i = 0; i < conditions().size(); ++i) {
     if (!every && i != only) continue;
     const std::string cond(conditions().names()[i]);
@@ -91,7 +116,7 @@ void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, con
         break;
     }
     fmt::print("{}: {} P/E cycles, {} days retention\n", cond, c.nand.reliability.initial_pe_cycles, c.nand.reliability.retention_days);
-    j[cond] = reliability_condition(c, m, d, n_trials);
+    j[cond] = reliability_condition(c, m, d, n_trials, progress, cond);
   }
   j["users"] = w.users;
   j["operands"] = d;
@@ -124,6 +149,7 @@ void add_reliability(CLI::App& cosmos) {
         return v;
       }()));
   cmd->add_option("--json", o->json, "write the result to this file");
+  cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([cfg, o, exp] { run_reliability_cmd(*cfg, *o, *exp); });
 }
 

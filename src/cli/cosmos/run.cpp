@@ -56,6 +56,9 @@ Point run_point_of(const RunOpts& o, const EvalMatrix& matrix) {
   }
   if (num.empty() || used != num.size()) throw ConfigError(fmt::format("--param {}: '{}' is not an integer", o.param, num));
   if (p.value <= 0) throw ConfigError(fmt::format("--param {}: must be positive", o.param));
+  // The experiment file's sweep cap (bad input, exit 2), not a model failure later ("SSD too small", exit 1).
+  if (const int64_t max = workload_kind(o.workload).max_value; p.value > max)
+    throw ConfigError(fmt::format("--param {}: {} is above the maximum {} of workload {}", o.param, p.value, max, p.workload));
   return p;
 }
 

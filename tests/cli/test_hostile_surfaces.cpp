@@ -1,0 +1,215 @@
+// Hostile inputs of the newer surfaces (issue 27): experiment files, impossible physics, overflow attribution,
+// silent acceptance, misleading messages, work budgets. Every case ends with exit 2 (1 where nothing is feasible)
+// and a message naming the file or option, the key and the value, under 1 GB and 10 s, and leaves no result behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "../support/run_bitline.hpp"
+#include "../support/temp_dir_test.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Result = ::bitline::test::CliRun;
+std::string quote(const std::string& s) { return ::bitline::test::shell_quote(s); }
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+class HostileSurfaces : public ::bitline::test::TempDirTest {
+ protected:
+  HostileSurfaces() : TempDirTest("bitline-surfaces-") {}
+  std::string path(const std::string& f) const { return (dir_ / f).string(); }
+  std::string write(const std::string& f, const std::string& text) const {
+    std::ofstream(dir_ / f, std::ios::binary) << text;
+    return quote(path(f));
+  }
+  std::string out() const { return quote(path("out.json")); }
+  // The outcome `rc`, every needle in the message, no internal error, and no result file.
+  Result expect_refused(const std::string& args, std::initializer_list<std::string> needles, int rc = 2) {
+    const Result r = ::bitline::test::run_bitline_bounded(args);
+    EXPECT_EQ(r.rc, rc) << "bitline " << args.substr(0, 300) << "\n" << r.out.substr(0, 2000);
+    for (const auto& n : needles)
+      EXPECT_TRUE(has(r.out, n)) << "bitline " << args.substr(0, 300) << "\nexpected: " << n << "\ngot: " << r.out.substr(0, 2000);
+    EXPECT_FALSE(has(r.out, "internal error")) << r.out;
+    EXPECT_LT(r.out.size(), 4000u) << r.out.substr(0, 500);
+    EXPECT_FALSE(fs::exists(dir_ / "out.json")) << "a result was written despite the error: bitline " << args;
+    return r;
+  }
+};
+
+constexpr const char* kTinyCosmosEval = "experiment: t\nsweep: {months: [1]}\nsystems: [fc]\n";
+const std::string kAccelRun = "accel run --model tiny-test --system csix4 --context 512:128 --slo 20 ";
+
+// A Mixtral-shaped config.json with `extra` fields (JSON text, each ending with a comma).
+std::string mixtral(const std::string& extra) {
+  return "{\"architectures\": [\"MixtralForCausalLM\"], \"model_type\": \"mixtral\", \"hidden_size\": 64, " + extra +
+         " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"num_key_value_heads\": 2, "
+         "\"vocab_size\": 256, \"torch_dtype\": \"bfloat16\"}";
+}
+
+}  // namespace
+
+// ---- (3) and (11): the summary's pairs of a cosmos experiment ------------------------------------------------
+
+TEST_F(HostileSurfaces, CosmosCompareNamesSystemsThatRun) {
+  // A pair with a system the matrix does not run: refused at load (was an internal error after the run, a result left).
+  const std::string absent = write("absent.yaml", std::string(kTinyCosmosEval) + "compare: [fc/osp]\n");
+  expect_refused("cosmos eval --quiet --experiment " + absent + " --json " + out(),
+                 {"absent.yaml:4", "compare[0]", "'osp'", "not in systems: [fc]"});
+  // Three systems: a pair is exactly two (was "'osp/isp' is not one of ...").
+  const std::string three = write("three.yaml", "experiment: t\nsweep: {months: [1]}\nsystems: [fc, osp, isp]\ncompare: [fc/osp/isp]\n");
+  expect_refused("cosmos eval --quiet --experiment " + three + " --json " + out(),
+                 {"compare[0]", "'fc/osp/isp'", "exactly two systems A/B"});
+  const std::string self = write("self.yaml", std::string(kTinyCosmosEval) + "compare: [fc/fc]\n");
+  expect_refused("cosmos eval --quiet --experiment " + self + " --json " + out(), {"compare[0]", "with itself"});
+}
+
+// ---- (5): impossible physics ------------------------------------------------------------------------------
+
+TEST_F(HostileSurfaces, PhysicalParametersAreBounded) {
+  expect_refused(kAccelRun + "--set llm.energy.gpu_tdp=0W --json " + out(), {"--set", "llm.energy.gpu_tdp", "at least 1 W", "got 0 W"});
+  expect_refused(kAccelRun + "--set llm.energy.gpu_tdp=1e308W --json " + out(), {"llm.energy.gpu_tdp", "at most 10000 W"});
+  // In range, but less than the parts it includes: the GPU die would draw a negative power.
+  expect_refused(kAccelRun + "--set llm.energy.gpu_tdp=100W --json " + out(), {"llm.energy.gpu_tdp", "at most its parts", "HBM"});
+  expect_refused(kAccelRun + "--set gpu.bf16_flops=0 --json " + out(), {"gpu.bf16_flops", "must be at least 1000000000", "got 0"});
+  expect_refused(kAccelRun + "--set llm.network.nvlink=1B/s --json " + out(), {"llm.network.nvlink", "must be at least 1000000 B/s"});
+  expect_refused(kAccelRun + "--set hbm.energy=1J/bit --json " + out(), {"hbm.energy", "J/bit"});
+}
+
+// ---- (7): times too long to simulate name their key --------------------------------------------------------
+
+TEST_F(HostileSurfaces, HugeTimesNameTheirKey) {
+  expect_refused(kAccelRun + "--set llm.network.nvlink_latency=100min --json " + out(),
+                 {"--set", "llm.network.nvlink_latency", "at most 1 s", "got 6000 s"});
+  expect_refused("cosmos run --preset flash-cosmos --set nand.timing.t_read_slc=100min --json " + out(),
+                 {"--set", "nand.timing.t_read_slc", "at most 1 s", "got 6000 s"});
+  // An overflow found deep in the run (here a 1e9-token context on HBM) lists the run's inputs.
+  expect_refused("accel run --model llama3.1-405b --system h200x8 --context 1000000000:1000 --slo 100 --batch 1000000",
+                 {"time overflow", "the run's inputs", "--context 1000000000:1000", "--batch 1000000"});
+}
+
+// ---- (9): silent acceptance -------------------------------------------------------------------------------
+
+TEST_F(HostileSurfaces, MoeShapesThatCannotBe) {
+  // 0 experts beside experts per token: a MoE without experts (1 expert is refused too), not a dense model.
+  const std::string zero = write("zero.json", mixtral("\"num_local_experts\": 0, \"num_experts_per_tok\": 2,"));
+  expect_refused("accel run --model " + zero + " --system csix4 --context 512:128 --slo 20 --json " + out(),
+                 {"zero.json", "num_local_experts", "0 experts", "num_experts_per_tok is 2"});
+  const std::string dense =
+      write("dense.json", mixtral("\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"first_k_dense_replace\": 2,"));
+  expect_refused("accel run --model " + dense + " --system csix4 --context 512:128 --slo 20 --json " + out(),
+                 {"dense.json", "first_k_dense_replace", "2 leading dense layers of 2 layers"});
+}
+
+TEST_F(HostileSurfaces, DuplicateJsonKeysAreRefused) {
+  const std::string twice = write("twice.json", mixtral("\"hidden_size\": 128,"));
+  expect_refused("accel run --model " + twice + " --system csix4 --context 512:128 --slo 20 --json " + out(),
+                 {"twice.json", "duplicate key \"hidden_size\""});
+  const std::string trace = write("trace.jsonl",
+                                  "{\"session\": 1, \"turn\": 1, \"input_tokens\": 10, \"input_tokens\": 20, \"output_tokens\": 5, "
+                                  "\"timestamp\": 0}\n");
+  expect_refused("accel sessions --trace " + trace + " --json " + out(), {"trace.jsonl:1", "duplicate key \"input_tokens\""});
+}
+
+TEST_F(HostileSurfaces, ConfigFilesAreOneNonEmptyDocument) {
+  const std::string two = write("two.yaml", "nand:\n  timing:\n    t_read_slc: 30us\n---\nnand:\n  timing:\n    t_read_slc: 40us\n");
+  expect_refused("nand demo --config " + two + " --json " + out(), {"two.yaml", "2 YAML documents"});
+  const std::string empty = write("empty.yaml", "# nothing but a comment\n");
+  expect_refused("nand demo --config " + empty + " --json " + out(), {"empty.yaml", "empty config file"});
+  // A GPU kind given by path is a config file too.
+  expect_refused("accel run --model tiny-test --system " + empty + " --gpus 1 --context 512:128 --slo 20",
+                 {"empty.yaml", "empty config file"});
+}
+
+TEST_F(HostileSurfaces, NothingValidatedIsNoResult) {
+  // Llama-3.1-405B does not fit one H200: nothing compared is exit 1 (no feasible result), not "0.00% error", exit 0.
+  const Result r = expect_refused("accel validate --models llama3.1-405b --systems h200x1 --batch 1 --json " + out(),
+                                  {"skipped", "none of the 1 model x system pairs could be compared"}, 1);
+  EXPECT_FALSE(has(r.out, "0.00%")) << r.out;
+}
+
+TEST_F(HostileSurfaces, CosmosRunPointAboveTheSweepCap) {
+  expect_refused("cosmos run --preset flash-cosmos --workload ims --param images=99999999999 --json " + out(),
+                 {"--param images=99999999999", "above the maximum 16777216"});
+}
+
+// ---- (11): readable ranges --------------------------------------------------------------------------------
+
+TEST_F(HostileSurfaces, OptionRangesAreReadable) {
+  const Result r = expect_refused("hbf write-bw --preset csi --requests 0 --json " + out(), {"--requests"});
+  EXPECT_FALSE(has(r.out, "179769")) << r.out;
+  EXPECT_LT(r.out.size(), 400u) << r.out;
+}
+
+// ---- messages ---------------------------------------------------------------------------------------------
+
+TEST_F(HostileSurfaces, MisspeltExperimentKeyIsNamed) {
+  const std::string typo = write("typo.yaml",
+                                 "experiment: t\nmodels: [tiny-test]\ncontexts: [{name: c, input: 512, output: 128}]\n"
+                                 "slo_ms: [20]\nsystems: [csix4]\nbaseline: csix4\n");
+  const Result r =
+      expect_refused("accel eval --quiet --experiment " + typo + " --json " + out(), {"typo.yaml:4", "slo_ms", "did you mean 'slos_ms'"});
+  EXPECT_FALSE(has(r.out, "missing key 'slos_ms'")) << r.out;
+}
+
+TEST_F(HostileSurfaces, ValidateExplainsItsColumns) {
+  const Result r = ::bitline::test::run_bitline_bounded("accel validate --models tiny-test --systems csix4 --context 512:128 --batch 4");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "r = requests per attention rank")) << r.out;
+  EXPECT_TRUE(has(r.out, "r=4")) << r.out;
+}
+
+TEST_F(HostileSurfaces, ReliabilityShowsProgress) {
+  const std::string cmd = "cosmos reliability --preset flash-cosmos --set workload.users=80000 --months 1 --trials 2";
+  const Result r = ::bitline::test::run_bitline_bounded(cmd);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "[  4/4] stress esp")) << r.out;
+  const Result q = ::bitline::test::run_bitline_bounded(cmd + " --quiet");
+  EXPECT_EQ(q.rc, 0) << q.out;
+  EXPECT_FALSE(has(q.out, "/4]")) << q.out;
+}
+
+// ---- (6): work budgets ------------------------------------------------------------------------------------
+
+TEST_F(HostileSurfaces, EvaluationMatricesAreBounded) {
+  // 101 contexts x 100 SLOs: 10,100 batch searches.
+  std::string contexts, slos;
+  for (int i = 0; i < 101; ++i) contexts += (i ? ", " : "") + std::string("{name: c") + std::to_string(i) + ", input: 512, output: 128}";
+  for (int i = 1; i <= 100; ++i) slos += (i > 1 ? ", " : "") + std::to_string(i);
+  const std::string big = write("big.yaml", "experiment: t\nmodels: [tiny-test]\ncontexts: [" + contexts + "]\nslos_ms: [" + slos +
+                                                "]\nsystems: [csix4]\nbaseline: csix4\n");
+  expect_refused("accel eval --quiet --experiment " + big + " --json " + out(),
+                 {"big.yaml", "10100 points", "1 x 101 x 100 x 1", "more than the 10000"});
+  std::string variants;
+  for (int i = 0; i < 1001; ++i) variants += "  - {name: v" + std::to_string(i) + ", description: d, kind: csi}\n";
+  const std::string abl = write("abl.yaml",
+                                "experiment: t\nmodel: tiny-test\ngpus: 4\nbatch_per_rank: 4\ncontext: {name: c, input: 512, "
+                                "output: 128}\nslo_ms: 20\nvariants:\n" +
+                                    variants);
+  expect_refused("accel ablation --experiment " + abl + " --json " + out(),
+                 {"abl.yaml", "variants", "1001 variants", "more than the 1000"});
+}
+
+TEST_F(HostileSurfaces, LongRunsAreRefusedWithTheirEstimate) {
+  // 1,100,001 replay steps per system (one request of 1.1 M prefix blocks) on the experiment's 4 systems: 4.4 M.
+  std::string ids;
+  ids.reserve(9000000);
+  for (int i = 0; i < 1100000; ++i) ids += (i ? "," : "") + std::to_string(i);
+  const std::string trace =
+      write("mooncake.jsonl", "{\"timestamp\": 0, \"input_length\": 1073741824, \"output_length\": 1, \"hash_ids\": [" + ids + "]}\n");
+  expect_refused("accel sessions --trace " + trace + " --json " + out(),
+                 {"--trace", "mooncake.jsonl", "4400004 replay steps", "x 4 systems", "more than the 4000000", "estimated 11 s"});
+  expect_refused("cosmos write-bw --bytes 1TiB --json " + out(), {"--bytes 1TiB", "more than the 256GiB", "estimated 32 s"});
+  // 1,200 BMI and 1,301 IMS points on 4 systems: 10,004 runs.
+  std::string months;
+  for (int m = 1; m <= 1200; ++m) months += (m > 1 ? ", " : "") + std::to_string(m);
+  std::string images;
+  for (int i = 1; i <= 1301; ++i) images += (i > 1 ? ", " : "") + std::to_string(i);
+  const std::string big = write("cosmos-big.yaml", "experiment: t\nsystems: [osp, isp, parabit, fc]\nsweep:\n  months: [" + months +
+                                                       "]\n  images: [" + images + "]\n");
+  expect_refused("cosmos eval --quiet --experiment " + big + " --json " + out(),
+                 {"cosmos-big.yaml", "sweep", "10004 runs (2501 points x 4 systems)", "more than the 10000"});
+}
