@@ -197,7 +197,10 @@ TEST_F(HostileSurfaces, LongRunsAreRefusedWithTheirEstimate) {
   // 1,100,001 replay steps per system (one request of 1.1 M prefix blocks) on the experiment's 4 systems: 4.4 M.
   std::string ids;
   ids.reserve(9000000);
-  for (int i = 0; i < 1100000; ++i) ids += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < 1100000; ++i) {
+    if (i) ids += ',';
+    ids += std::to_string(i);
+  }
   const std::string trace =
       write("mooncake.jsonl", "{\"timestamp\": 0, \"input_length\": 1073741824, \"output_length\": 1, \"hash_ids\": [" + ids + "]}\n");
   expect_refused("accel sessions --trace " + trace + " --json " + out(),

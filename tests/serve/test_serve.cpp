@@ -191,19 +191,24 @@ TEST(ServeIteration, APassIsItsPartsAndAPrefillChunkItsCausalAttention) {
 
 TEST(ServeSchedulers, StaticBatchesAtSaturationAgainstTheBatchSearch) {
   Fixture f;
+  // A static batch holds every request's whole context to its end, so the search it is compared with reserves the
+  // full context too (serving.capacity_context = full; the default, paged, sizes a batch a static one cannot hold).
+  llm::KindParams k = f.k;
+  k.serving.capacity_context = llm::CapacityContext::Full;
+  const llm::Server s{f.m, k, 1};
   // The batch search's throughput at a generous SLO (capacity-bound batch) vs static batches of that size, decode
   // dominated (short prompts), a closed loop that keeps the engine full.
   const llm::ContextSpec c{"", 128, 512};
-  const llm::PointResult pr = f.s.search(c, ms(200));
+  const llm::PointResult pr = s.search(c, ms(200));
   ASSERT_TRUE(pr.feasible);
-  const double search = pr.step.tokens_per_s_per_gpu * double(f.s.deployment().gpus);
+  const double search = pr.step.tokens_per_s_per_gpu * double(s.deployment().gpus);
   ServeParams p = params(SchedulerKind::Static);
   p.max_num_seqs = pr.step.batch;
-  const SimResult r = simulate(f.s, p, closed_loop(3 * pr.step.batch, pr.step.batch, c.input, c.output));
+  const SimResult r = simulate(s, p, closed_loop(3 * pr.step.batch, pr.step.batch, c.input, c.output));
   const double sim = summary(r, Slo{})["output_tokens_per_s"].get<double>();
   // Static batching's own accounting: B x OUT tokens per (the prefill pass of B x IN tokens + the OUT - 1 decode
   // passes at IN + 1 .. IN + OUT - 1 tokens of context).
-  IterationModel it(f.s, p, c.output);
+  IterationModel it(s, p, c.output);
   const int64_t b = pr.step.batch;
   const double prefill = to_s(it.pass(std::vector<Chunk>(size_t(b), Chunk{0, c.input}), 0, 0));
   double decode = 0;
