@@ -276,12 +276,7 @@ RunInputs run_inputs(const KindOptions& k, const RunOpts& o) {
 void run_static(const KindOptions& k, const RunOpts& o) {
   if (o.batch <= 0) throw ConfigError("--static-batch: give the batch with --batch N (the prompts of the whole system)");
   const RunInputs in = run_inputs(k, o);
-  const SystemName& sn = in.sn;
-  const ContextSpec& c = in.c;
-  const ModelConfig& m = in.m;
-  const KindParams& kp = in.kp;
-  const Json& config = in.config;
-  const int64_t gpus = in.gpus;
+  const auto& [sn, c, m, kp, config, gpus] = in;
   DeploymentSearch ds(m, kp, gpus);
   const Server* sp = ds.preferred();
   if (!sp) throw ConfigError(ds.setup_error(0));
@@ -331,12 +326,7 @@ void run_point(const KindOptions& k, const RunOpts& o) {
   if (o.static_batch) return run_static(k, o);
   if (!(o.slo > 0)) throw ConfigError("accel run: --slo MS is required (unless --static-batch)");
   const RunInputs in = run_inputs(k, o);
-  const SystemName& sn = in.sn;
-  const ContextSpec& c = in.c;
-  const ModelConfig& m = in.m;
-  const KindParams& kp = in.kp;
-  const Json& config = in.config;
-  const int64_t gpus = in.gpus;
+  const auto& [sn, c, m, kp, config, gpus] = in;
   // The deployment is searched with the batch (llm.deployment_search); --batch times the preferred one.
   DeploymentSearch ds(m, kp, gpus);
   PointResult p;
