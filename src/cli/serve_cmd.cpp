@@ -67,6 +67,10 @@ std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o) {
   return s;
 }
 
+/// The coefficient of variation of the inter-arrival times: --cv for gamma arrivals, 1 otherwise (Poisson's; constant
+/// arrivals ignore it).
+double arrival_cv(const ServeOpts& o) { return parse_arrival(o.arrival) == ArrivalKind::Gamma ? o.cv : 1.0; }
+
 /// The workload of `o` (its arrivals at `rate` for an open loop).
 Workload make_workload(const ServeOpts& o, double rate) {
   Workload w;
@@ -84,7 +88,7 @@ Workload make_workload(const ServeOpts& o, double rate) {
           fmt::format("--concurrency {}: more users than --requests {} (each user sends at least one)", o.concurrency, o.requests));
     w.concurrency = o.concurrency;
   } else {
-    set_open_loop_arrivals(w.requests, rate, parse_arrival(o.arrival), o.arrival == "gamma" ? o.cv : 1.0, o.seed);
+    set_open_loop_arrivals(w.requests, rate, parse_arrival(o.arrival), arrival_cv(o), o.seed);
   }
   return w;
 }
@@ -99,7 +103,7 @@ void check_mode(const ServeOpts& o, bool capacity) {
   if (modes != 1) throw ConfigError("serve run: give exactly one of --rate R, --concurrency N, --trace FILE");
   if (o.rate_given && (!std::isfinite(o.rate) || !(o.rate > 0)))
     throw ConfigError(fmt::format("--rate {}: need a finite rate above 0 requests/s", o.rate));
-  if (o.arrival != "gamma" && o.cv != 1) throw ConfigError("--cv: only with --arrival gamma");
+  if (parse_arrival(o.arrival) != ArrivalKind::Gamma && o.cv != 1) throw ConfigError("--cv: only with --arrival gamma");
 }
 
 Json header(const Setup& s, const ServeOpts& o) {
@@ -114,7 +118,7 @@ Json header(const Setup& s, const ServeOpts& o) {
   else if (o.concurrency > 0)
     w = {{"kind", "closed_loop"}, {"concurrency", o.concurrency}};
   else
-    w = {{"kind", "open_loop"}, {"arrival", o.arrival}, {"rate_per_s", o.rate}, {"cv", o.arrival == "gamma" ? o.cv : 1.0}};
+    w = {{"kind", "open_loop"}, {"arrival", o.arrival}, {"rate_per_s", o.rate}, {"cv", arrival_cv(o)}};
   if (o.trace.empty()) w["input"] = o.input, w["output"] = o.output, w["requests"] = o.requests;
   j["workload"] = w;
   return j;
