@@ -140,7 +140,7 @@ class Engine {
       ++r_.programs;
     }
     d.state = DieState::Busy;
-    push(now_ + st.die_time.raw(), kDieStep, di);
+    push(after(now_, st.die_time), kDieStep, di);
     r_.die_busy += st.die_time;
     r_.nand_sense += st.energy;
     ++r_.die_steps;
@@ -225,7 +225,7 @@ class Engine {
     r_.channel_busy += dur;
     r_.channel_bytes += ch.current.bytes;
     r_.nand_io += io_ * Bytes(ch.current.bytes);
-    push(now_ + dur.raw(), kChannelDone, c);
+    push(after(now_, dur), kChannelDone, c);
   }
 
   /// A write slice that may load into a die: the die has one waiting in the buffer, its next program is not
@@ -251,7 +251,7 @@ class Engine {
       r_.channel_busy += dur;
       r_.channel_bytes += slice_bytes_;
       r_.nand_io += io_ * Bytes(slice_bytes_);
-      push(now_ + dur.raw(), kChannelDone, c);
+      push(after(now_, dur), kChannelDone, c);
       return;
     }
   }
@@ -299,7 +299,7 @@ class Engine {
       case Route::ToIsp: {
         Time dur = Bytes(o.bytes) / ssd_.isp_throughput;
         int64_t start = std::max(now_, isp_free_);
-        isp_free_ = start + dur.raw();
+        isp_free_ = after(start, dur);
         r_.isp_busy += dur;
         r_.isp += ssd_.isp_energy * Bytes(o.bytes);
         if (o.last_of_job) push(isp_free_, kIspResult, o.die, o.result_bytes);
@@ -345,22 +345,25 @@ class Engine {
     for (uint32_t c = 0; c < channels_.size(); ++c) start_transfer(c);
   }
 
+  /// t + d in picoseconds, checked: an overflow throws OverflowError (past 2^63 ps) instead of wrapping.
+  static int64_t after(int64_t t, Time d) { return (Time(t) + d).raw(); }
+
   /// A transfer over PCIe starting no earlier than now; returns the arrival time at the host.
   int64_t pcie(int64_t bytes) {
     Time dur = Bytes(bytes) / pcie_rate_;
     int64_t start = std::max(now_, pcie_free_);
-    pcie_free_ = start + dur.raw();
+    pcie_free_ = after(start, dur);
     r_.pcie_busy += dur;
     r_.pcie_bytes += bytes;
     r_.pcie += ssd_.pcie_energy * Bytes(bytes);
-    int64_t arrival = pcie_free_ + ssd_.pcie_latency.raw();
+    int64_t arrival = after(pcie_free_, ssd_.pcie_latency);
     end_ = std::max(end_, arrival);
     return arrival;
   }
 
   void host_work(int64_t arrival, Time dur, int64_t bytes_read) {
     int64_t start = std::max(arrival, host_free_);
-    host_free_ = start + dur.raw();
+    host_free_ = after(start, dur);
     r_.host_busy += dur;
     r_.host_bytes += bytes_read;
     r_.dram_access += host_.dram_energy * Bytes(bytes_read);
