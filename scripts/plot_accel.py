@@ -177,31 +177,37 @@ def hit_rate(se, path):
         return
     # The sweep of one parameter (the loads sharing the most common think time and turns) as lines; the others
     # as labelled markers at their own load.
-    shape = lambda l: (l["offered"]["think_time_s"], l["offered"]["turns_min"], l["offered"]["turns_max"])
+    shape = lambda l: (l["offered"]["think_time_s"], l["offered"]["turns_min"], l["offered"]["turns_max"],
+                       l["offered"].get("think_time_distribution", "exponential"))
+    # x: the requests decoding at once (sessions.decoding, Little's law) where the loads give it, else the sessions alive
+    by_decoding = all(l["offered"].get("decoding", 0) > 0 for l in loads)
+    x = (lambda l: l["offered"]["decoding"]) if by_decoding else (lambda l: l["trace"]["sessions_alive"])
     shapes = [shape(l) for l in loads]
     main = max(set(shapes), key=shapes.count)
-    line = sorted((l for l in loads if shape(l) == main), key=lambda l: l["trace"]["sessions_alive"])
+    line = sorted((l for l in loads if shape(l) == main), key=x)
     others = [l for l in loads if shape(l) != main]
     for ax, key, label in ((axes[0], "hit_rate", "KV hit rate (reused / reusable tokens)"),
                            (axes[1], "recomputed_fraction", "recomputed / prompt tokens")):
         for i, s in enumerate(systems):
             color = f"C{i}"
-            ax.plot([l["trace"]["sessions_alive"] for l in line], [l["systems"][s][key] for l in line], "o-", color=color,
+            ax.plot([x(l) for l in line], [l["systems"][s][key] for l in line], "o-", color=color,
                     label=s, ms=4)
             for j, l in enumerate(others):
-                ax.plot(l["trace"]["sessions_alive"], l["systems"][s][key], MARKERS[j % len(MARKERS)], color=color, ms=7,
+                ax.plot(x(l), l["systems"][s][key], MARKERS[j % len(MARKERS)], color=color, ms=7,
                         mfc="none")
         for j, l in enumerate(others):  # legend entries for the other loads' markers (one colour per system)
             o = l["offered"]
             ax.plot([], [], MARKERS[j % len(MARKERS)], color="0.3", mfc="none",
-                    label=f"{o['arrival_per_s']:g} sessions/s, think {o['think_time_s']:g} s, {o['turns_min']}-{o['turns_max']} turns")
+                    label=f"{l['name']}: think {o['think_time_s']:g} s "
+                          f"({o.get('think_time_distribution', 'exponential')}), {o['turns_min']}-{o['turns_max']} turns")
         ax.set_xscale("log")
-        ax.set_xlabel("offered load: sessions waiting for a next turn (arrival rate x session time)")
+        ax.set_xlabel("offered load: requests decoding at once (Little's law)" if by_decoding
+                      else "offered load: sessions waiting for a next turn (arrival rate x session time)")
         ax.set_ylabel(label)
         ax.set_ylim(-0.03, 1.03)
         ax.grid(alpha=0.3)
-    t0, t1, n0 = main[0], main[1], main[2]
-    axes[0].set_title(f"lines: new sessions per second swept (think time {t0:g} s, {t1}-{n0} turns per session);\n"
+    t0, t1, n0, dist = main
+    axes[0].set_title(f"lines: the load swept (think time {t0:g} s {dist}, {t1}-{n0} turns per session);\n"
                       "open markers: one load with another think time or turn count", fontsize=9)
     axes[1].set_title("the rest of each prompt (new input, first turns) is never reusable", fontsize=9)
     axes[0].legend(fontsize=8)

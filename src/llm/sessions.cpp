@@ -180,22 +180,52 @@ int64_t synthetic_turns_max(const SessionParams& p) {
   return p.sessions * p.turns_max;
 }
 
+const Registry<ThinkTime>& think_times() {
+  static const Registry<ThinkTime> r(
+      "think-time distribution",
+      {{"lognormal", "heavy-tailed: median sessions.think_time, 90th percentile sessions.think_time_p90", ThinkTime::Lognormal},
+       {"exponential", "memoryless: mean sessions.think_time", ThinkTime::Exponential}});
+  return r;
+}
+
+double session_arrival_per_s(const SessionParams& p) {
+  if (p.decoding == 0) return p.arrival_per_s;
+  // Little's law on the decoding requests: decoding = turn rate x decode time of a turn
+  // (mean output / user_tokens_per_s); turn rate = sessions per second x mean turns.
+  const double mean_turns = 0.5 * double(p.turns_min + p.turns_max);
+  return double(p.decoding) * p.user_tokens_per_s / (mean_turns * double(p.output));
+}
+
 std::vector<Turn> synthetic_trace(const SessionParams& p) {
   synthetic_turns_max(p);
+  if (p.think_time_distribution == ThinkTime::Lognormal && p.think_time_p90 < p.think_time)
+    throw ConfigError(fmt::format("sessions.think_time_p90 = {}: below the median sessions.think_time = {}", format(p.think_time_p90),
+                                  format(p.think_time)));
   Rng rng = Rng::derive(uint64_t(p.seed), "llm.sessions");
   auto around = [&](double mean) { return int64_t(std::llround(mean * (0.5 + rng.uniform()))); };  // uniform in [0.5, 1.5] x mean
   auto exponential = [&](double mean) { return -std::log(1.0 - rng.uniform()) * mean; };
+  // Lognormal through two quantiles: mu = ln(median), sigma = ln(p90 / median) / z(0.9); a normal deviate by Box-Muller.
+  const double median = to_s(p.think_time), z90 = 1.2815515655446004;
+  const double sigma = median > 0 ? std::log(to_s(p.think_time_p90) / median) / z90 : 0.0;
+  auto think = [&]() {
+    if (p.think_time_distribution == ThinkTime::Exponential) return exponential(median);
+    if (median <= 0) return 0.0;
+    const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+    const double n = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+    return median * std::exp(sigma * n);
+  };
+  const double arrival_per_s = session_arrival_per_s(p);
   std::vector<Turn> out;
   double t = 0;
   for (int64_t s = 0; s < p.sessions; ++s) {
-    t += exponential(1.0 / p.arrival_per_s);
+    t += exponential(1.0 / arrival_per_s);
     const int64_t turns = p.turns_min + int64_t(rng.below(uint64_t(p.turns_max - p.turns_min + 1)));
     int64_t prompt = std::max<int64_t>(1, around(double(p.first_input)));
     double ts = t;
     for (int64_t k = 1; k <= turns; ++k) {
       const int64_t out_tokens = std::max<int64_t>(1, around(double(p.output)));
       out.push_back(Turn{fmt::format("s{}", s), k, prompt, out_tokens, ts});
-      ts += double(out_tokens) / p.user_tokens_per_s + exponential(to_s(p.think_time));
+      ts += double(out_tokens) / p.user_tokens_per_s + think();
       prompt += out_tokens + around(double(p.new_input));
     }
   }

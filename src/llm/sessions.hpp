@@ -85,6 +85,9 @@ Trace parse_any_trace(const std::string& text, const std::string& origin, int64_
 /// Synthetic agentic sessions (sessions.* parameters): Poisson arrivals, 2-6 turns, prompts that grow by the
 /// previous output and new input, turns separated by the decode time of the output and a think time.
 std::vector<Turn> synthetic_trace(const SessionParams& p);
+/// Sessions started per second of the synthetic trace: sessions.arrival_per_s, or with sessions.decoding > 0 the rate
+/// at which that many requests decode at once (Little's law: decoding x user_tokens_per_s / (mean turns x output)).
+double session_arrival_per_s(const SessionParams& p);
 /// The most turns synthetic_trace(p) can make (sessions x turns_max); ConfigError past kMaxTraceTurns.
 int64_t synthetic_turns_max(const SessionParams& p);
 

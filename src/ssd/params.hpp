@@ -53,7 +53,8 @@ struct SsdParams {
                        .def = "2GB/s",
                        .desc = "raw line rate of one lane (16 GT/s = 2 GB/s of symbols)",
                        .source = "PCIe Base Spec 4.0: Gen4 signals at 16 GT/s per lane",
-                       .min = 1});
+                       .min = 1e6,
+                       .max = 1e15});
     v(pcie_encoding, {.name = "pcie_encoding",
                       .def = "0.984615384615",
                       .desc = "payload share of the line code (128b/130b)",
@@ -99,24 +100,28 @@ struct SsdParams {
                      .def = "1us",
                      .desc = "host link latency added to every transfer",
                      .source = "assumption: ~1 us for a PCIe Gen4 DMA",
-                     .min = 0});
+                     .min = 0,
+                     .max = 1.0});
     v(controller_power, {.name = "controller_power",
                          .def = "1.5W",
                          .desc = "controller + SSD DRAM + PHY power while the SSD is active (from the start of the run until its last "
                                  "transfer to the host; NAND dies counted per operation)",
                          .source = "assumption: Samsung 980 Pro 1 TB average active power 6.2 W (datasheet) minus ~4.7 W for the NAND "
                                    "array; 3.18 W is its lowest active NVMe power state (PS2)",
-                         .min = 0});
+                         .min = 0,
+                         .max = 1e4});
     v(idle_power, {.name = "idle_power",
                    .def = "35mW",
                    .desc = "SSD power while idle (after its last transfer, e.g. while the host still computes)",
                    .source = "datasheet: Samsung 980 Pro idle 35 mW",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1e4});
     v(pcie_energy, {.name = "pcie_energy",
                     .def = "5pJ/bit",
                     .desc = "energy per payload bit moved over the host link (both ends)",
                     .source = "assumption: PCIe Gen4 SerDes class, ~5 pJ/bit",
-                    .min = 0});
+                    .min = 0,
+                    .max = 1e-6});
     v(isp_sram, {.name = "isp_sram",
                  .def = "256KiB",
                  .desc = "SRAM buffer of the in-storage accelerator (holds partial results)",
@@ -126,12 +131,14 @@ struct SsdParams {
                        .def = "32GB/s",
                        .desc = "operand data the ISP bit logic can combine per second",
                        .source = "assumption: wide enough never to bind before the 9.6 GB/s of channels",
-                       .min = 1});
+                       .min = 1e6,
+                       .max = 1e15});
     v(isp_energy, {.name = "isp_energy",
                    .def = "1pJ/bit",
                    .desc = "ISP logic + SRAM energy per operand bit combined",
                    .source = "assumption",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1e-6});
     v(cache_read, {.name = "cache_read",
                    .def = "true",
                    .desc = "a die senses the next page while the C-latch still holds the previous one (cache read)",
@@ -172,33 +179,39 @@ struct HostParams {
                            .def = "25GB/s",
                            .desc = "operand data the host CPU combines per second (AND/OR/XOR, streaming from DRAM)",
                            .source = "assumption: ~45% of DDR4-3600 dual-channel peak (57.6 GB/s), i7-11700K",
-                           .min = 1});
+                           .min = 1e6,
+                           .max = 1e15});
     v(popcount_throughput, {.name = "popcount_throughput",
                             .def = "25GB/s",
                             .desc = "bit-count throughput of the host CPU",
                             .source = "assumption: memory-bound like the bitwise ops",
-                            .min = 1});
+                            .min = 1e6,
+                            .max = 1e15});
     v(idle_power, {.name = "idle_power",
                    .def = "15W",
                    .desc = "CPU package power while no core computes (RAPL package floor, charged over the whole run)",
                    .source = "assumption: i7-11700K package idle with I/O interrupts, review-class RAPL readings 10-20 W",
-                   .min = 0});
+                   .min = 0,
+                   .max = 1e4});
     v(cpu_power, {.name = "cpu_power",
                   .def = "65W",
                   .desc = "CPU package power while computing (idle floor included)",
                   .source = "assumption: i7-11700K (125 W TDP) under a memory-bound multi-core kernel",
-                  .min = 0});
+                  .min = 0,
+                  .max = 1e4});
     v(dram_background_power, {.name = "dram_background_power",
                               .def = "3W",
                               .desc = "host DRAM background power (standby + refresh), charged over the whole run",
                               .source = "assumption (Micron TN-40-07 method): 64 GB DDR4-3600 = 4 dual-rank 16 GB DIMMs = 64 x8 8 Gb "
                                         "chips at ~45 mW each (IDD2N/IDD3N ~30-45 mA at 1.2 V, plus refresh)",
-                              .min = 0});
+                              .min = 0,
+                              .max = 1e4});
     v(dram_energy, {.name = "dram_energy",
                     .def = "15pJ/bit",
                     .desc = "host DRAM energy per bit written or read (above background)",
                     .source = "assumption: DDR4 power-model class figure (read/write incl. I/O)",
-                    .min = 0});
+                    .min = 0,
+                    .max = 1e-6});
   }
 };
 

@@ -152,10 +152,11 @@ TEST_F(ExperimentCli, SessionsRunTheFilesSystems) {
 }
 
 TEST_F(ExperimentCli, SessionsSweepTheFilesLoads) {
-  const fs::path e = write("ses.yaml",
-                           "model: qwen3-235b\nsystems: [h200x8, csix8]\nset: [sessions.sessions=40]\nloads:\n"
-                           "  - {name: slow, set: [sessions.arrival_per_s=0.05]}\n"
-                           "  - {name: fast, set: [sessions.arrival_per_s=5, sessions.think_time=60s]}\n");
+  const fs::path e =
+      write("ses.yaml",
+            "model: qwen3-235b\nsystems: [h200x8, csix8]\nset: [sessions.sessions=40, sessions.decoding=0]\nloads:\n"
+            "  - {name: slow, set: [sessions.arrival_per_s=0.05]}\n"
+            "  - {name: fast, set: [sessions.arrival_per_s=5, sessions.think_time=60s, sessions.think_time_distribution=exponential]}\n");
   const auto j = run_ok("accel sessions", e);
   ASSERT_EQ(j["loads"].size(), 2u);
   EXPECT_EQ(j["loads"][0]["name"], "slow");

@@ -2,7 +2,10 @@
 // the synthetic agentic generator, and the four systems of the experiment.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "core/config.hpp"
 #include "llm/serving.hpp"
@@ -250,6 +253,8 @@ TEST(LlmSessions, HitRateFallsAsTheOfferedLoadRises) {
   // KV of 1 byte per token; the store holds ~150 sessions of the agentic setting (~20K tokens each).
   const int64_t capacity = 3'000'000;
   SessionParams base = default_params<SessionParams>();
+  base.decoding = 0;                                                                      // the load set by sessions.arrival_per_s
+  base.think_time_distribution = Choice<ThinkTime, think_times>(ThinkTime::Exponential);  // think_time is then the mean
   std::vector<SessionParams> rates, thinks, turns;
   for (double rate : {1.0 / 32, 1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1.0}) {  // sessions per second
     SessionParams p = base;
@@ -274,4 +279,55 @@ TEST(LlmSessions, HitRateFallsAsTheOfferedLoadRises) {
     turns.push_back(p);
   }
   expect_falls(turns, capacity, "turns per session");
+}
+
+// Item 7 of issue 28: the offered load as requests decoding at once (Little's law) and heavy-tailed think times.
+TEST(LlmSessions, DecodingLoadIsLittlesLaw) {
+  SessionParams p = default_params<SessionParams>();
+  p.sessions = 20000;
+  for (int64_t decoding : {64, 512}) {
+    p.decoding = decoding;
+    const std::vector<Turn> trace = synthetic_trace(p);
+    double decode_s = 0, first = 1e300, last = 0;
+    for (const Turn& t : trace) {
+      decode_s += double(t.output) / p.user_tokens_per_s;
+      if (t.turn == 1) first = std::min(first, t.timestamp), last = std::max(last, t.timestamp);
+    }
+    // requests decoding at once = decode seconds offered / seconds of arrivals
+    EXPECT_NEAR(decode_s / (last - first), double(decoding), 0.03 * double(decoding));
+    EXPECT_NEAR(session_arrival_per_s(p), double(decoding) * 10.0 / (4.0 * 6000.0), 1e-12);
+  }
+}
+
+TEST(LlmSessions, ThinkTimesFollowTheirDistribution) {
+  SessionParams p = default_params<SessionParams>();
+  p.sessions = 20000;
+  auto quantiles = [&](const SessionParams& q, double& median, double& p90, double& mean) {
+    const std::vector<Turn> trace = synthetic_trace(q);
+    std::map<std::string, size_t> prev;
+    std::vector<double> g;
+    for (size_t i = 0; i < trace.size(); ++i) {
+      const Turn& t = trace[i];
+      if (auto it = prev.find(t.session); it != prev.end())
+        g.push_back(t.timestamp - trace[it->second].timestamp - double(trace[it->second].output) / q.user_tokens_per_s);
+      prev[t.session] = i;
+    }
+    std::sort(g.begin(), g.end());
+    median = g[g.size() / 2], p90 = g[g.size() * 9 / 10];
+    mean = 0;
+    for (double x : g) mean += x / double(g.size());
+  };
+  double median = 0, p90 = 0, mean = 0;
+  quantiles(p, median, p90, mean);  // lognormal: median 1.6 s, p90 44 s (the agentic trace's)
+  EXPECT_NEAR(median, 1.6, 0.08);
+  EXPECT_NEAR(p90, 44.0, 3.0);
+  EXPECT_GT(mean, 10 * median);  // heavy-tailed
+  p.think_time_distribution = Choice<ThinkTime, think_times>(ThinkTime::Exponential);
+  p.think_time = sec(5.0);
+  quantiles(p, median, p90, mean);  // exponential: mean 5 s, median 5 ln 2
+  EXPECT_NEAR(mean, 5.0, 0.15);
+  EXPECT_NEAR(median, 5.0 * std::log(2.0), 0.15);
+  p.think_time_distribution = Choice<ThinkTime, think_times>(ThinkTime::Lognormal);
+  p.think_time_p90 = sec(1.0);  // below the median: refused
+  EXPECT_THROW(synthetic_trace(p), ConfigError);
 }

@@ -192,8 +192,14 @@ TEST_F(SsdHostile, OptionsThatWouldDoNothingAreRefused) {
 
 // 7. A time past 2^63 ps is a sum of many terms the arithmetic cannot attribute: the message names the values given.
 TEST_F(SsdHostile, TimeOverflowNamesTheValuesGiven) {
+  // A 1 B/s lane wrapped the pipeline's int64 picoseconds (UBSan); rates now have a physical floor, and what is in range
+  // adds through checked Time arithmetic.
   expect_bad_input("cosmos run --workload bmi --system fc --set ssd.pcie_lane_rate=1B/s",
-                   {"past 2^63 ps", "--set ssd.pcie_lane_rate=1B/s"});
+                   {"--set", "ssd.pcie_lane_rate", "at least 1000000 B/s", "got 1 B/s"});
+  expect_bad_input("cosmos run --workload bmi --system fc --set ssd.controller_power=1e300W", {"ssd.controller_power", "at most 10000 W"});
+  expect_bad_input("cosmos run --workload bmi --system fc --set host.cpu_power=1e308W", {"host.cpu_power", "at most 10000 W"});
+  expect_bad_input("cosmos run --workload bmi --system fc --set host.cpu_power=10W", {"host.cpu_power", "below host.idle_power"});
+  expect_bad_input("cosmos run --workload bmi --system fc --set ssd.isp_throughput=1e300B/s", {"ssd.isp_throughput", "at most"});
   // A read time this long is refused where it is given (every time parameter has a physical ceiling).
   expect_bad_input("cosmos run --workload bmi --system fc --set nand.timing.t_read_slc=100min", {"t_read_slc", "at most"});
 }

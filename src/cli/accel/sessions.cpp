@@ -89,8 +89,11 @@ Json sessions_json(const Json& r, const std::vector<SessionLoad>& loads, const s
   for (size_t i = 1; i < r.size(); ++i) {
     Json l = r[i];
     const SessionParams& lp = loads[i].params;
-    l["offered"] = {{"arrival_per_s", lp.arrival_per_s},
+    l["offered"] = {{"arrival_per_s", session_arrival_per_s(lp)},
+                    {"decoding", lp.decoding},
                     {"think_time_s", to_s(lp.think_time)},
+                    {"think_time_distribution", std::string(lp.think_time_distribution.name())},
+                    {"think_time_p90_s", to_s(lp.think_time_p90)},
                     {"turns_min", lp.turns_min},
                     {"turns_max", lp.turns_max},
                     {"sessions", lp.sessions}};

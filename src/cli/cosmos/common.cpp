@@ -18,6 +18,15 @@ EvalConfig load_eval_config(const ConfigTree& tree) {
   c.workload = load_params<WorkloadParams>(tree, "workload");
   c.seed = uint64_t(load_params<SimParams>(tree, "sim").seed);
   if (c.nand.geometry.planes_per_die > 255) throw ConfigError("nand.geometry.planes_per_die: at most 255 for the SSD model");
+  // host.cpu_power is the package power while computing, its idle floor included (cosmos/energy.cpp charges the part
+  // above the floor only in the whole_system accounting): below the floor the computation would earn energy back.
+  if (c.host.cpu_power < c.host.idle_power) {
+    const ConfigNode* at = tree.at("host.cpu_power");
+    throw ConfigError(
+        fmt::format("{}host.cpu_power = {}: below host.idle_power = {} (the package power while computing includes "
+                    "its idle floor)",
+                    at ? at->origin + ": " : "", format(c.host.cpu_power), format(c.host.idle_power)));
+  }
   return c;
 }
 
