@@ -25,6 +25,12 @@ class Converter {
   explicit Converter(const std::string& origin_name) : origin_name_(origin_name) {}
 
   ConfigNode convert(const YAML::Node& n, int depth) {
+    if (n.IsScalar()) bytes_ += static_cast<int64_t>(n.Scalar().size());
+    if (bytes_ > kMaxConfigExpandedBytes)
+      throw ConfigError(
+          fmt::format("{}:{}: more than {} bytes of values (counting each alias as a copy of what it names); a "
+                      "config file is at most {} bytes: an alias bomb of long values?",
+                      origin_name_, n.Mark().line + 1, kMaxConfigExpandedBytes, kMaxConfigFileBytes));
     if (++nodes_ > kMaxConfigNodes)
       throw ConfigError(
           fmt::format("{}:{}: more than {} values (counting each alias as a copy of what it names); a config "
@@ -54,6 +60,7 @@ class Converter {
           if (!kv.first.IsScalar())
             throw ConfigError(fmt::format("{}:{}: map keys must be plain names", origin_name_, kv.first.Mark().line + 1));
           std::string key = kv.first.Scalar();
+          bytes_ += static_cast<int64_t>(key.size());
           if (!seen.insert(key).second)
             throw ConfigError(fmt::format("{}:{}: key '{}' appears twice", origin_name_, kv.first.Mark().line + 1, key));
           // A value's origin is the line of its key: for a section or an empty
@@ -71,6 +78,7 @@ class Converter {
  private:
   const std::string& origin_name_;
   int64_t nodes_ = 0;
+  int64_t bytes_ = 0;  // scalars and keys, aliases expanded
 };
 
 /// A preset name given to `base:` or `--preset`: a plain file name (no folders), so it stays in the preset folder.
@@ -158,11 +166,38 @@ void ConfigTree::merge_node(ConfigNode& into, const ConfigNode& from) {
   into = from;
 }
 
+namespace {
+void tally(const ConfigNode& n, int64_t& nodes, int64_t& bytes) {
+  ++nodes;
+  bytes += static_cast<int64_t>(n.scalar.size());
+  for (const auto& item : n.items) tally(item, nodes, bytes);
+  for (const auto& [k, v] : n.keys) {
+    bytes += static_cast<int64_t>(k.size());
+    tally(v, nodes, bytes);
+  }
+}
+}  // namespace
+
+void ConfigTree::charge(const ConfigNode& n, const std::string& origin) {
+  tally(n, nodes_merged_, bytes_merged_);
+  if (nodes_merged_ > kMaxConfigNodes)
+    throw ConfigError(
+        fmt::format("{}: the configuration now holds more than {} values (files and --set overrides "
+                    "together, aliases expanded); a config holds a few hundred",
+                    origin, kMaxConfigNodes));
+  if (bytes_merged_ > kMaxConfigExpandedBytes)
+    throw ConfigError(
+        fmt::format("{}: the configuration now holds more than {} bytes of values (files and --set "
+                    "overrides together, aliases expanded)",
+                    origin, kMaxConfigExpandedBytes));
+}
+
 void ConfigTree::load_text(const std::string& text, const std::string& origin_name) {
   ConfigNode n = ConfigNode::parse(text, origin_name);
   if (n.kind == ConfigNode::Kind::Null) return;
   if (n.kind != ConfigNode::Kind::Map)
     throw ConfigError(fmt::format("{}: the top level of a config must be a map of sections", origin_name));
+  charge(n, origin_name);
   merge_node(root_, n);
 }
 
@@ -215,6 +250,7 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<s
     n.keys.erase(it);
     break;
   }
+  charge(n, path.string());
   merge_node(root_, n);
 }
 
@@ -249,6 +285,7 @@ void ConfigTree::apply_set(const std::string& assignment, const std::string& ori
   if (std::count(path.begin(), path.end(), '.') >= kMaxConfigDepth)
     throw ConfigError(fmt::format("--set '{}...': a key path deeper than {} levels", path.substr(0, 40), kMaxConfigDepth));
   ConfigNode v = ConfigNode::parse(value, "--set " + path);
+  charge(v, fmt::format("--set '{}'", path));
   v.origin = origin;
   // Walk/create the map path.
   ConfigNode* cur = &root_;

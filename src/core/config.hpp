@@ -13,8 +13,14 @@ namespace bitline {
 
 // Limits of a configuration (docs/commands.md, "Hardened inputs"). A config is a few hundred values at most
 // four levels deep; the limits are far above that and far below what would exhaust memory or time.
-/// Values (scalars, lists, maps) in one YAML document after aliases are expanded: stops alias bombs.
+/// Values (scalars, lists, maps) in one YAML document after aliases are expanded, and in all that one tree
+/// merges (files, presets and `--set` overrides together, each counted as parsed): stops alias bombs, one
+/// per document or many small ones spread over overrides.
 inline constexpr int64_t kMaxConfigNodes = 100000;
+/// Bytes of scalars and keys in one YAML document after aliases are expanded, and in a whole tree (files,
+/// presets and overrides together): stops alias bombs of long values. A config file is at most 1 MiB
+/// (kMaxConfigFileBytes), so only aliases reach this.
+inline constexpr int64_t kMaxConfigExpandedBytes = int64_t(8) << 20;
 /// Nesting of one YAML document (a table inside a section inside a section is 5 levels).
 inline constexpr int kMaxConfigDepth = 32;
 /// Files one tree loads through `base:` (presets inheriting presets): stops fan-out (`base: [a, a, a, ...]`).
@@ -72,7 +78,11 @@ class ConfigTree {
   void merge_node(ConfigNode& into, const ConfigNode& from);
   void load_file_impl(const std::filesystem::path& path, std::vector<std::filesystem::path>& chain);
   ConfigNode root_;
-  int files_loaded_ = 0;  // files read by load_file (base: included), at most kMaxConfigFiles
+  /// Counts what `n` adds to the tree; refuses (naming `origin`) past kMaxConfigNodes or kMaxConfigExpandedBytes.
+  void charge(const ConfigNode& n, const std::string& origin);
+  int files_loaded_ = 0;      // files read by load_file (base: included), at most kMaxConfigFiles
+  int64_t nodes_merged_ = 0;  // values merged so far (files and overrides, as parsed), at most kMaxConfigNodes
+  int64_t bytes_merged_ = 0;  // their scalars and keys, at most kMaxConfigExpandedBytes
   std::vector<std::filesystem::path> loaded_;
   std::filesystem::path preset_dir_;
 };

@@ -243,8 +243,14 @@ class TraceReader {
   int64_t unit_ps_;  // the flow's Time_Unit
   int64_t max_raw_;  // the latest arrival in it
   std::ifstream in_;
+  std::vector<char> buf_;  // 64 KiB read at a time; lines found with memchr
+  size_t pos_ = 0, end_ = 0;
+  bool eof_ = false;
+  std::string line_;
   int64_t line_no_ = 0;
   int64_t last_arrival_ = 0;
+  /// The next line without its '\n' (a '\r' kept); false at the end. ConfigError past 4096 characters.
+  bool read_line(std::string& line);
 };
 
 /// Parses one trace line (exposed for tests). False for a blank line.

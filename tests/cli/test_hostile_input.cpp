@@ -78,6 +78,29 @@ TEST_F(Hostile, YamlAliasBombInSet) {
                    {"--set llm.x", "more than 100000 values"});
 }
 
+TEST_F(Hostile, YamlAliasBombOfLongScalars) {
+  // Few values (9^4 copies of one anchor) but each 3,000 bytes: 20 MB once expanded, from a 3 KB file.
+  std::string yaml = "nand:\n  a: &a \"" + std::string(3000, 'x') + "\"\n";
+  for (const char* level : {"b", "c", "d", "e"}) {
+    const std::string prev(1, char(level[0] - 1));
+    yaml += std::string("  ") + level + ": &" + level + " [";
+    for (int k = 0; k < 9; ++k) yaml += (k ? ", *" : "*") + prev;
+    yaml += "]\n";
+  }
+  const std::string f = write("long.yaml", yaml);
+  expect_bad_input("nand rber --config " + quote(f) + " --json " + out(), {"long.yaml", "more than 8388608 bytes of values", "alias"});
+}
+
+TEST_F(Hostile, YamlAliasBombsSpreadOverManySets) {
+  // Each override expands to about 9,100 values (under the per-document limit); 20 of them exceed it together.
+  std::string bomb =
+      "{a: &a [x, x, x, x, x, x, x, x, x], b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a], c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b], "
+      "d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]}";
+  std::string args = "nand rber --json " + out();
+  for (int i = 0; i < 20; ++i) args += " --set " + quote("nand.s" + std::to_string(i) + "=" + bomb);
+  expect_bad_input(args, {"--set 'nand.s", "more than 100000 values", "--set overrides together"});
+}
+
 TEST_F(Hostile, YamlNestingDepth) {
   // Flow nesting deep enough to trip yaml-cpp's own guard, and block nesting just past bitline's limit.
   const std::string flow = write("flow.yaml", "nand: " + std::string(5000, '[') + std::string(5000, ']') + "\n");
