@@ -55,14 +55,16 @@ for h in "${HARNESSES[@]}"; do
     echo "== fuzz $h: replaying ${#saved[@]} saved crash input(s) from fuzz/crashes/$h/"
     for input in "${saved[@]}"; do
       log="$artifacts/replay-$(basename "$input").log"
-      if ! "$bin" "${COMMON[@]}" "$input" > "$log" 2>&1; then
+      if ! timeout --kill-after=10 300 "$bin" "${COMMON[@]}" "$input" > "$log" 2>&1; then
         echo "fuzz $h: still fails: $input: $(grep -a -m1 -E "^SUMMARY|^== bitline fuzz" "$log" | cut -c1-160)" >&2
         ok=0
       fi
     done
   fi
   echo "== fuzz $h: ${SECONDS_EACH} s (seed corpus fuzz/corpus/$h, new inputs in $scratch)"
-  if ! "$bin" "${COMMON[@]}" -max_len="$(max_len "$h")" -max_total_time="$SECONDS_EACH" \
+  # A hard stop past the run's time: on -rss_limit_mb libFuzzer prints a heap profile of the whole process before it
+  # saves the input, which took over half an hour for a 1 GB heap of small YAML nodes (CI, 2026-12-03).
+  if ! timeout --kill-after=10 $((SECONDS_EACH + 300)) "$bin" "${COMMON[@]}" -max_len="$(max_len "$h")" -max_total_time="$SECONDS_EACH" \
        -artifact_prefix="$artifacts/" "$scratch" "fuzz/corpus/$h" > "$artifacts/fuzz.log" 2>&1; then
     echo "fuzz $h: FAILED (log: $artifacts/fuzz.log); input(s):" >&2
     ls "$artifacts" | grep -E "^(crash|timeout|oom|leak|slow-unit)-" | sed "s|^|  $artifacts/|" >&2 || true

@@ -1,10 +1,12 @@
 #include "core/config.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -105,6 +107,22 @@ std::filesystem::path preset_file(const std::filesystem::path& dir, const std::s
   return std::filesystem::exists(gpu) ? gpu : top;
 }
 
+/// Records where each document of a YAML stream starts; ignores the rest.
+struct DocumentStarts : YAML::EventHandler {
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& m) override { marks.push_back(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+/// Documents counted before the message says "more than": one is allowed, so this only sizes the message.
+constexpr size_t kMaxDocumentsCounted = 100;
+
 }  // namespace
 
 const ConfigNode* ConfigNode::find(std::string_view key) const {
@@ -120,14 +138,33 @@ ConfigNode* ConfigNode::find(std::string_view key) {
 
 ConfigNode ConfigNode::parse(const std::string& text, const std::string& origin_name) {
   try {
-    // Every document is parsed, so that a second one ('---') is an error rather than silently unread.
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
+    // Every document is read (events only, aliases not expanded), so that a second one ('---') is an error rather
+    // than silently unread; then the first is loaded. Not YAML::LoadAll: at a stray ',' after a flow collection
+    // (`[1],`) yaml-cpp 0.7 stops advancing and yields empty documents at the same place forever, which LoadAll
+    // collects until memory runs out (found by the config fuzzer in CI). A document that starts where the one
+    // before it started is that loop.
+    DocumentStarts starts;
+    {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      while (starts.marks.size() <= kMaxDocumentsCounted && parser.HandleNextDocument(starts)) {
+        const size_t n = starts.marks.size();
+        if (n >= 2 && starts.marks[n - 1].pos == starts.marks[n - 2].pos) {
+          const YAML::Mark& m = starts.marks[n - 1];
+          throw ConfigError(
+              fmt::format("{}:{}:{}: malformed YAML: a token where no value can follow (a stray ',' after a "
+                          "list or map?)",
+                          origin_name, m.line + 1, m.column + 1));
+        }
+      }
+    }
+    if (starts.marks.size() > 1)
       throw ConfigError(
-          fmt::format("{}: {} YAML documents (separated by '---'); a config or experiment file is one document "
+          fmt::format("{}: {}{} YAML documents (separated by '---'); a config or experiment file is one document "
                       "(merge them, or give the others as their own files)",
-                      origin_name, docs.size()));
-    return Converter(origin_name).convert(docs.empty() ? YAML::Node() : docs.front(), 0);
+                      origin_name, starts.marks.size() > kMaxDocumentsCounted ? "more than " : "",
+                      std::min(starts.marks.size(), kMaxDocumentsCounted)));
+    return Converter(origin_name).convert(starts.marks.empty() ? YAML::Node() : YAML::Load(text), 0);
   } catch (const YAML::Exception& e) {
     // yaml-cpp stops deep recursion with the message "bad file" (its DeepRecursion type is not exported).
     if (e.msg == YAML::ErrorMsg::BAD_FILE)

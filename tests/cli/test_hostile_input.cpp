@@ -101,6 +101,13 @@ TEST_F(Hostile, YamlAliasBombsSpreadOverManySets) {
   expect_bad_input(args, {"--set 'nand.s", "more than 100000 values", "--set overrides together"});
 }
 
+TEST_F(Hostile, YamlStrayCommaAfterAFlowCollection) {
+  // yaml-cpp 0.7 stops advancing at the ',' and yields empty documents forever: it used to run out of memory.
+  expect_bad_input("nand rber --json " + out() + " --set " + quote("nand.x=[1],"), {"--set nand.x:1:4", "malformed YAML", "stray ','"});
+  const std::string f = write("comma.yaml", "nand: {timing: {t_read_slc: 30us}},\n");
+  expect_bad_input("nand rber --config " + quote(f) + " --json " + out(), {"comma.yaml:1:", "malformed YAML"});
+}
+
 TEST_F(Hostile, YamlNestingDepth) {
   // Flow nesting deep enough to trip yaml-cpp's own guard, and block nesting just past bitline's limit.
   const std::string flow = write("flow.yaml", "nand: " + std::string(5000, '[') + std::string(5000, ']') + "\n");
