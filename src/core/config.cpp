@@ -107,10 +107,11 @@ std::filesystem::path preset_file(const std::filesystem::path& dir, const std::s
   return std::filesystem::exists(gpu) ? gpu : top;
 }
 
-/// Records where each document of a YAML stream starts; ignores the rest.
+/// Counts the documents of a YAML stream and keeps where the last two start; ignores the rest.
 struct DocumentStarts : YAML::EventHandler {
-  std::vector<YAML::Mark> marks;
-  void OnDocumentStart(const YAML::Mark& m) override { marks.push_back(m); }
+  size_t count = 0;
+  YAML::Mark last, before_last;
+  void OnDocumentStart(const YAML::Mark& m) override { before_last = last, last = m, ++count; }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
@@ -147,10 +148,9 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& origin_
     {
       std::istringstream in(text);
       YAML::Parser parser(in);
-      while (starts.marks.size() <= kMaxDocumentsCounted && parser.HandleNextDocument(starts)) {
-        const size_t n = starts.marks.size();
-        if (n >= 2 && starts.marks[n - 1].pos == starts.marks[n - 2].pos) {
-          const YAML::Mark& m = starts.marks[n - 1];
+      while (starts.count <= kMaxDocumentsCounted && parser.HandleNextDocument(starts)) {
+        if (starts.count >= 2 && starts.last.pos == starts.before_last.pos) {
+          const YAML::Mark& m = starts.last;
           throw ConfigError(
               fmt::format("{}:{}:{}: malformed YAML: a token where no value can follow (a stray ',' after a "
                           "list or map?)",
@@ -158,13 +158,12 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& origin_
         }
       }
     }
-    if (starts.marks.size() > 1)
+    if (starts.count > 1)
       throw ConfigError(
           fmt::format("{}: {}{} YAML documents (separated by '---'); a config or experiment file is one document "
                       "(merge them, or give the others as their own files)",
-                      origin_name, starts.marks.size() > kMaxDocumentsCounted ? "more than " : "",
-                      std::min(starts.marks.size(), kMaxDocumentsCounted)));
-    return Converter(origin_name).convert(starts.marks.empty() ? YAML::Node() : YAML::Load(text), 0);
+                      origin_name, starts.count > kMaxDocumentsCounted ? "more than " : "", std::min(starts.count, kMaxDocumentsCounted)));
+    return Converter(origin_name).convert(starts.count == 0 ? YAML::Node() : YAML::Load(text), 0);
   } catch (const YAML::Exception& e) {
     // yaml-cpp stops deep recursion with the message "bad file" (its DeepRecursion type is not exported).
     if (e.msg == YAML::ErrorMsg::BAD_FILE)
