@@ -179,9 +179,9 @@ class ReadSim {
     if (tile_left_[t] == 0) ev_.push(max(now_, kernel_start_[t] + tile.compute), Ev{kKernelDone, t});
   }
 
-  // SramPrefetch of one tile: its units join their megaplane's prefetch queue (in issue order); admit() gives the
-  // queue's head plane SRAM, else its stack's base-die SRAM, as slots free (SramRelease); a unit whose kernel asks for
-  // it before it has a slot leaves the queue and is read directly.
+  // SramPrefetch of one tile: its units join their megaplane's prefetch queue (in issue order); admit_all() gives the
+  // queues' heads plane SRAM, else their stack's base-die SRAM, as slots free (SramRelease); a unit whose kernel asks
+  // for it before it has a slot leaves the queue and is read directly.
   void issue(uint32_t t) {
     const ReadTile& tile = plan_.tiles[t];
     for (uint32_t u = tile.first; u < tile.first + tile.count; ++u) {
@@ -191,37 +191,65 @@ class ReadSim {
     }
   }
 
+  // A megaplane's plane SRAM holds only its own data: each queue's head takes its slots while there are any. The
+  // stack's base-die SRAM is shared by its megaplanes and taken in issue order across their queues (the oldest
+  // SramPrefetch first), so no megaplane takes it by its index. A head that finds neither waits for SramRelease.
   void admit_all() {
-    for (size_t k = 0; k < mp_.size(); ++k)
-      if (!mp_[k].waiting.empty()) admit(MegaplaneId(k));
-  }
-
-  // Gives SRAM slots to the head of megaplane `k`'s prefetch queue while there are any; the head waits for a slot.
-  void admit(MegaplaneId k) {
-    std::deque<uint32_t>& q = mp_[k].waiting;
-    while (!q.empty()) {
-      const uint32_t u = q.front();
-      if (state_[u] & kDemanded) {  // its kernel asked first: read directly
-        q.pop_front();
-        continue;
+    const int64_t per_stack = sys_.megaplanes_per_stack();
+    for (size_t si = 0; si < st_.size(); ++si) {
+      heads_.clear();
+      for (int64_t i = 0; i < per_stack; ++i) {
+        const MegaplaneId k(int64_t(si) * per_stack + i);
+        if (mp_[k].waiting.empty()) continue;
+        admit_plane(k);
+        if (!mp_[k].waiting.empty()) heads_.push_back(k);
       }
-      const int64_t a = lo(u), b = hi(u), n = b - a + 1;
-      bool plane = true;
-      for (int64_t j = a; j <= b && plane; ++j) plane = slot_free_[res(u, j)] > 0;
-      if (plane) {
-        for (int64_t j = a; j <= b; ++j) --slot_free_[res(u, j)];
-        state_[u] |= kResPlane;
-        res_.prefetched_plane_sram += n;
-      } else if (st_[stack(u)].base_free >= n) {
-        st_[stack(u)].base_free -= n;
+      // Base-die SRAM by issue order: a merge of the queues by their heads' unit index (units are numbered in
+      // issue order).
+      const auto later = [this](MegaplaneId a, MegaplaneId b) { return mp_[a].waiting.front() > mp_[b].waiting.front(); };
+      std::make_heap(heads_.begin(), heads_.end(), later);
+      Stack& stk = st_[si];
+      while (!heads_.empty()) {
+        std::pop_heap(heads_.begin(), heads_.end(), later);
+        const MegaplaneId k = heads_.back();
+        std::deque<uint32_t>& q = mp_[k].waiting;
+        const uint32_t u = q.front();
+        const int64_t n = hi(u) - lo(u) + 1;
+        if (stk.base_free < n) break;  // the oldest waits for SramRelease, and those behind it with it
+        stk.base_free -= n;
         state_[u] |= kResBase;
         res_.prefetched_base_sram += n;
-      } else {
-        return;  // waits for SramRelease
+        q.pop_front();
+        mp_[k].prefetch.push_back(u);
+        try_sense(k);
+        admit_plane(k);  // (in plane mode the next head may need other planes' slots)
+        if (q.empty())
+          heads_.pop_back();
+        else
+          std::push_heap(heads_.begin(), heads_.end(), later);
       }
+    }
+  }
+
+  // The heads of a queue whose kernel asked first are read directly: they leave it.
+  void drop_demanded(std::deque<uint32_t>& q) {
+    while (!q.empty() && (state_[q.front()] & kDemanded)) q.pop_front();
+  }
+
+  // Gives plane-SRAM slots to the head of megaplane `k`'s prefetch queue while its planes have any.
+  void admit_plane(MegaplaneId k) {
+    std::deque<uint32_t>& q = mp_[k].waiting;
+    for (drop_demanded(q); !q.empty(); drop_demanded(q)) {
+      const uint32_t u = q.front();
+      const int64_t a = lo(u), b = hi(u), n = b - a + 1;
+      for (int64_t j = a; j <= b; ++j)
+        if (slot_free_[res(u, j)] <= 0) return;
+      for (int64_t j = a; j <= b; ++j) --slot_free_[res(u, j)];
+      state_[u] |= kResPlane;
+      res_.prefetched_plane_sram += n;
       q.pop_front();
-      mp_[plan_.units[u].megaplane].prefetch.push_back(u);
-      try_sense(plan_.units[u].megaplane);
+      mp_[k].prefetch.push_back(u);
+      try_sense(k);
     }
   }
 
@@ -356,6 +384,7 @@ class ReadSim {
   std::vector<uint8_t> state_;
   std::vector<uint32_t> tile_of_;
   std::vector<Megaplane> mp_;
+  std::vector<MegaplaneId> heads_;  // admit_all's scratch: the stack's queues with a head waiting
   std::vector<int16_t> latch_free_;
   std::vector<int32_t> slot_free_;
   std::vector<Stack> st_;

@@ -80,19 +80,24 @@ MemoryTiming MemoryTiming::of(const hbf::System& sys) {
   mt.prefetch = sys.hbf().runtime.prefetch;
   mt.distance = sys.hbf().runtime.prefetch_distance;
   mt.megapage = sys.megapage().raw();
-  if (mt.megaplanes > 0)
-    mt.sram_units_per_stack = sys.plane_sram_units() * sys.megaplanes_per_stack() + sys.hbf().sram.base_sram.raw() / mt.megapage;
+  if (mt.megaplanes > 0) {
+    mt.plane_units = sys.plane_sram_units();
+    mt.base_units = sys.base_sram_units();
+  }
   return mt;
 }
 
 FastTimer::FastTimer(const MemoryTiming& mt) : mt_(mt) {
   frontier_.assign(size_t(mt.megaplanes), 0);
   starts_.assign(size_t(mt.distance + 1), 0);
-  const size_t stacks = size_t(std::max<int64_t>(mt.stacks, 1));
-  held_.assign(size_t(mt.distance + 1) * stacks, 0);
-  first_.assign(stacks, 0);
-  taken_.assign(stacks, 0);
-  occ_.assign(stacks, 0);
+  const size_t stacks = size_t(std::max<int64_t>(mt.stacks, 1)), ring = size_t(mt.distance + 1);
+  held_plane_.assign(ring * size_t(mt.megaplanes), 0);
+  held_base_.assign(ring * stacks, 0);
+  plane_.assign(size_t(mt.megaplanes), Pool{});
+  base_.assign(stacks, Pool{});
+  seen_.assign(size_t(mt.megaplanes), -1);
+  win_plane_.assign(size_t(mt.megaplanes), 0);
+  win_base_.assign(stacks, 0);
 }
 
 void FastTimer::shift(Time dt) {
@@ -114,30 +119,46 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
     const int64_t S = now_;
     if (tiles_ == 0) first_start_ = S;
     starts_[size_t(tiles_ % ring)] = S;
-    // SramPrefetch of this tile's megapages: in each stack's queue they take slots behind the tiles t-d..t-1 still
-    // holding theirs; the i-th waits until the tiles from t' on hold at most C - i - 1 (released when t'-1 ends, i.e.
-    // when t' starts); what has no slot by the tile's own start is read on demand at S.
-    // A gate tile (router-driven experts): the queue waits there until it starts.
+    // SramPrefetch of this tile's megapages, in the queue of their megaplane: each takes a slot of its megaplane's
+    // plane SRAM, else of its stack's base-die SRAM, behind the tiles t-d..t-1 still holding theirs (hbf/timing.cpp's
+    // admit()); a pool has room for the next megapage from the start of the earliest tile t' from which the tiles
+    // t'..t-1 and this one hold fewer than its slots (tile t'-1 releases them when it ends, i.e. when t' starts). The
+    // plane SRAM is taken when it has room no later than the base die. What has no slot by the tile's own start is
+    // read on demand at S. A gate tile (router-driven experts): the queue waits there until it starts.
     if (t.gate) gate_ = tiles_;
-    const int64_t t_now = tiles_, oldest = std::max<int64_t>({0, t_now - d, gate_}), ns = int64_t(first_.size());
-    int64_t* held_now = &held_[size_t(t_now % ring) * size_t(ns)];
-    std::fill(held_now, held_now + ns, 0);
+    const int64_t t_now = tiles_, oldest = std::max<int64_t>({0, t_now - d, gate_}), ns = int64_t(base_.size());
+    const int64_t nm = mt_.megaplanes;
+    // Slide the windows' sums to the tiles oldest..t-1 (the ring still holds every tile that leaves them: they start
+    // at t-1-d or later), then reuse the ring's slot of tile t-1-d for this tile.
+    for (; win_lo_ < oldest; ++win_lo_) {
+      const size_t slot = size_t(win_lo_ % ring);
+      for (int64_t m = 0; m < nm; ++m) win_plane_[size_t(m)] -= held_plane_[slot * size_t(nm) + size_t(m)];
+      for (int64_t s = 0; s < ns; ++s) win_base_[size_t(s)] -= held_base_[slot * size_t(ns) + size_t(s)];
+    }
+    int32_t* plane_now = held_plane_.empty() ? nullptr : &held_plane_[size_t(t_now % ring) * size_t(nm)];
+    int32_t* base_now = &held_base_[size_t(t_now % ring) * size_t(ns)];
+    if (plane_now) std::fill(plane_now, plane_now + nm, 0);
+    std::fill(base_now, base_now + ns, 0);
     if (mt_.prefetch && t.count > 0)
-      for (int64_t s = 0; s < ns; ++s) {
-        first_[size_t(s)] = oldest;
-        taken_[size_t(s)] = 0;
-        int64_t o = 0;
-        for (int64_t j = oldest; j < t_now; ++j) o += held_[size_t(j % ring) * size_t(ns) + size_t(s)];
-        occ_[size_t(s)] = o;
-      }
-    auto issue_of = [&](int64_t s) {
+      for (int64_t s = 0; s < ns; ++s) base_[size_t(s)] = Pool{oldest, 0, win_base_[size_t(s)]};
+    // The earliest tile from which pool p has a slot (t_now: none before this tile starts).
+    const auto room = [&](Pool& p, const int32_t* held, int64_t stride, int64_t i, int64_t cap) {
+      while (p.first < t_now && p.occ + p.taken + 1 > cap) p.occ -= held[size_t(p.first % ring) * size_t(stride) + size_t(i)], ++p.first;
+      return p.occ + p.taken + 1 > cap ? t_now : p.first;
+    };
+    auto issue_of = [&](int64_t m, int64_t s) {
       if (!mt_.prefetch) return S;
-      int64_t& f = first_[size_t(s)];
-      int64_t& o = occ_[size_t(s)];
-      while (f < t_now && o + taken_[size_t(s)] + 1 > mt_.sram_units_per_stack) o -= held_[size_t(f % ring) * size_t(ns) + size_t(s)], ++f;
+      Pool& pp = plane_[size_t(m)];
+      if (seen_[size_t(m)] != t_now) seen_[size_t(m)] = t_now, pp = Pool{oldest, 0, win_plane_[size_t(m)]};
+      Pool& bp = base_[size_t(s)];
+      const int64_t fp = room(pp, held_plane_.data(), nm, m, mt_.plane_units);
+      const int64_t fb = room(bp, held_base_.data(), ns, s, mt_.base_units);
+      const int64_t f = std::min(fp, fb);
       if (f >= t_now) return S;
-      ++taken_[size_t(s)];
-      ++held_now[s];
+      if (fp <= fb)
+        ++pp.taken, ++plane_now[m], ++win_plane_[size_t(m)];
+      else
+        ++bp.taken, ++base_now[s], ++win_base_[size_t(s)];
       return f == 0 ? first_start_ : starts_[size_t(f % ring)];
     };
     ++tiles_;
@@ -152,7 +173,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
         const FlashUnit& u = plan.units[i];
         const int64_t s = mt_.stack_of[u.megaplane];
         int64_t& f = frontier_[u.megaplane];
-        f = std::max(issue_of(s), f) + tr;
+        f = std::max(issue_of(int64_t(u.megaplane), s), f) + tr;
         const bool full = int64_t(u.bytes) == mt_.megapage;
         const int64_t x = full ? x_full : (Bytes(u.bytes) / mt_.interface).raw();
         const int64_t ready = f + (full ? after_full : after(u.bytes));

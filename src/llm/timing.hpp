@@ -70,7 +70,8 @@ struct MemoryTiming {
   bool prefetch = true;
   int64_t distance = 4;
   int64_t megapage = 0;
-  int64_t sram_units_per_stack = 0;  // megapages a stack's plane SRAM and base-die SRAM hold together
+  int64_t plane_units = 0;  // megapages one megaplane's plane SRAM holds (its own data only)
+  int64_t base_units = 0;   // megapages one stack's base-die SRAM holds (any of its megaplanes' data)
   static MemoryTiming of(const hbf::System& sys);
 };
 
@@ -97,10 +98,20 @@ class FastTimer {
   const MemoryTiming& mt_;
   std::vector<int64_t> frontier_;  // per megaplane: when it finishes sensing what it was given
   std::vector<int64_t> starts_;    // ring of the last distance + 1 tile starts
-  std::vector<int64_t> held_;      // ring of the last distance + 1 tiles: [tile][stack] megapages prefetched into SRAM
-  // Per stack, while a tile is timed: the earliest tile whose start its next megapage may be issued at, the
-  // megapages of this tile already given a slot, and the slots held by the tiles from first_ to this one.
-  std::vector<int64_t> first_, taken_, occ_;
+  // Rings of the last distance + 1 tiles: megapages each tile prefetched into plane SRAM ([tile][megaplane]) and into
+  // base-die SRAM ([tile][stack]).
+  std::vector<int32_t> held_plane_, held_base_;
+  // While a tile is timed, per SRAM (a megaplane's plane SRAM, a stack's base-die SRAM): the earliest tile whose start
+  // its next megapage may be given a slot at, the megapages of this tile already given one, and the slots held by
+  // the tiles from first to this one. A megaplane's entry is set up when the tile first reads it (seen_ = the tile).
+  struct Pool {
+    int64_t first = 0, taken = 0, occ = 0;
+  };
+  std::vector<Pool> plane_, base_;
+  std::vector<int64_t> seen_;
+  // Per SRAM: the slots held by the tiles win_lo_..the last one timed (the window's sum, slid tile by tile).
+  std::vector<int64_t> win_plane_, win_base_;
+  int64_t win_lo_ = 0;
   int64_t tiles_ = 0, now_ = 0, first_start_ = 0;
   int64_t gate_ = -1;                                           // the latest gate tile started (its prefetch waited for it)
   std::vector<std::tuple<int64_t, int64_t, int64_t>> scratch_;  // (stack, arrival, transfer) of a tile's megapages

@@ -240,6 +240,31 @@ TEST(HbfTiming, SramCapacityLimitsPrefetch) {
   EXPECT_EQ(a.result.bytes, b.result.bytes);
 }
 
+// Issue 28: a stack's base-die SRAM is shared by its megaplanes and taken in issue order, the oldest SramPrefetch first,
+// not by megaplane index. Two megaplanes of 4 KiB megapages, no plane SRAM, base-die SRAM for 2 megapages, distance
+// 2; tile 0 computes for 1 ms and reads nothing, tile 1 reads two megapages of megaplane 1, tile 2 one of megaplane 0.
+// Both of tile 1's reads (issued first) take the base-die SRAM during tile 0 and cross the interface when tile 1
+// starts (2 transfers); tile 2's read finds no slot before its kernel asks for it and is read directly then (t_sense,
+// the die link and ECC, a transfer). By megaplane index, tile 2's read would have taken a slot and one of tile 1's been
+// read on demand: one transfer less, so the hand time below tells the two rules apart.
+TEST(HbfTiming, BaseDieSramIsTakenInIssueOrderAcrossMegaplanes) {
+  const System s = small_system(1, 1, 2, 1, 4, 4, "4KiB",
+                                "hbf:\n  sram:\n    plane_sram: 0B\n    base_sram: 8KiB\n  runtime:\n    prefetch_distance: 2\n");
+  ASSERT_EQ(s.megaplanes(), 2);
+  ASSERT_EQ(s.plane_sram_units(), 0);
+  ASSERT_EQ(s.base_sram_units(), 2);
+  ReadPlan p;
+  p.units = {ReadUnit{1, 0, 4096, false}, ReadUnit{1, 0, 4096, false}, ReadUnit{0, 0, 4096, false}};
+  p.tiles = {ReadTile{0, 0, ms(1)}, ReadTile{0, 2, {}}, ReadTile{2, 1, {}}};
+  const ReadResult r = simulate_reads(s, p, read_options(s));
+  const Time x = Bytes(4096) / s.hbf().timing.interface_bandwidth;
+  ASSERT_GT(ms(1), (s.t_sense() + s.t_after_sense(4096)) * 2.0);  // both prefetches have landed when tile 1 starts
+  EXPECT_EQ(r.prefetched_base_sram, 2);
+  EXPECT_EQ(r.prefetched_plane_sram, 0);
+  EXPECT_EQ(r.direct_reads, 1);
+  EXPECT_EQ(r.elapsed, ms(1) + x * 2.0 + s.t_sense() + s.t_after_sense(4096) + x);
+}
+
 TEST(HbfTiming, MegapageAndPlaneGranularityAgreeWithin2Percent) {
   auto agree = [](double coarse, double fine, const std::string& what) {
     EXPECT_NEAR(coarse / fine, 1.0, 0.02) << what << ": megapage " << coarse << " vs plane " << fine;

@@ -109,6 +109,27 @@ TEST(LlmTiming, CollidingTileIsSensingBound) {
   EXPECT_EQ(event(sys, plan), us(3 * 4 + 1));
 }
 
+// Issue 28: a megaplane's plane SRAM holds its own data only (the fast model used to pool a stack's plane SRAM). One
+// plane-SRAM slot per megaplane, no base-die SRAM, distance 1: tile 0 computes for 100 us and reads nothing; tile 1
+// reads two pages of megaplane 0. The first takes megaplane 0's slot and is sensed during tile 0; the second has no
+// slot (the other three megaplanes' slots are theirs) and is read when tile 1 asks: tR (4 us) after it starts, then
+// 1 us over the interface, while the first page's transfer hides under that sensing. Pooled, both would have been
+// prefetched: 2 us after the start.
+TEST(LlmTiming, PlaneSramHoldsItsOwnMegaplanesDataByHand) {
+  hbf::SystemParams p = small_hbf();
+  p.hbf.sram.plane_sram = KiB(4);
+  p.hbf.sram.base_sram = Bytes(0);
+  p.hbf.runtime.prefetch_distance = 1;
+  const hbf::System sys(p);
+  ASSERT_EQ(sys.plane_sram_units(), 1);
+  TilePlan plan;
+  plan.tiles.push_back(StepTile{0, 0, 0, us(100), Part::Compute, 0});
+  plan.tiles.push_back(StepTile{0, 2, 0, Time{}, Part::Kv, 0});
+  for (int i = 0; i < 2; ++i) plan.units.push_back(FlashUnit{sys.dealt(0), 4096});
+  EXPECT_EQ(fast(sys, plan), us(100 + 4 + 1));
+  EXPECT_EQ(event(sys, plan), us(100 + 4 + 1));
+}
+
 TEST(LlmTiming, HbmTileByHand) {
   hbf::SystemParams p = small_hbf();
   p.hbm.latency = ns(100);
@@ -175,17 +196,11 @@ TEST(LlmTiming, FastAndEventAgreeAtEveryPrefetchDistanceAndKvLayout) {
       if (l.find('+') != std::string::npos) k.serving.expert_prefetch = Choice<ExpertPrefetch, expert_prefetches>::named("router");
       Server s(m, k, 8);
       const ValidationPoint v = validate_step(s, 32, paper_context("long"));
-      if (l == "scatter" && d >= 14) {
-        // Known gap, pinned: the fast model pools a stack's plane and base-die SRAM, while each megaplane's plane SRAM
-        // holds only its own data; with a deep window over scattered KV some megaplanes' slots sit idle while others
-        // wait, and the fast model is 3.2% optimistic (docs/llm.md, "Timing a step").
-        EXPECT_GT(std::abs(v.error()), 0.025) << layout << " at distance " << d;
-        EXPECT_LT(std::abs(v.error()), 0.035) << layout << " at distance " << d << ": fast " << v.fast_ms << " ms, event " << v.event_ms
-                                              << " ms";
-        continue;
-      }
       EXPECT_LT(std::abs(v.error()), 0.03) << layout << " at distance " << d << ": fast " << v.fast_ms << " ms, event " << v.event_ms
                                            << " ms";
+      // Every layer timed (no sampling), the two models of the SRAM queues agree far closer (measured <= 0.23%): a
+      // wider gap is a queueing rule one of them lost (e.g. base-die SRAM taken by megaplane index, 2.9% at 15).
+      EXPECT_LT(std::abs(v.fast_all_layers_ms / v.event_ms - 1), 0.005) << layout << " at distance " << d << ", every layer timed";
       worst = std::max(worst, std::abs(v.error()));
     }
   }
