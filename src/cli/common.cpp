@@ -52,6 +52,9 @@ const std::vector<Component>& catalogue() {
       component<hbf::HbfParams>(
           "hbf", "High-Bandwidth Flash stacks: geometry, megaplanes, interface, SRAM, endurance, runtime (the planes' cell: nand)"),
       component<ssd::SsdParams>("ssd", "SSD around the dies: channels, dies, PCIe, controller, ISP accelerator"),
+      component<ssd::DeviceParams>("ssd_device",
+                                   "the general SSD's device (bitline ssd run): MQSim's device file as typed parameters, its "
+                                   "defaults MQSim's; --set ssd_device.KEY=VALUE overrides the file"),
       component<ssd::SsdModelOptions>("ssd_model", "the general SSD (bitline ssd run): which of MQSim's firmware mechanisms are modelled"),
       component<ssd::HostParams>("host", "host CPU and DRAM"),
       component<cosmos::CosmosParams>("cosmos", "Flash-Cosmos evaluation: how energy is accounted (the paper's way or the whole system)"),

@@ -61,14 +61,15 @@ void add_ssd(CLI::App& app) {
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
   run->add_flag("--quiet", o->quiet, "no progress on stderr");
   run->add_option("--set", o->sets,
-                  "switch one mechanism of the model: ssd_model.KEY=VALUE (repeatable; `bitline describe ssd_model` lists them)");
+                  "override a device value of the file, ssd_device.KEY=VALUE, or switch one mechanism of the model, "
+                  "ssd_model.KEY=VALUE (repeatable; `bitline describe ssd_device` / `ssd_model` list them)");
   run->callback([o, json_opt, xml_opt] {
     // an empty name given (--json "") is refused: the results would go nowhere without a word
     if (json_opt->count() > 0 && o->json.empty()) throw ConfigError("--json: an empty file name (give a file, or leave --json out)");
     if (xml_opt->count() > 0 && o->mqsim_xml.empty())
       throw ConfigError("--mqsim-xml: an empty file name (give a file, or leave --mqsim-xml out)");
     check_json_output(o->json);
-    ssd::DeviceXml d = ssd::read_device_xml(o->device);
+    ssd::DeviceXml d = ssd::read_device_xml(o->device, o->sets);
     std::vector<std::string> notes;
     ssd::WorkloadXml w = ssd::read_workload_xml(o->workload, &notes);
     // MQSim's result files: one per scenario, named as MQSim does when there are several
@@ -92,7 +93,8 @@ void add_ssd(CLI::App& app) {
     ConfigTree tree;
     for (const auto& set : o->sets) tree.apply_set(set);
     for (const auto& [k, v] : tree.root().keys)
-      if (k != "ssd_model") throw ConfigError(fmt::format("{}: {}: unknown section (ssd run takes only ssd_model)", v.origin, k));
+      if (k != "ssd_model" && k != "ssd_device")
+        throw ConfigError(fmt::format("{}: {}: unknown section (ssd run takes ssd_device and ssd_model)", v.origin, k));
     opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
     opt.max_transactions = o->max_transactions;
     if (!o->quiet)

@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
+#include "core/param_dump.hpp"
 #include "core/rng.hpp"
 #include "ssd/cmt.hpp"
 #include "ssd/ftl.hpp"
@@ -377,9 +378,11 @@ bool shared(DataCacheSharing s) {
 
 /// MQSim's estimate of a cache DRAM access of b bytes: tRCD + tCL + bursts at the data rate, a row at a time.
 Time cache_dram_time(const DeviceXml& d, int64_t b) {
+  const auto in_ns = [](Time x) { return double(x.raw()) / 1e3; };
+  const int64_t row = d.dram_row_size.raw(), burst = d.dram_burst_size.raw();
   double burst_ns = 1e3 / double(d.dram_data_rate);
-  double t = double(d.dram_trcd + d.dram_tcl) + double(std::min(b, d.dram_row_size) / d.dram_burst_size / 2) * burst_ns;
-  if (b > d.dram_row_size) t += double(b / d.dram_row_size) * double(d.dram_trp + d.dram_trcd + d.dram_tcl);
+  double t = in_ns(d.dram_trcd + d.dram_tcl) + double(std::min(b, row) / burst / 2) * burst_ns;
+  if (b > row) t += double(b / row) * in_ns(d.dram_trp + d.dram_trcd + d.dram_tcl);
   return ns(t);
 }
 
@@ -436,7 +439,7 @@ class Sim {
     channel_wake_.assign(size_t(d.channels), 0);
     spp_ = d.sectors_per_page();
     xfer_rate_ = bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
-    pcie_ = bytes_per_s(d.pcie_lane_bandwidth_gbps * 1e9 * double(d.pcie_lane_count));
+    pcie_ = bytes_per_s(d.pcie_lane_bandwidth.raw() * double(d.pcie_lane_count));
     sqe_time_ = bytes(kSqeBytes) / pcie_;
     cqe_time_ = bytes(kCqeBytes) / pcie_;
     pcie_data_ = XferTimes(pcie_, 0);
@@ -469,12 +472,12 @@ class Sim {
           fmt::format("{}: ssd_model.translation_programs: the device's {} logical pages and {} translation "
                       "pages exceed 2^32-1 page keys",
                       d.file, d.logical_pages(), tpages));
-    int64_t cmt_entries = d.cmt_capacity / cmt_entry;
+    int64_t cmt_entries = d.cmt_capacity.raw() / cmt_entry;
     if (cmt_entries > (int64_t(1) << 31)) cmt_entries = int64_t(1) << 31;
     ideal_map_ = d.ideal_mapping_table;
     // SHARED: MQSim's constructor creates the "shared" table inside its loop over flows, so each flow gets a
     // table of the whole capacity (cmt_per_flow); EQUAL_SIZE_PARTITIONING: each flow gets capacity / flows.
-    const bool shared_cmt = shared(d.cmt_sharing);
+    const bool shared_cmt = shared(*d.cmt_sharing);
     int ncmt = shared_cmt && !M_.cmt_per_flow ? 1 : int(nflows);
     int64_t per_cmt = shared_cmt || nflows == 0 ? cmt_entries : cmt_entries / nflows;
     for (int i = 0; i < ncmt; ++i) {
@@ -483,8 +486,8 @@ class Sim {
     }
     arriving_.assign(size_t(tpages), kNotArriving);
     departing_.assign(size_t(tpages), 0);
-    int ncache = shared(d.data_cache_sharing) ? 1 : int(nflows);
-    for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity / d.page_size / ncache));
+    int ncache = shared(*d.data_cache_sharing) ? 1 : int(nflows);
+    for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity.raw() / d.page_size / ncache));
     depth_.assign(size_t(ncache), 0);
     waiting_.resize(size_t(ncache));
     max_depth_ =
@@ -494,7 +497,7 @@ class Sim {
       const FlowXml& x = s.flows[f];
       Flow fl;
       fl.x = &x;
-      fl.priority = priority_class(d.scheduling, x.priority);
+      fl.priority = priority_class(*d.scheduling, x.priority);
       const CacheUse cache = cache_use(x.caching_mode);
       fl.write_cache = cache.writes;
       fl.any_cache = cache.reads;
@@ -1255,7 +1258,7 @@ class Sim {
   static constexpr uint32_t kGcLevelBit = 1u << kGcLevel;
   size_t level(const Tx& t) const {
     if (t.src == TxSource::Gc) return kGcLevel;
-    if (t.src == TxSource::Compute) return 1 + size_t(priority_class(d_.scheduling, Priority::High));  // a user read
+    if (t.src == TxSource::Compute) return 1 + size_t(priority_class(*d_.scheduling, Priority::High));  // a user read
     bool read = t.kind == TxKind::Read;
     if (t.src == TxSource::Mapping) return read ? 0 : 5;
     return size_t((read ? 1 : 6) + flows_[t.flow].priority);
@@ -1965,6 +1968,9 @@ nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& sce
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt) {
   check_workload(workload, device);
   nlohmann::json out = {{"device", device.file}, {"workload", workload.file}, {"defaults_used", device.defaulted}};
+  // The device as resolved (the file's values, MQSim's defaults for what it left out, --set overrides) and the
+  // model's switches: a result says what it was computed from.
+  out["resolved"] = {{"ssd_device", dump_params(static_cast<const DeviceParams&>(device))}, {"ssd_model", dump_params(opt.model)}};
   nlohmann::json sc = nlohmann::json::array();
   for (size_t i = 0; i < workload.scenarios.size(); ++i)
     sc.push_back(simulate_scenario(device, workload.scenarios[i], opt, fmt::format("{}: scenario {}", workload.file, i + 1)));
@@ -2036,7 +2042,7 @@ DeviceXml device_of(const SsdParams& ssd, const nand::NandParams& nand) {
   d.channel_width = 1;
   d.channel_transfer_rate = std::max<int64_t>(1, std::llround(nand.timing.channel_rate.raw() / 1e6));
   d.pcie_lane_count = std::max<int64_t>(1, ssd.pcie_lanes);
-  d.pcie_lane_bandwidth_gbps = ssd.pcie_effective_rate().raw() / 1e9 / double(d.pcie_lane_count);
+  d.pcie_lane_bandwidth = Bandwidth(ssd.pcie_effective_rate().raw() / 1e9 / double(d.pcie_lane_count) * 1e9);
   if (d.pages() >= int64_t(0xFFFFFFFFll))
     throw ConfigError(fmt::format("general device: {} pages do not fit 32-bit page numbers", d.pages()));
   return d;

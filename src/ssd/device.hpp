@@ -23,20 +23,26 @@ namespace bitline::ssd {
 /// How closely the general SSD follows MQSim's firmware (config section `ssd_model`, `bitline ssd run --set
 /// ssd_model.KEY=VALUE`). The defaults do what MQSim's source does; each switch turns one mechanism off.
 struct SsdModelOptions {
-  bool chip_scheduling = true;
-  bool issue_on_idle_channel = true;
-  bool cmt_per_flow = true;
-  bool multiplane_same_page = true;
-  bool write_translation = true;
-  bool translation_writeback = true;
+  bool chip_scheduling = false;
+  bool issue_on_idle_channel = false;
+  bool cmt_per_flow = false;
+  bool multiplane_same_page = false;
+  bool write_translation = false;
+  bool translation_writeback = false;
   bool translation_programs = false;
-  bool unwritten_read_dirty = true;
-  bool update_reads = true;
-  double destage_pages_per_plane = 1;
-  bool hot_cold_cache = true;
-  Time hot_window = Time(int64_t(1000000000000));
-  bool dram_serial = true;
+  bool unwritten_read_dirty = false;
+  bool update_reads = false;
+  double destage_pages_per_plane = 0;
+  bool hot_cold_cache = false;
+  Time hot_window{};
+  bool dram_serial = false;
   bool cache_read = false;
+
+  /// Every switch at its declared default (the `.def` below is the only place a default is written).
+  SsdModelOptions() {
+    ParamLoader defaults(nullptr, "ssd_model");
+    visit(defaults);
+  }
 
   template <class V>
   void visit(V& v) {

@@ -75,8 +75,8 @@ Ftl::Ftl(const DeviceXml& d)
       planes_(d.planes()),
       planes_per_die_(d.planes_per_die),
       logical_pages_(d.logical_pages()),
-      scheme_(d.plane_allocation),
-      policy_(d.gc_policy),
+      scheme_(*d.plane_allocation),
+      policy_(*d.gc_policy),
       rng_(Rng::derive(uint64_t(d.seed), "ftl")) {
   if (d.pages() >= int64_t(FlatMap32::kEmpty))
     throw ConfigError(fmt::format("{}: {} physical pages: bitline's FTL addresses at most 2^32-2", d.file, d.pages()));

@@ -20,149 +20,10 @@
 
 namespace bitline::ssd {
 
-// ---- MQSim's choices: one table per element -------------------------------------------------
-// Names as MQSim spells them (its enum names, upper case); the value read matches ignoring case.
-
-const MqsimChoices<MemoryType>& memory_types() {
-  static const MqsimChoices<MemoryType> t{{"Memory_Type", {{"FLASH", "NAND flash", MemoryType::Flash}}}, {}};
-  return t;
-}
-const MqsimChoices<HostInterface>& host_interfaces() {
-  static const MqsimChoices<HostInterface> t{{"HostInterface_Type", {{"NVME", "NVMe: per-flow submission queues", HostInterface::Nvme}}},
-                                             {"SATA"}};
-  return t;
-}
-const MqsimChoices<CachingMechanism>& caching_mechanisms() {
-  static const MqsimChoices<CachingMechanism> t{{"Caching_Mechanism",
-                                                 {{"SIMPLE", "write cache (same model as ADVANCED)", CachingMechanism::Simple},
-                                                  {"ADVANCED", "write cache", CachingMechanism::Advanced}}},
-                                                {}};
-  return t;
-}
-const MqsimChoices<DataCacheSharing>& data_cache_sharing_modes() {
-  static const MqsimChoices<DataCacheSharing> t{
-      {"Data_Cache_Sharing_Mode",
-       {{"SHARED", "one data cache for all flows", DataCacheSharing::Shared},
-        {"EQUAL_PARTITIONING", "each flow its own cache of capacity / flows", DataCacheSharing::EqualPartitioning}}},
-      {}};
-  return t;
-}
-const MqsimChoices<AddressMapping>& address_mappings() {
-  static const MqsimChoices<AddressMapping> t{{"Address_Mapping", {{"PAGE_LEVEL", "page-level mapping", AddressMapping::PageLevel}}},
-                                              {"HYBRID"}};
-  return t;
-}
-const MqsimChoices<CmtSharing>& cmt_sharing_modes() {
-  static const MqsimChoices<CmtSharing> t{
-      {"CMT_Sharing_Mode",
-       {{"SHARED", "one mapping table cache (see ssd_model.cmt_per_flow)", CmtSharing::Shared},
-        {"EQUAL_SIZE_PARTITIONING", "each flow a table of capacity / flows", CmtSharing::EqualSizePartitioning}}},
-      {}};
-  return t;
-}
-const MqsimChoices<Scheduling>& scheduling_policies() {
-  static const MqsimChoices<Scheduling> t{
-      {"Transaction_Scheduling_Policy",
-       {{"OUT_OF_ORDER", "one priority class for every flow", Scheduling::OutOfOrder},
-        {"PRIORITY_OUT_OF_ORDER", "queues by each flow's Priority_Class", Scheduling::PriorityOutOfOrder}}},
-      {"FLIN"}};
-  return t;
-}
-const MqsimChoices<GcPolicy>& gc_policies() {
-  static const MqsimChoices<GcPolicy> t{{"GC_Block_Selection_Policy",
-                                         {{"GREEDY", "the block with the fewest valid pages", GcPolicy::Greedy},
-                                          {"RGA", "the best of log2(blocks) random candidates", GcPolicy::Rga},
-                                          {"RANDOM", "a random full block", GcPolicy::Random},
-                                          {"FIFO", "the oldest full block", GcPolicy::Fifo}}},
-                                        {"RANDOM_P", "RANDOM_PP"}};
-  return t;
-}
-const MqsimChoices<CommProtocol>& comm_protocols() {
-  static const MqsimChoices<CommProtocol> t{{"Flash_Comm_Protocol", {{"NVDDR2", "NV-DDR2 channel", CommProtocol::Nvddr2}}}, {}};
-  return t;
-}
-const MqsimChoices<FlashTechnology>& flash_technologies() {
-  static const MqsimChoices<FlashTechnology> t{{"Flash_Technology",
-                                                {{"SLC", "1 bit per cell", FlashTechnology::Slc},
-                                                 {"MLC", "2 bits per cell", FlashTechnology::Mlc},
-                                                 {"TLC", "3 bits per cell", FlashTechnology::Tlc}}},
-                                               {}};
-  return t;
-}
-const MqsimChoices<Suspension>& suspension_supports() {
-  static const MqsimChoices<Suspension> t{{"CMD_Suspension_Support",
-                                           {{"NONE", "no suspension", Suspension::None},
-                                            {"PROGRAM", "programs suspend (not modelled)", Suspension::Program},
-                                            {"PROGRAM_ERASE", "programs and erases suspend (not modelled)", Suspension::ProgramErase},
-                                            {"ERASE", "erases suspend (not modelled)", Suspension::Erase}}},
-                                          {}};
-  return t;
-}
-const MqsimChoices<PlaneDim>& plane_dims() {
-  static const MqsimChoices<PlaneDim> t{{"Plane_Allocation_Scheme letter",
-                                         {{"C", "channel", PlaneDim::Channel},
-                                          {"W", "way (chip on its channel)", PlaneDim::Way},
-                                          {"D", "die", PlaneDim::Die},
-                                          {"P", "plane", PlaneDim::Plane}}},
-                                        {}};
-  return t;
-}
-const MqsimChoices<Priority>& priority_classes() {
-  static const MqsimChoices<Priority> t{{"Priority_Class",
-                                         {{"URGENT", "served first", Priority::Urgent},
-                                          {"HIGH", "second", Priority::High},
-                                          {"MEDIUM", "third", Priority::Medium},
-                                          {"LOW", "last", Priority::Low}}},
-                                        {}};
-  return t;
-}
-const MqsimChoices<CachingMode>& caching_modes() {
-  static const MqsimChoices<CachingMode> t{{"Device_Level_Data_Caching_Mode",
-                                            {{"TURNED_OFF", "no data cache", CachingMode::TurnedOff},
-                                             {"WRITE_CACHE", "writes go to the cache, reads look in it", CachingMode::WriteCache},
-                                             {"READ_CACHE", "reads look in the cache, writes bypass it", CachingMode::ReadCache},
-                                             {"WRITE_READ_CACHE", "as WRITE_CACHE", CachingMode::WriteReadCache}}},
-                                           {}};
-  return t;
-}
-const MqsimChoices<Generator>& generators() {
-  static const MqsimChoices<Generator> t{
-      {"Synthetic_Generator_Type",
-       {{"QUEUE_DEPTH", "closed loop: each completion generates the next request", Generator::QueueDepth},
-        {"BANDWIDTH", "Poisson arrivals at Bandwidth / request size", Generator::Bandwidth}}},
-      {}};
-  return t;
-}
-const MqsimChoices<AddressDistribution>& address_distributions() {
-  static const MqsimChoices<AddressDistribution> t{
-      {"Address_Distribution",
-       {{"RANDOM_UNIFORM", "uniform over the working set", AddressDistribution::RandomUniform},
-        {"RANDOM_HOTCOLD", "a hot region takes most requests", AddressDistribution::RandomHotCold},
-        {"STREAMING", "consecutive addresses", AddressDistribution::Streaming}}},
-      {}};
-  return t;
-}
-const MqsimChoices<SizeDistribution>& size_distributions() {
-  static const MqsimChoices<SizeDistribution> t{{"Request_Size_Distribution",
-                                                 {{"FIXED", "every request Average_Request_Size", SizeDistribution::Fixed},
-                                                  {"NORMAL", "normal around it with Variance_Request_Size", SizeDistribution::Normal}}},
-                                                {}};
-  return t;
-}
-const MqsimChoices<Time>& time_units() {
-  static const MqsimChoices<Time> t{
-      {"Time_Unit", {{"PICOSECOND", "1 ps", ps(1)}, {"NANOSECOND", "1 ns", ns(1)}, {"MICROSECOND", "1 us", us(1)}}}, {}};
-  return t;
-}
-
-std::string plane_allocation_name(const PlaneAllocation& a) {
-  std::string s;
-  for (PlaneDim d : a) s += plane_dims().name(d);
-  return s;
-}
+DeviceXml::DeviceXml() : DeviceParams(default_params<DeviceParams>()) {}
 
 int64_t DeviceXml::bits_per_cell() const {
-  switch (technology) {
+  switch (*technology) {
     case FlashTechnology::Slc:
       return 1;
     case FlashTechnology::Mlc:
@@ -300,6 +161,8 @@ class Section {
     return ids;
   }
   Time nanoseconds(const std::string& v, int64_t hi_ns) const { return ns(double(integer(v, 0, hi_ns))); }
+  /// The element being handled, as a config origin ("file: <Element>").
+  std::string where() const { return fmt::format("{}: <{}>", file_, current_); }
 
  private:
   std::string file_;
@@ -330,101 +193,120 @@ pugi::xml_node only_root(const pugi::xml_document& doc, const std::string& name,
 
 constexpr int64_t kMaxNs = int64_t(1e15);  // ~11.6 days of simulated time in ns; fits picoseconds in int64
 
-void read_flash(const std::string& file, pugi::xml_node node, DeviceXml& d) {
+// The device file's values, mapped onto the keys of DeviceParams (section ssd_device) with their units; each
+// remembers its element, so that a value the parameter declaration refuses is reported at its element.
+class DeviceValues {
+ public:
+  void put(const Section& s, std::string_view key, const std::string& value) {
+    tree_.apply_set(fmt::format("ssd_device.{}={}", key, value), s.where());
+  }
+  void integer(const Section& s, std::string_view key, int64_t v) { put(s, key, std::to_string(v)); }
+  void boolean(const Section& s, std::string_view key, bool v) { put(s, key, v ? "true" : "false"); }
+  void time(const Section& s, std::string_view key, Time t) { put(s, key, fmt::format("{}ps", t.raw())); }
+  void bytes(const Section& s, std::string_view key, int64_t b) { put(s, key, fmt::format("{}B", b)); }
+  template <class T>
+  void choice(const Section& s, std::string_view key, const T& v, const MqsimChoices<T>& t) {
+    put(s, key, std::string(t.name(v)));
+  }
+  ConfigTree& tree() { return tree_; }
+
+ private:
+  ConfigTree tree_;
+};
+
+void read_flash(const std::string& file, pugi::xml_node node, DeviceValues& d, std::vector<std::string>& defaulted) {
   Section s(file, node);
-  s.on("Flash_Technology", [&](auto& v, auto) { d.technology = s.choice(v, flash_technologies()); });
+  s.on("Flash_Technology", [&](auto& v, auto) { d.choice(s, "technology", s.choice(v, flash_technologies()), flash_technologies()); });
   // suspension is not modelled: operations run to completion (docs/ssd.md)
   s.on("CMD_Suspension_Support", [&](auto& v, auto) { s.choice(v, suspension_supports()); });
   // the latencies of page types a technology lacks are read and ignored (MQSim reads them too)
   const char* types[3] = {"LSB", "CSB", "MSB"};
+  const char* keys[3] = {"lsb", "csb", "msb"};
   for (int i = 0; i < 3; ++i) {
-    s.on(std::string("Page_Read_Latency_") + types[i], [&, i](auto& v, auto) { d.read_latency[i] = s.nanoseconds(v, 100'000'000); });
-    s.on(std::string("Page_Program_Latency_") + types[i], [&, i](auto& v, auto) { d.program_latency[i] = s.nanoseconds(v, 100'000'000); });
+    s.on(std::string("Page_Read_Latency_") + types[i],
+         [&, i](auto& v, auto) { d.time(s, fmt::format("read_latency_{}", keys[i]), s.nanoseconds(v, 100'000'000)); });
+    s.on(std::string("Page_Program_Latency_") + types[i],
+         [&, i](auto& v, auto) { d.time(s, fmt::format("program_latency_{}", keys[i]), s.nanoseconds(v, 100'000'000)); });
   }
-  s.on("Block_Erase_Latency", [&](auto& v, auto) { d.erase_latency = s.nanoseconds(v, 1'000'000'000); });
-  s.on("Block_PE_Cycles_Limit", [&](auto& v, auto) { d.pe_cycles_limit = s.integer(v, 1, 1'000'000'000); });
+  s.on("Block_Erase_Latency", [&](auto& v, auto) { d.time(s, "erase_latency", s.nanoseconds(v, 1'000'000'000)); });
+  s.on("Block_PE_Cycles_Limit", [&](auto& v, auto) { d.integer(s, "pe_cycles_limit", s.integer(v, 1, 1'000'000'000)); });
   s.on("Suspend_Erase_Time", [&](auto& v, auto) { s.nanoseconds(v, 1'000'000'000); });
   s.on("Suspend_Program_Time", [&](auto& v, auto) { s.nanoseconds(v, 1'000'000'000); });
-  s.on("Die_No_Per_Chip", [&](auto& v, auto) { d.dies_per_chip = s.integer(v, 1, 64); });
-  s.on("Plane_No_Per_Die", [&](auto& v, auto) { d.planes_per_die = s.integer(v, 1, 16); });
-  s.on("Block_No_Per_Plane", [&](auto& v, auto) { d.blocks_per_plane = s.integer(v, 4, 1 << 20); });
-  s.on("Page_No_Per_Block", [&](auto& v, auto) { d.pages_per_block = s.integer(v, 1, 16384); });
+  s.on("Die_No_Per_Chip", [&](auto& v, auto) { d.integer(s, "dies_per_chip", s.integer(v, 1, 64)); });
+  s.on("Plane_No_Per_Die", [&](auto& v, auto) { d.integer(s, "planes_per_die", s.integer(v, 1, 16)); });
+  s.on("Block_No_Per_Plane", [&](auto& v, auto) { d.integer(s, "blocks_per_plane", s.integer(v, 4, 1 << 20)); });
+  s.on("Page_No_Per_Block", [&](auto& v, auto) { d.integer(s, "pages_per_block", s.integer(v, 1, 16384)); });
   s.on("Page_Capacity", [&](auto& v, auto) {
-    d.page_size = s.integer(v, 512, 1 << 20);
-    if (d.page_size % 512) s.fail("not a multiple of the 512-byte sector");
-    if (d.page_size / 512 > 64) s.fail("more than 64 sectors per page (32 KiB) is not supported");
+    const int64_t page = s.integer(v, 512, 1 << 20);
+    if (page % 512) s.fail("not a multiple of the 512-byte sector");
+    if (page / 512 > 64) s.fail("more than 64 sectors per page (32 KiB) is not supported");
+    d.integer(s, "page_size", page);
   });
-  s.on("Page_Metadat_Capacity", [&](auto& v, auto) { d.page_metadata = s.integer(v, 0, 1 << 20); });
-  for (auto& n : s.run()) d.defaulted.push_back(n);
+  s.on("Page_Metadat_Capacity", [&](auto& v, auto) { d.integer(s, "page_metadata", s.integer(v, 0, 1 << 20)); });
+  for (auto& n : s.run()) defaulted.push_back(n);
 }
 
-void read_device(const std::string& file, pugi::xml_node node, DeviceXml& d) {
+void read_device(const std::string& file, pugi::xml_node node, DeviceValues& d, std::vector<std::string>& defaulted) {
   Section s(file, node);
   bool flash_seen = false;
-  s.on("Seed", [&](auto& v, auto) { d.seed = s.integer(v, 0, INT32_MAX); });
-  s.on("Enabled_Preconditioning", [&](auto& v, auto) { d.preconditioning = s.boolean(v); });
+  s.on("Seed", [&](auto& v, auto) { d.integer(s, "seed", s.integer(v, 0, INT32_MAX)); });
+  s.on("Enabled_Preconditioning", [&](auto& v, auto) { d.boolean(s, "preconditioning", s.boolean(v)); });
   s.on("Memory_Type", [&](auto& v, auto) { s.choice(v, memory_types()); });
-  s.on("HostInterface_Type", [&](auto& v, auto) { d.host_interface = s.choice(v, host_interfaces()); });
-  s.on("IO_Queue_Depth", [&](auto& v, auto) { d.io_queue_depth = s.integer(v, 1, 65535); });
-  s.on("Queue_Fetch_Size", [&](auto& v, auto) { d.queue_fetch_size = s.integer(v, 1, 65535); });
-  s.on("Caching_Mechanism", [&](auto& v, auto) { d.caching_mechanism = s.choice(v, caching_mechanisms()); });
-  s.on("Data_Cache_Sharing_Mode", [&](auto& v, auto) { d.data_cache_sharing = s.choice(v, data_cache_sharing_modes()); });
-  s.on("Data_Cache_Capacity", [&](auto& v, auto) { d.data_cache_capacity = s.integer(v, 0, 1LL << 40); });
-  s.on("Data_Cache_DRAM_Row_Size", [&](auto& v, auto) { d.dram_row_size = s.integer(v, 1, 1 << 20); });
-  s.on("Data_Cache_DRAM_Data_Rate", [&](auto& v, auto) { d.dram_data_rate = s.integer(v, 1, 100000); });
-  s.on("Data_Cache_DRAM_Data_Busrt_Size", [&](auto& v, auto) { d.dram_burst_size = s.integer(v, 1, 4096); });
-  s.on("Data_Cache_DRAM_tRCD", [&](auto& v, auto) { d.dram_trcd = s.integer(v, 0, 1000000); });
-  s.on("Data_Cache_DRAM_tCL", [&](auto& v, auto) { d.dram_tcl = s.integer(v, 0, 1000000); });
-  s.on("Data_Cache_DRAM_tRP", [&](auto& v, auto) { d.dram_trp = s.integer(v, 0, 1000000); });
-  s.on("Address_Mapping", [&](auto& v, auto) { d.address_mapping = s.choice(v, address_mappings()); });
-  s.on("Ideal_Mapping_Table", [&](auto& v, auto) { d.ideal_mapping_table = s.boolean(v); });
-  s.on("CMT_Capacity", [&](auto& v, auto) { d.cmt_capacity = s.integer(v, 0, 1LL << 36); });
-  s.on("CMT_Sharing_Mode", [&](auto& v, auto) { d.cmt_sharing = s.choice(v, cmt_sharing_modes()); });
+  s.on("HostInterface_Type", [&](auto& v, auto) { d.choice(s, "host_interface", s.choice(v, host_interfaces()), host_interfaces()); });
+  s.on("IO_Queue_Depth", [&](auto& v, auto) { d.integer(s, "io_queue_depth", s.integer(v, 1, 65535)); });
+  s.on("Queue_Fetch_Size", [&](auto& v, auto) { d.integer(s, "queue_fetch_size", s.integer(v, 1, 65535)); });
+  s.on("Caching_Mechanism",
+       [&](auto& v, auto) { d.choice(s, "caching_mechanism", s.choice(v, caching_mechanisms()), caching_mechanisms()); });
+  s.on("Data_Cache_Sharing_Mode",
+       [&](auto& v, auto) { d.choice(s, "data_cache_sharing", s.choice(v, data_cache_sharing_modes()), data_cache_sharing_modes()); });
+  s.on("Data_Cache_Capacity", [&](auto& v, auto) { d.bytes(s, "data_cache_capacity", s.integer(v, 0, 1LL << 40)); });
+  s.on("Data_Cache_DRAM_Row_Size", [&](auto& v, auto) { d.bytes(s, "dram_row_size", s.integer(v, 1, 1 << 20)); });
+  s.on("Data_Cache_DRAM_Data_Rate", [&](auto& v, auto) { d.integer(s, "dram_data_rate", s.integer(v, 1, 100000)); });
+  s.on("Data_Cache_DRAM_Data_Busrt_Size", [&](auto& v, auto) { d.bytes(s, "dram_burst_size", s.integer(v, 1, 4096)); });
+  s.on("Data_Cache_DRAM_tRCD", [&](auto& v, auto) { d.time(s, "dram_trcd", s.nanoseconds(v, 1000000)); });
+  s.on("Data_Cache_DRAM_tCL", [&](auto& v, auto) { d.time(s, "dram_tcl", s.nanoseconds(v, 1000000)); });
+  s.on("Data_Cache_DRAM_tRP", [&](auto& v, auto) { d.time(s, "dram_trp", s.nanoseconds(v, 1000000)); });
+  s.on("Address_Mapping", [&](auto& v, auto) { d.choice(s, "address_mapping", s.choice(v, address_mappings()), address_mappings()); });
+  s.on("Ideal_Mapping_Table", [&](auto& v, auto) { d.boolean(s, "ideal_mapping_table", s.boolean(v)); });
+  s.on("CMT_Capacity", [&](auto& v, auto) { d.bytes(s, "cmt_capacity", s.integer(v, 0, 1LL << 36)); });
+  s.on("CMT_Sharing_Mode", [&](auto& v, auto) { d.choice(s, "cmt_sharing", s.choice(v, cmt_sharing_modes()), cmt_sharing_modes()); });
   s.on("Plane_Allocation_Scheme", [&](auto& v, auto) {
     // one letter per dimension, each once: the 24 fully static schemes
     const std::string u = upper(v);
-    const auto& dims = plane_dims().modelled;
-    bool ok = u.size() == d.plane_allocation.size();
-    std::array<bool, 4> used{};
-    for (size_t i = 0; ok && i < u.size(); ++i) {
-      const int64_t k = dims.find(std::string_view(&u[i], 1));
-      ok = k >= 0 && !used[size_t(k)];
-      if (ok) {
-        used[size_t(k)] = true;
-        d.plane_allocation[i] = dims.value(size_t(k));
-      }
-    }
-    if (!ok)
+    if (plane_allocations().find(u) < 0)
       s.fail(
           fmt::format("'{}' is not supported: bitline models the 24 fully static schemes, a permutation of C, W, D, P "
                       "(e.g. CWDP)",
                       shown(v)));
+    d.put(s, "plane_allocation", u);
   });
-  s.on("Transaction_Scheduling_Policy", [&](auto& v, auto) { d.scheduling = s.choice(v, scheduling_policies()); });
-  s.on("Overprovisioning_Ratio", [&](auto& v, auto) { d.overprovisioning = s.real(v, 0.0, 0.9); });
-  s.on("GC_Exec_Threshold", [&](auto& v, auto) { d.gc_exec_threshold = s.real(v, 0.0, 0.5); });
-  s.on("GC_Block_Selection_Policy", [&](auto& v, auto) { d.gc_policy = s.choice(v, gc_policies()); });
-  s.on("Use_Copyback_for_GC", [&](auto& v, auto) { d.gc_copyback = s.boolean(v); });
-  s.on("Preemptible_GC_Enabled", [&](auto& v, auto) { d.gc_preemptible = s.boolean(v); });
-  s.on("GC_Hard_Threshold", [&](auto& v, auto) { d.gc_hard_threshold = s.real(v, 0.0, 0.5); });
-  s.on("Dynamic_Wearleveling_Enabled", [&](auto& v, auto) { d.dynamic_wl = s.boolean(v); });
-  s.on("Static_Wearleveling_Enabled", [&](auto& v, auto) { d.static_wl = s.boolean(v); });
-  s.on("Static_Wearleveling_Threshold", [&](auto& v, auto) { d.static_wl_threshold = s.integer(v, 0, 1'000'000'000); });
+  s.on("Transaction_Scheduling_Policy",
+       [&](auto& v, auto) { d.choice(s, "scheduling", s.choice(v, scheduling_policies()), scheduling_policies()); });
+  s.on("Overprovisioning_Ratio", [&](auto& v, auto) { d.put(s, "overprovisioning", fmt::format("{}", s.real(v, 0.0, 0.9))); });
+  s.on("GC_Exec_Threshold", [&](auto& v, auto) { d.put(s, "gc_exec_threshold", fmt::format("{}", s.real(v, 0.0, 0.5))); });
+  s.on("GC_Block_Selection_Policy", [&](auto& v, auto) { d.choice(s, "gc_policy", s.choice(v, gc_policies()), gc_policies()); });
+  s.on("Use_Copyback_for_GC", [&](auto& v, auto) { d.boolean(s, "gc_copyback", s.boolean(v)); });
+  s.on("Preemptible_GC_Enabled", [&](auto& v, auto) { d.boolean(s, "gc_preemptible", s.boolean(v)); });
+  s.on("GC_Hard_Threshold", [&](auto& v, auto) { d.put(s, "gc_hard_threshold", fmt::format("{}", s.real(v, 0.0, 0.5))); });
+  s.on("Dynamic_Wearleveling_Enabled", [&](auto& v, auto) { d.boolean(s, "dynamic_wearleveling", s.boolean(v)); });
+  s.on("Static_Wearleveling_Enabled", [&](auto& v, auto) { d.boolean(s, "static_wearleveling", s.boolean(v)); });
+  s.on("Static_Wearleveling_Threshold",
+       [&](auto& v, auto) { d.integer(s, "static_wearleveling_threshold", s.integer(v, 0, 1'000'000'000)); });
   // MQSim's own file spells the first one both ways over its history; both are accepted.
   for (auto name : {"Preferred_suspend_erase_time_for_read", "Prefered_suspend_erase_time_for_read",
                     "Preferred_suspend_erase_time_for_write", "Preferred_suspend_write_time_for_read"})
     s.on(name, [&](auto& v, auto) { s.integer(v, 0, kMaxNs); });
-  s.on("Flash_Channel_Count", [&](auto& v, auto) { d.channels = s.integer(v, 1, 256); });
-  s.on("Flash_Channel_Width", [&](auto& v, auto) { d.channel_width = s.integer(v, 1, 8); });
-  s.on("Channel_Transfer_Rate", [&](auto& v, auto) { d.channel_transfer_rate = s.integer(v, 1, 100000); });
-  s.on("Chip_No_Per_Channel", [&](auto& v, auto) { d.chips_per_channel = s.integer(v, 1, 256); });
-  s.on("Flash_Comm_Protocol", [&](auto& v, auto) { d.comm_protocol = s.choice(v, comm_protocols()); });
+  s.on("Flash_Channel_Count", [&](auto& v, auto) { d.integer(s, "channels", s.integer(v, 1, 256)); });
+  s.on("Flash_Channel_Width", [&](auto& v, auto) { d.integer(s, "channel_width", s.integer(v, 1, 8)); });
+  s.on("Channel_Transfer_Rate", [&](auto& v, auto) { d.integer(s, "channel_transfer_rate", s.integer(v, 1, 100000)); });
+  s.on("Chip_No_Per_Channel", [&](auto& v, auto) { d.integer(s, "chips_per_channel", s.integer(v, 1, 256)); });
+  s.on("Flash_Comm_Protocol", [&](auto& v, auto) { d.choice(s, "comm_protocol", s.choice(v, comm_protocols()), comm_protocols()); });
   s.on("Flash_Parameter_Set", [&](auto&, pugi::xml_node child) {
     flash_seen = true;
-    read_flash(file, child, d);
+    read_flash(file, child, d, defaulted);
   });
   for (auto& n : s.run())
-    if (n.rfind("Pref", 0) != 0) d.defaulted.push_back(n);
+    if (n.rfind("Pref", 0) != 0) defaulted.push_back(n);
   if (!flash_seen) throw ConfigError(fmt::format("{}: <Device_Parameter_Set> has no <Flash_Parameter_Set>", file));
 }
 
@@ -448,33 +330,41 @@ void check_device(const DeviceXml& d) {
 
 }  // namespace
 
-DeviceXml parse_device_xml(const std::string& text, const std::string& name) {
+DeviceXml parse_device_xml(const std::string& text, const std::string& name, const std::vector<std::string>& sets) {
   auto doc = parse_doc(text, name);
   auto root = only_root(doc, name, "Execution_Parameter_Set");
-  DeviceXml d;
-  d.file = name;
+  DeviceValues values;
+  std::vector<std::string> defaulted;
   Section s(name, root);
   bool dev_seen = false;
   s.on("Host_Parameter_Set", [&](auto&, pugi::xml_node node) {
     Section h(name, node);
-    h.on("PCIe_Lane_Bandwidth", [&](auto& v, auto) { d.pcie_lane_bandwidth_gbps = h.real(v, 1e-3, 1000.0); });
-    h.on("PCIe_Lane_Count", [&](auto& v, auto) { d.pcie_lane_count = h.integer(v, 1, 64); });
+    h.on("PCIe_Lane_Bandwidth",
+         [&](auto& v, auto) { values.put(h, "pcie_lane_bandwidth", fmt::format("{}GB/s", h.real(v, 1e-3, 1000.0))); });
+    h.on("PCIe_Lane_Count", [&](auto& v, auto) { values.integer(h, "pcie_lane_count", h.integer(v, 1, 64)); });
     h.on("SATA_Processing_Delay", [&](auto& v, auto) { h.integer(v, 0, kMaxNs); });
     h.on("Enable_ResponseTime_Logging", [&](auto& v, auto) { h.boolean(v); });
     h.on("ResponseTime_Logging_Period_Length", [&](auto& v, auto) { h.integer(v, 0, kMaxNs); });
-    for (auto& n : h.run()) d.defaulted.push_back(n);
+    for (auto& n : h.run()) defaulted.push_back(n);
   });
   s.on("Device_Parameter_Set", [&](auto&, pugi::xml_node node) {
     dev_seen = true;
-    read_device(name, node, d);
+    read_device(name, node, values, defaulted);
   });
   s.run();
   if (!dev_seen) throw ConfigError(fmt::format("{}: <Execution_Parameter_Set> has no <Device_Parameter_Set>", name));
+  for (const std::string& set : sets)
+    if (set.rfind("ssd_device.", 0) == 0) values.tree().apply_set(set);
+  DeviceXml d(load_params<DeviceParams>(values.tree(), "ssd_device"));
+  d.file = name;
+  d.defaulted = std::move(defaulted);
   check_device(d);
   return d;
 }
 
-DeviceXml read_device_xml(const std::string& path) { return parse_device_xml(slurp(path, "device"), path); }
+DeviceXml read_device_xml(const std::string& path, const std::vector<std::string>& sets) {
+  return parse_device_xml(slurp(path, "device"), path, sets);
+}
 
 namespace {
 
@@ -606,13 +496,14 @@ void check_caches(const WorkloadXml& w, const DeviceXml& d, const ScenarioXml& s
     case CachingMode::WriteCache:
     case CachingMode::WriteReadCache: {
       const bool whole = d.data_cache_sharing == DataCacheSharing::Shared;
-      const int64_t share = whole ? d.data_cache_capacity : d.data_cache_capacity / nflows;
+      const int64_t share = whole ? d.data_cache_capacity.raw() : d.data_cache_capacity.raw() / nflows;
       if (share / d.page_size < 1)
-        throw ConfigError(fmt::format(
-            "{}: <Data_Cache_Capacity> {} bytes{} holds no page of {} bytes (Page_Capacity), but a flow of {} caches "
-            "its writes (Device_Level_Data_Caching_Mode {}): give the cache at least one page, or TURNED_OFF / READ_CACHE",
-            d.file, d.data_cache_capacity, whole ? "" : fmt::format(" ({} per flow, EQUAL_PARTITIONING over {} flows)", share, nflows),
-            d.page_size, w.file, caching_modes().name(f.caching_mode)));
+        throw ConfigError(
+            fmt::format("{}: <Data_Cache_Capacity> {} bytes{} holds no page of {} bytes (Page_Capacity), but a flow of {} caches "
+                        "its writes (Device_Level_Data_Caching_Mode {}): give the cache at least one page, or TURNED_OFF / READ_CACHE",
+                        d.file, d.data_cache_capacity.raw(),
+                        whole ? "" : fmt::format(" ({} per flow, EQUAL_PARTITIONING over {} flows)", share, nflows), d.page_size, w.file,
+                        caching_modes().name(f.caching_mode)));
       break;
     }
     case CachingMode::TurnedOff:
@@ -621,12 +512,12 @@ void check_caches(const WorkloadXml& w, const DeviceXml& d, const ScenarioXml& s
   }
   if (!d.ideal_mapping_table) {
     const bool whole = d.cmt_sharing == CmtSharing::Shared;
-    const int64_t share = whole ? d.cmt_capacity : d.cmt_capacity / nflows;
+    const int64_t share = whole ? d.cmt_capacity.raw() : d.cmt_capacity.raw() / nflows;
     if (share < d.cmt_entry_bytes())
       throw ConfigError(fmt::format(
           "{}: <CMT_Capacity> {} bytes{} is below one mapping entry ({} bytes on this device): give it at least {} "
           "bytes, or <Ideal_Mapping_Table> true for a mapping table wholly in DRAM",
-          d.file, d.cmt_capacity, whole ? "" : fmt::format(" ({} per flow, EQUAL_SIZE_PARTITIONING over {} flows)", share, nflows),
+          d.file, d.cmt_capacity.raw(), whole ? "" : fmt::format(" ({} per flow, EQUAL_SIZE_PARTITIONING over {} flows)", share, nflows),
           d.cmt_entry_bytes(), d.cmt_entry_bytes() * (whole ? 1 : nflows)));
   }
 }

@@ -18,129 +18,19 @@
 
 #include "core/registry.hpp"
 #include "core/units.hpp"
+#include "ssd/device_params.hpp"
+#include "ssd/mqsim_choices.hpp"
 
 namespace bitline::ssd {
 
-enum class PageType { LSB = 0, CSB = 1, MSB = 2 };
-
-// ---- MQSim's choices ------------------------------------------------------------------
-// An element whose value is one of MQSim's named choices is resolved once, when the file is
-// read, to one of these enums; the model switches on the enum and never compares names.
-// Each enum has its table (below, defined in mqsim_xml.cpp): the MQSim names bitline models,
-// each with its value, and the MQSim names it knows but does not model (refused with an
-// error saying so). Names match ignoring case, as in MQSim.
-
-enum class MemoryType { Flash };                                              // Memory_Type
-enum class HostInterface { Nvme };                                            // HostInterface_Type
-enum class CachingMechanism { Simple, Advanced };                             // Caching_Mechanism
-enum class DataCacheSharing { Shared, EqualPartitioning };                    // Data_Cache_Sharing_Mode
-enum class AddressMapping { PageLevel };                                      // Address_Mapping
-enum class CmtSharing { Shared, EqualSizePartitioning };                      // CMT_Sharing_Mode
-enum class Scheduling { OutOfOrder, PriorityOutOfOrder };                     // Transaction_Scheduling_Policy
-enum class GcPolicy { Greedy, Rga, Random, Fifo };                            // GC_Block_Selection_Policy
-enum class CommProtocol { Nvddr2 };                                           // Flash_Comm_Protocol
-enum class FlashTechnology { Slc, Mlc, Tlc };                                 // Flash_Technology
-enum class Suspension { None, Program, ProgramErase, Erase };                 // CMD_Suspension_Support
-enum class PlaneDim { Channel, Way, Die, Plane };                             // a letter C|W|D|P of Plane_Allocation_Scheme
-enum class Priority { Urgent, High, Medium, Low };                            // Priority_Class
-enum class CachingMode { TurnedOff, WriteCache, ReadCache, WriteReadCache };  // Device_Level_Data_Caching_Mode
-enum class Generator { QueueDepth, Bandwidth };                               // Synthetic_Generator_Type
-enum class AddressDistribution { RandomUniform, RandomHotCold, Streaming };   // Address_Distribution
-enum class SizeDistribution { Fixed, Normal };                                // Request_Size_Distribution
-
-/// The table of one element's choices: the MQSim names bitline models (a Registry of
-/// {name as MQSim spells it, description, value}, in the order error messages list them)
-/// and those it refuses as not modelled.
-template <class T>
-struct MqsimChoices {
-  Registry<T> modelled;
-  std::vector<std::string_view> unmodelled;
-
-  /// The MQSim name of `v` (for echoing a resolved value back).
-  std::string_view name(const T& v) const {
-    for (size_t i = 0; i < modelled.size(); ++i)
-      if (modelled.value(i) == v) return modelled.names()[i];
-    throw std::logic_error(std::string("no ") + std::string(modelled.kind()) + " name for this value");
-  }
-};
-
-const MqsimChoices<MemoryType>& memory_types();
-const MqsimChoices<HostInterface>& host_interfaces();
-const MqsimChoices<CachingMechanism>& caching_mechanisms();
-const MqsimChoices<DataCacheSharing>& data_cache_sharing_modes();
-const MqsimChoices<AddressMapping>& address_mappings();
-const MqsimChoices<CmtSharing>& cmt_sharing_modes();
-const MqsimChoices<Scheduling>& scheduling_policies();
-const MqsimChoices<GcPolicy>& gc_policies();
-const MqsimChoices<CommProtocol>& comm_protocols();
-const MqsimChoices<FlashTechnology>& flash_technologies();
-const MqsimChoices<Suspension>& suspension_supports();
-const MqsimChoices<PlaneDim>& plane_dims();
-const MqsimChoices<Priority>& priority_classes();
-const MqsimChoices<CachingMode>& caching_modes();
-const MqsimChoices<Generator>& generators();
-const MqsimChoices<AddressDistribution>& address_distributions();
-const MqsimChoices<SizeDistribution>& size_distributions();
-/// Time_Unit: the value is the unit itself (PICOSECOND = 1 ps, ...).
-const MqsimChoices<Time>& time_units();
-
-/// Plane_Allocation_Scheme: the order in which consecutive pages stripe over the dimensions, first the
-/// fastest-varying one (CWDP: channel, then way, then die, then plane).
-using PlaneAllocation = std::array<PlaneDim, 4>;
-/// Its MQSim name, e.g. "CWDP".
-std::string plane_allocation_name(const PlaneAllocation& a);
-
-/// The device file: host link, controller options and flash geometry/timing.
-struct DeviceXml {
+/// The device file: host link, controller options and flash geometry/timing (DeviceParams), where they came from,
+/// and what the model derives from them. Default-constructed: every parameter at its declared default (MQSim's).
+struct DeviceXml : DeviceParams {
   std::string file;                    // where it came from (for messages)
   std::vector<std::string> defaulted;  // elements absent from the file, at MQSim's default (reported in the results)
-  // Host_Parameter_Set
-  double pcie_lane_bandwidth_gbps = 1.0;  // GB/s per lane
-  int64_t pcie_lane_count = 4;
-  // Device_Parameter_Set
-  int64_t seed = 321;
-  bool preconditioning = true;
-  HostInterface host_interface = HostInterface::Nvme;
-  int64_t io_queue_depth = 1024;
-  int64_t queue_fetch_size = 512;
-  CachingMechanism caching_mechanism = CachingMechanism::Advanced;
-  DataCacheSharing data_cache_sharing = DataCacheSharing::Shared;
-  int64_t data_cache_capacity = 256LL << 20;  // bytes
-  int64_t dram_row_size = 8192;
-  int64_t dram_data_rate = 800;                          // MT/s
-  int64_t dram_burst_size = 4;                           // bytes
-  int64_t dram_trcd = 13, dram_tcl = 13, dram_trp = 13;  // ns
-  AddressMapping address_mapping = AddressMapping::PageLevel;
-  bool ideal_mapping_table = false;
-  int64_t cmt_capacity = 2LL << 20;  // bytes
-  CmtSharing cmt_sharing = CmtSharing::Shared;
-  PlaneAllocation plane_allocation = {PlaneDim::Channel, PlaneDim::Way, PlaneDim::Die, PlaneDim::Plane};  // CWDP
-  Scheduling scheduling = Scheduling::PriorityOutOfOrder;
-  double overprovisioning = 0.07;
-  double gc_exec_threshold = 0.05;
-  GcPolicy gc_policy = GcPolicy::Greedy;
-  bool gc_copyback = false;
-  bool gc_preemptible = false;
-  double gc_hard_threshold = 0.005;
-  bool dynamic_wl = true, static_wl = true;
-  int64_t static_wl_threshold = 100;
-  int64_t channels = 8;
-  int64_t channel_width = 1;            // bytes
-  int64_t channel_transfer_rate = 333;  // MT/s
-  int64_t chips_per_channel = 4;
-  CommProtocol comm_protocol = CommProtocol::Nvddr2;
-  // Flash_Parameter_Set
-  FlashTechnology technology = FlashTechnology::Mlc;
-  Time read_latency[3] = {us(75), us(75), us(75)};  // LSB, CSB, MSB
-  Time program_latency[3] = {us(750), us(750), us(750)};
-  Time erase_latency = us(3800);
-  int64_t pe_cycles_limit = 10000;
-  int64_t dies_per_chip = 2;
-  int64_t planes_per_die = 2;
-  int64_t blocks_per_plane = 2048;
-  int64_t pages_per_block = 256;
-  int64_t page_size = 8192;  // bytes
-  int64_t page_metadata = 448;
+
+  DeviceXml();
+  explicit DeviceXml(const DeviceParams& p) : DeviceParams(p) {}
 
   int64_t bits_per_cell() const;
   int64_t dies() const { return channels * chips_per_channel * dies_per_chip; }
@@ -203,9 +93,10 @@ std::string shown(std::string_view v);
 /// every time of the run, sums of them included, stays far below the engine's 2^63 ps.
 inline constexpr int64_t kMaxSimulatedPs = 1'000'000'000'000'000'000;
 
-/// Reads a device file; ConfigError (naming the file and element) on anything it does not accept.
-DeviceXml read_device_xml(const std::string& path);
-DeviceXml parse_device_xml(const std::string& text, const std::string& name);
+/// Reads a device file; ConfigError (naming the file and element) on anything it does not accept. `sets`:
+/// overrides of the file's values, `ssd_device.KEY=VALUE` (bitline ssd run --set; other sections are ignored here).
+DeviceXml read_device_xml(const std::string& path, const std::vector<std::string>& sets = {});
+DeviceXml parse_device_xml(const std::string& text, const std::string& name, const std::vector<std::string>& sets = {});
 /// Reads a workload file; notes (e.g. elements MQSim itself ignores) go to `notes`.
 WorkloadXml read_workload_xml(const std::string& path, std::vector<std::string>* notes = nullptr);
 WorkloadXml parse_workload_xml(const std::string& text, const std::string& name, const std::string& base_dir,

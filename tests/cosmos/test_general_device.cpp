@@ -20,7 +20,7 @@ ssd::DeviceXml one_die() {
   d.channel_width = 1;
   d.channel_transfer_rate = 1200;
   d.pcie_lane_count = 4;
-  d.pcie_lane_bandwidth_gbps = 2.0;
+  d.pcie_lane_bandwidth = GBps(2.0);
   d.preconditioning = false;
   return d;
 }

@@ -30,7 +30,7 @@ DeviceXml idle_device() {
   d.file = "test";
   d.ideal_mapping_table = true;  // no translation reads: the read path alone
   d.dram_data_rate = 100;        // MQSim's shipped DRAM cache: 100 MT/s, 1-byte bursts
-  d.dram_burst_size = 1;
+  d.dram_burst_size = Bytes(1);
   return d;
 }
 
@@ -188,7 +188,7 @@ TEST(SsdModel, SharedCmtGivesEachFlowATableOfTheWholeCapacity) {
   DeviceXml d = idle_device();
   d.ideal_mapping_table = false;
   d.cmt_sharing = CmtSharing::Shared;
-  d.cmt_capacity = int64_t(std::ceil((2 * std::log2(double(d.pages())) + double(d.sectors_per_page())) / 8));
+  d.cmt_capacity = Bytes(int64_t(std::ceil((2 * std::log2(double(d.pages())) + double(d.sectors_per_page())) / 8)));
   auto flow = [](const std::string& name, const std::string& lines) {
     FlowXml f;
     f.kind = FlowKind::Trace;
@@ -353,13 +353,13 @@ TEST(SsdXml, ChoicesResolveOnceToEnumsIgnoringCase) {
   EXPECT_EQ(d.scheduling, Scheduling::PriorityOutOfOrder);
   EXPECT_EQ(d.technology, FlashTechnology::Mlc);
   EXPECT_EQ(d.bits_per_cell(), 2);
-  EXPECT_EQ(plane_allocation_name(d.plane_allocation), "CWDP");
+  EXPECT_EQ(plane_allocation_name(*d.plane_allocation), "CWDP");
   d = parse_device_xml(device_text("<GC_Block_Selection_Policy>RGA<", "<GC_Block_Selection_Policy>fifo<"), "dev.xml");
   EXPECT_EQ(d.gc_policy, GcPolicy::Fifo);
-  EXPECT_EQ(gc_policies().name(d.gc_policy), "FIFO");  // echoed back as MQSim spells it
+  EXPECT_EQ(gc_policies().name(*d.gc_policy), "FIFO");  // echoed back as MQSim spells it
   d = parse_device_xml(device_text("<Plane_Allocation_Scheme>CWDP<", "<Plane_Allocation_Scheme>wPcD<"), "dev.xml");
-  EXPECT_EQ(d.plane_allocation, (PlaneAllocation{PlaneDim::Way, PlaneDim::Plane, PlaneDim::Channel, PlaneDim::Die}));
-  EXPECT_EQ(plane_allocation_name(d.plane_allocation), "WPCD");
+  EXPECT_EQ(*d.plane_allocation, (PlaneAllocation{PlaneDim::Way, PlaneDim::Plane, PlaneDim::Channel, PlaneDim::Die}));
+  EXPECT_EQ(plane_allocation_name(*d.plane_allocation), "WPCD");
   d = parse_device_xml(device_text("<Flash_Technology>MLC<", "<Flash_Technology>Tlc<"), "dev.xml");
   EXPECT_EQ(d.bits_per_cell(), 3);
 

@@ -51,7 +51,7 @@ class SsdHostile : public ::bitline::test::TempDirTest {
     std::ofstream(dir_ / f, std::ios::binary) << text;
     return path(f);
   }
-  static std::string device_text() { return slurp(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml"); }
+  static std::string device_text() { return slurp((fs::path(BITLINE_SOURCE_DIR) / "configs" / "ssd" / "device.xml").string()); }
   /// configs/ssd/device.xml with one element's value changed.
   std::string device(const std::string& element, const std::string& value) const {
     const std::string open = "<" + element + ">";
@@ -230,6 +230,38 @@ TEST_F(SsdHostile, MqsimResultFileCarriesTheFlowsInMqsimsFormat) {
   ASSERT_EQ(r2.rc, 0) << r2.out;
   EXPECT_TRUE(fs::exists(path("res_scenario_1.xml")));
   EXPECT_TRUE(fs::exists(path("res_scenario_2.xml")));
+}
+
+// Issue 25 item 3: the device file's values are typed parameters (section ssd_device). The result carries them as
+// resolved (the file's, MQSim's defaults for what it left out, --set overrides, with units) and the model's switches;
+// --set ssd_device.KEY=VALUE overrides a value of the file; a value its declaration refuses names its element (from
+// the file) or --set, and the key.
+TEST_F(SsdHostile, DeviceParametersAreTypedResolvedAndOverridable) {
+  const std::string wl = put("wl.xml", workload(synthetic_flow(kSmallMixed)));
+  Result r = ::bitline::test::run_bitline_bounded(args(default_device(), wl));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto j = nlohmann::json::parse(slurp(path("out.json")));
+  const auto& dev = j["resolved"]["ssd_device"];
+  EXPECT_EQ(dev["channels"], 8);                   // configs/ssd/device.xml: <Flash_Channel_Count>8
+  EXPECT_EQ(dev["gc_policy"], "RGA");              // its <GC_Block_Selection_Policy>
+  EXPECT_EQ(dev["plane_allocation"], "CWDP");      // its <Plane_Allocation_Scheme>
+  EXPECT_EQ(dev["read_latency_lsb"], "75us");      // its <Page_Read_Latency_LSB>75000 (ns), with a unit
+  EXPECT_EQ(dev["pcie_lane_bandwidth"], "1GB/s");  // <PCIe_Lane_Bandwidth>1.0 (GB/s)
+  EXPECT_EQ(j["resolved"]["ssd_model"]["chip_scheduling"], true);
+  const double iops = j["scenarios"][0]["flows"][0]["iops"].get<double>();
+  fs::remove(path("out.json"));
+  r = ::bitline::test::run_bitline_bounded(
+      args(default_device(), wl, "--set ssd_device.channels=2 --set ssd_device.read_latency_lsb=20us"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  j = nlohmann::json::parse(slurp(path("out.json")));
+  EXPECT_EQ(j["resolved"]["ssd_device"]["channels"], 2);
+  EXPECT_EQ(j["resolved"]["ssd_device"]["read_latency_lsb"], "20us");
+  EXPECT_NE(j["scenarios"][0]["flows"][0]["iops"].get<double>(), iops);  // the override reached the model
+  fs::remove(path("out.json"));
+  expect_bad_input(args(default_device(), wl, "--set ssd_device.channels=0"), {"--set", "ssd_device.channels", "at least 1"});
+  expect_bad_input(args(default_device(), wl, "--set ssd_device.chanels=4"), {"ssd_device.chanels", "unknown key", "channels"});
+  expect_bad_input(args(default_device(), wl, "--set ssd_device.gc_policy=LRU"), {"ssd_device.gc_policy", "'LRU'", "GREEDY"});
+  expect_bad_input(args(default_device(), wl, "--set nand.x=1"), {"nand", "ssd_device and ssd_model"});
 }
 
 }  // namespace

@@ -1,0 +1,243 @@
+// The general SSD's device (config section `ssd_device`): host link, controller, mapping, GC and flash geometry and
+// timing, the quantities of MQSim's device file (Execution_Parameter_Set) as typed parameters. Every default is
+// MQSim's (its ssdconfig.xml defaults, as its Device_Parameter_Set constructor sets them) and lives only in `.def`.
+// The MQSim XML reader (mqsim_xml.cpp) maps each element onto its key here; `bitline ssd run --set
+// ssd_device.KEY=VALUE` overrides a value of the file; `bitline describe ssd_device` lists them; every result
+// carries the resolved values.
+#pragma once
+
+#include <cstdint>
+
+#include "core/params.hpp"
+#include "ssd/mqsim_choices.hpp"
+
+namespace bitline::ssd {
+
+/// Plane_Allocation_Scheme: the 24 fully static schemes, named by their letters (CWDP, ...).
+const Registry<PlaneAllocation>& plane_allocations();
+
+struct DeviceParams {
+  // Host_Parameter_Set
+  Bandwidth pcie_lane_bandwidth{};
+  int64_t pcie_lane_count = 0;
+  // Device_Parameter_Set
+  int64_t seed = 0;
+  bool preconditioning = false;
+  Choice<HostInterface, modelled_of<HostInterface, host_interfaces>> host_interface;
+  int64_t io_queue_depth = 0;
+  int64_t queue_fetch_size = 0;
+  Choice<CachingMechanism, modelled_of<CachingMechanism, caching_mechanisms>> caching_mechanism;
+  Choice<DataCacheSharing, modelled_of<DataCacheSharing, data_cache_sharing_modes>> data_cache_sharing;
+  Bytes data_cache_capacity{};
+  Bytes dram_row_size{};
+  int64_t dram_data_rate = 0;  // MT/s
+  Bytes dram_burst_size{};
+  Time dram_trcd{}, dram_tcl{}, dram_trp{};
+  Choice<AddressMapping, modelled_of<AddressMapping, address_mappings>> address_mapping;
+  bool ideal_mapping_table = false;
+  Bytes cmt_capacity{};
+  Choice<CmtSharing, modelled_of<CmtSharing, cmt_sharing_modes>> cmt_sharing;
+  Choice<PlaneAllocation, plane_allocations> plane_allocation;
+  Choice<Scheduling, modelled_of<Scheduling, scheduling_policies>> scheduling;
+  double overprovisioning = 0;
+  double gc_exec_threshold = 0;
+  Choice<GcPolicy, modelled_of<GcPolicy, gc_policies>> gc_policy;
+  bool gc_copyback = false;
+  bool gc_preemptible = false;
+  double gc_hard_threshold = 0;
+  bool dynamic_wl = false, static_wl = false;
+  int64_t static_wl_threshold = 0;
+  int64_t channels = 0;
+  int64_t channel_width = 0;          // bytes
+  int64_t channel_transfer_rate = 0;  // MT/s
+  int64_t chips_per_channel = 0;
+  Choice<CommProtocol, modelled_of<CommProtocol, comm_protocols>> comm_protocol;
+  // Flash_Parameter_Set
+  Choice<FlashTechnology, modelled_of<FlashTechnology, flash_technologies>> technology;
+  Time read_latency[3] = {};  // LSB, CSB, MSB
+  Time program_latency[3] = {};
+  Time erase_latency{};
+  int64_t pe_cycles_limit = 0;
+  int64_t dies_per_chip = 0;
+  int64_t planes_per_die = 0;
+  int64_t blocks_per_plane = 0;
+  int64_t pages_per_block = 0;
+  int64_t page_size = 0;  // bytes
+  int64_t page_metadata = 0;
+
+  template <class V>
+  void visit(V& v) {
+    static constexpr std::string_view src = "MQSim default (Tavakkol et al., FAST 2018; its Device_Parameter_Set)";
+    v(pcie_lane_bandwidth, {.name = "pcie_lane_bandwidth",
+                            .def = "1GB/s",
+                            .desc = "PCIe bandwidth per lane (<PCIe_Lane_Bandwidth>)",
+                            .source = src,
+                            .min = 1e6,
+                            .max = 1e12});
+    v(pcie_lane_count,
+      {.name = "pcie_lane_count", .def = "4", .desc = "PCIe lanes (<PCIe_Lane_Count>)", .source = src, .min = 1, .max = 64});
+    v(seed,
+      {.name = "seed", .def = "321", .desc = "seed of the device's random choices (<Seed>)", .source = src, .min = 0, .max = 2147483647});
+    v(preconditioning, {.name = "preconditioning",
+                        .def = "true",
+                        .desc = "the flows' initial occupancy is written before the run (<Enabled_Preconditioning>)",
+                        .source = src});
+    v(host_interface, {.name = "host_interface", .def = "NVME", .desc = "host interface (<HostInterface_Type>)", .source = src});
+    v(io_queue_depth, {.name = "io_queue_depth",
+                       .def = "1024",
+                       .desc = "entries of an NVMe submission queue (<IO_Queue_Depth>)",
+                       .source = src,
+                       .min = 1,
+                       .max = 65535});
+    v(queue_fetch_size, {.name = "queue_fetch_size",
+                         .def = "512",
+                         .desc = "requests the device takes from a submission queue at most at once (<Queue_Fetch_Size>)",
+                         .source = src,
+                         .min = 1,
+                         .max = 65535});
+    v(caching_mechanism,
+      {.name = "caching_mechanism", .def = "ADVANCED", .desc = "data cache manager (<Caching_Mechanism>)", .source = src});
+    v(data_cache_sharing,
+      {.name = "data_cache_sharing", .def = "SHARED", .desc = "data cache over flows (<Data_Cache_Sharing_Mode>)", .source = src});
+    v(data_cache_capacity, {.name = "data_cache_capacity",
+                            .def = "256MiB",
+                            .desc = "DRAM data cache (<Data_Cache_Capacity>)",
+                            .source = src,
+                            .min = 0,
+                            .max = 1099511627776.0});
+    v(dram_row_size, {.name = "dram_row_size",
+                      .def = "8192B",
+                      .desc = "cache DRAM row (<Data_Cache_DRAM_Row_Size>)",
+                      .source = src,
+                      .min = 1,
+                      .max = 1048576});
+    v(dram_data_rate, {.name = "dram_data_rate",
+                       .def = "800",
+                       .desc = "cache DRAM data rate, MT/s (<Data_Cache_DRAM_Data_Rate>)",
+                       .source = src,
+                       .min = 1,
+                       .max = 100000});
+    v(dram_burst_size, {.name = "dram_burst_size",
+                        .def = "4B",
+                        .desc = "cache DRAM burst (<Data_Cache_DRAM_Data_Busrt_Size>)",
+                        .source = src,
+                        .min = 1,
+                        .max = 4096});
+    v(dram_trcd,
+      {.name = "dram_trcd", .def = "13ns", .desc = "cache DRAM tRCD (<Data_Cache_DRAM_tRCD>)", .source = src, .min = 0, .max = 1e-3});
+    v(dram_tcl,
+      {.name = "dram_tcl", .def = "13ns", .desc = "cache DRAM tCL (<Data_Cache_DRAM_tCL>)", .source = src, .min = 0, .max = 1e-3});
+    v(dram_trp,
+      {.name = "dram_trp", .def = "13ns", .desc = "cache DRAM tRP (<Data_Cache_DRAM_tRP>)", .source = src, .min = 0, .max = 1e-3});
+    v(address_mapping, {.name = "address_mapping", .def = "PAGE_LEVEL", .desc = "address mapping (<Address_Mapping>)", .source = src});
+    v(ideal_mapping_table, {.name = "ideal_mapping_table",
+                            .def = "false",
+                            .desc = "the whole mapping table is in DRAM: no translation reads (<Ideal_Mapping_Table>)",
+                            .source = src});
+    v(cmt_capacity, {.name = "cmt_capacity",
+                     .def = "2MiB",
+                     .desc = "cached mapping table (<CMT_Capacity>)",
+                     .source = src,
+                     .min = 0,
+                     .max = 68719476736.0});
+    v(cmt_sharing, {.name = "cmt_sharing", .def = "SHARED", .desc = "mapping table cache over flows (<CMT_Sharing_Mode>)", .source = src});
+    v(plane_allocation, {.name = "plane_allocation",
+                         .def = "CWDP",
+                         .desc = "order in which consecutive pages stripe over channel, way, die, plane (<Plane_Allocation_Scheme>)",
+                         .source = src});
+    v(scheduling, {.name = "scheduling",
+                   .def = "PRIORITY_OUT_OF_ORDER",
+                   .desc = "transaction scheduling (<Transaction_Scheduling_Policy>)",
+                   .source = src});
+    v(overprovisioning, {.name = "overprovisioning",
+                         .def = "0.07",
+                         .desc = "physical space the host cannot address (<Overprovisioning_Ratio>)",
+                         .source = src,
+                         .min = 0,
+                         .max = 0.9});
+    v(gc_exec_threshold, {.name = "gc_exec_threshold",
+                          .def = "0.05",
+                          .desc = "free-block fraction of a plane below which GC runs (<GC_Exec_Threshold>)",
+                          .source = src,
+                          .min = 0,
+                          .max = 0.5});
+    v(gc_policy, {.name = "gc_policy", .def = "GREEDY", .desc = "GC victim selection (<GC_Block_Selection_Policy>)", .source = src});
+    v(gc_copyback, {.name = "gc_copyback", .def = "false", .desc = "GC moves pages by copyback (<Use_Copyback_for_GC>)", .source = src});
+    v(gc_preemptible,
+      {.name = "gc_preemptible", .def = "false", .desc = "user requests preempt GC (<Preemptible_GC_Enabled>)", .source = src});
+    v(gc_hard_threshold, {.name = "gc_hard_threshold",
+                          .def = "0.005",
+                          .desc = "free-block fraction below which GC is not preemptible (<GC_Hard_Threshold>)",
+                          .source = src,
+                          .min = 0,
+                          .max = 0.5});
+    v(dynamic_wl,
+      {.name = "dynamic_wearleveling", .def = "true", .desc = "dynamic wear leveling (<Dynamic_Wearleveling_Enabled>)", .source = src});
+    v(static_wl,
+      {.name = "static_wearleveling", .def = "true", .desc = "static wear leveling (<Static_Wearleveling_Enabled>)", .source = src});
+    v(static_wl_threshold, {.name = "static_wearleveling_threshold",
+                            .def = "100",
+                            .desc = "erase-count gap that triggers static wear leveling (<Static_Wearleveling_Threshold>)",
+                            .source = src,
+                            .min = 0,
+                            .max = 1e9});
+    v(channels, {.name = "channels", .def = "8", .desc = "flash channels (<Flash_Channel_Count>)", .source = src, .min = 1, .max = 256});
+    v(channel_width,
+      {.name = "channel_width", .def = "1", .desc = "channel width, bytes (<Flash_Channel_Width>)", .source = src, .min = 1, .max = 8});
+    v(channel_transfer_rate, {.name = "channel_transfer_rate",
+                              .def = "333",
+                              .desc = "channel transfer rate, MT/s (<Channel_Transfer_Rate>)",
+                              .source = src,
+                              .min = 1,
+                              .max = 100000});
+    v(chips_per_channel,
+      {.name = "chips_per_channel", .def = "4", .desc = "chips on a channel (<Chip_No_Per_Channel>)", .source = src, .min = 1, .max = 256});
+    v(comm_protocol, {.name = "comm_protocol", .def = "NVDDR2", .desc = "channel protocol (<Flash_Comm_Protocol>)", .source = src});
+    v(technology, {.name = "technology", .def = "MLC", .desc = "bits per cell (<Flash_Technology>)", .source = src});
+    static constexpr std::string_view rd[3] = {"read_latency_lsb", "read_latency_csb", "read_latency_msb"};
+    static constexpr std::string_view pr[3] = {"program_latency_lsb", "program_latency_csb", "program_latency_msb"};
+    static constexpr std::string_view rd_desc[3] = {"LSB page read (<Page_Read_Latency_LSB>)", "CSB page read (<Page_Read_Latency_CSB>)",
+                                                    "MSB page read (<Page_Read_Latency_MSB>)"};
+    static constexpr std::string_view pr_desc[3] = {"LSB page program (<Page_Program_Latency_LSB>)",
+                                                    "CSB page program (<Page_Program_Latency_CSB>)",
+                                                    "MSB page program (<Page_Program_Latency_MSB>)"};
+    for (int i = 0; i < 3; ++i) {
+      v(read_latency[i], {.name = rd[i], .def = "75us", .desc = rd_desc[i], .source = src, .min = 0, .max = 0.1});
+      v(program_latency[i], {.name = pr[i], .def = "750us", .desc = pr_desc[i], .source = src, .min = 0, .max = 0.1});
+    }
+    v(erase_latency,
+      {.name = "erase_latency", .def = "3800us", .desc = "block erase (<Block_Erase_Latency>)", .source = src, .min = 0, .max = 1});
+    v(pe_cycles_limit, {.name = "pe_cycles_limit",
+                        .def = "10000",
+                        .desc = "program/erase cycles of a block (<Block_PE_Cycles_Limit>)",
+                        .source = src,
+                        .min = 1,
+                        .max = 1e9});
+    v(dies_per_chip,
+      {.name = "dies_per_chip", .def = "2", .desc = "dies in a chip (<Die_No_Per_Chip>)", .source = src, .min = 1, .max = 64});
+    v(planes_per_die,
+      {.name = "planes_per_die", .def = "2", .desc = "planes in a die (<Plane_No_Per_Die>)", .source = src, .min = 1, .max = 16});
+    v(blocks_per_plane, {.name = "blocks_per_plane",
+                         .def = "2048",
+                         .desc = "blocks in a plane (<Block_No_Per_Plane>)",
+                         .source = src,
+                         .min = 4,
+                         .max = 1048576});
+    v(pages_per_block,
+      {.name = "pages_per_block", .def = "256", .desc = "pages in a block (<Page_No_Per_Block>)", .source = src, .min = 1, .max = 16384});
+    v(page_size, {.name = "page_size",
+                  .def = "8192",
+                  .desc = "page data, bytes: a multiple of the 512-byte sector, at most 64 sectors (<Page_Capacity>)",
+                  .source = src,
+                  .min = 512,
+                  .max = 32768});
+    v(page_metadata, {.name = "page_metadata",
+                      .def = "448",
+                      .desc = "page spare area, bytes (<Page_Metadat_Capacity>)",
+                      .source = src,
+                      .min = 0,
+                      .max = 1048576});
+  }
+};
+
+}  // namespace bitline::ssd
