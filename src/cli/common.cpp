@@ -86,6 +86,12 @@ void check_top_level(const ConfigTree& tree) {
   for (const auto& c : catalogue()) c.check(tree, c.path);
 }
 
+void check_sections(const ConfigTree& tree, std::span<const std::string_view> allowed, std::string_view command) {
+  for (const auto& [k, v] : tree.root().keys)
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      throw ConfigError(fmt::format("{}: {}: unknown section ({} takes {})", v.origin, k, command, fmt::join(allowed, " and ")));
+}
+
 }  // namespace bitline::cli
 
 namespace bitline::cli {

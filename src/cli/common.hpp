@@ -3,7 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.hpp"
@@ -48,6 +50,8 @@ std::vector<std::string> names_of(const ImplList& impls);
 /// component's section that its parameters reject, whichever command runs (a misspelt `nand.*` key is an
 /// error in `accel run` too, not silently unused).
 void check_top_level(const ConfigTree& tree);
+/// Refuses a section of `tree` that is not one of `allowed` (for a command that reads only some components).
+void check_sections(const ConfigTree& tree, std::span<const std::string_view> allowed, std::string_view command);
 
 /// Progress of item `i` of `n` on stderr: one line rewritten in place on a terminal; in a log (stderr not a
 /// terminal) a line per tenth of the run, so logs stay readable.

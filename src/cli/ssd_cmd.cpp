@@ -1,6 +1,8 @@
 // `bitline ssd run`: the general SSD on MQSim's inputs (device XML, workload XML, traces).
 #include <fmt/format.h>
 
+#include <array>
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -92,9 +94,8 @@ void add_ssd(CLI::App& app) {
     ssd::RunOptions opt;
     ConfigTree tree;
     for (const auto& set : o->sets) tree.apply_set(set);
-    for (const auto& [k, v] : tree.root().keys)
-      if (k != "ssd_model" && k != "ssd_device")
-        throw ConfigError(fmt::format("{}: {}: unknown section (ssd run takes ssd_device and ssd_model)", v.origin, k));
+    static constexpr std::array<std::string_view, 2> kSections{"ssd_device", "ssd_model"};
+    check_sections(tree, kSections, "ssd run");
     opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
     opt.max_transactions = o->max_transactions;
     if (!o->quiet)

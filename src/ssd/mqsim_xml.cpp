@@ -20,7 +20,12 @@
 
 namespace bitline::ssd {
 
-DeviceXml::DeviceXml() : DeviceParams(default_params<DeviceParams>()) {}
+DeviceXml::DeviceXml() : DeviceParams(defaults()) {}
+
+const DeviceParams& DeviceXml::defaults() {
+  static const DeviceParams d = default_params<DeviceParams>();  // parsed once: the declarations do not change
+  return d;
+}
 
 int64_t DeviceXml::bits_per_cell() const {
   switch (*technology) {
@@ -204,9 +209,10 @@ class DeviceValues {
   void boolean(const Section& s, std::string_view key, bool v) { put(s, key, v ? "true" : "false"); }
   void time(const Section& s, std::string_view key, Time t) { put(s, key, fmt::format("{}ps", t.raw())); }
   void bytes(const Section& s, std::string_view key, int64_t b) { put(s, key, fmt::format("{}B", b)); }
+  /// One of MQSim's names (ignoring case), under the name the table gives it.
   template <class T>
-  void choice(const Section& s, std::string_view key, const T& v, const MqsimChoices<T>& t) {
-    put(s, key, std::string(t.name(v)));
+  void choice(const Section& s, std::string_view key, const std::string& v, const MqsimChoices<T>& t) {
+    put(s, key, std::string(t.name(s.choice(v, t))));
   }
   ConfigTree& tree() { return tree_; }
 
@@ -216,7 +222,7 @@ class DeviceValues {
 
 void read_flash(const std::string& file, pugi::xml_node node, DeviceValues& d, std::vector<std::string>& defaulted) {
   Section s(file, node);
-  s.on("Flash_Technology", [&](auto& v, auto) { d.choice(s, "technology", s.choice(v, flash_technologies()), flash_technologies()); });
+  s.on("Flash_Technology", [&](auto& v, auto) { d.choice(s, "technology", v, flash_technologies()); });
   // suspension is not modelled: operations run to completion (docs/ssd.md)
   s.on("CMD_Suspension_Support", [&](auto& v, auto) { s.choice(v, suspension_supports()); });
   // the latencies of page types a technology lacks are read and ignored (MQSim reads them too)
@@ -252,13 +258,11 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceValues& d, 
   s.on("Seed", [&](auto& v, auto) { d.integer(s, "seed", s.integer(v, 0, INT32_MAX)); });
   s.on("Enabled_Preconditioning", [&](auto& v, auto) { d.boolean(s, "preconditioning", s.boolean(v)); });
   s.on("Memory_Type", [&](auto& v, auto) { s.choice(v, memory_types()); });
-  s.on("HostInterface_Type", [&](auto& v, auto) { d.choice(s, "host_interface", s.choice(v, host_interfaces()), host_interfaces()); });
+  s.on("HostInterface_Type", [&](auto& v, auto) { d.choice(s, "host_interface", v, host_interfaces()); });
   s.on("IO_Queue_Depth", [&](auto& v, auto) { d.integer(s, "io_queue_depth", s.integer(v, 1, 65535)); });
   s.on("Queue_Fetch_Size", [&](auto& v, auto) { d.integer(s, "queue_fetch_size", s.integer(v, 1, 65535)); });
-  s.on("Caching_Mechanism",
-       [&](auto& v, auto) { d.choice(s, "caching_mechanism", s.choice(v, caching_mechanisms()), caching_mechanisms()); });
-  s.on("Data_Cache_Sharing_Mode",
-       [&](auto& v, auto) { d.choice(s, "data_cache_sharing", s.choice(v, data_cache_sharing_modes()), data_cache_sharing_modes()); });
+  s.on("Caching_Mechanism", [&](auto& v, auto) { d.choice(s, "caching_mechanism", v, caching_mechanisms()); });
+  s.on("Data_Cache_Sharing_Mode", [&](auto& v, auto) { d.choice(s, "data_cache_sharing", v, data_cache_sharing_modes()); });
   s.on("Data_Cache_Capacity", [&](auto& v, auto) { d.bytes(s, "data_cache_capacity", s.integer(v, 0, 1LL << 40)); });
   s.on("Data_Cache_DRAM_Row_Size", [&](auto& v, auto) { d.bytes(s, "dram_row_size", s.integer(v, 1, 1 << 20)); });
   s.on("Data_Cache_DRAM_Data_Rate", [&](auto& v, auto) { d.integer(s, "dram_data_rate", s.integer(v, 1, 100000)); });
@@ -266,10 +270,10 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceValues& d, 
   s.on("Data_Cache_DRAM_tRCD", [&](auto& v, auto) { d.time(s, "dram_trcd", s.nanoseconds(v, 1000000)); });
   s.on("Data_Cache_DRAM_tCL", [&](auto& v, auto) { d.time(s, "dram_tcl", s.nanoseconds(v, 1000000)); });
   s.on("Data_Cache_DRAM_tRP", [&](auto& v, auto) { d.time(s, "dram_trp", s.nanoseconds(v, 1000000)); });
-  s.on("Address_Mapping", [&](auto& v, auto) { d.choice(s, "address_mapping", s.choice(v, address_mappings()), address_mappings()); });
+  s.on("Address_Mapping", [&](auto& v, auto) { d.choice(s, "address_mapping", v, address_mappings()); });
   s.on("Ideal_Mapping_Table", [&](auto& v, auto) { d.boolean(s, "ideal_mapping_table", s.boolean(v)); });
   s.on("CMT_Capacity", [&](auto& v, auto) { d.bytes(s, "cmt_capacity", s.integer(v, 0, 1LL << 36)); });
-  s.on("CMT_Sharing_Mode", [&](auto& v, auto) { d.choice(s, "cmt_sharing", s.choice(v, cmt_sharing_modes()), cmt_sharing_modes()); });
+  s.on("CMT_Sharing_Mode", [&](auto& v, auto) { d.choice(s, "cmt_sharing", v, cmt_sharing_modes()); });
   s.on("Plane_Allocation_Scheme", [&](auto& v, auto) {
     // one letter per dimension, each once: the 24 fully static schemes
     const std::string u = upper(v);
@@ -280,11 +284,10 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceValues& d, 
                       shown(v)));
     d.put(s, "plane_allocation", u);
   });
-  s.on("Transaction_Scheduling_Policy",
-       [&](auto& v, auto) { d.choice(s, "scheduling", s.choice(v, scheduling_policies()), scheduling_policies()); });
+  s.on("Transaction_Scheduling_Policy", [&](auto& v, auto) { d.choice(s, "scheduling", v, scheduling_policies()); });
   s.on("Overprovisioning_Ratio", [&](auto& v, auto) { d.put(s, "overprovisioning", fmt::format("{}", s.real(v, 0.0, 0.9))); });
   s.on("GC_Exec_Threshold", [&](auto& v, auto) { d.put(s, "gc_exec_threshold", fmt::format("{}", s.real(v, 0.0, 0.5))); });
-  s.on("GC_Block_Selection_Policy", [&](auto& v, auto) { d.choice(s, "gc_policy", s.choice(v, gc_policies()), gc_policies()); });
+  s.on("GC_Block_Selection_Policy", [&](auto& v, auto) { d.choice(s, "gc_policy", v, gc_policies()); });
   s.on("Use_Copyback_for_GC", [&](auto& v, auto) { d.boolean(s, "gc_copyback", s.boolean(v)); });
   s.on("Preemptible_GC_Enabled", [&](auto& v, auto) { d.boolean(s, "gc_preemptible", s.boolean(v)); });
   s.on("GC_Hard_Threshold", [&](auto& v, auto) { d.put(s, "gc_hard_threshold", fmt::format("{}", s.real(v, 0.0, 0.5))); });
@@ -300,7 +303,7 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceValues& d, 
   s.on("Flash_Channel_Width", [&](auto& v, auto) { d.integer(s, "channel_width", s.integer(v, 1, 8)); });
   s.on("Channel_Transfer_Rate", [&](auto& v, auto) { d.integer(s, "channel_transfer_rate", s.integer(v, 1, 100000)); });
   s.on("Chip_No_Per_Channel", [&](auto& v, auto) { d.integer(s, "chips_per_channel", s.integer(v, 1, 256)); });
-  s.on("Flash_Comm_Protocol", [&](auto& v, auto) { d.choice(s, "comm_protocol", s.choice(v, comm_protocols()), comm_protocols()); });
+  s.on("Flash_Comm_Protocol", [&](auto& v, auto) { d.choice(s, "comm_protocol", v, comm_protocols()); });
   s.on("Flash_Parameter_Set", [&](auto&, pugi::xml_node child) {
     flash_seen = true;
     read_flash(file, child, d, defaulted);

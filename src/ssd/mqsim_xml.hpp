@@ -30,6 +30,8 @@ struct DeviceXml : DeviceParams {
   std::vector<std::string> defaulted;  // elements absent from the file, at MQSim's default (reported in the results)
 
   DeviceXml();
+  /// Every parameter at its declared default.
+  static const DeviceParams& defaults();
   explicit DeviceXml(const DeviceParams& p) : DeviceParams(p) {}
 
   int64_t bits_per_cell() const;
