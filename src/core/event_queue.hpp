@@ -4,7 +4,7 @@
 // an object, and several can live in one process.
 //
 // `EventHeap<Payload>` is the engine: models with a hot event loop (the SSD
-// pipeline, the HBF read simulation, sequential writes) keep a small typed
+// device with its compute jobs, the HBF read simulation) keep a small typed
 // payload (an event kind and an index) and dispatch it with a switch, which is
 // several times faster than a heap of std::function. `EventQueue` is the same
 // engine with callbacks as payload, for models where convenience wins.

@@ -112,7 +112,7 @@ void CommandStream::add(size_t die, std::span<const uint8_t> bytes) {
 
 namespace {
 
-/// What a die command is to the pipeline: a sensing, other die work (latch op, program, erase), or the
+/// What a die command is to a job's steps: a sensing, other die work (latch op, program, erase), or the
 /// data-out that sends what the previous step left in the C-latch over the channel.
 enum class Role { Sensing, DieWork, DataOut };
 
@@ -131,7 +131,7 @@ Role role_of(const nand::Command& cmd) {
 }
 
 /// Appends command `c` costing (`latency`, `energy`) to a page's steps. A DATA-OUT adds no die step: it
-/// routes the previous step's page along `out`, and the pipeline times the transfer on the channel
+/// routes the previous step's page along `out`, and the device times the transfer on the channel
 /// (page / channel rate and the I/O energy per bit: what the cost model charges a whole-page DATA-OUT).
 void add_step(std::vector<ssd::Step>& steps, const nand::Command& c, Time latency, Energy energy, ssd::Route out, Bytes page) {
   switch (role_of(c)) {
@@ -277,7 +277,7 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
   // Timing-only mode records the stream here, job by job; functional mode as it executes.
   CommandStream* stream = trace_ && !functional_ ? &rr.stream : nullptr;
   const ssd::Route out = system == System::Osp ? ssd::Route::ToHost : system == System::Isp ? ssd::Route::ToIsp : ssd::Route::Result;
-  ssd::PipelineSpec spec;
+  ssd::JobSpec spec;
   spec.host.combine_operands = system == System::Osp;
   spec.host.popcount_result = popcount;
   spec.die_jobs.resize(size_t(ssd_.dies()));
@@ -323,9 +323,9 @@ ReadResult CosmosSsd::read(const std::vector<Expr>& queries, System system, bool
       rr.results.push_back(std::move(r));
     }
   }
-  rr.timing = ssd::run_pipeline(spec, ssd_, host_, nand_);
+  rr.timing = ssd::run_jobs(spec, ssd_, host_, nand_);
   rr.energy = account(rr.timing, ssd_, host_, *cosmos_.energy_accounting);
-  if (on_device_) rr.device = ssd::run_compute(spec, ssd::device_of(ssd_, nand_), device_model_, ssd::ComputeRates::of(ssd_, host_));
+  if (on_device_) rr.device = ssd::run_compute(spec, ssd::device_of(ssd_, nand_), device_model_, ssd::ComputeRates::of(ssd_, host_, nand_));
   return rr;
 }
 
@@ -339,7 +339,11 @@ Json ReadResult::to_json() const {
   if (!plan.empty()) j["plan"] = plan;
   if (!popcounts.empty()) j["popcounts"] = popcounts;
   if (!results.empty()) j["bit_errors"] = bit_errors;
-  if (device) j["general_device"] = device->to_json();
+  if (device) {
+    StatsTree other;
+    device->register_stats(other);
+    j["general_device"] = other.dump();
+  }
   return j;
 }
 

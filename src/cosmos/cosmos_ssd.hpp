@@ -7,9 +7,9 @@
 // Functional mode stores data in the dies and returns results; timing-only
 // mode stores nothing and scales to the paper's sizes. Both make every page's
 // die commands the same way, encoded and checked (docs/cosmos.md, "One command
-// stream"): functional mode executes them, and the pipeline's step template of
-// a query is those commands priced by the cost model. The time comes from the
-// event-driven pipeline.
+// stream"): functional mode executes them, and the step template of a query's
+// jobs is those commands priced by the cost model. The time comes from those
+// jobs run on the general SSD (ssd/compute_jobs.hpp).
 #pragma once
 
 #include <memory>
@@ -26,8 +26,8 @@
 #include "cosmos/firmware.hpp"
 #include "cosmos/planner.hpp"
 #include "nand/die.hpp"
+#include "ssd/compute_jobs.hpp"
 #include "ssd/device.hpp"
-#include "ssd/pipeline.hpp"
 
 namespace bitline::cosmos {
 
@@ -56,7 +56,7 @@ struct CommandStream {
 
 struct ReadResult {
   System system = System::Fc;
-  ssd::PipelineResult timing;
+  ssd::ComputeResult timing;
   EnergyBreakdown energy;          // the run's energy under the SSD's cosmos.energy_accounting
   std::string plan;                // the first query's plan (in-flash systems)
   uint64_t die_commands = 0;       // commands issued to dies (one per plane-level operation)
@@ -64,7 +64,7 @@ struct ReadResult {
   std::vector<uint64_t> popcounts;
   uint64_t bit_errors = 0;  // functional mode: cells that sensed wrong
   CommandStream stream;     // with CosmosSsd::trace_commands on
-  // With CosmosSsd::time_on_device: the same die jobs run on the general SSD (ssd/device.hpp) built from this SSD.
+  // With CosmosSsd::time_on_device: the same die jobs on the same device under another scheduler.
   std::optional<ssd::ComputeResult> device;
   Json to_json() const;
 };
@@ -91,9 +91,8 @@ class CosmosSsd {
   /// timing-only mode this makes, encodes, checks and prices the commands of
   /// every page (not only the template's), so it costs time at paper scale.
   void trace_commands(bool on) { trace_ = on; }
-  /// Also times every read's die jobs on the general SSD model (ssd::device_of this SSD, ssd::run_compute, with this
-  /// SSD's ISP and host rates); ReadResult::device. `model`: the device's scheduling options (its cache_read is
-  /// this SSD's ssd.cache_read).
+  /// Also times every read's die jobs under another scheduler of the same device (ReadResult::device; `model`: its
+  /// scheduling options, e.g. ssd::model_options(DeviceScheduling::Mqsim); its cache_read is this SSD's).
   void time_on_device(bool on, const ssd::SsdModelOptions& model = {}) {
     on_device_ = on;
     device_model_ = model;
@@ -132,7 +131,7 @@ class CosmosSsd {
   PageCommands page_commands(const QueryProgram& qp, int64_t page) const;
   /// The controller's side of issuing a command: its bytes as they go to the die (encoded), recorded in `stream`.
   std::vector<uint8_t> issue(uint32_t die, const nand::Command& c, CommandStream* stream) const;
-  /// A page's commands as pipeline steps: each command encoded, decoded as the die decodes it, checked
+  /// A page's commands as job steps: each command encoded, decoded as the die decodes it, checked
   /// (nand::check) and priced by the cost model; a DATA-OUT sends the page the previous step left in the
   /// C-latch along `out`.
   std::vector<ssd::Step> steps_of(const PageCommands& pc, ssd::Route out, CommandStream* stream) const;

@@ -20,7 +20,7 @@ const Registry<EnergyAccounting>& energy_accountings() {
   return r;
 }
 
-EnergyBreakdown account(const ssd::PipelineResult& run, const ssd::SsdParams& ssd, const ssd::HostParams& host,
+EnergyBreakdown account(const ssd::ComputeResult& run, const ssd::SsdParams& ssd, const ssd::HostParams& host,
                         EnergyAccounting accounting) {
   if (host.cpu_power < host.idle_power) throw ModelError("host.cpu_power is below host.idle_power (the package's idle floor)");
   EnergyBreakdown e;

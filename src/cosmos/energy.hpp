@@ -22,8 +22,8 @@
 #include "core/registry.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "ssd/compute_jobs.hpp"
 #include "ssd/params.hpp"
-#include "ssd/pipeline.hpp"
 
 namespace bitline::cosmos {
 
@@ -69,7 +69,6 @@ struct EnergyBreakdown {
 
 /// The energy of a run timed by the SSD model, under `accounting` (equations in docs/cosmos.md, "Energy").
 /// ModelError when the host's compute power is below its idle floor.
-EnergyBreakdown account(const ssd::PipelineResult& run, const ssd::SsdParams& ssd, const ssd::HostParams& host,
-                        EnergyAccounting accounting);
+EnergyBreakdown account(const ssd::ComputeResult& run, const ssd::SsdParams& ssd, const ssd::HostParams& host, EnergyAccounting accounting);
 
 }  // namespace bitline::cosmos

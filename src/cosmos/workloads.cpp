@@ -328,7 +328,7 @@ Json point_json(const PointResult& r) {
             {"sensings", r.read.timing.sensings},
             {"bottleneck", r.read.timing.bottleneck},
             {"events", r.read.timing.events}};
-  if (r.read.device) j["general_device_time_s"] = to_s(r.read.device->with_host);
+  if (r.read.device) j["general_device_time_s"] = to_s(r.read.device->total);
   return j;
 }
 

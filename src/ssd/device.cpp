@@ -168,7 +168,7 @@ class XferTimes {
   std::vector<Time> t_;
 };
 
-// Compute: an in-flash operation of a Flash-Cosmos read (a pipeline job: its steps on its planes, then its result pages).
+// Compute: an operation of a Flash-Cosmos job (compute_jobs.hpp: a segment of its steps on its planes, then its page).
 enum class TxKind : uint8_t { Read, Program, Erase, Compute };
 // User: a host request's page (req = request); Cache: a page written back from the write cache (req =
 // cache version); Update: the read of a partial write's other sectors (req = its program);
@@ -212,7 +212,9 @@ enum class Ev : uint8_t {
   DieOpDone,
   ChannelIdle,
   IspResult,
-  SlotRelease
+  SlotRelease,
+  WriteArrive,  // a write slice reached the controller's buffer (a = its die)
+  DataInDone    // a write slice is in its die's latches (a = the channel)
 };
 struct Payload {
   Ev kind;
@@ -414,8 +416,8 @@ struct Flow {
 
 class Sim {
  public:
-  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const PipelineSpec* compute = nullptr,
-      const ComputeRates& rates = {}, const std::string& label = "scenario")
+  Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const JobSpec* compute = nullptr, const ComputeRates& rates = {},
+      const std::string& label = "scenario")
       : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute), rates_(rates) {
     dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
     gc_.resize(size_t(d.planes()));
@@ -438,7 +440,8 @@ class Sim {
     rr_of_channel_.assign(size_t(d.channels), 0);
     channel_wake_.assign(size_t(d.channels), 0);
     spp_ = d.sectors_per_page();
-    xfer_rate_ = bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
+    xfer_rate_ =
+        cs_ && rates.channel.raw() > 0 ? rates.channel : bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
     pcie_ = bytes_per_s(d.pcie_lane_bandwidth.raw() * double(d.pcie_lane_count));
     sqe_time_ = bytes(kSqeBytes) / pcie_;
     cqe_time_ = bytes(kCqeBytes) / pcie_;
@@ -546,8 +549,8 @@ class Sim {
                 // (the ISP's SRAM slots) is spread over the channels, not taken by the dies of channel 0
       const int64_t per_channel = d_.chips_per_channel * d_.dies_per_chip;
       for (int64_t k = 0; k < per_channel; ++k)
-        for (int64_t c = 0; c < d_.channels; ++c)
-          for (int n = 0; n < kComputeAhead; ++n) issue_job(uint32_t(c * per_channel + k));
+        for (int64_t c = 0; c < d_.channels; ++c) fill_jobs(uint32_t(c * per_channel + k));
+      feed_host();
     }
     auto last_report = wall0;
     while (!ev_.empty()) {
@@ -567,7 +570,7 @@ class Sim {
         if (cnext_[die] < cs_->die_jobs[die].size() || cpending_[die] > 0)
           throw ModelError(fmt::format("general device: die {} never finished its Flash-Cosmos jobs ({} of {} queued, {} pending)", die,
                                        cnext_[die], cs_->die_jobs[die].size(), cpending_[die]));
-      cr_.events = ev_.executed();
+      finish_compute();
     }
     return results(wall);
   }
@@ -1405,8 +1408,16 @@ class Sim {
     if (f.kind == TxKind::Compute) {
       const Segment& sg = segment_of(f);
       cr_.die_busy += sg.die_time;
-      cr_.die_steps += sg.steps;
-      cr_.sensings += sg.sensings * f.sectors;  // per plane, as the pipeline counts them
+      cr_.die_steps += uint64_t(sg.steps);
+      cr_.sensings += uint64_t(sg.sensings * f.sectors);  // per plane
+      cr_.nand_sense += sg.energy;
+      if (sg.data_in > 0) {  // a program: its slices leave the latches' count, the next program's may load
+        wloaded_[f.req] -= sg.data_in;
+        wclaimed_[f.req] -= sg.data_in;
+        wprog_[f.req] = 1;
+        ++cr_.programs;
+        try_data_in(uint32_t(channel_of_plane(f.plane)));
+      }
       ev_.push(now + sg.die_time, {Ev::ReadSensed, uint32_t(unit)});
     } else if (f.kind == TxKind::Read) {
       Time t_r{};
@@ -1444,7 +1455,16 @@ class Sim {
 
   void on_read_sensed(int64_t unit) {
     Die& D = dies_[unit];
-    if (M_.cache_read && txs_[D.group[0]].src == TxSource::Compute) return sensed_to_cache(unit, D.group[0]);
+    if (txs_[D.group[0]].src == TxSource::Compute) {
+      const uint32_t tx = D.group[0];
+      if (txs_[tx].bytes == 0) {  // no page leaves (latch operations, a program): the die is free, the job goes on
+        D.busy = false;
+        D.group.clear();
+        read_done(tx);
+        return start_die(unit);
+      }
+      if (M_.cache_read) return sensed_to_cache(unit, tx);
+    }
     D.pending_xfers = 0;
     for (uint32_t tx : D.group) {
       Tx& t = txs_[tx];
@@ -1530,32 +1550,45 @@ class Sim {
     start_die(unit);
   }
 
-  // ---- Flash-Cosmos jobs ---------------------------------------------------------
+  // ---- Flash-Cosmos jobs (compute_jobs.hpp) ------------------------------------------------------------
   // A job's steps are cut into segments, each ending where a page leaves the die (or at the job's end): one Compute
   // transaction per segment, a die's segments queued in order. A page goes where its step routes it: a result to
   // the host; an operand page (OSP) to the host, which combines it; an operand page to the controller's ISP, which
-  // combines the job's pages in a slot of its SRAM and sends the result to the host from there.
+  // combines the job's pages in a slot of its SRAM and sends the result to the host from there. A program segment
+  // (a sequential write) is queued once its slices are in the die's latches.
   struct Segment {
     Time die_time{};
+    Energy energy{};
     int64_t steps = 0, sensings = 0;
     Route route = Route::None;                 // where its page goes (None: stays in the latches)
     bool first_out = false, last_out = false;  // the job's first / last page out
+    int64_t data_in = 0, overlap = 0;          // a program: its slices, and the next program's that may load meanwhile
   };
 
   const Segment& segment_of(const Tx& t) const { return segs_[size_t(t.block)][t.bits]; }
 
   void setup_compute() {
-    const PipelineSpec& s = *cs_;
+    const JobSpec& s = *cs_;
     if (int64_t(s.die_jobs.size()) != d_.dies())
-      throw ModelError(fmt::format("general device: the read has jobs for {} dies, the device has {}", s.die_jobs.size(), d_.dies()));
-    if (s.write_slices > 0) throw ModelError("general device: sequential writes run on the Flash-Cosmos pipeline only");
+      throw ModelError(fmt::format("general device: the jobs are for {} dies, the device has {}", s.die_jobs.size(), d_.dies()));
     for (const auto& t : s.templates) {
       std::vector<Segment> segs;
       Segment cur;
       bool any_out = false;
       for (const Step& st : t) {
-        if (st.data_in > 0) throw ModelError("general device: a program step belongs to a sequential write (pipeline only)");
+        if (st.data_in > 0) {  // a program is a segment of its own
+          if (cur.steps > 0) segs.push_back(cur), cur = Segment{};
+          Segment p;
+          p.die_time = st.die_time;
+          p.energy = st.energy;
+          p.steps = 1;
+          p.data_in = st.data_in;
+          p.overlap = st.overlap;
+          segs.push_back(p);
+          continue;
+        }
         cur.die_time += st.die_time;
+        cur.energy += st.energy;
         ++cur.steps;
         cur.sensings += st.sensing ? 1 : 0;
         if (st.route != Route::None) {
@@ -1577,6 +1610,11 @@ class Sim {
           throw ModelError("general device: the read sends pages to the ISP, but no ISP throughput and SRAM were given");
         if (g.route == Route::ToHost && s.host.combine_operands && rates_.host_bitwise.raw() <= 0)
           throw ModelError("general device: the host combines operands, but no host throughput was given");
+        if (g.data_in > 0) {
+          if (s.write_slices <= 0) throw ModelError("general device: a program step, but the jobs stream no write slices");
+          if (g.data_in != s.slices_per_program) throw ModelError("general device: every program step must take slices_per_program slices");
+          write_overlap_ = g.overlap;
+        }
       }
       if (s.host.popcount_result && rates_.host_popcount.raw() <= 0)
         throw ModelError("general device: the host counts result bits, but no host popcount throughput was given");
@@ -1592,19 +1630,42 @@ class Sim {
             std::any_of(segs_[j.tmpl].begin(), segs_[j.tmpl].end(), [](const Segment& g) { return g.route == Route::ToIsp; }))
           throw ModelError("general device: ISP SRAM smaller than one job's partial result");
       }
-    cnext_.assign(s.die_jobs.size(), 0);
-    cseg_.assign(s.die_jobs.size(), 0);
-    cpending_.assign(s.die_jobs.size(), 0);
+    const size_t dies = s.die_jobs.size();
+    cnext_.assign(dies, 0);
+    cseg_.assign(dies, 0);
+    cpending_.assign(dies, 0);
     sram_free_ = rates_.isp_sram;
+    if (s.write_slices > 0) {
+      if (s.slices_per_program <= 0) throw ModelError("general device: a program needs at least one slice");
+      write_pages_ = s.slices_per_program;
+      slice_bytes_ = d_.planes_per_die * d_.page_size;
+      buffer_slices_ = std::max<int64_t>(1, rates_.write_buffer / slice_bytes_);
+      wwait_.assign(dies, 0);
+      wloaded_.assign(dies, 0);
+      wclaimed_.assign(dies, 0);
+      wprog_.assign(dies, 0);
+      wheld_.assign(dies, 0);
+      din_.assign(size_t(d_.channels), kNone);
+      din_rr_.assign(size_t(d_.channels), 0);
+    }
   }
 
   /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
-  void issue_job(uint32_t die) {
+  /// A program waits (held) until its slices are in the die's latches. Returns whether it queued one.
+  bool issue_job(uint32_t die) {
     const auto& jobs = cs_->die_jobs[die];
-    if (cnext_[die] >= jobs.size()) return;
+    if (cnext_[die] >= jobs.size()) return false;
     const Job& j = jobs[cnext_[die]];
     const uint32_t k = cseg_[die];
     const Segment& g = segs_[j.tmpl][k];
+    if (g.data_in > 0) {
+      if (wloaded_[die] - wclaimed_[die] < g.data_in) {
+        wheld_[die] = 1;
+        return false;
+      }
+      wheld_[die] = 0;
+      wclaimed_[die] += g.data_in;
+    }
     Tx t{TxKind::Compute,
          TxSource::Compute,
          0,
@@ -1620,6 +1681,21 @@ class Sim {
     if (++cseg_[die] == segs_[j.tmpl].size()) cseg_[die] = 0, ++cnext_[die];
     ++cpending_[die];
     enqueue(new_tx(t));
+    return true;
+  }
+
+  /// Keeps kComputeAhead segments of `die` queued (fewer at the end of its jobs or before a held program).
+  void fill_jobs(uint32_t die) {
+    while (cpending_[die] < kComputeAhead && issue_job(die)) {
+    }
+  }
+
+  /// Over the die's channel: the channel's next free time after `bytes` (energy and busy time counted).
+  Time channel_xfer(int64_t plane, int64_t bytes) {
+    cr_.channel_bytes += bytes;
+    cr_.channel_busy += chan_time_(bytes);
+    cr_.nand_io += rates_.channel_io * Bytes(bytes);
+    return xfer_end(plane, bytes);
   }
 
   /// A segment's page leaves the die over the channel; a job's first page for the ISP needs an SRAM slot (its
@@ -1627,7 +1703,6 @@ class Sim {
   void compute_out(uint32_t tx) {
     const Tx& t = txs_[tx];
     const Segment& g = segment_of(t);
-    if (t.bytes == 0) return ev_.push(ev_.now(), {Ev::XferDone, tx});
     if (g.route == Route::ToIsp && g.first_out) {
       if (sram_free_ < t.bytes) {
         sram_wait_.push_back(tx);
@@ -1636,9 +1711,7 @@ class Sim {
       sram_free_ -= t.bytes;
       cr_.isp_sram_peak = std::max(cr_.isp_sram_peak, rates_.isp_sram - sram_free_);
     }
-    cr_.channel_bytes += t.bytes;
-    cr_.channel_busy += chan_time_(t.bytes);
-    ev_.push(xfer_end(t.plane, t.bytes), {Ev::XferDone, tx});
+    ev_.push(channel_xfer(t.plane, t.bytes), {Ev::XferDone, tx});
   }
 
   /// Cache read: a sensed page enters the cache latch if it is empty, and the die is free for its next operation;
@@ -1656,8 +1729,7 @@ class Sim {
     start_die(unit);
   }
 
-  /// Cache read: the latch's page has left (or gone nowhere): it goes on by its route, and a page waiting in the die
-  /// takes the latch.
+  /// Cache read: the latch's page has left: it goes on by its route, and a page waiting in the die takes the latch.
   void cache_emptied(int64_t unit, uint32_t tx) {
     Die& D = dies_[unit];
     D.c_tx = UINT32_MAX;
@@ -1671,63 +1743,73 @@ class Sim {
     }
   }
 
-  /// To the host over PCIe (FIFO, as every transfer to the host); returns the arrival.
-  Time to_host(int64_t bytes) {
+  /// Over the PCIe link (its FIFO `busy`, one per direction); returns the arrival, pcie_latency after the end.
+  Time over_pcie(Time& busy, int64_t bytes) {
     const Time d = pcie_data_(bytes);
-    const Time end = link(up_free_, d);
+    const Time end = link(busy, d);
     cr_.pcie_bytes += bytes;
     cr_.pcie_busy += d;
-    cr_.total = std::max(cr_.total, end);
-    cr_.with_host = std::max(cr_.with_host, end);
-    return end;
+    cr_.pcie += rates_.pcie * Bytes(bytes);
+    cr_.dram_access += rates_.dram * Bytes(bytes);  // the DMA into (or out of) host memory
+    ssd_end_ = std::max(ssd_end_, end);
+    const Time arrival = end + rates_.pcie_latency;
+    cr_.total = std::max(cr_.total, arrival);
+    return arrival;
   }
+  Time to_host(int64_t bytes) { return over_pcie(up_free_, bytes); }
 
-  /// The host's CPU work on what arrives, in arrival order.
-  void host_work(Time arrival, Time d) {
+  /// The host's CPU work on what arrives (`bytes` read from its memory), in arrival order.
+  void host_work(Time arrival, Time d, int64_t bytes) {
     host_free_ = std::max(arrival, host_free_) + d;
     cr_.host_busy += d;
-    cr_.with_host = std::max(cr_.with_host, host_free_);
+    cr_.host_bytes += bytes;
+    cr_.dram_access += rates_.dram * Bytes(bytes);
+    cr_.total = std::max(cr_.total, host_free_);
   }
 
-  /// A segment's page has crossed the channel (or it had none): it goes on by its route, and the die's next
-  /// segment is queued.
+  /// A segment has ended (its page crossed the channel, or it had none): the page goes on by its route, and the
+  /// die's next segment is queued.
   void job_done(const Tx& t) {
     const Segment& g = segment_of(t);
     const bool popcount = cs_->host.popcount_result;
     switch (t.bytes > 0 ? g.route : Route::None) {
       case Route::Result: {
         const Time at = to_host(t.bytes);
-        if (popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount);
+        if (popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount, t.bytes);
         break;
       }
       case Route::ToHost: {
         const Time at = to_host(t.bytes);
-        if (cs_->host.combine_operands) host_work(at, Bytes(t.bytes) / rates_.host_bitwise);
-        if (g.last_out && popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount);
+        if (cs_->host.combine_operands) host_work(at, Bytes(t.bytes) / rates_.host_bitwise, t.bytes);
+        if (g.last_out && popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount, t.bytes);
         break;
       }
       case Route::ToIsp: {
         const Time d = Bytes(t.bytes) / rates_.isp;
         isp_free_ = std::max(ev_.now(), isp_free_) + d;
         cr_.isp_busy += d;
+        cr_.isp += rates_.isp_bit * Bytes(t.bytes);
         if (g.last_out) ev_.push(isp_free_, {Ev::IspResult, uint32_t(t.sectors)});  // the job's result is ready
         break;
       }
       case Route::None:
         cr_.total = std::max(cr_.total, ev_.now());
-        cr_.with_host = std::max(cr_.with_host, ev_.now());
         break;
     }
-    --cpending_[t.req];
-    issue_job(t.req);
+    const uint32_t die = t.req;
+    if (g.data_in > 0) wprog_[die] = 0;  // a program ended
+    --cpending_[die];
+    fill_jobs(die);
+    if (write_pages_ > 0) try_data_in(uint32_t(channel_of_plane(t.plane)));
   }
 
   /// A job's ISP result (`active` pages) goes to the host straight from its SRAM slot, which is free once it has left.
   void on_isp_result(uint32_t active) {
     const int64_t bytes = int64_t(active) * d_.page_size;
+    cr_.isp_link_wait += std::max(Time{}, up_free_ - ev_.now());
     const Time at = to_host(bytes);
-    if (cs_->host.popcount_result) host_work(at, Bytes(bytes) / rates_.host_popcount);
-    ev_.push(at, {Ev::SlotRelease, active});
+    if (cs_->host.popcount_result) host_work(at, Bytes(bytes) / rates_.host_popcount, bytes);
+    ev_.push(up_free_, {Ev::SlotRelease, active});  // when the transfer ends
   }
 
   void on_slot_release(uint32_t active) {
@@ -1737,6 +1819,73 @@ class Sim {
       sram_wait_.pop_front();
       compute_out(tx);
     }
+  }
+
+  // Sequential writes: the host streams slices over PCIe while the controller's write buffer has room; a channel
+  // with no page to move out loads them into its dies round robin.
+  void feed_host() {
+    while (next_slice_ < cs_->write_slices && buffered_ < buffer_slices_) {
+      const Time arrival = over_pcie(down_free_, slice_bytes_);
+      ++buffered_;
+      const int64_t per_channel = d_.chips_per_channel * d_.dies_per_chip;
+      ev_.push(arrival, {Ev::WriteArrive, program_die(next_slice_ / write_pages_, d_.channels, per_channel)});
+      ++next_slice_;
+    }
+  }
+
+  void on_write_arrive(uint32_t die) {
+    ++wwait_[die];
+    try_data_in(uint32_t(channel_of_plane(int64_t(die) * d_.planes_per_die)));
+  }
+
+  /// A slice may load into a die: one waits for it in the buffer, its next program is not complete, and while it
+  /// programs only into the latches the program leaves free.
+  bool can_load(uint32_t die) const {
+    if (wwait_[die] == 0 || wloaded_[die] >= write_pages_) return false;
+    return !wprog_[die] || wloaded_[die] < write_overlap_;
+  }
+
+  /// The channel, idle, moves the next write slice into one of its dies, round robin from after the last one served.
+  void try_data_in(uint32_t ch) {
+    if (din_[ch] != kNone || channel_free_[ch] > ev_.now()) return;
+    const int64_t n = d_.chips_per_channel * d_.dies_per_chip;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t die = uint32_t(int64_t(ch) * n + (din_rr_[ch] + i) % n);
+      if (!can_load(die)) continue;
+      din_rr_[ch] = (din_rr_[ch] + i + 1) % n;
+      --wwait_[die];
+      din_[ch] = die;
+      ev_.push(channel_xfer(int64_t(die) * d_.planes_per_die, slice_bytes_), {Ev::DataInDone, ch});
+      return;
+    }
+  }
+
+  void on_data_in_done(uint32_t ch) {
+    const uint32_t die = din_[ch];
+    din_[ch] = kNone;
+    ++wloaded_[die];
+    --buffered_;
+    feed_host();
+    if (wheld_[die]) fill_jobs(die);
+    try_data_in(ch);
+  }
+
+  /// The run's totals: the time, the SSD's active part, the busiest resource.
+  void finish_compute() {
+    cr_.events = ev_.executed();
+    cr_.total = std::max(cr_.total, ev_.now());
+    cr_.ssd_active = std::min(ssd_end_, cr_.total);
+    const double t = double(cr_.total.raw());
+    if (t <= 0) return;
+    const std::pair<const char*, double> us[] = {{"dies", double(cr_.die_busy.raw()) / (t * double(d_.dies()))},
+                                                 {"channels", double(cr_.channel_busy.raw()) / (t * double(d_.channels))},
+                                                 {"pcie", double(cr_.pcie_busy.raw()) / t},
+                                                 {"isp", double(cr_.isp_busy.raw()) / t},
+                                                 {"host", double(cr_.host_busy.raw()) / t}};
+    const auto* best = &us[0];
+    for (const auto& u : us)
+      if (u.second > best->second) best = &u;
+    cr_.bottleneck = best->first;
   }
 
   // ---- garbage collection ------------------------------------------------------
@@ -1806,6 +1955,12 @@ class Sim {
         break;
       case Ev::SlotRelease:
         on_slot_release(p.a);
+        break;
+      case Ev::WriteArrive:
+        on_write_arrive(p.a);
+        break;
+      case Ev::DataInDone:
+        on_data_in_done(p.a);
         break;
     }
   }
@@ -1882,9 +2037,9 @@ class Sim {
   const RunOptions& opt_;
   SsdModelOptions M_;
   Ftl ftl_;
-  // Flash-Cosmos jobs (with a PipelineSpec): per die the next job to queue and the jobs queued or running
-  static constexpr int kComputeAhead = 2;
-  const PipelineSpec* cs_ = nullptr;
+  // Flash-Cosmos jobs (with a JobSpec): per die the next job to queue and the jobs queued or running
+  static constexpr int64_t kComputeAhead = 2;
+  const JobSpec* cs_ = nullptr;
   ComputeRates rates_;
   std::vector<std::vector<Segment>> segs_;  // per step template
   std::vector<size_t> cnext_;               // per die: its job of the next segment to queue
@@ -1892,7 +2047,16 @@ class Sim {
   std::vector<int64_t> cpending_;           // per die: segments queued or running
   std::deque<uint32_t> sram_wait_;          // first ISP pages waiting for an SRAM slot
   int64_t sram_free_ = 0;
-  Time isp_free_{}, host_free_{};
+  Time isp_free_{}, host_free_{}, ssd_end_{};
+  // sequential writes: slices per program, of the next program that may load while one runs, bytes of a slice,
+  // slices the write buffer holds, the next slice to stream, slices in the buffer; per die: slices waiting in the
+  // buffer, in its latches, claimed by its queued program, programming now, a program held for its slices; per
+  // channel: the die it is loading (kNone: none), the die after the last one loaded
+  int64_t write_pages_ = 0, write_overlap_ = 0, slice_bytes_ = 0, buffer_slices_ = 0, next_slice_ = 0, buffered_ = 0;
+  std::vector<int64_t> wwait_, wloaded_, wclaimed_;
+  std::vector<uint8_t> wprog_, wheld_;
+  std::vector<uint32_t> din_;
+  std::vector<int64_t> din_rr_;
   ComputeResult cr_;
   EventHeap<Payload> ev_;
   std::vector<Flow> flows_;
@@ -1978,74 +2142,13 @@ nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& wor
   return out;
 }
 
-ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model, const ComputeRates& rates) {
+ComputeResult run_compute(const JobSpec& spec, const DeviceXml& device, const SsdModelOptions& model, const ComputeRates& rates) {
   RunOptions opt;
   opt.model = model;
-  const ScenarioXml none;  // no host flows: the device serves the read alone
+  const ScenarioXml none;  // no host flows: the device serves the jobs alone
   Sim sim(device, none, opt, &spec, rates);
   sim.run();
   return sim.compute_result();
-}
-
-nlohmann::json ComputeResult::to_json() const {
-  return {{"total_s", to_s(total)},
-          {"jobs", jobs},
-          {"die_steps", die_steps},
-          {"sensings", sensings},
-          {"channel_bytes", channel_bytes},
-          {"pcie_bytes", pcie_bytes},
-          {"die_busy_s", to_s(die_busy)},
-          {"channel_busy_s", to_s(channel_busy)},
-          {"pcie_busy_s", to_s(pcie_busy)},
-          {"with_host_s", to_s(with_host)},
-          {"isp_busy_s", to_s(isp_busy)},
-          {"host_busy_s", to_s(host_busy)},
-          {"isp_sram_peak_bytes", isp_sram_peak},
-          {"events", events}};
-}
-
-const Registry<DeviceScheduling>& device_schedulings() {
-  static const Registry<DeviceScheduling> r(
-      "general-device scheduling",
-      {{"mqsim", "a chip starts an operation only while its channel is idle (MQSim's transaction scheduler)", DeviceScheduling::Mqsim},
-       {"eager", "a chip starts an operation as soon as it is free (as the Flash-Cosmos pipeline)", DeviceScheduling::Eager}});
-  return r;
-}
-
-SsdModelOptions model_options(DeviceScheduling s) {
-  SsdModelOptions m;
-  switch (s) {
-    case DeviceScheduling::Mqsim:
-      m.issue_on_idle_channel = true;
-      break;
-    case DeviceScheduling::Eager:
-      m.issue_on_idle_channel = false;
-      break;
-  }
-  return m;
-}
-
-DeviceXml device_of(const SsdParams& ssd, const nand::NandParams& nand) {
-  DeviceXml d;
-  d.file = "(the Flash-Cosmos SSD as a general device)";
-  d.preconditioning = false;
-  d.channels = ssd.channels;
-  d.chips_per_channel = ssd.dies_per_channel;
-  d.dies_per_chip = 1;
-  const auto& g = nand.geometry;
-  d.planes_per_die = g.planes_per_die;
-  d.blocks_per_plane = g.blocks_per_plane;
-  d.pages_per_block = g.subblocks_per_block * g.wordlines_per_string;  // SLC: a page per wordline
-  d.page_size = g.page_size.raw();
-  d.technology = FlashTechnology::Slc;
-  // the channel: 1 byte wide at channel_rate (MT/s, rounded to a whole number as MQSim's XML has it)
-  d.channel_width = 1;
-  d.channel_transfer_rate = std::max<int64_t>(1, std::llround(nand.timing.channel_rate.raw() / 1e6));
-  d.pcie_lane_count = std::max<int64_t>(1, ssd.pcie_lanes);
-  d.pcie_lane_bandwidth = Bandwidth(ssd.pcie_effective_rate().raw() / 1e9 / double(d.pcie_lane_count) * 1e9);
-  if (d.pages() >= int64_t(0xFFFFFFFFll))
-    throw ConfigError(fmt::format("general device: {} pages do not fit 32-bit page numbers", d.pages()));
-  return d;
 }
 
 }  // namespace bitline::ssd

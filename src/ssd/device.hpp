@@ -14,9 +14,9 @@
 #include "core/params.hpp"
 #include "core/registry.hpp"
 #include "nand/params.hpp"
+#include "ssd/compute_jobs.hpp"
 #include "ssd/mqsim_xml.hpp"
 #include "ssd/params.hpp"
-#include "ssd/pipeline.hpp"
 
 namespace bitline::ssd {
 
@@ -158,48 +158,17 @@ nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& sce
 /// Simulates every scenario of the workload: {"device": file, "workload": file, "scenarios": [...]}.
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt = {});
 
-// ---- Flash-Cosmos reads on the general device ------------------------------------------------------------
-// The die jobs of a Flash-Cosmos read (the PipelineSpec that the Flash-Cosmos firmware makes, docs/cosmos.md) run as
-// transactions of this device: a job's steps, cut where a page leaves the die, are operations of its die (their die
-// time on the job's active planes at once), queued with the device's other transactions and scheduled by the same
-// transaction scheduler; each page crosses the die's channel, then goes by its route: a result or an OSP operand
-// page over the PCIe link to the host (which combines operands and counts result bits, FIFO), an ISP operand page
-// into the controller's ISP (FIFO at its throughput; a job's partial result holds an SRAM slot from its first page
-// until its result has left over PCIe). The firmware keeps kComputeAhead segments of a die queued. What the
-// Flash-Cosmos pipeline (pipeline.hpp) has and this device does not: cache read (a die here is busy until its page
-// has left), a fixed PCIe latency, energy; writes stay on the pipeline (docs/ssd.md, "Flash-Cosmos on the general
-// device").
+// ---- Flash-Cosmos jobs on the general device --------------------------------------------------------------
+// The die jobs of a Flash-Cosmos read or a sequential write (the JobSpec that the Flash-Cosmos firmware makes,
+// ssd/compute_jobs.hpp, docs/cosmos.md) run as transactions of this device: a job's steps, cut where a page leaves
+// the die, are operations of its die (their die time on the job's active planes at once), queued with the device's
+// other transactions and scheduled by the same transaction scheduler; the stage's rules are compute_jobs.hpp's.
+// The firmware keeps kComputeAhead segments of a die queued.
 
-struct ComputeResult {
-  Time total{};  // from the start until the last result page has reached the host (the pipeline's ssd_active)
-  int64_t jobs = 0, die_steps = 0, channel_bytes = 0, pcie_bytes = 0;
-  int64_t sensings = 0;  // plane sensings (a multi-plane sensing counts once per plane)
-  Time die_busy{}, channel_busy{}, pcie_busy{}, isp_busy{}, host_busy{};
-  Time with_host{};  // until the host's last work on what arrived has ended (the pipeline's total, less its PCIe latency)
-  int64_t isp_sram_peak = 0;
-  uint64_t events = 0;
-  nlohmann::json to_json() const;
-};
+/// Runs the jobs of `spec` on the device. The spec's dies are the device's dies in order (channel-major);
+/// ModelError when they differ, a route needs a rate `rates` lacks, or a die never finishes its jobs.
+ComputeResult run_compute(const JobSpec& spec, const DeviceXml& device, const SsdModelOptions& model = {}, const ComputeRates& rates = {});
 
-/// The controller's ISP and the host CPU, for reads that use them (OSP, ISP, bit counts).
-struct ComputeRates {
-  Bandwidth isp{};       // ISP bit logic throughput
-  int64_t isp_sram = 0;  // ISP SRAM bytes
-  Bandwidth host_bitwise{}, host_popcount{};
-  static ComputeRates of(const SsdParams& ssd, const HostParams& host) {
-    return {ssd.isp_throughput, ssd.isp_sram.raw(), host.bitwise_throughput, host.popcount_throughput};
-  }
-};
-
-/// Runs the jobs of `spec` on the device (its templates' steps and die jobs; no writes). The spec's dies are the
-/// device's dies in order (channel-major); ModelError when they differ or a route needs a rate `rates` lacks.
-ComputeResult run_compute(const PipelineSpec& spec, const DeviceXml& device, const SsdModelOptions& model = {},
-                          const ComputeRates& rates = {});
-
-/// How the general device starts Flash-Cosmos operations (cosmos run/eval --general-device): mqsim (a chip starts
-/// only while its channel is idle, MQSim's scheduler) or eager (a chip starts when it is free, as the pipeline).
-enum class DeviceScheduling { Mqsim, Eager };
-const Registry<DeviceScheduling>& device_schedulings();  // ssd/device.cpp
 /// The model options of a scheduling choice (MQSim's defaults for the rest).
 SsdModelOptions model_options(DeviceScheduling s);
 

@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "nand/cost_model.hpp"
-#include "ssd/pipeline.hpp"
+#include "ssd/compute_jobs.hpp"
 
 namespace bitline::ssd {
 namespace {
@@ -38,12 +38,12 @@ WriteResult run_sequential_write(const SsdParams& ssd, const nand::NandParams& n
   if (total.raw() > kMaxSequentialWriteBytes)
     throw ModelError(fmt::format("sequential write: {} is more than the {} one run may simulate", format(total),
                                  format(Bytes(kMaxSequentialWriteBytes))));
-  // The same pipeline, dies and channels as the Flash-Cosmos reads (ssd/pipeline.hpp): every program operation is
+  // The same device, dies and channels as the Flash-Cosmos reads (ssd/compute_jobs.hpp): every program operation is
   // a job of its die whose one step takes `pages` slices of data in and programs them for tPROG(mode).
   const ProgramShape shape = shape_of(ssd, nand, mode);
   const int64_t slice = nand.geometry.planes_per_die * nand.geometry.page_size.raw(), op_bytes = shape.pages * slice;
   const int64_t ops = (total.raw() + op_bytes - 1) / op_bytes;
-  PipelineSpec spec;
+  JobSpec spec;
   Step program;
   program.die_time = shape.t_prog;
   program.sensing = false;
@@ -55,7 +55,7 @@ WriteResult run_sequential_write(const SsdParams& ssd, const nand::NandParams& n
   for (int64_t op = 0; op < ops; ++op) spec.die_jobs[program_die(op, ssd.channels, ssd.dies_per_channel)].push_back(job);
   spec.write_slices = ops * shape.pages;
   spec.slices_per_program = shape.pages;
-  const PipelineResult p = run_pipeline(spec, ssd, HostParams{}, nand);
+  const ComputeResult p = run_jobs(spec, ssd, HostParams{}, nand);
   WriteResult r;
   r.total = p.total;
   r.bytes = ops * op_bytes;

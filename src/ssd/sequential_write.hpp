@@ -1,8 +1,8 @@
 // Sequential writes through the SSD: host -> PCIe -> controller write buffer ->
-// channel -> a die's page buffer -> program. They run on the same pipeline,
-// dies and channels as the Flash-Cosmos reads (ssd/pipeline.hpp: a program
-// operation is a job of its die), event-driven, linear in the bytes written
-// (a few events per page slice).
+// channel -> a die's page buffer -> program. They run on the general device,
+// with the same dies and channels as the Flash-Cosmos reads (ssd/compute_jobs.hpp:
+// a program operation is a job of its die), event-driven, linear in the bytes
+// written (a few events per page slice).
 //
 // Programming as the evaluated 48-layer 3D TLC chips do it (docs/cosmos.md,
 // "Sequential writes"):

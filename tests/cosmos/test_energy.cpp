@@ -10,8 +10,8 @@ namespace bitline::cosmos::test {
 namespace {
 
 /// A run of 10 ms: the SSD active for 8 ms, the host computing for 3 ms; per-operation energies given.
-ssd::PipelineResult activity() {
-  ssd::PipelineResult r;
+ssd::ComputeResult activity() {
+  ssd::ComputeResult r;
   r.total = ms(10);
   r.ssd_active = ms(8);
   r.host_busy = ms(3);

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "cosmos/firmware.hpp"
-#include "ssd/pipeline.hpp"
+#include "ssd/compute_jobs.hpp"
 
 namespace bitline::cosmos {
 namespace {

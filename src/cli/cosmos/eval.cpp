@@ -33,7 +33,8 @@ void print_summary(const Json& j) {
   const std::pair<const char*, const char*> sections[] = {
       {"speedup", "speedup A/B (B's time / A's), mean over each workload's points; overall = geometric mean of the three"},
       {"energy_efficiency", "energy efficiency A/B (B's energy / A's), same means"},
-      {"speedup_on_general_device", "speedup A/B with every point timed on the general SSD (ssd/device.cpp)"}};
+      {"speedup_on_general_device",
+       "speedup A/B with every point timed under the --general-device scheduler (same device, ssd/device.cpp)"}};
   for (const auto& [what, header] : sections) {
     if (!j["summary"].contains(what)) continue;
     fmt::print("{}\n{:<12} {:>8} {:>8} {:>8} {:>9}\n", header, "A/B", "bmi", "ims", "kcs", "overall");
@@ -106,8 +107,9 @@ void add_eval(CLI::App& cosmos) {
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->add_option("--general-device", o->general_device,
-                  "also time every point on the general SSD (docs/ssd.md): mqsim (MQSim's scheduler) or eager (chips start "
-                  "when free); adds general_device_time_s to the points and speedup_on_general_device to the summary")
+                  "also time every point under another transaction scheduler on the same device (docs/ssd.md): mqsim "
+                  "(MQSim's: a chip starts only while its channel is idle) or eager (the SSD's own, as the points' timing); "
+                  "adds general_device_time_s to the points and speedup_on_general_device to the summary")
       ->check(CLI::IsMember(names_of(ssd::device_schedulings())));
   cmd->callback([cfg, o, exp] { run_eval(*cfg, *o, *exp); });
 }

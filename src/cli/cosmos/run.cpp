@@ -88,11 +88,12 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   fmt::print("{} {}={} ({} quer{})\n", p.workload, p.param, p.value, pp.queries.size(), pp.queries.size() == 1 ? "y" : "ies");
   print_breakdown(r);
   if (r.device) {
-    const double dev = to_s(r.device->with_host), pipe = to_s(r.timing.total);
+    const double dev = to_s(r.device->total), base = to_s(r.timing.total);
     fmt::print(
-        "  on the general SSD (ssd/device.cpp, this SSD as an MQSim-style device): time {:.6g} s against the pipeline's "
-        "{:.6g} s ({:+.1f}%); SSD part {:.6g} s against {:.6g} s; {} jobs, events {}\n",
-        dev, pipe, 100.0 * (dev / pipe - 1.0), to_s(r.device->total), to_s(r.timing.ssd_active), r.device->jobs, r.device->events);
+        "  with the {} scheduler (the same device, ssd/device.cpp): time {:.6g} s against {:.6g} s with the SSD's ({:+.1f}%); "
+        "SSD part {:.6g} s against {:.6g} s; {} jobs, events {}\n",
+        o.device_scheduling, dev, base, 100.0 * (dev / base - 1.0), to_s(r.device->ssd_active), to_s(r.timing.ssd_active), r.device->jobs,
+        r.device->events);
   }
   Json j = r.to_json();
   if (o.functional) check_functional(r, pp, j);
@@ -116,13 +117,13 @@ void add_run(CLI::App& cosmos) {
       "--functional", o->functional,
       "store synthetic data and check the result against a CPU reference (use a reduced size, e.g. --set workload.users=8000000)");
   auto* general = cmd->add_flag("--general-device", o->general_device,
-                                "also time the read's die jobs on the general SSD model (the one `ssd run` simulates), built from "
-                                "this SSD");
+                                "also time the read under another transaction scheduler on the same device (--device-scheduling; "
+                                "the read's own timing uses the SSD's eager scheduler)");
   // without --general-device there is nothing to schedule: refused (exit 2), not ignored
   cmd->add_option("--device-scheduling", o->device_scheduling,
                   "with --general-device: " + ssd::device_schedulings().joined(" | ") +
-                      " (mqsim: a chip starts only while its channel is idle, MQSim's scheduler; eager: when it is free, as "
-                      "the Flash-Cosmos pipeline)")
+                      " (mqsim, the default: a chip starts only while its channel is idle, MQSim's scheduler; eager: when "
+                      "it is free, the SSD's own)")
       ->check(CLI::IsMember(names_of(ssd::device_schedulings())))
       ->needs(general);
   cmd->add_option("--json", o->json, "write the result to this file");

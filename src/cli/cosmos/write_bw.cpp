@@ -30,8 +30,8 @@ Bytes bytes_option(const std::string& size) {
     throw ConfigError(fmt::format("--bytes: {}", e.what()));
   }
   if (total.raw() <= 0) throw ConfigError("--bytes: must be positive");
-  // The work is one pipeline job per program operation, for every mode and scheme: ~2 s per 64 GiB on this project's
-  // machines (README, "Speed"). Past 256 GiB (~8 s) the run is refused with its estimate rather than run for a minute.
+  // The work is one die job per program operation, for every mode and scheme: ~4 s per 64 GiB on this project's
+  // machines (README, "Speed"). Past 256 GiB (~15 s) the run is refused with its estimate rather than run for a minute.
   const int64_t limit = std::min<int64_t>(kMaxWriteBwBytes, ssd::kMaxSequentialWriteBytes);
   if (total.raw() > limit)
     throw ConfigError(

@@ -28,7 +28,7 @@ const Registry<HostEngine>& host_engines() {
 
 namespace {
 
-/// Estimated pipeline jobs a run may simulate: 4e8 (about a minute of the event engine on this machine).
+/// Estimated die jobs a run may simulate: 4e8 (about a minute of the event engine on this machine).
 constexpr double kMaxJobs = 4e8;
 
 using Clock = std::chrono::steady_clock;
@@ -272,7 +272,7 @@ Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const P
   std::vector<QueryPlan> plans;
   for (const auto& q : queries) plans.push_back(plan_query(q, o.aggregation, co));
 
-  // Bound the work before any of it: pipeline jobs (page columns x dies per read) and functional page data.
+  // Bound the work before any of it: die jobs (page columns x dies per read) and functional page data.
   {
     const int64_t page = c.nand.geometry.page_size.raw(), planes = c.ssd.dies() * c.nand.geometry.planes_per_die;
     const double pages = std::ceil(double((rows + 7) / 8) / double(page));
@@ -282,7 +282,7 @@ Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const P
     const double jobs = reads * jobs_per_read * double(o.systems.size());
     if (jobs > kMaxJobs)
       throw ConfigError(
-          fmt::format("--sf {:g}: {:.3g} reads x {:.3g} die jobs each on {} systems is {:.3g} pipeline jobs, more than the "
+          fmt::format("--sf {:g}: {:.3g} reads x {:.3g} die jobs each on {} systems is {:.3g} die jobs, more than the "
                       "{:.3g} a run may simulate; reduce --sf, --systems or use --aggregation host",
                       o.sf, reads, jobs_per_read, o.systems.size(), jobs, kMaxJobs));
   }

@@ -1,5 +1,5 @@
 // The SSB evaluation (`bitline cosmos ssb`): the 13 queries compiled once, each system's index written, every
-// query read on every system (timing and energy from the SSD pipeline; functional, through the dies' bits, on the
+// query read on every system (timing and energy from the SSD's compute jobs; functional, through the dies' bits, on the
 // systems asked for), every answer checked against the row-at-a-time reference, and the host engines (CRoaring,
 // the row engine) timed for real.
 //

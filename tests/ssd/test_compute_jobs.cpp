@@ -1,4 +1,5 @@
-// The event-driven SSD model (ssd/pipeline): hand-checked cases. Every expected
+// The compute-jobs stage on the general device (ssd/compute_jobs.hpp, run_jobs: the Flash-Cosmos SSD with its
+// cache read and eager scheduling), the specification of its rules: hand-checked cases. Every expected
 // time below is written out in picoseconds from the default parameters:
 //   tR (SLC)                 22.5 us           = 22,500,000 ps
 //   16 KiB / 1.2 GB/s        13,653.33.. ns    -> 13,653,334 ps (rounded up)
@@ -12,8 +13,8 @@
 #include "core/error.hpp"
 #include "core/params.hpp"
 #include "nand/params.hpp"
+#include "ssd/compute_jobs.hpp"
 #include "ssd/params.hpp"
-#include "ssd/pipeline.hpp"
 
 #include <gtest/gtest.h>
 
@@ -34,19 +35,19 @@ struct Rig {
   nand::NandParams nand = default_params<nand::NandParams>();
   SsdParams ssd = default_params<SsdParams>();
   HostParams host = default_params<HostParams>();
-  PipelineSpec spec;
+  JobSpec spec;
 
   Rig(int64_t channels, int64_t dies_per_channel) {
     ssd.channels = channels;
     ssd.dies_per_channel = dies_per_channel;
     spec.die_jobs.resize(size_t(channels * dies_per_channel));
   }
-  PipelineResult run() const { return run_pipeline(spec, ssd, host, nand); }
+  ComputeResult run() const { return run_jobs(spec, ssd, host, nand); }
 };
 
 Step read_step(Route r, double energy_j = 1e-6) { return Step{us(22.5), Energy(energy_j), r, true}; }
 
-TEST(Pipeline, DefaultsAreThoseTheHandComputationsAssume) {
+TEST(ComputeJobs, DefaultsAreThoseTheHandComputationsAssume) {
   Rig r(1, 1);
   EXPECT_EQ(r.nand.timing.t_read_slc.raw(), kTR);
   EXPECT_EQ(r.nand.geometry.page_size.raw(), 16384);
@@ -58,11 +59,11 @@ TEST(Pipeline, DefaultsAreThoseTheHandComputationsAssume) {
   EXPECT_EQ((r.nand.geometry.page_size / r.ssd.isp_throughput).raw(), kIsp);
 }
 
-TEST(Pipeline, OneDieOneReadToHost) {
+TEST(ComputeJobs, OneDieOneReadToHost) {
   Rig r(1, 1);
   r.spec.templates = {{read_step(Route::Result)}};
   r.spec.die_jobs[0] = {Job{1, 0}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   EXPECT_EQ(p.total.raw(), kTR + kChan + kPcie + kLat);
   EXPECT_EQ(p.total.raw(), 39'467'071);
   EXPECT_EQ(p.sensings, 1u);
@@ -78,21 +79,21 @@ TEST(Pipeline, OneDieOneReadToHost) {
   EXPECT_EQ(p.bottleneck, "dies");  // 22.5 of 39.2 us
 }
 
-TEST(Pipeline, NoJobsTakesNoTime) {
+TEST(ComputeJobs, NoJobsTakesNoTime) {
   Rig r(2, 2);
   r.spec.templates = {{read_step(Route::Result)}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   EXPECT_EQ(p.total.raw(), 0);
   EXPECT_EQ(p.sensings, 0u);
   EXPECT_EQ(p.pcie_bytes, 0);
 }
 
-TEST(Pipeline, TwoDiesOnOneChannelSerialiseTheirTransfers) {
+TEST(ComputeJobs, TwoDiesOnOneChannelSerialiseTheirTransfers) {
   Rig r(1, 2);
   r.spec.templates = {{read_step(Route::Result)}};
   r.spec.die_jobs[0] = {Job{1, 0}};
   r.spec.die_jobs[1] = {Job{1, 0}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   // Both dies sense in parallel; the second page waits for the channel; the
   // first page's PCIe transfer is over before the second page arrives.
   EXPECT_EQ(p.total.raw(), kTR + 2 * kChan + kPcie + kLat);
@@ -102,17 +103,17 @@ TEST(Pipeline, TwoDiesOnOneChannelSerialiseTheirTransfers) {
   // The same two dies on two channels: the transfers overlap, PCIe serialises.
   Rig r2(2, 1);
   r2.spec = r.spec;
-  PipelineResult p2 = r2.run();
+  ComputeResult p2 = r2.run();
   EXPECT_EQ(p2.total.raw(), kTR + kChan + 2 * kPcie + kLat);
   EXPECT_LT(p2.total, p.total);
 }
 
-TEST(Pipeline, PlanesOfAJobMoveTogether) {
+TEST(ComputeJobs, PlanesOfAJobMoveTogether) {
   // A multi-plane job (2 active planes): one sensing time, two pages out.
   Rig r(1, 1);
   r.spec.templates = {{read_step(Route::Result)}};
   r.spec.die_jobs[0] = {Job{2, 0}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   const int64_t chan2 = (Bytes(32768) / r.nand.timing.channel_rate).raw();
   EXPECT_EQ(chan2, 27'306'667);
   const int64_t pcie2 = (Bytes(32768) / r.ssd.pcie_effective_rate()).raw();
@@ -123,7 +124,7 @@ TEST(Pipeline, PlanesOfAJobMoveTogether) {
   EXPECT_EQ(p.channel_bytes, 32768);
 }
 
-TEST(Pipeline, CacheReadOverlapsTheNextSensingWithTheTransfer) {
+TEST(ComputeJobs, CacheReadOverlapsTheNextSensingWithTheTransfer) {
   // OSP-style job: two operand pages, each to the host, which combines them.
   auto make = [](bool cache) {
     Rig r(1, 1);
@@ -133,7 +134,7 @@ TEST(Pipeline, CacheReadOverlapsTheNextSensingWithTheTransfer) {
     r.spec.die_jobs[0] = {Job{1, 0}};
     return r.run();
   };
-  PipelineResult on = make(true), off = make(false);
+  ComputeResult on = make(true), off = make(false);
   // Cache read: the second sensing starts right after the first (tR > transfer).
   EXPECT_EQ(on.total.raw(), 2 * kTR + kChan + kPcie + kLat + kHost);
   // Without: the second sensing waits until the first page has left the die.
@@ -146,7 +147,7 @@ TEST(Pipeline, CacheReadOverlapsTheNextSensingWithTheTransfer) {
   EXPECT_EQ(on.nand_sense.raw(), off.nand_sense.raw());
 }
 
-TEST(Pipeline, CacheReadStillWaitsForTheCacheLatch) {
+TEST(ComputeJobs, CacheReadStillWaitsForTheCacheLatch) {
   // With a slow channel (transfer > tR) a third sensing cannot place its page
   // until the first has left: the channel sets the pace.
   Rig r(1, 1);
@@ -154,12 +155,12 @@ TEST(Pipeline, CacheReadStillWaitsForTheCacheLatch) {
   const int64_t chan = (r.nand.geometry.page_size / r.nand.timing.channel_rate).raw();
   r.spec.templates = {{read_step(Route::Result)}};
   r.spec.die_jobs[0] = {Job{1, 0}, Job{1, 0}, Job{1, 0}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   EXPECT_EQ(p.total.raw(), kTR + 3 * chan + kPcie + kLat);
   EXPECT_EQ(p.bottleneck, "channels");
 }
 
-TEST(Pipeline, IspSramOfOnePageSerialisesJobs) {
+TEST(ComputeJobs, IspSramOfOnePageSerialisesJobs) {
   auto make = [](Bytes sram) {
     Rig r(1, 2);
     r.ssd.isp_sram = sram;
@@ -168,7 +169,7 @@ TEST(Pipeline, IspSramOfOnePageSerialisesJobs) {
     r.spec.die_jobs[1] = {Job{1, 0}};
     return r.run();
   };
-  PipelineResult big = make(KiB(256)), small = make(KiB(16));
+  ComputeResult big = make(KiB(256)), small = make(KiB(16));
   // Large SRAM: both dies sense at once, the channel serialises the pages, the
   // ISP combines each (512 ns) and sends the result.
   EXPECT_EQ(big.total.raw(), kTR + 2 * kChan + kIsp + kPcie + kLat);
@@ -184,14 +185,14 @@ TEST(Pipeline, IspSramOfOnePageSerialisesJobs) {
   EXPECT_EQ(small.channel_bytes, big.channel_bytes);
 }
 
-TEST(Pipeline, IspPagesOfAJobHoldingASlotPassPagesWaitingForOne) {
+TEST(ComputeJobs, IspPagesOfAJobHoldingASlotPassPagesWaitingForOne) {
   // Two dies on one channel, two-operand ISP jobs, SRAM for one partial result.
   Rig r(1, 2);
   r.ssd.isp_sram = KiB(16);
   r.spec.templates = {{read_step(Route::ToIsp), read_step(Route::ToIsp)}};
   r.spec.die_jobs[0] = {Job{1, 0}};
   r.spec.die_jobs[1] = {Job{1, 0}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   // Die 0's first page takes the slot at tR; die 1's first page waits. Die 0's second page (sensed at 2 tR
   // with cache read) goes next; the result is combined and leaves over PCIe, which frees the slot; then die 1's
   // two pages (both sensed long before) cross the channel back to back.
@@ -202,7 +203,7 @@ TEST(Pipeline, IspPagesOfAJobHoldingASlotPassPagesWaitingForOne) {
   EXPECT_EQ(p.channel_bytes, 4 * 16384);
 }
 
-TEST(Pipeline, IspSramSmallerThanOneJobIsAnError) {
+TEST(ComputeJobs, IspSramSmallerThanOneJobIsAnError) {
   Rig r(1, 1);
   r.ssd.isp_sram = KiB(16);
   r.spec.templates = {{read_step(Route::ToIsp)}};
@@ -210,18 +211,18 @@ TEST(Pipeline, IspSramSmallerThanOneJobIsAnError) {
   EXPECT_THROW(r.run(), ModelError);
 }
 
-TEST(Pipeline, IspCombinesOperandsInsideTheSsd) {
+TEST(ComputeJobs, IspCombinesOperandsInsideTheSsd) {
   // A two-operand ISP job: both pages cross the channel, only the result crosses PCIe.
   Rig r(1, 1);
   r.spec.templates = {{read_step(Route::ToIsp), read_step(Route::ToIsp)}};
   r.spec.die_jobs[0] = {Job{1, 0}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   EXPECT_EQ(p.channel_bytes, 2 * 16384);
   EXPECT_EQ(p.pcie_bytes, 16384);
   EXPECT_EQ(p.total.raw(), 2 * kTR + kChan + kIsp + kPcie + kLat);
 }
 
-TEST(Pipeline, HostPopcountAddsItsTimeAtTheEnd) {
+TEST(ComputeJobs, HostPopcountAddsItsTimeAtTheEnd) {
   auto make = [](bool popcount) {
     Rig r(1, 1);
     r.spec.host.popcount_result = popcount;
@@ -229,7 +230,7 @@ TEST(Pipeline, HostPopcountAddsItsTimeAtTheEnd) {
     r.spec.die_jobs[0] = {Job{1, 0}};
     return r.run();
   };
-  PipelineResult with = make(true), without = make(false);
+  ComputeResult with = make(true), without = make(false);
   EXPECT_EQ(without.total.raw(), kTR + kChan + kPcie + kLat);
   EXPECT_EQ(with.total.raw(), kTR + kChan + kPcie + kLat + kHost);
   EXPECT_EQ(with.host_busy.raw(), kHost);
@@ -243,7 +244,7 @@ TEST(Pipeline, HostPopcountAddsItsTimeAtTheEnd) {
   EXPECT_EQ(without.ssd_active.raw(), kTR + kChan + kPcie);
 }
 
-TEST(Pipeline, BottleneckNamesTheBusiestResource) {
+TEST(ComputeJobs, BottleneckNamesTheBusiestResource) {
   auto single = [](Rig& r, int jobs_per_die) {
     r.spec.templates = {{read_step(Route::Result)}};
     for (auto& jl : r.spec.die_jobs) jl.assign(size_t(jobs_per_die), Job{1, 0});
@@ -280,7 +281,7 @@ TEST(Pipeline, BottleneckNamesTheBusiestResource) {
   }
 }
 
-TEST(Pipeline, PerOperationEnergyIsCounted) {
+TEST(ComputeJobs, PerOperationEnergyIsCounted) {
   // Two templates with different step energies, jobs on 1 or 2 planes.
   Rig r(2, 2);
   r.spec.host.popcount_result = true;
@@ -292,7 +293,7 @@ TEST(Pipeline, PerOperationEnergyIsCounted) {
   r.spec.die_jobs[1] = {Job{1, 0}};
   r.spec.die_jobs[2] = {Job{2, 1}, Job{2, 1}, Job{1, 0}};
   r.spec.die_jobs[3] = {};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   // NAND energy is charged once per die step, whatever the planes (a die's ICC): each template runs 3 jobs.
   const double sense = 3 * (e1 + e2 + e3) + 3 * e2;
   EXPECT_NEAR(p.nand_sense.raw(), sense, 1e-15);
@@ -317,7 +318,7 @@ TEST(Pipeline, PerOperationEnergyIsCounted) {
   EXPECT_FALSE(j.contains("energy_j"));  // the run's energy is the accounting's (cosmos/energy.hpp)
 }
 
-TEST(Pipeline, PcieEffectiveRateFromTheProtocolOverheads) {
+TEST(ComputeJobs, PcieEffectiveRateFromTheProtocolOverheads) {
   SsdParams s = default_params<SsdParams>();
   // 4 lanes x 2 GB/s x 128/130 = 7.877 GB/s of symbols; SKP every 370 blocks; 256 B payload per 24 B TLP
   // overhead and half an 8 B DLLP.
@@ -329,31 +330,31 @@ TEST(Pipeline, PcieEffectiveRateFromTheProtocolOverheads) {
   EXPECT_NEAR(s.pcie_effective_rate().raw(), 4 * 2e9 * (128.0 / 130.0) * (370.0 / 371.0) * 512.0 / 540.0, 1e3);
 }
 
-TEST(Pipeline, LatchStepsKeepTheDieBusyWithoutOutput) {
+TEST(ComputeJobs, LatchStepsKeepTheDieBusyWithoutOutput) {
   // Sensing, latch XOR, result: the die is busy for the sum; one page moves.
   Rig r(1, 1);
   r.spec.templates = {{Step{us(22.5), Energy(0), Route::None, true}, Step{us(22.5), Energy(0), Route::None, true},
                        Step{us(1), Energy(0), Route::Result, false}}};
   r.spec.die_jobs[0] = {Job{1, 0}};
-  PipelineResult p = r.run();
+  ComputeResult p = r.run();
   EXPECT_EQ(p.total.raw(), 2 * kTR + 1'000'000 + kChan + kPcie + kLat);
   EXPECT_EQ(p.sensings, 2u);
   EXPECT_EQ(p.channel_bytes, 16384);
 }
 
-TEST(Pipeline, WrongNumberOfDieListsIsAnError) {
+TEST(ComputeJobs, WrongNumberOfDieListsIsAnError) {
   Rig r(2, 2);
   r.spec.templates = {{read_step(Route::Result)}};
   r.spec.die_jobs.resize(3);
   EXPECT_THROW(r.run(), ModelError);
 }
 
-TEST(Pipeline, Deterministic) {
+TEST(ComputeJobs, Deterministic) {
   Rig r(4, 4);
   r.spec.host.combine_operands = true;
   r.spec.templates = {{read_step(Route::ToHost), read_step(Route::ToHost), read_step(Route::ToHost)}};
   for (size_t d = 0; d < r.spec.die_jobs.size(); ++d) r.spec.die_jobs[d].assign(3 + d % 3, Job{uint16_t(1 + d % 2), 0});
-  PipelineResult a = r.run(), b = r.run();
+  ComputeResult a = r.run(), b = r.run();
   EXPECT_EQ(a.total, b.total);
   EXPECT_EQ(a.events, b.events);
   EXPECT_EQ(a.nand_sense.raw(), b.nand_sense.raw());
@@ -365,7 +366,7 @@ TEST(Pipeline, Deterministic) {
 // controller while the die senses and loads over the idle channel; the sensed page then waits for the channel (a
 // data-in in flight is not preempted), the program starts once its slice is in the latches, and the page moves out
 // while it programs.
-TEST(Pipeline, ReadsAndWritesShareTheDiesAndTheChannel) {
+TEST(ComputeJobs, ReadsAndWritesShareTheDiesAndTheChannel) {
   Rig r(1, 1);
   const int64_t slice = r.nand.geometry.planes_per_die * r.nand.geometry.page_size.raw();
   Step program;
@@ -377,7 +378,7 @@ TEST(Pipeline, ReadsAndWritesShareTheDiesAndTheChannel) {
   r.spec.die_jobs[0] = {Job{1, 0}, Job{uint16_t(r.nand.geometry.planes_per_die), 1}};
   r.spec.write_slices = 1;
   r.spec.slices_per_program = 1;
-  const PipelineResult p = r.run();
+  const ComputeResult p = r.run();
   const int64_t pcie = (Bytes(slice) / r.ssd.pcie_effective_rate()).raw(), chan = (Bytes(slice) / r.nand.timing.channel_rate).raw();
   const int64_t loaded = pcie + kLat + chan;  // the slice is in the die's latches (after the sensing, 22.5 us)
   ASSERT_GT(loaded, kTR);
