@@ -1,0 +1,259 @@
+// Stage: host interface (the general SSD, device_sim.hpp).
+//
+// Contract. Host flows make requests: a synthetic flow from its generator (open loop at a bandwidth, or closed loop
+// at a queue depth, drawn a few requests ahead), a trace flow from its file (replayed Relay_Count times). A request
+// enters its flow's NVMe submission queue (IO_Queue_Depth; beyond it the request waits on the host, bounded), its
+// command is fetched over PCIe (a 64 B SQE), its data crosses PCIe (a write's before it is cached or programmed, a
+// read's after its pages are read) and its completion is posted (a 16 B CQE). The link is one FIFO per direction at
+// PCIe_Lane_Bandwidth x PCIe_Lane_Count. A request's device response time runs from its fetch to its completion,
+// its end-to-end delay from its arrival. The results are MQSim's per-flow metrics and the device-wide counts.
+#include "ssd/device_sim.hpp"
+
+#include <fmt/format.h>
+
+namespace bitline::ssd::detail {
+
+uint32_t Sim::new_request(uint32_t f, bool read, int64_t lba, int64_t sectors, Time arrival) {
+  uint32_t id;
+  if (!free_req_.empty()) {
+    id = free_req_.back();
+    free_req_.pop_back();
+  } else {
+    id = uint32_t(reqs_.size());
+    reqs_.emplace_back();
+  }
+  reqs_[id] = Request{f, read, lba, sectors, arrival, arrival, 0, 0};
+  return id;
+}
+
+/// Generates one synthetic request of flow f arriving at t (unless the flow has stopped).
+void Sim::generate(uint32_t f, Time t) {
+  Flow& fl = flows_[f];
+  const FlowXml& x = *fl.x;
+  if (fl.stopped) return;
+  if ((x.stop_time > Time{} && t >= x.stop_time) || (x.total_requests > 0 && fl.generated >= x.total_requests)) {
+    fl.stopped = true;
+    return;
+  }
+  ++fl.generated;
+  Drawn r;
+  if (fl.closed_loop) {
+    // A closed-loop flow draws only here, so its requests are drawn kAhead early (the same values in the
+    // same order) and what they will look up is prefetched meanwhile.
+    if (fl.ahead_n == 0)
+      for (; fl.ahead_n < kAhead; ++fl.ahead_n) fl.ahead[fl.ahead_n] = draw_ahead(f);
+    r = fl.ahead[fl.ahead_i];
+    fl.ahead[fl.ahead_i] = draw_ahead(f);
+    fl.ahead_i = (fl.ahead_i + 1) % kAhead;
+  } else {
+    r = draw(f);
+  }
+  arrive(new_request(f, r.read, r.lba, r.size, t), t);
+}
+
+/// Starts loading what the translation and the FTL will touch for logical page lpa (hints only).
+void Sim::prefetch_lpa(uint32_t f, uint32_t lpa) const {
+  if (!ideal_map_) {
+    uint32_t page = tpage_of(f, lpa);
+    cmt_[cmt_.size() == 1 ? 0 : f]->prefetch(lpa, page);
+    ssd::prefetch(&arriving_[page]);
+    ssd::prefetch(&departing_[page]);
+  }
+  ftl_.prefetch(lpa);
+  if (flows_[f].any_cache) cache_[size_t(cache_of(f))]->prefetch(lpa);
+  if (flows_[f].write_cache && M_.hot_cold_cache) hot_.prefetch(lpa);
+  partial_.prefetch(lpa);
+}
+
+/// Draws a synthetic request's direction, address and size from the flow's generator.
+Drawn Sim::draw(uint32_t f) {
+  Flow& fl = flows_[f];
+  const FlowXml& x = *fl.x;
+  int64_t size = x.avg_size;
+  if (fl.normal_size && x.size_variance > 0) {
+    double u1 = 1.0 - fl.rng.uniform(), u2 = fl.rng.uniform();
+    double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+    size = std::max<int64_t>(1, std::llround(double(x.avg_size) + z * std::sqrt(double(x.size_variance))));
+  }
+  int64_t span = fl.end_lba - fl.start_lba;
+  size = std::min(size, span);
+  bool read = fl.rng.chance(x.read_ratio);
+  // a start in [lo, hi) of the range, uniformly
+  auto uniform = [&](int64_t lo, int64_t hi) { return fl.start_lba + lo + int64_t(fl.rng.below(uint64_t(std::max<int64_t>(1, hi - lo)))); };
+  int64_t lba = 0;
+  switch (x.address_distribution) {
+    case AddressDistribution::Streaming:
+      if (fl.stream_next + size > span) fl.stream_next = 0;
+      lba = fl.start_lba + fl.stream_next;
+      fl.stream_next += size;
+      break;
+    case AddressDistribution::RandomUniform:
+      lba = uniform(0, span - size + 1);
+      break;
+    case AddressDistribution::RandomHotCold: {
+      // 90% of the accesses go to the hot region (the first Percentage_of_Hot_Region of the working set)
+      int64_t lo = 0, hi = span - size + 1;
+      int64_t hot = std::max<int64_t>(1, int64_t(double(span) * x.hot_region));
+      if (fl.rng.chance(0.9))
+        hi = std::min(hi, hot);
+      else
+        lo = std::min(hot, hi - 1);
+      lba = uniform(lo, hi);
+      break;
+    }
+  }
+  if (x.aligned && x.alignment_unit > 1) {
+    lba -= lba % x.alignment_unit;
+    if (lba < fl.start_lba) lba = fl.start_lba;
+  }
+  return Drawn{lba, size, read};
+}
+
+void Sim::on_arrival(uint32_t f) {
+  Flow& fl = flows_[f];
+  const FlowXml& x = *fl.x;
+  Time t = ev_.now();
+  if (x.kind == FlowKind::Synthetic) {  // BANDWIDTH: Poisson arrivals at Bandwidth / request size
+    generate(f, t);
+    if (fl.stopped) return;
+    double mean_ns = double(x.avg_size * 512) / double(x.bandwidth) * 1e9;
+    double gap = -std::log(1.0 - fl.rng.uniform()) * mean_ns;
+    ev_.push(t + ns(gap), {Ev::Arrival, f});
+    return;
+  }
+  // trace: this event delivers the record read ahead, then schedules the next one
+  if (fl.generated > 0) arrive(pending_trace_[f], t);
+  TraceRecord r;
+  while (true) {
+    if (fl.trace_done >= fl.trace_limit || !fl.trace->next(r)) {
+      if (++fl.replay >= x.relay_count) return;
+      fl.replay_offset = fl.last_arrival;
+      fl.trace->rewind();
+      fl.trace_done = 0;
+      continue;
+    }
+    break;
+  }
+  ++fl.trace_done;
+  ++fl.generated;
+  // the reader bounds an arrival to kMaxSimulatedPs; a replay adds the previous replays' span
+  const int64_t raw_ps = r.arrival_raw * x.time_unit.raw();
+  if (fl.replay_offset.raw() > kMaxSimulatedPs - raw_ps)
+    throw ConfigError(
+        fmt::format("{}:{}: replay {} of <Relay_Count> {} would arrive at {:.4g} s, past the {:.4g} s (1e18 ps) a run may "
+                    "simulate",
+                    x.trace_path, fl.trace->line(), fl.replay + 1, x.relay_count, (double(fl.replay_offset.raw()) + double(raw_ps)) * 1e-12,
+                    double(kMaxSimulatedPs) * 1e-12));
+  Time at = fl.replay_offset + Time(raw_ps);
+  if (at < t) at = t;
+  fl.last_arrival = at;
+  int64_t span = fl.range_end - fl.start_lba;
+  int64_t size = std::min(r.sectors, span);
+  int64_t lba = fl.start_lba + r.lba % span;
+  if (lba + size > fl.range_end) lba = fl.range_end - size;
+  if (pending_trace_.size() < flows_.size()) pending_trace_.resize(flows_.size());
+  pending_trace_[f] = new_request(f, r.read, lba, size, at);
+  ev_.push(at, {Ev::Arrival, f});
+}
+
+void Sim::arrive(uint32_t id, Time t) {
+  Flow& fl = flows_[reqs_[id].flow];
+  fl.first_arrival = std::min(fl.first_arrival, t);
+  if (fl.outstanding < sq_depth_)
+    submit(id);
+  else {
+    if (fl.backlog.size() >= kMaxBacklog) {
+      const FlowXml& x = *fl.x;
+      throw ConfigError(fmt::format(
+          "flow {}: {} requests wait on the host at {:.6g} s simulated: the flow's arrivals ({}) far exceed what the device "
+          "serves (bounded memory: at most {} waiting requests per flow)",
+          reqs_[id].flow, fl.backlog.size(), to_s(t),
+          x.kind == FlowKind::Trace ? fmt::format("trace {}", x.trace_path) : fmt::format("<Bandwidth> {} B/s", x.bandwidth), kMaxBacklog));
+    }
+    fl.backlog.push_back(id);
+  }
+}
+
+void Sim::on_complete(uint32_t id) {
+  Request& r = reqs_[id];
+  Flow& fl = flows_[r.flow];
+  Time now = ev_.now();
+  fl.dev.add(now - r.enqueued);
+  fl.e2e.add(now - r.arrival);
+  (r.read ? fl.dev_read : fl.dev_write).add(now - r.enqueued);
+  (r.read ? fl.reads : fl.writes) += 1;
+  (r.read ? fl.read_bytes : fl.write_bytes) += r.sectors * 512;
+  fl.last_done = now;
+  ++completed_;
+  --fl.outstanding;
+  uint32_t f = r.flow;
+  free_req_.push_back(id);
+  if (!fl.backlog.empty()) {
+    uint32_t next = fl.backlog.front();
+    fl.backlog.pop_front();
+    submit(next);
+  }
+  if (fl.closed_loop) generate(f, now);
+}
+
+nlohmann::json Sim::results(double wall) const {
+  nlohmann::json flows = nlohmann::json::array();
+  Time end{};
+  int64_t total = 0;
+  for (auto& fl : flows_) end = std::max(end, fl.last_done);
+  double secs = std::max(1e-12, to_s(end));
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const Flow& fl = flows_[i];
+    int64_t n = fl.reads + fl.writes;
+    total += n;
+    flows.push_back({{"flow", i},
+                     {"kind", fl.x->kind == FlowKind::Trace ? "trace" : "synthetic"},
+                     {"requests", n},
+                     {"reads", fl.reads},
+                     {"writes", fl.writes},
+                     {"iops", double(n) / secs},
+                     {"iops_read", double(fl.reads) / secs},
+                     {"iops_write", double(fl.writes) / secs},
+                     {"bandwidth_Bps", double(fl.read_bytes + fl.write_bytes) / secs},
+                     {"bandwidth_read_Bps", double(fl.read_bytes) / secs},
+                     {"bandwidth_write_Bps", double(fl.write_bytes) / secs},
+                     {"bytes_read", fl.read_bytes},
+                     {"bytes_written", fl.write_bytes},
+                     {"device_response_time", fl.dev.json()},
+                     {"device_response_time_read", fl.dev_read.json()},
+                     {"device_response_time_write", fl.dev_write.json()},
+                     {"end_to_end_delay", fl.e2e.json()}});
+  }
+  const FtlStats& fs = ftl_.stats();
+  return {{"flows", flows},
+          {"simulated_s", to_s(end)},
+          {"requests", total},
+          {"iops", double(total) / secs},
+          {"ftl",
+           {{"host_page_writes", fs.host_page_writes},
+            {"gc_page_writes", fs.gc_page_writes},
+            {"gc_executions", fs.gc_victims},
+            {"erases", fs.erases},
+            {"write_amplification", fs.write_amplification()},
+            {"max_erase_count", ftl_.max_erase_count()},
+            {"mean_erase_count", ftl_.mean_erase_count()},
+            {"mapping_entries", ftl_.mapping_entries()},
+            {"mapping_page_writes", fs.mapping_page_writes},
+            {"cmt_hits", stats_.cmt_hits},
+            {"cmt_misses", stats_.cmt_misses},
+            {"cmt_write_hits", stats_.cmt_write_hits},
+            {"cmt_write_misses", stats_.cmt_write_misses},
+            {"translation_reads", stats_.mapping_reads},
+            {"translation_writebacks", stats_.mapping_writebacks},
+            {"update_reads", stats_.update_reads},
+            {"cache_merges", stats_.cache_merges},
+            {"cache_read_hits", stats_.cache_read_hits}}},
+          {"flash",
+           {{"reads", stats_.flash_reads},
+            {"programs", stats_.flash_programs},
+            {"erases", stats_.flash_erases},
+            {"multiplane_ops", stats_.multiplane_ops}}},
+          {"wall", {{"seconds", wall}, {"events", ev_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
+}
+
+}  // namespace bitline::ssd::detail
