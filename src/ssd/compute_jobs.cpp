@@ -185,17 +185,12 @@ bool Sim::issue_job(uint32_t die) {
     wheld_[die] = 0;
     wclaimed_[die] += g.data_in;
   }
-  Tx t{TxKind::Compute,
-       TxSource::Compute,
-       0,
-       die,
-       0,
-       0,
-       int64_t(die) * d_.planes_per_die,
-       g.route == Route::None ? 0 : int64_t(j.active) * d_.page_size};
-  t.sectors = j.active;
-  t.block = j.tmpl;
-  t.bits = k;
+  Tx t{};
+  t.kind = TxKind::Compute;
+  t.src = TxSource::Compute;
+  t.plane = int64_t(die) * d_.planes_per_die;  // the die's first plane: the one transaction holds all the job's
+  t.bytes = g.route == Route::None ? 0 : int64_t(j.active) * d_.page_size;
+  t.job = JobSegment{die, k, j.tmpl, j.active};
   if (k == 0) ++cr_.jobs;
   if (++cseg_[die] == segs_[j.tmpl].size()) cseg_[die] = 0, ++cnext_[die];
   ++cpending_[die];
@@ -284,14 +279,14 @@ void Sim::job_done(const Tx& t) {
       isp_free_ = std::max(ev_.now(), isp_free_) + d;
       cr_.isp_busy += d;
       cr_.isp += rates_.isp_bit * Bytes(t.bytes);
-      if (g.last_out) ev_.push(isp_free_, {Ev::IspResult, uint32_t(t.sectors)});  // the job's result is ready
+      if (g.last_out) ev_.push(isp_free_, {Ev::IspResult, uint32_t(t.job.active)});  // the job's result is ready
       break;
     }
     case Route::None:
       cr_.total = std::max(cr_.total, ev_.now());
       break;
   }
-  const uint32_t die = t.req;
+  const uint32_t die = t.job.die;
   if (g.data_in > 0) wprog_[die] = 0;  // a program ended
   --cpending_[die];
   fill_jobs(die);

@@ -170,21 +170,30 @@ enum class TxKind : uint8_t { Read, Program, Erase, Compute };
 // User: a host request's page (req = request); Cache: a page written back from the write cache (req =
 // cache version); Update: the read of a partial write's other sectors (req = its program);
 // Mapping: translation-page read (lpa = translation page) or program; Gc: relocation and erase (req = plane);
-// Compute: a Flash-Cosmos job (req = its die, block = its step template, sectors = its active planes).
+// Compute: a segment of a compute job (its payload is Tx::job).
 enum class TxSource : uint8_t { User, Cache, Update, Mapping, Gc, Compute };
+
+/// A compute transaction's payload: which die's job, which segment of which step template, on how many planes.
+struct JobSegment {
+  uint32_t die = 0;
+  uint32_t segment = 0;  // in its template's segments
+  uint16_t tmpl = 0;     // the job's step template
+  uint16_t active = 0;   // the job's planes
+};
 
 struct Tx {
   TxKind kind;
   TxSource src;
   uint16_t flow;
-  uint32_t req;
+  uint32_t req;  // the owner, by source (above); unused by Compute, whose payload is `job`
   uint32_t lpa;
   uint32_t ppa;  // read / erase target (block's first page) / GC read source
   int64_t plane;
   int64_t bytes;        // over the channel
   int64_t sectors = 0;  // user read: sectors of the page it serves; program: sectors written
   uint32_t bits = 0;    // program: written-sector groups
-  int64_t block = -1;
+  int64_t block = -1;   // erase: the block
+  JobSegment job{};     // Compute only
 };
 
 struct Request {

@@ -310,7 +310,7 @@ class Sim {
     int64_t data_in = 0, overlap = 0;          // a program: its slices, and the next program's that may load meanwhile
   };
 
-  const Segment& segment_of(const Tx& t) const { return segs_[size_t(t.block)][t.bits]; }
+  const Segment& segment_of(const Tx& t) const { return segs_[t.job.tmpl][t.job.segment]; }
 
   void setup_compute();
 

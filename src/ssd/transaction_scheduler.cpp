@@ -143,12 +143,12 @@ void Sim::execute(int64_t unit) {
     const Segment& sg = segment_of(f);
     cr_.die_busy += sg.die_time;
     cr_.die_steps += uint64_t(sg.steps);
-    cr_.sensings += uint64_t(sg.sensings * f.sectors);  // per plane
+    cr_.sensings += uint64_t(sg.sensings * f.job.active);  // per plane
     cr_.nand_sense += sg.energy;
     if (sg.data_in > 0) {  // a program: its slices leave the latches' count, the next program's may load
-      wloaded_[f.req] -= sg.data_in;
-      wclaimed_[f.req] -= sg.data_in;
-      wprog_[f.req] = 1;
+      wloaded_[f.job.die] -= sg.data_in;
+      wclaimed_[f.job.die] -= sg.data_in;
+      wprog_[f.job.die] = 1;
       ++cr_.programs;
       try_data_in(uint32_t(channel_of_plane(f.plane)));
     }
