@@ -12,6 +12,7 @@ The kind is recognised from the JSON's keys:
   accel sessions    -> KV hit rate per system (over the load sweep)
   hbf area --vary   -> stack footprint and density over the swept values
   cosmos ssb        -> FC's speedup per query over every system
+  serve sweep       -> TTFT and TPOT percentiles against the throughput achieved, and the TTFT CDF per rate
 Anything else is refused with exit 2 and the keys the file has. Same input, same bytes.
 """
 import json
@@ -57,6 +58,8 @@ def kind_of(j):
         return "accel-sessions"
     if "queries" in keys and j["queries"] and "systems" in j["queries"][0]:
         return "cosmos-ssb"
+    if {"points"} <= keys and j["points"] and isinstance(j["points"][0], dict) and "cdf" in j["points"][0]:
+        return "serve-sweep"
     return None
 
 
@@ -100,7 +103,7 @@ def main():
     if kind is None:
         keys = ", ".join(sorted(j)[:12]) if isinstance(j, dict) else type(j).__name__
         fail(f"{src}: not a bitline result this script can draw (its top-level keys: {keys}); it draws the JSON of "
-             "cosmos eval, cosmos write-bw, cosmos ssb, accel eval, accel sweep, accel ablation, accel sessions, hbf area --vary")
+             "cosmos eval, cosmos write-bw, cosmos ssb, accel eval, accel sweep, accel ablation, accel sessions, hbf area --vary, serve sweep")
     import plot_cosmos  # noqa: E402  (the Flash-Cosmos charts)
     import plot_accel  # noqa: E402  (the FlashAccel charts)
     if kind == "cosmos-eval":
@@ -123,6 +126,9 @@ def main():
         ctx = ctx.get("name", "") if isinstance(ctx, dict) else ctx
         ax.set_title(f"{j.get('model', '')} on {j.get('system', '')}, context {ctx}, SLO {j.get('slo_ms', 0):g} ms", fontsize=9)
         save(fig, out)
+    elif kind == "serve-sweep":
+        import plot_serve  # noqa: E402
+        plot_serve.sweep(j, out)
     elif kind == "hbf-area":
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
         sweep_lines(axes[0], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["footprint_mm2"], "HBF stack footprint (mm^2)")

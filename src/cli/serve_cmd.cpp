@@ -1,12 +1,14 @@
 // `bitline serve ...`: request-level serving simulation (src/serve/, docs/serving.md).
 //   run       one workload on one system: latency percentiles, throughput, goodput -> stdout, --json, --requests-out
 //   capacity  the highest arrival rate whose p90 TTFT and p99 TPOT meet their SLOs (bisection on the rate)
+//   sweep     one open-loop run per arrival rate: the throughput-latency curve and latency CDFs -> --json, --csv
 // The GPU kind's parameters load as in `accel` (--preset, --config, --set over configs/gpus/KIND.yaml); the `serve`
 // section (scheduler, limits, block manager) comes with them.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <memory>
 
@@ -32,7 +34,13 @@ struct ServeOpts {
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   // capacity
   double p90_ttft_ms = 0, p99_tpot_ms = 0, rate_lo = 0, tolerance = 0.02;
+  // sweep
+  std::vector<double> rates;
+  std::string csv;
 };
+
+/// A sweep's points at most, and its requests in all (points x --requests): the work budget of `serve sweep`.
+constexpr size_t kMaxSweepPoints = 256;
 
 /// The system, the server of its preferred deployment (llm.tp_size from --tp) and the `serve` parameters.
 struct Setup {
@@ -72,10 +80,10 @@ std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o) {
 double arrival_cv(const ServeOpts& o) { return parse_arrival(o.arrival) == ArrivalKind::Gamma ? o.cv : 1.0; }
 
 /// The workload of `o` (its arrivals at `rate` for an open loop).
-Workload make_workload(const ServeOpts& o, double rate) {
+Workload make_workload(const ServeOpts& o, double rate, CsvTraceInfo* info = nullptr) {
   Workload w;
   if (!o.trace.empty()) {
-    w.requests = read_trace(o.trace, o.requests);
+    w.requests = read_trace(o.trace, o.requests, info);
     return w;
   }
   if (o.requests < 1) throw ConfigError("serve: give the number of requests with --requests K (K >= 1)");
@@ -153,13 +161,19 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (!o.requests_out.empty()) check_json_output(o.requests_out, "--requests-out");
   if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
   const auto s = make_setup(k, o);
-  Workload w = make_workload(o, o.rate);
+  CsvTraceInfo csv;
+  Workload w = make_workload(o, o.rate, &csv);
   w.record_passes = !o.chrome_trace.empty();
+  const bool csv_trace = !o.trace.empty() && std::filesystem::path(o.trace).extension() == ".csv";
+  if (csv_trace && csv.skipped_failed > 0)
+    fmt::print("{}: {} trace, {} rows of failed requests (0 response tokens) skipped\n", o.trace, to_string(csv.format),
+               csv.skipped_failed);
   const SimResult r = simulate(*s->server, s->sp, std::move(w));
   const Json sum = summary(r, Slo{o.slo_ttft_ms, o.slo_tpot_ms});
   print_summary(*s, r, sum);
   if (!o.json.empty()) {
     Json j = header(*s, o);
+    if (csv_trace) j["workload"]["format"] = to_string(csv.format), j["workload"]["skipped_failed_rows"] = csv.skipped_failed;
     j["memory"] = r.memory.json();
     j["summary"] = sum;
     j["slo_attainment"] = sum["slo_attainment"];
@@ -262,6 +276,67 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   }
 }
 
+void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
+  if (o.rates.empty()) throw ConfigError("serve sweep: give the arrival rates with --rates R1,R2,... (requests/s)");
+  if (o.rates.size() > kMaxSweepPoints)
+    throw ConfigError(fmt::format("--rates: {} rates, at most {} in one sweep", o.rates.size(), kMaxSweepPoints));
+  for (size_t i = 0; i < o.rates.size(); ++i) {
+    const double r = o.rates[i];
+    if (!std::isfinite(r) || !(r > 0))
+      throw ConfigError(fmt::format("--rates: {} (rate {}): need a finite rate above 0 requests/s", r, i + 1));
+    if (i > 0 && !(r > o.rates[i - 1]))
+      throw ConfigError(fmt::format("--rates: {} after {}: give the rates in increasing order", r, o.rates[i - 1]));
+  }
+  if (o.requests > 0 && int64_t(o.rates.size()) * o.requests > kMaxRequests)
+    throw ConfigError(fmt::format("serve sweep: {} rates x --requests {} = {} requests, above the budget of {} per command", o.rates.size(),
+                                  o.requests, int64_t(o.rates.size()) * o.requests, kMaxRequests));
+  if (!o.json.empty()) check_json_output(o.json);
+  if (!o.csv.empty()) check_json_output(o.csv, "--csv");
+  const auto s = make_setup(k, o);
+  const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
+  fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
+             s->server->deployment().describe(), s->sp.scheduler.name(), o.rates.size(), o.requests);
+  Json points = Json::array();
+  Json rows = Json::array();  // the CSV: one row per rate
+  for (size_t i = 0; i < o.rates.size(); ++i) {
+    const double rate = o.rates[i];
+    const SimResult r = simulate(*s->server, s->sp, make_workload(o, rate));
+    const Json sum = summary(r, slo);
+    const auto at = [&](const char* m, const char* q) { return sum[m][q].get<double>(); };
+    fmt::print(
+        "  [{}/{}] rate {:>9.4f}/s: {:>9.1f} output tokens/s, TTFT p50 {:>9.2f} p99 {:>10.2f} ms, TPOT p50 {:>7.2f} p99 {:>8.2f} ms, "
+        "goodput {:.3f}/s\n",
+        i + 1, o.rates.size(), rate, sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
+        at("tpot_ms", "p50"), at("tpot_ms", "p99"), sum["goodput_requests_per_s"].get<double>());
+    std::fflush(stdout);
+    points.push_back({{"rate_per_s", rate}, {"summary", sum}, {"cdf", cdf(r)}});
+    rows.push_back({{"rate_per_s", rate},
+                    {"requests_per_s", sum["requests_per_s"]},
+                    {"output_tokens_per_s", sum["output_tokens_per_s"]},
+                    {"goodput_requests_per_s", sum["goodput_requests_per_s"]},
+                    {"slo_attainment", sum["slo_attainment"]},
+                    {"ttft_ms", sum["ttft_ms"]},
+                    {"tpot_ms", sum["tpot_ms"]},
+                    {"itl_ms", sum["itl_ms"]},
+                    {"e2e_ms", sum["e2e_ms"]},
+                    {"preemptions", sum["preemptions"]}});
+  }
+  if (!o.json.empty()) {
+    Json j = header(*s, o);
+    j["workload"].erase("rate_per_s");
+    j["slo"] = {{"ttft_ms", o.slo_ttft_ms > 0 ? Json(o.slo_ttft_ms) : Json(nullptr)},
+                {"tpot_ms", o.slo_tpot_ms > 0 ? Json(o.slo_tpot_ms) : Json(nullptr)}};
+    j["points"] = points;
+    j["config"] = s->config;
+    write_json_file(o.json, j);
+    fmt::print("wrote {}\n", o.json);
+  }
+  if (!o.csv.empty()) {
+    write_csv_file(o.csv, rows);
+    fmt::print("wrote {}\n", o.csv);
+  }
+}
+
 }  // namespace
 
 void add_serve(CLI::App& app) {
@@ -277,8 +352,8 @@ void add_serve(CLI::App& app) {
     cmd->add_option("--concurrency", o->concurrency, "closed loop: users, each sending its next request when the last one finishes")
         ->check(CLI::Range(int64_t(1), kMaxRequests));
     cmd->add_option("--trace", o->trace,
-                    "arrivals and lengths from a trace: Azure LLM trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens), or JSON "
-                    "Lines (bitline's sessions or Mooncake's)");
+                    "arrivals and lengths from a trace: a CSV of the Azure LLM trace (TIMESTAMP,ContextTokens,GeneratedTokens) or of "
+                    "BurstGPT (Timestamp,Request tokens,Response tokens), or JSON Lines (bitline's sessions or Mooncake's)");
     cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--requests-out", o->requests_out, "write one record per request: F.jsonl (JSON lines) or F.csv");
@@ -303,6 +378,18 @@ void add_serve(CLI::App& app) {
     cmd->add_option("--rate-lo", o->rate_lo, "first rate probed, requests/s (default 0.1)")->check(finite_range(1e-6, 1e6));
     cmd->add_option("--tolerance", o->tolerance, "stop when the bracket is this narrow, relative")->check(finite_range(1e-4, 0.5));
     cmd->callback([k, o] { capacity_serve(*k, *o); });
+  }
+  {
+    auto* cmd = group->add_subcommand("sweep", "one open-loop run per arrival rate: throughput-latency curve, latency CDFs, goodput");
+    auto k = std::make_shared<accel::KindOptions>();
+    auto o = std::make_shared<ServeOpts>();
+    k->add_to(*cmd);
+    add_common(*cmd, *o);
+    cmd->add_option("--rates", o->rates, "arrival rates, requests/s, increasing: R1,R2,...")->delimiter(',')->required();
+    cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
+    cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
+    cmd->add_option("--csv", o->csv, "write one row per rate (throughput, goodput, latency percentiles) to this CSV file");
+    cmd->callback([k, o] { sweep_serve(*k, *o); });
   }
 }
 

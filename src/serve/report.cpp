@@ -109,6 +109,27 @@ Json summary(const SimResult& r, const Slo& slo) {
   return s;
 }
 
+Json cdf(const SimResult& r) {
+  std::vector<double> ttft, tpot, e2e;
+  for (const auto& q : r.requests) {
+    ttft.push_back(q.ttft_s() * 1e3);
+    e2e.push_back(q.e2e_s() * 1e3);
+    if (q.output > 1) tpot.push_back(q.tpot_s() * 1e3);
+  }
+  const auto quantiles = [](std::vector<double>& v) {
+    Json a = Json::array();
+    if (v.empty()) return a;
+    std::sort(v.begin(), v.end());
+    for (int k = 0; k <= 100; ++k) {  // percentile()'s interpolation on the sorted list
+      const double pos = k / 100.0 * double(v.size() - 1);
+      const size_t lo = size_t(std::floor(pos)), hi = std::min(lo + 1, v.size() - 1);
+      a.push_back(v[lo] + (pos - double(lo)) * (v[hi] - v[lo]));
+    }
+    return a;
+  };
+  return {{"quantiles_percent", "0..100 step 1"}, {"ttft_ms", quantiles(ttft)}, {"tpot_ms", quantiles(tpot)}, {"e2e_ms", quantiles(e2e)}};
+}
+
 void write_chrome_trace(const std::filesystem::path& file, const SimResult& r) {
   std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"serving engine\"}}";

@@ -31,6 +31,10 @@ struct Slo {
 /// goodput_requests_per_s, slo_attainment, mean_requests_in_system, and the accounting.
 Json summary(const SimResult& r, const Slo& slo);
 
+/// The empirical CDFs of ttft_ms, tpot_ms and e2e_ms: each the 101 quantiles at 0, 1, ..., 100% (same
+/// interpolation as the percentiles), for plots of latency CDFs (scripts/plot_serve.py).
+Json cdf(const SimResult& r);
+
 /// One line per request: id, arrival_s, queueing_ms, ttft_ms, tpot_ms, itl_mean_ms, itl_max_ms, e2e_ms, input_tokens,
 /// output_tokens, preemptions. ".csv" writes CSV with a header, anything else JSON lines. OutputError when the file
 /// cannot be written.

@@ -240,33 +240,60 @@ bool parse_timestamp(const std::string& s, double& out) {
 
 }  // namespace
 
-std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t limit) {
+namespace {
+
+/// The CSV traces read by name of their columns: Azure's LLM inference trace (Patel et al., Splitwise, ISCA 2024:
+/// AzurePublicDataset, AzureLLMInferenceTrace_{code,conv}.csv) and BurstGPT (Wang et al., 2024: BurstGPT_*.csv,
+/// whose failed requests have 0 response tokens).
+struct CsvFormat {
+  CsvTraceFormat kind;
+  const char *time, *input, *output;
+};
+constexpr CsvFormat kCsvFormats[] = {
+    {CsvTraceFormat::Azure, "TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+    {CsvTraceFormat::BurstGpt, "Timestamp", "Request tokens", "Response tokens"},
+};
+
+}  // namespace
+
+const char* to_string(CsvTraceFormat f) { return f == CsvTraceFormat::Azure ? "azure" : "burstgpt"; }
+
+std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t limit, CsvTraceInfo* info) {
   const std::string text = read_input_file(file, kMaxTraceFileBytes, "trace");
   std::istringstream in(text);
   std::string line;
   int64_t lineno = 0;
   const std::string f = file.string();
-  // Header.
-  int col_t = -1, col_in = -1, col_out = -1;
-  size_t columns = 0;
+  // Header: the first format whose three columns it names.
+  std::vector<std::string> names;
   while (std::getline(in, line)) {
     ++lineno;
     if (trim(line).empty()) continue;
-    const auto h = split(line, ',');
-    columns = h.size();
-    for (size_t i = 0; i < h.size(); ++i) {
-      const std::string name = trim(h[i]);
-      if (name == "TIMESTAMP") col_t = int(i);
-      if (name == "ContextTokens") col_in = int(i);
-      if (name == "GeneratedTokens") col_out = int(i);
-    }
+    for (const auto& h : split(line, ',')) names.push_back(trim(h));
     break;
   }
-  if (columns == 0) throw ConfigError(fmt::format("{}: empty trace (expected a header TIMESTAMP,ContextTokens,GeneratedTokens)", f));
-  for (auto [c, name] : {std::pair{col_t, "TIMESTAMP"}, std::pair{col_in, "ContextTokens"}, std::pair{col_out, "GeneratedTokens"}})
-    if (c < 0)
+  const char* expected = "TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or Timestamp,Request tokens,Response tokens (BurstGPT)";
+  if (names.empty()) throw ConfigError(fmt::format("{}: empty trace (expected a header naming {})", f, expected));
+  const auto column = [&](const char* name) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return int(i);
+    return -1;
+  };
+  const CsvFormat* tf = nullptr;
+  for (const auto& cf : kCsvFormats)
+    if (column(cf.time) >= 0 || column(cf.input) >= 0 || column(cf.output) >= 0) {
+      tf = &cf;
+      break;
+    }
+  if (!tf) throw ConfigError(fmt::format("{}:{}: the header names none of the columns of {}", f, lineno, expected));
+  for (const char* name : {tf->time, tf->input, tf->output})
+    if (column(name) < 0)
       throw ConfigError(
-          fmt::format("{}:{}: the header has no column {} (expected TIMESTAMP,ContextTokens,GeneratedTokens)", f, lineno, name));
+          fmt::format("{}:{}: the header has no column {} (expected {},{},{})", f, lineno, name, tf->time, tf->input, tf->output));
+  const int col_t = column(tf->time), col_in = column(tf->input), col_out = column(tf->output);
+  const size_t columns = names.size();
+  const bool burst = tf->kind == CsvTraceFormat::BurstGpt;
+  int64_t skipped = 0;
   std::vector<Request> reqs;
   double first = 0, prev = 0;
   while (std::getline(in, line)) {
@@ -281,26 +308,27 @@ std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t
     int64_t ni = 0, no = 0;
     if (!parse_timestamp(trim(cells[size_t(col_t)]), t))
       throw ConfigError(
-          fmt::format("{}: '{}' is not a time (seconds, or YYYY-MM-DD HH:MM:SS.f)", where(col_t, "TIMESTAMP"), trim(cells[size_t(col_t)])));
+          fmt::format("{}: '{}' is not a time (seconds, or YYYY-MM-DD HH:MM:SS.f)", where(col_t, tf->time), trim(cells[size_t(col_t)])));
     if (!parse_int(trim(cells[size_t(col_in)]), ni))
-      throw ConfigError(
-          fmt::format("{}: '{}' is not a whole number of tokens", where(col_in, "ContextTokens"), trim(cells[size_t(col_in)])));
+      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_in, tf->input), trim(cells[size_t(col_in)])));
     if (!parse_int(trim(cells[size_t(col_out)]), no))
-      throw ConfigError(
-          fmt::format("{}: '{}' is not a whole number of tokens", where(col_out, "GeneratedTokens"), trim(cells[size_t(col_out)])));
-    if (ni < 1 || ni > kMaxTokens)
-      throw ConfigError(fmt::format("{}: {} tokens: need 1 to {} (a zero-length prompt cannot be served)", where(col_in, "ContextTokens"),
-                                    ni, kMaxTokens));
-    if (no < 1 || no > kMaxTokens)
-      throw ConfigError(fmt::format("{}: {} tokens: need 1 to {} (a request generates at least one token)",
-                                    where(col_out, "GeneratedTokens"), no, kMaxTokens));
-    if (reqs.empty()) first = prev = t;
-    if (t < 0) throw ConfigError(fmt::format("{}: negative time {}", where(col_t, "TIMESTAMP"), t));
+      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_out, tf->output), trim(cells[size_t(col_out)])));
+    if (reqs.empty() && skipped == 0) first = prev = t;
+    if (t < 0) throw ConfigError(fmt::format("{}: negative time {}", where(col_t, tf->time), t));
     if (t < prev)
-      throw ConfigError(
-          fmt::format("{}: time {} is before the previous row's {} (rows must be sorted)", where(col_t, "TIMESTAMP"), t, prev));
-    if (t - first > 4e6) throw ConfigError(fmt::format("{}: the trace spans more than 4e6 s", where(col_t, "TIMESTAMP")));
+      throw ConfigError(fmt::format("{}: time {} is before the previous row's {} (rows must be sorted)", where(col_t, tf->time), t, prev));
+    if (t - first > 4e6) throw ConfigError(fmt::format("{}: the trace spans more than 4e6 s", where(col_t, tf->time)));
     prev = t;
+    if (burst && no == 0) {  // BurstGPT's record of a failed request: it generated nothing, it is not served
+      ++skipped;
+      continue;
+    }
+    if (ni < 1 || ni > kMaxTokens)
+      throw ConfigError(
+          fmt::format("{}: {} tokens: need 1 to {} (a zero-length prompt cannot be served)", where(col_in, tf->input), ni, kMaxTokens));
+    if (no < 1 || no > kMaxTokens)
+      throw ConfigError(
+          fmt::format("{}: {} tokens: need 1 to {} (a request generates at least one token)", where(col_out, tf->output), no, kMaxTokens));
     Request r;
     r.id = int64_t(reqs.size());
     r.arrival = Time(int64_t(std::llround((t - first) * 1e12)));
@@ -308,12 +336,15 @@ std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t
     r.output = no;
     reqs.push_back(r);
   }
-  if (reqs.empty()) throw ConfigError(fmt::format("{}: no requests after the header", f));
+  if (reqs.empty())
+    throw ConfigError(skipped > 0 ? fmt::format("{}: no served requests ({} failed rows with 0 {})", f, skipped, tf->output)
+                                  : fmt::format("{}: no requests after the header", f));
+  if (info) *info = CsvTraceInfo{tf->kind, skipped};
   return reqs;
 }
 
-std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit) {
-  if (file.extension() == ".csv") return read_azure_trace(file, limit);
+std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit, CsvTraceInfo* info) {
+  if (file.extension() == ".csv") return read_csv_trace(file, limit, info);
   struct Row {
     double t = 0;
     int64_t input = 0, output = 0;

@@ -60,15 +60,27 @@ std::vector<Request> make_requests(int64_t count, const LengthSpec& in, const Le
 /// finite and positive, or a cv that is not.
 void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind kind, double cv, uint64_t seed);
 
-/// Reads an Azure LLM inference trace (CSV with a header naming TIMESTAMP, ContextTokens, GeneratedTokens in any
-/// order; TIMESTAMP in seconds from the start or as "YYYY-MM-DD HH:MM:SS[.ffffff]"): arrivals relative to the first
-/// row, at most `limit` rows (0: all). ConfigError naming the file, line, column and reason for a missing column,
-/// a value that is not a number, a zero length, a negative or decreasing time.
-std::vector<Request> read_azure_trace(const std::filesystem::path& file, int64_t limit);
-/// A trace by its format: a .csv file is an Azure trace; otherwise a JSON Lines trace read by the sessions' reader
+/// The CSV trace formats `read_csv_trace` knows, by their header.
+enum class CsvTraceFormat { Azure, BurstGpt };
+const char* to_string(CsvTraceFormat f);  // "azure", "burstgpt"
+
+/// What a CSV trace held beside its requests.
+struct CsvTraceInfo {
+  CsvTraceFormat format = CsvTraceFormat::Azure;
+  int64_t skipped_failed = 0;  // BurstGPT rows of failed requests (0 response tokens), not served
+};
+
+/// Reads a CSV trace, its format known by the columns its header names (any order, other columns ignored):
+/// the Azure LLM inference trace (TIMESTAMP, ContextTokens, GeneratedTokens; TIMESTAMP in seconds from the start or
+/// as "YYYY-MM-DD HH:MM:SS[.ffffff]") or BurstGPT (Timestamp in seconds, Request tokens, Response tokens; its rows
+/// of failed requests, with 0 response tokens, are skipped and counted in `info`): arrivals relative to the first
+/// row, at most `limit` requests (0: all). ConfigError naming the file, line, column and reason for a missing
+/// column, a value that is not a number, a zero length, a negative or decreasing time.
+std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t limit, CsvTraceInfo* info = nullptr);
+/// A trace by its format: a .csv file by read_csv_trace; otherwise a JSON Lines trace read by the sessions' reader
 /// (llm/sessions.hpp: bitline's sessions, whose turns become requests, or Mooncake's), its requests sorted by time
 /// (ties in file order), arrivals relative to the first, at most `limit` (0: all). The readers' errors name the file,
-/// line and field.
-std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit);
+/// line and field. `info` is set for a CSV trace.
+std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit, CsvTraceInfo* info = nullptr);
 
 }  // namespace bitline::serve

@@ -1,4 +1,4 @@
-// `bitline serve run` and `bitline serve capacity` through the binary: the JSON names the validation scripts read,
+// `bitline serve run`, `serve capacity` and `serve sweep` through the binary: the JSON names the validation scripts read,
 // the per-request output, byte-identical reruns, and bad input (exit 2 with a message naming the option or file).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -164,4 +164,84 @@ TEST(ServeCli, CapacityFindsARateThatMeetsAndOneThatMisses) {
   }
   EXPECT_TRUE(met);
   EXPECT_TRUE(missed);
+}
+
+TEST(ServeCli, ABurstGptTraceSkipsItsFailedRowsAndSaysSo) {
+  // BurstGPT's columns (Timestamp in seconds, Model, Request tokens, Response tokens, Total tokens, Log Type); its
+  // failed requests have 0 response tokens: skipped, counted on stdout and in the JSON.
+  const auto f = tmp("burst.csv"), json = tmp("burst.json");
+  std::ofstream(f) << "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                      "5,ChatGPT,472,18,490,Conversation log\n"
+                      "45,ChatGPT,1087,0,1087,Conversation log\n"
+                      "118,GPT-4,417,30,447,Conversation log\n";
+  const auto r = run_bitline("serve run --model llama2-7b --system h100x1 --trace " + f.string() + " --json " + json.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("2 requests"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 rows of failed requests"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["workload"]["format"], "burstgpt");
+  EXPECT_EQ(j["workload"]["skipped_failed_rows"], 1);
+  EXPECT_EQ(j["summary"]["tokens"]["input"], 472 + 417);
+  // Its errors name its own columns; a prompt of 0 tokens is still an error.
+  struct Case {
+    std::string text, says;
+  };
+  for (const Case& c : {Case{"Timestamp,Request tokens\n0,5\n", "no column Response tokens"},
+                        Case{"Timestamp,Request tokens,Response tokens\n0,0,3\n", ":2: column 2 (Request tokens)"},
+                        Case{"Timestamp,Request tokens,Response tokens\n3,5,3\n1,5,3\n", "before the previous row"},
+                        Case{"Timestamp,Request tokens,Response tokens\n1,5,0\n", "no served requests (1 failed rows"},
+                        Case{"time,prompt,answer\n1,5,3\n", "names none of the columns"}}) {
+    std::ofstream(f) << c.text;
+    const auto e = run_bitline("serve run --model llama2-7b --system h100x1 --trace " + f.string());
+    EXPECT_EQ(e.rc, 2) << c.text << "\n" << e.out;
+    EXPECT_NE(e.out.find(c.says), std::string::npos) << c.text << "\n" << e.out;
+  }
+}
+
+TEST(ServeCli, ASweepGivesOnePointPerRateWithItsCdfAndCsvRow) {
+  const auto json = tmp("sweep.json"), csv = tmp("sweep.csv");
+  const std::string base = "serve sweep --model llama2-7b --system h100x1 --input 300 --output 50 --requests 200 ";
+  const auto r = run_bitline(base + "--rates 1,8,64 --slo-ttft-ms 500 --slo-tpot-ms 50 --json " + json.string() + " --csv " + csv.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  ASSERT_EQ(j["points"].size(), 3u);
+  double last_tput = 0, last_ttft = 0;
+  for (const auto& p : j["points"]) {
+    const auto& s = p["summary"];
+    // Far below capacity the engine serves what is offered: throughput rises with the rate, and so does the latency.
+    EXPECT_GT(s["output_tokens_per_s"].get<double>(), last_tput);
+    EXPECT_GT(s["ttft_ms"]["p50"].get<double>(), last_ttft);
+    last_tput = s["output_tokens_per_s"].get<double>();
+    last_ttft = s["ttft_ms"]["p50"].get<double>();
+    // The CDF: 101 quantiles, non-decreasing, its 50% point the summary's p50 and its ends the extremes.
+    const auto& q = p["cdf"]["ttft_ms"];
+    ASSERT_EQ(q.size(), 101u);
+    for (size_t k = 1; k < q.size(); ++k) EXPECT_LE(q[k - 1].get<double>(), q[k].get<double>());
+    EXPECT_DOUBLE_EQ(q[50].get<double>(), s["ttft_ms"]["p50"].get<double>());
+    EXPECT_DOUBLE_EQ(q[99].get<double>(), s["ttft_ms"]["p99"].get<double>());
+  }
+  // The same rate alone in `serve run` gives the same summary (same seed, same requests).
+  const auto one = tmp("one.json");
+  ASSERT_EQ(run_bitline("serve run --model llama2-7b --system h100x1 --input 300 --output 50 --requests 200 --rate 8 --slo-ttft-ms 500 "
+                        "--slo-tpot-ms 50 --json " +
+                        one.string())
+                .rc,
+            0);
+  EXPECT_EQ(nlohmann::json::parse(slurp(one))["summary"], j["points"][1]["summary"]);
+  // The CSV: a header and one row per rate.
+  const std::string c = slurp(csv);
+  EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 4);
+  EXPECT_NE(c.find("rate_per_s"), std::string::npos);
+  EXPECT_NE(c.find("ttft_ms.p99"), std::string::npos);
+  // Bad rates: exit 2 naming them; a sweep above the request budget is refused before any work.
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{{"--rates 4,1", "increasing order"},
+                                                                                   {"--rates 1,0", "need a finite rate above 0"},
+                                                                                   {"--rates 1,nan", "need a finite rate above 0"}}) {
+    const auto e = run_bitline(base + args);
+    EXPECT_EQ(e.rc, 2) << args << "\n" << e.out;
+    EXPECT_NE(e.out.find(says), std::string::npos) << args << "\n" << e.out;
+  }
+  const auto big = run_bitline("serve sweep --model llama2-7b --system h100x1 --input 300 --output 50 --requests 30000000 --rates 1,2");
+  EXPECT_EQ(big.rc, 2);
+  EXPECT_NE(big.out.find("above the budget"), std::string::npos) << big.out;
 }
