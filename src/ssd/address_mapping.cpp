@@ -22,7 +22,7 @@ void Sim::writeback(Cmt& c, uint32_t page, uint32_t flow) {
   if (M_.translation_programs) {
     ++departing_[page];
     uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
-    Tx t{TxKind::Program, TxSource::Mapping, uint16_t(flow), kNone, key, kNone, int64_t(ftl_.plane_of(page)), d_.page_size};
+    Tx t = Tx::mapping_program(uint32_t(flow), key, int64_t(ftl_.plane_of(page)), d_.page_size);
     t.sectors = spp_;
     enqueue(new_tx(t));
   } else {
@@ -136,9 +136,7 @@ void Sim::proceed(uint32_t tx) {
   if (M_.update_reads && missing && old_ppa != FlatMap32::kEmpty) {
     int64_t sec = std::min<int64_t>(spp_, int64_t(__builtin_popcount(missing)) * grp_);
     ++stats_.update_reads;
-    Tx u{TxKind::Read, TxSource::Update, uint16_t(flow), tx, lpa, old_ppa, ftl_.plane_of_ppa(old_ppa), sec * 512};
-    u.sectors = sec;
-    enqueue(new_tx(u));
+    enqueue(new_tx(Tx::update_read(uint32_t(flow), tx, lpa, old_ppa, ftl_.plane_of_ppa(old_ppa), sec)));
     return;
   }
   enqueue(tx);

@@ -185,12 +185,8 @@ bool Sim::issue_job(uint32_t die) {
     wheld_[die] = 0;
     wclaimed_[die] += g.data_in;
   }
-  Tx t{};
-  t.kind = TxKind::Compute;
-  t.src = TxSource::Compute;
-  t.plane = int64_t(die) * d_.planes_per_die;  // the die's first plane: the one transaction holds all the job's
-  t.bytes = g.route == Route::None ? 0 : int64_t(j.active) * d_.page_size;
-  t.job = JobSegment{die, k, j.tmpl, j.active};
+  const Tx t = Tx::compute(JobSegment{die, k, j.tmpl, j.active}, int64_t(die) * d_.planes_per_die,
+                           g.route == Route::None ? 0 : int64_t(j.active) * d_.page_size);
   if (k == 0) ++cr_.jobs;
   if (++cseg_[die] == segs_[j.tmpl].size()) cseg_[die] = 0, ++cnext_[die];
   ++cpending_[die];

@@ -30,7 +30,7 @@ void Sim::issue_reads(uint32_t id) {
       }
     }
     ++reqs_[id].pending;
-    Tx t{TxKind::Read, TxSource::User, uint16_t(reqs_[id].flow), id, lpa, kNone, 0, n * 512};
+    Tx t = Tx::user(TxKind::Read, reqs_[id].flow, id, lpa, n * 512);
     t.sectors = n;
     translate(new_tx(t));
   });
@@ -47,7 +47,7 @@ void Sim::issue_programs(uint32_t id) {
   r.pending = 1;
   for_each_page(r, [&](uint32_t lpa, int64_t off, int64_t n) {
     ++reqs_[id].pending;
-    Tx t{TxKind::Program, TxSource::User, uint16_t(reqs_[id].flow), id, lpa, kNone, 0, n * 512};
+    Tx t = Tx::user(TxKind::Program, reqs_[id].flow, id, lpa, n * 512);
     t.sectors = n;
     t.bits = bits_of(off, n);
     translate(new_tx(t));
@@ -94,7 +94,7 @@ bool Sim::destage(uint32_t id) {
       if (M_.hot_cold_cache) hot_.set(lpa, 1);
       sl->writeback = true;
       depth_[c] += n;
-      Tx t{TxKind::Program, TxSource::Cache, uint16_t(flow), sl->version, lpa, kNone, 0, n * 512};
+      Tx t = Tx::cache_writeback(uint32_t(flow), sl->version, lpa, n * 512);
       t.sectors = n;
       t.bits = bits;
       translate(new_tx(t));
@@ -132,7 +132,7 @@ void Sim::on_eviction_read(uint32_t batch) {
   for (const auto& e : list) {
     // the evicting flow is not recorded: the slot's lpa decides the flow for priorities and the CMT
     uint32_t flow = flow_of_lpa(e.lpa);
-    Tx t{TxKind::Program, TxSource::Cache, uint16_t(flow), e.version, e.lpa, kNone, 0, sectors_of(e.bits) * 512};
+    Tx t = Tx::cache_writeback(uint32_t(flow), e.version, e.lpa, sectors_of(e.bits) * 512);
     t.sectors = sectors_of(e.bits);
     t.bits = e.bits;
     translate(new_tx(t));
@@ -146,9 +146,9 @@ void Sim::cache_program_done(const Tx& t) {
   WriteCache& wc = *cache_[c];
   depth_[c] -= t.sectors;
   if (WriteCache::Slot* sl = wc.find(t.lpa)) {
-    if (sl->version == t.req)
+    if (sl->version == t.cache_version())
       wc.erase(*sl);
-    else if (sl->writeback && sl->version > t.req)
+    else if (sl->writeback && sl->version > t.cache_version())
       sl->writeback = false;  // newer data: dirty again
   }
   auto& w = waiting_[c];

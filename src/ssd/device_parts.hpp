@@ -3,6 +3,7 @@
 // for a flow. Nothing here is an interface for users: ssd/device.hpp is.
 #pragma once
 
+#include <cassert>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -167,10 +168,11 @@ class XferTimes {
 
 // Compute: an operation of a Flash-Cosmos job (compute_jobs.hpp: a segment of its steps on its planes, then its page).
 enum class TxKind : uint8_t { Read, Program, Erase, Compute };
-// User: a host request's page (req = request); Cache: a page written back from the write cache (req =
-// cache version); Update: the read of a partial write's other sectors (req = its program);
-// Mapping: translation-page read (lpa = translation page) or program; Gc: relocation and erase (req = plane);
-// Compute: a segment of a compute job (its payload is Tx::job).
+// Where a transaction comes from, and so what its owner is (Tx's named constructors and accessors below):
+// User: a host request's page (its request); Cache: a page written back from the write cache (its cache version);
+// Update: the read of a partial write's other sectors (its program transaction); Mapping: a translation page read
+// or programmed (lpa = the translation page's key); Gc: a relocation read or program, or an erase (its plane);
+// Compute: a segment of a compute job (its JobSegment).
 enum class TxSource : uint8_t { User, Cache, Update, Mapping, Gc, Compute };
 
 /// A compute transaction's payload: which die's job, which segment of which step template, on how many planes.
@@ -181,19 +183,85 @@ struct JobSegment {
   uint16_t active = 0;   // the job's planes
 };
 
+/// One flash transaction. Built by source with the named constructors, never field by field, and its owner read
+/// through the accessor of its source (each checks the source in debug builds), so a field never changes meaning
+/// silently. The record stays flat (no variant) because the die queues copy it on the hot path.
 struct Tx {
-  TxKind kind;
-  TxSource src;
-  uint16_t flow;
-  uint32_t req;  // the owner, by source (above); unused by Compute, whose payload is `job`
-  uint32_t lpa;
-  uint32_t ppa;  // read / erase target (block's first page) / GC read source
-  int64_t plane;
-  int64_t bytes;        // over the channel
+  TxKind kind{};
+  TxSource src{};
+  uint16_t flow = 0;
+  uint32_t lpa = 0;
+  uint32_t ppa = 0;  // read / erase target (block's first page) / GC read source
+  int64_t plane = 0;
+  int64_t bytes = 0;    // over the channel
   int64_t sectors = 0;  // user read: sectors of the page it serves; program: sectors written
   uint32_t bits = 0;    // program: written-sector groups
   int64_t block = -1;   // erase: the block
-  JobSegment job{};     // Compute only
+  JobSegment job{};     // Compute
+
+  /// A host request's page: read or programmed (`bytes` of its sectors; the plane is chosen at issue).
+  static Tx user(TxKind k, uint32_t flow, uint32_t request, uint32_t lpa, int64_t bytes) {
+    return make(k, TxSource::User, flow, request, lpa, kNone, 0, bytes);
+  }
+  /// A page of the write cache written back at cache version `version`.
+  static Tx cache_writeback(uint32_t flow, uint32_t version, uint32_t lpa, int64_t bytes) {
+    return make(TxKind::Program, TxSource::Cache, flow, version, lpa, kNone, 0, bytes);
+  }
+  /// The read of a partial write's other sectors, before its program transaction `program` may go.
+  static Tx update_read(uint32_t flow, uint32_t program, uint32_t lpa, uint32_t ppa, int64_t plane, int64_t sectors) {
+    Tx t = make(TxKind::Read, TxSource::Update, flow, program, lpa, ppa, plane, sectors * 512);
+    t.sectors = sectors;
+    return t;
+  }
+  /// A translation page (key `lpa`) read from `ppa`, or programmed on `plane`.
+  static Tx mapping_read(uint32_t flow, uint32_t key, uint32_t ppa, int64_t plane, int64_t bytes) {
+    return make(TxKind::Read, TxSource::Mapping, flow, kNone, key, ppa, plane, bytes);
+  }
+  static Tx mapping_program(uint32_t flow, uint32_t key, int64_t plane, int64_t bytes) {
+    return make(TxKind::Program, TxSource::Mapping, flow, kNone, key, kNone, plane, bytes);
+  }
+  /// GC on `plane`: the read of a valid page to relocate, its program, the victim block's erase.
+  static Tx gc_read(int64_t plane, uint32_t lpa, uint32_t ppa, int64_t bytes) {
+    return make(TxKind::Read, TxSource::Gc, 0, uint32_t(plane), lpa, ppa, plane, bytes);
+  }
+  static Tx gc_program(const Tx& read) {
+    return make(TxKind::Program, TxSource::Gc, 0, read.owner_, read.lpa, read.ppa, read.plane, read.bytes);
+  }
+  static Tx gc_erase(int64_t plane, int64_t block) {
+    Tx t = make(TxKind::Erase, TxSource::Gc, 0, uint32_t(plane), 0, kNone, plane, 0);
+    t.block = block;
+    return t;
+  }
+  /// A segment of a compute job, on its die's first plane (the one transaction holds all the job's planes).
+  static Tx compute(JobSegment j, int64_t first_plane, int64_t bytes) {
+    Tx t = make(TxKind::Compute, TxSource::Compute, 0, 0, 0, 0, first_plane, bytes);
+    t.job = j;
+    return t;
+  }
+
+  uint32_t request() const { return owner(TxSource::User); }
+  uint32_t cache_version() const { return owner(TxSource::Cache); }
+  uint32_t update_program() const { return owner(TxSource::Update); }
+
+ private:
+  uint32_t owner_ = 0;  // by source: see TxSource
+  static Tx make(TxKind k, TxSource s, uint32_t flow, uint32_t owner, uint32_t lpa, uint32_t ppa, int64_t plane, int64_t bytes) {
+    Tx t;
+    t.kind = k;
+    t.src = s;
+    t.flow = uint16_t(flow);
+    t.owner_ = owner;
+    t.lpa = lpa;
+    t.ppa = ppa;
+    t.plane = plane;
+    t.bytes = bytes;
+    return t;
+  }
+  uint32_t owner(TxSource s) const {
+    assert(src == s);
+    (void)s;
+    return owner_;
+  }
 };
 
 struct Request {

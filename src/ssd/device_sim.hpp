@@ -128,7 +128,7 @@ class Sim {
   void issue_mapping_read(uint32_t page, int64_t b, uint32_t flow) {
     uint32_t ppa = tpage_ppa(page);
     ++stats_.mapping_reads;
-    enqueue(new_tx(Tx{TxKind::Read, TxSource::Mapping, uint16_t(flow), kNone, page, ppa, ftl_.plane_of_ppa(ppa), b}));
+    enqueue(new_tx(Tx::mapping_read(uint32_t(flow), page, ppa, ftl_.plane_of_ppa(ppa), b)));
   }
 
   /// Makes room in a full CMT; a dirty victim's translation page is written back.
@@ -408,9 +408,7 @@ class Sim {
   void gc_page_done(int64_t plane) {
     GcJob& g = gc_[plane];
     if (--g.outstanding > 0) return;
-    Tx e{TxKind::Erase, TxSource::Gc, 0, uint32_t(plane), 0, kNone, plane, 0};
-    e.block = g.victim;
-    enqueue(new_tx(e));
+    enqueue(new_tx(Tx::gc_erase(plane, g.victim)));
   }
 
   // ---- events ----------------------------------------------------------------

@@ -232,13 +232,11 @@ void Sim::read_done(uint32_t tx) {
     case TxSource::Mapping:
       arrived(t.lpa);
       return;
-    case TxSource::Gc: {
-      Tx p{TxKind::Program, TxSource::Gc, 0, t.req, t.lpa, t.ppa, t.plane, t.bytes};
-      enqueue(new_tx(p));
+    case TxSource::Gc:
+      enqueue(new_tx(Tx::gc_program(t)));
       return;
-    }
     case TxSource::Update:
-      enqueue(t.req);
+      enqueue(t.update_program());
       return;
     case TxSource::Compute:
       job_done(t);
@@ -246,7 +244,7 @@ void Sim::read_done(uint32_t tx) {
     default:
       break;
   }
-  if (--reqs_[t.req].pending == 0) finish_read(t.req);
+  if (--reqs_[t.request()].pending == 0) finish_read(t.request());
 }
 
 void Sim::on_die_op_done(int64_t unit) {
@@ -276,8 +274,8 @@ void Sim::on_die_op_done(int64_t unit) {
       if (departing_[page]) --departing_[page];
     } else if (t.src == TxSource::Cache) {
       cache_program_done(t);
-    } else if (--reqs_[t.req].pending == 0) {
-      ev_.push(link(up_free_, cqe_time_), {Ev::Complete, t.req});
+    } else if (--reqs_[t.request()].pending == 0) {
+      ev_.push(link(up_free_, cqe_time_), {Ev::Complete, t.request()});
     }
   }
   group.clear();
