@@ -198,7 +198,7 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--tp", o.tp, "attention tensor-parallel degree (sets llm.tp_size, no deployment search; 1: data parallel)")
       ->check(CLI::Range(int64_t(1), int64_t(1024)));
   cmd.add_option("--precision", o.precision, "weights, activations and KV: model, bf16, fp16, fp8, fp4 (sets llm.precision)");
-  cmd.add_option("--scheduler", o.scheduler, "vllm, chunked or static (sets serve.scheduler)");
+  cmd.add_option("--scheduler", o.scheduler, "vllm, chunked, orca or static (sets serve.scheduler)");
   cmd.add_option("--arrival", o.arrival, "open loop arrivals: poisson, gamma or constant")
       ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
   cmd.add_option("--cv", o.cv, "--arrival gamma: coefficient of variation of the gaps (1 = Poisson)")->check(finite_range(1e-3, 100));

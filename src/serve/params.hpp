@@ -11,7 +11,7 @@
 namespace bitline::serve {
 
 /// serve.scheduler (table in serve/scheduler.cpp, make_scheduler).
-enum class SchedulerKind { Vllm, Chunked, Static };
+enum class SchedulerKind { Vllm, Chunked, Orca, Static };
 const Registry<SchedulerKind>& schedulers();
 
 struct ServeParams {
@@ -28,8 +28,8 @@ struct ServeParams {
     v(scheduler, {.name = "scheduler",
                   .def = "vllm",
                   .desc = "how the engine forms each iteration's batch (docs/serving.md, \"Schedulers\")",
-                  .source = "vLLM V0 scheduler (vllm/core/scheduler.py), Sarathi-Serve (Agrawal et al., OSDI 2024), "
-                            "TensorRT-LLM gptSession static batching"});
+                  .source = "vLLM V0 scheduler (vllm/core/scheduler.py), Sarathi-Serve (Agrawal et al., OSDI 2024), Orca (Yu et "
+                            "al., OSDI 2022), TensorRT-LLM gptSession static batching"});
     v(max_num_seqs, {.name = "max_num_seqs",
                      .def = "256",
                      .desc = "most requests running at once (in the batch, prefilling or decoding)",

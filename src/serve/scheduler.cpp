@@ -16,6 +16,11 @@ const Registry<SchedulerKind>& schedulers() {
                      "chunked prefill (Sarathi-Serve, vLLM V1): max_num_batched_tokens per pass, decodes first, then prompt chunks; "
                      "preemption by recompute",
                      SchedulerKind::Chunked},
+                    {"orca",
+                     "iteration-level scheduling with selective batching (Orca, OSDI 2022): every pass decodes all running "
+                     "requests and prefills newly admitted whole prompts beside them; each request reserves its full context at "
+                     "admission, so none is preempted",
+                     SchedulerKind::Orca},
                     {"static", "static batching (TensorRT-LLM gptSession): a batch prefilled together and decoded to its longest request",
                      SchedulerKind::Static}});
   return r;
@@ -160,6 +165,41 @@ Batch schedule_chunked(const ServeParams& p, EngineState& st) {
   return b;
 }
 
+Batch schedule_orca(const ServeParams& p, EngineState& st) {
+  Batch b;
+  ++st.pass;
+  // Every running request decodes (its blocks were reserved at admission: the grow takes none).
+  for (int32_t i : st.running) {
+    Seq& s = st.seqs[size_t(i)];
+    if (s.phase != Phase::Decode) continue;
+    st.blocks.grow(s, s.computed + 1);
+    s.stamp = st.pass;
+    b.decode.push_back(i);
+  }
+  // New requests join the same pass, first come first served, their whole prompts prefilled (selective batching),
+  // while the batch has room (max_num_seqs), the pass's tokens stay within max_num_batched_tokens (a prompt longer
+  // than the budget runs only in a pass of its own), and their full context (prompt + output) fits in the free
+  // blocks: Orca allocates a request's KV for its maximum length when it is scheduled (Yu et al., OSDI 2022, Sec. 4.2).
+  int64_t budget = p.max_num_batched_tokens - int64_t(b.decode.size());
+  while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
+    const int32_t i = st.waiting.front();
+    Seq& s = st.seqs[size_t(i)];
+    const int64_t n = s.prefill_target();
+    if (n > budget && !b.empty()) break;
+    if (st.blocks.blocks_for(s.input + s.output) > st.blocks.free()) break;
+    st.blocks.grow(s, s.input + s.output);
+    st.waiting.pop_front();
+    st.running.push_back(i);
+    s.phase = Phase::Prefill;
+    s.stamp = st.pass;
+    b.prefill.push_back(i);
+    b.chunks.push_back({0, n});
+    budget -= n;
+  }
+  b.decode_context = mean_context(st, b.decode);
+  return b;
+}
+
 Batch schedule_static(const ServeParams& p, EngineState& st) {
   Batch b;
   ++st.pass;
@@ -195,6 +235,8 @@ Batch schedule(SchedulerKind kind, const ServeParams& p, EngineState& st) {
       return schedule_vllm(p, st);
     case SchedulerKind::Chunked:
       return schedule_chunked(p, st);
+    case SchedulerKind::Orca:
+      return schedule_orca(p, st);
     case SchedulerKind::Static:
       return schedule_static(p, st);
   }

@@ -10,6 +10,10 @@
 //   chunked  chunked prefill (Sarathi-Serve; vLLM V1's scheduler): a token budget of max_num_batched_tokens per
 //            iteration, spent on the running decodes first (one token each), then on the running prefills, then on
 //            new requests; a prompt longer than what is left is cut into a chunk; decodes and chunks share a pass
+//   orca     iteration-level scheduling with selective batching (Orca, OSDI 2022): every iteration decodes all
+//            running requests and prefills the newly admitted ones' whole prompts in the same pass (first come first
+//            served, max_num_seqs, max_num_batched_tokens; a longer prompt only in a pass of its own); a request
+//            reserves the blocks of its full context (input + output) at admission, so it is never preempted
 //   static   static batching (TensorRT-LLM's gptSession): when nothing runs, up to max_num_seqs waiting requests
 //            whose full context (input + output) fits in the free blocks (no watermark) form a batch; it is prefilled in one pass and
 //            decoded until its longest request finishes, every pass at the batch's size (finished requests are

@@ -1,6 +1,7 @@
 // The request-level serving simulation (src/serve/): its laws (a lone request is the single-request model, Little's
-// law, every token accounted for), memory pressure (a closed loop beyond the KV memory queues), the bucketed
-// iteration times against exact ones, static batches against the batch search, and the workload generators.
+// law, every token accounted for), the schedulers (static batches, chunked prefill, Orca's selective batching), memory pressure (a closed
+// loop beyond the KV memory queues), the bucketed iteration times against exact ones, static batches against the batch search, and the
+// workload generators.
 #include <gtest/gtest.h>
 #include <iostream>
 
@@ -96,7 +97,7 @@ TEST(ServeLaws, LittlesLawHolds) {
 TEST(ServeLaws, EveryTokenIsAccountedFor) {
   Fixture f;
   // A closed loop whose KV demand exceeds the memory, so requests are preempted and recomputed.
-  for (SchedulerKind k : {SchedulerKind::Vllm, SchedulerKind::Chunked, SchedulerKind::Static}) {
+  for (SchedulerKind k : {SchedulerKind::Vllm, SchedulerKind::Chunked, SchedulerKind::Orca, SchedulerKind::Static}) {
     ServeParams p = params(k);
     const SimResult r = simulate(f.s, p, closed_loop(400, 200, 1500, 1000));
     int64_t in = 0, out = 0;
@@ -105,8 +106,8 @@ TEST(ServeLaws, EveryTokenIsAccountedFor) {
     // Each request computes the KV of its prompt and of every output token but the last, once, plus what
     // preemption made it recompute.
     EXPECT_EQ(r.prefill_tokens + r.decode_tokens, in + out - int64_t(r.requests.size()) + r.recomputed_tokens);
-    if (k == SchedulerKind::Static) {
-      EXPECT_EQ(r.preemptions, 0);  // a static batch reserves its full context
+    if (k == SchedulerKind::Static || k == SchedulerKind::Orca) {
+      EXPECT_EQ(r.preemptions, 0);  // static batches and Orca reserve each request's full context
       EXPECT_GT(r.padded_decode_tokens, -1);
     } else {
       EXPECT_GT(r.preemptions, 0) << "the workload must exercise preemption";
@@ -239,6 +240,44 @@ TEST(ServeSchedulers, ChunkedPrefillBoundsTheStallsThatPrefillFirstCauses) {
   EXPECT_NEAR(c["tpot_ms"]["mean"].get<double>() / v["tpot_ms"]["mean"].get<double>(), 1.0, 0.1);
   // Every chunk pass holds at most the budget: a 3,000-token prompt needs at least 6 passes.
   EXPECT_GT(c["ttft_ms"]["p50"].get<double>(), v["ttft_ms"]["p50"].get<double>());
+}
+
+TEST(ServeSchedulers, OrcaPrefillsBesideTheDecodesAndReservesTheFullContext) {
+  Fixture f;
+  // Under load, Orca's passes mix new prompts with the running decodes (selective batching); vLLM V0's never do.
+  Workload w = open_loop(300, 400, 100, 12.0);
+  w.record_passes = true;
+  const auto mixed = [](const SimResult& r) {
+    return std::count_if(r.passes.begin(), r.passes.end(), [](const PassRecord& q) { return q.prefills > 0 && q.decodes > 0; });
+  };
+  const SimResult orca = simulate(f.s, params(SchedulerKind::Orca), w), vllm = simulate(f.s, params(), w);
+  EXPECT_GT(mixed(orca), 10);
+  EXPECT_EQ(mixed(vllm), 0);
+  // A pass holds at most max_num_batched_tokens tokens unless it is one prompt alone.
+  ServeParams small = params(SchedulerKind::Orca);
+  small.max_num_batched_tokens = 600;
+  const SimResult r = simulate(f.s, small, w);
+  for (const auto& q : r.passes) {
+    if (q.prefills > 1 || (q.prefills == 1 && q.decodes > 0)) {
+      EXPECT_LE(q.prompt_tokens + q.decodes, 600);
+    }
+  }
+  // A lone request is the single-request model, as under vLLM: the same TTFT and E2E.
+  const Workload lone = open_loop(3, 512, 64, 0.01, ArrivalKind::Constant);
+  const SimResult a = simulate(f.s, params(SchedulerKind::Orca), lone), b = simulate(f.s, params(), lone);
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_EQ(a.requests[i].first_token, b.requests[i].first_token);
+    EXPECT_EQ(a.requests[i].finish, b.requests[i].finish);
+  }
+  // Beyond the KV memory, requests wait for a whole context's blocks instead of being preempted: no preemption,
+  // and the running requests never hold more than the memory.
+  const KvMemory km = kv_memory(f.s, params());
+  const int64_t fit = km.tokens_per_rank / 2000;
+  const SimResult full = simulate(f.s, params(SchedulerKind::Orca), closed_loop(4 * fit, 2 * fit, 1000, 1000));
+  EXPECT_EQ(full.preemptions, 0);
+  const Json sum = summary(full, Slo{});
+  EXPECT_LE(sum["mean_requests_in_system"].get<double>(), 2.0 * double(fit) + 1e-9);
+  EXPECT_GT(sum["queueing_ms"]["p90"].get<double>(), 100.0);  // users wait for blocks
 }
 
 TEST(ServeWorkload, ArrivalsHaveTheirRateAndVariation) {
