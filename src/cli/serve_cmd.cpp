@@ -6,6 +6,7 @@
 // section (scheduler, limits, block manager) comes with them.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -42,7 +43,7 @@ struct ServeOpts {
 /// A sweep's points at most, and its requests in all (points x --requests): the work budget of `serve sweep`.
 constexpr size_t kMaxSweepPoints = 256;
 
-/// The system, the server of its preferred deployment (llm.tp_size from --tp) and the `serve` parameters.
+/// The system, the server of its deployment (llm.tp_size from --tp) and the `serve` parameters.
 struct Setup {
   llm::SystemName sn;
   llm::KindParams kp;
@@ -51,9 +52,36 @@ struct Setup {
   llm::ModelConfig model;
   std::unique_ptr<llm::DeploymentSearch> ds;
   const llm::Server* server = nullptr;
+  std::string choice;  // why the deployment is not the preferred one ("" when it is)
 };
 
-std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o) {
+/// The deployment that serves a workload whose longest request has `longest` tokens (prompt + output): the preferred
+/// one (llm.attention_parallel / llm.tp_size) when its KV memory holds that request; otherwise, unless
+/// llm.deployment_search is fixed (--tp), the first other candidate that does, in the order the batch search tries
+/// them (docs/llm.md, "Deployment": the smallest change that fits). When none does, the preferred one, which the
+/// simulation then refuses naming the request and the memory.
+void choose_deployment(Setup& s, int64_t longest) {
+  s.server = s.ds->preferred();
+  if (!s.server) throw ConfigError(s.ds->setup_error(0));
+  const auto holds = [&](const llm::Server& srv) {
+    try {
+      return holds_request(kv_memory(srv, s.sp), s.sp, longest);
+    } catch (const ConfigError&) {  // the model, or its workspace at max_num_seqs, does not fit this deployment
+      return false;
+    }
+  };
+  if (holds(*s.server)) return;  // (under llm.deployment_search = fixed the preferred one is the only candidate)
+  const auto& cands = s.ds->candidates();
+  for (size_t i = 1; i < cands.size(); ++i)
+    if (const llm::Server* srv = s.ds->candidate(i); srv && holds(*srv)) {
+      s.choice = fmt::format("{} instead of the preferred {}: its KV memory cannot hold the longest request ({} tokens)",
+                             srv->deployment().describe(), s.server->deployment().describe(), longest);
+      s.server = srv;
+      return;
+    }
+}
+
+std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o, int64_t longest) {
   auto s = std::make_unique<Setup>();
   if (o.tp > 0) {
     k.sets.push_back(o.tp == 1 ? "llm.attention_parallel=dp" : "llm.attention_parallel=tp");
@@ -70,9 +98,16 @@ std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o) {
   s->config["serve"] = dump_params(s->sp);
   s->model = llm::load_model(o.model);
   s->ds = std::make_unique<llm::DeploymentSearch>(s->model, s->kp, s->sn.gpus);
-  s->server = s->ds->preferred();
-  if (!s->server) throw ConfigError(s->ds->setup_error(0));
+  choose_deployment(*s, longest);
+  if (!s->choice.empty()) fmt::print("deployment: {}\n", s->choice);
   return s;
+}
+
+/// The longest request (prompt + output tokens) of `w`.
+int64_t longest(const Workload& w) {
+  int64_t m = 0;
+  for (const auto& r : w.requests) m = std::max(m, r.input + r.output);
+  return m;
 }
 
 /// The coefficient of variation of the inter-arrival times: --cv for gamma arrivals, 1 otherwise (Poisson's; constant
@@ -118,6 +153,7 @@ Json header(const Setup& s, const ServeOpts& o) {
   Json j = {{"model", s.model.name},
             {"system", fmt::format("{}x{}", s.sn.kind, s.sn.gpus)},
             {"deployment", llm::deployment_json(s.server->deployment())},
+            {"deployment_choice", s.choice.empty() ? Json("preferred") : Json(s.choice)},
             {"scheduler", std::string(s.sp.scheduler.name())},
             {"seed", o.seed}};
   Json w;
@@ -160,9 +196,9 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (!o.json.empty()) check_json_output(o.json);
   if (!o.requests_out.empty()) check_json_output(o.requests_out, "--requests-out");
   if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
-  const auto s = make_setup(k, o);
   CsvTraceInfo csv;
   Workload w = make_workload(o, o.rate, &csv);
+  const auto s = make_setup(k, o, longest(w));
   w.record_passes = !o.chrome_trace.empty();
   const bool csv_trace = !o.trace.empty() && std::filesystem::path(o.trace).extension() == ".csv";
   if (csv_trace && csv.skipped_failed > 0)
@@ -214,7 +250,7 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   check_mode(o, true);
   if (!o.json.empty()) check_json_output(o.json);
   if (!(o.p90_ttft_ms > 0) || !(o.p99_tpot_ms > 0)) throw ConfigError("serve capacity: give --slo-p90-ttft-ms and --slo-p99-tpot-ms");
-  const auto s = make_setup(k, o);
+  const auto s = make_setup(k, o, longest(make_workload(o, 1.0)));  // lengths do not depend on the rate
   const ServeOpts base = o;
   struct Probe {
     double rate = 0, p90_ttft = 0, p99_tpot = 0, throughput = 0;
@@ -292,7 +328,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
                                   o.requests, int64_t(o.rates.size()) * o.requests, kMaxRequests));
   if (!o.json.empty()) check_json_output(o.json);
   if (!o.csv.empty()) check_json_output(o.csv, "--csv");
-  const auto s = make_setup(k, o);
+  const auto s = make_setup(k, o, longest(make_workload(o, 1.0)));  // lengths do not depend on the rate
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
              s->server->deployment().describe(), s->sp.scheduler.name(), o.rates.size(), o.requests);

@@ -59,6 +59,8 @@ class DeploymentSearch {
   const Server* chosen() const { return chosen_; }
   /// The server of the preferred deployment (nullptr when it cannot be built; `setup_error` says why).
   const Server* preferred();
+  /// The server of candidate `i` (candidates() order; 0 is the preferred one), nullptr when it cannot be built.
+  const Server* candidate(size_t i) { return server(i); }
   std::string setup_error(size_t candidate);
   const std::vector<DeploymentCandidate>& candidates() const { return cands_; }
 

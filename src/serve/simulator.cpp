@@ -20,6 +20,11 @@ Json KvMemory::json() const {
           {"kv_blocks", blocks}};
 }
 
+bool holds_request(const KvMemory& m, const ServeParams& p, int64_t tokens) {
+  const BlockManager b(m.blocks, p.block_tokens, p.watermark);
+  return b.blocks_for(tokens) <= b.total() - b.watermark_blocks();
+}
+
 KvMemory kv_memory(const llm::Server& s, const ServeParams& p) {
   KvMemory km;
   km.ranks = std::max<int64_t>(s.deployment().ranks, 1);
@@ -142,8 +147,7 @@ class Engine {
   void check_fits(const Request& r) const {
     const BlockManager& b = st_.blocks;
     const int64_t need = b.blocks_for(r.input + r.output);
-    const int64_t room = b.total() - b.watermark_blocks();
-    if (need > room)
+    if (!holds_request(mem_, p_, r.input + r.output))
       throw ConfigError(
           fmt::format("request {}: {} + {} tokens need {} KV blocks of {} tokens, but the GPUs hold {} ({} kept free by serve.watermark); "
                       "{:.0f} KV tokens fit per attention rank",

@@ -28,6 +28,9 @@ struct KvMemory {
 };
 /// ConfigError (exit 2) when the model does not fit with one block of KV, naming the memory.
 KvMemory kv_memory(const llm::Server& s, const ServeParams& p);
+/// Whether a request of `tokens` tokens (prompt + output) can ever be served in `m`: its blocks within all the blocks
+/// less those the watermark keeps free (the check simulate() makes of every request).
+bool holds_request(const KvMemory& m, const ServeParams& p, int64_t tokens);
 
 /// One request's result.
 struct RequestRecord {

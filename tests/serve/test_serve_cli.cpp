@@ -245,3 +245,24 @@ TEST(ServeCli, ASweepGivesOnePointPerRateWithItsCdfAndCsvRow) {
   EXPECT_EQ(big.rc, 2);
   EXPECT_NE(big.out.find("above the budget"), std::string::npos) << big.out;
 }
+
+TEST(ServeCli, ADeploymentThatCannotHoldTheLongestRequestGivesWayToOneThatCan) {
+  // Qwen3-Coder-480B on 8 x H200: with data-parallel attention (its preferred deployment) each GPU keeps every layer's
+  // KV of its own requests, 2,080 blocks in all, fewer than a 41K-token request needs; the next candidate of the
+  // batch search's order that holds it serves, and the result says why. With --tp (a fixed deployment) it is refused.
+  const auto json = tmp("choice.json");
+  const std::string base = "serve run --model qwen3-coder-480b --system h200x8 --rate 1 --input 40000 --output 1000 --requests 3 ";
+  const auto r = run_bitline(base + "--json " + json.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("instead of the preferred"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_NE(j["deployment_choice"].get<std::string>().find("cannot hold the longest request (41000 tokens)"), std::string::npos);
+  EXPECT_EQ(j["summary"]["requests"], 3);
+  const auto fixed = run_bitline(base + "--tp 1");
+  EXPECT_EQ(fixed.rc, 2) << fixed.out;
+  EXPECT_NE(fixed.out.find("KV blocks"), std::string::npos) << fixed.out;
+  // A deployment that holds it stays (the preferred one, said so).
+  const auto ok = run_bitline(kBase + "--rate 4 --json " + json.string());
+  ASSERT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(json))["deployment_choice"], "preferred");
+}
