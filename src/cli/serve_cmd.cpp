@@ -238,8 +238,8 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--arrival", o.arrival, "open loop arrivals: poisson, gamma or constant")
       ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
   cmd.add_option("--cv", o.cv, "--arrival gamma: coefficient of variation of the gaps (1 = Poisson)")->check(finite_range(1e-3, 100));
-  cmd.add_option("--input", o.input, "prompt tokens: N, uniform:LO:HI or lognormal:MEAN:SIGMA");
-  cmd.add_option("--output", o.output, "output tokens: N, uniform:LO:HI or lognormal:MEAN:SIGMA");
+  cmd.add_option("--input", o.input, "prompt tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN");
+  cmd.add_option("--output", o.output, "output tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN");
   cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
       ->check(CLI::Range(int64_t(0), kMaxRequests));
   cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths");

@@ -51,11 +51,68 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+/// The values of `column` (named in the header) of a CSV file, each a whole number of tokens in [1, kMaxTokens].
+std::vector<int64_t> read_length_column(const std::string& file, const std::string& column, const std::string& option) {
+  const std::string text = read_input_file(file, kMaxTraceFileBytes, option + " lengths");
+  std::istringstream in(text);
+  std::string line;
+  int64_t lineno = 0;
+  int col = -1;
+  size_t columns = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (trim(line).empty()) continue;
+    const auto h = split(line, ',');
+    columns = h.size();
+    for (size_t i = 0; i < h.size(); ++i)
+      if (trim(h[i]) == column) col = int(i);
+    break;
+  }
+  if (columns == 0) throw ConfigError(fmt::format("{} {}: empty file (expected a header naming column '{}')", option, file, column));
+  if (col < 0) throw ConfigError(fmt::format("{} {}:{}: the header has no column '{}'", option, file, lineno, column));
+  std::vector<int64_t> v;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (trim(line).empty()) continue;
+    if (int64_t(v.size()) >= kMaxRequests)
+      throw ConfigError(fmt::format("{} {}:{}: more than {} rows", option, file, lineno, kMaxRequests));
+    const auto cells = split(line, ',');
+    if (cells.size() != columns)
+      throw ConfigError(fmt::format("{} {}:{}: {} columns, the header has {}", option, file, lineno, cells.size(), columns));
+    int64_t x = 0;
+    const std::string cell = trim(cells[size_t(col)]);
+    if (!parse_int(cell, x))
+      throw ConfigError(
+          fmt::format("{} {}:{}: column {} ({}): '{}' is not a whole number of tokens", option, file, lineno, col + 1, column, cell));
+    if (x < 1 || x > kMaxTokens)
+      throw ConfigError(fmt::format("{} {}:{}: column {} ({}): {} tokens: need 1 to {} (a request has at least one token)", option, file,
+                                    lineno, col + 1, column, x, kMaxTokens));
+    v.push_back(x);
+  }
+  if (v.empty()) throw ConfigError(fmt::format("{} {}: no rows after the header", option, file));
+  return v;
+}
+
+}  // namespace
+
 LengthSpec LengthSpec::parse(const std::string& text, const std::string& option) {
   LengthSpec l;
   const auto bad = [&](const std::string& why) {
-    return ConfigError(fmt::format("{} '{}': {} (expected N, uniform:LO:HI or lognormal:MEAN:SIGMA, tokens >= 1)", option, text, why));
+    return ConfigError(
+        fmt::format("{} '{}': {} (expected N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN, tokens >= 1)", option, text, why));
   };
+  if (text.rfind("csv:", 0) == 0) {  // csv:FILE:COLUMN (FILE may hold ':'; the column is after the last one)
+    const size_t last = text.rfind(':');
+    if (last <= 4) throw bad("give the file and the column, csv:FILE:COLUMN");
+    l.file = text.substr(4, last - 4);
+    l.column = text.substr(last + 1);
+    if (l.file.empty() || l.column.empty()) throw bad("give the file and the column, csv:FILE:COLUMN");
+    l.values = std::make_shared<const std::vector<int64_t>>(read_length_column(l.file, l.column, option));
+    l.kind = Kind::Sampled;
+    return l;
+  }
   const auto parts = split(text, ':');
   if (parts.size() == 1) {
     if (!parse_int(parts[0], l.fixed)) throw bad("not a whole number of tokens");
@@ -93,6 +150,8 @@ int64_t LengthSpec::draw(Rng& rng) const {
       const double x = std::exp(mu + sigma * draw_normal(rng));
       return std::clamp<int64_t>(int64_t(std::llround(x)), 1, kMaxTokens);
     }
+    case Kind::Sampled:
+      return (*values)[size_t(rng.below(uint64_t(values->size())))];
   }
   return 1;
 }
@@ -105,6 +164,11 @@ double LengthSpec::expected() const {
       return (double(lo) + double(hi)) / 2;
     case Kind::Lognormal:
       return mean;
+    case Kind::Sampled: {
+      double s = 0;
+      for (int64_t x : *values) s += double(x);
+      return s / double(values->size());
+    }
   }
   return 0;
 }
@@ -117,6 +181,8 @@ std::string LengthSpec::describe() const {
       return fmt::format("uniform:{}:{}", lo, hi);
     case Kind::Lognormal:
       return fmt::format("lognormal:{:g}:{:g}", mean, sigma);
+    case Kind::Sampled:
+      return fmt::format("csv:{}:{}", file, column);
   }
   return "?";
 }

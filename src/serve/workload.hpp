@@ -4,12 +4,14 @@
 //   closed loop  N users, each sending its next request the moment its previous one finishes (how the benchmark
 //                clients of vLLM and NVIDIA measure at a concurrency); arrival times then come out of the simulation
 //   trace        the Azure LLM inference trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens): arrivals and lengths
-// Lengths: fixed N, uniform:LO:HI, lognormal:MEAN:SIGMA (the mean in tokens, sigma of the log). All draws come from
+// Lengths: fixed N, uniform:LO:HI, lognormal:MEAN:SIGMA (the mean in tokens, sigma of the log), csv:FILE:COLUMN (a trace's
+// values drawn uniformly with replacement). All draws come from
 // seeded streams (core/rng.hpp) with their own distributions, so a seed gives the same requests everywhere.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,13 +26,17 @@ struct Request {
   int64_t input = 0, output = 0;
 };
 
-/// A distribution of token counts: fixed, uniform (inclusive) or lognormal (mean tokens, sigma of ln).
+/// A distribution of token counts: fixed, uniform (inclusive), lognormal (mean tokens, sigma of ln), or the values of
+/// a CSV file's column drawn uniformly with replacement (the empirical distribution of a trace's lengths).
 struct LengthSpec {
-  enum class Kind { Fixed, Uniform, Lognormal } kind = Kind::Fixed;
+  enum class Kind { Fixed, Uniform, Lognormal, Sampled } kind = Kind::Fixed;
   int64_t fixed = 0, lo = 0, hi = 0;
   double mean = 0, sigma = 0;
-  /// "N", "uniform:LO:HI" or "lognormal:MEAN:SIGMA"; ConfigError naming `option` and the text otherwise (a length
-  /// of 0 tokens is refused: every request has at least one prompt and one output token).
+  std::string file, column;                            // Sampled: where the values come from
+  std::shared_ptr<const std::vector<int64_t>> values;  // Sampled: the column's values, in file order
+  /// "N", "uniform:LO:HI", "lognormal:MEAN:SIGMA" or "csv:FILE:COLUMN" (COLUMN named in the file's header; every
+  /// value a whole number of tokens, at least 1); ConfigError naming `option` and the text otherwise (a length of 0
+  /// tokens is refused: every request has at least one prompt and one output token), or the file, line and column.
   static LengthSpec parse(const std::string& text, const std::string& option);
   int64_t draw(Rng& rng) const;  // >= 1, at most kMaxTokens
   double expected() const;       // mean tokens (before clamping)

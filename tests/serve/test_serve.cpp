@@ -3,10 +3,13 @@
 // loop beyond the KV memory queues), the bucketed iteration times against exact ones, static batches against the batch search, and the
 // workload generators.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <iostream>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -315,6 +318,44 @@ TEST(ServeWorkload, LengthsHaveTheirMeans) {
   EXPECT_NEAR(sl / 1e5 / 500, 1.0, 0.02);
   for (const char* bad : {"0", "-3", "uniform:0:5", "uniform:9:5", "lognormal:0:1", "lognormal:10:-1", "abc", "1.5", "normal:1:2"})
     EXPECT_THROW(LengthSpec::parse(bad, "--input"), ConfigError) << bad;
+}
+
+TEST(ServeWorkload, LengthsSampledFromACsvColumnAreItsValuesAtTheirFrequencies) {
+  const auto dir = std::filesystem::temp_directory_path() / ("bitline-serve-lengths-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "trace.csv";
+  // A column of 1 x 100 and 3 x 400 tokens (mean 325), beside another column.
+  std::ofstream(f) << "TIMESTAMP,ContextTokens,GeneratedTokens\n0,100,7\n1,400,7\n2,400,7\n3,400,7\n";
+  const LengthSpec l = LengthSpec::parse("csv:" + f.string() + ":ContextTokens", "--input");
+  EXPECT_EQ(l.describe(), "csv:" + f.string() + ":ContextTokens");
+  EXPECT_DOUBLE_EQ(l.expected(), 325.0);
+  Rng rng(3);
+  int64_t hundreds = 0;
+  for (int i = 0; i < 40000; ++i) {
+    const int64_t x = l.draw(rng);
+    ASSERT_TRUE(x == 100 || x == 400) << x;
+    hundreds += x == 100;
+  }
+  EXPECT_NEAR(double(hundreds) / 40000, 0.25, 0.01);
+  // Errors name the option, the file, the line and the column.
+  struct Case {
+    std::string text, says;
+  };
+  for (const Case& c :
+       {Case{"TIMESTAMP,ContextTokens\n0,100\n", "no column 'Prompt'"}, Case{"Prompt\n100\n0\n", ":3: column 1 (Prompt): 0 tokens"},
+        Case{"Prompt\n100\nx\n", ":3: column 1 (Prompt): 'x' is not a whole number"}, Case{"Prompt\n", "no rows after the header"}}) {
+    std::ofstream(f) << c.text;
+    try {
+      LengthSpec::parse("csv:" + f.string() + ":Prompt", "--input");
+      ADD_FAILURE() << c.text;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--input"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(LengthSpec::parse("csv:" + (dir / "missing.csv").string() + ":Prompt", "--input"), ConfigError);
+  EXPECT_THROW(LengthSpec::parse("csv::Prompt", "--input"), ConfigError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ServeWorkload, BadRatesAreRefused) {
