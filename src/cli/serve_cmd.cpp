@@ -186,6 +186,10 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
   fmt::print("  {:.1f} output tokens/s, {:.3f} requests/s, goodput {:.3f} requests/s (SLO attainment {:.1f}%)\n",
              sum["output_tokens_per_s"].get<double>(), sum["requests_per_s"].get<double>(), sum["goodput_requests_per_s"].get<double>(),
              100 * sum["slo_attainment"].get<double>());
+  const Json& e = sum["energy"];
+  fmt::print("  energy {:.1f} kJ ({:g} W per GPU x {} GPUs over the passes): {:.3f} output tokens/J, {:.1f} J per request\n",
+             e["energy_j"].get<double>() * 1e-3, e["board_power_w_per_gpu"].get<double>(), e["gpus"].get<int64_t>(),
+             e["output_tokens_per_j"].get<double>(), e["per_request_j"]["mean"].get<double>());
   fmt::print("  {} iterations, {} preemptions ({} tokens recomputed), mean {:.1f} requests in the system, engine busy {:.1f}%\n",
              r.iterations, r.preemptions, r.recomputed_tokens, sum["mean_requests_in_system"].get<double>(),
              100 * sum["engine_busy_fraction"].get<double>());

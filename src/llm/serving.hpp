@@ -190,6 +190,12 @@ class Server {
   StepReport step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine) const;
   /// The largest batch meeting `slo` and fitting in memory.
   PointResult search(const ContextSpec& c, Time slo) const;
+  /// Board power of one GPU package (StepReport::tdp: the GPU die, its HBM stacks, its HBF stacks and base dies).
+  Power board_power() const {
+    StepReport r;
+    add_board_power(r);
+    return r.tdp;
+  }
 
  private:
   // The phases of step(), in order.

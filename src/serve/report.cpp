@@ -63,13 +63,14 @@ bool meets(const RequestRecord& q, const Slo& slo) {
 }  // namespace
 
 Json summary(const SimResult& r, const Slo& slo) {
-  std::vector<double> ttft, tpot, e2e, queue, itl_mean, itl_max;
+  std::vector<double> ttft, tpot, e2e, queue, itl_mean, itl_max, energy;
   int64_t out_tokens = 0, in_tokens = 0, good = 0;
   for (const auto& q : r.requests) {
     ttft.push_back(q.ttft_s() * 1e3);
     e2e.push_back(q.e2e_s() * 1e3);
     queue.push_back(q.queueing_s() * 1e3);
     if (q.output > 1) tpot.push_back(q.tpot_s() * 1e3);
+    energy.push_back(q.energy_j);
     out_tokens += q.output;
     in_tokens += q.input;
     good += meets(q, slo) ? 1 : 0;
@@ -106,6 +107,11 @@ Json summary(const SimResult& r, const Slo& slo) {
                  {"emitted", r.emitted_tokens},
                  {"padded_decodes", r.padded_decode_tokens}};
   s["shapes_timed"] = {{"decode", r.decode_shapes}, {"prefill", r.prefill_shapes}};
+  s["energy"] = {{"board_power_w_per_gpu", r.board_power.raw()},
+                 {"gpus", r.gpus},
+                 {"energy_j", r.energy_j},
+                 {"output_tokens_per_j", r.energy_j > 0 ? double(out_tokens) / r.energy_j : 0.0},
+                 {"per_request_j", distribution(energy)}};
   return s;
 }
 
@@ -151,19 +157,22 @@ void write_requests(const std::filesystem::path& file, const SimResult& r) {
   const bool csv = file.extension() == ".csv";
   std::string out;
   out.reserve(r.requests.size() * 160);
-  if (csv) out += "id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions\n";
+  if (csv)
+    out += "id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_j\n";
   for (const auto& q : r.requests) {
     const double tpot = q.tpot_s() * 1e3;
     if (csv)
-      out += fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{}\n", q.id, to_s(q.arrival), q.queueing_s() * 1e3,
-                         q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input, q.output, q.preemptions);
+      out +=
+          fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{:.6f}\n", q.id, to_s(q.arrival), q.queueing_s() * 1e3,
+                      q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input, q.output, q.preemptions, q.energy_j);
     else
       out += fmt::format(
           "{{\"id\": {}, \"arrival_s\": {:.9f}, \"queueing_ms\": {:.6f}, \"ttft_ms\": {:.6f}, \"tpot_ms\": {:.6f}, \"itl_mean_ms\": "
           "{:.6f}, "
-          "\"itl_max_ms\": {:.6f}, \"e2e_ms\": {:.6f}, \"input_tokens\": {}, \"output_tokens\": {}, \"preemptions\": {}}}\n",
+          "\"itl_max_ms\": {:.6f}, \"e2e_ms\": {:.6f}, \"input_tokens\": {}, \"output_tokens\": {}, \"preemptions\": {}, \"energy_j\": "
+          "{:.6f}}}\n",
           q.id, to_s(q.arrival), q.queueing_s() * 1e3, q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input,
-          q.output, q.preemptions);
+          q.output, q.preemptions, q.energy_j);
   }
   write_text_file(file, out);
 }

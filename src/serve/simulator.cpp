@@ -75,7 +75,9 @@ class Engine {
         w_(std::move(w)),
         model_(s, p, mean_output(w_)),
         mem_(kv_memory(s, p)),
-        st_{seqs_, {}, {}, BlockManager(mem_.blocks, p.block_tokens, p.watermark)} {
+        st_{seqs_, {}, {}, BlockManager(mem_.blocks, p.block_tokens, p.watermark)},
+        pass_power_w_(s.board_power().raw() * double(s.deployment().gpus)),
+        gpus_(s.deployment().gpus) {
     const size_t n = w_.requests.size();
     seqs_.resize(n);
     rec_.resize(n);
@@ -132,6 +134,9 @@ class Engine {
     r.decode_shapes = model_.decode_evaluations();
     r.prefill_shapes = model_.prefill_evaluations();
     r.busy = busy_time_;
+    r.board_power = Power(pass_power_w_ / double(gpus_));
+    r.gpus = gpus_;
+    r.energy_j = energy_j_;
     r.itl = std::move(itl_);
     r.passes = std::move(passes_);
     return r;
@@ -180,6 +185,18 @@ class Engine {
     const Time t = model_.pass(batch_.chunks, decodes, batch_.decode_context);
     busy_ = true;
     busy_time_ += t;
+    // The pass's energy (every GPU at board power), shared by its requests in proportion to the tokens each computes
+    // in it (a prompt chunk's tokens, one per decode); padding of a static batch takes no share.
+    const double e = pass_power_w_ * to_s(t);
+    energy_j_ += e;
+    int64_t tokens = int64_t(batch_.decode.size());
+    for (const Chunk& c : batch_.chunks) tokens += c.tokens;
+    if (tokens > 0) {
+      const double per_token = e / double(tokens);
+      for (size_t k = 0; k < batch_.prefill.size(); ++k)
+        rec_[size_t(batch_.prefill[k])].energy_j += per_token * double(batch_.chunks[k].tokens);
+      for (int32_t i : batch_.decode) rec_[size_t(i)].energy_j += per_token;
+    }
     if (w_.record_passes) {
       int64_t prompt = 0;
       for (const Chunk& c : batch_.chunks) prompt += c.tokens;
@@ -270,6 +287,9 @@ class Engine {
   std::vector<std::pair<int64_t, int64_t>> itl_;
   std::vector<PassRecord> passes_;
   Time last_t_{}, busy_time_{};
+  double pass_power_w_ = 0;  // all GPUs at board power
+  int64_t gpus_ = 1;
+  double energy_j_ = 0;
 };
 
 }  // namespace

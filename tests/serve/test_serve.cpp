@@ -97,6 +97,27 @@ TEST(ServeLaws, LittlesLawHolds) {
   EXPECT_NEAR(L / (lambda * W), 1.0, 0.02);
 }
 
+TEST(ServeLaws, EnergyIsBoardPowerOverThePassesSharedByTokens) {
+  Fixture f;
+  const SimResult r = simulate(f.s, params(), open_loop(300, 400, 80, 6.0));
+  // Every GPU at its board power while the engine runs passes: the H100 kind's 700 W (its TDP), one GPU.
+  EXPECT_DOUBLE_EQ(r.board_power.raw(), f.s.board_power().raw());
+  EXPECT_EQ(r.gpus, 1);
+  EXPECT_NEAR(r.energy_j / (r.board_power.raw() * to_s(r.busy)), 1.0, 1e-9);
+  // The passes' energy is shared out whole: the requests' shares add up to it.
+  double sum = 0;
+  for (const auto& q : r.requests) {
+    EXPECT_GT(q.energy_j, 0.0);
+    sum += q.energy_j;
+  }
+  EXPECT_NEAR(sum / r.energy_j, 1.0, 1e-9);
+  const Json s = summary(r, Slo{});
+  EXPECT_NEAR(s["energy"]["output_tokens_per_j"].get<double>(), 300.0 * 80 / r.energy_j, 1e-9);
+  // Alone, a request's energy is its prefill and its decode steps at board power: E2E x 700 W.
+  const SimResult lone = simulate(f.s, params(), open_loop(2, 400, 80, 0.01, ArrivalKind::Constant));
+  for (const auto& q : lone.requests) EXPECT_NEAR(q.energy_j / (q.e2e_s() * f.s.board_power().raw()), 1.0, 1e-6);
+}
+
 TEST(ServeLaws, EveryTokenIsAccountedFor) {
   Fixture f;
   // A closed loop whose KV demand exceeds the memory, so requests are preempted and recomputed.
