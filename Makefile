@@ -9,7 +9,7 @@ PLOT_PYTHON ?= /usr/bin/python3
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb ssd-drives doc-commands format format-check clean
+.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb ssd-drives serve-capacity doc-commands format format-check clean
 
 all: build
 
@@ -86,6 +86,10 @@ validate: build
 # fio-shaped workloads and regenerates the table of measured figures beside bitline's.
 ssd-drives: build
 	python3 scripts/ssd_drives.py $(BITLINE) docs/ssd.md
+
+# Serving capacity of the FlashAccel systems request by request (configs/experiments/serve-capacity.yaml; docs/serving.md).
+serve-capacity: build
+	$(PLOT_PYTHON) scripts/serve_capacity.py $(BITLINE) configs/experiments/serve-capacity.yaml results/serve-capacity.json docs/figures/serve-capacity.png docs/serving.md
 
 # Every command shown in README.md and docs/*.md, run as written on the built tree (CI; scripts/check_doc_commands.py).
 doc-commands: build
