@@ -31,7 +31,7 @@ struct ServeOpts {
   int64_t tp = 0, concurrency = 0, requests = 0;
   uint64_t seed = 1;
   double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;
-  bool rate_given = false;
+  bool rate_given = false, prefix_caching = false;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   // capacity
   double p90_ttft_ms = 0, p99_tpot_ms = 0, rate_lo = 0, tolerance = 0.02;
@@ -90,6 +90,7 @@ std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o, int6
   }
   if (!o.precision.empty()) k.sets.push_back("llm.precision=" + o.precision);
   if (!o.scheduler.empty()) k.sets.push_back("serve.scheduler=" + o.scheduler);
+  if (o.prefix_caching) k.sets.push_back("serve.prefix_caching=true");
   s->sn = llm::parse_system(o.system);
   const ConfigTree tree = k.tree(s->sn.kind);
   s->kp = llm::load_kind_params(tree, s->sn.kind);
@@ -186,6 +187,9 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
   fmt::print("  {:.1f} output tokens/s, {:.3f} requests/s, goodput {:.3f} requests/s (SLO attainment {:.1f}%)\n",
              sum["output_tokens_per_s"].get<double>(), sum["requests_per_s"].get<double>(), sum["goodput_requests_per_s"].get<double>(),
              100 * sum["slo_attainment"].get<double>());
+  if (const Json& pc = sum["prefix_cache"]; pc["enabled"].get<bool>())
+    fmt::print("  prefix cache: {} of {} prompt tokens served from it ({:.1f}%), {} units evicted\n", pc["cached_tokens"].get<int64_t>(),
+               sum["tokens"]["input"].get<int64_t>(), 100 * pc["hit_rate"].get<double>(), pc["evicted_units"].get<int64_t>());
   const Json& e = sum["energy"];
   fmt::print("  energy {:.1f} kJ ({:g} W per GPU x {} GPUs over the passes): {:.3f} output tokens/J, {:.1f} J per request\n",
              e["energy_j"].get<double>() * 1e-3, e["board_power_w_per_gpu"].get<double>(), e["gpus"].get<int64_t>(),
@@ -247,6 +251,8 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
       ->check(CLI::Range(int64_t(0), kMaxRequests));
   cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths");
+  cmd.add_flag("--prefix-caching", o.prefix_caching,
+               "reuse the KV of a trace's shared prefixes across requests (sets serve.prefix_caching; needs --trace)");
   cmd.add_option("--json", o.json, "write the result (summary, config) to this file");
 }
 

@@ -22,6 +22,7 @@ struct ServeParams {
   double watermark = 0;
   int64_t buckets_per_octave = 0;
   int64_t exact_below = 0;
+  bool prefix_caching = false;
 
   template <class V>
   void visit(V& v) {
@@ -59,6 +60,14 @@ struct ServeParams {
                   .source = "vLLM V0 BlockSpaceManager watermark = 0.01 (vllm/core/block_manager.py)",
                   .min = 0,
                   .max = 0.5});
+    v(prefix_caching, {.name = "prefix_caching",
+                       .def = "false",
+                       .desc = "automatic prefix caching: a finished request's KV stays in its blocks, keyed by its prefix (a "
+                               "trace's: a session's earlier turns, Mooncake's hash ids), for later requests that start with the "
+                               "same tokens, least recently used evicted first (docs/serving.md, \"Prefix caching\"); needs a "
+                               "trace with prefixes",
+                       .source = "vLLM automatic prefix caching (vLLM docs, \"Automatic Prefix Caching\"; on by default in vLLM V1); "
+                                 "off here so that a run offers no reuse unless asked"});
     v(buckets_per_octave, {.name = "buckets_per_octave",
                            .def = "16",
                            .desc = "memoised iteration times: batch sizes and token counts above exact_below are timed at "

@@ -105,8 +105,13 @@ Json summary(const SimResult& r, const Slo& slo) {
                  {"recomputed", r.recomputed_tokens},
                  {"decoded", r.decode_tokens},
                  {"emitted", r.emitted_tokens},
-                 {"padded_decodes", r.padded_decode_tokens}};
+                 {"padded_decodes", r.padded_decode_tokens},
+                 {"cached", r.cached_tokens}};
   s["shapes_timed"] = {{"decode", r.decode_shapes}, {"prefill", r.prefill_shapes}};
+  s["prefix_cache"] = {{"enabled", r.prefix_caching},
+                       {"cached_tokens", r.cached_tokens},
+                       {"hit_rate", in_tokens > 0 ? double(r.cached_tokens) / double(in_tokens) : 0.0},
+                       {"evicted_units", r.prefix_evictions}};
   s["energy"] = {{"board_power_w_per_gpu", r.board_power.raw()},
                  {"gpus", r.gpus},
                  {"energy_j", r.energy_j},
@@ -158,21 +163,23 @@ void write_requests(const std::filesystem::path& file, const SimResult& r) {
   std::string out;
   out.reserve(r.requests.size() * 160);
   if (csv)
-    out += "id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_j\n";
+    out +=
+        "id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_j,cached_"
+        "tokens\n";
   for (const auto& q : r.requests) {
     const double tpot = q.tpot_s() * 1e3;
     if (csv)
-      out +=
-          fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{:.6f}\n", q.id, to_s(q.arrival), q.queueing_s() * 1e3,
-                      q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input, q.output, q.preemptions, q.energy_j);
+      out += fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{:.6f},{}\n", q.id, to_s(q.arrival),
+                         q.queueing_s() * 1e3, q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input, q.output,
+                         q.preemptions, q.energy_j, q.cached_tokens);
     else
       out += fmt::format(
           "{{\"id\": {}, \"arrival_s\": {:.9f}, \"queueing_ms\": {:.6f}, \"ttft_ms\": {:.6f}, \"tpot_ms\": {:.6f}, \"itl_mean_ms\": "
           "{:.6f}, "
           "\"itl_max_ms\": {:.6f}, \"e2e_ms\": {:.6f}, \"input_tokens\": {}, \"output_tokens\": {}, \"preemptions\": {}, \"energy_j\": "
-          "{:.6f}}}\n",
+          "{:.6f}, \"cached_tokens\": {}}}\n",
           q.id, to_s(q.arrival), q.queueing_s() * 1e3, q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input,
-          q.output, q.preemptions, q.energy_j);
+          q.output, q.preemptions, q.energy_j, q.cached_tokens);
   }
   write_text_file(file, out);
 }

@@ -26,13 +26,47 @@ const Registry<SchedulerKind>& schedulers() {
   return r;
 }
 
-BlockManager::BlockManager(int64_t total, int64_t block_tokens, double watermark)
-    : total_(total), block_tokens_(block_tokens), watermark_(int64_t(std::floor(watermark * double(total)))), free_(total) {}
+int64_t PrefixCache::acquire(const std::vector<uint64_t>& keys, int64_t max_units) {
+  int64_t h = 0;
+  while (h < max_units && h < int64_t(keys.size())) {
+    const auto it = map_.find(keys[size_t(h)]);
+    if (it == map_.end()) break;
+    if (it->second.refs++ == 0) lru_.erase(it->second.lru);
+    ++h;
+  }
+  return h;
+}
+
+void PrefixCache::release(const std::vector<uint64_t>& keys, int64_t n) {
+  for (int64_t k = n - 1; k >= 0; --k) {  // tail first: the head ends most recently used
+    Entry& e = map_.at(keys[size_t(k)]);
+    if (--e.refs == 0) e.lru = lru_.insert(lru_.end(), keys[size_t(k)]);
+  }
+}
+
+void PrefixCache::insert(uint64_t key) { map_.emplace(key, Entry{0, lru_.insert(lru_.end(), key)}); }
+
+int64_t PrefixCache::evict(int64_t blocks) {
+  int64_t freed = 0;
+  while (freed < blocks && !lru_.empty()) {
+    map_.erase(lru_.front());
+    lru_.pop_front();
+    freed += bpu_;
+    ++evictions_;
+  }
+  return freed;
+}
+
+BlockManager::BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit)
+    : total_(total), block_tokens_(block_tokens), watermark_(int64_t(std::floor(watermark * double(total)))), free_(total) {
+  if (prefix_unit > 0) cache_.emplace(prefix_unit / block_tokens);
+}
 
 bool BlockManager::grow(Seq& s, int64_t tokens) {
-  const int64_t need = blocks_for(tokens) - s.blocks;
+  const int64_t need = blocks_for(tokens) - s.blocks - s.shared;
   if (need <= 0) return true;
-  if (need > free_) return false;
+  if (need > free()) return false;
+  if (need > free_) free_ += cache_->evict(need - free_);
   free_ -= need;
   s.blocks += need;
   return true;
@@ -41,6 +75,43 @@ bool BlockManager::grow(Seq& s, int64_t tokens) {
 void BlockManager::release(Seq& s) {
   free_ += s.blocks;
   s.blocks = 0;
+  if (cache_ && s.hits > 0) cache_->release(*s.prefix, s.hits);
+  s.hits = 0;
+  s.shared = 0;
+}
+
+void BlockManager::admit_prefix(Seq& s) {
+  if (!cache_ || !s.prefix || s.computed != 0 || s.blocks != 0 || s.hits != 0) return;
+  const int64_t max_units = (s.prefill_target() - 1) / s.prefix_unit;  // at least one prompt token is computed
+  s.hits = cache_->acquire(*s.prefix, max_units);
+  s.shared = s.hits * cache_->blocks_per_unit();
+  s.computed = s.hits * s.prefix_unit;
+  s.cached_tokens += s.computed;
+}
+
+void BlockManager::drop_prefix(Seq& s) {
+  if (!cache_ || s.hits == 0) return;
+  cache_->release(*s.prefix, s.hits);
+  s.cached_tokens -= s.hits * s.prefix_unit;
+  s.computed = 0;
+  s.hits = 0;
+  s.shared = 0;
+}
+
+void BlockManager::finish(Seq& s) {
+  if (cache_ && s.prefix) {
+    // Units whose KV the request computed (all its context but the last token), tail first so that the head ends
+    // most recently used; a unit not cached yet takes its blocks from the request's own.
+    const int64_t units = std::min<int64_t>(int64_t(s.prefix->size()), s.computed / s.prefix_unit);
+    const int64_t bpu = cache_->blocks_per_unit();
+    for (int64_t k = units - 1; k >= s.hits; --k) {
+      const uint64_t key = (*s.prefix)[size_t(k)];
+      if (cache_->has(key) || s.blocks < bpu) continue;
+      cache_->insert(key);
+      s.blocks -= bpu;
+    }
+  }
+  release(s);
 }
 
 namespace {
@@ -51,7 +122,8 @@ void requeue(EngineState& st, int32_t i) {
   st.waiting.insert(pos, i);
 }
 
-/// Recompute preemption of running request `i`.
+/// Recompute preemption of running request `i` (its prefix references dropped; readmitted, it looks the cache up
+/// again).
 void preempt(EngineState& st, int32_t i) {
   Seq& s = st.seqs[size_t(i)];
   st.blocks.release(s);
@@ -94,21 +166,27 @@ void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, boo
   while (!st.waiting.empty() && budget > 0 && int64_t(st.running.size()) < p.max_num_seqs) {
     const int32_t i = st.waiting.front();
     Seq& s = st.seqs[size_t(i)];
-    int64_t n = s.prefill_target();
+    st.blocks.admit_prefix(s);  // the cached head of its prompt, if any (prefix caching)
+    int64_t n = s.prefill_target() - s.computed;
     if (n > budget) {
-      if (chunk)
+      if (chunk) {
         n = budget;
-      else if (!(alone_ok && b.empty()))
+      } else if (!(alone_ok && b.empty())) {
+        st.blocks.drop_prefix(s);
         break;
+      }
     }
-    if (!st.blocks.can_admit(st.blocks.blocks_for(n) - s.blocks)) break;
-    st.blocks.grow(s, n);
+    if (!st.blocks.can_admit(st.blocks.blocks_for(s.computed + n) - s.blocks - s.shared)) {
+      st.blocks.drop_prefix(s);
+      break;
+    }
+    st.blocks.grow(s, s.computed + n);
     st.waiting.pop_front();
     st.running.push_back(i);
     s.phase = Phase::Prefill;
     s.stamp = st.pass;
     b.prefill.push_back(i);
-    b.chunks.push_back({0, n});
+    b.chunks.push_back({s.computed, n});
     budget -= std::min(budget, n);
   }
 }
@@ -184,16 +262,19 @@ Batch schedule_orca(const ServeParams& p, EngineState& st) {
   while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
     const int32_t i = st.waiting.front();
     Seq& s = st.seqs[size_t(i)];
-    const int64_t n = s.prefill_target();
-    if (n > budget && !b.empty()) break;
-    if (st.blocks.blocks_for(s.input + s.output) > st.blocks.free()) break;
+    st.blocks.admit_prefix(s);
+    const int64_t n = s.prefill_target() - s.computed;
+    if ((n > budget && !b.empty()) || st.blocks.blocks_for(s.input + s.output) - s.shared > st.blocks.free()) {
+      st.blocks.drop_prefix(s);
+      break;
+    }
     st.blocks.grow(s, s.input + s.output);
     st.waiting.pop_front();
     st.running.push_back(i);
     s.phase = Phase::Prefill;
     s.stamp = st.pass;
     b.prefill.push_back(i);
-    b.chunks.push_back({0, n});
+    b.chunks.push_back({s.computed, n});
     budget -= n;
   }
   b.decode_context = mean_context(st, b.decode);
@@ -209,14 +290,18 @@ Batch schedule_static(const ServeParams& p, EngineState& st) {
     while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
       const int32_t i = st.waiting.front();
       Seq& s = st.seqs[size_t(i)];
+      st.blocks.admit_prefix(s);
       // (No watermark: a static batch reserves its full context, so nothing running can run out of blocks.)
-      if (st.blocks.blocks_for(s.input + s.output) > st.blocks.free()) break;
+      if (st.blocks.blocks_for(s.input + s.output) - s.shared > st.blocks.free()) {
+        st.blocks.drop_prefix(s);
+        break;
+      }
       st.blocks.grow(s, s.input + s.output);
       st.waiting.pop_front();
       st.running.push_back(i);
       s.phase = Phase::Prefill;
       b.prefill.push_back(i);
-      b.chunks.push_back({0, s.prefill_target()});
+      b.chunks.push_back({s.computed, s.prefill_target() - s.computed});
     }
     st.static_batch = int64_t(b.prefill.size());
     return b;

@@ -22,6 +22,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <list>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "core/units.hpp"
@@ -35,9 +38,14 @@ enum class Phase : uint8_t { Waiting, Prefill, Decode, Done };
 /// A request inside the engine.
 struct Seq {
   int64_t input = 0, output = 0;
-  int64_t generated = 0;  // output tokens emitted so far
-  int64_t computed = 0;   // tokens whose KV is cached (prompt tokens, then one per decode)
-  int64_t blocks = 0;     // KV blocks held
+  int64_t generated = 0;                          // output tokens emitted so far
+  int64_t computed = 0;                           // tokens whose KV is cached (prompt tokens, then one per decode)
+  int64_t blocks = 0;                             // KV blocks held (its own; the prefix cache's shared ones are counted in `shared`)
+  const std::vector<uint64_t>* prefix = nullptr;  // its prefix keys (Request::prefix), null without
+  int64_t prefix_unit = 0;                        // tokens per key
+  int64_t hits = 0;                               // prefix keys it holds in the cache (its leading ones)
+  int64_t shared = 0;                             // blocks of those keys
+  int64_t cached_tokens = 0;                      // prompt tokens served from the prefix cache (all admissions)
   int64_t preemptions = 0;
   uint64_t stamp = 0;  // the pass that last scheduled it (EngineState::pass)
   Phase phase = Phase::Waiting;
@@ -46,23 +54,70 @@ struct Seq {
   int64_t prefill_target() const { return input + generated; }
 };
 
-/// PagedAttention blocks of `block_tokens` tokens, counted (every block is alike).
+/// Automatic prefix caching (vLLM's, Kwon et al. and the vLLM docs "Automatic Prefix Caching"): the KV of a finished
+/// request's leading prefix units stays in its blocks, keyed by the unit's prefix key, for later requests that start
+/// with the same tokens; a unit no running request uses is evictable, least recently used first (a request's head is
+/// touched last, so a prefix outlives its extensions). Counts only: every block is alike.
+class PrefixCache {
+ public:
+  explicit PrefixCache(int64_t blocks_per_unit) : bpu_(blocks_per_unit) {}
+  int64_t blocks_per_unit() const { return bpu_; }
+  int64_t evictable_blocks() const { return int64_t(lru_.size()) * bpu_; }
+  int64_t held_blocks() const { return int64_t(map_.size()) * bpu_; }
+  /// Takes a reference on the leading keys of `keys` that are cached, at most `max_units`; returns how many.
+  int64_t acquire(const std::vector<uint64_t>& keys, int64_t max_units);
+  /// Drops the references on keys[0, n).
+  void release(const std::vector<uint64_t>& keys, int64_t n);
+  /// Whether `key` is cached.
+  bool has(uint64_t key) const { return map_.count(key) > 0; }
+  /// Caches `key` with no reference (its blocks given by the caller).
+  void insert(uint64_t key);
+  /// Evicts units no request uses, least recently used first, until `blocks` blocks are freed or none is left;
+  /// returns the blocks freed.
+  int64_t evict(int64_t blocks);
+  int64_t evictions() const { return evictions_; }
+
+ private:
+  struct Entry {
+    int64_t refs = 0;
+    std::list<uint64_t>::iterator lru;  // valid while refs == 0
+  };
+  int64_t bpu_;
+  std::unordered_map<uint64_t, Entry> map_;
+  std::list<uint64_t> lru_;  // evictable keys, least recently used first
+  int64_t evictions_ = 0;
+};
+
+/// PagedAttention blocks of `block_tokens` tokens, counted (every block is alike), and the prefix cache's blocks when
+/// it is on (serve.prefix_caching): a cached unit no running request uses counts as free to allocate, and is evicted
+/// when its blocks are taken.
 class BlockManager {
  public:
-  BlockManager(int64_t total, int64_t block_tokens, double watermark);
+  BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit = 0);
   int64_t total() const { return total_; }
-  int64_t free() const { return free_; }
+  int64_t free() const { return free_ + (cache_ ? cache_->evictable_blocks() : 0); }
   int64_t watermark_blocks() const { return watermark_; }
   int64_t block_tokens() const { return block_tokens_; }
   int64_t blocks_for(int64_t tokens) const { return (tokens + block_tokens_ - 1) / block_tokens_; }
   /// A new request may take `n` blocks if `watermark` blocks stay free after (vLLM's can_allocate).
-  bool can_admit(int64_t n) const { return free_ - n >= watermark_; }
+  bool can_admit(int64_t n) const { return free() - n >= watermark_; }
   /// Grows `s` to hold `tokens` tokens; false (nothing taken) when the blocks are not free.
   bool grow(Seq& s, int64_t tokens);
+  /// Frees the blocks of `s` (preempted: its prefix references dropped, nothing cached).
   void release(Seq& s);
+  /// A request about to prefill from scratch (computed == 0, no blocks): with prefix caching, takes the cached
+  /// leading units of its context (leaving at least one prompt token to compute) and starts `s.computed` after them.
+  void admit_prefix(Seq& s);
+  /// Undoes admit_prefix when the request is not admitted after all.
+  void drop_prefix(Seq& s);
+  /// A finished request: its leading units whose KV it computed are cached (those not cached yet take its blocks),
+  /// its references dropped, the rest of its blocks freed.
+  void finish(Seq& s);
+  const PrefixCache* prefix_cache() const { return cache_ ? &*cache_ : nullptr; }
 
  private:
   int64_t total_, block_tokens_, watermark_, free_;
+  std::optional<PrefixCache> cache_;
 };
 
 /// What the scheduler gives an iteration.

@@ -62,6 +62,30 @@ KvMemory kv_memory(const llm::Server& s, const ServeParams& p) {
 
 namespace {
 
+/// The prefix cache's unit (tokens per prefix key) of workload `w` under `p`: 0 without prefix caching; ConfigError when
+/// prefix caching is asked for a workload with no prefixes, or a unit that is not a whole number of KV blocks.
+int64_t prefix_unit(const ServeParams& p, const Workload& w) {
+  if (!p.prefix_caching) return 0;
+  int64_t unit = 0;
+  for (const Request& r : w.requests) {
+    if (r.prefix.empty()) continue;
+    if (unit == 0) unit = r.prefix_unit;
+    if (r.prefix_unit != unit)
+      throw ConfigError(
+          fmt::format("serve.prefix_caching: request {} has prefix units of {} tokens, others {}", r.id, r.prefix_unit, unit));
+  }
+  if (unit == 0)
+    throw ConfigError(
+        "serve.prefix_caching = true: the workload has no prefixes (synthetic requests share no tokens); give a session or Mooncake "
+        "trace with --trace");
+  if (unit % p.block_tokens != 0)
+    throw ConfigError(
+        fmt::format("serve.prefix_caching: the trace's prefix unit of {} tokens is not a whole number of "
+                    "serve.block_tokens = {} blocks",
+                    unit, p.block_tokens));
+  return unit;
+}
+
 enum class EvKind : uint8_t { Arrival, PassDone };
 struct Ev {
   EvKind kind = EvKind::Arrival;
@@ -75,7 +99,7 @@ class Engine {
         w_(std::move(w)),
         model_(s, p, mean_output(w_)),
         mem_(kv_memory(s, p)),
-        st_{seqs_, {}, {}, BlockManager(mem_.blocks, p.block_tokens, p.watermark)},
+        st_{seqs_, {}, {}, BlockManager(mem_.blocks, p.block_tokens, p.watermark, prefix_unit(p, w_))},
         pass_power_w_(s.board_power().raw() * double(s.deployment().gpus)),
         gpus_(s.deployment().gpus) {
     const size_t n = w_.requests.size();
@@ -87,6 +111,7 @@ class Engine {
       const Request& r = w_.requests[i];
       seqs_[i].input = r.input;
       seqs_[i].output = r.output;
+      if (p.prefix_caching && !r.prefix.empty()) seqs_[i].prefix = &w_.requests[i].prefix, seqs_[i].prefix_unit = r.prefix_unit;
       rec_[i].id = r.id;
       rec_[i].input = r.input;
       rec_[i].output = r.output;
@@ -137,6 +162,9 @@ class Engine {
     r.board_power = Power(pass_power_w_ / double(gpus_));
     r.gpus = gpus_;
     r.energy_j = energy_j_;
+    r.prefix_caching = p_.prefix_caching;
+    for (const Seq& s : seqs_) r.cached_tokens += s.cached_tokens;
+    if (const PrefixCache* c = st_.blocks.prefix_cache()) r.prefix_evictions = c->evictions();
     r.itl = std::move(itl_);
     r.passes = std::move(passes_);
     return r;
@@ -219,8 +247,9 @@ class Engine {
     s.phase = Phase::Decode;
     if (s.generated == s.output) {
       s.phase = Phase::Done;
-      st_.blocks.release(s);
+      st_.blocks.finish(s);
       r.finish = now;
+      r.cached_tokens = s.cached_tokens;
       r.preemptions = s.preemptions;
       --in_system_;
       ++done_;

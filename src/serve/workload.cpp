@@ -16,6 +16,20 @@ namespace bitline::serve {
 
 namespace {
 
+/// FNV-1a of a string (the same on every platform, unlike std::hash).
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+/// SplitMix64's finaliser: a well-mixed 64-bit key of `x`.
+uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 bool parse_int(const std::string& s, int64_t& v) {
   const char* b = s.data();
   const char* e = b + s.size();
@@ -414,13 +428,27 @@ std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit
   struct Row {
     double t = 0;
     int64_t input = 0, output = 0;
+    std::vector<uint64_t> prefix;
   };
   std::vector<Row> rows;
-  const llm::Trace tr = llm::read_any_trace(file, 512);  // (block size: only the prefix hashes use it)
-  if (const auto* turns = std::get_if<std::vector<llm::Turn>>(&tr))
-    for (const auto& t : *turns) rows.push_back({t.timestamp, t.input, t.output});
-  else
-    for (const auto& q : std::get<llm::PrefixTrace>(tr).requests) rows.push_back({q.timestamp, q.input, q.output});
+  const llm::Trace tr = llm::read_any_trace(file, kTracePrefixUnit);
+  int64_t unit = kTracePrefixUnit;
+  if (const auto* turns = std::get_if<std::vector<llm::Turn>>(&tr)) {
+    // A session's turn k + 1 starts with turn k's prompt and output: the keys of its context's units are the
+    // session's, numbered from its start, so a later turn's leading keys are an earlier turn's.
+    for (const auto& t : *turns) {
+      Row r{t.timestamp, t.input, t.output, {}};
+      const uint64_t base = fnv1a(t.session);
+      const int64_t units = (t.input + t.output) / unit;
+      r.prefix.reserve(size_t(units));
+      for (int64_t k = 0; k < units; ++k) r.prefix.push_back(mix64(base ^ mix64(uint64_t(k) + 0x9e3779b97f4a7c15ull)));
+      rows.push_back(std::move(r));
+    }
+  } else {
+    const auto& pt = std::get<llm::PrefixTrace>(tr);
+    unit = pt.block_tokens;
+    for (const auto& q : pt.requests) rows.push_back({q.timestamp, q.input, q.output, q.prefix});
+  }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.t < b.t; });
   if (limit > 0 && int64_t(rows.size()) > limit) rows.resize(size_t(limit));
   if (rows.empty()) throw ConfigError(fmt::format("{}: no requests in the trace", file.string()));
@@ -435,6 +463,8 @@ std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit
     q.arrival = Time(int64_t(std::llround((r.t - rows.front().t) * 1e12)));
     q.input = r.input;
     q.output = r.output;
+    q.prefix = r.prefix;
+    q.prefix_unit = q.prefix.empty() ? 0 : unit;
     reqs.push_back(q);
   }
   return reqs;

@@ -24,6 +24,11 @@ struct Request {
   int64_t id = 0;
   Time arrival{};  // open loop and traces; closed loop: set when its user sends it
   int64_t input = 0, output = 0;
+  /// Prefix keys (traces only): prefix[k] names the first (k + 1) x prefix_unit tokens of the request's context (its
+  /// prompt, then the output that a later turn of its session takes as its prompt's head); two requests with the
+  /// same prefix[k] share those tokens' KV (serve.prefix_caching, docs/serving.md).
+  std::vector<uint64_t> prefix;
+  int64_t prefix_unit = 0;  // tokens per prefix key
 };
 
 /// A distribution of token counts: fixed, uniform (inclusive), lognormal (mean tokens, sigma of ln), or the values of
@@ -45,6 +50,9 @@ struct LengthSpec {
 
 /// Longest prompt or output a request may have (the simulator's bound; any model's context is shorter).
 inline constexpr int64_t kMaxTokens = int64_t(1) << 22;
+/// Tokens per prefix key of a trace's requests (Request::prefix): Mooncake's hash-id block (its traces' 512), and the
+/// same unit for bitline's session traces.
+inline constexpr int64_t kTracePrefixUnit = 512;
 /// Most requests one simulation holds (about 200 bytes each).
 inline constexpr int64_t kMaxRequests = int64_t(50) << 20;
 

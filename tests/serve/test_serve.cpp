@@ -19,6 +19,7 @@
 #include "llm/prefill.hpp"
 #include "serve/iteration.hpp"
 #include "serve/report.hpp"
+#include "serve/scheduler.hpp"
 #include "serve/simulator.hpp"
 
 using namespace bitline;
@@ -302,6 +303,100 @@ TEST(ServeSchedulers, OrcaPrefillsBesideTheDecodesAndReservesTheFullContext) {
   const Json sum = summary(full, Slo{});
   EXPECT_LE(sum["mean_requests_in_system"].get<double>(), 2.0 * double(fit) + 1e-9);
   EXPECT_GT(sum["queueing_ms"]["p90"].get<double>(), 100.0);  // users wait for blocks
+}
+
+TEST(ServePrefixCache, UnitsAreSharedHeldWhileUsedAndEvictedLeastRecentlyUsedHeadLast) {
+  // 4 blocks of 16 tokens per 64-token unit; 40 blocks in all.
+  BlockManager bm(40, 16, 0.0, 64);
+  const std::vector<uint64_t> keys{11, 12, 13, 14};
+  std::vector<Seq> seqs(3);
+  for (Seq& q : seqs) q.input = 250, q.output = 10, q.prefix = &keys, q.prefix_unit = 64;
+  // The first request finds nothing, computes its 259 tokens of KV (17 blocks), and leaves its 4 whole units cached.
+  Seq& a = seqs[0];
+  bm.admit_prefix(a);
+  EXPECT_EQ(a.computed, 0);
+  ASSERT_TRUE(bm.grow(a, 250 + 10));
+  EXPECT_EQ(a.blocks, 17);
+  a.computed = 259;
+  bm.finish(a);
+  EXPECT_EQ(bm.prefix_cache()->held_blocks(), 16);
+  EXPECT_EQ(bm.free(), 40);  // cached units no one uses count as free
+  // The next one takes the cached head of its prompt, but leaves at least one prompt token to compute: 3 units of
+  // its 250-token prompt (the 4th would cover tokens 192-255).
+  Seq& b = seqs[1];
+  bm.admit_prefix(b);
+  EXPECT_EQ(b.hits, 3);
+  EXPECT_EQ(b.computed, 192);
+  EXPECT_EQ(b.cached_tokens, 192);
+  EXPECT_EQ(b.shared, 12);
+  EXPECT_EQ(bm.free(), 40 - 12);  // units in use are not free
+  ASSERT_TRUE(bm.grow(b, 260));
+  EXPECT_EQ(b.blocks, 17 - 12);
+  // Memory pressure evicts only the unit no one uses (key 14), and then nothing more.
+  Seq big;
+  big.input = 400;
+  ASSERT_TRUE(bm.grow(big, 16 * (40 - 12 - 5)));
+  EXPECT_EQ(bm.prefix_cache()->evictions(), 1);
+  EXPECT_FALSE(bm.grow(big, 16 * (40 - 12 - 5) + 1));
+  // Released, b's units are evictable again, its head last: an eviction of one unit takes its tail (key 13).
+  b.computed = 0;  // preempted: nothing cached from it
+  bm.release(b);
+  bm.release(big);
+  Seq c;
+  ASSERT_TRUE(bm.grow(c, 16 * (28 + 4)));  // 28 blocks free beside the 3 cached units: takes one unit more, evicts one
+  EXPECT_EQ(bm.prefix_cache()->evictions(), 2);
+  EXPECT_TRUE(bm.prefix_cache()->has(11));
+  EXPECT_TRUE(bm.prefix_cache()->has(12));
+  EXPECT_FALSE(bm.prefix_cache()->has(13));
+  // A request whose head is gone finds nothing, even if its later units are cached.
+  bm.release(c);
+  Seq d = seqs[2];
+  const std::vector<uint64_t> other{99, 12};
+  d.prefix = &other;
+  bm.admit_prefix(d);
+  EXPECT_EQ(d.hits, 0);
+}
+
+TEST(ServePrefixCache, LaterTurnsOfASessionReuseTheKvOfTheEarlierOnes) {
+  const auto dir = std::filesystem::temp_directory_path() / ("bitline-serve-prefix-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "sessions.jsonl";
+  // Two sessions of three turns, each turn after the previous one has finished (tens of seconds apart); turn k + 1's
+  // prompt is turn k's prompt and output and 100 new tokens.
+  {
+    std::ofstream o(f);
+    for (int s = 0; s < 2; ++s) {
+      int64_t in = 3000 + 500 * s;
+      for (int k = 1; k <= 3; ++k) {
+        o << "{\"session\": \"s" << s << "\", \"turn\": " << k << ", \"input_tokens\": " << in
+          << ", \"output_tokens\": 200, \"timestamp\": " << 100 * k + s << "}\n";
+        in += 200 + 100;
+      }
+    }
+  }
+  Fixture fx;
+  Workload w;
+  w.requests = read_trace(f, 0);
+  ASSERT_EQ(w.requests.size(), 6u);
+  ServeParams p = params();
+  p.prefix_caching = true;
+  const SimResult on = simulate(fx.s, p, w);
+  const SimResult off = simulate(fx.s, params(), w);
+  int64_t in = 0, out = 0;
+  for (const auto& q : w.requests) in += q.input, out += q.output;
+  // Turn k + 1 finds turn k's whole 512-token units of its computed context (prompt + output - 1 tokens).
+  for (const auto& q : on.requests) {
+    const int64_t turn = q.id / 2;  // requests sorted by time: s0 t1, s1 t1, s0 t2, ...
+    const int64_t prev_in = q.input - 300;
+    EXPECT_EQ(q.cached_tokens, turn == 0 ? 0 : (prev_in + 200 - 1) / 512 * 512) << q.id;
+  }
+  EXPECT_EQ(on.prefill_tokens + on.decode_tokens + on.cached_tokens, in + out - int64_t(w.requests.size()) + on.recomputed_tokens);
+  EXPECT_EQ(off.cached_tokens, 0);
+  // Reused KV is not prefilled again: later turns get their first token sooner.
+  for (size_t i = 2; i < 6; ++i) EXPECT_LT(on.requests[i].ttft_s(), 0.5 * off.requests[i].ttft_s()) << i;
+  // Prefix caching on a workload with no prefixes is an error, not a silent no-op.
+  EXPECT_THROW(simulate(fx.s, p, open_loop(5, 100, 10, 1.0)), ConfigError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ServeWorkload, ArrivalsHaveTheirRateAndVariation) {

@@ -57,10 +57,10 @@ TEST(ServeCli, RunWritesTheSummaryNamesAndOneRecordPerRequest) {
   r = run_bitline(kBase + "--concurrency 16 --requests-out " + csv.string());
   ASSERT_EQ(r.rc, 0) << r.out;
   const std::string c = slurp(csv);
-  EXPECT_EQ(
-      c.rfind("id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_j\n",
-              0),
-      0u);
+  EXPECT_EQ(c.rfind("id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_"
+                    "j,cached_tokens\n",
+                    0),
+            0u);
   EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 201);
 }
 
