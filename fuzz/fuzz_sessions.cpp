@@ -1,5 +1,7 @@
 // libFuzzer harness: the multi-turn sessions trace readers (JSON Lines, bitline's
-// sessions or Mooncake's requests with hash_ids).
+// sessions or Mooncake's requests with hash_ids), and the serving simulation's trace
+// readers over the same bytes (serve::read_trace's JSON Lines path with its prefix
+// keys; read_csv_trace's Azure and BurstGPT CSV).
 //
 // Input: the bytes of a trace file. It goes through read_any_trace (the CLI's
 // path for `accel sessions --trace FILE`); a trace that reads is replayed
@@ -14,6 +16,24 @@
 
 #include "harness.hpp"
 #include "llm/sessions.hpp"
+#include "serve/workload.hpp"
+
+namespace {
+/// What every request a serving trace reader returns must satisfy: numbered in order, sorted arrivals from 0 up,
+/// lengths within bounds, prefix keys in whole units.
+void check_requests(const std::vector<bitline::serve::Request>& reqs) {
+  using namespace bitline::serve;
+  if (reqs.empty()) bitline::fuzz::property_failed("a trace read with no request");
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const Request& r = reqs[i];
+    if (r.id != int64_t(i)) bitline::fuzz::property_failed("requests not numbered in order");
+    if (r.arrival.raw() < 0 || (i > 0 && r.arrival < reqs[i - 1].arrival)) bitline::fuzz::property_failed("arrivals not sorted from 0");
+    if (r.input < 1 || r.output < 1 || r.input > kMaxTokens || r.output > kMaxTokens)
+      bitline::fuzz::property_failed("length out of bounds");
+    if (!r.prefix.empty() && r.prefix_unit < 1) bitline::fuzz::property_failed("prefix keys without a unit");
+  }
+}
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static bitline::fuzz::ScratchFile scratch(".jsonl");
@@ -41,6 +61,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!(r.turn_hit_rate >= 0 && r.turn_hit_rate <= 1)) bitline::fuzz::property_failed("turn hit rate outside [0, 1]");
     if (r.recomputed_tokens < 0 || r.reused_tokens < 0 || r.reusable_tokens < 0) bitline::fuzz::property_failed("negative token count");
     if (r.turns != records) bitline::fuzz::property_failed("not every turn replayed");
+  });
+  bitline::fuzz::expect_documented_errors([&] { check_requests(bitline::serve::read_trace(path, 0)); });
+  bitline::fuzz::expect_documented_errors([&] {
+    bitline::serve::CsvTraceInfo info;
+    const auto reqs = bitline::serve::read_csv_trace(path, 0, &info);
+    check_requests(reqs);
+    if (info.skipped_failed < 0) bitline::fuzz::property_failed("negative skipped rows");
   });
   scratch.remove();
   return 0;

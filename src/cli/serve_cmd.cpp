@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -27,7 +28,8 @@ namespace {
 using namespace bitline::serve;
 
 struct ServeOpts {
-  std::string model, system, precision, scheduler, arrival = "poisson", input, output, json, requests_out, trace, chrome_trace;
+  std::string model, system, prefill_system, disaggregate, precision, scheduler, arrival = "poisson", input, output, json, requests_out,
+                                                                                 trace, chrome_trace;
   int64_t tp = 0, concurrency = 0, requests = 0;
   uint64_t seed = 1;
   double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;
@@ -53,6 +55,9 @@ struct Setup {
   std::unique_ptr<llm::DeploymentSearch> ds;
   const llm::Server* server = nullptr;
   std::string choice;  // why the deployment is not the preferred one ("" when it is)
+  // --disaggregate P:D: this side decodes on `decode_instances` instances; `prefill` is the prefill side.
+  std::unique_ptr<Setup> prefill;
+  int64_t prefill_instances = 0, decode_instances = 0;
 };
 
 /// The deployment that serves a workload whose longest request has `longest` tokens (prompt + output): the preferred
@@ -81,7 +86,7 @@ void choose_deployment(Setup& s, int64_t longest) {
     }
 }
 
-std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o, int64_t longest) {
+std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const std::string& system, int64_t longest) {
   auto s = std::make_unique<Setup>();
   if (o.tp > 0) {
     k.sets.push_back(o.tp == 1 ? "llm.attention_parallel=dp" : "llm.attention_parallel=tp");
@@ -91,7 +96,7 @@ std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o, int6
   if (!o.precision.empty()) k.sets.push_back("llm.precision=" + o.precision);
   if (!o.scheduler.empty()) k.sets.push_back("serve.scheduler=" + o.scheduler);
   if (o.prefix_caching) k.sets.push_back("serve.prefix_caching=true");
-  s->sn = llm::parse_system(o.system);
+  s->sn = llm::parse_system(system);
   const ConfigTree tree = k.tree(s->sn.kind);
   s->kp = llm::load_kind_params(tree, s->sn.kind);
   s->sp = load_params<ServeParams>(tree, "serve");
@@ -104,11 +109,46 @@ std::unique_ptr<Setup> make_setup(accel::KindOptions k, const ServeOpts& o, int6
   return s;
 }
 
-/// The longest request (prompt + output tokens) of `w`.
-int64_t longest(const Workload& w) {
-  int64_t m = 0;
-  for (const auto& r : w.requests) m = std::max(m, r.input + r.output);
-  return m;
+/// "P:D" of --disaggregate: prefill and decode instances, 1 to 64 each.
+std::pair<int64_t, int64_t> parse_instances(const std::string& text) {
+  const size_t colon = text.find(':');
+  int64_t p = 0, d = 0;
+  const auto num = [](const std::string& t, int64_t& v) {
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    return r.ec == std::errc() && r.ptr == t.data() + t.size() && v >= 1 && v <= 64;
+  };
+  if (colon == std::string::npos || !num(text.substr(0, colon), p) || !num(text.substr(colon + 1), d))
+    throw ConfigError(fmt::format("--disaggregate '{}': expected P:D, prefill and decode instances, 1 to 64 each (e.g. 1:2)", text));
+  return {p, d};
+}
+
+/// The system(s) that serve workload `w` (its lengths): one colocated engine on --system, or with --disaggregate P:D
+/// P prefill instances of --prefill-system (default: --system) and D decode instances of --system, each deployment
+/// chosen to hold what it must (the prompt and first token on the prefill side, the whole context on the decode side).
+std::unique_ptr<Setup> make_setup(const accel::KindOptions& k, const ServeOpts& o, const Workload& w) {
+  int64_t context = 0, prompt = 0;
+  for (const auto& r : w.requests) context = std::max(context, r.input + r.output), prompt = std::max(prompt, r.input + 1);
+  if (o.disaggregate.empty()) {
+    if (!o.prefill_system.empty()) throw ConfigError("--prefill-system: only with --disaggregate P:D");
+    return make_side(k, o, o.system, context);
+  }
+  const auto [p, d] = parse_instances(o.disaggregate);
+  auto s = make_side(k, o, o.system, context);
+  s->prefill = make_side(k, o, o.prefill_system.empty() ? o.system : o.prefill_system, prompt);
+  s->prefill_instances = p;
+  s->decode_instances = d;
+  return s;
+}
+
+Cluster cluster(const Setup& s) {
+  Cluster c;
+  if (!s.prefill) {
+    c.colocated = s.server;
+    return c;
+  }
+  c.prefill = {s.prefill->server, s.prefill_instances};
+  c.decode = {s.server, s.decode_instances};
+  return c;
 }
 
 /// The coefficient of variation of the inter-arrival times: --cv for gamma arrivals, 1 otherwise (Poisson's; constant
@@ -157,6 +197,17 @@ Json header(const Setup& s, const ServeOpts& o) {
             {"deployment_choice", s.choice.empty() ? Json("preferred") : Json(s.choice)},
             {"scheduler", std::string(s.sp.scheduler.name())},
             {"seed", o.seed}};
+  if (s.prefill) {
+    const Setup& p = *s.prefill;
+    j["disaggregation"] = {
+        {"prefill",
+         {{"system", fmt::format("{}x{}", p.sn.kind, p.sn.gpus)},
+          {"instances", s.prefill_instances},
+          {"deployment", llm::deployment_json(p.server->deployment())},
+          {"deployment_choice", p.choice.empty() ? Json("preferred") : Json(p.choice)}}},
+        {"decode", {{"system", fmt::format("{}x{}", s.sn.kind, s.sn.gpus)}, {"instances", s.decode_instances}, {"scheduler", "chunked"}}},
+        {"kv_link", "RDMA: llm.network.rdma per GPU of the smaller side, after llm.network.rdma_latency"}};
+  }
   Json w;
   if (!o.trace.empty())
     w = {{"kind", "trace"}, {"file", o.trace}};
@@ -175,8 +226,14 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
     fmt::print("  {:<10} mean {:>10.2f}  p50 {:>10.2f}  p90 {:>10.2f}  p95 {:>10.2f}  p99 {:>10.2f} ms\n", name, d["mean"].get<double>(),
                d["p50"].get<double>(), d["p90"].get<double>(), d["p95"].get<double>(), d["p99"].get<double>());
   };
-  fmt::print("{} on {}x{} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.kind, s.sn.gpus,
-             s.server->deployment().describe(), s.sp.scheduler.name(), r.requests.size(), r.makespan_s());
+  if (s.prefill)
+    fmt::print("{}: {} prefill instance(s) of {}x{} ({}, scheduler {}) -> {} decode instance(s) of {}x{} ({}): {} requests in {:.2f} s\n",
+               s.model.name, s.prefill_instances, s.prefill->sn.kind, s.prefill->sn.gpus, s.prefill->server->deployment().describe(),
+               s.sp.scheduler.name(), s.decode_instances, s.sn.kind, s.sn.gpus, s.server->deployment().describe(), r.requests.size(),
+               r.makespan_s());
+  else
+    fmt::print("{} on {}x{} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.kind, s.sn.gpus,
+               s.server->deployment().describe(), s.sp.scheduler.name(), r.requests.size(), r.makespan_s());
   fmt::print("  KV memory: {} blocks of {} tokens ({} tokens per attention rank, {} bytes per token per GPU)\n", r.memory.blocks,
              s.sp.block_tokens, r.memory.tokens_per_rank, r.memory.kv_bytes_per_token);
   line("TTFT", "ttft_ms");
@@ -190,6 +247,9 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
   if (const Json& pc = sum["prefix_cache"]; pc["enabled"].get<bool>())
     fmt::print("  prefix cache: {} of {} prompt tokens served from it ({:.1f}%), {} units evicted\n", pc["cached_tokens"].get<int64_t>(),
                sum["tokens"]["input"].get<int64_t>(), 100 * pc["hit_rate"].get<double>(), pc["evicted_units"].get<int64_t>());
+  if (sum.contains("kv_transfer"))
+    fmt::print("  KV transfers: {}, {:.2f} GB, mean {:.2f} ms each\n", sum["kv_transfer"]["transfers"].get<int64_t>(),
+               sum["kv_transfer"]["bytes"].get<double>() * 1e-9, sum["kv_transfer"]["mean_ms"].get<double>());
   const Json& e = sum["energy"];
   fmt::print("  energy {:.1f} kJ ({:g} W per GPU x {} GPUs over the passes): {:.3f} output tokens/J, {:.1f} J per request\n",
              e["energy_j"].get<double>() * 1e-3, e["board_power_w_per_gpu"].get<double>(), e["gpus"].get<int64_t>(),
@@ -206,13 +266,13 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
   CsvTraceInfo csv;
   Workload w = make_workload(o, o.rate, &csv);
-  const auto s = make_setup(k, o, longest(w));
+  const auto s = make_setup(k, o, w);
   w.record_passes = !o.chrome_trace.empty();
   const bool csv_trace = !o.trace.empty() && std::filesystem::path(o.trace).extension() == ".csv";
   if (csv_trace && csv.skipped_failed > 0)
     fmt::print("{}: {} trace, {} rows of failed requests (0 response tokens) skipped\n", o.trace, to_string(csv.format),
                csv.skipped_failed);
-  const SimResult r = simulate(*s->server, s->sp, std::move(w));
+  const SimResult r = simulate(cluster(*s), s->sp, std::move(w));
   const Json sum = summary(r, Slo{o.slo_ttft_ms, o.slo_tpot_ms});
   print_summary(*s, r, sum);
   if (!o.json.empty()) {
@@ -251,6 +311,9 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
       ->check(CLI::Range(int64_t(0), kMaxRequests));
   cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths");
+  cmd.add_option("--disaggregate", o.disaggregate,
+                 "P:D: prefill/decode disaggregation, P prefill instances (of --prefill-system) and D decode instances (of --system)");
+  cmd.add_option("--prefill-system", o.prefill_system, "with --disaggregate: KIND x GPUS of each prefill instance (default: --system)");
   cmd.add_flag("--prefix-caching", o.prefix_caching,
                "reuse the KV of a trace's shared prefixes across requests (sets serve.prefix_caching; needs --trace)");
   cmd.add_option("--json", o.json, "write the result (summary, config) to this file");
@@ -260,7 +323,7 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   check_mode(o, true);
   if (!o.json.empty()) check_json_output(o.json);
   if (!(o.p90_ttft_ms > 0) || !(o.p99_tpot_ms > 0)) throw ConfigError("serve capacity: give --slo-p90-ttft-ms and --slo-p99-tpot-ms");
-  const auto s = make_setup(k, o, longest(make_workload(o, 1.0)));  // lengths do not depend on the rate
+  const auto s = make_setup(k, o, make_workload(o, 1.0));  // lengths do not depend on the rate
   const ServeOpts base = o;
   struct Probe {
     double rate = 0, p90_ttft = 0, p99_tpot = 0, throughput = 0;
@@ -270,7 +333,7 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   const auto probe = [&](double rate) {
     ServeOpts q = base;
     q.rate = rate;
-    const SimResult r = simulate(*s->server, s->sp, make_workload(q, rate));
+    const SimResult r = simulate(cluster(*s), s->sp, make_workload(q, rate));
     const Json sum = summary(r, Slo{});
     Probe p{rate, sum["ttft_ms"]["p90"].get<double>(), sum["tpot_ms"]["p99"].get<double>(), sum["output_tokens_per_s"].get<double>()};
     p.ok = p.p90_ttft <= o.p90_ttft_ms && p.p99_tpot <= o.p99_tpot_ms;
@@ -338,7 +401,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
                                   o.requests, int64_t(o.rates.size()) * o.requests, kMaxRequests));
   if (!o.json.empty()) check_json_output(o.json);
   if (!o.csv.empty()) check_json_output(o.csv, "--csv");
-  const auto s = make_setup(k, o, longest(make_workload(o, 1.0)));  // lengths do not depend on the rate
+  const auto s = make_setup(k, o, make_workload(o, 1.0));  // lengths do not depend on the rate
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
              s->server->deployment().describe(), s->sp.scheduler.name(), o.rates.size(), o.requests);
@@ -346,7 +409,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   Json rows = Json::array();  // the CSV: one row per rate
   for (size_t i = 0; i < o.rates.size(); ++i) {
     const double rate = o.rates[i];
-    const SimResult r = simulate(*s->server, s->sp, make_workload(o, rate));
+    const SimResult r = simulate(cluster(*s), s->sp, make_workload(o, rate));
     const Json sum = summary(r, slo);
     const auto at = [&](const char* m, const char* q) { return sum[m][q].get<double>(); };
     fmt::print(

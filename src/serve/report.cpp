@@ -108,6 +108,11 @@ Json summary(const SimResult& r, const Slo& slo) {
                  {"padded_decodes", r.padded_decode_tokens},
                  {"cached", r.cached_tokens}};
   s["shapes_timed"] = {{"decode", r.decode_shapes}, {"prefill", r.prefill_shapes}};
+  s["instances"] = r.instances;
+  if (r.kv_transfers > 0)
+    s["kv_transfer"] = {{"transfers", r.kv_transfers},
+                        {"bytes", r.kv_transfer_bytes},
+                        {"mean_ms", to_s(r.kv_transfer_time) * 1e3 / double(r.kv_transfers)}};
   s["prefix_cache"] = {{"enabled", r.prefix_caching},
                        {"cached_tokens", r.cached_tokens},
                        {"hit_rate", in_tokens > 0 ? double(r.cached_tokens) / double(in_tokens) : 0.0},
@@ -148,9 +153,9 @@ void write_chrome_trace(const std::filesystem::path& file, const SimResult& r) {
     const char* name = p.prefills > 0 && p.decodes > 0 ? "mixed" : p.prefills > 0 ? "prefill" : "decode";
     const double ts = double(p.start.raw()) * 1e-6, dur = double(p.duration.raw()) * 1e-6;
     out += fmt::format(
-        ",\n{{\"name\": \"{}\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": {:.6f}, \"dur\": {:.6f}, \"args\": {{\"prefills\": {}, "
+        ",\n{{\"name\": \"{}\", \"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {:.6f}, \"dur\": {:.6f}, \"args\": {{\"prefills\": {}, "
         "\"decodes\": {}, \"prompt_tokens\": {}}}}}",
-        name, ts, dur, p.prefills, p.decodes, p.prompt_tokens);
+        name, p.instance + 1, ts, dur, p.prefills, p.decodes, p.prompt_tokens);
     out += fmt::format(",\n{{\"name\": \"batch\", \"ph\": \"C\", \"pid\": 1, \"ts\": {:.6f}, \"args\": {{\"requests\": {}}}}}", ts,
                        p.prefills + p.decodes);
   }

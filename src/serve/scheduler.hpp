@@ -33,7 +33,8 @@
 
 namespace bitline::serve {
 
-enum class Phase : uint8_t { Waiting, Prefill, Decode, Done };
+/// Transfer: prefilled on a prefill instance, its KV on the way to a decode instance (disaggregated serving).
+enum class Phase : uint8_t { Waiting, Prefill, Decode, Transfer, Done };
 
 /// A request inside the engine.
 struct Seq {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -86,27 +87,55 @@ int64_t prefix_unit(const ServeParams& p, const Workload& w) {
   return unit;
 }
 
-enum class EvKind : uint8_t { Arrival, PassDone };
+enum class EvKind : uint8_t { Arrival, PassDone, KvArrive };
 struct Ev {
   EvKind kind = EvKind::Arrival;
-  int32_t idx = 0;
+  int32_t idx = 0;  // Arrival, KvArrive: the request; PassDone: the instance
+};
+
+enum class Role : uint8_t { Colocated, Prefill, Decode };
+const char* to_string(Role r) { return r == Role::Colocated ? "colocated" : r == Role::Prefill ? "prefill" : "decode"; }
+
+/// One engine instance: its server, memory, queues and the pass it runs.
+struct Instance {
+  Instance(Role r, const llm::Server& srv, const ServeParams& p, int64_t mean_out, std::vector<Seq>& seqs, int64_t unit)
+      : role(r),
+        s(&srv),
+        model(srv, p, mean_out),
+        mem(kv_memory(srv, p)),
+        st{seqs, {}, {}, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit)},
+        power_w(srv.board_power().raw() * double(srv.deployment().gpus)) {}
+  Role role;
+  const llm::Server* s;
+  IterationModel model;
+  KvMemory mem;
+  EngineState st;
+  double power_w;  // all its GPUs at board power
+  Batch batch;
+  bool busy = false, finished_any = false;
+  Time busy_time{};
+  int64_t iterations = 0;
+  double energy_j = 0;
 };
 
 class Engine {
  public:
-  Engine(const llm::Server& s, const ServeParams& p, Workload w)
-      : p_(p),
-        w_(std::move(w)),
-        model_(s, p, mean_output(w_)),
-        mem_(kv_memory(s, p)),
-        st_{seqs_, {}, {}, BlockManager(mem_.blocks, p.block_tokens, p.watermark, prefix_unit(p, w_))},
-        pass_power_w_(s.board_power().raw() * double(s.deployment().gpus)),
-        gpus_(s.deployment().gpus) {
+  Engine(const Cluster& c, const ServeParams& p, Workload w) : p_(p), w_(std::move(w)), c_(c) {
     const size_t n = w_.requests.size();
     seqs_.resize(n);
+    const int64_t mean_out = mean_output(w_), unit = prefix_unit(p, w_);
+    if (!c.disaggregated()) {
+      inst_.push_back(std::make_unique<Instance>(Role::Colocated, *c.colocated, p, mean_out, seqs_, unit));
+    } else {
+      for (int64_t k = 0; k < c.prefill.count; ++k)
+        inst_.push_back(std::make_unique<Instance>(Role::Prefill, *c.prefill.server, p, mean_out, seqs_, unit));
+      for (int64_t k = 0; k < c.decode.count; ++k)
+        inst_.push_back(std::make_unique<Instance>(Role::Decode, *c.decode.server, p, mean_out, seqs_, 0));
+    }
     rec_.resize(n);
     last_token_.resize(n);
     max_computed_.assign(n, 0);
+    on_.assign(n, -1);
     for (size_t i = 0; i < n; ++i) {
       const Request& r = w_.requests[i];
       seqs_[i].input = r.input;
@@ -115,7 +144,7 @@ class Engine {
       rec_[i].id = r.id;
       rec_[i].input = r.input;
       rec_[i].output = r.output;
-      check_fits(r);
+      for (const auto& in : inst_) check_fits(r, *in);
     }
   }
 
@@ -136,18 +165,44 @@ class Engine {
           arrive(e.payload.idx, now);
           break;
         case EvKind::PassDone:
-          finish_pass(now);
+          finish_pass(size_t(e.payload.idx), now);
+          break;
+        case EvKind::KvArrive:
+          kv_arrive(e.payload.idx);
           break;
       }
-      // Every event at this time first (the users of a closed loop all send at 0), then the next pass.
-      if (!busy_ && (heap_.empty() || heap_.next_time() > now)) start_pass(now);
+      // Every event at this time first (the users of a closed loop all send at 0), then the next passes.
+      if (heap_.empty() || heap_.next_time() > now)
+        for (size_t k = 0; k < inst_.size(); ++k)
+          if (!inst_[k]->busy) start_pass(k, now);
     }
     if (done_ != n) throw std::logic_error("serve: the simulation ended with requests unserved");
     SimResult r;
     r.requests = std::move(rec_);
-    r.memory = mem_;
-    r.iterations = iterations_;
-    r.preemptions = st_.preemptions;
+    const Instance& last = *inst_.back();  // the colocated engine, or a decode instance
+    r.memory = last.mem;
+    r.iterations = 0;
+    r.preemptions = 0;
+    for (const auto& in : inst_) {
+      r.iterations += in->iterations;
+      r.preemptions += in->st.preemptions;
+      r.busy += in->busy_time;
+      r.energy_j += in->energy_j;
+      r.decode_shapes += in->model.decode_evaluations();
+      r.prefill_shapes += in->model.prefill_evaluations();
+      r.gpus += in->s->deployment().gpus;
+      if (const PrefixCache* c = in->st.blocks.prefix_cache()) r.prefix_evictions += c->evictions();
+      r.instances.push_back({{"role", to_string(in->role)},
+                             {"deployment", in->s->deployment().describe()},
+                             {"gpus", in->s->deployment().gpus},
+                             {"kv_blocks", in->mem.blocks},
+                             {"iterations", in->iterations},
+                             {"busy_s", to_s(in->busy_time)},
+                             {"preemptions", in->st.preemptions},
+                             {"energy_j", in->energy_j}});
+    }
+    r.busy = Time(r.busy.raw() / int64_t(inst_.size()));  // the instances' mean
+    r.board_power = last.s->board_power();
     r.prefill_tokens = prefill_tokens_;
     r.recomputed_tokens = recomputed_;
     r.decode_tokens = decode_tokens_;
@@ -156,15 +211,11 @@ class Engine {
     r.start = r.requests.empty() ? Time{} : r.requests.front().arrival;
     for (const auto& q : r.requests) r.start = std::min(r.start, q.arrival), r.end = std::max(r.end, q.finish);
     r.requests_time_integral_s = area_s_;
-    r.decode_shapes = model_.decode_evaluations();
-    r.prefill_shapes = model_.prefill_evaluations();
-    r.busy = busy_time_;
-    r.board_power = Power(pass_power_w_ / double(gpus_));
-    r.gpus = gpus_;
-    r.energy_j = energy_j_;
     r.prefix_caching = p_.prefix_caching;
     for (const Seq& s : seqs_) r.cached_tokens += s.cached_tokens;
-    if (const PrefixCache* c = st_.blocks.prefix_cache()) r.prefix_evictions = c->evictions();
+    r.kv_transfers = kv_transfers_;
+    r.kv_transfer_bytes = kv_transfer_bytes_;
+    r.kv_transfer_time = kv_transfer_time_;
     r.itl = std::move(itl_);
     r.passes = std::move(passes_);
     return r;
@@ -177,14 +228,18 @@ class Engine {
     return w.requests.empty() ? 1 : int64_t(std::llround(s / double(w.requests.size())));
   }
 
-  void check_fits(const Request& r) const {
-    const BlockManager& b = st_.blocks;
-    const int64_t need = b.blocks_for(r.input + r.output);
-    if (!holds_request(mem_, p_, r.input + r.output))
-      throw ConfigError(
-          fmt::format("request {}: {} + {} tokens need {} KV blocks of {} tokens, but the GPUs hold {} ({} kept free by serve.watermark); "
-                      "{:.0f} KV tokens fit per attention rank",
-                      r.id, r.input, r.output, need, b.block_tokens(), b.total(), b.watermark_blocks(), double(mem_.tokens_per_rank)));
+  /// What the request needs of an instance: its prompt and first token on a prefill instance, its whole context
+  /// elsewhere.
+  void check_fits(const Request& r, const Instance& in) const {
+    const BlockManager& b = in.st.blocks;
+    const int64_t tokens = in.role == Role::Prefill ? r.input + 1 : r.input + r.output;
+    const int64_t need = b.blocks_for(tokens);
+    if (!holds_request(in.mem, p_, tokens))
+      throw ConfigError(fmt::format(
+          "request {}: {} + {} tokens need {} KV blocks of {} tokens, but the GPUs {}hold {} ({} kept free by serve.watermark); "
+          "{:.0f} KV tokens fit per attention rank",
+          r.id, r.input, in.role == Role::Prefill ? 1 : r.output, need, b.block_tokens(),
+          in.role == Role::Colocated ? "" : "of an instance ", b.total(), b.watermark_blocks(), double(in.mem.tokens_per_rank)));
   }
 
   // Closed loop: the next request is sent now.
@@ -194,47 +249,86 @@ class Engine {
     heap_.push(now, {EvKind::Arrival, i});
   }
 
+  /// The instance of `role` with the least work queued and running (prompt tokens left for prefill instances,
+  /// requests for decode ones); the lowest index on a tie.
+  size_t pick(Role role) const {
+    size_t best = inst_.size();
+    int64_t best_load = 0;
+    for (size_t k = 0; k < inst_.size(); ++k) {
+      const Instance& in = *inst_[k];
+      if (in.role != role) continue;
+      int64_t load = 0;
+      if (role == Role::Prefill) {
+        for (int32_t i : in.st.waiting) load += seqs_[size_t(i)].prefill_target() - seqs_[size_t(i)].computed;
+        for (int32_t i : in.st.running) load += seqs_[size_t(i)].prefill_target() - seqs_[size_t(i)].computed;
+      } else {
+        load = int64_t(in.st.waiting.size() + in.st.running.size());
+      }
+      if (best == inst_.size() || load < best_load) best = k, best_load = load;
+    }
+    return best;
+  }
+
+  static void enqueue(EngineState& st, int32_t i) {  // in arrival order (requests are numbered in it)
+    st.waiting.insert(std::lower_bound(st.waiting.begin(), st.waiting.end(), i), i);
+  }
+
   void arrive(int32_t i, Time now) {
     rec_[size_t(i)].arrival = now;
     ++in_system_;
-    st_.waiting.push_back(i);
+    const size_t k = c_.disaggregated() ? pick(Role::Prefill) : 0;
+    on_[size_t(i)] = int32_t(k);
+    enqueue(inst_[k]->st, i);
   }
 
-  void start_pass(Time now) {
-    for (int tries = 0; tries < 2 && batch_.empty(); ++tries) batch_ = schedule(*p_.scheduler, p_, st_);
-    if (batch_.empty()) {
-      if (!st_.waiting.empty() && st_.running.empty())
+  /// A prefilled request's KV has reached the decode side: it joins a decode instance's queue, its prompt's KV and
+  /// first token there (it decodes from its second token on).
+  void kv_arrive(int32_t i) {
+    const size_t k = pick(Role::Decode);
+    on_[size_t(i)] = int32_t(k);
+    seqs_[size_t(i)].phase = Phase::Waiting;
+    enqueue(inst_[k]->st, i);
+  }
+
+  void start_pass(size_t k, Time now) {
+    Instance& in = *inst_[k];
+    // Decode instances take transferred requests into the running batch as they come (their first step a one-token
+    // chunk beside the decodes): continuous batching with a token budget, whatever the prefill side's scheduler.
+    const SchedulerKind kind = in.role == Role::Decode ? SchedulerKind::Chunked : *p_.scheduler;
+    for (int tries = 0; tries < 2 && in.batch.empty(); ++tries) in.batch = schedule(kind, p_, in.st);
+    if (in.batch.empty()) {
+      if (!in.st.waiting.empty() && in.st.running.empty())
         throw std::logic_error("serve: a waiting request cannot be admitted into an empty engine");
       return;
     }
-    for (int32_t i : batch_.prefill)
+    for (int32_t i : in.batch.prefill)
       if (!started_[i]) started_[i] = true, rec_[size_t(i)].scheduled = now;
-    const int64_t decodes = std::max<int64_t>(int64_t(batch_.decode.size()), batch_.padded_decodes);
-    const Time t = model_.pass(batch_.chunks, decodes, batch_.decode_context);
-    busy_ = true;
-    busy_time_ += t;
-    // The pass's energy (every GPU at board power), shared by its requests in proportion to the tokens each computes
-    // in it (a prompt chunk's tokens, one per decode); padding of a static batch takes no share.
-    const double e = pass_power_w_ * to_s(t);
-    energy_j_ += e;
-    int64_t tokens = int64_t(batch_.decode.size());
-    for (const Chunk& c : batch_.chunks) tokens += c.tokens;
+    const int64_t decodes = std::max<int64_t>(int64_t(in.batch.decode.size()), in.batch.padded_decodes);
+    const Time t = in.model.pass(in.batch.chunks, decodes, in.batch.decode_context);
+    in.busy = true;
+    in.busy_time += t;
+    // The pass's energy (every GPU of the instance at board power), shared by its requests in proportion to the
+    // tokens each computes in it (a prompt chunk's tokens, one per decode); padding of a static batch takes no share.
+    const double e = in.power_w * to_s(t);
+    in.energy_j += e;
+    int64_t tokens = int64_t(in.batch.decode.size());
+    for (const Chunk& c : in.batch.chunks) tokens += c.tokens;
     if (tokens > 0) {
       const double per_token = e / double(tokens);
-      for (size_t k = 0; k < batch_.prefill.size(); ++k)
-        rec_[size_t(batch_.prefill[k])].energy_j += per_token * double(batch_.chunks[k].tokens);
-      for (int32_t i : batch_.decode) rec_[size_t(i)].energy_j += per_token;
+      for (size_t j = 0; j < in.batch.prefill.size(); ++j)
+        rec_[size_t(in.batch.prefill[j])].energy_j += per_token * double(in.batch.chunks[j].tokens);
+      for (int32_t i : in.batch.decode) rec_[size_t(i)].energy_j += per_token;
     }
     if (w_.record_passes) {
       int64_t prompt = 0;
-      for (const Chunk& c : batch_.chunks) prompt += c.tokens;
-      passes_.push_back({now, t, int32_t(batch_.prefill.size()), int32_t(decodes), prompt});
+      for (const Chunk& c : in.batch.chunks) prompt += c.tokens;
+      passes_.push_back({now, t, int32_t(in.batch.prefill.size()), int32_t(decodes), prompt, int32_t(k)});
     }
-    ++iterations_;
-    heap_.push(now + t, {EvKind::PassDone, 0});
+    ++in.iterations;
+    heap_.push(now + t, {EvKind::PassDone, int32_t(k)});
   }
 
-  void emit(int32_t i, Time now) {
+  void emit(Instance& in, int32_t i, Time now) {
     Seq& s = seqs_[size_t(i)];
     RequestRecord& r = rec_[size_t(i)];
     ++s.generated;
@@ -247,15 +341,35 @@ class Engine {
     s.phase = Phase::Decode;
     if (s.generated == s.output) {
       s.phase = Phase::Done;
-      st_.blocks.finish(s);
+      in.st.blocks.finish(s);
       r.finish = now;
       r.cached_tokens = s.cached_tokens;
       r.preemptions = s.preemptions;
       --in_system_;
       ++done_;
-      finished_any_ = true;
+      in.finished_any = true;
       if (w_.concurrency > 0 && next_issue_ < w_.requests.size()) issue(now);
+    } else if (in.role == Role::Prefill) {
+      // Prefilled: its KV leaves for the decode side (its prompt's units stay in this instance's prefix cache).
+      s.phase = Phase::Transfer;
+      in.st.blocks.finish(s);
+      in.finished_any = true;
+      const Time t = kv_transfer_time(s);
+      ++kv_transfers_;
+      kv_transfer_time_ += t;
+      heap_.push(now + t, {EvKind::KvArrive, i});
     }
+  }
+
+  /// The prompt's KV and its first token's, every layer, from the prefill instance's GPUs to the decode instance's
+  /// over RDMA: each GPU of the smaller side moves its share at llm.network.rdma, after the RDMA latency.
+  Time kv_transfer_time(const Seq& s) {
+    const llm::Server& ps = *c_.prefill.server;
+    const int64_t gp = ps.deployment().gpus, gd = c_.decode.server->deployment().gpus;
+    const double bytes = double(inst_.front()->mem.kv_bytes_per_token) * double(gp) * double(s.computed);
+    kv_transfer_bytes_ += bytes;
+    const double rate = ps.params().llm.network.rdma.raw() * double(std::min(gp, gd));
+    return ps.params().llm.network.rdma_latency + Time(int64_t(std::llround(bytes / rate * 1e12)));
   }
 
   void add_gap(RequestRecord& r, Time gap) {
@@ -266,64 +380,67 @@ class Engine {
       itl_.push_back({gap.raw(), 1});
   }
 
-  void finish_pass(Time now) {
-    busy_ = false;
-    finished_any_ = false;
-    for (size_t k = 0; k < batch_.prefill.size(); ++k) {
-      const int32_t i = batch_.prefill[k];
+  void finish_pass(size_t k, Time now) {
+    Instance& in = *inst_[k];
+    in.busy = false;
+    in.finished_any = false;
+    const Batch& b = in.batch;
+    for (size_t j = 0; j < b.prefill.size(); ++j) {
+      const int32_t i = b.prefill[j];
       Seq& s = seqs_[size_t(i)];
-      const Chunk c = batch_.chunks[k];
+      const Chunk c = b.chunks[j];
       prefill_tokens_ += c.tokens;
       // Positions computed before a preemption are computed again.
       recomputed_ += std::max<int64_t>(0, std::min(c.offset + c.tokens, max_computed_[size_t(i)]) - c.offset);
       s.computed += c.tokens;
       max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
-      if (s.computed == s.prefill_target()) emit(i, now);
+      if (s.computed == s.prefill_target()) emit(in, i, now);
     }
-    for (int32_t i : batch_.decode) {
+    for (int32_t i : b.decode) {
       Seq& s = seqs_[size_t(i)];
       ++decode_tokens_;
       if (s.computed < max_computed_[size_t(i)]) ++recomputed_;
       ++s.computed;
       max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
-      emit(i, now);
+      emit(in, i, now);
     }
-    padded_ += std::max<int64_t>(0, batch_.padded_decodes - int64_t(batch_.decode.size()));
-    if (finished_any_)
-      st_.running.erase(
-          std::remove_if(st_.running.begin(), st_.running.end(), [&](int32_t i) { return seqs_[size_t(i)].phase == Phase::Done; }),
-          st_.running.end());
-    batch_ = Batch{};
+    padded_ += std::max<int64_t>(0, b.padded_decodes - int64_t(b.decode.size()));
+    if (in.finished_any)
+      in.st.running.erase(std::remove_if(in.st.running.begin(), in.st.running.end(),
+                                         [&](int32_t i) {
+                                           const Phase ph = seqs_[size_t(i)].phase;
+                                           return ph == Phase::Done || ph == Phase::Transfer;
+                                         }),
+                          in.st.running.end());
+    in.batch = Batch{};
   }
 
   ServeParams p_;
   Workload w_;
-  IterationModel model_;
-  KvMemory mem_;
+  Cluster c_;
   std::vector<Seq> seqs_;
-  EngineState st_;
+  std::vector<std::unique_ptr<Instance>> inst_;
   std::vector<RequestRecord> rec_;
   std::vector<Time> last_token_;
   std::vector<int64_t> max_computed_;
+  std::vector<int32_t> on_;  // the instance a request is on
   std::vector<bool> started_ = std::vector<bool>(w_.requests.size(), false);
   EventHeap<Ev> heap_;
-  Batch batch_;
-  bool busy_ = false, finished_any_ = false;
   size_t next_issue_ = 0, done_ = 0;
-  int64_t in_system_ = 0, iterations_ = 0;
+  int64_t in_system_ = 0;
   int64_t prefill_tokens_ = 0, recomputed_ = 0, decode_tokens_ = 0, emitted_ = 0, padded_ = 0;
+  int64_t kv_transfers_ = 0;
+  double kv_transfer_bytes_ = 0;
+  Time kv_transfer_time_{};
   double area_s_ = 0;
   std::vector<std::pair<int64_t, int64_t>> itl_;
   std::vector<PassRecord> passes_;
-  Time last_t_{}, busy_time_{};
-  double pass_power_w_ = 0;  // all GPUs at board power
-  int64_t gpus_ = 1;
-  double energy_j_ = 0;
+  Time last_t_{};
 };
 
 }  // namespace
 
-SimResult simulate(const llm::Server& s, const ServeParams& p, Workload w) {
+SimResult simulate(const Cluster& c, const ServeParams& p, Workload w) {
   if (w.requests.empty()) throw ConfigError("serve: no requests to simulate");
   if (w.concurrency < 0 || w.concurrency > int64_t(w.requests.size()))
     throw ConfigError(
@@ -332,8 +449,16 @@ SimResult simulate(const llm::Server& s, const ServeParams& p, Workload w) {
     if (r.input < 1 || r.output < 1)
       throw ConfigError(
           fmt::format("request {}: {} prompt and {} output tokens: every request needs at least one of each", r.id, r.input, r.output));
-  Engine e(s, p, std::move(w));
+  if (c.disaggregated() && (c.prefill.count < 1 || c.decode.count < 1 || !c.prefill.server || !c.decode.server))
+    throw ConfigError("serve: a disaggregated deployment needs at least one prefill and one decode instance");
+  Engine e(c, p, std::move(w));
   return e.run();
+}
+
+SimResult simulate(const llm::Server& s, const ServeParams& p, Workload w) {
+  Cluster c;
+  c.colocated = &s;
+  return simulate(c, p, std::move(w));
 }
 
 }  // namespace bitline::serve

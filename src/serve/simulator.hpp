@@ -51,6 +51,21 @@ struct PassRecord {
   Time start{}, duration{};
   int32_t prefills = 0, decodes = 0;
   int64_t prompt_tokens = 0;
+  int32_t instance = 0;  // the engine instance that ran it (0: the colocated engine; prefill ones, then decode ones)
+};
+
+/// Where requests are served: one colocated engine (prefill and decode on the same GPUs), or prefill/decode
+/// disaggregation (DistServe, Splitwise, Mooncake): `prefill.count` instances that only prefill, each a deployment of
+/// `prefill.server`, and `decode.count` that decode, each of `decode.server`; a request's KV moves from one to the
+/// other over RDMA (docs/serving.md, "Disaggregation").
+struct Cluster {
+  struct Group {
+    const llm::Server* server = nullptr;
+    int64_t count = 0;
+  };
+  const llm::Server* colocated = nullptr;
+  Group prefill, decode;
+  bool disaggregated() const { return colocated == nullptr; }
 };
 
 struct Workload {
@@ -70,9 +85,13 @@ struct SimResult {
   double requests_time_integral_s = 0;            // integral over time of the requests in the system (arrived, not finished)
   int64_t decode_shapes = 0, prefill_shapes = 0;  // shapes timed by the iteration model
   Time busy{};                                    // time the engine ran passes
-  Power board_power{};                            // of one GPU package (llm::Server::board_power)
-  int64_t gpus = 0;
-  double energy_j = 0;  // GPUs x board power x busy time: the energy of the passes (idle time not counted)
+  Power board_power{};                            // of one GPU package (llm::Server::board_power; the decode side's)
+  int64_t gpus = 0;                               // all instances
+  Json instances = Json::array();                 // per instance: role, deployment, GPUs, blocks, iterations, busy, energy
+  int64_t kv_transfers = 0;                       // disaggregated: prefill -> decode hand-offs
+  double kv_transfer_bytes = 0;
+  Time kv_transfer_time{};  // summed over the hand-offs
+  double energy_j = 0;      // GPUs x board power x busy time: the energy of the passes (idle time not counted)
   bool prefix_caching = false;
   int64_t cached_tokens = 0, prefix_evictions = 0;  // prompt tokens served from the prefix cache; units evicted
   /// Every inter-token gap of every request, as (gap in ps, how many) runs in the order they occurred (the decodes
@@ -82,7 +101,10 @@ struct SimResult {
   double makespan_s() const { return to_s(end - start); }
 };
 
-/// Simulates `w` on `s`. ConfigError (exit 2) for a request that can never be served (its KV exceeds the memory).
+/// Simulates `w` on `c`. ConfigError (exit 2) for a request that can never be served (its KV exceeds an instance's
+/// memory).
+SimResult simulate(const Cluster& c, const ServeParams& p, Workload w);
+/// Simulates `w` on one colocated engine of `s`.
 SimResult simulate(const llm::Server& s, const ServeParams& p, Workload w);
 
 }  // namespace bitline::serve

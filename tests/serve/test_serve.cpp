@@ -399,6 +399,65 @@ TEST(ServePrefixCache, LaterTurnsOfASessionReuseTheKvOfTheEarlierOnes) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ServeDisaggregation, ALoneRequestIsItsPrefillItsKvTransferAndItsDecodes) {
+  Fixture f;
+  Cluster c;
+  c.prefill = {&f.s, 1};
+  c.decode = {&f.s, 1};
+  const int64_t in = 1024, out = 32;
+  const Workload w = open_loop(3, in, out, 0.01, ArrivalKind::Constant);
+  const SimResult d = simulate(c, params(), w), co = simulate(f.s, params(), w);
+  // The KV of the prompt and first token (in + ... : the tokens computed when the first token is out, i.e. the
+  // prompt) over RDMA at llm.network.rdma per GPU, after its latency.
+  const double bytes = double(kv_memory(f.s, params()).kv_bytes_per_token) * double(in);
+  const auto& net = f.s.params().llm.network;
+  const double transfer = to_s(net.rdma_latency) + bytes / net.rdma.raw();
+  ASSERT_EQ(d.kv_transfers, 3);
+  EXPECT_NEAR(to_s(d.kv_transfer_time) / 3, transfer, 1e-9);
+  EXPECT_NEAR(d.kv_transfer_bytes, 3 * bytes, 1);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& a = d.requests[i];
+    const auto& b = co.requests[i];
+    EXPECT_EQ(a.first_token, b.first_token);  // the prefill instance's prefill is the colocated engine's
+    // Then the transfer, and the decodes (the first of them as a one-token chunk: within 2% of a decode step).
+    EXPECT_NEAR((a.e2e_s() - transfer) / b.e2e_s(), 1.0, 0.02) << i;
+  }
+  // Two instances' GPUs, each instance's passes at its power.
+  EXPECT_EQ(d.gpus, 2);
+  EXPECT_EQ(d.instances.size(), 2u);
+  EXPECT_EQ(d.instances[0]["role"], "prefill");
+  EXPECT_EQ(d.instances[1]["role"], "decode");
+}
+
+TEST(ServeDisaggregation, DecodesNoLongerWaitBehindPrefillsAndTheLawsHold) {
+  Fixture f;
+  // Long prompts among decoding requests (ChunkedPrefillBoundsTheStalls' workload): colocated prefill-first passes
+  // stall every decode for a whole prompt; on their own instances decodes never wait for one.
+  const Workload w = open_loop(400, 3000, 200, 2.0);
+  Cluster c;
+  c.prefill = {&f.s, 1};
+  c.decode = {&f.s, 1};
+  const SimResult d = simulate(c, params(), w), co = simulate(f.s, params(), w);
+  const Json sd = summary(d, Slo{}), sc = summary(co, Slo{});
+  EXPECT_LT(sd["itl_ms"]["p99"].get<double>(), 0.3 * sc["itl_ms"]["p99"].get<double>());
+  EXPECT_LT(sd["tpot_ms"]["mean"].get<double>(), sc["tpot_ms"]["mean"].get<double>());
+  // Every token accounted for (a decode instance's first pass of a request is a one-token chunk), Little's law.
+  int64_t in = 0, out = 0;
+  for (const auto& q : d.requests) in += q.input, out += q.output;
+  EXPECT_EQ(d.emitted_tokens, out);
+  EXPECT_EQ(d.prefill_tokens + d.decode_tokens, in + out - int64_t(d.requests.size()) + d.recomputed_tokens);
+  const double L = sd["mean_requests_in_system"].get<double>(), lambda = sd["requests_per_s"].get<double>();
+  EXPECT_NEAR(L / (lambda * sd["e2e_ms"]["mean"].get<double>() * 1e-3), 1.0, 0.02);
+  // Two decode instances share the decodes: each runs passes, and the requests are spread over both.
+  Cluster c2 = c;
+  c2.decode.count = 2;
+  const SimResult d2 = simulate(c2, params(), w);
+  ASSERT_EQ(d2.instances.size(), 3u);
+  EXPECT_GT(d2.instances[1]["iterations"].get<int64_t>(), 100);
+  EXPECT_GT(d2.instances[2]["iterations"].get<int64_t>(), 100);
+  EXPECT_LT(summary(d2, Slo{})["tpot_ms"]["mean"].get<double>(), sd["tpot_ms"]["mean"].get<double>() * 1.0001);
+}
+
 TEST(ServeWorkload, ArrivalsHaveTheirRateAndVariation) {
   for (ArrivalKind a : {ArrivalKind::Poisson, ArrivalKind::Gamma, ArrivalKind::Constant}) {
     Workload w = open_loop(1, 1, 1, 1);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -267,4 +268,33 @@ TEST(ServeCli, ADeploymentThatCannotHoldTheLongestRequestGivesWayToOneThatCan) {
   const auto ok = run_bitline(kBase + "--rate 4 --json " + json.string());
   ASSERT_EQ(ok.rc, 0) << ok.out;
   EXPECT_EQ(nlohmann::json::parse(slurp(json))["deployment_choice"], "preferred");
+}
+
+TEST(ServeCli, DisaggregationSaysItsSidesAndRefusesBadInstanceCounts) {
+  const auto json = tmp("dis.json"), trace = tmp("dis-trace.json");
+  const auto r = run_bitline(kBase + "--rate 4 --disaggregate 1:2 --json " + json.string() + " --chrome-trace " + trace.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("1 prefill instance(s) of h100x1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KV transfers: 200"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["disaggregation"]["prefill"]["instances"], 1);
+  EXPECT_EQ(j["disaggregation"]["decode"]["instances"], 2);
+  EXPECT_EQ(j["summary"]["instances"].size(), 3u);
+  EXPECT_EQ(j["summary"]["kv_transfer"]["transfers"], 200);
+  // The Chrome trace has a track per instance.
+  const auto t = nlohmann::json::parse(slurp(trace));
+  std::set<int> tids;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X") tids.insert(e["tid"].get<int>());
+  EXPECT_EQ(tids, (std::set<int>{1, 2, 3}));
+  for (const auto& [args, says] :
+       std::vector<std::pair<std::string, std::string>>{{"--disaggregate 0:1", "expected P:D"},
+                                                        {"--disaggregate 1", "expected P:D"},
+                                                        {"--disaggregate 1:x", "expected P:D"},
+                                                        {"--disaggregate 1:65", "expected P:D"},
+                                                        {"--prefill-system h100x2", "only with --disaggregate"}}) {
+    const auto e = run_bitline(kBase + "--rate 4 " + args);
+    EXPECT_EQ(e.rc, 2) << args << "\n" << e.out;
+    EXPECT_NE(e.out.find(says), std::string::npos) << args << "\n" << e.out;
+  }
 }
