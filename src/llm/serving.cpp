@@ -382,6 +382,12 @@ void Server::add_board_power(StepReport& s) const {
   s.tokens_per_j_board = s.tdp.raw() > 0 ? s.tokens_per_s_per_gpu / s.tdp.raw() : 0.0;
 }
 
+double Server::lifetime_writes_fraction(double bytes_per_s) const {
+  if (!has_hbf()) return 0;
+  const double life = k_.serving.endurance_years * kSecondsPerYear;
+  return bytes_per_s * life / (double(sys_.flash_capacity().raw()) * double(k_.system.hbf.endurance.pe_cycles));
+}
+
 void Server::add_endurance(StepReport& s, const KvWrites& w) const {
   const double step_s = to_s(s.step);
   s.kv_write_bytes_per_s = w.written / step_s;
@@ -391,7 +397,7 @@ void Server::add_endurance(StepReport& s, const KvWrites& w) const {
   s.erase_time_fraction = to_s(w.erase_time) / step_s;
   const double life = k_.serving.endurance_years * kSecondsPerYear;
   const double pe = double(hp.hbf.endurance.pe_cycles);
-  s.lifetime_writes_fraction = s.kv_write_bytes_per_s * life / (double(sys_.flash_capacity().raw()) * pe);
+  s.lifetime_writes_fraction = lifetime_writes_fraction(s.kv_write_bytes_per_s);
   const double finished_per_s = w.finished_per_step / step_s;
   s.lifetime_erase_fraction = finished_per_s * w.megablocks_per_request * life / (double(sys_.megaplanes() * sys_.blocks_per_plane()) * pe);
 }

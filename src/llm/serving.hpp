@@ -190,6 +190,9 @@ class Server {
   StepReport step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine) const;
   /// The largest batch meeting `slo` and fitting in memory.
   PointResult search(const ContextSpec& c, Time slo) const;
+  /// The share of the HBF's lifetime writes (flash capacity x P/E cycles over serving.endurance_years) that a write
+  /// rate of `bytes_per_s` per GPU uses (StepReport::lifetime_writes_fraction); 0 without HBF.
+  double lifetime_writes_fraction(double bytes_per_s) const;
   /// Board power of one GPU package (StepReport::tdp: the GPU die, its HBM stacks, its HBF stacks and base dies).
   Power board_power() const {
     StepReport r;

@@ -109,6 +109,10 @@ Json summary(const SimResult& r, const Slo& slo) {
                  {"cached", r.cached_tokens}};
   s["shapes_timed"] = {{"decode", r.decode_shapes}, {"prefill", r.prefill_shapes}};
   s["instances"] = r.instances;
+  s["kv_writes"] = {{"to", r.kv_in_hbf ? "hbf" : "hbm"},
+                    {"bytes_per_gpu", r.kv_write_bytes_per_gpu},
+                    {"bytes_per_s_per_gpu", span > 0 ? r.kv_write_bytes_per_gpu / span : 0.0},
+                    {"hbf_lifetime_writes_fraction", r.kv_lifetime_writes_fraction}};
   if (r.kv_transfers > 0)
     s["kv_transfer"] = {{"transfers", r.kv_transfers},
                         {"bytes", r.kv_transfer_bytes},

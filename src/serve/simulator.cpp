@@ -116,6 +116,7 @@ struct Instance {
   Time busy_time{};
   int64_t iterations = 0;
   double energy_j = 0;
+  int64_t tokens_computed = 0;  // prompt chunk tokens and decodes: each writes its KV
 };
 
 class Engine {
@@ -202,14 +203,27 @@ class Engine {
                              {"energy_j", in->energy_j}});
     }
     r.busy = Time(r.busy.raw() / int64_t(inst_.size()));  // the instances' mean
+    r.start = r.requests.empty() ? Time{} : r.requests.front().arrival;
+    for (const auto& q : r.requests) r.start = std::min(r.start, q.arrival), r.end = std::max(r.end, q.finish);
+    // KV writes per GPU (each instance's tokens x its bytes per token per GPU, spread over all GPUs) and, on HBF, the
+    // lifetime share of their rate.
+    const double span = r.makespan_s();
+    for (const auto& in : inst_) {
+      // A token's KV is on the GPUs of its attention rank (all of a tensor-parallel instance's, one of a
+      // data-parallel one's): kv_bytes_per_token on each of gpus / ranks GPUs.
+      const double bytes = double(in->tokens_computed) * double(in->mem.kv_bytes_per_token) / double(in->mem.ranks);  // per GPU
+      r.kv_write_bytes_per_gpu += bytes * double(in->s->deployment().gpus) / double(r.gpus);
+      if (in->s->has_hbf() && span > 0) {
+        r.kv_in_hbf = true;
+        r.kv_lifetime_writes_fraction = std::max(r.kv_lifetime_writes_fraction, in->s->lifetime_writes_fraction(bytes / span));
+      }
+    }
     r.board_power = last.s->board_power();
     r.prefill_tokens = prefill_tokens_;
     r.recomputed_tokens = recomputed_;
     r.decode_tokens = decode_tokens_;
     r.emitted_tokens = emitted_;
     r.padded_decode_tokens = padded_;
-    r.start = r.requests.empty() ? Time{} : r.requests.front().arrival;
-    for (const auto& q : r.requests) r.start = std::min(r.start, q.arrival), r.end = std::max(r.end, q.finish);
     r.requests_time_integral_s = area_s_;
     r.prefix_caching = p_.prefix_caching;
     for (const Seq& s : seqs_) r.cached_tokens += s.cached_tokens;
@@ -313,6 +327,7 @@ class Engine {
     in.energy_j += e;
     int64_t tokens = int64_t(in.batch.decode.size());
     for (const Chunk& c : in.batch.chunks) tokens += c.tokens;
+    in.tokens_computed += tokens;
     if (tokens > 0) {
       const double per_token = e / double(tokens);
       for (size_t j = 0; j < in.batch.prefill.size(); ++j)
@@ -361,14 +376,17 @@ class Engine {
     }
   }
 
-  /// The prompt's KV and its first token's, every layer, from the prefill instance's GPUs to the decode instance's
-  /// over RDMA: each GPU of the smaller side moves its share at llm.network.rdma, after the RDMA latency.
+  /// The prompt's KV, every layer, from the prefill instance's GPUs to the decode instance's over RDMA: it is on the
+  /// GPUs of one attention rank on each side (gpus / ranks: all of a tensor-parallel instance, one GPU of a
+  /// data-parallel one), each of the smaller side's moving its share at llm.network.rdma, after the RDMA latency.
   Time kv_transfer_time(const Seq& s) {
     const llm::Server& ps = *c_.prefill.server;
-    const int64_t gp = ps.deployment().gpus, gd = c_.decode.server->deployment().gpus;
-    const double bytes = double(inst_.front()->mem.kv_bytes_per_token) * double(gp) * double(s.computed);
+    const KvMemory& pm = inst_.front()->mem;
+    const KvMemory& dm = inst_.back()->mem;
+    const int64_t sp = ps.deployment().gpus / pm.ranks, sd = c_.decode.server->deployment().gpus / dm.ranks;
+    const double bytes = double(pm.kv_bytes_per_token) * double(sp) * double(s.computed);
     kv_transfer_bytes_ += bytes;
-    const double rate = ps.params().llm.network.rdma.raw() * double(std::min(gp, gd));
+    const double rate = ps.params().llm.network.rdma.raw() * double(std::max<int64_t>(1, std::min(sp, sd)));
     return ps.params().llm.network.rdma_latency + Time(int64_t(std::llround(bytes / rate * 1e12)));
   }
 

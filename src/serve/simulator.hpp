@@ -88,7 +88,12 @@ struct SimResult {
   Power board_power{};                            // of one GPU package (llm::Server::board_power; the decode side's)
   int64_t gpus = 0;                               // all instances
   Json instances = Json::array();                 // per instance: role, deployment, GPUs, blocks, iterations, busy, energy
-  int64_t kv_transfers = 0;                       // disaggregated: prefill -> decode hand-offs
+  // KV written to its home (HBF on HBF kinds, HBM otherwise) per GPU, summed over instances: every token computed
+  // (prompt chunks and decodes) x its KV bytes per GPU; and the HBF lifetime share of that rate (0 without HBF).
+  double kv_write_bytes_per_gpu = 0;
+  bool kv_in_hbf = false;
+  double kv_lifetime_writes_fraction = 0;
+  int64_t kv_transfers = 0;  // disaggregated: prefill -> decode hand-offs
   double kv_transfer_bytes = 0;
   Time kv_transfer_time{};  // summed over the hand-offs
   double energy_j = 0;      // GPUs x board power x busy time: the energy of the passes (idle time not counted)

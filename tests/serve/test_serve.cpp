@@ -119,6 +119,28 @@ TEST(ServeLaws, EnergyIsBoardPowerOverThePassesSharedByTokens) {
   for (const auto& q : lone.requests) EXPECT_NEAR(q.energy_j / (q.e2e_s() * f.s.board_power().raw()), 1.0, 1e-6);
 }
 
+TEST(ServeLaws, KvWritesAreTheTokensComputedAtTheirBytesOnTheirHome) {
+  Fixture f;
+  const SimResult r = simulate(f.s, params(), open_loop(200, 400, 60, 4.0));
+  const KvMemory km = kv_memory(f.s, params());
+  // Every prompt token prefilled and every decode writes its KV (all layers) into HBM on an H100.
+  EXPECT_DOUBLE_EQ(r.kv_write_bytes_per_gpu, double(r.prefill_tokens + r.decode_tokens) * double(km.kv_bytes_per_token));
+  EXPECT_FALSE(r.kv_in_hbf);
+  EXPECT_EQ(r.kv_lifetime_writes_fraction, 0.0);
+  // On 8 x CSI (data-parallel attention: a token's KV on one GPU of eight) the KV's home is HBF, and its write rate
+  // takes the HBF's lifetime share the decode evaluation's endurance formula gives.
+  const llm::ModelConfig m = shipped("qwen3-235b");
+  const llm::Server csi{m, preset_kind("csi"), 8};
+  const SimResult h = simulate(csi, params(), open_loop(100, 2000, 100, 2.0));
+  const KvMemory hm = kv_memory(csi, params());
+  ASSERT_EQ(hm.ranks, 8);
+  const double per_gpu = double(h.prefill_tokens + h.decode_tokens) * double(hm.kv_bytes_per_token) / 8;
+  EXPECT_NEAR(h.kv_write_bytes_per_gpu / per_gpu, 1.0, 1e-12);
+  EXPECT_TRUE(h.kv_in_hbf);
+  EXPECT_NEAR(h.kv_lifetime_writes_fraction / csi.lifetime_writes_fraction(per_gpu / h.makespan_s()), 1.0, 1e-12);
+  EXPECT_GT(h.kv_lifetime_writes_fraction, 0.0);
+}
+
 TEST(ServeLaws, EveryTokenIsAccountedFor) {
   Fixture f;
   // A closed loop whose KV demand exceeds the memory, so requests are preempted and recomputed.
