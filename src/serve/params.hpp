@@ -7,12 +7,16 @@
 
 #include "core/params.hpp"
 #include "core/registry.hpp"
+#include "core/units.hpp"
 
 namespace bitline::serve {
 
 /// serve.scheduler (table in serve/scheduler.cpp, make_scheduler).
 enum class SchedulerKind { Vllm, Chunked, Orca, Static };
 const Registry<SchedulerKind>& schedulers();
+/// serve.preemption (table in serve/scheduler.cpp).
+enum class PreemptionMode { Recompute, Swap };
+const Registry<PreemptionMode>& preemption_modes();
 
 struct ServeParams {
   Choice<SchedulerKind, schedulers> scheduler;
@@ -23,6 +27,9 @@ struct ServeParams {
   int64_t buckets_per_octave = 0;
   int64_t exact_below = 0;
   bool prefix_caching = false;
+  Choice<PreemptionMode, preemption_modes> preemption;
+  Bytes swap_space{};
+  Bandwidth host_link{};
 
   template <class V>
   void visit(V& v) {
@@ -68,6 +75,25 @@ struct ServeParams {
                                "trace with prefixes",
                        .source = "vLLM automatic prefix caching (vLLM docs, \"Automatic Prefix Caching\"; on by default in vLLM V1); "
                                  "off here so that a run offers no reuse unless asked"});
+    v(preemption, {.name = "preemption",
+                   .def = "recompute",
+                   .desc = "what a preempted request loses: recompute (its KV freed, prefilled again when readmitted) or swap "
+                           "(its KV copied to host memory over host_link, back when blocks free up; recompute when the host is full)",
+                   .source = "vLLM V0 PreemptionMode (vllm/core/scheduler.py): RECOMPUTE the default for single sequences, SWAP "
+                             "for beam search and on request"});
+    v(swap_space, {.name = "swap_space",
+                   .def = "4GiB",
+                   .desc = "host memory per GPU for swapped-out KV (preemption = swap)",
+                   .source = "vLLM EngineArgs swap_space = 4 GiB per GPU (vllm/engine/arg_utils.py)",
+                   .min = 0,
+                   .max = 1e14});
+    v(host_link, {.name = "host_link",
+                  .def = "64GB/s",
+                  .desc = "GPU <-> host memory bandwidth per GPU and direction, for swapping KV (each GPU moves its share)",
+                  .source = "datasheet: PCIe Gen5 x16, 128 GB/s bidirectional on H100/H200 SXM (NVIDIA H100 and H200 "
+                            "datasheets); a100.yaml sets PCIe Gen4's 32 GB/s",
+                  .min = 1e6,
+                  .max = 1e15});
     v(buckets_per_octave, {.name = "buckets_per_octave",
                            .def = "16",
                            .desc = "memoised iteration times: batch sizes and token counts above exact_below are timed at "

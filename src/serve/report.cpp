@@ -109,6 +109,7 @@ Json summary(const SimResult& r, const Slo& slo) {
                  {"cached", r.cached_tokens}};
   s["shapes_timed"] = {{"decode", r.decode_shapes}, {"prefill", r.prefill_shapes}};
   s["instances"] = r.instances;
+  s["swaps"] = {{"out", r.swaps_out}, {"in", r.swaps_in}, {"bytes_per_gpu", r.swapped_bytes_per_gpu}};
   s["kv_writes"] = {{"to", r.kv_in_hbf ? "hbf" : "hbm"},
                     {"bytes_per_gpu", r.kv_write_bytes_per_gpu},
                     {"bytes_per_s_per_gpu", span > 0 ? r.kv_write_bytes_per_gpu / span : 0.0},

@@ -57,6 +57,17 @@ int64_t PrefixCache::evict(int64_t blocks) {
   return freed;
 }
 
+const Registry<PreemptionMode>& preemption_modes() {
+  static const Registry<PreemptionMode> r(
+      "preemption", {{"recompute", "a preempted request's KV is freed and prefilled again when it is readmitted (vLLM's default)",
+                      PreemptionMode::Recompute},
+                     {"swap",
+                      "a preempted request's KV is copied to host memory (serve.swap_space) over serve.host_link and back when "
+                      "blocks free up; recompute when the host is full",
+                      PreemptionMode::Swap}});
+  return r;
+}
+
 BlockManager::BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit)
     : total_(total), block_tokens_(block_tokens), watermark_(int64_t(std::floor(watermark * double(total)))), free_(total) {
   if (prefix_unit > 0) cache_.emplace(prefix_unit / block_tokens);
@@ -122,10 +133,26 @@ void requeue(EngineState& st, int32_t i) {
   st.waiting.insert(pos, i);
 }
 
-/// Recompute preemption of running request `i` (its prefix references dropped; readmitted, it looks the cache up
-/// again).
-void preempt(EngineState& st, int32_t i) {
+/// Preemption of running request `i`: swapped out to host memory when the mode is swap and the host holds its
+/// blocks (its KV kept, the copy in this pass: `b.swap_out_blocks`); otherwise by recompute (its prefix references
+/// dropped; readmitted, it looks the cache up again).
+void preempt(const ServeParams& p, EngineState& st, Batch& b, int32_t i) {
   Seq& s = st.seqs[size_t(i)];
+  if (*p.preemption == PreemptionMode::Swap && s.blocks + s.shared <= st.host_free_blocks) {
+    const int64_t n = s.blocks + s.shared;  // its whole KV (shared prefix units too: the GPU copy may be evicted)
+    st.host_free_blocks -= n;
+    b.swap_out_blocks += n;
+    st.swapped_blocks += n;
+    ++st.swaps_out;
+    st.blocks.release(s);
+    s.swapped = n;
+    s.phase = Phase::Swapped;
+    ++s.preemptions;
+    ++st.preemptions;
+    st.running.erase(std::find(st.running.begin(), st.running.end(), i));
+    st.swapped.push_back(i);
+    return;
+  }
   st.blocks.release(s);
   s.computed = 0;
   s.phase = Phase::Waiting;
@@ -137,7 +164,7 @@ void preempt(EngineState& st, int32_t i) {
 
 /// Gives running request `i` the blocks for `tokens` tokens, preempting the most recently admitted running requests
 /// (other than those already scheduled in this pass) while none are free; false when `i` itself had to be preempted.
-bool grow_or_preempt(EngineState& st, int32_t i, int64_t tokens) {
+bool grow_or_preempt(const ServeParams& p, EngineState& st, Batch& b, int32_t i, int64_t tokens) {
   Seq& s = st.seqs[size_t(i)];
   while (!st.blocks.grow(s, tokens)) {
     int32_t victim = -1;
@@ -147,7 +174,7 @@ bool grow_or_preempt(EngineState& st, int32_t i, int64_t tokens) {
         break;
       }
     if (victim < 0) victim = i;
-    preempt(st, victim);
+    preempt(p, st, b, victim);
     if (victim == i) return false;
   }
   return true;
@@ -191,18 +218,40 @@ void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, boo
   }
 }
 
+/// Swaps requests back in from host memory, oldest swap first, while their blocks (and one more token) fit leaving the
+/// watermark free and max_num_seqs allows: they rejoin the running requests, decoding from where they stopped (vLLM
+/// V0 serves the swapped queue before new prefills). Returns whether any is still swapped out.
+bool swap_in(const ServeParams& p, EngineState& st, Batch& b) {
+  while (!st.swapped.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
+    const int32_t i = st.swapped.front();
+    Seq& s = st.seqs[size_t(i)];
+    if (!st.blocks.can_admit(st.blocks.blocks_for(s.computed + 1))) break;
+    st.blocks.grow(s, s.computed);
+    st.host_free_blocks += s.swapped;
+    b.swap_in_blocks += s.swapped;
+    st.swapped_blocks += s.swapped;
+    ++st.swaps_in;
+    s.swapped = 0;
+    s.phase = s.computed < s.prefill_target() ? Phase::Prefill : Phase::Decode;
+    st.swapped.pop_front();
+    st.running.push_back(i);
+  }
+  return !st.swapped.empty();
+}
+
 Batch schedule_vllm(const ServeParams& p, EngineState& st) {
   Batch b;
   ++st.pass;
   int64_t budget = p.max_num_batched_tokens;
-  admit(p, st, b, budget, false, true);
+  // Swapped-out requests come back before new prompts are admitted (and block them while any is left).
+  if (!swap_in(p, st, b)) admit(p, st, b, budget, false, true);
   if (!b.empty()) return b;
   // Decode every running request (in admission order), preempting from the back when blocks run out.
   const std::vector<int32_t> order = st.running;
   for (int32_t i : order) {
     Seq& s = st.seqs[size_t(i)];
     if (!s.running()) continue;  // preempted meanwhile
-    if (grow_or_preempt(st, i, s.computed + 1)) {
+    if (grow_or_preempt(p, st, b, i, s.computed + 1)) {
       s.stamp = st.pass;
       b.decode.push_back(i);
     }
@@ -215,6 +264,7 @@ Batch schedule_chunked(const ServeParams& p, EngineState& st) {
   Batch b;
   ++st.pass;
   int64_t budget = p.max_num_batched_tokens;
+  const bool still_swapped = swap_in(p, st, b);
   const std::vector<int32_t> order = st.running;
   // Running decodes first, then running prefills (their next chunk).
   for (int pass = 0; pass < 2; ++pass)
@@ -223,14 +273,14 @@ Batch schedule_chunked(const ServeParams& p, EngineState& st) {
       Seq& s = st.seqs[size_t(i)];
       if (!s.running()) continue;  // preempted meanwhile
       if (pass == 0 && s.phase == Phase::Decode) {
-        if (grow_or_preempt(st, i, s.computed + 1)) {
+        if (grow_or_preempt(p, st, b, i, s.computed + 1)) {
           s.stamp = st.pass;
           b.decode.push_back(i);
           budget -= 1;
         }
       } else if (pass == 1 && s.phase == Phase::Prefill) {
         const int64_t n = std::min(s.prefill_target() - s.computed, budget);
-        if (grow_or_preempt(st, i, s.computed + n)) {
+        if (grow_or_preempt(p, st, b, i, s.computed + n)) {
           s.stamp = st.pass;
           b.prefill.push_back(i);
           b.chunks.push_back({s.computed, n});
@@ -238,7 +288,7 @@ Batch schedule_chunked(const ServeParams& p, EngineState& st) {
         }
       }
     }
-  admit(p, st, b, budget, true, false);
+  if (!still_swapped) admit(p, st, b, budget, true, false);
   b.decode_context = mean_context(st, b.decode);
   return b;
 }

@@ -34,7 +34,8 @@
 namespace bitline::serve {
 
 /// Transfer: prefilled on a prefill instance, its KV on the way to a decode instance (disaggregated serving).
-enum class Phase : uint8_t { Waiting, Prefill, Decode, Transfer, Done };
+/// Swapped: preempted by swapping, its KV in host memory until it is swapped back in.
+enum class Phase : uint8_t { Waiting, Prefill, Decode, Transfer, Swapped, Done };
 
 /// A request inside the engine.
 struct Seq {
@@ -47,6 +48,7 @@ struct Seq {
   int64_t hits = 0;                               // prefix keys it holds in the cache (its leading ones)
   int64_t shared = 0;                             // blocks of those keys
   int64_t cached_tokens = 0;                      // prompt tokens served from the prefix cache (all admissions)
+  int64_t swapped = 0;                            // blocks of its KV in host memory (Phase::Swapped)
   int64_t preemptions = 0;
   uint64_t stamp = 0;  // the pass that last scheduled it (EngineState::pass)
   Phase phase = Phase::Waiting;
@@ -128,6 +130,8 @@ struct Batch {
   std::vector<int32_t> decode;   // requests decoding one token
   int64_t padded_decodes = 0;    // static batching: the batch's size (finished requests included)
   double decode_context = 0;     // mean tokens a decode attends over
+  int64_t swap_out_blocks = 0;   // KV blocks copied to host memory before the pass (swap preemption)
+  int64_t swap_in_blocks = 0;    // and back from it
   bool empty() const { return prefill.empty() && decode.empty(); }
 };
 
@@ -140,6 +144,11 @@ struct EngineState {
   int64_t static_batch = 0;  // static: size of the batch in flight
   uint64_t pass = 0;         // passes scheduled
   int64_t preemptions = 0;
+  // Swap preemption (serve.preemption = swap): requests whose KV is in host memory, oldest swap first, and the host
+  // blocks left for more.
+  std::deque<int32_t> swapped;
+  int64_t host_free_blocks = 0;
+  int64_t swaps_out = 0, swaps_in = 0, swapped_blocks = 0;  // swapped_blocks: out and in, all passes
 };
 
 /// The next iteration's batch (it may preempt running requests, which go back to `waiting`). Empty when nothing can run.

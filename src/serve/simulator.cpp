@@ -103,14 +103,19 @@ struct Instance {
         s(&srv),
         model(srv, p, mean_out),
         mem(kv_memory(srv, p)),
-        st{seqs, {}, {}, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit)},
-        power_w(srv.board_power().raw() * double(srv.deployment().gpus)) {}
+        st{seqs, {}, {}, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit), 0, 0, 0, {}, 0, 0, 0, 0},
+        power_w(srv.board_power().raw() * double(srv.deployment().gpus)),
+        block_bytes(double(p.block_tokens) * double(mem.kv_bytes_per_token)) {
+    // Host memory for swapped KV: swap_space on each GPU, a request's blocks on the GPUs of its rank.
+    st.host_free_blocks = int64_t(double(p.swap_space.raw()) / block_bytes) * mem.ranks;
+  }
   Role role;
   const llm::Server* s;
   IterationModel model;
   KvMemory mem;
   EngineState st;
-  double power_w;  // all its GPUs at board power
+  double power_w;      // all its GPUs at board power
+  double block_bytes;  // one KV block on each GPU of its attention rank
   Batch batch;
   bool busy = false, finished_any = false;
   Time busy_time{};
@@ -187,6 +192,9 @@ class Engine {
     for (const auto& in : inst_) {
       r.iterations += in->iterations;
       r.preemptions += in->st.preemptions;
+      r.swaps_out += in->st.swaps_out;
+      r.swaps_in += in->st.swaps_in;
+      r.swapped_bytes_per_gpu += double(in->st.swapped_blocks) * in->block_bytes * double(in->s->deployment().gpus / in->mem.ranks);
       r.busy += in->busy_time;
       r.energy_j += in->energy_j;
       r.decode_shapes += in->model.decode_evaluations();
@@ -203,6 +211,7 @@ class Engine {
                              {"energy_j", in->energy_j}});
     }
     r.busy = Time(r.busy.raw() / int64_t(inst_.size()));  // the instances' mean
+    r.swapped_bytes_per_gpu /= double(r.gpus);
     r.start = r.requests.empty() ? Time{} : r.requests.front().arrival;
     for (const auto& q : r.requests) r.start = std::min(r.start, q.arrival), r.end = std::max(r.end, q.finish);
     // KV writes per GPU (each instance's tokens x its bytes per token per GPU, spread over all GPUs) and, on HBF, the
@@ -311,14 +320,17 @@ class Engine {
     const SchedulerKind kind = in.role == Role::Decode ? SchedulerKind::Chunked : *p_.scheduler;
     for (int tries = 0; tries < 2 && in.batch.empty(); ++tries) in.batch = schedule(kind, p_, in.st);
     if (in.batch.empty()) {
-      if (!in.st.waiting.empty() && in.st.running.empty())
+      if ((!in.st.waiting.empty() || !in.st.swapped.empty()) && in.st.running.empty())
         throw std::logic_error("serve: a waiting request cannot be admitted into an empty engine");
       return;
     }
     for (int32_t i : in.batch.prefill)
       if (!started_[i]) started_[i] = true, rec_[size_t(i)].scheduled = now;
     const int64_t decodes = std::max<int64_t>(int64_t(in.batch.decode.size()), in.batch.padded_decodes);
-    const Time t = in.model.pass(in.batch.chunks, decodes, in.batch.decode_context);
+    Time t = in.model.pass(in.batch.chunks, decodes, in.batch.decode_context);
+    // Swapped KV crosses the host link before the pass (vLLM V0 issues the copies with the step), each GPU its share.
+    if (const int64_t blocks = in.batch.swap_out_blocks + in.batch.swap_in_blocks; blocks > 0)
+      t += Time(int64_t(std::llround(double(blocks) * in.block_bytes / p_.host_link.raw() * 1e12)));
     in.busy = true;
     in.busy_time += t;
     // The pass's energy (every GPU of the instance at board power), shared by its requests in proportion to the

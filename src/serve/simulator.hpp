@@ -93,7 +93,9 @@ struct SimResult {
   double kv_write_bytes_per_gpu = 0;
   bool kv_in_hbf = false;
   double kv_lifetime_writes_fraction = 0;
-  int64_t kv_transfers = 0;  // disaggregated: prefill -> decode hand-offs
+  int64_t swaps_out = 0, swaps_in = 0;  // swap preemption: requests swapped out to host memory, and back in
+  double swapped_bytes_per_gpu = 0;     // KV copied over the host link, both ways, per GPU
+  int64_t kv_transfers = 0;             // disaggregated: prefill -> decode hand-offs
   double kv_transfer_bytes = 0;
   Time kv_transfer_time{};  // summed over the hand-offs
   double energy_j = 0;      // GPUs x board power x busy time: the energy of the passes (idle time not counted)

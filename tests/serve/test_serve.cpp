@@ -166,6 +166,36 @@ TEST(ServeLaws, EveryTokenIsAccountedFor) {
   }
 }
 
+TEST(ServeMemory, SwapPreemptionKeepsTheKvInHostMemoryInsteadOfRecomputingIt) {
+  Fixture f;
+  // The closed loop of EveryTokenIsAccountedFor, whose KV demand exceeds the memory.
+  const Workload w = closed_loop(400, 200, 1500, 1000);
+  ServeParams swap = params();
+  swap.preemption = PreemptionMode::Swap;
+  swap.swap_space = GiB(64);  // room for every swapped request
+  const SimResult s = simulate(f.s, swap, w);
+  ASSERT_GT(s.preemptions, 0);
+  EXPECT_EQ(s.swaps_out, s.preemptions);  // every preemption a swap
+  EXPECT_EQ(s.swaps_in, s.swaps_out);     // and each swapped back
+  EXPECT_EQ(s.recomputed_tokens, 0);      // nothing computed twice
+  int64_t in = 0, out = 0;
+  for (const auto& q : s.requests) in += q.input, out += q.output;
+  EXPECT_EQ(s.emitted_tokens, out);
+  EXPECT_EQ(s.prefill_tokens + s.decode_tokens, in + out - int64_t(s.requests.size()));
+  // Each swap moves the request's blocks out and back: at least one block each way, at most its whole context.
+  const KvMemory km = kv_memory(f.s, swap);
+  const double block = double(swap.block_tokens) * double(km.kv_bytes_per_token);
+  EXPECT_GE(s.swapped_bytes_per_gpu, 2.0 * double(s.swaps_out) * block);
+  EXPECT_LE(s.swapped_bytes_per_gpu, 2.0 * double(s.swaps_out) * std::ceil(2500.0 / double(swap.block_tokens)) * block);
+  // With no host memory to swap into, every preemption falls back to recompute: the recompute run exactly.
+  swap.swap_space = Bytes(0);
+  const SimResult none = simulate(f.s, swap, w), rec = simulate(f.s, params(), w);
+  EXPECT_EQ(none.swaps_out, 0);
+  EXPECT_EQ(none.preemptions, rec.preemptions);
+  ASSERT_EQ(none.requests.size(), rec.requests.size());
+  for (size_t i = 0; i < rec.requests.size(); ++i) EXPECT_EQ(none.requests[i].finish, rec.requests[i].finish) << i;
+}
+
 TEST(ServeMemory, AClosedLoopBeyondTheKvMemoryQueues) {
   Fixture f;
   const KvMemory km = kv_memory(f.s, params());
