@@ -16,8 +16,10 @@
 
 #include "cli/accel/common.hpp"
 #include "cli/common.hpp"
+#include "core/distributed.hpp"
 #include "core/error.hpp"
 #include "core/param_dump.hpp"
+#include "core/worker_pool.hpp"
 #include "llm/deployment.hpp"
 #include "serve/report.hpp"
 #include "serve/simulator.hpp"
@@ -40,6 +42,8 @@ struct ServeOpts {
   // sweep
   std::vector<double> rates;
   std::string csv;
+  int threads = WorkerPool::hardware_threads();
+  bool quiet = false;
 };
 
 /// A sweep's points at most, and its requests in all (points x --requests): the work budget of `serve sweep`.
@@ -86,7 +90,7 @@ void choose_deployment(Setup& s, int64_t longest) {
     }
 }
 
-std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const std::string& system, int64_t longest) {
+std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const std::string& system, int64_t longest, bool quiet) {
   auto s = std::make_unique<Setup>();
   if (o.tp > 0) {
     k.sets.push_back(o.tp == 1 ? "llm.attention_parallel=dp" : "llm.attention_parallel=tp");
@@ -105,7 +109,7 @@ std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const
   s->model = llm::load_model(o.model);
   s->ds = std::make_unique<llm::DeploymentSearch>(s->model, s->kp, s->sn.gpus);
   choose_deployment(*s, longest);
-  if (!s->choice.empty()) fmt::print("deployment: {}\n", s->choice);
+  if (!s->choice.empty() && !quiet) fmt::print("deployment: {}\n", s->choice);
   return s;
 }
 
@@ -125,16 +129,16 @@ std::pair<int64_t, int64_t> parse_instances(const std::string& text) {
 /// The system(s) that serve workload `w` (its lengths): one colocated engine on --system, or with --disaggregate P:D
 /// P prefill instances of --prefill-system (default: --system) and D decode instances of --system, each deployment
 /// chosen to hold what it must (the prompt and first token on the prefill side, the whole context on the decode side).
-std::unique_ptr<Setup> make_setup(const accel::KindOptions& k, const ServeOpts& o, const Workload& w) {
+std::unique_ptr<Setup> make_setup(const accel::KindOptions& k, const ServeOpts& o, const Workload& w, bool quiet = false) {
   int64_t context = 0, prompt = 0;
   for (const auto& r : w.requests) context = std::max(context, r.input + r.output), prompt = std::max(prompt, r.input + 1);
   if (o.disaggregate.empty()) {
     if (!o.prefill_system.empty()) throw ConfigError("--prefill-system: only with --disaggregate P:D");
-    return make_side(k, o, o.system, context);
+    return make_side(k, o, o.system, context, quiet);
   }
   const auto [p, d] = parse_instances(o.disaggregate);
-  auto s = make_side(k, o, o.system, context);
-  s->prefill = make_side(k, o, o.prefill_system.empty() ? o.system : o.prefill_system, prompt);
+  auto s = make_side(k, o, o.system, context, quiet);
+  s->prefill = make_side(k, o, o.prefill_system.empty() ? o.system : o.prefill_system, prompt, quiet);
   s->prefill_instances = p;
   s->decode_instances = d;
   return s;
@@ -399,27 +403,44 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (o.requests > 0 && int64_t(o.rates.size()) * o.requests > kMaxRequests)
     throw ConfigError(fmt::format("serve sweep: {} rates x --requests {} = {} requests, above the budget of {} per command", o.rates.size(),
                                   o.requests, int64_t(o.rates.size()) * o.requests, kMaxRequests));
-  if (!o.json.empty()) check_json_output(o.json);
-  if (!o.csv.empty()) check_json_output(o.csv, "--csv");
-  const auto s = make_setup(k, o, make_workload(o, 1.0));  // lengths do not depend on the rate
+  const Distributed& world = Distributed::world();  // under mpirun only rank 0 prints and writes
+  // The setup, agreed by every MPI rank: one rank's error (an output only it cannot write) ends them all.
+  world.agreed([&] {
+    if (!o.json.empty()) check_json_output(o.json);
+    if (!o.csv.empty()) check_json_output(o.csv, "--csv");
+  });
+  const Workload lengths = world.agreed([&] { return make_workload(o, 1.0); });  // lengths do not depend on the rate
+  const auto s = world.agreed([&] { return make_setup(k, o, lengths); });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
              s->server->deployment().describe(), s->sp.scheduler.name(), o.rates.size(), o.requests);
+  std::fflush(stdout);
+  // The rates over the MPI ranks (one process without mpirun), each rank on its worker pool; each job has its own
+  // servers (no state shared between threads).
+  const auto texts = world.map(
+      o.rates.size(),
+      [&](size_t i) {
+        const auto si = make_setup(k, o, lengths, true);
+        const SimResult r = simulate(cluster(*si), si->sp, make_workload(o, o.rates[i]));
+        return Json{{"rate_per_s", o.rates[i]}, {"summary", summary(r, slo)}, {"cdf", cdf(r)}}.dump();
+      },
+      o.threads,
+      [&](size_t done, size_t n, size_t i) {
+        if (!o.quiet) print_progress(done, n, fmt::format("rate {:g}/s", o.rates[i]));
+      });
+  if (!world.root()) return;
   Json points = Json::array();
   Json rows = Json::array();  // the CSV: one row per rate
-  for (size_t i = 0; i < o.rates.size(); ++i) {
-    const double rate = o.rates[i];
-    const SimResult r = simulate(cluster(*s), s->sp, make_workload(o, rate));
-    const Json sum = summary(r, slo);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const Json p = Json::parse(texts[i]);
+    const Json& sum = p["summary"];
     const auto at = [&](const char* m, const char* q) { return sum[m][q].get<double>(); };
     fmt::print(
         "  [{}/{}] rate {:>9.4f}/s: {:>9.1f} output tokens/s, TTFT p50 {:>9.2f} p99 {:>10.2f} ms, TPOT p50 {:>7.2f} p99 {:>8.2f} ms, "
         "goodput {:.3f}/s\n",
-        i + 1, o.rates.size(), rate, sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
+        i + 1, texts.size(), o.rates[i], sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
         at("tpot_ms", "p50"), at("tpot_ms", "p99"), sum["goodput_requests_per_s"].get<double>());
-    std::fflush(stdout);
-    points.push_back({{"rate_per_s", rate}, {"summary", sum}, {"cdf", cdf(r)}});
-    rows.push_back({{"rate_per_s", rate},
+    rows.push_back({{"rate_per_s", o.rates[i]},
                     {"requests_per_s", sum["requests_per_s"]},
                     {"output_tokens_per_s", sum["output_tokens_per_s"]},
                     {"goodput_requests_per_s", sum["goodput_requests_per_s"]},
@@ -429,6 +450,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
                     {"itl_ms", sum["itl_ms"]},
                     {"e2e_ms", sum["e2e_ms"]},
                     {"preemptions", sum["preemptions"]}});
+    points.push_back(p);
   }
   if (!o.json.empty()) {
     Json j = header(*s, o);
@@ -438,7 +460,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     j["points"] = points;
     j["config"] = s->config;
     write_json_file(o.json, j);
-    fmt::print("wrote {}\n", o.json);
+    fmt::print("wrote {} ({} rank(s) x {} thread(s))\n", o.json, world.size(), o.threads);
   }
   if (!o.csv.empty()) {
     write_csv_file(o.csv, rows);
@@ -498,6 +520,10 @@ void add_serve(CLI::App& app) {
     cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
     cmd->add_option("--csv", o->csv, "write one row per rate (throughput, goodput, latency percentiles) to this CSV file");
+    cmd->add_option("--threads", o->threads, "worker threads (rates run in parallel; same bytes whatever the count)")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o] { sweep_serve(*k, *o); });
   }
 }

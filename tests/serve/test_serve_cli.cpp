@@ -231,6 +231,12 @@ TEST(ServeCli, ASweepGivesOnePointPerRateWithItsCdfAndCsvRow) {
                 .rc,
             0);
   EXPECT_EQ(nlohmann::json::parse(slurp(one))["summary"], j["points"][1]["summary"]);
+  // Rates in parallel give the same bytes.
+  const auto two = tmp("sweep2.json");
+  ASSERT_EQ(run_bitline(base + "--rates 1,8,64 --slo-ttft-ms 500 --slo-tpot-ms 50 --threads 2 --quiet --json " + two.string()).rc, 0);
+  const auto one_t = tmp("sweep1.json");
+  ASSERT_EQ(run_bitline(base + "--rates 1,8,64 --slo-ttft-ms 500 --slo-tpot-ms 50 --threads 1 --quiet --json " + one_t.string()).rc, 0);
+  EXPECT_EQ(slurp(two), slurp(one_t));
   // The CSV: a header and one row per rate.
   const std::string c = slurp(csv);
   EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 4);
