@@ -293,6 +293,30 @@ Batch schedule_chunked(const ServeParams& p, EngineState& st) {
   return b;
 }
 
+/// Admits the first waiting request with the blocks of its full context (prompt + output, no watermark: static
+/// batching and Orca allocate a request's KV for its maximum length, so nothing running can run out of blocks), its
+/// cached prefix taken first, as a prefill of the rest of its prompt. False, nothing taken, when the blocks are not
+/// free or `fits(n)` refuses its n prompt tokens.
+template <class Fits>
+bool admit_reserved(EngineState& st, Batch& b, Fits fits) {
+  const int32_t i = st.waiting.front();
+  Seq& s = st.seqs[size_t(i)];
+  st.blocks.admit_prefix(s);
+  const int64_t n = s.prefill_target() - s.computed;
+  if (!fits(n) || st.blocks.blocks_for(s.input + s.output) - s.shared > st.blocks.free()) {
+    st.blocks.drop_prefix(s);
+    return false;
+  }
+  st.blocks.grow(s, s.input + s.output);
+  st.waiting.pop_front();
+  st.running.push_back(i);
+  s.phase = Phase::Prefill;
+  s.stamp = st.pass;
+  b.prefill.push_back(i);
+  b.chunks.push_back({s.computed, n});
+  return true;
+}
+
 Batch schedule_orca(const ServeParams& p, EngineState& st) {
   Batch b;
   ++st.pass;
@@ -310,22 +334,14 @@ Batch schedule_orca(const ServeParams& p, EngineState& st) {
   // blocks: Orca allocates a request's KV for its maximum length when it is scheduled (Yu et al., OSDI 2022, Sec. 4.2).
   int64_t budget = p.max_num_batched_tokens - int64_t(b.decode.size());
   while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
-    const int32_t i = st.waiting.front();
-    Seq& s = st.seqs[size_t(i)];
-    st.blocks.admit_prefix(s);
-    const int64_t n = s.prefill_target() - s.computed;
-    if ((n > budget && !b.empty()) || st.blocks.blocks_for(s.input + s.output) - s.shared > st.blocks.free()) {
-      st.blocks.drop_prefix(s);
-      break;
-    }
-    st.blocks.grow(s, s.input + s.output);
-    st.waiting.pop_front();
-    st.running.push_back(i);
-    s.phase = Phase::Prefill;
-    s.stamp = st.pass;
-    b.prefill.push_back(i);
-    b.chunks.push_back({s.computed, n});
-    budget -= n;
+    int64_t taken = 0;
+    const auto fits = [&](int64_t n) {
+      if (n > budget && !b.empty()) return false;  // a longer prompt only in a pass of its own
+      taken = n;
+      return true;
+    };
+    if (!admit_reserved(st, b, fits)) break;
+    budget -= taken;
   }
   b.decode_context = mean_context(st, b.decode);
   return b;
@@ -337,22 +353,8 @@ Batch schedule_static(const ServeParams& p, EngineState& st) {
   if (st.running.empty()) {
     // A new batch: every member reserves its full context.
     st.static_batch = 0;
-    while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
-      const int32_t i = st.waiting.front();
-      Seq& s = st.seqs[size_t(i)];
-      st.blocks.admit_prefix(s);
-      // (No watermark: a static batch reserves its full context, so nothing running can run out of blocks.)
-      if (st.blocks.blocks_for(s.input + s.output) - s.shared > st.blocks.free()) {
-        st.blocks.drop_prefix(s);
-        break;
-      }
-      st.blocks.grow(s, s.input + s.output);
-      st.waiting.pop_front();
-      st.running.push_back(i);
-      s.phase = Phase::Prefill;
-      b.prefill.push_back(i);
-      b.chunks.push_back({s.computed, s.prefill_target() - s.computed});
-    }
+    while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs)
+      if (!admit_reserved(st, b, [](int64_t) { return true; })) break;
     st.static_batch = int64_t(b.prefill.size());
     return b;
   }
