@@ -30,8 +30,8 @@ namespace {
 using namespace bitline::serve;
 
 struct ServeOpts {
-  std::string model, system, prefill_system, disaggregate, precision, scheduler, arrival = "poisson", input, output, json, requests_out,
-                                                                                 trace, chrome_trace;
+  std::string model, system, prefill_system, disaggregate, precision, scheduler, lengths, arrival = "poisson", input, output, json,
+                                                                                          requests_out, trace, chrome_trace;
   int64_t tp = 0, concurrency = 0, requests = 0;
   uint64_t seed = 1;
   double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;
@@ -167,9 +167,15 @@ Workload make_workload(const ServeOpts& o, double rate, CsvTraceInfo* info = nul
     return w;
   }
   if (o.requests < 1) throw ConfigError("serve: give the number of requests with --requests K (K >= 1)");
-  if (o.input.empty() || o.output.empty()) throw ConfigError("serve: give the lengths with --input IN and --output OUT");
-  const LengthSpec in = LengthSpec::parse(o.input, "--input"), out = LengthSpec::parse(o.output, "--output");
-  w.requests = make_requests(o.requests, in, out, o.seed);
+  if (!o.lengths.empty()) {
+    if (!o.input.empty() || !o.output.empty()) throw ConfigError("--lengths: gives both lengths; leave out --input and --output");
+    w.requests = sample_lengths(o.requests, read_trace(o.lengths, 0), o.seed);
+  } else {
+    if (o.input.empty() || o.output.empty())
+      throw ConfigError("serve: give the lengths with --input IN and --output OUT, or --lengths FILE");
+    const LengthSpec in = LengthSpec::parse(o.input, "--input"), out = LengthSpec::parse(o.output, "--output");
+    w.requests = make_requests(o.requests, in, out, o.seed);
+  }
   if (o.concurrency > 0) {
     if (o.concurrency > o.requests)
       throw ConfigError(
@@ -219,7 +225,9 @@ Json header(const Setup& s, const ServeOpts& o) {
     w = {{"kind", "closed_loop"}, {"concurrency", o.concurrency}};
   else
     w = {{"kind", "open_loop"}, {"arrival", o.arrival}, {"rate_per_s", o.rate}, {"cv", arrival_cv(o)}};
-  if (o.trace.empty()) w["input"] = o.input, w["output"] = o.output, w["requests"] = o.requests;
+  if (o.trace.empty() && o.lengths.empty()) w["input"] = o.input, w["output"] = o.output;
+  if (!o.lengths.empty()) w["lengths"] = o.lengths;
+  if (o.trace.empty()) w["requests"] = o.requests;
   j["workload"] = w;
   return j;
 }
@@ -312,6 +320,8 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--cv", o.cv, "--arrival gamma: coefficient of variation of the gaps (1 = Poisson)")->check(finite_range(1e-3, 100));
   cmd.add_option("--input", o.input, "prompt tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN");
   cmd.add_option("--output", o.output, "output tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN");
+  cmd.add_option("--lengths", o.lengths,
+                 "(prompt, output) pairs drawn with replacement from a trace file (any --trace format), instead of --input/--output");
   cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
       ->check(CLI::Range(int64_t(0), kMaxRequests));
   cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths");

@@ -260,6 +260,21 @@ std::vector<Request> make_requests(int64_t count, const LengthSpec& in, const Le
   return reqs;
 }
 
+std::vector<Request> sample_lengths(int64_t count, const std::vector<Request>& pairs, uint64_t seed) {
+  if (count < 1) throw ConfigError(fmt::format("--requests {}: need at least one request", count));
+  if (count > kMaxRequests) throw ConfigError(fmt::format("--requests {}: at most {} requests per simulation", count, kMaxRequests));
+  if (pairs.empty()) throw ConfigError("--lengths: the file has no requests");
+  Rng rng = Rng::derive(seed, "serve.lengths");
+  std::vector<Request> reqs(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const Request& p = pairs[size_t(rng.below(uint64_t(pairs.size())))];
+    reqs[size_t(i)].id = i;
+    reqs[size_t(i)].input = p.input;
+    reqs[size_t(i)].output = p.output;
+  }
+  return reqs;
+}
+
 void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind kind, double cv, uint64_t seed) {
   if (!std::isfinite(rate) || !(rate > 0)) throw ConfigError(fmt::format("--rate {}: need a finite rate above 0 requests/s", rate));
   if (!std::isfinite(cv) || !(cv > 0) || cv > 100) throw ConfigError(fmt::format("--cv {}: need a finite value in (0, 100]", cv));

@@ -69,6 +69,9 @@ double draw_gamma(Rng& rng, double shape);
 
 /// `count` requests with lengths from `in` and `out` (one stream each, from `seed`); arrivals 0 (closed loop).
 std::vector<Request> make_requests(int64_t count, const LengthSpec& in, const LengthSpec& out, uint64_t seed);
+/// `count` requests whose (prompt, output) pairs are drawn uniformly with replacement from those of `pairs` (a trace's
+/// requests: the lengths keep their joint distribution), from `seed`; arrivals 0.
+std::vector<Request> sample_lengths(int64_t count, const std::vector<Request>& pairs, uint64_t seed);
 /// Sets the arrivals of `reqs` for an open loop at `rate` requests per second (cv: gamma's coefficient of
 /// variation of the gaps; 1 = Poisson). The first request arrives after one gap. ConfigError for a rate that is not
 /// finite and positive, or a cv that is not.

@@ -304,3 +304,29 @@ TEST(ServeCli, DisaggregationSaysItsSidesAndRefusesBadInstanceCounts) {
     EXPECT_NE(e.out.find(says), std::string::npos) << args << "\n" << e.out;
   }
 }
+
+TEST(ServeCli, LengthsFromATraceKeepTheirPairs) {
+  // --lengths draws whole (prompt, output) pairs of a trace, so each request is one of the trace's pairs (columns drawn
+  // apart by csv:FILE:COLUMN would mix them).
+  const auto f = tmp("pairs.csv"), out = tmp("pairs-out.jsonl");
+  std::ofstream(f) << "TIMESTAMP,ContextTokens,GeneratedTokens\n0,100,20\n1,300,40\n2,500,60\n";
+  const auto r = run_bitline("serve run --model llama2-7b --system h100x1 --rate 2 --requests 300 --lengths " + f.string() +
+                             " --requests-out " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(out);
+  std::string line;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  while (std::getline(in, line)) {
+    const auto l = nlohmann::json::parse(line);
+    const std::pair<int64_t, int64_t> p{l["input_tokens"].get<int64_t>(), l["output_tokens"].get<int64_t>()};
+    using P = std::pair<int64_t, int64_t>;
+    const bool known = p == P{100, 20} || p == P{300, 40} || p == P{500, 60};
+    EXPECT_TRUE(known) << line;
+    seen.insert(p);
+  }
+  EXPECT_EQ(seen.size(), 3u);  // 300 draws from 3 pairs reach all of them
+  const auto both =
+      run_bitline("serve run --model llama2-7b --system h100x1 --rate 2 --requests 3 --lengths " + f.string() + " --output 5");
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_NE(both.out.find("leave out --input and --output"), std::string::npos) << both.out;
+}
