@@ -29,6 +29,7 @@ struct ServeParams {
   bool prefix_caching = false;
   Choice<PreemptionMode, preemption_modes> preemption;
   Bytes swap_space{};
+  Bytes prefix_host_cache{};
   Bandwidth host_link{};
 
   template <class V>
@@ -87,6 +88,15 @@ struct ServeParams {
                    .source = "vLLM EngineArgs swap_space = 4 GiB per GPU (vllm/engine/arg_utils.py)",
                    .min = 0,
                    .max = 1e14});
+    v(prefix_host_cache, {.name = "prefix_host_cache",
+                          .def = "0B",
+                          .desc = "host memory per GPU for a second prefix-cache tier (prefix_caching): units evicted from the "
+                                  "GPU move there, LRU, and a request whose cached head continues there copies them back over "
+                                  "host_link instead of prefilling them (0: no host tier)",
+                          .source = "assumption: off by default; vLLM's KV offloading to CPU memory (LMCache, vLLM V1 "
+                                    "kv_offloading) and Mooncake's store keep such a tier",
+                          .min = 0,
+                          .max = 1e14});
     v(host_link, {.name = "host_link",
                   .def = "64GB/s",
                   .desc = "GPU <-> host memory bandwidth per GPU and direction, for swapping KV (each GPU moves its share)",

@@ -120,6 +120,7 @@ Json summary(const SimResult& r, const Slo& slo) {
                         {"mean_ms", to_s(r.kv_transfer_time) * 1e3 / double(r.kv_transfers)}};
   s["prefix_cache"] = {{"enabled", r.prefix_caching},
                        {"cached_tokens", r.cached_tokens},
+                       {"cached_tokens_by_tier", {{"gpu", r.cached_tokens - r.host_cached_tokens}, {"host", r.host_cached_tokens}}},
                        {"hit_rate", in_tokens > 0 ? double(r.cached_tokens) / double(in_tokens) : 0.0},
                        {"evicted_units", r.prefix_evictions}};
   s["energy"] = {{"board_power_w_per_gpu", r.board_power.raw()},
@@ -179,17 +180,17 @@ void write_requests(const std::filesystem::path& file, const SimResult& r) {
   for (const auto& q : r.requests) {
     const double tpot = q.tpot_s() * 1e3;
     if (csv)
-      out += fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{:.6f},{}\n", q.id, to_s(q.arrival),
+      out += fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{:.6f},{},{}\n", q.id, to_s(q.arrival),
                          q.queueing_s() * 1e3, q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input, q.output,
-                         q.preemptions, q.energy_j, q.cached_tokens);
+                         q.preemptions, q.energy_j, q.cached_tokens, q.host_cached_tokens);
     else
       out += fmt::format(
           "{{\"id\": {}, \"arrival_s\": {:.9f}, \"queueing_ms\": {:.6f}, \"ttft_ms\": {:.6f}, \"tpot_ms\": {:.6f}, \"itl_mean_ms\": "
           "{:.6f}, "
           "\"itl_max_ms\": {:.6f}, \"e2e_ms\": {:.6f}, \"input_tokens\": {}, \"output_tokens\": {}, \"preemptions\": {}, \"energy_j\": "
-          "{:.6f}, \"cached_tokens\": {}}}\n",
+          "{:.6f}, \"cached_tokens\": {}, \"cached_host_tokens\": {}}}\n",
           q.id, to_s(q.arrival), q.queueing_s() * 1e3, q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input,
-          q.output, q.preemptions, q.energy_j, q.cached_tokens);
+          q.output, q.preemptions, q.energy_j, q.cached_tokens, q.host_cached_tokens);
   }
   write_text_file(file, out);
 }

@@ -49,12 +49,38 @@ void PrefixCache::insert(uint64_t key) { map_.emplace(key, Entry{0, lru_.insert(
 int64_t PrefixCache::evict(int64_t blocks) {
   int64_t freed = 0;
   while (freed < blocks && !lru_.empty()) {
-    map_.erase(lru_.front());
+    const uint64_t key = lru_.front();
+    map_.erase(key);
     lru_.pop_front();
+    to_host(key);
     freed += bpu_;
     ++evictions_;
   }
   return freed;
+}
+
+void PrefixCache::to_host(uint64_t key) {
+  if (host_cap_ <= 0) return;
+  if (const auto it = host_map_.find(key); it != host_map_.end()) {  // already there: most recently used now
+    host_lru_.splice(host_lru_.end(), host_lru_, it->second);
+    return;
+  }
+  if (int64_t(host_map_.size()) >= host_cap_) {
+    host_map_.erase(host_lru_.front());
+    host_lru_.pop_front();
+  }
+  host_map_.emplace(key, host_lru_.insert(host_lru_.end(), key));
+}
+
+int64_t PrefixCache::host_run(const std::vector<uint64_t>& keys, int64_t from, int64_t max_units) {
+  int64_t n = 0;
+  while (n < max_units && from + n < int64_t(keys.size())) {
+    const auto it = host_map_.find(keys[size_t(from + n)]);
+    if (it == host_map_.end()) break;
+    host_lru_.splice(host_lru_.end(), host_lru_, it->second);
+    ++n;
+  }
+  return n;
 }
 
 const Registry<PreemptionMode>& preemption_modes() {
@@ -68,9 +94,9 @@ const Registry<PreemptionMode>& preemption_modes() {
   return r;
 }
 
-BlockManager::BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit)
+BlockManager::BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit, int64_t host_units)
     : total_(total), block_tokens_(block_tokens), watermark_(int64_t(std::floor(watermark * double(total)))), free_(total) {
-  if (prefix_unit > 0) cache_.emplace(prefix_unit / block_tokens);
+  if (prefix_unit > 0) cache_.emplace(prefix_unit / block_tokens, host_units);
 }
 
 bool BlockManager::grow(Seq& s, int64_t tokens) {
@@ -96,16 +122,20 @@ void BlockManager::admit_prefix(Seq& s) {
   const int64_t max_units = (s.prefill_target() - 1) / s.prefix_unit;  // at least one prompt token is computed
   s.hits = cache_->acquire(*s.prefix, max_units);
   s.shared = s.hits * cache_->blocks_per_unit();
-  s.computed = s.hits * s.prefix_unit;
+  s.host_hits = cache_->host_run(*s.prefix, s.hits, max_units - s.hits);
+  s.computed = (s.hits + s.host_hits) * s.prefix_unit;
   s.cached_tokens += s.computed;
+  s.host_cached_tokens += s.host_hits * s.prefix_unit;
 }
 
 void BlockManager::drop_prefix(Seq& s) {
-  if (!cache_ || s.hits == 0) return;
-  cache_->release(*s.prefix, s.hits);
-  s.cached_tokens -= s.hits * s.prefix_unit;
+  if (!cache_ || s.hits + s.host_hits == 0) return;
+  if (s.hits > 0) cache_->release(*s.prefix, s.hits);
+  s.cached_tokens -= (s.hits + s.host_hits) * s.prefix_unit;
+  s.host_cached_tokens -= s.host_hits * s.prefix_unit;
   s.computed = 0;
   s.hits = 0;
+  s.host_hits = 0;
   s.shared = 0;
 }
 
@@ -214,6 +244,7 @@ void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, boo
     s.stamp = st.pass;
     b.prefill.push_back(i);
     b.chunks.push_back({s.computed, n});
+    b.swap_in_blocks += st.blocks.take_host_hits(s);  // its prefix units from the host tier
     budget -= std::min(budget, n);
   }
 }
@@ -314,6 +345,7 @@ bool admit_reserved(EngineState& st, Batch& b, Fits fits) {
   s.stamp = st.pass;
   b.prefill.push_back(i);
   b.chunks.push_back({s.computed, n});
+  b.swap_in_blocks += st.blocks.take_host_hits(s);  // its prefix units from the host tier
   return true;
 }
 

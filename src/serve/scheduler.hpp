@@ -47,7 +47,9 @@ struct Seq {
   int64_t prefix_unit = 0;                        // tokens per key
   int64_t hits = 0;                               // prefix keys it holds in the cache (its leading ones)
   int64_t shared = 0;                             // blocks of those keys
+  int64_t host_hits = 0;                          // the next keys, found in the host tier (copied into its own blocks)
   int64_t cached_tokens = 0;                      // prompt tokens served from the prefix cache (all admissions)
+  int64_t host_cached_tokens = 0;                 // of them, from its host-memory tier
   int64_t swapped = 0;                            // blocks of its KV in host memory (Phase::Swapped)
   int64_t preemptions = 0;
   uint64_t stamp = 0;  // the pass that last scheduled it (EngineState::pass)
@@ -63,7 +65,9 @@ struct Seq {
 /// touched last, so a prefix outlives its extensions). Counts only: every block is alike.
 class PrefixCache {
  public:
-  explicit PrefixCache(int64_t blocks_per_unit) : bpu_(blocks_per_unit) {}
+  /// `host_units`: the host-memory tier's capacity in units (0: none). A unit evicted from the GPU moves there (its
+  /// least recently used unit dropped when full); a request whose head continues in it takes those units back.
+  explicit PrefixCache(int64_t blocks_per_unit, int64_t host_units = 0) : bpu_(blocks_per_unit), host_cap_(host_units) {}
   int64_t blocks_per_unit() const { return bpu_; }
   int64_t evictable_blocks() const { return int64_t(lru_.size()) * bpu_; }
   int64_t held_blocks() const { return int64_t(map_.size()) * bpu_; }
@@ -79,6 +83,10 @@ class PrefixCache {
   /// returns the blocks freed.
   int64_t evict(int64_t blocks);
   int64_t evictions() const { return evictions_; }
+  /// How many of keys[from, from + max_units) continue the run in the host tier (those units are then copied back
+  /// into the request's own blocks; the host keeps them).
+  int64_t host_run(const std::vector<uint64_t>& keys, int64_t from, int64_t max_units);
+  int64_t host_units() const { return int64_t(host_map_.size()); }
 
  private:
   struct Entry {
@@ -89,6 +97,10 @@ class PrefixCache {
   std::unordered_map<uint64_t, Entry> map_;
   std::list<uint64_t> lru_;  // evictable keys, least recently used first
   int64_t evictions_ = 0;
+  int64_t host_cap_;
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> host_map_;
+  std::list<uint64_t> host_lru_;  // least recently used first
+  void to_host(uint64_t key);
 };
 
 /// PagedAttention blocks of `block_tokens` tokens, counted (every block is alike), and the prefix cache's blocks when
@@ -96,7 +108,7 @@ class PrefixCache {
 /// when its blocks are taken.
 class BlockManager {
  public:
-  BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit = 0);
+  BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit = 0, int64_t host_units = 0);
   int64_t total() const { return total_; }
   int64_t free() const { return free_ + (cache_ ? cache_->evictable_blocks() : 0); }
   int64_t watermark_blocks() const { return watermark_; }
@@ -113,6 +125,12 @@ class BlockManager {
   void admit_prefix(Seq& s);
   /// Undoes admit_prefix when the request is not admitted after all.
   void drop_prefix(Seq& s);
+  /// The request is admitted: the blocks of its host-tier units, to copy in before its pass.
+  int64_t take_host_hits(Seq& s) {
+    const int64_t n = s.host_hits * (cache_ ? cache_->blocks_per_unit() : 0);
+    s.host_hits = 0;
+    return n;
+  }
   /// A finished request: its leading units whose KV it computed are cached (those not cached yet take its blocks),
   /// its references dropped, the rest of its blocks freed.
   void finish(Seq& s);
@@ -131,7 +149,7 @@ struct Batch {
   int64_t padded_decodes = 0;    // static batching: the batch's size (finished requests included)
   double decode_context = 0;     // mean tokens a decode attends over
   int64_t swap_out_blocks = 0;   // KV blocks copied to host memory before the pass (swap preemption)
-  int64_t swap_in_blocks = 0;    // and back from it
+  int64_t swap_in_blocks = 0;    // and back from it (and prefix-cache units taken from its host tier)
   bool empty() const { return prefill.empty() && decode.empty(); }
 };
 

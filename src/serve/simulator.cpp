@@ -96,6 +96,13 @@ struct Ev {
 enum class Role : uint8_t { Colocated, Prefill, Decode };
 const char* to_string(Role r) { return r == Role::Colocated ? "colocated" : r == Role::Prefill ? "prefill" : "decode"; }
 
+/// Units of `unit` tokens the prefix cache's host tier holds: serve.prefix_host_cache on each GPU, a unit's KV on the
+/// GPUs of its attention rank.
+int64_t host_units(const ServeParams& p, const KvMemory& m, int64_t unit) {
+  if (unit <= 0 || p.prefix_host_cache.raw() <= 0) return 0;
+  return int64_t(double(p.prefix_host_cache.raw()) / (double(unit) * double(m.kv_bytes_per_token))) * m.ranks;
+}
+
 /// One engine instance: its server, memory, queues and the pass it runs.
 struct Instance {
   Instance(Role r, const llm::Server& srv, const ServeParams& p, int64_t mean_out, std::vector<Seq>& seqs, int64_t unit)
@@ -103,7 +110,7 @@ struct Instance {
         s(&srv),
         model(srv, p, mean_out),
         mem(kv_memory(srv, p)),
-        st{seqs, {}, {}, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit), 0, 0, 0, {}, 0, 0, 0, 0},
+        st{seqs, {}, {}, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit, host_units(p, mem, unit)), 0, 0, 0, {}, 0, 0, 0, 0},
         power_w(srv.board_power().raw() * double(srv.deployment().gpus)),
         block_bytes(double(p.block_tokens) * double(mem.kv_bytes_per_token)) {
     // Host memory for swapped KV: swap_space on each GPU, a request's blocks on the GPUs of its rank.
@@ -235,7 +242,7 @@ class Engine {
     r.padded_decode_tokens = padded_;
     r.requests_time_integral_s = area_s_;
     r.prefix_caching = p_.prefix_caching;
-    for (const Seq& s : seqs_) r.cached_tokens += s.cached_tokens;
+    for (const Seq& s : seqs_) r.cached_tokens += s.cached_tokens, r.host_cached_tokens += s.host_cached_tokens;
     r.kv_transfers = kv_transfers_;
     r.kv_transfer_bytes = kv_transfer_bytes_;
     r.kv_transfer_time = kv_transfer_time_;
@@ -371,6 +378,7 @@ class Engine {
       in.st.blocks.finish(s);
       r.finish = now;
       r.cached_tokens = s.cached_tokens;
+      r.host_cached_tokens = s.host_cached_tokens;
       r.preemptions = s.preemptions;
       --in_system_;
       ++done_;

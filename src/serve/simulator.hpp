@@ -37,8 +37,9 @@ struct RequestRecord {
   int64_t id = 0, input = 0, output = 0, preemptions = 0;
   Time arrival{}, scheduled{}, first_token{}, finish{};
   Time itl_max{};
-  double energy_j = 0;        // its share of the passes it took part in (by tokens computed), all GPUs
-  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  double energy_j = 0;             // its share of the passes it took part in (by tokens computed), all GPUs
+  int64_t cached_tokens = 0;       // prompt tokens served from the prefix cache
+  int64_t host_cached_tokens = 0;  // of them, from its host tier
   double ttft_s() const { return to_s(first_token - arrival); }
   double e2e_s() const { return to_s(finish - arrival); }
   double queueing_s() const { return to_s(scheduled - arrival); }
@@ -101,6 +102,7 @@ struct SimResult {
   double energy_j = 0;      // GPUs x board power x busy time: the energy of the passes (idle time not counted)
   bool prefix_caching = false;
   int64_t cached_tokens = 0, prefix_evictions = 0;  // prompt tokens served from the prefix cache; units evicted
+  int64_t host_cached_tokens = 0;                   // of the cached tokens, from its host tier
   /// Every inter-token gap of every request, as (gap in ps, how many) runs in the order they occurred (the decodes
   /// of one pass mostly share their gap, so the runs stay short).
   std::vector<std::pair<int64_t, int64_t>> itl;

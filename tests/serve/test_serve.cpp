@@ -409,6 +409,39 @@ TEST(ServePrefixCache, UnitsAreSharedHeldWhileUsedAndEvictedLeastRecentlyUsedHea
   EXPECT_EQ(d.hits, 0);
 }
 
+TEST(ServePrefixCache, UnitsEvictedFromTheGpuMoveToTheHostTierAndAreCopiedBack) {
+  // 2 blocks per unit; a host tier of 2 units.
+  PrefixCache c(2, 2);
+  for (uint64_t k : {1, 2, 3}) c.insert(k);
+  EXPECT_EQ(c.evict(6), 6);  // all three leave the GPU, oldest first; the host keeps the last two (2, 3)
+  EXPECT_FALSE(c.has(1));
+  EXPECT_EQ(c.host_units(), 2);
+  const std::vector<uint64_t> keys{1, 2, 3};
+  EXPECT_EQ(c.host_run(keys, 0, 3), 0);  // unit 1 is gone from both tiers: the run from the head is broken
+  EXPECT_EQ(c.host_run(keys, 1, 2), 2);  // after a GPU hit on unit 1 the run continues in the host
+  // Through the block manager: a GPU-tier head, then host-tier units copied into the request's own blocks (their
+  // copy charged to the pass), then the prompt's rest computed.
+  BlockManager bm(40, 16, 0.0, 32, 4);
+  const std::vector<uint64_t> prefix{7, 8, 9, 10};
+  Seq a;
+  a.input = 140, a.output = 1, a.prefix = &prefix, a.prefix_unit = 32;
+  ASSERT_TRUE(bm.grow(a, 141));
+  a.computed = 140;
+  bm.finish(a);  // 4 units cached on the GPU (8 blocks)
+  Seq filler;
+  ASSERT_TRUE(bm.grow(filler, 16 * (32 + 6)));  // every free block and 3 units, the least recently used (keys 10, 9, 8): to the host
+  EXPECT_EQ(bm.prefix_cache()->host_units(), 3);
+  bm.release(filler);
+  Seq b = a;
+  b.computed = 0, b.blocks = 0, b.hits = 0, b.shared = 0, b.cached_tokens = 0;
+  bm.admit_prefix(b);
+  EXPECT_EQ(b.hits, 1);       // the head (key 7, touched last when a finished) stayed on the GPU
+  EXPECT_EQ(b.host_hits, 3);  // the rest continue in the host tier
+  EXPECT_EQ(b.computed, 4 * 32);
+  EXPECT_EQ(b.host_cached_tokens, 3 * 32);
+  EXPECT_EQ(bm.take_host_hits(b), 3 * 2);
+}
+
 TEST(ServePrefixCache, LaterTurnsOfASessionReuseTheKvOfTheEarlierOnes) {
   const auto dir = std::filesystem::temp_directory_path() / ("bitline-serve-prefix-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
