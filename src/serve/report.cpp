@@ -123,7 +123,7 @@ Json summary(const SimResult& r, const Slo& slo) {
                        {"cached_tokens_by_tier", {{"gpu", r.cached_tokens - r.host_cached_tokens}, {"host", r.host_cached_tokens}}},
                        {"hit_rate", in_tokens > 0 ? double(r.cached_tokens) / double(in_tokens) : 0.0},
                        {"evicted_units", r.prefix_evictions}};
-  s["energy"] = {{"board_power_w_per_gpu", r.board_power.raw()},
+  s["energy"] = {{"board_power_w_per_gpu", r.board_power.raw()},  // the decode side's when disaggregated
                  {"gpus", r.gpus},
                  {"energy_j", r.energy_j},
                  {"output_tokens_per_j", r.energy_j > 0 ? double(out_tokens) / r.energy_j : 0.0},
