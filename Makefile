@@ -90,6 +90,7 @@ ssd-drives: build
 # Serving capacity of the FlashAccel systems request by request (configs/experiments/serve-capacity.yaml; docs/serving.md).
 serve-capacity: build
 	$(PLOT_PYTHON) scripts/serve_capacity.py $(BITLINE) configs/experiments/serve-capacity.yaml results/serve-capacity.json docs/figures/serve-capacity.png docs/serving.md
+	$(PLOT_PYTHON) scripts/serve_capacity.py $(BITLINE) configs/experiments/serve-capacity-colocated.yaml results/serve-capacity-colocated.json docs/figures/serve-capacity-colocated.png docs/serving.md
 
 # Every command shown in README.md and docs/*.md, run as written on the built tree (CI; scripts/check_doc_commands.py).
 doc-commands: build

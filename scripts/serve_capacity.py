@@ -4,13 +4,14 @@
   serve_capacity.py BITLINE EXPERIMENT.yaml OUT.json [FIGURE.png [DOC.md]]
 
 Runs `BITLINE serve capacity` once per (model, system) of EXPERIMENT.yaml (configs/experiments/serve-capacity.yaml:
-models, systems, input, output, requests, seed, slo_p90_ttft_ms, slo_p99_tpot_ms, tolerance, rate_lo, set), collects
+models, systems, input, output, requests, seed, slo_p90_ttft_ms, slo_p99_tpot_ms, tolerance, rate_lo, set, and for
+disaggregated serving disaggregate "P:D" and prefill_system), collects
 each result JSON into OUT.json ({"experiment", "points": [{model, system, capacity_requests_per_s,
 first_miss_requests_per_s, output_tokens_per_s_at_capacity, probes}]}; a point that cannot be served, because the
 model or a request does not fit or no rate meets the SLOs, has capacity 0 and "infeasible": the reason) and, with
 FIGURE.png, draws the capacities as bars per model (matplotlib, Debian python3-matplotlib); with DOC.md, writes the
 table model | system | deployment | capacity | output tokens/s | the SLO that the first rate beyond it missed between
-the GENERATED serve-capacity markers of DOC.md. Progress on stderr. Exit 2 for a bad experiment file;
+the GENERATED markers of DOC.md named after the experiment (`experiment:`). Progress on stderr. Exit 2 for a bad experiment file;
 a failing run stops the script with its output.
 """
 import json
@@ -22,7 +23,7 @@ import tempfile
 import yaml
 
 KEYS = {"experiment", "models", "systems", "input", "output", "requests", "seed", "slo_p90_ttft_ms",
-        "slo_p99_tpot_ms", "tolerance", "rate_lo", "set"}
+        "slo_p99_tpot_ms", "tolerance", "rate_lo", "set", "disaggregate", "prefill_system"}
 
 
 def fail(msg):
@@ -58,6 +59,10 @@ def run(bitline, e, model, system):
                str(e.get("slo_p99_tpot_ms", 100)), "--tolerance", str(e.get("tolerance", 0.02)), "--json", out]
         if "rate_lo" in e:
             cmd += ["--rate-lo", str(e["rate_lo"])]
+        if "disaggregate" in e:
+            cmd += ["--disaggregate", str(e["disaggregate"])]
+        if "prefill_system" in e:
+            cmd += ["--prefill-system", str(e["prefill_system"])]
         for s in e.get("set") or []:
             cmd += ["--set", str(s)]
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -132,17 +137,19 @@ def main():
     os.replace(out + ".partial", out)
     print(f"wrote {out}")
     if len(sys.argv) >= 5:
+        how = (f"decode side, {e['disaggregate']} with {e['prefill_system']} prefill" if "disaggregate" in e
+               else "prefill and decode on the same GPUs")
         title = (f"{e['input']} in / {e['output']} out, p90 TTFT <= {e.get('slo_p90_ttft_ms', 2000):g} ms, "
-                 f"p99 TPOT <= {e.get('slo_p99_tpot_ms', 100):g} ms (bitline serve capacity)")
+                 f"p99 TPOT <= {e.get('slo_p99_tpot_ms', 100):g} ms\n{how} (bitline serve capacity)")
         figure(points, e["models"], e["systems"], title, sys.argv[4])
         print(f"wrote {sys.argv[4]}")
     if len(sys.argv) == 6:
-        table(points, sys.argv[5])
+        table(e, points, sys.argv[5])
         print(f"updated {sys.argv[5]}")
 
 
-def table(points, doc):
-    lines = ["| model | system | deployment | capacity (requests/s) | output tokens/s at it | first miss beyond it |",
+def table(e, points, doc):
+    lines = ["| model | system | deployment | capacity (requests/s) | output tokens/s over that run | first miss beyond it |",
              "|---|---|---|---|---|---|"]
     for p in points:
         if "infeasible" in p:
@@ -154,7 +161,8 @@ def table(points, doc):
         lines.append(f"| {p['model']} | {p['system']} | {d} | {p['capacity_requests_per_s']:.3g} | "
                      f"{p['output_tokens_per_s_at_capacity']:,.0f} | {p['binding_slo']} at "
                      f"{p['first_miss_requests_per_s']:.3g}/s |")
-    begin, end = "<!-- GENERATED serve-capacity: make serve-capacity -->", "<!-- END GENERATED serve-capacity -->"
+    name = e.get("experiment", "serve-capacity")
+    begin, end = f"<!-- GENERATED {name}: make serve-capacity -->", f"<!-- END GENERATED {name} -->"
     text = open(doc).read()
     a, b = text.find(begin), text.find(end)
     if a < 0 or b < a:
