@@ -216,13 +216,28 @@ double mean_context(const EngineState& st, const std::vector<int32_t>& ids) {
   return ids.empty() ? 0.0 : sum / double(ids.size());
 }
 
+/// Moves the first waiting request into the running ones as a prefill of `n` prompt tokens after its computed ones,
+/// its blocks grown to hold `tokens` tokens (the caller checked they are free) and its host-tier prefix units copied
+/// in before the pass.
+void start_prefill(EngineState& st, Batch& b, int64_t n, int64_t tokens) {
+  const int32_t i = st.waiting.front();
+  Seq& s = st.seqs[size_t(i)];
+  st.blocks.grow(s, tokens);
+  st.waiting.pop_front();
+  st.running.push_back(i);
+  s.phase = Phase::Prefill;
+  s.stamp = st.pass;
+  b.prefill.push_back(i);
+  b.chunks.push_back({s.computed, n});
+  b.swap_in_blocks += st.blocks.take_host_hits(s);
+}
+
 /// Admits waiting requests (first come first served) as prefills while they fit: blocks leaving the watermark free,
 /// max_num_seqs, and `budget` tokens (a request that alone exceeds the budget runs alone, `alone_ok`). `chunk`: a
 /// prompt may be cut to what is left of the budget.
 void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, bool chunk, bool alone_ok) {
   while (!st.waiting.empty() && budget > 0 && int64_t(st.running.size()) < p.max_num_seqs) {
-    const int32_t i = st.waiting.front();
-    Seq& s = st.seqs[size_t(i)];
+    Seq& s = st.seqs[size_t(st.waiting.front())];
     st.blocks.admit_prefix(s);  // the cached head of its prompt, if any (prefix caching)
     int64_t n = s.prefill_target() - s.computed;
     if (n > budget) {
@@ -237,14 +252,7 @@ void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, boo
       st.blocks.drop_prefix(s);
       break;
     }
-    st.blocks.grow(s, s.computed + n);
-    st.waiting.pop_front();
-    st.running.push_back(i);
-    s.phase = Phase::Prefill;
-    s.stamp = st.pass;
-    b.prefill.push_back(i);
-    b.chunks.push_back({s.computed, n});
-    b.swap_in_blocks += st.blocks.take_host_hits(s);  // its prefix units from the host tier
+    start_prefill(st, b, n, s.computed + n);
     budget -= std::min(budget, n);
   }
 }
@@ -330,22 +338,14 @@ Batch schedule_chunked(const ServeParams& p, EngineState& st) {
 /// free or `fits(n)` refuses its n prompt tokens.
 template <class Fits>
 bool admit_reserved(EngineState& st, Batch& b, Fits fits) {
-  const int32_t i = st.waiting.front();
-  Seq& s = st.seqs[size_t(i)];
+  Seq& s = st.seqs[size_t(st.waiting.front())];
   st.blocks.admit_prefix(s);
   const int64_t n = s.prefill_target() - s.computed;
   if (!fits(n) || st.blocks.blocks_for(s.input + s.output) - s.shared > st.blocks.free()) {
     st.blocks.drop_prefix(s);
     return false;
   }
-  st.blocks.grow(s, s.input + s.output);
-  st.waiting.pop_front();
-  st.running.push_back(i);
-  s.phase = Phase::Prefill;
-  s.stamp = st.pass;
-  b.prefill.push_back(i);
-  b.chunks.push_back({s.computed, n});
-  b.swap_in_blocks += st.blocks.take_host_hits(s);  // its prefix units from the host tier
+  start_prefill(st, b, n, s.input + s.output);
   return true;
 }
 
