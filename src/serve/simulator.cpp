@@ -148,7 +148,6 @@ class Engine {
     rec_.resize(n);
     last_token_.resize(n);
     max_computed_.assign(n, 0);
-    on_.assign(n, -1);
     for (size_t i = 0; i < n; ++i) {
       const Request& r = w_.requests[i];
       seqs_[i].input = r.input;
@@ -307,7 +306,6 @@ class Engine {
     rec_[size_t(i)].arrival = now;
     ++in_system_;
     const size_t k = c_.disaggregated() ? pick(Role::Prefill) : 0;
-    on_[size_t(i)] = int32_t(k);
     enqueue(inst_[k]->st, i);
   }
 
@@ -315,7 +313,6 @@ class Engine {
   /// first token there (it decodes from its second token on).
   void kv_arrive(int32_t i) {
     const size_t k = pick(Role::Decode);
-    on_[size_t(i)] = int32_t(k);
     seqs_[size_t(i)].phase = Phase::Waiting;
     enqueue(inst_[k]->st, i);
   }
@@ -461,7 +458,6 @@ class Engine {
   std::vector<RequestRecord> rec_;
   std::vector<Time> last_token_;
   std::vector<int64_t> max_computed_;
-  std::vector<int32_t> on_;  // the instance a request is on
   std::vector<bool> started_ = std::vector<bool>(w_.requests.size(), false);
   EventHeap<Ev> heap_;
   size_t next_issue_ = 0, done_ = 0;
