@@ -160,30 +160,40 @@ Cluster cluster(const Setup& s) {
 double arrival_cv(const ServeOpts& o) { return parse_arrival(o.arrival) == ArrivalKind::Gamma ? o.cv : 1.0; }
 
 /// The workload of `o` (its arrivals at `rate` for an open loop).
+/// The requests of `o` with their lengths and no arrivals yet (they do not depend on the rate): drawn from --input and
+/// --output or --lengths.
+std::vector<Request> request_lengths(const ServeOpts& o) {
+  if (o.requests < 1) throw ConfigError("serve: give the number of requests with --requests K (K >= 1)");
+  if (!o.lengths.empty()) {
+    if (!o.input.empty() || !o.output.empty()) throw ConfigError("--lengths: gives both lengths; leave out --input and --output");
+    return sample_lengths(o.requests, read_trace(o.lengths, 0), o.seed);
+  }
+  if (o.input.empty() || o.output.empty()) throw ConfigError("serve: give the lengths with --input IN and --output OUT, or --lengths FILE");
+  const LengthSpec in = LengthSpec::parse(o.input, "--input"), out = LengthSpec::parse(o.output, "--output");
+  return make_requests(o.requests, in, out, o.seed);
+}
+
+/// `reqs` (their lengths) as the open-loop workload of `o` at `rate`.
+Workload at_rate(const ServeOpts& o, std::vector<Request> reqs, double rate) {
+  Workload w;
+  w.requests = std::move(reqs);
+  set_open_loop_arrivals(w.requests, rate, parse_arrival(o.arrival), arrival_cv(o), o.seed);
+  return w;
+}
+
+/// The workload of `o`: a trace, a closed loop, or an open loop at `rate`.
 Workload make_workload(const ServeOpts& o, double rate, CsvTraceInfo* info = nullptr) {
   Workload w;
   if (!o.trace.empty()) {
     w.requests = read_trace(o.trace, o.requests, info);
     return w;
   }
-  if (o.requests < 1) throw ConfigError("serve: give the number of requests with --requests K (K >= 1)");
-  if (!o.lengths.empty()) {
-    if (!o.input.empty() || !o.output.empty()) throw ConfigError("--lengths: gives both lengths; leave out --input and --output");
-    w.requests = sample_lengths(o.requests, read_trace(o.lengths, 0), o.seed);
-  } else {
-    if (o.input.empty() || o.output.empty())
-      throw ConfigError("serve: give the lengths with --input IN and --output OUT, or --lengths FILE");
-    const LengthSpec in = LengthSpec::parse(o.input, "--input"), out = LengthSpec::parse(o.output, "--output");
-    w.requests = make_requests(o.requests, in, out, o.seed);
-  }
-  if (o.concurrency > 0) {
-    if (o.concurrency > o.requests)
-      throw ConfigError(
-          fmt::format("--concurrency {}: more users than --requests {} (each user sends at least one)", o.concurrency, o.requests));
-    w.concurrency = o.concurrency;
-  } else {
-    set_open_loop_arrivals(w.requests, rate, parse_arrival(o.arrival), arrival_cv(o), o.seed);
-  }
+  if (o.concurrency <= 0) return at_rate(o, request_lengths(o), rate);
+  if (o.concurrency > o.requests)
+    throw ConfigError(
+        fmt::format("--concurrency {}: more users than --requests {} (each user sends at least one)", o.concurrency, o.requests));
+  w.requests = request_lengths(o);
+  w.concurrency = o.concurrency;
   return w;
 }
 
@@ -341,17 +351,15 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   check_mode(o, true);
   if (!o.json.empty()) check_json_output(o.json);
   if (!(o.p90_ttft_ms > 0) || !(o.p99_tpot_ms > 0)) throw ConfigError("serve capacity: give --slo-p90-ttft-ms and --slo-p99-tpot-ms");
-  const auto s = make_setup(k, o, make_workload(o, 1.0));  // lengths do not depend on the rate
-  const ServeOpts base = o;
+  const std::vector<Request> lengths = request_lengths(o);
+  const auto s = make_setup(k, o, Workload{lengths});
   struct Probe {
     double rate = 0, p90_ttft = 0, p99_tpot = 0, throughput = 0;
     bool ok = false;
   };
   std::vector<Probe> probes;
   const auto probe = [&](double rate) {
-    ServeOpts q = base;
-    q.rate = rate;
-    const SimResult r = simulate(cluster(*s), s->sp, make_workload(q, rate));
+    const SimResult r = simulate(cluster(*s), s->sp, at_rate(o, lengths, rate));
     const Json sum = summary(r, Slo{});
     Probe p{rate, sum["ttft_ms"]["p90"].get<double>(), sum["tpot_ms"]["p99"].get<double>(), sum["output_tokens_per_s"].get<double>()};
     p.ok = p.p90_ttft <= o.p90_ttft_ms && p.p99_tpot <= o.p99_tpot_ms;
@@ -423,8 +431,8 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     if (!o.json.empty()) check_json_output(o.json);
     if (!o.csv.empty()) check_json_output(o.csv, "--csv");
   });
-  const Workload lengths = world.agreed([&] { return make_workload(o, 1.0); });  // lengths do not depend on the rate
-  const auto s = world.agreed([&] { return make_setup(k, o, lengths); });
+  const std::vector<Request> lengths = world.agreed([&] { return request_lengths(o); });
+  const auto s = world.agreed([&] { return make_setup(k, o, Workload{lengths}); });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
              s->server->deployment().describe(), s->sp.scheduler.name(), o.rates.size(), o.requests);
@@ -434,8 +442,8 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   const auto texts = world.map(
       o.rates.size(),
       [&](size_t i) {
-        const auto si = make_setup(k, o, lengths, true);
-        const SimResult r = simulate(cluster(*si), si->sp, make_workload(o, o.rates[i]));
+        const auto si = make_setup(k, o, Workload{lengths}, true);
+        const SimResult r = simulate(cluster(*si), si->sp, at_rate(o, lengths, o.rates[i]));
         return Json{{"rate_per_s", o.rates[i]}, {"summary", summary(r, slo)}, {"cdf", cdf(r)}}.dump();
       },
       o.threads,

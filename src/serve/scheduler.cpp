@@ -365,16 +365,9 @@ Batch schedule_orca(const ServeParams& p, EngineState& st) {
   // than the budget runs only in a pass of its own), and their full context (prompt + output) fits in the free
   // blocks: Orca allocates a request's KV for its maximum length when it is scheduled (Yu et al., OSDI 2022, Sec. 4.2).
   int64_t budget = p.max_num_batched_tokens - int64_t(b.decode.size());
-  while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
-    int64_t taken = 0;
-    const auto fits = [&](int64_t n) {
-      if (n > budget && !b.empty()) return false;  // a longer prompt only in a pass of its own
-      taken = n;
-      return true;
-    };
-    if (!admit_reserved(st, b, fits)) break;
-    budget -= taken;
-  }
+  const auto fits = [&](int64_t n) { return n <= budget || b.empty(); };  // a longer prompt only in a pass of its own
+  while (!st.waiting.empty() && int64_t(st.running.size()) < p.max_num_seqs && admit_reserved(st, b, fits))
+    budget -= b.chunks.back().tokens;
   b.decode_context = mean_context(st, b.decode);
   return b;
 }

@@ -114,6 +114,8 @@ class BlockManager {
   int64_t watermark_blocks() const { return watermark_; }
   int64_t block_tokens() const { return block_tokens_; }
   int64_t blocks_for(int64_t tokens) const { return (tokens + block_tokens_ - 1) / block_tokens_; }
+  /// Whether a request of `tokens` tokens can ever run here: its blocks within all of them less the watermark's.
+  bool holds(int64_t tokens) const { return blocks_for(tokens) <= total_ - watermark_; }
   /// A new request may take `n` blocks if `watermark` blocks stay free after (vLLM's can_allocate).
   bool can_admit(int64_t n) const { return free() - n >= watermark_; }
   /// Grows `s` to hold `tokens` tokens; false (nothing taken) when the blocks are not free.

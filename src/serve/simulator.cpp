@@ -22,8 +22,7 @@ Json KvMemory::json() const {
 }
 
 bool holds_request(const KvMemory& m, const ServeParams& p, int64_t tokens) {
-  const BlockManager b(m.blocks, p.block_tokens, p.watermark);
-  return b.blocks_for(tokens) <= b.total() - b.watermark_blocks();
+  return BlockManager(m.blocks, p.block_tokens, p.watermark).holds(tokens);
 }
 
 KvMemory kv_memory(const llm::Server& s, const ServeParams& p) {
@@ -263,7 +262,7 @@ class Engine {
     const BlockManager& b = in.st.blocks;
     const int64_t tokens = in.role == Role::Prefill ? r.input + 1 : r.input + r.output;
     const int64_t need = b.blocks_for(tokens);
-    if (!holds_request(in.mem, p_, tokens))
+    if (!b.holds(tokens))
       throw ConfigError(fmt::format(
           "request {}: {} + {} tokens need {} KV blocks of {} tokens, but the GPUs {}hold {} ({} kept free by serve.watermark); "
           "{:.0f} KV tokens fit per attention rank",

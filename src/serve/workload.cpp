@@ -63,46 +63,72 @@ std::string trim(const std::string& s) {
   return s.substr(a, b - a);
 }
 
+/// A CSV text read row by row: the header's names (its first non-blank line), then each non-blank row's trimmed cells,
+/// with as many cells as the header has names (ConfigError "`where`FILE:LINE: N columns, the header has M" otherwise).
+class CsvRows {
+ public:
+  CsvRows(const std::string& text, std::string file, std::string where) : in_(text), file_(std::move(file)), where_(std::move(where)) {
+    std::vector<std::string> cells;
+    if (read(cells)) names_ = std::move(cells);
+  }
+  const std::vector<std::string>& names() const { return names_; }
+  /// The index of the column `name`, -1 when the header has none.
+  int column(const std::string& name) const {
+    for (size_t i = 0; i < names_.size(); ++i)
+      if (names_[i] == name) return int(i);
+    return -1;
+  }
+  /// The next row's cells; false at the end.
+  bool next(std::vector<std::string>& cells) {
+    if (!read(cells)) return false;
+    if (cells.size() != names_.size())
+      throw ConfigError(fmt::format("{}{}:{}: {} columns, the header has {}", where_, file_, line_, cells.size(), names_.size()));
+    return true;
+  }
+  int64_t line() const { return line_; }
+
+ private:
+  bool read(std::vector<std::string>& cells) {
+    std::string text;
+    while (std::getline(in_, text)) {
+      ++line_;
+      if (trim(text).empty()) continue;
+      cells.clear();
+      for (const auto& c : split(text, ',')) cells.push_back(trim(c));
+      return true;
+    }
+    return false;
+  }
+  std::istringstream in_;
+  std::string file_, where_;
+  std::vector<std::string> names_;
+  int64_t line_ = 0;
+};
+
 }  // namespace
 
 namespace {
 
 /// The values of `column` (named in the header) of a CSV file, each a whole number of tokens in [1, kMaxTokens].
 std::vector<int64_t> read_length_column(const std::string& file, const std::string& column, const std::string& option) {
-  const std::string text = read_input_file(file, kMaxTraceFileBytes, option + " lengths");
-  std::istringstream in(text);
-  std::string line;
-  int64_t lineno = 0;
-  int col = -1;
-  size_t columns = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (trim(line).empty()) continue;
-    const auto h = split(line, ',');
-    columns = h.size();
-    for (size_t i = 0; i < h.size(); ++i)
-      if (trim(h[i]) == column) col = int(i);
-    break;
-  }
-  if (columns == 0) throw ConfigError(fmt::format("{} {}: empty file (expected a header naming column '{}')", option, file, column));
-  if (col < 0) throw ConfigError(fmt::format("{} {}:{}: the header has no column '{}'", option, file, lineno, column));
+  CsvRows rows(read_input_file(file, kMaxTraceFileBytes, option + " lengths"), file, option + " ");
+  if (rows.names().empty())
+    throw ConfigError(fmt::format("{} {}: empty file (expected a header naming column '{}')", option, file, column));
+  const int col = rows.column(column);
+  if (col < 0) throw ConfigError(fmt::format("{} {}:{}: the header has no column '{}'", option, file, rows.line(), column));
   std::vector<int64_t> v;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (trim(line).empty()) continue;
+  std::vector<std::string> cells;
+  while (rows.next(cells)) {
     if (int64_t(v.size()) >= kMaxRequests)
-      throw ConfigError(fmt::format("{} {}:{}: more than {} rows", option, file, lineno, kMaxRequests));
-    const auto cells = split(line, ',');
-    if (cells.size() != columns)
-      throw ConfigError(fmt::format("{} {}:{}: {} columns, the header has {}", option, file, lineno, cells.size(), columns));
+      throw ConfigError(fmt::format("{} {}:{}: more than {} rows", option, file, rows.line(), kMaxRequests));
     int64_t x = 0;
-    const std::string cell = trim(cells[size_t(col)]);
+    const std::string& cell = cells[size_t(col)];
     if (!parse_int(cell, x))
       throw ConfigError(
-          fmt::format("{} {}:{}: column {} ({}): '{}' is not a whole number of tokens", option, file, lineno, col + 1, column, cell));
+          fmt::format("{} {}:{}: column {} ({}): '{}' is not a whole number of tokens", option, file, rows.line(), col + 1, column, cell));
     if (x < 1 || x > kMaxTokens)
       throw ConfigError(fmt::format("{} {}:{}: column {} ({}): {} tokens: need 1 to {} (a request has at least one token)", option, file,
-                                    lineno, col + 1, column, x, kMaxTokens));
+                                    rows.line(), col + 1, column, x, kMaxTokens));
     v.push_back(x);
   }
   if (v.empty()) throw ConfigError(fmt::format("{} {}: no rows after the header", option, file));
@@ -354,60 +380,40 @@ constexpr CsvFormat kCsvFormats[] = {
 const char* to_string(CsvTraceFormat f) { return f == CsvTraceFormat::Azure ? "azure" : "burstgpt"; }
 
 std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t limit, CsvTraceInfo* info) {
-  const std::string text = read_input_file(file, kMaxTraceFileBytes, "trace");
-  std::istringstream in(text);
-  std::string line;
-  int64_t lineno = 0;
   const std::string f = file.string();
+  CsvRows rows(read_input_file(file, kMaxTraceFileBytes, "trace"), f, "");
   // Header: the first format whose three columns it names.
-  std::vector<std::string> names;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (trim(line).empty()) continue;
-    for (const auto& h : split(line, ',')) names.push_back(trim(h));
-    break;
-  }
   const char* expected = "TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or Timestamp,Request tokens,Response tokens (BurstGPT)";
-  if (names.empty()) throw ConfigError(fmt::format("{}: empty trace (expected a header naming {})", f, expected));
-  const auto column = [&](const char* name) {
-    for (size_t i = 0; i < names.size(); ++i)
-      if (names[i] == name) return int(i);
-    return -1;
-  };
+  if (rows.names().empty()) throw ConfigError(fmt::format("{}: empty trace (expected a header naming {})", f, expected));
   const CsvFormat* tf = nullptr;
   for (const auto& cf : kCsvFormats)
-    if (column(cf.time) >= 0 || column(cf.input) >= 0 || column(cf.output) >= 0) {
+    if (rows.column(cf.time) >= 0 || rows.column(cf.input) >= 0 || rows.column(cf.output) >= 0) {
       tf = &cf;
       break;
     }
-  if (!tf) throw ConfigError(fmt::format("{}:{}: the header names none of the columns of {}", f, lineno, expected));
+  if (!tf) throw ConfigError(fmt::format("{}:{}: the header names none of the columns of {}", f, rows.line(), expected));
   for (const char* name : {tf->time, tf->input, tf->output})
-    if (column(name) < 0)
+    if (rows.column(name) < 0)
       throw ConfigError(
-          fmt::format("{}:{}: the header has no column {} (expected {},{},{})", f, lineno, name, tf->time, tf->input, tf->output));
-  const int col_t = column(tf->time), col_in = column(tf->input), col_out = column(tf->output);
-  const size_t columns = names.size();
+          fmt::format("{}:{}: the header has no column {} (expected {},{},{})", f, rows.line(), name, tf->time, tf->input, tf->output));
+  const int col_t = rows.column(tf->time), col_in = rows.column(tf->input), col_out = rows.column(tf->output);
   const bool burst = tf->kind == CsvTraceFormat::BurstGpt;
   int64_t skipped = 0;
   std::vector<Request> reqs;
   double first = 0, prev = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (trim(line).empty()) continue;
-    if (limit > 0 && int64_t(reqs.size()) >= limit) break;
-    if (int64_t(reqs.size()) >= kMaxRequests) throw ConfigError(fmt::format("{}:{}: more than {} requests", f, lineno, kMaxRequests));
-    const auto cells = split(line, ',');
-    if (cells.size() != columns) throw ConfigError(fmt::format("{}:{}: {} columns, the header has {}", f, lineno, cells.size(), columns));
-    const auto where = [&](int c, const char* name) { return fmt::format("{}:{}: column {} ({})", f, lineno, c + 1, name); };
+  std::vector<std::string> cells;
+  while (!(limit > 0 && int64_t(reqs.size()) >= limit) && rows.next(cells)) {
+    if (int64_t(reqs.size()) >= kMaxRequests) throw ConfigError(fmt::format("{}:{}: more than {} requests", f, rows.line(), kMaxRequests));
+    const auto where = [&](int c, const char* name) { return fmt::format("{}:{}: column {} ({})", f, rows.line(), c + 1, name); };
     double t = 0;
     int64_t ni = 0, no = 0;
-    if (!parse_timestamp(trim(cells[size_t(col_t)]), t))
+    if (!parse_timestamp(cells[size_t(col_t)], t))
       throw ConfigError(
-          fmt::format("{}: '{}' is not a time (seconds, or YYYY-MM-DD HH:MM:SS.f)", where(col_t, tf->time), trim(cells[size_t(col_t)])));
-    if (!parse_int(trim(cells[size_t(col_in)]), ni))
-      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_in, tf->input), trim(cells[size_t(col_in)])));
-    if (!parse_int(trim(cells[size_t(col_out)]), no))
-      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_out, tf->output), trim(cells[size_t(col_out)])));
+          fmt::format("{}: '{}' is not a time (seconds, or YYYY-MM-DD HH:MM:SS.f)", where(col_t, tf->time), cells[size_t(col_t)]));
+    if (!parse_int(cells[size_t(col_in)], ni))
+      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_in, tf->input), cells[size_t(col_in)]));
+    if (!parse_int(cells[size_t(col_out)], no))
+      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_out, tf->output), cells[size_t(col_out)]));
     if (reqs.empty() && skipped == 0) first = prev = t;
     if (t < 0) throw ConfigError(fmt::format("{}: negative time {}", where(col_t, tf->time), t));
     if (t < prev)
