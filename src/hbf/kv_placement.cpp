@@ -52,7 +52,7 @@ const Registry<KvOffload>& kv_offloads() {
   return r;
 }
 
-KvPlacement::KvPlacement(const System& sys, const KvPolicy& policy) : sys_(sys), p_(policy) {
+KvPlacement::KvPlacement(const System& sys, const KvPolicy& policy) : sys_(sys), p_(policy), layout_(&kv_layout_policy(policy.layout)) {
   k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
   unit_ = sys.megapage().raw();
   page_ = sys.page_size().raw();
@@ -136,6 +136,22 @@ int64_t KvPlacement::cursor_loads(std::span<const int64_t> slices, int32_t layer
   return total;
 }
 
+int64_t KvPlacement::run_loads(const LayerKv& kv, std::vector<int64_t>& loads) const {
+  std::vector<int64_t> slices(kv.contexts.size());
+  for (size_t i = 0; i < kv.contexts.size(); ++i) slices[i] = kv.contexts[i] / kv.tokens_per_slice;
+  switch (*sys_.hbf().runtime.kv_span) {
+    case KvSpan::Fit: {
+      // The windows are sized for the requests' expected KV (Runtime::kv_create).
+      int64_t full_tokens = kv.window_tokens;
+      for (int64_t c : kv.contexts) full_tokens = std::max(full_tokens, c);
+      return window_loads(slices, window(ceil_div(full_tokens, kv.tokens_per_slice), kv.streams), kv.layer, loads);
+    }
+    case KvSpan::All:
+      return cursor_loads(slices, kv.layer, loads);
+  }
+  throw std::logic_error("unhandled hbf.runtime.kv_span");
+}
+
 Rng KvPlacement::cursor_stream() const { return Rng::derive(p_.seed, "llm.kv.cursor"); }
 
 Rng KvPlacement::scatter_stream(int32_t layer) const { return Rng::derive(p_.seed, fmt::format("llm.kv.scatter.{}", layer)); }
@@ -186,6 +202,144 @@ int64_t KvPlacement::offload(std::vector<int64_t>& loads, int64_t total, int64_t
   rounds = 0;
   for (int64_t l : loads) rounds = std::max(rounds, l);
   return replicas;
+}
+
+// ---- the layouts -------------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Reads in queue order, a tile every `queue` reads (scatter and paged: the kernel queues a request's reads one
+/// after the other).
+struct QueueTiler {
+  KvReadSink* sink;
+  int64_t queue, n = 0;
+  void read(int64_t d, int64_t bytes) {
+    if (!sink) return;
+    sink->read(d, bytes);
+    if (++n == queue) sink->end_tile(), n = 0;
+  }
+  void finish() {
+    if (sink && n > 0) sink->end_tile();
+  }
+};
+
+int64_t staged_slices(const LayerKv& kv) {
+  int64_t staged = 0;
+  for (int64_t c : kv.contexts) staged += (c % kv.tokens_per_slice) * kv.token_bytes;
+  return staged;
+}
+
+int64_t full_slices(const LayerKv& kv) {
+  int64_t n = 0;
+  for (int64_t c : kv.contexts) n += c / kv.tokens_per_slice;
+  return n;
+}
+
+/// Loads' largest and mean.
+void load_stats(const std::vector<int64_t>& loads, int64_t total, LayerReads& r) {
+  for (int64_t l : loads) r.max_load_before = std::max(r.max_load_before, l);
+  r.mean_load = loads.empty() ? 0.0 : double(total) / double(loads.size());
+}
+
+/// FlashAccel: each request's full slices dealt round-robin inside its window (GroupWrite, hyperpage by hyperpage),
+/// the layer's loads lowered by selective offload, read a hyperpage (a round over the megaplanes) at a time.
+class FlashAccelLayout final : public KvLayoutPolicy {
+ public:
+  KvLayout kind() const override { return KvLayout::FlashAccel; }
+  int64_t max_reads(const KvPlacement&, const LayerKv& kv) const override { return full_slices(kv); }
+  LayerReads place(const KvPlacement& p, const LayerKv& kv, std::vector<int64_t>& loads, KvReadSink* sink,
+                   const KvTiling& tiling) const override {
+    LayerReads r;
+    r.staged_bytes = staged_slices(kv);
+    const int64_t total = p.run_loads(kv, loads);
+    load_stats(loads, total, r);
+    r.hbm_replicas = p.offload(loads, total, kv.replica_budget, r.staged_bytes, kv.tokens_per_slice * kv.token_bytes, r.rounds);
+    r.flash_reads = total - r.hbm_replicas;
+    if (!sink) return r;
+    const int64_t per_tile = std::max<int64_t>(1, tiling.hyperpages), k = int64_t(loads.size());
+    const int64_t slice_bytes = kv.tokens_per_slice * kv.token_bytes;
+    for (int64_t r0 = 0; r0 < r.rounds; r0 += per_tile) {
+      for (int64_t round = r0; round < std::min(r.rounds, r0 + per_tile); ++round)
+        for (int64_t d = 0; d < k; ++d)
+          if (loads[size_t(d)] > round) sink->read(d, slice_bytes);
+      sink->end_tile();
+    }
+    return r;
+  }
+  void write(KvWriter& w) const override { w.write_runs(); }
+};
+
+/// Scatter: every full slice on a random megaplane (a plane-oblivious allocator), no offload.
+class ScatterLayout final : public KvLayoutPolicy {
+ public:
+  KvLayout kind() const override { return KvLayout::Scatter; }
+  int64_t max_reads(const KvPlacement&, const LayerKv& kv) const override { return full_slices(kv); }
+  LayerReads place(const KvPlacement& p, const LayerKv& kv, std::vector<int64_t>& loads, KvReadSink* sink,
+                   const KvTiling& tiling) const override {
+    LayerReads r;
+    r.staged_bytes = staged_slices(kv);
+    Rng rng = p.scatter_stream(kv.layer);
+    loads.assign(size_t(p.megaplanes()), 0);
+    QueueTiler t{sink, tiling.queue};
+    const int64_t slice_bytes = kv.tokens_per_slice * kv.token_bytes;
+    for (int64_t c : kv.contexts)
+      for (int64_t j = 0; j < c / kv.tokens_per_slice; ++j) {
+        const int64_t d = p.scatter_pick(rng);
+        ++loads[size_t(d)], ++r.flash_reads;
+        t.read(d, slice_bytes);
+      }
+    t.finish();
+    load_stats(loads, r.flash_reads, r);
+    r.rounds = r.max_load_before;
+    return r;
+  }
+  void write(KvWriter& w) const override { w.write_scattered(); }
+};
+
+/// Paged: PagedAttention blocks of whole tokens, each at a random block position of a random megaplane, read piece
+/// by piece (a block over megapage boundaries costs a read per megapage); the partial last block in HBM; no offload.
+class PagedLayout final : public KvLayoutPolicy {
+ public:
+  KvLayout kind() const override { return KvLayout::Paged; }
+  int64_t max_reads(const KvPlacement& p, const LayerKv& kv) const override {
+    int64_t blocks = 0;
+    for (int64_t c : kv.contexts) blocks += c / kv.block_tokens;
+    const int64_t megapage = std::max<int64_t>(1, p.megapage_bytes());
+    return checked_mul(blocks, kv.block_tokens * kv.token_bytes / megapage + 2, "KV reads of a layer");
+  }
+  LayerReads place(const KvPlacement& p, const LayerKv& kv, std::vector<int64_t>& loads, KvReadSink* sink,
+                   const KvTiling& tiling) const override {
+    LayerReads r;
+    loads.assign(size_t(p.megaplanes()), 0);
+    QueueTiler t{sink, tiling.queue};
+    r.staged_bytes = p.paged_blocks(kv.contexts, kv.token_bytes, kv.block_tokens, kv.layer, [&](int64_t d, int64_t bytes) {
+      ++loads[size_t(d)], ++r.flash_reads;
+      t.read(d, bytes);
+    });
+    t.finish();
+    load_stats(loads, r.flash_reads, r);
+    r.rounds = r.max_load_before;
+    return r;
+  }
+  bool whole_blocks() const override { return true; }
+  void write(KvWriter& w) const override { w.write_blocks(); }
+};
+
+}  // namespace
+
+const KvLayoutPolicy& kv_layout_policy(KvLayout k) {
+  static const FlashAccelLayout flashaccel;
+  static const ScatterLayout scatter;
+  static const PagedLayout paged;
+  switch (k) {
+    case KvLayout::FlashAccel:
+      return flashaccel;
+    case KvLayout::Scatter:
+      return scatter;
+    case KvLayout::Paged:
+      return paged;
+  }
+  throw std::logic_error("unhandled KV layout");
 }
 
 }  // namespace bitline::hbf

@@ -1,8 +1,16 @@
-// KV placement policies, written once for the two users of a placement: the FTL-less runtime (hbf::Runtime, which
-// stores and moves real KV objects) and the serving model (llm::GpuMemory, which derives a decode step's per-layer
-// plane loads without building objects). Both hold a KvPlacement built from the same policy (chosen by name:
-// serving.kv_layout, serving.kv_offload) and call it for the decisions below, so a policy cannot mean one thing in
-// the runtime and another in the serving model:
+// KV placement, written once for the two users of a placement: the FTL-less runtime (hbf::Runtime, which stores and
+// moves real KV objects) and the serving model (llm::GpuMemory, which derives a decode step's per-layer plane loads and
+// reads without building objects).
+//
+// Each KV layout (serving.kv_layout) is one class implementing KvLayoutPolicy, built by name through the registry
+// (kv_layouts() names them, kv_layout_policy() gives the class of a name):
+//   flashaccel  hyperpage-packed runs per request inside its window, read a hyperpage at a time, selective offload
+//   scatter     megapage slices on random megaplanes, read request by request, no offload
+//   paged       PagedAttention blocks on random megaplanes at random block positions, no offload
+// The serving model asks a layout for a layer's loads and reads (place); the runtime's GroupWrite asks it which of its
+// write mechanisms applies (write) and whether objects are cut into blocks (whole_blocks). Both hold one KvPlacement,
+// which keeps what the layouts share: the seeded streams, the windows and the closed forms below, so a layout cannot
+// mean one thing in the runtime and another in the serving model:
 //
 //   window         the megaplanes a request's KV is dealt over (hbf.runtime.kv_span): kv_create / the model's loads
 //   window_loads   flashaccel: the per-layer loads that GroupWrite's round-robin inside each window produces
@@ -50,13 +58,71 @@ struct KvPolicy {
   KvBlockAlign align = KvBlockAlign::Block;  // paged: blocks cut from megablocks (block), or at any page (page)
 };
 
+class KvLayoutPolicy;
+
+/// One layer's KV in a decode step, as the serving model asks a layout about it.
+struct LayerKv {
+  std::span<const int64_t> contexts;  // tokens each request attends over, in batch order
+  int64_t token_bytes = 0;            // KV of one token of the layer (on one GPU)
+  int64_t tokens_per_slice = 0;       // tokens of a full slice (a megapage)
+  int64_t block_tokens = 0;           // paged: tokens of a PagedAttention block
+  int64_t window_tokens = 0;          // flashaccel, kv_span = fit: the context each window was sized for (at least its own)
+  int64_t streams = 0;                // streams (layers) of a request's KV object
+  int32_t layer = 0;
+  int64_t replica_budget = 0;  // flashaccel: full slices the layer may copy to HBM (selective offload)
+};
+
+/// Where a layer's KV is read from, as its layout placed it.
+struct LayerReads {
+  int64_t flash_reads = 0;      // reads from flash (megapages, or the pieces of blocks)
+  int64_t hbm_replicas = 0;     // full slices copied to HBM by selective offload
+  int64_t staged_bytes = 0;     // partial slices or blocks still in HBM
+  int64_t rounds = 0;           // the largest load after offload
+  int64_t max_load_before = 0;  // the largest load before offload
+  double mean_load = 0;
+};
+
+/// Receives a layer's flash reads in the order the attention kernel queues them, cut into tiles.
+class KvReadSink {
+ public:
+  virtual void read(int64_t dealing_index, int64_t bytes) = 0;
+  virtual void end_tile() = 0;
+
+ protected:
+  ~KvReadSink() = default;
+};
+
+/// How a kernel's reads are cut into tiles (the serving model's options).
+struct KvTiling {
+  int64_t hyperpages = 1;     // flashaccel: flash rounds per tile
+  int64_t queue = INT64_MAX;  // scatter, paged: reads per tile (hbf.runtime.kv_read_queue)
+};
+
+/// The runtime's write mechanisms, one per kind of layout (hbf::Runtime implements them; GroupWrite calls the one
+/// its layout names through KvLayoutPolicy::write).
+class KvWriter {
+ public:
+  virtual void write_runs() = 0;       // full slices in hyperpages, round-robin inside each request's window
+  virtual void write_scattered() = 0;  // each full slice on its stream's next random megaplane
+  virtual void write_blocks() = 0;     // whole blocks at random block positions of random megaplanes
+
+ protected:
+  ~KvWriter() = default;
+};
+
 class KvPlacement {
  public:
   /// `sys` must outlive the placement. A system without HBF stacks gives a placement with no megaplanes.
   KvPlacement(const System& sys, const KvPolicy& policy);
 
   const KvPolicy& policy() const { return p_; }
+  /// The layout's class (serving.kv_layout).
+  const KvLayoutPolicy& layout() const { return *layout_; }
   int64_t megaplanes() const { return k_; }
+  int64_t megapage_bytes() const { return unit_; }
+  /// flashaccel: a layer's full slices on each megaplane before offload, as GroupWrite deals them
+  /// (hbf.runtime.kv_span: window_loads for fit, cursor_loads for all); returns the layer's full slices.
+  int64_t run_loads(const LayerKv& kv, std::vector<int64_t>& loads) const;
 
   /// Width of the window of a request of `slices_per_stream` full slices in each of its `streams` streams
   /// (hbf.runtime.kv_span: all = K, fit = the fewest megaplanes that hold them in whole megablocks).
@@ -144,9 +210,33 @@ class KvPlacement {
  private:
   const System& sys_;
   KvPolicy p_;
+  const KvLayoutPolicy* layout_;
   int64_t k_ = 0, unit_ = 0, page_ = 0, pages_per_block_ = 1;
   Time t_round_{};
   Bandwidth hbm_bw_{};
 };
+
+/// One KV layout (serving.kv_layout). Contract: stateless (the system, the seeded streams and the closed forms are the
+/// KvPlacement's, passed in); place() gives the serving model a layer's loads by dealing index and, with a sink, each
+/// read in the order the attention kernel queues it; the runtime asks whole_blocks() when a KV object is created and
+/// write() from GroupWrite.
+class KvLayoutPolicy {
+ public:
+  virtual ~KvLayoutPolicy() = default;
+  virtual KvLayout kind() const = 0;
+  /// Upper bound on the layer's flash reads (the serving model checks it against its plan limit before place()).
+  virtual int64_t max_reads(const KvPlacement& p, const LayerKv& kv) const = 0;
+  /// The layer's flash loads per dealing index (after offload where the layout has it) into `loads`; with `sink`,
+  /// also every read in the order the kernel queues it, tiles cut by `tiling`.
+  virtual LayerReads place(const KvPlacement& p, const LayerKv& kv, std::vector<int64_t>& loads, KvReadSink* sink,
+                           const KvTiling& tiling) const = 0;
+  /// Whether KV objects are written in whole PagedAttention blocks (serving.kv_block_bytes), else in full megapage slices.
+  virtual bool whole_blocks() const { return false; }
+  /// GroupWrite: calls the runtime's write mechanism for this layout.
+  virtual void write(KvWriter& w) const = 0;
+};
+
+/// The class of a registered layout (kv_layouts() names them).
+const KvLayoutPolicy& kv_layout_policy(KvLayout k);
 
 }  // namespace bitline::hbf

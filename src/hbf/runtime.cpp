@@ -278,18 +278,13 @@ int64_t Runtime::tokens_per_slice(Bytes token_bytes) const {
 ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_bytes, Bytes expected) {
   if (streams == 0) throw ModelError(fmt::format("kv_create '{}': a KV object needs at least one stream", name));
   if (expected.raw() < 0) throw ModelError(fmt::format("kv_create '{}': negative expected size", name));
-  switch (kv_.policy().layout) {
-    case KvLayout::FlashAccel:
-    case KvLayout::Scatter:
-      break;
-    case KvLayout::Paged:
-      if (token_bytes.raw() <= 0)
-        throw ModelError(
-            fmt::format("kv_create '{}': the paged KV layout cuts KV into blocks of whole tokens: give the size of a token", name));
-      if (kv_.policy().block_bytes < token_bytes.raw())
-        throw ModelError(fmt::format("kv_create '{}': one token's KV of a layer ({}) exceeds a KV block (serving.kv_block_bytes = {})",
-                                     name, format(token_bytes), format(Bytes(kv_.policy().block_bytes))));
-      break;
+  if (kv_.layout().whole_blocks()) {
+    if (token_bytes.raw() <= 0)
+      throw ModelError(
+          fmt::format("kv_create '{}': the paged KV layout cuts KV into blocks of whole tokens: give the size of a token", name));
+    if (kv_.policy().block_bytes < token_bytes.raw())
+      throw ModelError(fmt::format("kv_create '{}': one token's KV of a layer ({}) exceeds a KV block (serving.kv_block_bytes = {})", name,
+                                   format(token_bytes), format(Bytes(kv_.policy().block_bytes))));
   }
   KvData kv;
   kv.slice_cap = sys_.megapage().raw();
@@ -297,7 +292,7 @@ ObjectId Runtime::kv_create(std::string name, uint32_t streams, Bytes token_byte
     kv.slice_cap = tokens_per_slice(token_bytes) * token_bytes.raw();
     kv.token_bytes = token_bytes.raw();
   }
-  if (kv_.policy().layout == KvLayout::Paged) {
+  if (kv_.layout().whole_blocks()) {
     kv.slice_cap = sys_.megapage().raw();
     kv.block = kv_.policy().block_bytes / token_bytes.raw() * token_bytes.raw();
     kv.appended.assign(streams, 0);
@@ -736,46 +731,64 @@ void Runtime::extend_group_mapping(Group& g) {
 WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
   Group& g = group(gid, "group_write");
   WriteReport r;
-  if (kv_.policy().layout == KvLayout::Paged) {  // whole blocks, not full slices
-    write_paged_blocks(g, r);
-    if (g.mapped) extend_group_mapping(g);
-    return r;
-  }
-  const int64_t k = sys_.megaplanes();
+  // The layout's class picks the write mechanism (hbf::KvLayoutPolicy::write).
+  struct Writer final : KvWriter {
+    Runtime& rt;
+    Group& g;
+    Remainder remainder;
+    WriteReport& r;
+    Writer(Runtime& rt_, Group& g_, Remainder rem, WriteReport& r_) : rt(rt_), g(g_), remainder(rem), r(r_) {}
+    void write_runs() override { rt.write_runs(g, remainder, r); }
+    void write_scattered() override { rt.write_scattered(g, r); }
+    void write_blocks() override { rt.write_paged_blocks(g, r); }
+  } w(*this, g, remainder, r);
+  kv_.layout().write(w);
+  if (g.mapped) extend_group_mapping(g);
+  return r;
+}
+
+std::vector<std::pair<ObjectId, uint32_t>> Runtime::full_slices(const Group& g) const {
   std::vector<std::pair<ObjectId, uint32_t>> full;
   for (ObjectId id : g.members) {
     const KvData& o = kv_of(id);
     for (uint32_t u = 0; u < o.slices.size(); ++u)
       if (!o.slices[u].in_flash && o.slices[u].bytes == o.slices[u].cap) full.emplace_back(id, u);
   }
-  auto flush = [&](ObjectId id, uint32_t u, MegaplaneId mp) {
-    KvSlice& s = kv_of(id).slices[u];
-    const PhysUnit p = *place(id, objects_[id], mp);
-    std::span<const uint8_t> bytes;
-    if (mode_ == Mode::Functional) bytes = hbm_.data(s.hbm);
-    flash_.program(p, id, bytes);
-    hbm_.release(s.hbm);
-    s.hbm = 0;
-    s.in_flash = true;
-    s.phys = p;
-    r.programmed.push_back(mp);
-    ++r.units;
-  };
-  if (kv_.policy().layout == KvLayout::Scatter) {
-    // A plane-oblivious allocator: every full slice on the megaplane its stream's draw names (else the next one with
-    // room), stream by stream, request by request, slice by slice: the order the serving model draws them in.
-    std::stable_sort(full.begin(), full.end(), [&](const auto& a, const auto& b) {
-      return kv_of(a.first).slices[a.second].stream < kv_of(b.first).slices[b.second].stream;
-    });
-    for (auto [id, u] : full) {
-      const uint32_t stream = kv_of(id).slices[u].stream;
-      while (scatter_.size() <= stream) scatter_.push_back(kv_.scatter_stream(int32_t(scatter_.size())));
-      flush(id, u, megaplane_with_room(objects_[id], kv_.scatter_pick(scatter_[stream])));
-      ++r.scattered;
-    }
-    if (g.mapped) extend_group_mapping(g);
-    return r;
+  return full;
+}
+
+void Runtime::flush_slice(ObjectId id, uint32_t u, MegaplaneId mp, WriteReport& r) {
+  KvSlice& s = kv_of(id).slices[u];
+  const PhysUnit p = *place(id, objects_[id], mp);
+  std::span<const uint8_t> bytes;
+  if (mode_ == Mode::Functional) bytes = hbm_.data(s.hbm);
+  flash_.program(p, id, bytes);
+  hbm_.release(s.hbm);
+  s.hbm = 0;
+  s.in_flash = true;
+  s.phys = p;
+  r.programmed.push_back(mp);
+  ++r.units;
+}
+
+void Runtime::write_scattered(Group& g, WriteReport& r) {
+  std::vector<std::pair<ObjectId, uint32_t>> full = full_slices(g);
+  // A plane-oblivious allocator: every full slice on the megaplane its stream's draw names (else the next one with
+  // room), stream by stream, request by request, slice by slice: the order the serving model draws them in.
+  std::stable_sort(full.begin(), full.end(), [&](const auto& a, const auto& b) {
+    return kv_of(a.first).slices[a.second].stream < kv_of(b.first).slices[b.second].stream;
+  });
+  for (auto [id, u] : full) {
+    const uint32_t stream = kv_of(id).slices[u].stream;
+    while (scatter_.size() <= stream) scatter_.push_back(kv_.scatter_stream(int32_t(scatter_.size())));
+    flush_slice(id, u, megaplane_with_room(objects_[id], kv_.scatter_pick(scatter_[stream])), r);
+    ++r.scattered;
   }
+}
+
+void Runtime::write_runs(Group& g, Remainder remainder, WriteReport& r) {
+  const int64_t k = sys_.megaplanes();
+  const std::vector<std::pair<ObjectId, uint32_t>> full = full_slices(g);
   const size_t hyper = full.size() / size_t(k);
   std::vector<char> used(static_cast<size_t>(k));
   for (size_t h = 0; h < hyper; ++h) {
@@ -806,7 +819,7 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
       }
       if (pick < 0) throw ModelError(fmt::format("group_write: HBF is full: no megaplane has a free block for the KV of '{}'", o.name));
       used[size_t(pick)] = 1;
-      flush(id, u, sys_.dealt(pick));
+      flush_slice(id, u, sys_.dealt(pick), r);
     }
     ++r.hyperpages;
   }
@@ -819,11 +832,9 @@ WriteReport Runtime::group_write(GroupId gid, Remainder remainder) {
     const KvData& kv = kv_of(id);
     // A random megaplane (of the request's window under kv_span = fit), else the next one with room.
     const int64_t start = kv.window >= k ? int64_t(rng_.below(uint64_t(k))) : kv.window_start + int64_t(rng_.below(uint64_t(kv.window)));
-    flush(id, u, megaplane_with_room(objects_[id], start));
+    flush_slice(id, u, megaplane_with_room(objects_[id], start), r);
     ++r.scattered;
   }
-  if (g.mapped) extend_group_mapping(g);
-  return r;
 }
 
 MegaplaneId Runtime::megaplane_with_room(const Object& o, int64_t start) const {

@@ -314,8 +314,15 @@ class Runtime {
   void append(ObjectId id, uint32_t stream, const uint8_t* data, int64_t n);
   /// The capacity of the next slice stream `stream` of `o` opens after `appended` bytes (paged: up to the block's end).
   int64_t next_cap(const KvData& o, int64_t appended) const;
-  /// GroupWrite of the paged layout: flushes the members' whole blocks (see group_write).
+  /// GroupWrite's mechanisms (the layout's class picks one, KvLayoutPolicy::write): flashaccel's hyperpages of
+  /// full slices inside each request's window, scatter's full slices on random megaplanes, paged's whole blocks.
+  void write_runs(Group& g, Remainder remainder, WriteReport& r);
+  void write_scattered(Group& g, WriteReport& r);
   void write_paged_blocks(Group& g, WriteReport& r);
+  /// The members' full slices still in HBM (object, slice), member by member, slice by slice.
+  std::vector<std::pair<ObjectId, uint32_t>> full_slices(const Group& g) const;
+  /// Programs full slice `u` of `id` on megaplane `mp`, releasing its HBM copy.
+  void flush_slice(ObjectId id, uint32_t u, MegaplaneId mp, WriteReport& r);
   void release_prefetches_in(const Mapping& m);
   void extend_group_mapping(Group& g);
 

@@ -202,34 +202,33 @@ int64_t checked_kv_units(const StepGraph& g, int64_t tps, size_t planned) {
   return units;
 }
 
-/// paged: checks the megapage reads of layer's blocks against the plan limit before any loop over them runs.
-void checked_paged_units(const StepGraph& g, int64_t megapage, int64_t block_tokens, size_t planned) {
-  const int64_t block = block_tokens * g.kv_token_layer_bytes;
-  int64_t blocks = 0;
-  for (int64_t c : g.contexts) blocks += c / block_tokens;
-  if (checked_mul(blocks, block / megapage + 2, "KV reads of a layer") + int64_t(planned) > kMaxPlanUnits)
+/// The layout's bound on the reads of a layer (paged: a block at an offset spans a megapage more), checked against
+/// the plan limit before any loop over them runs.
+void checked_layer_reads(const hbf::KvPlacement& kv, const hbf::LayerKv& l, size_t planned) {
+  const int64_t reads = kv.layout().max_reads(kv, l);
+  if (reads + int64_t(planned) > kMaxPlanUnits)
     throw ConfigError(
-        fmt::format("a decode step at batch {} reads {} KV blocks of a layer from flash, more than the {} reads a step "
-                    "may plan (about 256 MB); lower the batch (--batch, serving.max_requests_per_rank) or the context",
-                    g.contexts.size(), blocks, kMaxPlanUnits));
+        fmt::format("a decode step at batch {} reads up to {} KV megapages of a layer from flash, more than the {} reads a "
+                    "step may plan (about 256 MB); lower the batch (--batch, serving.max_requests_per_rank) or the context",
+                    l.contexts.size(), reads, kMaxPlanUnits));
 }
 }  // namespace
 
+hbf::LayerKv GpuMemory::layer_kv(const StepGraph& g, int32_t layer) const {
+  hbf::LayerKv l;
+  l.contexts = g.contexts;
+  l.token_bytes = g.kv_token_layer_bytes;
+  l.tokens_per_slice = tokens_per_slice(g.kv_token_layer_bytes);
+  if (kv_.layout().whole_blocks()) l.block_tokens = tokens_per_block(g.kv_token_layer_bytes);
+  l.window_tokens = g.kv_full_tokens;
+  l.streams = m_.layers;
+  l.layer = layer;
+  l.replica_budget = g.replica_units_per_layer;
+  return l;
+}
+
 int64_t GpuMemory::kv_loads(const StepGraph& g, int32_t layer, std::vector<int64_t>& loads) const {
-  const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
-  std::vector<int64_t> slices(g.contexts.size());
-  for (size_t i = 0; i < g.contexts.size(); ++i) slices[i] = g.contexts[i] / tps;
-  switch (*sys_.hbf().runtime.kv_span) {
-    case hbf::KvSpan::Fit: {
-      // The windows are sized for the requests' expected KV (Runtime::kv_create).
-      int64_t full_tokens = g.kv_full_tokens;
-      for (int64_t c : g.contexts) full_tokens = std::max(full_tokens, c);
-      return kv_.window_loads(slices, kv_.window(ceil_div(full_tokens, tps), m_.layers), layer, loads);
-    }
-    case hbf::KvSpan::All:
-      return kv_.cursor_loads(slices, layer, loads);
-  }
-  throw std::logic_error("unhandled hbf.runtime.kv_span");
+  return kv_.run_loads(layer_kv(g, layer), loads);
 }
 
 KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer, std::vector<int64_t>* flash_loads) const {
@@ -238,41 +237,41 @@ KvLayerStats GpuMemory::kv_layer_stats(const StepGraph& g, int32_t layer, std::v
   std::vector<int64_t>& loads = flash_loads ? *flash_loads : own;
   loads.clear();
   if (k_ == 0) return s;
-  const int64_t tps = tokens_per_slice(g.kv_token_layer_bytes);
-  for (int64_t c : g.contexts) s.staged_bytes += (c % tps) * g.kv_token_layer_bytes;
-  checked_kv_units(g, tps, 0);
-  switch (*opt_.kv_layout) {
-    case KvLayout::Scatter: {
-      Rng rng = kv_.scatter_stream(layer);
-      loads.assign(size_t(k_), 0);
-      for (int64_t c : g.contexts)
-        for (int64_t j = 0; j < c / tps; ++j) ++loads[size_t(kv_.scatter_pick(rng))], ++s.flash_units;
-      for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
-      s.mean_load = double(s.flash_units) / double(k_);
-      s.rounds = s.max_load_before;
-      return s;
-    }
-    case KvLayout::Paged: {
-      loads.assign(size_t(k_), 0);
-      const int64_t bt = tokens_per_block(g.kv_token_layer_bytes);
-      checked_paged_units(g, unit_, bt, 0);
-      s.staged_bytes = kv_.paged_blocks(g.contexts, g.kv_token_layer_bytes, bt, layer,
-                                        [&](int64_t mp, int64_t) { ++loads[size_t(mp)], ++s.flash_units; });
-      for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
-      s.mean_load = double(s.flash_units) / double(k_);
-      s.rounds = s.max_load_before;
-      return s;
-    }
-    case KvLayout::FlashAccel:
-      break;  // below
-  }
-  const int64_t total = kv_loads(g, layer, loads);
-  for (int64_t l : loads) s.max_load_before = std::max(s.max_load_before, l);
-  s.mean_load = double(total) / double(k_);
-  s.hbm_replicas = kv_.offload(loads, total, g.replica_units_per_layer, s.staged_bytes, tps * g.kv_token_layer_bytes, s.rounds);
-  s.flash_units = total - s.hbm_replicas;
+  const hbf::LayerKv l = layer_kv(g, layer);
+  checked_kv_units(g, l.tokens_per_slice, 0);
+  checked_layer_reads(kv_, l, 0);
+  const hbf::LayerReads r = kv_.layout().place(kv_, l, loads, nullptr, {});
+  s.flash_units = r.flash_reads;
+  s.hbm_replicas = r.hbm_replicas;
+  s.rounds = r.rounds;
+  s.max_load_before = r.max_load_before;
+  s.mean_load = r.mean_load;
+  s.staged_bytes = r.staged_bytes;
   return s;
 }
+
+namespace {
+/// A layer's flash reads into a TilePlan's units and tiles (dealing indices to megaplanes).
+class PlanSink final : public hbf::KvReadSink {
+ public:
+  PlanSink(TilePlan& plan, const std::vector<uint32_t>& deal, uint32_t op) : plan_(plan), deal_(deal), op_(op) { start(); }
+  void read(int64_t d, int64_t bytes) override {
+    plan_.units.push_back(FlashUnit{deal_[size_t(d)], uint32_t(bytes)});
+    ++cur_.count;
+  }
+  void end_tile() override {
+    plan_.tiles.push_back(cur_);
+    start();
+  }
+
+ private:
+  void start() { cur_ = StepTile{uint32_t(plan_.units.size()), 0, 0, Time{}, Part::Kv, op_}; }
+  TilePlan& plan_;
+  const std::vector<uint32_t>& deal_;
+  uint32_t op_;
+  StepTile cur_;
+};
+}  // namespace
 
 void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const {
   const size_t first_tile = plan.tiles.size();
@@ -283,59 +282,20 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
     plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, bytes, op.compute, Part::Kv, op_index});
     return;
   }
-  const int64_t tps = tokens_per_slice(tb);
-  checked_kv_units(g, tps, plan.units.size());
-  const uint32_t slice_bytes = uint32_t(tps * tb);
-  int64_t hbm = 0;  // staged partial slices + replicas
-  for (int64_t c : g.contexts) hbm += (c % tps) * tb;
-  // scatter, paged: the kernel's reads in one queue (one tile), or in tiles of K megapages (hbf.runtime.kv_read_queue).
-  const uint32_t queue_units = *sys_.hbf().runtime.kv_read_queue == hbf::KvReadQueue::Kernel ? UINT32_MAX : uint32_t(tile_units_);
-  switch (*opt_.kv_layout) {
-    case KvLayout::Scatter: {
-      Rng rng = kv_.scatter_stream(op.layer);
-      StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-      for (int64_t c : g.contexts) {
-        for (int64_t j = 0; j < c / tps; ++j) {
-          plan.units.push_back(FlashUnit{deal_[size_t(kv_.scatter_pick(rng))], slice_bytes});
-          if (++cur.count == queue_units) {
-            plan.tiles.push_back(cur);
-            cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-          }
-        }
-      }
-      if (cur.count > 0) plan.tiles.push_back(cur);
-      break;
-    }
-    case KvLayout::Paged: {
-      StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-      const int64_t bt = tokens_per_block(tb);
-      checked_paged_units(g, unit_, bt, plan.units.size());
-      hbm = kv_.paged_blocks(g.contexts, tb, bt, op.layer, [&](int64_t mp, int64_t b) {
-        plan.units.push_back(FlashUnit{deal_[size_t(mp)], uint32_t(b)});
-        if (++cur.count == queue_units) {
-          plan.tiles.push_back(cur);
-          cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-        }
-      });
-      if (cur.count > 0) plan.tiles.push_back(cur);
-      break;
-    }
-    case KvLayout::FlashAccel: {
-      std::vector<int64_t> loads;
-      const int64_t total = kv_loads(g, op.layer, loads);
-      int64_t rounds = 0;
-      hbm += kv_.offload(loads, total, g.replica_units_per_layer, hbm, slice_bytes, rounds) * slice_bytes;
-      const int64_t per_tile = std::max<int64_t>(1, opt_.tile_hyperpages);
-      for (int64_t r0 = 0; r0 < rounds; r0 += per_tile) {
-        StepTile cur{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index};
-        for (int64_t r = r0; r < std::min(rounds, r0 + per_tile); ++r)
-          for (int64_t p = 0; p < k_; ++p)
-            if (loads[size_t(p)] > r) plan.units.push_back(FlashUnit{deal_[size_t(p)], slice_bytes}), ++cur.count;
-        plan.tiles.push_back(cur);
-      }
-      break;
-    }
-  }
+  const hbf::LayerKv l = layer_kv(g, op.layer);
+  checked_kv_units(g, l.tokens_per_slice, plan.units.size());
+  checked_layer_reads(kv_, l, plan.units.size());
+  const uint32_t slice_bytes = uint32_t(l.tokens_per_slice * tb);
+  // The layout's reads in the order the kernel queues them: flashaccel a hyperpage (round) at a time, in tiles of
+  // tile_hyperpages rounds; scatter and paged request by request, in one queue (one tile) or in tiles of K megapages
+  // (hbf.runtime.kv_read_queue).
+  hbf::KvTiling tiling;
+  tiling.hyperpages = opt_.tile_hyperpages;
+  tiling.queue = *sys_.hbf().runtime.kv_read_queue == hbf::KvReadQueue::Kernel ? int64_t(UINT32_MAX) : tile_units_;
+  std::vector<int64_t> loads;
+  PlanSink sink(plan, deal_, op_index);
+  const hbf::LayerReads r = kv_.layout().place(kv_, l, loads, &sink, tiling);
+  const int64_t hbm = r.staged_bytes + r.hbm_replicas * int64_t(slice_bytes);  // staged partial slices or blocks + replicas
   if (plan.tiles.size() == first_tile) plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index});
   // HBM slices spread evenly over the tiles; the kernel's math in proportion to the bytes.
   const int64_t nt = int64_t(plan.tiles.size() - first_tile);

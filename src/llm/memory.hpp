@@ -37,8 +37,9 @@
 //    (one tile; the megaplanes drain their queues in parallel, bounded by
 //    page buffers, SRAM and the prefetch window), or with
 //    hbf.runtime.kv_read_queue = tile in tiles of K megapages.
-// Every KV placement decision (windows, loads, draws, offload) is the shared hbf::KvPlacement's, the object
-// hbf::Runtime uses too (tests/llm/test_placement.cpp compares the two paths).
+// Every KV placement decision (windows, loads, draws, offload, the reads' order) is the layout's class
+// (hbf::KvLayoutPolicy, held by the shared hbf::KvPlacement), the object hbf::Runtime uses too
+// (tests/llm/test_placement.cpp compares the two paths).
 // The reads are produced as a TilePlan: tiles of flash megapages and HBM
 // bytes with the kernel time that overlaps them; timing.hpp times a plan.
 #pragma once
@@ -141,6 +142,8 @@ class GpuMemory {
  private:
   void weight_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
   void kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, TilePlan& plan) const;
+  /// Layer `layer`'s KV of `g` as the layout policies take it.
+  hbf::LayerKv layer_kv(const StepGraph& g, int32_t layer) const;
   void embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) const;
 
   const hbf::System& sys_;
