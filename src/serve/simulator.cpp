@@ -164,7 +164,9 @@ class Engine {
     if (w_.concurrency > 0) {
       for (int64_t u = 0; u < w_.concurrency && next_issue_ < n; ++u) issue(Time{});
     } else {
-      for (size_t i = 0; i < n; ++i) heap_.push(w_.requests[i].arrival, {EvKind::Arrival, int32_t(i)});
+      // A session's later turns are sent when their previous turn finishes, or at their trace time if later.
+      for (size_t i = 0; i < n; ++i)
+        if (!w_.requests[i].follows) heap_.push(w_.requests[i].arrival, {EvKind::Arrival, int32_t(i)});
     }
     while (!heap_.empty()) {
       const auto e = heap_.pop();
@@ -380,6 +382,8 @@ class Engine {
       ++done_;
       in.finished_any = true;
       if (w_.concurrency > 0 && next_issue_ < w_.requests.size()) issue(now);
+      if (const int64_t next = w_.requests[size_t(i)].next_turn; next >= 0 && w_.concurrency == 0)
+        heap_.push(std::max(now, w_.requests[size_t(next)].arrival), {EvKind::Arrival, int32_t(next)});
     } else if (in.role == Role::Prefill) {
       // Prefilled: its KV leaves for the decode side (its prompt's units stay in this instance's prefix cache).
       s.phase = Phase::Transfer;

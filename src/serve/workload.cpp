@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numbers>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/input.hpp"
@@ -450,6 +451,8 @@ std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit
     double t = 0;
     int64_t input = 0, output = 0;
     std::vector<uint64_t> prefix;
+    uint64_t session = 0;  // bitline's session traces: the session's key (0: none)
+    int64_t turn = 0;
   };
   std::vector<Row> rows;
   const llm::Trace tr = llm::read_any_trace(file, kTracePrefixUnit);
@@ -458,8 +461,8 @@ std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit
     // A session's turn k + 1 starts with turn k's prompt and output: the keys of its context's units are the
     // session's, numbered from its start, so a later turn's leading keys are an earlier turn's.
     for (const auto& t : *turns) {
-      Row r{t.timestamp, t.input, t.output, {}};
       const uint64_t base = fnv1a(t.session);
+      Row r{t.timestamp, t.input, t.output, {}, base | 1, t.turn};
       const int64_t units = (t.input + t.output) / unit;
       r.prefix.reserve(size_t(units));
       for (int64_t k = 0; k < units; ++k) r.prefix.push_back(mix64(base ^ mix64(uint64_t(k) + 0x9e3779b97f4a7c15ull)));
@@ -487,6 +490,14 @@ std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit
     q.prefix = r.prefix;
     q.prefix_unit = q.prefix.empty() ? 0 : unit;
     reqs.push_back(q);
+  }
+  // A session's turns in turn order (the trace's times order them; ties by turn number): each links to its next.
+  std::unordered_map<uint64_t, std::vector<size_t>> sessions;
+  for (size_t i = 0; i < rows.size() && i < reqs.size(); ++i)
+    if (rows[i].session != 0) sessions[rows[i].session].push_back(i);
+  for (auto& [key, turns] : sessions) {
+    std::stable_sort(turns.begin(), turns.end(), [&](size_t a, size_t b) { return rows[a].turn < rows[b].turn; });
+    for (size_t j = 0; j + 1 < turns.size(); ++j) reqs[turns[j]].next_turn = int64_t(turns[j + 1]), reqs[turns[j + 1]].follows = true;
   }
   return reqs;
 }

@@ -29,6 +29,10 @@ struct Request {
   /// same prefix[k] share those tokens' KV (serve.prefix_caching, docs/serving.md).
   std::vector<uint64_t> prefix;
   int64_t prefix_unit = 0;  // tokens per prefix key
+  /// Session traces (bitline's): the index (in the workload) of the same session's next turn, -1 for none. A turn is
+  /// sent at its trace time, but not before its previous turn's last token: a user answers what they have read.
+  int64_t next_turn = -1;
+  bool follows = false;  // a later turn of its session (sent when the previous one has finished, or at its time)
 };
 
 /// A distribution of token counts: fixed, uniform (inclusive), lognormal (mean tokens, sigma of ln), or the values of

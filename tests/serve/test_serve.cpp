@@ -484,6 +484,45 @@ TEST(ServePrefixCache, LaterTurnsOfASessionReuseTheKvOfTheEarlierOnes) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ServeSessions, ATurnIsSentNoEarlierThanItsTimeAndNotBeforeThePreviousTurnsAnswer) {
+  const auto dir = std::filesystem::temp_directory_path() / ("bitline-serve-turns-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "sessions.jsonl";
+  // Session a: three turns 10 ms apart in the trace (each answer of 400 tokens takes seconds); session b: two
+  // turns 1,000 s apart (the answer is long out by then). Lines out of turn order, to be linked by turn number.
+  {
+    std::ofstream o(f);
+    o << "{\"session\": \"a\", \"turn\": 2, \"input_tokens\": 3500, \"output_tokens\": 400, \"timestamp\": 0.01}\n"
+      << "{\"session\": \"a\", \"turn\": 1, \"input_tokens\": 3000, \"output_tokens\": 400, \"timestamp\": 0}\n"
+      << "{\"session\": \"b\", \"turn\": 1, \"input_tokens\": 2000, \"output_tokens\": 400, \"timestamp\": 0.005}\n"
+      << "{\"session\": \"a\", \"turn\": 3, \"input_tokens\": 4000, \"output_tokens\": 400, \"timestamp\": 0.02}\n"
+      << "{\"session\": \"b\", \"turn\": 2, \"input_tokens\": 2500, \"output_tokens\": 400, \"timestamp\": 1000}\n";
+  }
+  Fixture fx;
+  Workload w;
+  w.requests = read_trace(f, 0);
+  ASSERT_EQ(w.requests.size(), 5u);  // by time: a1, b1, a2, a3, b2
+  EXPECT_EQ(w.requests[0].next_turn, 2);
+  EXPECT_EQ(w.requests[2].next_turn, 3);
+  EXPECT_EQ(w.requests[1].next_turn, 4);
+  EXPECT_FALSE(w.requests[0].follows);
+  EXPECT_TRUE(w.requests[3].follows);
+  ServeParams p = params();
+  p.prefix_caching = true;
+  const SimResult r = simulate(fx.s, p, w);
+  const auto& q = r.requests;
+  // a2 and a3 wait for the previous answer (seconds after their trace times), and then reuse its KV.
+  EXPECT_GT(to_s(q[0].finish), 1.0);
+  EXPECT_EQ(q[2].arrival, q[0].finish);
+  EXPECT_EQ(q[3].arrival, q[2].finish);
+  EXPECT_GT(q[2].cached_tokens, 0);
+  EXPECT_GT(q[3].cached_tokens, q[2].cached_tokens);
+  // b2 is sent at its own time, long after b1's answer.
+  EXPECT_LT(q[1].finish, Time(int64_t(1000) * 1000000000000));
+  EXPECT_EQ(q[4].arrival, Time(int64_t(1000) * 1000000000000));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ServeDisaggregation, ALoneRequestIsItsPrefillItsKvTransferAndItsDecodes) {
   Fixture f;
   Cluster c;
