@@ -4,13 +4,14 @@
 // keys; read_csv_trace's Azure and BurstGPT CSV).
 //
 // Input: the bytes of a trace file. It goes through read_any_trace (the CLI's
-// path for `accel sessions --trace FILE`); a trace that reads is replayed
-// against an LRU KV store (simulate_sessions, a footprint of 1 KiB per token)
-// or an LRU prefix cache (simulate_prefix_cache, 512 KiB blocks), and the
-// result must be a rate in [0, 1] with no negative token count.
+// path for `accel sessions --trace FILE`); a trace that reads becomes the
+// serving simulation's requests (serve::requests_from_trace, what `accel
+// sessions` serves), whose session links must form chains (each later turn
+// linked from exactly one earlier request) and whose reusable prefix tokens
+// (serve::reusable_prefix_tokens, what the hit rate is measured against) must
+// lie in [0, prompt - 1].
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <variant>
 
@@ -40,27 +41,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto& path = scratch.write(data, size);
   bitline::fuzz::expect_documented_errors([&] {
     const bitline::llm::Trace any = bitline::llm::read_any_trace(path, 512);
-    bitline::llm::SessionResult r;
-    int64_t records = 0;
-    if (const auto* trace = std::get_if<std::vector<bitline::llm::Turn>>(&any)) {
-      // The footprint of the analytic (HBM) path of run_sessions: tokens x bytes per token, an error past int64.
-      auto footprint = [](int64_t tokens) {
-        constexpr int64_t kPerToken = 1024;
-        if (tokens > std::numeric_limits<int64_t>::max() / kPerToken) throw bitline::ConfigError("fuzz footprint: token count too large");
-        return bitline::Bytes(tokens * kPerToken);
-      };
-      r = bitline::llm::simulate_sessions(*trace, bitline::GiB(64), footprint);
-      records = int64_t(trace->size());
-    } else {
-      const auto& pt = std::get<bitline::llm::PrefixTrace>(any);
-      r = bitline::llm::simulate_prefix_cache(pt, bitline::MiB(64), bitline::KiB(512));
-      records = int64_t(pt.requests.size());
-    }
     bitline::llm::trace_summary(any);
-    if (!(r.hit_rate >= 0 && r.hit_rate <= 1)) bitline::fuzz::property_failed("hit rate outside [0, 1]");
-    if (!(r.turn_hit_rate >= 0 && r.turn_hit_rate <= 1)) bitline::fuzz::property_failed("turn hit rate outside [0, 1]");
-    if (r.recomputed_tokens < 0 || r.reused_tokens < 0 || r.reusable_tokens < 0) bitline::fuzz::property_failed("negative token count");
-    if (r.turns != records) bitline::fuzz::property_failed("not every turn replayed");
+    const auto reqs = bitline::serve::requests_from_trace(any, 0, path.string());
+    check_requests(reqs);
+    std::vector<int> linked(reqs.size(), 0);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const int64_t next = reqs[i].next_turn;
+      if (next < 0) continue;
+      if (next >= int64_t(reqs.size()) || next == int64_t(i)) bitline::fuzz::property_failed("a session link out of range");
+      if (++linked[size_t(next)] > 1) bitline::fuzz::property_failed("a turn linked from two requests");
+    }
+    for (size_t i = 0; i < reqs.size(); ++i)
+      if (reqs[i].follows != (linked[i] == 1)) bitline::fuzz::property_failed("a later turn without its link, or a link to a first turn");
+    const std::vector<int64_t> reusable = bitline::serve::reusable_prefix_tokens(reqs);
+    for (size_t i = 0; i < reqs.size(); ++i)
+      if (reusable[i] < 0 || reusable[i] > reqs[i].input - 1) bitline::fuzz::property_failed("reusable tokens outside [0, prompt - 1]");
   });
   bitline::fuzz::expect_documented_errors([&] { check_requests(bitline::serve::read_trace(path, 0)); });
   bitline::fuzz::expect_documented_errors([&] {

@@ -203,6 +203,32 @@ def per_model_table(acc):
     return out
 
 
+def sessions_table(ses):
+    """accel sessions: the hit rate (recomputed share of prompt tokens) and mean TTFT per load and system."""
+    systems = list(ses["systems"].keys())
+    order = [s for s in ("h200x8", "h200x16", "csix8", "clix8") if s in systems] + [s for s in systems if s not in
+                                                                                    ("h200x8", "h200x16", "csix8", "clix8")]
+    lines = ["Hit rate (prompt tokens served from the prefix cache / those an earlier turn computed), in brackets the",
+             "share of prompt tokens prefilled and the mean time to first token, per offered load (requests decoding",
+             "at once by Little's law; alive = sessions waiting for a next turn) and system:", "",
+             "| load | sessions/s | alive | " + " | ".join(order) + " |", "|---|---|---|" + "---|" * len(order)]
+
+    def cell(v):
+        ttft = v["serve"]["ttft_ms"]["mean"]
+        t = f"{ttft:.0f} ms" if ttft < 10000 else f"{ttft / 1000:,.0f} s"
+        return f"{v['hit_rate']:.3f} ({100 * v['recomputed_fraction']:.0f}%, {t})"
+
+    t = ses["trace"]
+    lines.append(f"| base ({t['sessions']} sessions) | {t['session_arrival_per_s']:.4f} | {t['sessions_alive']:.0f} | "
+                 + " | ".join(cell(ses["systems"][s]) for s in order) + " |")
+    for l in ses["loads"]:
+        lines.append(f"| {l['name']} | {l['offered']['arrival_per_s']:.4f} | {l['trace']['sessions_alive']:.0f} | "
+                     + " | ".join(cell(l["systems"][s]) for s in order) + " |")
+    lines += ["", "KV memory the cache shares with the running requests: "
+              + ", ".join(f"{s} {ses['systems'][s]['retention_bytes'] * 1e-9:,.0f} GB" for s in order) + "."]
+    return lines
+
+
 def replace_generated(path, name, lines):
     begin, end = f"<!-- GENERATED {name}: make validate -->", f"<!-- END GENERATED {name} -->"
     text = open(path).read()
@@ -298,6 +324,9 @@ def main():
         abl_path = os.path.join(tmp, "ablation.json")
         run([binary, "accel", "ablation", "--json", abl_path])
         abl = json.load(open(abl_path))
+        ses_path = os.path.join(tmp, "sessions.json")
+        run([binary, "accel", "sessions", "--quiet", "--json", ses_path])
+        ses = json.load(open(ses_path))
         real = real_gpu_rows(binary, tmp)
     # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
     os.makedirs("results", exist_ok=True)
@@ -305,6 +334,7 @@ def main():
     json.dump(wb, open(os.path.join("results", "cosmos-write-bw.json"), "w"))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus", real_gpu_table(real))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-sessions", sessions_table(ses))
     replace_generated(os.path.join(HERE, "..", "docs", "cosmos.md"), "cosmos-energy", cosmos_energy_table(ev))
     rows = cosmos_rows(ev)
     esp = wb["gb_per_s"]["esp"]

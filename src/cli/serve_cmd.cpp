@@ -22,6 +22,7 @@
 #include "core/worker_pool.hpp"
 #include "llm/deployment.hpp"
 #include "serve/report.hpp"
+#include "serve/sessions.hpp"
 #include "serve/simulator.hpp"
 
 namespace bitline::cli {
@@ -64,31 +65,10 @@ struct Setup {
   int64_t prefill_instances = 0, decode_instances = 0;
 };
 
-/// The deployment that serves a workload whose longest request has `longest` tokens (prompt + output): the preferred
-/// one (llm.attention_parallel / llm.tp_size) when its KV memory holds that request; otherwise, unless
-/// llm.deployment_search is fixed (--tp), the first other candidate that does, in the order the batch search tries
-/// them (docs/llm.md, "Deployment": the smallest change that fits). When none does, the preferred one, which the
-/// simulation then refuses naming the request and the memory.
-void choose_deployment(Setup& s, int64_t longest) {
-  s.server = s.ds->preferred();
-  if (!s.server) throw ConfigError(s.ds->setup_error(0));
-  const auto holds = [&](const llm::Server& srv) {
-    try {
-      return holds_request(kv_memory(srv, s.sp), s.sp, longest);
-    } catch (const ConfigError&) {  // the model, or its workspace at max_num_seqs, does not fit this deployment
-      return false;
-    }
-  };
-  if (holds(*s.server)) return;  // (under llm.deployment_search = fixed the preferred one is the only candidate)
-  const auto& cands = s.ds->candidates();
-  for (size_t i = 1; i < cands.size(); ++i)
-    if (const llm::Server* srv = s.ds->candidate(i); srv && holds(*srv)) {
-      s.choice = fmt::format("{} instead of the preferred {}: its KV memory cannot hold the longest request ({} tokens)",
-                             srv->deployment().describe(), s.server->deployment().describe(), longest);
-      s.server = srv;
-      return;
-    }
-}
+/// The deployment that serves a workload whose longest request has `longest` tokens (prompt + output):
+/// serve::serving_deployment (the preferred one when its KV memory holds that request, else the first candidate that
+/// does, docs/llm.md, "Deployment").
+void choose_deployment(Setup& s, int64_t longest) { s.server = serving_deployment(*s.ds, s.sp, longest, &s.choice); }
 
 std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const std::string& system, int64_t longest, bool quiet) {
   auto s = std::make_unique<Setup>();
@@ -267,8 +247,11 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
              sum["output_tokens_per_s"].get<double>(), sum["requests_per_s"].get<double>(), sum["goodput_requests_per_s"].get<double>(),
              100 * sum["slo_attainment"].get<double>());
   if (const Json& pc = sum["prefix_cache"]; pc["enabled"].get<bool>())
-    fmt::print("  prefix cache: {} of {} prompt tokens served from it ({:.1f}%), {} units evicted\n", pc["cached_tokens"].get<int64_t>(),
-               sum["tokens"]["input"].get<int64_t>(), 100 * pc["hit_rate"].get<double>(), pc["evicted_units"].get<int64_t>());
+    fmt::print(
+        "  prefix cache: {} of {} prompt tokens served from it ({:.1f}%; {:.1f}% of the {} an earlier request computed), {} units "
+        "evicted\n",
+        pc["cached_tokens"].get<int64_t>(), sum["tokens"]["input"].get<int64_t>(), 100 * pc["hit_rate"].get<double>(),
+        100 * pc["reuse_rate"].get<double>(), pc["reusable_tokens"].get<int64_t>(), pc["evicted_units"].get<int64_t>());
   if (sum.contains("kv_transfer"))
     fmt::print("  KV transfers: {}, {:.2f} GB, mean {:.2f} ms each\n", sum["kv_transfer"]["transfers"].get<int64_t>(),
                sum["kv_transfer"]["bytes"].get<double>() * 1e-9, sum["kv_transfer"]["mean_ms"].get<double>());

@@ -614,7 +614,7 @@ struct SessionParams {
   Time think_time{};
   Choice<ThinkTime, think_times> think_time_distribution;
   Time think_time_p90{};
-  int64_t working_requests = 0;
+  Time think_time_max{};
   int64_t block_tokens = 0;
   int64_t seed = 1;
 
@@ -699,11 +699,13 @@ struct SessionParams {
                        .source = "public measurement: see think_time (p90 44 s)",
                        .min = 0,
                        .max = 1e6});
-    v(working_requests, {.name = "working_requests",
-                         .def = "16",
-                         .desc = "requests' worth of KV (at the mean prompt) kept free for the prefill in progress",
-                         .source = "assumption",
-                         .min = 0});
+    v(think_time_max, {.name = "think_time_max",
+                       .def = "86400s",
+                       .desc = "synthetic trace: the longest think time; a longer draw is cut to it (a session idle for a day "
+                               "has long lost its KV at any load; the lognormal's tail would otherwise give gaps of months)",
+                       .source = "assumption",
+                       .min = 0,
+                       .max = 1e7});
     v(block_tokens, {.name = "block_tokens",
                      .def = "512",
                      .desc = "Mooncake traces: prompt tokens per hash id (the prefix cache's block)",

@@ -207,13 +207,14 @@ std::vector<Turn> synthetic_trace(const SessionParams& p) {
   // Lognormal through two quantiles: mu = ln(median), sigma = ln(p90 / median) / z(0.9); a normal deviate by Box-Muller.
   const double median = to_s(p.think_time), z90 = 1.2815515655446004;
   const double sigma = median > 0 ? std::log(to_s(p.think_time_p90) / median) / z90 : 0.0;
-  auto think = [&]() {
+  auto draw = [&]() {
     if (p.think_time_distribution == ThinkTime::Exponential) return exponential(median);
     if (median <= 0) return 0.0;
     const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
     const double n = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
     return median * std::exp(sigma * n);
   };
+  auto think = [&]() { return std::min(draw(), to_s(p.think_time_max)); };  // (the draw always happens: same stream)
   const double arrival_per_s = session_arrival_per_s(p);
   std::vector<Turn> out;
   double t = 0;
@@ -230,138 +231,6 @@ std::vector<Turn> synthetic_trace(const SessionParams& p) {
     }
   }
   return out;
-}
-
-Json SessionResult::json() const {
-  return {{"hit_rate", hit_rate},
-          {"turn_hit_rate", turn_hit_rate},
-          {"recomputed_tokens", recomputed_tokens},
-          {"recomputed_fraction", prompt_tokens > 0 ? recomputed_tokens / prompt_tokens : 0.0},
-          {"prompt_tokens", prompt_tokens},
-          {"reusable_tokens", reusable_tokens},
-          {"reused_tokens", reused_tokens},
-          {"evictions", evictions},
-          {"turns", turns},
-          {"retention_bytes", double(capacity.raw())}};
-}
-
-SessionResult simulate_sessions(const std::vector<Turn>& trace, Bytes capacity, const std::function<Bytes(int64_t)>& footprint) {
-  SessionResult r;
-  r.capacity = capacity;
-  std::vector<size_t> order(trace.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (trace[a].timestamp != trace[b].timestamp) return trace[a].timestamp < trace[b].timestamp;
-    if (trace[a].session != trace[b].session) return trace[a].session < trace[b].session;
-    return trace[a].turn < trace[b].turn;
-  });
-  struct Held {
-    int64_t tokens = 0;
-    Bytes bytes{};
-    std::list<std::string>::iterator lru;
-  };
-  std::list<std::string> lru;  // front: most recently used
-  std::unordered_map<std::string, Held> held;
-  std::unordered_map<std::string, int64_t> history;  // tokens of the session's previous turn (prompt + output)
-  int64_t used = 0, with_prefix = 0;
-  int64_t hit_turns = 0;
-  for (size_t i : order) {
-    const Turn& t = trace[i];
-    ++r.turns;
-    r.prompt_tokens += double(t.input);
-    int64_t reusable = 0;
-    if (auto h = history.find(t.session); h != history.end()) reusable = std::min(h->second, t.input);
-    int64_t reused = 0;
-    if (auto it = held.find(t.session); it != held.end()) {
-      reused = std::min({it->second.tokens, t.input, reusable});
-      used -= it->second.bytes.raw();
-      lru.erase(it->second.lru);
-      held.erase(it);
-    }
-    if (reusable > 0) {
-      ++with_prefix;
-      if (reused > 0) ++hit_turns;
-    }
-    r.reusable_tokens += double(reusable);
-    r.reused_tokens += double(reused);
-    r.recomputed_tokens += double(t.input - reused);
-    history[t.session] = t.input + t.output;
-    // Keep this turn's KV (prompt + output) for the next turn, evicting the least recently used sessions.
-    const Bytes b = footprint(t.input + t.output);
-    if (b <= capacity) {
-      while (used + b.raw() > capacity.raw() && !lru.empty()) {
-        const std::string victim = lru.back();
-        lru.pop_back();
-        used -= held[victim].bytes.raw();
-        held.erase(victim);
-        ++r.evictions;
-      }
-      lru.push_front(t.session);
-      held[t.session] = Held{t.input + t.output, b, lru.begin()};
-      used += b.raw();
-    }
-  }
-  r.hit_rate = r.reusable_tokens > 0 ? r.reused_tokens / r.reusable_tokens : 0.0;
-  r.turn_hit_rate = with_prefix > 0 ? double(hit_turns) / double(with_prefix) : 0.0;
-  return r;
-}
-
-SessionResult simulate_prefix_cache(const PrefixTrace& trace, Bytes capacity, Bytes block_bytes) {
-  SessionResult r;
-  r.capacity = capacity;
-  std::vector<size_t> order(trace.requests.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return trace.requests[a].timestamp < trace.requests[b].timestamp; });
-  const int64_t per_block = std::max<int64_t>(1, block_bytes.raw());
-  std::unordered_set<uint64_t> seen;  // every prefix any earlier request had: what an unbounded cache would hold
-  std::list<uint64_t> lru;            // front: most recently used
-  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> held;
-  int64_t used = 0, with_prefix = 0, hit_requests = 0;
-  for (size_t i : order) {
-    const PrefixRequest& q = trace.requests[i];
-    ++r.turns;
-    r.prompt_tokens += double(q.input);
-    size_t reusable_blocks = 0, hit_blocks = 0;
-    while (reusable_blocks < q.prefix.size() && seen.count(q.prefix[reusable_blocks])) ++reusable_blocks;
-    while (hit_blocks < reusable_blocks && held.count(q.prefix[hit_blocks])) ++hit_blocks;  // held is a subset of seen
-    const int64_t reusable = std::min(int64_t(reusable_blocks) * trace.block_tokens, q.input);
-    const int64_t reused = std::min(int64_t(hit_blocks) * trace.block_tokens, q.input);
-    if (reusable > 0) {
-      ++with_prefix;
-      if (reused > 0) ++hit_requests;
-    }
-    r.reusable_tokens += double(reusable);
-    r.reused_tokens += double(reused);
-    r.recomputed_tokens += double(q.input - reused);
-    // The request holds its blocks (as many as fit, head first), evicting other requests' least recently used
-    // blocks; then they go to the front of the LRU order, the head most recent so that a prefix outlives its
-    // extensions.
-    const size_t keep = size_t(std::min<int64_t>(int64_t(q.prefix.size()), capacity.raw() / per_block));
-    for (size_t k = 0; k < q.prefix.size(); ++k) {
-      seen.insert(q.prefix[k]);
-      if (auto it = held.find(q.prefix[k]); it != held.end()) {
-        lru.erase(it->second);
-        held.erase(it);
-        used -= per_block;
-        if (k >= keep) ++r.evictions;
-      }
-    }
-    while (used + int64_t(keep) * per_block > capacity.raw() && !lru.empty()) {
-      held.erase(lru.back());
-      lru.pop_back();
-      used -= per_block;
-      ++r.evictions;
-    }
-    for (size_t k = keep; k-- > 0;) {
-      lru.push_front(q.prefix[k]);
-      held.emplace(q.prefix[k], lru.begin());
-      used += per_block;
-    }
-  }
-  r.hit_rate = r.reusable_tokens > 0 ? r.reused_tokens / r.reusable_tokens : 0.0;
-  r.turn_hit_rate = with_prefix > 0 ? double(hit_requests) / double(with_prefix) : 0.0;
-  return r;
 }
 
 namespace {
@@ -386,62 +255,6 @@ TraceTokens trace_tokens(const Trace& trace) {
       },
       trace);
   return t;
-}
-
-/// Where a system keeps sessions' KV: its retention capacity and the footprint of a session's KV.
-struct KvStore {
-  Bytes capacity;                           // all memory less weights and reserves (before working requests)
-  std::function<Bytes(int64_t)> footprint;  // bytes of a KV object of `tokens` tokens
-};
-
-KvStore kv_store(const ModelConfig& m, const Server& s) {
-  const Deployment& d = s.deployment();
-  const hbf::System& sys = s.system();
-  const bool mla = m.attention == AttentionKind::Mla;
-  const int64_t tok_layer_gpu = mla ? m.kv_bytes_per_token_layer() : 2 * d.kv_heads * m.head_dim * m.kv_value_bytes;
-  const int64_t per_token = checked_mul(checked_mul(tok_layer_gpu, m.layers, "KV bytes per token"), d.tp,
-                                        "KV bytes per token");  // the system's bytes per token (TP: all shards)
-  KvStore out;
-  const ContextSpec none{"none", 0, 1};
-  const Capacity c0 = s.capacity(0, none);
-  if (!s.has_hbf()) {
-    out.footprint = [per_token](int64_t tokens) { return Bytes(checked_mul(tokens, per_token, "KV bytes of a session")); };
-    out.capacity = (c0.hbm_capacity - c0.hbm_used) * double(d.gpus);
-  } else {
-    // Isolated blocks: a session's KV object holds whole megablocks on every megaplane of its window (all of them,
-    // or the fewest that fit it: hbf.runtime.kv_span), on each of its tp GPUs.
-    const int64_t k = sys.megaplanes(), megablock = sys.megapage().raw() * sys.pages_per_block();
-    const int64_t tps = s.memory().tokens_per_slice(tok_layer_gpu);
-    const int64_t tp = d.tp, layers = m.layers;
-    out.footprint = [=, &sys](int64_t tokens) {
-      const int64_t slices = checked_mul(layers, (tokens + tps - 1) / tps, "KV slices of a session");
-      return Bytes(checked_mul(checked_mul(sys.kv_megablocks(slices), megablock, "KV bytes of a session"), tp, "KV bytes of a session"));
-    };
-    out.capacity = Bytes((c0.blocks_per_megaplane - c0.blocks_used) * k * megablock) * double(d.gpus);
-  }
-  return out;
-}
-
-/// One load on one system's store.
-Json replay(const KvStore& store, const SessionLoad& load, int64_t gpus) {
-  const TraceTokens tt = trace_tokens(load.trace);
-  const int64_t mean_prompt = tt.mean_input();
-  const Bytes working = store.footprint(mean_prompt) * double(load.params.working_requests);
-  const Bytes capacity = store.capacity > working ? store.capacity - working : Bytes{};
-  Json j;
-  if (const auto* turns = std::get_if<std::vector<Turn>>(&load.trace)) {
-    j = simulate_sessions(*turns, capacity, store.footprint).json();
-  } else {
-    // A prefix-cache block: the bytes per token of a KV object of the mean prompt (megablock rounding spread over it).
-    const PrefixTrace& pt = std::get<PrefixTrace>(load.trace);
-    const int64_t tokens = std::max(mean_prompt, pt.block_tokens);
-    const Bytes block(int64_t(std::ceil(double(store.footprint(tokens).raw()) * double(pt.block_tokens) / double(tokens))));
-    j = simulate_prefix_cache(pt, capacity, block).json();
-    j["block_bytes"] = block.raw();
-  }
-  j["gpus"] = gpus;
-  j["footprint_bytes_at_mean_prompt"] = store.footprint(mean_prompt).raw();
-  return j;
 }
 
 }  // namespace
@@ -480,25 +293,6 @@ Json trace_summary(const Trace& trace) {
   out["mean_session_s"] = waiting / n;
   out["sessions_alive"] = last > first ? (n - 1) / (last - first) * waiting / n : 0.0;
   return out;
-}
-
-Json run_session_loads(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<SessionLoad>& loads,
-                       const std::vector<std::string>& systems) {
-  Json out = Json::array();
-  for (const SessionLoad& l : loads) out.push_back({{"name", l.name}, {"trace", trace_summary(l.trace)}, {"systems", Json::object()}});
-  for (const std::string& name : systems) {
-    const SystemName sn = parse_system(name);
-    const Server s(m, kinds.at(sn.kind), sn.gpus);
-    const KvStore store = kv_store(m, s);
-    for (size_t i = 0; i < loads.size(); ++i) out[i]["systems"][name] = replay(store, loads[i], sn.gpus);
-  }
-  return out;
-}
-
-Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<Turn>& trace,
-                  const SessionParams& p, const std::vector<std::string>& systems) {
-  const Json loads = run_session_loads(m, kinds, {SessionLoad{"trace", p, trace}}, systems);
-  return {{"trace", loads[0]["trace"]}, {"systems", loads[0]["systems"]}};
 }
 
 }  // namespace bitline::llm

@@ -1,7 +1,5 @@
-// Multi-turn sessions and KV reuse (on the prefill side): each session's KV
-// is kept for its next turn while capacity allows, least recently used first
-// out. A turn whose session's KV is still held reuses it (only the new part
-// of the prompt is prefilled); otherwise the whole prompt is recomputed.
+// Multi-turn sessions: their traces and the synthetic agentic trace. The sessions are served, and their KV reused
+// across turns, by the request-level simulation with prefix caching (serve/sessions.hpp, `bitline accel sessions`).
 //
 // Two trace formats (JSON Lines, one record per line; docs/llm.md), told apart
 // by the keys of the first record:
@@ -15,9 +13,7 @@
 //   {"timestamp": 3052, "input_length": 7234, "output_length": 794, "hash_ids": [0, 28, 29, 30]}
 //   timestamp: milliseconds; hash_ids: one id per block of sessions.block_tokens
 //   prompt tokens (512 in Mooncake's traces); two requests whose hash_ids start
-//   with the same ids share that prefix. Replayed against a prefix cache of
-//   blocks (LRU, a prefix's head kept longest), as vLLM's and Mooncake's
-//   prefix caches keep KV.
+//   with the same ids share that prefix.
 //
 // The offered load of the synthetic trace (sessions per second, think time,
 // turns per session) is a set of sessions.* parameters; an experiment file
@@ -91,23 +87,6 @@ double session_arrival_per_s(const SessionParams& p);
 /// The most turns synthetic_trace(p) can make (sessions x turns_max); ConfigError past kMaxTraceTurns.
 int64_t synthetic_turns_max(const SessionParams& p);
 
-struct SessionResult {
-  double hit_rate = 0;       // reused tokens / reusable tokens (turns after the first)
-  double turn_hit_rate = 0;  // turns that found their KV / turns with a reusable prefix
-  double recomputed_tokens = 0, prompt_tokens = 0, reusable_tokens = 0, reused_tokens = 0;
-  int64_t evictions = 0, turns = 0;
-  Bytes capacity{};
-  Json json() const;
-};
-
-/// Replays `trace` against an LRU KV store of `capacity` bytes; `footprint(tokens)` is the bytes a session's KV occupies.
-SessionResult simulate_sessions(const std::vector<Turn>& trace, Bytes capacity, const std::function<Bytes(int64_t)>& footprint);
-/// Replays a Mooncake trace against an LRU prefix cache of `capacity` bytes holding blocks of `block_bytes` each.
-/// A request reuses its leading blocks still held (reusable: its leading blocks any earlier request had); then it
-/// holds all its blocks (as many as fit, head first), evicting other blocks least recently used first, its head
-/// the most recent so that a prefix outlives its extensions. `evictions` counts blocks.
-SessionResult simulate_prefix_cache(const PrefixTrace& trace, Bytes capacity, Bytes block_bytes);
-
 /// The trace's shape: {"format", "turns", "mean_input_tokens", "mean_output_tokens", and for bitline traces
 /// "sessions", "session_arrival_per_s", "mean_session_s", "sessions_alive"; for Mooncake's "block_tokens",
 /// "blocks"}. sessions_alive is the offered load the retention sees: the mean number of sessions waiting for a
@@ -121,13 +100,5 @@ struct SessionLoad {
   SessionParams params;
   Trace trace;
 };
-
-/// Each load on each of `systems` (KIND x GPUS), every system built once: a JSON array, one element per load,
-/// {"name", "trace": trace_summary, "systems": {system: {hit_rate, recomputed_tokens, ...}}}.
-Json run_session_loads(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<SessionLoad>& loads,
-                       const std::vector<std::string>& systems);
-/// One trace: {"systems": {name: {hit_rate, recomputed_tokens, ...}}, "trace": {...}}.
-Json run_sessions(const ModelConfig& m, const std::map<std::string, KindParams>& kinds, const std::vector<Turn>& trace,
-                  const SessionParams& p, const std::vector<std::string>& systems);
 
 }  // namespace bitline::llm

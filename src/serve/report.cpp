@@ -122,6 +122,10 @@ Json summary(const SimResult& r, const Slo& slo) {
                        {"cached_tokens", r.cached_tokens},
                        {"cached_tokens_by_tier", {{"gpu", r.cached_tokens - r.host_cached_tokens}, {"host", r.host_cached_tokens}}},
                        {"hit_rate", in_tokens > 0 ? double(r.cached_tokens) / double(in_tokens) : 0.0},
+                       {"reusable_tokens", r.reusable_tokens},
+                       {"reuse_rate", r.reusable_tokens > 0 ? double(r.cached_tokens) / double(r.reusable_tokens) : 0.0},
+                       {"requests_with_reusable", r.requests_with_reusable},
+                       {"requests_reusing", r.requests_reusing},
                        {"evicted_units", r.prefix_evictions}};
   s["energy"] = {{"board_power_w_per_gpu", r.board_power.raw()},  // the decode side's when disaggregated
                  {"gpus", r.gpus},
@@ -176,7 +180,7 @@ void write_requests(const std::filesystem::path& file, const SimResult& r) {
   if (csv)
     out +=
         "id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_j,cached_"
-        "tokens\n";
+        "tokens,cached_host_tokens\n";
   for (const auto& q : r.requests) {
     const double tpot = q.tpot_s() * 1e3;
     if (csv)

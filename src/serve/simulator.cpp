@@ -243,6 +243,14 @@ class Engine {
     r.requests_time_integral_s = area_s_;
     r.prefix_caching = p_.prefix_caching;
     for (const Seq& s : seqs_) r.cached_tokens += s.cached_tokens, r.host_cached_tokens += s.host_cached_tokens;
+    if (p_.prefix_caching) {
+      const std::vector<int64_t> reusable = reusable_prefix_tokens(w_.requests);
+      for (size_t i = 0; i < reusable.size(); ++i) {
+        r.requests[i].reusable_tokens = reusable[i];
+        r.reusable_tokens += reusable[i];
+        if (reusable[i] > 0) ++r.requests_with_reusable, r.requests_reusing += r.requests[i].cached_tokens > 0 ? 1 : 0;
+      }
+    }
     r.kv_transfers = kv_transfers_;
     r.kv_transfer_bytes = kv_transfer_bytes_;
     r.kv_transfer_time = kv_transfer_time_;

@@ -40,6 +40,7 @@ struct RequestRecord {
   double energy_j = 0;             // its share of the passes it took part in (by tokens computed), all GPUs
   int64_t cached_tokens = 0;       // prompt tokens served from the prefix cache
   int64_t host_cached_tokens = 0;  // of them, from its host tier
+  int64_t reusable_tokens = 0;     // prompt tokens an earlier request computed (reusable_prefix_tokens; prefix caching on)
   double ttft_s() const { return to_s(first_token - arrival); }
   double e2e_s() const { return to_s(finish - arrival); }
   double queueing_s() const { return to_s(scheduled - arrival); }
@@ -103,6 +104,9 @@ struct SimResult {
   bool prefix_caching = false;
   int64_t cached_tokens = 0, prefix_evictions = 0;  // prompt tokens served from the prefix cache; units evicted
   int64_t host_cached_tokens = 0;                   // of the cached tokens, from its host tier
+  // What a cache that never evicts would serve (reusable_prefix_tokens): prompt tokens, the requests with any, and of
+  // those the requests that found some of it cached.
+  int64_t reusable_tokens = 0, requests_with_reusable = 0, requests_reusing = 0;
   /// Every inter-token gap of every request, as (gap in ps, how many) runs in the order they occurred (the decodes
   /// of one pass mostly share their gap, so the runs stay short).
   std::vector<std::pair<int64_t, int64_t>> itl;

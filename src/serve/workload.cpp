@@ -8,6 +8,7 @@
 #include <numbers>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/input.hpp"
@@ -445,24 +446,50 @@ std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t l
   return reqs;
 }
 
+std::vector<int64_t> reusable_prefix_tokens(const std::vector<Request>& reqs) {
+  std::vector<int64_t> out(reqs.size(), 0);
+  std::unordered_set<uint64_t> computed;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const Request& r = reqs[i];
+    if (r.prefix.empty() || r.prefix_unit <= 0) continue;
+    const int64_t max_units = std::min<int64_t>(int64_t(r.prefix.size()), (r.input - 1) / r.prefix_unit);
+    int64_t k = 0;
+    while (k < max_units && computed.count(r.prefix[size_t(k)])) ++k;
+    out[i] = k * r.prefix_unit;
+    const int64_t units = std::min<int64_t>(int64_t(r.prefix.size()), (r.input + r.output - 1) / r.prefix_unit);
+    for (int64_t u = 0; u < units; ++u) computed.insert(r.prefix[size_t(u)]);
+  }
+  return out;
+}
+
 std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit, CsvTraceInfo* info) {
   if (file.extension() == ".csv") return read_csv_trace(file, limit, info);
+  return requests_from_trace(llm::read_any_trace(file, kTracePrefixUnit), limit, file.string());
+}
+
+std::vector<Request> requests_from_trace(const llm::Trace& tr, int64_t limit, const std::string& origin) {
   struct Row {
     double t = 0;
     int64_t input = 0, output = 0;
     std::vector<uint64_t> prefix;
-    uint64_t session = 0;  // bitline's session traces: the session's key (0: none)
+    uint64_t session = 0;  // bitline's session traces: the session's number (0: none)
     int64_t turn = 0;
   };
   std::vector<Row> rows;
-  const llm::Trace tr = llm::read_any_trace(file, kTracePrefixUnit);
   int64_t unit = kTracePrefixUnit;
+  const auto check_lengths = [&](int64_t input, int64_t output) {
+    if (input < 1 || output < 1 || input > kMaxTokens || output > kMaxTokens)
+      throw ConfigError(
+          fmt::format("{}: a request of {} prompt and {} output tokens: need 1 to {} each", origin, input, output, kMaxTokens));
+  };
   if (const auto* turns = std::get_if<std::vector<llm::Turn>>(&tr)) {
     // A session's turn k + 1 starts with turn k's prompt and output: the keys of its context's units are the
     // session's, numbered from its start, so a later turn's leading keys are an earlier turn's.
+    std::unordered_map<std::string, uint64_t> ids;  // session name -> 1, 2, ...
     for (const auto& t : *turns) {
+      check_lengths(t.input, t.output);  // (before its prefix keys are made)
       const uint64_t base = fnv1a(t.session);
-      Row r{t.timestamp, t.input, t.output, {}, base | 1, t.turn};
+      Row r{t.timestamp, t.input, t.output, {}, ids.try_emplace(t.session, ids.size() + 1).first->second, t.turn};
       const int64_t units = (t.input + t.output) / unit;
       r.prefix.reserve(size_t(units));
       for (int64_t k = 0; k < units; ++k) r.prefix.push_back(mix64(base ^ mix64(uint64_t(k) + 0x9e3779b97f4a7c15ull)));
@@ -471,17 +498,18 @@ std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit
   } else {
     const auto& pt = std::get<llm::PrefixTrace>(tr);
     unit = pt.block_tokens;
-    for (const auto& q : pt.requests) rows.push_back({q.timestamp, q.input, q.output, q.prefix});
+    for (const auto& q : pt.requests) {
+      check_lengths(q.input, q.output);
+      rows.push_back({q.timestamp, q.input, q.output, q.prefix});
+    }
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.t < b.t; });
   if (limit > 0 && int64_t(rows.size()) > limit) rows.resize(size_t(limit));
-  if (rows.empty()) throw ConfigError(fmt::format("{}: no requests in the trace", file.string()));
-  if (rows.back().t - rows.front().t > 4e6) throw ConfigError(fmt::format("{}: the trace spans more than 4e6 s", file.string()));
+  if (rows.empty()) throw ConfigError(fmt::format("{}: no requests in the trace", origin));
+  if (rows.back().t - rows.front().t > 4e6) throw ConfigError(fmt::format("{}: the trace spans more than 4e6 s", origin));
   std::vector<Request> reqs;
   for (const Row& r : rows) {
-    if (r.input < 1 || r.output < 1 || r.input > kMaxTokens || r.output > kMaxTokens)
-      throw ConfigError(
-          fmt::format("{}: a request of {} prompt and {} output tokens: need 1 to {} each", file.string(), r.input, r.output, kMaxTokens));
+    check_lengths(r.input, r.output);
     Request q;
     q.id = int64_t(reqs.size());
     q.arrival = Time(int64_t(std::llround((r.t - rows.front().t) * 1e12)));
@@ -493,7 +521,7 @@ std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit
   }
   // A session's turns in turn order (the trace's times order them; ties by turn number): each links to its next.
   std::unordered_map<uint64_t, std::vector<size_t>> sessions;
-  for (size_t i = 0; i < rows.size() && i < reqs.size(); ++i)
+  for (size_t i = 0; i < rows.size(); ++i)
     if (rows[i].session != 0) sessions[rows[i].session].push_back(i);
   for (auto& [key, turns] : sessions) {
     std::stable_sort(turns.begin(), turns.end(), [&](size_t a, size_t b) { return rows[a].turn < rows[b].turn; });

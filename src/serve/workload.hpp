@@ -17,6 +17,7 @@
 
 #include "core/rng.hpp"
 #include "core/units.hpp"
+#include "llm/sessions.hpp"
 
 namespace bitline::serve {
 
@@ -80,6 +81,18 @@ std::vector<Request> sample_lengths(int64_t count, const std::vector<Request>& p
 /// variation of the gaps; 1 = Poisson). The first request arrives after one gap. ConfigError for a rate that is not
 /// finite and positive, or a cv that is not.
 void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind kind, double cv, uint64_t seed);
+
+/// The prompt tokens each request of `reqs` could take from a prefix cache that never evicts: its leading prefix units
+/// (at most up to its last prompt token, which the engine always computes) that an earlier request of the list computed
+/// (its prompt and its output but the last token), in list order. What a prefix cache's hits are measured against
+/// (`summary.prefix_cache.reuse_rate`); 0 for requests without prefixes.
+std::vector<int64_t> reusable_prefix_tokens(const std::vector<Request>& reqs);
+
+/// The requests of a sessions trace: each turn (or Mooncake request) a request, sorted by time (ties in trace order),
+/// arrivals relative to the first, with its prefix keys (serve.prefix_caching) and, for session turns, the link to
+/// the session's next turn (Request::next_turn). At most `limit` (0: all). ConfigError naming `origin` for a request
+/// of 0 or too many tokens, or a trace of no requests or spanning more than 4e6 s.
+std::vector<Request> requests_from_trace(const llm::Trace& trace, int64_t limit, const std::string& origin);
 
 /// The CSV trace formats `read_csv_trace` knows, by their header.
 enum class CsvTraceFormat { Azure, BurstGpt };

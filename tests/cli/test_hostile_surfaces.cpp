@@ -194,17 +194,15 @@ TEST_F(HostileSurfaces, EvaluationMatricesAreBounded) {
 }
 
 TEST_F(HostileSurfaces, LongRunsAreRefusedWithTheirEstimate) {
-  // 1,100,001 replay steps per system (one request of 1.1 M prefix blocks) on the experiment's 4 systems: 4.4 M.
-  std::string ids;
-  ids.reserve(9000000);
-  for (int i = 0; i < 1100000; ++i) {
-    if (i) ids += ',';
-    ids += std::to_string(i);
-  }
-  const std::string trace =
-      write("mooncake.jsonl", "{\"timestamp\": 0, \"input_length\": 1073741824, \"output_length\": 1, \"hash_ids\": [" + ids + "]}\n");
-  expect_refused("accel sessions --trace " + trace + " --json " + out(),
-                 {"--trace", "mooncake.jsonl", "4400004 replay steps", "x 4 systems", "more than the 4000000", "estimated 11 s"});
+  // 300 turns of 4 M output tokens on the experiment's 4 systems: 4.8e9 output tokens to serve, over the 4e9 one run
+  // may take (~50 ns a token: 240 s on one core).
+  std::string turns;
+  for (int s = 0; s < 300; ++s)
+    turns += "{\"session\": " + std::to_string(s) +
+             ", \"turn\": 1, \"input_tokens\": 1000, \"output_tokens\": 4000000, \"timestamp\": " + std::to_string(s) + "}\n";
+  const std::string trace = write("long.jsonl", turns);
+  expect_refused("accel sessions --trace " + trace + " --json " + out(), {"--trace", "long.jsonl", "4.8e+09 output tokens to simulate",
+                                                                          "1 loads x 4 systems", "more than the 4e+09", "estimated 240 s"});
   expect_refused("cosmos write-bw --bytes 1TiB --json " + out(), {"--bytes 1TiB", "more than the 256GiB", "estimated 32 s"});
   // 1,200 BMI and 1,301 IMS points on 4 systems: 10,004 runs.
   std::string months;

@@ -59,10 +59,15 @@ TEST(ServeCli, RunWritesTheSummaryNamesAndOneRecordPerRequest) {
   ASSERT_EQ(r.rc, 0) << r.out;
   const std::string c = slurp(csv);
   EXPECT_EQ(c.rfind("id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_"
-                    "j,cached_tokens\n",
+                    "j,cached_tokens,cached_host_tokens\n",
                     0),
             0u);
   EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 201);
+  // Every row has the header's columns.
+  std::istringstream lines(c);
+  std::string header, row;
+  std::getline(lines, header);
+  while (std::getline(lines, row)) EXPECT_EQ(std::count(row.begin(), row.end(), ','), std::count(header.begin(), header.end(), ',')) << row;
 }
 
 TEST(ServeCli, AChromeTraceHasOnePassPerIteration) {

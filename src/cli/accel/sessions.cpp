@@ -1,5 +1,6 @@
-// `bitline accel sessions`: multi-turn KV reuse (LRU retention) on several systems, from an experiment file (by
-// default the paper's, configs/experiments/flashaccel-sessions.yaml) or a trace.
+// `bitline accel sessions`: multi-turn KV reuse on several systems, from an experiment file (by default the paper's,
+// configs/experiments/flashaccel-sessions.yaml) or a trace: every load served on every system by the request-level
+// simulation with prefix caching (serve/sessions.hpp).
 #include <fmt/format.h>
 
 #include <memory>
@@ -8,8 +9,11 @@
 #include "cli/accel/common.hpp"
 #include "core/error.hpp"
 #include "core/param_dump.hpp"
+#include "core/params.hpp"
+#include "core/worker_pool.hpp"
 #include "llm/experiment.hpp"
 #include "llm/sessions.hpp"
+#include "serve/sessions.hpp"
 
 namespace bitline::cli::accel {
 namespace {
@@ -18,6 +22,7 @@ using namespace bitline::llm;
 
 struct SessionsOpts {
   std::string json, trace, model;
+  int threads = WorkerPool::hardware_threads();
   bool quiet = false;
 };
 
@@ -50,33 +55,6 @@ std::vector<SessionLoad> session_loads(const KindOptions& k, const SessionsExper
   loads.push_back({"base", sp, synthetic_trace(sp)});
   for (size_t i = 0; i < ex.loads.size(); ++i) loads.push_back({ex.loads[i].name, ps[i + 1], synthetic_trace(ps[i + 1])});
   return loads;
-}
-
-/// Most replay steps of one `accel sessions` run: every turn (or Mooncake request) and every prefix block of every load
-/// is a step of the LRU replay on each system, 2-3 us each (measured on this project's 2-core machine: the paper's
-/// experiment, 413,815 turns on 4 systems, 3.2 s; a synthetic Mooncake trace of 400,000 requests and 6.4 M blocks on 4
-/// systems, 77 s). 4 M steps keep a run near 10 s; the paper's experiment is 1.7 M (docs/commands.md, "Work budgets").
-constexpr double kMaxReplaySteps = 4e6;
-constexpr double kReplayStepSeconds = 2.5e-6;
-
-/// The replay's work, estimated from the loads before any system runs; ConfigError with the estimate above the budget.
-void check_replay_budget(const std::vector<SessionLoad>& loads, size_t systems, const std::string& what) {
-  double steps = 0;
-  for (const SessionLoad& l : loads) {
-    if (const auto* turns = std::get_if<std::vector<Turn>>(&l.trace)) {
-      steps += double(turns->size());
-    } else {
-      const PrefixTrace& pt = std::get<PrefixTrace>(l.trace);
-      steps += double(pt.requests.size());
-      for (const PrefixRequest& q : pt.requests) steps += double(q.prefix.size());
-    }
-  }
-  const double total = steps * double(systems);
-  if (total > kMaxReplaySteps)
-    throw ConfigError(
-        fmt::format("{}: {:.0f} replay steps ({:.0f} turns, requests and prefix blocks x {} systems), more than the "
-                    "{:.0f} one run may take (estimated {:.0f} s); give fewer systems or a shorter trace",
-                    what, total, steps, systems, kMaxReplaySteps, total * kReplayStepSeconds));
 }
 
 /// The results of run_session_loads as written: the base trace and systems, then each load with what it offered.
@@ -112,9 +90,12 @@ void print_sessions(const Json& j, const SessionsExperiment& ex, const std::stri
                t["turns"].get<int64_t>(), t["blocks"].get<int64_t>(), t["block_tokens"].get<int64_t>(),
                t["mean_input_tokens"].get<double>(), t["mean_output_tokens"].get<double>(), model);
   for (const auto& [name, v] : j["systems"].items())
-    fmt::print("  {:<8} retention {:>8.1f} GB: hit rate {:.3f}, recomputed {:.4g} tokens ({:.1f}% of prompts)\n", name,
-               v["retention_bytes"].get<double>() * 1e-9, v["hit_rate"].get<double>(), v["recomputed_tokens"].get<double>(),
-               100 * v["recomputed_fraction"].get<double>());
+    fmt::print(
+        "  {:<8} KV memory {:>8.1f} GB: hit rate {:.3f}, recomputed {:.4g} tokens ({:.1f}% of prompts), TTFT mean {:.0f} ms, "
+        "p99 {:.0f} ms\n",
+        name, v["retention_bytes"].get<double>() * 1e-9, v["hit_rate"].get<double>(), v["recomputed_tokens"].get<double>(),
+        100 * v["recomputed_fraction"].get<double>(), v["serve"]["ttft_ms"]["mean"].get<double>(),
+        v["serve"]["ttft_ms"]["p99"].get<double>());
   if (replayed_trace && !ex.loads.empty())
     fmt::print("(the experiment's {} loads vary the synthetic trace; a trace is replayed at its own load)\n", ex.loads.size());
   if (j["loads"].empty()) return;
@@ -144,20 +125,24 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   if (sp.model.empty()) sp.model = ex.model;
   const ModelConfig m = load_model(sp.model);
   const std::vector<SessionLoad> loads = session_loads(k, ex, kind, sp, o.trace, file);
-  check_replay_budget(loads, ex.systems.size(), o.trace.empty() ? file : "--trace " + o.trace);
-  // One system at a time (run_session_loads builds each once; the result is the same), with progress on stderr.
+  std::vector<serve::SessionSystem> systems;
+  for (const std::string& name : ex.systems) {
+    const std::string kn = parse_system(name).kind;
+    systems.push_back({name, kinds.at(kn), load_params<serve::ServeParams>(k.tree(kn, ex.set), "serve")});
+  }
+  // Every load on every system, in parallel, with progress on stderr.
   Json runs;
-  for (size_t i = 0; i < ex.systems.size(); ++i) {
-    const Json r = run_session_loads(m, kinds, loads, {ex.systems[i]});
-    if (i == 0)
-      runs = r;
-    else
-      for (size_t l = 0; l < r.size(); ++l) runs[l]["systems"][ex.systems[i]] = r[l]["systems"][ex.systems[i]];
-    if (!o.quiet) print_progress(i + 1, ex.systems.size(), ex.systems[i]);
+  try {
+    runs = serve::run_session_loads(m, systems, loads, o.threads, [&](size_t done, size_t all, const std::string& what) {
+      if (!o.quiet) print_progress(done, all, what);
+    });
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {}", o.trace.empty() ? file : "--trace " + o.trace, e.what()));
   }
   Json j = sessions_json(runs, loads, o.trace);
   j["config"] = config_json(kinds, &k, ex.set);
   j["config"]["sessions"] = dump_params(sp);
+  for (const serve::SessionSystem& s : systems) j["config"][std::string(parse_system(s.name).kind)]["serve"] = dump_params(s.serve);
   if (!o.json.empty()) write_json_file(o.json, j);
   print_sessions(j, ex, m.name, !o.trace.empty());
   if (!o.json.empty()) fmt::print("wrote {}\n", o.json);
@@ -166,7 +151,8 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
 }  // namespace
 
 void add_sessions(CLI::App& accel) {
-  auto* cmd = accel.add_subcommand("sessions", "multi-turn KV reuse: hit rate and recomputed tokens with LRU retention");
+  auto* cmd = accel.add_subcommand("sessions",
+                                   "multi-turn KV reuse on the serving simulation: prefix-cache hit rate, recomputed tokens and latency");
   auto k = std::make_shared<KindOptions>();
   auto x = std::make_shared<ExperimentOption>();
   auto o = std::make_shared<SessionsOpts>();
@@ -177,6 +163,8 @@ void add_sessions(CLI::App& accel) {
                   "JSONL trace: bitline's (session, turn, input_tokens, output_tokens, timestamp) or Mooncake's (timestamp, "
                   "input_length, output_length, hash_ids); default: synthetic agentic sessions at each load of the experiment");
   cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
+  cmd->add_option("--threads", o->threads, "simulations run at once (default: the machine's threads); the results are the same")
+      ->check(CLI::Range(1, 1024));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([k, o, x] { run_sessions(*k, *o, x->file); });
 }
