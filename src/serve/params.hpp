@@ -17,6 +17,9 @@ const Registry<SchedulerKind>& schedulers();
 /// serve.preemption (table in serve/scheduler.cpp).
 enum class PreemptionMode { Recompute, Swap };
 const Registry<PreemptionMode>& preemption_modes();
+/// serve.kv_transfer (table in serve/simulator.cpp): the link a disaggregated request's KV crosses.
+enum class KvTransferLink { Rdma, Nvlink };
+const Registry<KvTransferLink>& kv_transfer_links();
 
 struct ServeParams {
   Choice<SchedulerKind, schedulers> scheduler;
@@ -31,6 +34,7 @@ struct ServeParams {
   Bytes swap_space{};
   Bytes prefix_host_cache{};
   Bandwidth host_link{};
+  Choice<KvTransferLink, kv_transfer_links> kv_transfer;
 
   template <class V>
   void visit(V& v) {
@@ -104,6 +108,13 @@ struct ServeParams {
                             "datasheets); a100.yaml sets PCIe Gen4's 32 GB/s",
                   .min = 1e6,
                   .max = 1e15});
+    v(kv_transfer, {.name = "kv_transfer",
+                    .def = "rdma",
+                    .desc = "disaggregation: the link a prompt's KV crosses from the prefill to the decode instance: rdma "
+                            "(llm.network.rdma per GPU, instances on different nodes) or nvlink (llm.network.nvlink per GPU, "
+                            "the two instances in one NVLink domain of llm.network.gpus_per_node GPUs)",
+                    .source = "DistServe (Zhong et al., OSDI 2024): KV over NVLink when prefill and decode share a node, "
+                              "over the network otherwise; Mooncake (FAST 2025): RDMA between nodes"});
     v(buckets_per_octave, {.name = "buckets_per_octave",
                            .def = "16",
                            .desc = "memoised iteration times: batch sizes and token counts above exact_below are timed at "

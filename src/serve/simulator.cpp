@@ -404,9 +404,10 @@ class Engine {
     }
   }
 
-  /// The prompt's KV, every layer, from the prefill instance's GPUs to the decode instance's over RDMA: it is on the
-  /// GPUs of one attention rank on each side (gpus / ranks: all of a tensor-parallel instance, one GPU of a
-  /// data-parallel one), each of the smaller side's moving its share at llm.network.rdma, after the RDMA latency.
+  /// The prompt's KV, every layer, from the prefill instance's GPUs to the decode instance's over the link of
+  /// serve.kv_transfer: it is on the GPUs of one attention rank on each side (gpus / ranks: all of a tensor-parallel
+  /// instance, one GPU of a data-parallel one), each of the smaller side's moving its share at the link's bandwidth
+  /// per GPU (llm.network.rdma or nvlink), after the link's latency.
   Time kv_transfer_time(const Seq& s) {
     const llm::Server& ps = *c_.prefill.server;
     const KvMemory& pm = inst_.front()->mem;
@@ -414,8 +415,10 @@ class Engine {
     const int64_t sp = ps.deployment().gpus / pm.ranks, sd = c_.decode.server->deployment().gpus / dm.ranks;
     const double bytes = double(pm.kv_bytes_per_token) * double(sp) * double(s.computed);
     kv_transfer_bytes_ += bytes;
-    const double rate = ps.params().llm.network.rdma.raw() * double(std::max<int64_t>(1, std::min(sp, sd)));
-    return ps.params().llm.network.rdma_latency + Time(int64_t(std::llround(bytes / rate * 1e12)));
+    const llm::NetworkParams& net = ps.params().llm.network;
+    const bool nvlink = *p_.kv_transfer == KvTransferLink::Nvlink;
+    const double rate = (nvlink ? net.nvlink : net.rdma).raw() * double(std::max<int64_t>(1, std::min(sp, sd)));
+    return (nvlink ? net.nvlink_latency : net.rdma_latency) + Time(int64_t(std::llround(bytes / rate * 1e12)));
   }
 
   void add_gap(RequestRecord& r, Time gap) {
@@ -485,6 +488,14 @@ class Engine {
 
 }  // namespace
 
+const Registry<KvTransferLink>& kv_transfer_links() {
+  static const Registry<KvTransferLink> r(
+      "KV transfer link",
+      {{"rdma", "between nodes: llm.network.rdma per GPU after llm.network.rdma_latency", KvTransferLink::Rdma},
+       {"nvlink", "inside one NVLink domain: llm.network.nvlink per GPU after llm.network.nvlink_latency", KvTransferLink::Nvlink}});
+  return r;
+}
+
 SimResult simulate(const Cluster& c, const ServeParams& p, Workload w) {
   if (w.requests.empty()) throw ConfigError("serve: no requests to simulate");
   if (w.concurrency < 0 || w.concurrency > int64_t(w.requests.size()))
@@ -496,6 +507,16 @@ SimResult simulate(const Cluster& c, const ServeParams& p, Workload w) {
           fmt::format("request {}: {} prompt and {} output tokens: every request needs at least one of each", r.id, r.input, r.output));
   if (c.disaggregated() && (c.prefill.count < 1 || c.decode.count < 1 || !c.prefill.server || !c.decode.server))
     throw ConfigError("serve: a disaggregated deployment needs at least one prefill and one decode instance");
+  if (c.disaggregated() && *p.kv_transfer == KvTransferLink::Nvlink) {
+    // Over NVLink a prefill instance and a decode instance must share one NVLink domain.
+    const int64_t pg = c.prefill.server->deployment().gpus, dg = c.decode.server->deployment().gpus;
+    const int64_t domain = c.prefill.server->params().llm.network.gpus_per_node;
+    if (pg + dg > domain)
+      throw ConfigError(
+          fmt::format("serve.kv_transfer = nvlink: a prefill instance ({} GPUs) and a decode instance ({} GPUs) do not fit "
+                      "in one NVLink domain of llm.network.gpus_per_node = {} GPUs; use rdma, or a larger domain",
+                      pg, dg, domain));
+  }
   Engine e(c, p, std::move(w));
   return e.run();
 }

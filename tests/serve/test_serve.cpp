@@ -551,6 +551,26 @@ TEST(ServeDisaggregation, ALoneRequestIsItsPrefillItsKvTransferAndItsDecodes) {
   EXPECT_EQ(d.instances.size(), 2u);
   EXPECT_EQ(d.instances[0]["role"], "prefill");
   EXPECT_EQ(d.instances[1]["role"], "decode");
+  // Over NVLink (serve.kv_transfer = nvlink: both instances in one NVLink domain) the same bytes at llm.network.nvlink.
+  ServeParams nv = params();
+  nv.kv_transfer = KvTransferLink::Nvlink;
+  const SimResult n = simulate(c, nv, w);
+  EXPECT_NEAR(to_s(n.kv_transfer_time) / 3, to_s(net.nvlink_latency) + bytes / net.nvlink.raw(), 1e-9);
+  EXPECT_LT(n.requests[0].e2e_s(), d.requests[0].e2e_s());
+  // Instances that together exceed the NVLink domain (llm.network.gpus_per_node) cannot use it.
+  llm::KindParams small = f.k;
+  small.llm.network.gpus_per_node = 1;
+  const llm::Server one(f.m, small, 1);
+  Cluster c1;
+  c1.prefill = {&one, 1};
+  c1.decode = {&one, 1};
+  try {
+    simulate(c1, nv, w);
+    FAIL() << "not refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("serve.kv_transfer = nvlink"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpus_per_node = 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ServeDisaggregation, DecodesNoLongerWaitBehindPrefillsAndTheLawsHold) {
