@@ -155,13 +155,18 @@ void BlockManager::finish(Seq& s) {
   release(s);
 }
 
+void enqueue_waiting(EngineState& st, int32_t i) {
+  const auto before = [&](int32_t a, int32_t b) {
+    const Time ta = st.seqs[size_t(a)].arrived, tb = st.seqs[size_t(b)].arrived;
+    return ta < tb || (ta == tb && a < b);
+  };
+  st.waiting.insert(std::lower_bound(st.waiting.begin(), st.waiting.end(), i, before), i);
+}
+
 namespace {
 
-/// Back to the waiting queue, in arrival order (requests are numbered in arrival order).
-void requeue(EngineState& st, int32_t i) {
-  const auto pos = std::lower_bound(st.waiting.begin(), st.waiting.end(), i);
-  st.waiting.insert(pos, i);
-}
+/// Back to the waiting queue, in arrival order.
+void requeue(EngineState& st, int32_t i) { enqueue_waiting(st, i); }
 
 /// Preemption of running request `i`: swapped out to host memory when the mode is swap and the host holds its
 /// blocks (its KV kept, the copy in this pass: `b.swap_out_blocks`); otherwise by recompute (its prefix references

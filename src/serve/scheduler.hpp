@@ -53,6 +53,7 @@ struct Seq {
   int64_t swapped = 0;                            // blocks of its KV in host memory (Phase::Swapped)
   int64_t preemptions = 0;
   uint64_t stamp = 0;  // the pass that last scheduled it (EngineState::pass)
+  Time arrived{};      // when it arrived (first come, first served: by this, then by request number)
   Phase phase = Phase::Waiting;
   bool running() const { return phase == Phase::Prefill || phase == Phase::Decode; }
   /// Tokens the (re)prefill must compute: the prompt and, after a preemption, the tokens generated before it.
@@ -170,6 +171,10 @@ struct EngineState {
   int64_t host_free_blocks = 0;
   int64_t swaps_out = 0, swaps_in = 0, swapped_blocks = 0;  // swapped_blocks: out and in, all passes
 };
+
+/// Puts request `i` in the waiting queue in arrival order (Seq::arrived, then request number; a session's later turn
+/// is numbered by its trace time but arrives when its previous turn is answered).
+void enqueue_waiting(EngineState& st, int32_t i);
 
 /// The next iteration's batch (it may preempt running requests, which go back to `waiting`). Empty when nothing can run.
 Batch schedule(SchedulerKind kind, const ServeParams& p, EngineState& st);

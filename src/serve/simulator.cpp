@@ -307,12 +307,11 @@ class Engine {
     return best;
   }
 
-  static void enqueue(EngineState& st, int32_t i) {  // in arrival order (requests are numbered in it)
-    st.waiting.insert(std::lower_bound(st.waiting.begin(), st.waiting.end(), i), i);
-  }
+  static void enqueue(EngineState& st, int32_t i) { enqueue_waiting(st, i); }
 
   void arrive(int32_t i, Time now) {
     rec_[size_t(i)].arrival = now;
+    seqs_[size_t(i)].arrived = now;
     ++in_system_;
     const size_t k = c_.disaggregated() ? pick(Role::Prefill) : 0;
     enqueue(inst_[k]->st, i);

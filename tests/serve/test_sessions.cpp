@@ -11,6 +11,7 @@
 #include "../llm/llm_test_util.hpp"
 #include "core/error.hpp"
 #include "core/params.hpp"
+#include "serve/scheduler.hpp"
 #include "serve/sessions.hpp"
 
 using namespace bitline;
@@ -107,4 +108,15 @@ TEST(ServeSessions, AnExperimentOverItsWorkBudgetIsRefusedBeforeItRuns) {
     EXPECT_NE(std::string(e.what()).find("output tokens to simulate"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("more than the 4e+09"), std::string::npos) << e.what();
   }
+}
+
+TEST(ServeSessions, TheWaitingQueueIsInArrivalOrderNotRequestNumber) {
+  // A session's later turn is numbered by its trace time but arrives when its previous turn is answered: request 1
+  // (arrived at 5 s) waits behind request 3 (arrived at 2 s); equal times keep request number order.
+  std::vector<Seq> seqs(5);
+  const double at[] = {1, 5, 2, 2, 7};
+  for (size_t i = 0; i < seqs.size(); ++i) seqs[i].arrived = sec(at[i]);
+  EngineState st{seqs, {}, {}, BlockManager(100, 16, 0.0), 0, 0, 0, {}, 0, 0, 0, 0};
+  for (int32_t i : {4, 1, 3, 0, 2}) enqueue_waiting(st, i);
+  EXPECT_EQ(std::vector<int32_t>(st.waiting.begin(), st.waiting.end()), (std::vector<int32_t>{0, 2, 3, 1, 4}));
 }
