@@ -142,3 +142,65 @@ TEST(HbfLayout, SyntheticWeightsAreDeclaredInCheckpointOrder) {
 
 }  // namespace
 }  // namespace bitline::hbf
+
+namespace bitline::hbf {
+namespace {
+
+TEST(HbfKvLayout, EveryRegisteredLayoutHasItsClassAndAPlacementHoldsIt) {
+  // Each name of serving.kv_layout gives a class that says it is that layout; a placement built with the policy holds
+  // that class (the runtime and the serving model ask it, never the enum). Only the paged layout cuts KV into blocks.
+  const System sys = test::small_system(2, 2, 4, 2, 64, 16, "4KiB");  // 8 megaplanes of 8 KiB megapages
+  const auto& r = kv_layouts();
+  for (size_t i = 0; i < r.size(); ++i) {
+    const KvLayout k = r.value(i);
+    EXPECT_EQ(kv_layout_policy(k).kind(), k) << r.names()[i];
+    KvPolicy p;
+    p.layout = k;
+    const KvPlacement placement(sys, p);
+    EXPECT_EQ(&placement.layout(), &kv_layout_policy(k)) << r.names()[i];
+    EXPECT_EQ(placement.layout().whole_blocks(), k == KvLayout::Paged) << r.names()[i];
+  }
+}
+
+TEST(HbfKvLayout, EachLayoutsReadsAreItsLoads) {
+  // place() with a sink emits, per megaplane, exactly the reads its loads count, in tiles that cover them all.
+  const System sys = test::small_system(2, 2, 4, 2, 64, 16, "4KiB");  // 8 megaplanes of 8 KiB megapages
+  struct Count final : KvReadSink {
+    std::vector<int64_t> reads;
+    int64_t tiles = 0, in_tile = 0, empty_tiles = 0;
+    void read(int64_t d, int64_t) override { ++reads[size_t(d)], ++in_tile; }
+    void end_tile() override { ++tiles, empty_tiles += in_tile == 0 ? 1 : 0, in_tile = 0; }
+  };
+  const std::vector<int64_t> contexts = {5000, 12000, 700, 30000};
+  for (KvLayout k : {KvLayout::FlashAccel, KvLayout::Scatter, KvLayout::Paged}) {
+    KvPolicy p;
+    p.layout = k;
+    const KvPlacement placement(sys, p);
+    LayerKv kv;
+    kv.contexts = contexts;
+    kv.token_bytes = 512;
+    kv.tokens_per_slice = sys.megapage().raw() / kv.token_bytes;
+    kv.block_tokens = p.block_bytes / kv.token_bytes;
+    kv.streams = 4;
+    kv.layer = 2;
+    kv.replica_budget = 0;
+    std::vector<int64_t> loads;
+    Count sink;
+    sink.reads.assign(size_t(placement.megaplanes()), 0);
+    KvTiling tiling;
+    tiling.queue = 7;
+    const LayerReads r = placement.layout().place(placement, kv, loads, &sink, tiling);
+    EXPECT_EQ(sink.reads, loads) << int(k);
+    int64_t total = 0;
+    for (int64_t l : loads) total += l;
+    EXPECT_EQ(total, r.flash_reads) << int(k);
+    EXPECT_GT(r.flash_reads, 0) << int(k);
+    EXPECT_LE(r.flash_reads, placement.layout().max_reads(placement, kv)) << int(k);
+    EXPECT_GT(sink.tiles, 0) << int(k);
+    EXPECT_EQ(sink.empty_tiles, 0) << int(k);
+    EXPECT_EQ(sink.in_tile, 0) << int(k);  // the last tile is closed
+  }
+}
+
+}  // namespace
+}  // namespace bitline::hbf
