@@ -70,9 +70,18 @@ Json run_session_loads(const llm::ModelConfig& m, const std::vector<SessionSyste
   double out_tokens = 0;
   std::vector<std::vector<Request>> reqs;
   int64_t longest = 0;
+  int64_t keys = 0;
   for (const llm::SessionLoad& l : loads) {
-    reqs.push_back(requests_from_trace(l.trace, 0, l.name));
-    for (const Request& q : reqs.back()) out_tokens += double(q.output), longest = std::max(longest, q.input + q.output);
+    reqs.push_back(requests_from_trace(l.trace, 0, fmt::format("load '{}'", l.name)));
+    for (const Request& q : reqs.back()) {
+      out_tokens += double(q.output), longest = std::max(longest, q.input + q.output);
+      keys += int64_t(q.prefix.size());
+    }
+    if (keys > kMaxSessionPrefixKeys)
+      throw ConfigError(
+          fmt::format("the loads' turns make more than {} prefix keys together (at load '{}'; about 80 B each while "
+                      "served); give fewer loads or sessions",
+                      kMaxSessionPrefixKeys, l.name));
   }
   const double total = out_tokens * double(systems.size());
   if (total > kMaxSessionOutputTokens)

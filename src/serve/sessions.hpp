@@ -26,6 +26,9 @@ namespace bitline::serve {
 /// one core, half on two threads). Checked before any simulation runs (docs/commands.md, "Work budgets").
 inline constexpr double kMaxSessionOutputTokens = 4e9;
 inline constexpr double kSessionSecondsPerToken = 50e-9;
+/// Prefix keys (one per 512 tokens of a turn's context) of all loads together: 2^24, about 1.3 GB at ~80 B each while
+/// served (the paper's experiment: 4.3 M). Each load is also held to llm::kMaxTraceBlocks (requests_from_trace).
+inline constexpr int64_t kMaxSessionPrefixKeys = int64_t(1) << 24;
 
 /// One system of the experiment: a KIND x GPUS name and its kind's parameters and `serve` section.
 struct SessionSystem {

@@ -483,11 +483,21 @@ std::vector<Request> requests_from_trace(const llm::Trace& tr, int64_t limit, co
           fmt::format("{}: a request of {} prompt and {} output tokens: need 1 to {} each", origin, input, output, kMaxTokens));
   };
   if (const auto* turns = std::get_if<std::vector<llm::Turn>>(&tr)) {
+    // The prefix keys they need (8 B each, and a hash-set entry while reuse is measured), before any is made.
+    int64_t keys = 0;
+    for (const auto& t : *turns) {
+      check_lengths(t.input, t.output);
+      keys += (t.input + t.output) / unit;
+    }
+    if (keys > llm::kMaxTraceBlocks)
+      throw ConfigError(
+          fmt::format("{}: the turns' contexts make {} prefix keys of {} tokens, more than the {} a trace may have "
+                      "(about 80 B each while served); give fewer or shorter turns",
+                      origin, keys, unit, llm::kMaxTraceBlocks));
     // A session's turn k + 1 starts with turn k's prompt and output: the keys of its context's units are the
     // session's, numbered from its start, so a later turn's leading keys are an earlier turn's.
     std::unordered_map<std::string, uint64_t> ids;  // session name -> 1, 2, ...
     for (const auto& t : *turns) {
-      check_lengths(t.input, t.output);  // (before its prefix keys are made)
       const uint64_t base = fnv1a(t.session);
       Row r{t.timestamp, t.input, t.output, {}, ids.try_emplace(t.session, ids.size() + 1).first->second, t.turn};
       const int64_t units = (t.input + t.output) / unit;

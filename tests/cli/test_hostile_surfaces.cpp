@@ -203,6 +203,14 @@ TEST_F(HostileSurfaces, LongRunsAreRefusedWithTheirEstimate) {
   const std::string trace = write("long.jsonl", turns);
   expect_refused("accel sessions --trace " + trace + " --json " + out(), {"--trace", "long.jsonl", "4.8e+09 output tokens to simulate",
                                                                           "1 loads x 4 systems", "more than the 4e+09", "estimated 240 s"});
+  // 1,100 turns of 4 M prompt tokens: 8.6 M prefix keys of 512 tokens, over the 2^23 a trace may make; refused before
+  // any is made (they would take ~700 MB).
+  std::string wide;
+  for (int s = 0; s < 1100; ++s)
+    wide += "{\"session\": " + std::to_string(s) +
+            ", \"turn\": 1, \"input_tokens\": 4000000, \"output_tokens\": 1, \"timestamp\": " + std::to_string(s) + "}\n";
+  expect_refused("accel sessions --trace " + write("wide.jsonl", wide) + " --json " + out(),
+                 {"wide.jsonl", "8593200 prefix keys of 512 tokens", "more than the 8388608"});
   expect_refused("cosmos write-bw --bytes 1TiB --json " + out(), {"--bytes 1TiB", "more than the 256GiB", "estimated 32 s"});
   // 1,200 BMI and 1,301 IMS points on 4 systems: 10,004 runs.
   std::string months;

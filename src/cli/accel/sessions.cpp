@@ -97,7 +97,7 @@ void print_sessions(const Json& j, const SessionsExperiment& ex, const std::stri
         100 * v["recomputed_fraction"].get<double>(), v["serve"]["ttft_ms"]["mean"].get<double>(),
         v["serve"]["ttft_ms"]["p99"].get<double>());
   if (replayed_trace && !ex.loads.empty())
-    fmt::print("(the experiment's {} loads vary the synthetic trace; a trace is replayed at its own load)\n", ex.loads.size());
+    fmt::print("(the experiment's {} loads vary the synthetic trace; a trace is served at its own load)\n", ex.loads.size());
   if (j["loads"].empty()) return;
   fmt::print(
       "hit rate (recomputed share of prompt tokens) by offered load; alive = sessions waiting for a next turn "
