@@ -22,7 +22,6 @@
 #include "core/worker_pool.hpp"
 #include "llm/deployment.hpp"
 #include "serve/report.hpp"
-#include "serve/sessions.hpp"
 #include "serve/simulator.hpp"
 
 namespace bitline::cli {

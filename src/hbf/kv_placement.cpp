@@ -208,21 +208,6 @@ int64_t KvPlacement::offload(std::vector<int64_t>& loads, int64_t total, int64_t
 
 namespace {
 
-/// Reads in queue order, a tile every `queue` reads (scatter and paged: the kernel queues a request's reads one
-/// after the other).
-struct QueueTiler {
-  KvReadSink* sink;
-  int64_t queue, n = 0;
-  void read(int64_t d, int64_t bytes) {
-    if (!sink) return;
-    sink->read(d, bytes);
-    if (++n == queue) sink->end_tile(), n = 0;
-  }
-  void finish() {
-    if (sink && n > 0) sink->end_tile();
-  }
-};
-
 int64_t staged_slices(const LayerKv& kv) {
   int64_t staged = 0;
   for (int64_t c : kv.contexts) staged += (c % kv.tokens_per_slice) * kv.token_bytes;
@@ -239,6 +224,25 @@ int64_t full_slices(const LayerKv& kv) {
 void load_stats(const std::vector<int64_t>& loads, int64_t total, LayerReads& r) {
   for (int64_t l : loads) r.max_load_before = std::max(r.max_load_before, l);
   r.mean_load = loads.empty() ? 0.0 : double(total) / double(loads.size());
+}
+
+/// The layouts read request by request (scatter, paged): `emit(read)` calls read(dealing index, bytes) for each read in
+/// queue order and returns the bytes left in HBM; counts the loads and cuts a tile every `queue` reads. No offload.
+template <class Emit>
+LayerReads queued_reads(const KvPlacement& p, std::vector<int64_t>& loads, KvReadSink* sink, int64_t queue, Emit&& emit) {
+  LayerReads r;
+  loads.assign(size_t(p.megaplanes()), 0);
+  int64_t in_tile = 0;
+  r.staged_bytes = emit([&](int64_t d, int64_t bytes) {
+    ++loads[size_t(d)], ++r.flash_reads;
+    if (!sink) return;
+    sink->read(d, bytes);
+    if (++in_tile == queue) sink->end_tile(), in_tile = 0;
+  });
+  if (sink && in_tile > 0) sink->end_tile();
+  load_stats(loads, r.flash_reads, r);
+  r.rounds = r.max_load_before;
+  return r;
 }
 
 /// FlashAccel: each request's full slices dealt round-robin inside its window (GroupWrite, hyperpage by hyperpage),
@@ -276,22 +280,13 @@ class ScatterLayout final : public KvLayoutPolicy {
   int64_t max_reads(const KvPlacement&, const LayerKv& kv) const override { return full_slices(kv); }
   LayerReads place(const KvPlacement& p, const LayerKv& kv, std::vector<int64_t>& loads, KvReadSink* sink,
                    const KvTiling& tiling) const override {
-    LayerReads r;
-    r.staged_bytes = staged_slices(kv);
     Rng rng = p.scatter_stream(kv.layer);
-    loads.assign(size_t(p.megaplanes()), 0);
-    QueueTiler t{sink, tiling.queue};
     const int64_t slice_bytes = kv.tokens_per_slice * kv.token_bytes;
-    for (int64_t c : kv.contexts)
-      for (int64_t j = 0; j < c / kv.tokens_per_slice; ++j) {
-        const int64_t d = p.scatter_pick(rng);
-        ++loads[size_t(d)], ++r.flash_reads;
-        t.read(d, slice_bytes);
-      }
-    t.finish();
-    load_stats(loads, r.flash_reads, r);
-    r.rounds = r.max_load_before;
-    return r;
+    return queued_reads(p, loads, sink, tiling.queue, [&](auto&& read) {
+      for (int64_t c : kv.contexts)
+        for (int64_t j = 0; j < c / kv.tokens_per_slice; ++j) read(p.scatter_pick(rng), slice_bytes);
+      return staged_slices(kv);
+    });
   }
   void write(KvWriter& w) const override { w.write_scattered(); }
 };
@@ -309,17 +304,8 @@ class PagedLayout final : public KvLayoutPolicy {
   }
   LayerReads place(const KvPlacement& p, const LayerKv& kv, std::vector<int64_t>& loads, KvReadSink* sink,
                    const KvTiling& tiling) const override {
-    LayerReads r;
-    loads.assign(size_t(p.megaplanes()), 0);
-    QueueTiler t{sink, tiling.queue};
-    r.staged_bytes = p.paged_blocks(kv.contexts, kv.token_bytes, kv.block_tokens, kv.layer, [&](int64_t d, int64_t bytes) {
-      ++loads[size_t(d)], ++r.flash_reads;
-      t.read(d, bytes);
-    });
-    t.finish();
-    load_stats(loads, r.flash_reads, r);
-    r.rounds = r.max_load_before;
-    return r;
+    return queued_reads(p, loads, sink, tiling.queue,
+                        [&](auto&& read) { return p.paged_blocks(kv.contexts, kv.token_bytes, kv.block_tokens, kv.layer, read); });
   }
   bool whole_blocks() const override { return true; }
   void write(KvWriter& w) const override { w.write_blocks(); }

@@ -165,9 +165,6 @@ void enqueue_waiting(EngineState& st, int32_t i) {
 
 namespace {
 
-/// Back to the waiting queue, in arrival order.
-void requeue(EngineState& st, int32_t i) { enqueue_waiting(st, i); }
-
 /// Preemption of running request `i`: swapped out to host memory when the mode is swap and the host holds its
 /// blocks (its KV kept, the copy in this pass: `b.swap_out_blocks`); otherwise by recompute (its prefix references
 /// dropped; readmitted, it looks the cache up again).
@@ -194,7 +191,7 @@ void preempt(const ServeParams& p, EngineState& st, Batch& b, int32_t i) {
   ++s.preemptions;
   ++st.preemptions;
   st.running.erase(std::find(st.running.begin(), st.running.end(), i));
-  requeue(st, i);
+  enqueue_waiting(st, i);  // back in arrival order
 }
 
 /// Gives running request `i` the blocks for `tokens` tokens, preempting the most recently admitted running requests

@@ -10,29 +10,6 @@
 
 namespace bitline::serve {
 
-const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why) {
-  if (why) why->clear();
-  const llm::Server* preferred = ds.preferred();
-  if (!preferred) throw ConfigError(ds.setup_error(0));
-  const auto holds = [&](const llm::Server& srv) {
-    try {
-      return holds_request(kv_memory(srv, p), p, longest);
-    } catch (const ConfigError&) {  // the model, or its workspace at max_num_seqs, does not fit this deployment
-      return false;
-    }
-  };
-  if (holds(*preferred)) return preferred;  // (under llm.deployment_search = fixed the preferred one is the only candidate)
-  const auto& cands = ds.candidates();
-  for (size_t i = 1; i < cands.size(); ++i)
-    if (const llm::Server* srv = ds.candidate(i); srv && holds(*srv)) {
-      if (why)
-        *why = fmt::format("{} instead of the preferred {}: its KV memory cannot hold the longest request ({} tokens)",
-                           srv->deployment().describe(), preferred->deployment().describe(), longest);
-      return srv;
-    }
-  return preferred;  // the simulation then refuses the request, naming it and the memory
-}
-
 Json session_result(const SimResult& r, const llm::Server& s, int64_t gpus) {
   int64_t prompt = 0;
   for (const RequestRecord& q : r.requests) prompt += q.input;

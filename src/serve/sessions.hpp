@@ -37,12 +37,6 @@ struct SessionSystem {
   ServeParams serve;
 };
 
-/// The deployment that serves requests of up to `longest` tokens (prompt + output): the preferred one when its KV
-/// memory holds such a request, else (unless llm.deployment_search = fixed) the first other candidate that does, in
-/// the order the batch search tries them; `why` says why it is not the preferred one (empty when it is). ConfigError
-/// when the preferred deployment cannot be built.
-const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why);
-
 /// The result of one load on one system: hit_rate (prompt tokens served from the prefix cache / those an earlier
 /// request computed), turn_hit_rate, prompt/reusable/reused/recomputed tokens, recomputed_fraction, evictions (units),
 /// turns, retention_bytes (the KV memory the cache shares with running requests, all GPUs), gpus, deployment, and the

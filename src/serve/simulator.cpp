@@ -307,14 +307,12 @@ class Engine {
     return best;
   }
 
-  static void enqueue(EngineState& st, int32_t i) { enqueue_waiting(st, i); }
-
   void arrive(int32_t i, Time now) {
     rec_[size_t(i)].arrival = now;
     seqs_[size_t(i)].arrived = now;
     ++in_system_;
     const size_t k = c_.disaggregated() ? pick(Role::Prefill) : 0;
-    enqueue(inst_[k]->st, i);
+    enqueue_waiting(inst_[k]->st, i);
   }
 
   /// A prefilled request's KV has reached the decode side: it joins a decode instance's queue, its prompt's KV and
@@ -322,7 +320,7 @@ class Engine {
   void kv_arrive(int32_t i) {
     const size_t k = pick(Role::Decode);
     seqs_[size_t(i)].phase = Phase::Waiting;
-    enqueue(inst_[k]->st, i);
+    enqueue_waiting(inst_[k]->st, i);
   }
 
   void start_pass(size_t k, Time now) {
@@ -486,6 +484,29 @@ class Engine {
 };
 
 }  // namespace
+
+const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why) {
+  if (why) why->clear();
+  const llm::Server* preferred = ds.preferred();
+  if (!preferred) throw ConfigError(ds.setup_error(0));
+  const auto holds = [&](const llm::Server& srv) {
+    try {
+      return holds_request(kv_memory(srv, p), p, longest);
+    } catch (const ConfigError&) {  // the model, or its workspace at max_num_seqs, does not fit this deployment
+      return false;
+    }
+  };
+  if (holds(*preferred)) return preferred;  // (under llm.deployment_search = fixed the preferred one is the only candidate)
+  const auto& cands = ds.candidates();
+  for (size_t i = 1; i < cands.size(); ++i)
+    if (const llm::Server* srv = ds.candidate(i); srv && holds(*srv)) {
+      if (why)
+        *why = fmt::format("{} instead of the preferred {}: its KV memory cannot hold the longest request ({} tokens)",
+                           srv->deployment().describe(), preferred->deployment().describe(), longest);
+      return srv;
+    }
+  return preferred;  // the simulation then refuses the request, naming it and the memory
+}
 
 const Registry<KvTransferLink>& kv_transfer_links() {
   static const Registry<KvTransferLink> r(

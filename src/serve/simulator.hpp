@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/stats.hpp"
+#include "llm/deployment.hpp"
 #include "llm/serving.hpp"
 #include "serve/params.hpp"
 #include "serve/workload.hpp"
@@ -31,6 +32,12 @@ KvMemory kv_memory(const llm::Server& s, const ServeParams& p);
 /// Whether a request of `tokens` tokens (prompt + output) can ever be served in `m`: its blocks within all the blocks
 /// less those the watermark keeps free (the check simulate() makes of every request).
 bool holds_request(const KvMemory& m, const ServeParams& p, int64_t tokens);
+
+/// The deployment that serves requests of up to `longest` tokens (prompt + output): the preferred one when its KV
+/// memory holds such a request, else (unless llm.deployment_search = fixed) the first other candidate that does, in
+/// the order the batch search tries them; `why` says why it is not the preferred one (empty when it is). ConfigError
+/// when the preferred deployment cannot be built.
+const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why);
 
 /// One request's result.
 struct RequestRecord {
