@@ -91,7 +91,9 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
         }
       }
     }
-  best.math = ps(std::max(best_math, seconds(weight_bytes, stream_)) * 1e12);
+  // The weight-streaming floor: stream_ is weight_efficiency of the peak; FP8/FP4 kernels may stream at their own fraction.
+  const double stream_scale = t != MathType::Bf16 && p_.fp8_weight_efficiency > 0 ? p_.weight_efficiency / p_.fp8_weight_efficiency : 1.0;
+  best.math = ps(std::max(best_math, seconds(weight_bytes, stream_) * stream_scale) * 1e12);
   return best;
 }
 

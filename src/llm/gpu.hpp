@@ -11,7 +11,8 @@
 //    weight bandwidth): a decode GEMM with few rows is bound by streaming its weights, whatever its tile.
 //    Tile and wave quantization follow: M = 130 rows pad to 256 with 128-row tiles, 160 tiles on 132 SMs take
 //    two waves. A GEMM whose weights are in HBM takes at least weight bytes / (weight_efficiency x peak HBM): the
-//    measured rate of weight-streaming kernels (the memory system then times its bytes at hbm_efficiency).
+//    measured rate of weight-streaming kernels, fp8_weight_efficiency for FP8/FP4 math where set (the memory system
+//    then times its bytes at hbm_efficiency).
 //  - prefill attention (FlashAttention-2/3): a CTA per (request, query head, block of `attention_block` query
 //    rows) loops over the KV blocks it sees (causal: those up to its last row), each block 4 B^2 d FLOPs at
 //    attention_efficiency x (peak / sms), plus attention_fixed_blocks blocks of fixed work; CTAs of unequal length

@@ -72,6 +72,7 @@ struct ComputeParams {
   double util_half_rows = 0;
   Time kernel_overhead{};
   double hbm_efficiency = 1, weight_efficiency = 1;
+  double fp8_weight_efficiency = 0;  // 0: weight_efficiency
   int64_t sms = 0;
   std::vector<int64_t> gemm_tile_rows, gemm_tile_cols;
   int64_t gemm_tile_max = 0, gemm_max_split = 0;
@@ -106,6 +107,15 @@ struct ComputeParams {
                                     "(H100: MLP weight loads at 2.6 of 3.35 TB/s)",
                           .min = 0.05,
                           .max = 1});
+    v(fp8_weight_efficiency, {.name = "fp8_weight_efficiency",
+                              .def = "0",
+                              .desc = "weight-streaming GEMMs of FP8 (and FP4) math whose weights are in HBM stream them at no "
+                                      "more than this fraction of the peak HBM bandwidth; 0: as weight_efficiency (the same "
+                                      "fraction as 16-bit weights)",
+                              .source = "measured per kind in configs/gpus/ (H100/H200: the FP8 kernels of late 2023, ~2.2 of "
+                                        "3.35 TB/s for 16-64 x 14336 x 4096 at CUTLASS's best tile, NVIDIA/cutlass issue 1139)",
+                              .min = 0,
+                              .max = 1});
     v(fp8_speedup, {.name = "fp8_speedup",
                     .def = "2",
                     .desc = "FP8 tensor-core throughput relative to BF16 (1: no FP8 tensor cores, FP8 weights are "

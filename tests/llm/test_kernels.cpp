@@ -87,6 +87,23 @@ TEST(LlmKernels, DecodeGemmIsBoundByWeightStreaming) {
   EXPECT_NEAR(to_us(g.math), bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
 }
 
+TEST(LlmKernels, Fp8DecodeGemmStreamsAtItsOwnFraction) {
+  // FP8 weights at one token: the H100's FP8 weight-streaming kernels of late 2023 reach 0.657 of 3.35 TB/s
+  // (NVIDIA/cutlass issue 1139), below the 16-bit kernels' 0.78; 0 falls back to weight_efficiency.
+  KindParams k = preset_kind("h100");
+  const Bandwidth peak(3.35e12);
+  const double bytes = 4096.0 * 12288;
+  const auto fp8_us = [&](const ComputeParams& c) {
+    const GpuCompute gpu(k.system.gpu.bf16_flops, c, Bandwidth(peak.raw() * 0.84), Bandwidth(peak.raw() * 0.84),
+                         Bandwidth(peak.raw() * c.weight_efficiency));
+    return to_us(gpu.gemm(GemmShape{1, 12288, 4096, 1}, MathType::Fp8, bytes, 1).math);
+  };
+  EXPECT_DOUBLE_EQ(k.llm.compute.fp8_weight_efficiency, 0.657);
+  EXPECT_NEAR(fp8_us(k.llm.compute), bytes / (3.35e12 * 0.657) * 1e6, 1e-3);
+  k.llm.compute.fp8_weight_efficiency = 0;
+  EXPECT_NEAR(fp8_us(k.llm.compute), bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
+}
+
 TEST(LlmKernels, FlashAttentionMatchesFlashAttention3ByLength) {
   // FlashAttention-3 (arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 forward, head dim 128, no mask, batch x length =
   // 16k tokens, 16 heads: 467, 565, 625, 638, 646, 648 TFLOP/s at 512 ... 16k. The kernel parameters come from the
