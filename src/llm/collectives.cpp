@@ -38,6 +38,16 @@ const Registry<CollectiveModel>& collective_models() {
   return r;
 }
 
+const Registry<NodeAllReduce>& node_all_reduces() {
+  static const Registry<NodeAllReduce> r(
+      "in-node all-reduce", {{"ring", "NCCL's ring: the measured curve llm.network.busbw", NodeAllReduce::Ring},
+                             {"nvls",
+                              "NCCL with NVLink SHARP (the NVSwitch reduces): at each size the faster of llm.network.busbw and "
+                              "llm.network.nvls_busbw, as NCCL's tuner picks; needs collectives = measured and nvlink_sharp",
+                              NodeAllReduce::Nvls}});
+  return r;
+}
+
 std::string to_string(CollectiveKind k) {
   switch (k) {
     case CollectiveKind::AllReduce:
@@ -56,19 +66,33 @@ namespace {
 Time transfer(double bytes, Bandwidth bw) { return bytes > 0 ? ps(bytes / bw.raw() * 1e12) : Time{}; }
 }  // namespace
 
+namespace {
+void check_curve(const Table& t, const char* key) {
+  if (t.points.size() < 2) throw ConfigError(fmt::format("{}: a measured curve needs at least two [bytes, B/s] points", key));
+  for (const auto& [x, y] : t.points)
+    if (!(x > 0) || !(y > 0)) throw ConfigError(fmt::format("{}: [{}, {}]: message sizes and bus bandwidths must be positive", key, x, y));
+}
+}  // namespace
+
 Network::Network(const NetworkParams& p) : p_(p) {
-  if (*p_.collectives == CollectiveModel::Measured) {
-    if (p_.busbw.points.size() < 2) throw ConfigError("llm.network.busbw: a measured curve needs at least two [bytes, B/s] points");
-    for (const auto& [x, y] : p_.busbw.points)
-      if (!(x > 0) || !(y > 0))
-        throw ConfigError(fmt::format("llm.network.busbw: [{}, {}]: message sizes and bus bandwidths must be positive", x, y));
+  if (*p_.collectives == CollectiveModel::Measured) check_curve(p_.busbw, "llm.network.busbw");
+  if (*p_.node_all_reduce == NodeAllReduce::Nvls) {
+    if (*p_.collectives != CollectiveModel::Measured)
+      throw ConfigError(
+          "llm.network.node_all_reduce = nvls needs llm.network.collectives = measured (NVLink SHARP is timed from its "
+          "measured curve llm.network.nvls_busbw; collectives is 'links')");
+    if (!p_.nvlink_sharp)
+      throw ConfigError(
+          "llm.network.node_all_reduce = nvls: this node's NVSwitches have no NVLink SHARP (llm.network.nvlink_sharp = "
+          "false, e.g. the A100's NVSwitch 2)");
+    check_curve(p_.nvls_busbw, "llm.network.nvls_busbw");
   }
 }
 
-Time Network::measured_time(double bus_factor, double bytes) const {
+Time Network::measured_time(const Table& curve, double bus_factor, double bytes) const {
   // log-log interpolation of busbw(S); below the smallest size, that size's time (the latency floor); above the largest,
   // its bandwidth.
-  const auto& pts = p_.busbw.points;
+  const auto& pts = curve.points;
   const double floor_s = bus_factor * pts.front().first / pts.front().second;
   double bw = pts.back().second;
   if (bytes <= pts.front().first) {
@@ -100,10 +124,20 @@ Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKi
       case CollectiveModel::Links:
         t = transfer(intra, p_.nvlink);
         break;
-      case CollectiveModel::Measured:  // nccl-tests: time = bus factor x S / busbw(S), the curve's floor included
+      case CollectiveModel::Measured: {  // nccl-tests: time = bus factor x S / busbw(S), the curve's floor included
+        const double bus = factor * double(g - 1) / double(g);
         c.nvlink = Bytes(int64_t(intra));
-        c.time = measured_time(factor * double(g - 1) / double(g), S);
+        c.time = measured_time(p_.busbw, bus, S);
+        if (kind == CollectiveKind::AllReduce && *p_.node_all_reduce == NodeAllReduce::Nvls) {
+          // NVLink SHARP: each GPU sends its S bytes to the switch and receives the reduced S (multicast).
+          const Time nvls = measured_time(p_.nvls_busbw, bus, S);
+          if (nvls < c.time) {
+            c.time = nvls;
+            c.nvlink = Bytes(int64_t(S));
+          }
+        }
         return c;
+      }
     }
   } else {
     switch (*p_.all_reduce) {

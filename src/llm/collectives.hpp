@@ -26,6 +26,8 @@
 // S bytes over n GPUs takes bus_factor(n) S / busbw(S) (all-reduce 2 (n-1)/n, all-gather and reduce-scatter (n-1)/n,
 // nccl-tests' definition of bus bandwidth), busbw interpolated log-log in S, never less than the smallest measured
 // size's time (the small-message latency floor). Collectives spanning nodes and the expert all-to-all keep the links.
+// llm.network.node_all_reduce = nvls (NVLink SHARP, NVSwitch 3+): an all-reduce inside a node takes the faster of the
+// busbw and nvls_busbw curves at its size (NCCL's tuner picks per size); each GPU then moves S bytes over NVLink.
 #pragma once
 
 #include <cstdint>
@@ -75,8 +77,8 @@ class Network {
  private:
   /// A ring / hierarchical pass moving `factor` x S (1: all-gather, 2: all-reduce).
   Collective reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const;
-  /// collectives = measured: a collective moving bus_factor x `bytes` per GPU, from the busbw curve.
-  Time measured_time(double bus_factor, double bytes) const;
+  /// collectives = measured: a collective moving bus_factor x `bytes` per GPU, from a measured busbw curve.
+  Time measured_time(const Table& curve, double bus_factor, double bytes) const;
   NetworkParams p_;
 };
 

@@ -28,9 +28,11 @@ enum class AllReduceAlgorithm { Ring, Hierarchical };
 const Registry<AllReduceAlgorithm>& all_reduce_algorithms();
 enum class AllToAllAlgorithm { Nccl, Dedup };
 const Registry<AllToAllAlgorithm>& all_to_all_algorithms();
-/// llm.network.collectives (table in llm/collectives.cpp, Network).
+/// llm.network.collectives and llm.network.node_all_reduce (tables in llm/collectives.cpp, Network).
 enum class CollectiveModel { Links, Measured };
 const Registry<CollectiveModel>& collective_models();
+enum class NodeAllReduce { Ring, Nvls };
+const Registry<NodeAllReduce>& node_all_reduces();
 /// serving.engine (table in llm/serving.cpp, engine_overheads).
 enum class EngineKind { Auto, None, TensorRtLlmSession };
 const Registry<EngineKind>& engine_kinds();
@@ -248,6 +250,9 @@ struct NetworkParams {
   Choice<AllToAllAlgorithm, all_to_all_algorithms> all_to_all;
   Choice<CollectiveModel, collective_models> collectives;
   Table busbw;
+  Choice<NodeAllReduce, node_all_reduces> node_all_reduce;
+  bool nvlink_sharp = true;
+  Table nvls_busbw;
 
   template <class V>
   void visit(V& v) {
@@ -265,6 +270,28 @@ struct NetworkParams {
               .source = "measured: 8 x NVIDIA H20 (NVLink 4, 18 links of 25 GB/s per direction, as H100/H200), nccl-tests "
                         "2.19.7 all_reduce_perf, https://github.com/kvcache-ai/Mooncake/pull/3484 (the full curve in "
                         "configs/gpus/h100.yaml)"});
+    v(node_all_reduce, {.name = "node_all_reduce",
+                        .def = "ring",
+                        .desc = "all-reduce inside a node under collectives = measured: NCCL's ring (the busbw curve), or "
+                                "NCCL with NVLink SHARP enabled (nvls: the faster of busbw and nvls_busbw at each message "
+                                "size, as NCCL's tuner picks per size); all-gather and reduce-scatter stay on busbw",
+                        .source = "NCCL 2.17+ runs all-reduce in the NVSwitch (NVLS) on NVSwitch 3 systems; nccl-tests "
+                                  "issue 212 (S. Jeaugey): ring ~370 GB/s effective, NVLS ~480 GB/s busbw on 8 GPUs"});
+    v(nvlink_sharp, {.name = "nvlink_sharp",
+                     .def = "true",
+                     .desc = "the node's NVSwitches reduce in the switch (NVLink SHARP); node_all_reduce = nvls is refused "
+                             "without it",
+                     .source = "datasheets: NVSwitch 3 (DGX H100/H200) and NVSwitch 4 (DGX B200) have NVLink SHARP, "
+                               "NVSwitch 2 (DGX A100) does not (a100.yaml sets false)"});
+    v(nvls_busbw, {.name = "nvls_busbw",
+                   .def = "[[1048576, 39.9e9], [16777216, 219.9e9], [67108864, 346.5e9], [268435456, 436.2e9], "
+                          "[1073741824, 463.6e9]]",
+                   .desc = "node_all_reduce = nvls: nccl-tests all-reduce bus bandwidth (B/s) by message size (bytes) "
+                           "with NVLink SHARP on one node; read as busbw (bus factor 2 (n-1)/n, log-log, the smallest "
+                           "size's time as the floor)",
+                   .source = "measured: 8 x H200 (NVLink 4, NVSwitch 3), NCCL 2.27 all_reduce_perf, NVLS on (the curve "
+                             "quoted in bitline's issue 23); its peak agrees with 475 GB/s on 8 x H200, NCCL 2.20.3 "
+                             "(NVIDIA/nccl-tests issue 272) and ~480 GB/s (nccl-tests issue 212)"});
     v(gpus_per_node, {.name = "gpus_per_node",
                       .def = "8",
                       .desc = "GPUs in one NVLink domain (node)",

@@ -595,6 +595,12 @@ KindParams load_kind_params(const ConfigTree& tree, const std::string& kind) {
                     at ? at->origin + ": " : "", format(ep.gpu_tdp), format(parts), format(ep.gpu_static), ep.tdp_hbm_stacks,
                     format(hbm_stack), format(ep.gpu_tdp - parts)));
   }
+  // The collectives' curves and choices are checked once here, naming the kind, not once per deployment tried.
+  try {
+    const Network check(k.llm.network);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("GPU kind '{}': {}", kind, e.what()));
+  }
   return k;
 }
 

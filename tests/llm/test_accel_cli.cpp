@@ -415,4 +415,9 @@ TEST_F(AccelCli, StaticBatchBadInputIsRefusedWithTheNumbers) {
   r = run("accel run --model llama2-7b --system h100x1 --context 128:8 --static-batch");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "--batch")) << r.out;
+  // NVLink SHARP on a node without it: refused once, naming the kind and the key.
+  r = run("accel run --model llama2-70b --system a100x4 --context 128:8 --batch 8 --static-batch --set llm.network.node_all_reduce=nvls");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "GPU kind 'a100'")) << r.out;
+  EXPECT_TRUE(has(r.out, "llm.network.nvlink_sharp = false")) << r.out;
 }

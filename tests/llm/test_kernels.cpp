@@ -164,6 +164,37 @@ TEST(LlmKernels, MeasuredAllReduceFollowsTheNcclTestsCurve) {
   EXPECT_THROW(Network{bad}, ConfigError);
 }
 
+TEST(LlmKernels, NvlinkSharpAllReduceTakesTheFasterCurvePerSize) {
+  NetworkParams p = preset_kind("h100").llm.network;
+  const Network ring(p);
+  p.node_all_reduce = NodeAllReduce::Nvls;
+  const Network nvls(p);
+  const Bytes gib(int64_t(1) << 30), mib(1 << 20);
+  // 1 GiB on 8 GPUs: NVLink SHARP's 463.6 GB/s beats the ring's 357.7; each GPU moves the message once.
+  const Collective big = nvls.all_reduce(gib, 8);
+  EXPECT_NEAR(to_us(big.time), 2 * 7.0 / 8 * double(gib.raw()) / 463.6e9 * 1e6, 1e-2);
+  EXPECT_LT(big.time, ring.all_reduce(gib, 8).time);
+  EXPECT_EQ(big.nvlink, gib);
+  // 1 MiB: the measured NVLS figure (39.9 GB/s) is below the ring's (66.11), so NCCL's tuner keeps the ring.
+  EXPECT_EQ(nvls.all_reduce(mib, 8).time, ring.all_reduce(mib, 8).time);
+  EXPECT_EQ(nvls.all_reduce(mib, 8).nvlink, ring.all_reduce(mib, 8).nvlink);
+  // All-gather and reduce-scatter stay on the ring curve.
+  EXPECT_EQ(nvls.all_gather(gib, 8).time, ring.all_gather(gib, 8).time);
+  // NVLS needs the measured model and a switch that reduces (the A100's NVSwitch 2 has none).
+  NetworkParams links = p;
+  links.collectives = CollectiveModel::Links;
+  EXPECT_THROW(Network{links}, ConfigError);
+  NetworkParams a100 = preset_kind("a100").llm.network;
+  EXPECT_FALSE(a100.nvlink_sharp);
+  a100.node_all_reduce = NodeAllReduce::Nvls;
+  try {
+    const Network n(a100);
+    ADD_FAILURE() << "nvls on an A100 node was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("nvlink_sharp"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LlmKernels, PrecisionSetsBytesAndTheGpuMustHaveIt) {
   const ModelConfig m = shipped("llama2-7b");
   const ModelConfig f8 = with_precision(m, Precision::Fp8), f4 = with_precision(m, Precision::Fp4);
