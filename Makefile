@@ -75,6 +75,7 @@ ssb: build
 # Regenerates docs/validation.md (paper vs bitline), docs/parameters.md and the charts in docs/figures from the model.
 validate: build
 	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
+	$(PLOT_PYTHON) scripts/plot_real_gpus.py results/real-gpus.json docs/figures
 	$(BITLINE) describe --json | python3 scripts/gen_param_table.py > docs/parameters.md.partial && mv docs/parameters.md.partial docs/parameters.md
 	$(PLOT_PYTHON) scripts/plot_cosmos.py results/cosmos-eval.json results/cosmos-write-bw.json docs/figures
 	$(BITLINE) accel eval --quiet --json results/accel-eval.json
