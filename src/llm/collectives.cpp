@@ -64,9 +64,7 @@ std::string to_string(CollectiveKind k) {
 
 namespace {
 Time transfer(double bytes, Bandwidth bw) { return bytes > 0 ? ps(bytes / bw.raw() * 1e12) : Time{}; }
-}  // namespace
 
-namespace {
 void check_curve(const Table& t, const char* key) {
   if (t.points.size() < 2) throw ConfigError(fmt::format("{}: a measured curve needs at least two [bytes, B/s] points", key));
   for (const auto& [x, y] : t.points)
