@@ -15,8 +15,8 @@ const Registry<KernelModel>& kernel_models() {
   return r;
 }
 
-GpuCompute::GpuCompute(double bf16_flops, const ComputeParams& p, Bandwidth hbm, Bandwidth weights, Bandwidth weight_stream)
-    : peak_(bf16_flops), p_(p), hbm_(hbm), weights_(weights.raw() > 0 ? weights : hbm), stream_(weight_stream) {}
+GpuCompute::GpuCompute(double bf16_flops, const ComputeParams& p, Bandwidth hbm, Bandwidth weights, Bandwidth weight_hbm)
+    : peak_(bf16_flops), p_(p), hbm_(hbm), weights_(weights.raw() > 0 ? weights : hbm), weight_hbm_(weight_hbm) {}
 
 double GpuCompute::utilisation(double rows) const {
   rows = std::max(rows, 1.0);
@@ -24,6 +24,10 @@ double GpuCompute::utilisation(double rows) const {
 }
 
 double GpuCompute::util_max(MathType t) const { return t != MathType::Bf16 && p_.fp8_util_max > 0 ? p_.fp8_util_max : p_.util_max; }
+
+double GpuCompute::weight_efficiency(MathType t) const {
+  return t != MathType::Bf16 && p_.fp8_weight_efficiency > 0 ? p_.fp8_weight_efficiency : p_.weight_efficiency;
+}
 
 Time GpuCompute::time(double flops, double rows, bool fp8) const {
   if (flops <= 0) return Time{};
@@ -91,9 +95,7 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
         }
       }
     }
-  // The weight-streaming floor: stream_ is weight_efficiency of the peak; FP8/FP4 kernels may stream at their own fraction.
-  const double stream_scale = t != MathType::Bf16 && p_.fp8_weight_efficiency > 0 ? p_.weight_efficiency / p_.fp8_weight_efficiency : 1.0;
-  best.math = ps(std::max(best_math, seconds(weight_bytes, stream_) * stream_scale) * 1e12);
+  best.math = ps(std::max(best_math, seconds(weight_bytes, Bandwidth(weight_hbm_.raw() * weight_efficiency(t)))) * 1e12);
   return best;
 }
 

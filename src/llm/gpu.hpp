@@ -54,9 +54,9 @@ struct GemmKernel {
 class GpuCompute {
  public:
   /// `hbm`: the achievable HBM bandwidth (output tiles, split-K partials; 0: not timed); `weights`: the bandwidth
-  /// the weights stream at (HBM, or HBF's flash), used to choose a GEMM's kernel (0: `hbm`); `weight_stream`: the
-  /// rate a weight-streaming GEMM cannot exceed (weights in HBM: llm.compute.weight_efficiency of the peak; 0: none).
-  GpuCompute(double bf16_flops, const ComputeParams& p, Bandwidth hbm = {}, Bandwidth weights = {}, Bandwidth weight_stream = {});
+  /// the weights stream at (HBM, or HBF's flash), used to choose a GEMM's kernel (0: `hbm`); `weight_hbm`: the peak
+  /// HBM bandwidth of weights kept in HBM, of which a weight-streaming GEMM reaches weight_efficiency(t) (0: no floor).
+  GpuCompute(double bf16_flops, const ComputeParams& p, Bandwidth hbm = {}, Bandwidth weights = {}, Bandwidth weight_hbm = {});
   /// kernels = curve: u(M), the fraction of peak a kernel with M rows reaches.
   double utilisation(double rows) const;
   /// kernels = curve: time of `flops` at M = `rows` (FP8 at fp8_speedup x peak).
@@ -66,6 +66,9 @@ class GpuCompute {
   double peak(MathType t) const;
   /// The main-loop fraction of the peak a large GEMM of math type `t` reaches (fp8_util_max for FP8/FP4, else util_max).
   double util_max(MathType t) const;
+  /// The fraction of the peak HBM bandwidth a weight-streaming GEMM of math type `t` reaches (fp8_weight_efficiency
+  /// for FP8/FP4 where set, else weight_efficiency).
+  double weight_efficiency(MathType t) const;
   KernelModel model() const { return *p_.kernels; }
   const ComputeParams& params() const { return p_; }
 
@@ -88,7 +91,7 @@ class GpuCompute {
  private:
   double peak_;
   ComputeParams p_;
-  Bandwidth hbm_{}, weights_{}, stream_{};
+  Bandwidth hbm_{}, weights_{}, weight_hbm_{};
 };
 
 }  // namespace bitline::llm

@@ -132,11 +132,11 @@ ModelConfig served_model(const ModelConfig& m, const KindParams& k) {
   return with_precision(m, p);
 }
 
-// The weight-streaming rate of a GPU whose weights are in HBM (llm.compute.weight_efficiency of the peak); 0 with HBF
-// (flash reads are timed by the memory system).
-Bandwidth weight_stream_bandwidth(const KindParams& k) {
+// The peak HBM bandwidth of a GPU whose weights are in HBM (GpuCompute's weight-streaming floor); 0 with HBF (flash reads
+// are timed by the memory system).
+Bandwidth weight_hbm_bandwidth(const KindParams& k) {
   if (k.system.hbf.stacks > 0) return Bandwidth{};
-  return Bandwidth(k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks) * k.llm.compute.weight_efficiency);
+  return Bandwidth(k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks));
 }
 
 // The bandwidth a GPU's weights stream at: its HBF stacks' (interface or sensing, the lower) or its HBM's.
@@ -153,7 +153,7 @@ Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
       d_(make_deployment(m_, gpus, k.llm)),
       w_(gpu_weights(m_, d_)),
       sys_(timed_system(k)),
-      gpu_(k.system.gpu.bf16_flops, k.llm.compute, sys_.hbm_bandwidth(), weight_bandwidth(sys_), weight_stream_bandwidth(k)),
+      gpu_(k.system.gpu.bf16_flops, k.llm.compute, sys_.hbm_bandwidth(), weight_bandwidth(sys_), weight_hbm_bandwidth(k)),
       net_(k.llm.network),
       mt_(MemoryTiming::of(sys_)) {
   MemoryOptions o;

@@ -11,11 +11,11 @@
 namespace bitline::serve {
 
 Json session_result(const SimResult& r, const llm::Server& s, int64_t gpus) {
-  int64_t prompt = 0;
-  for (const RequestRecord& q : r.requests) prompt += q.input;
+  const Json sum = summary(r, Slo{});  // its token counts and reuse rate, and the latencies below
+  const int64_t prompt = sum["tokens"]["input"].get<int64_t>();
   const double reused = double(r.cached_tokens), recomputed = double(prompt) - reused;
   Json j;
-  j["hit_rate"] = r.reusable_tokens > 0 ? reused / double(r.reusable_tokens) : 0.0;
+  j["hit_rate"] = sum["prefix_cache"]["reuse_rate"];
   j["turn_hit_rate"] = r.requests_with_reusable > 0 ? double(r.requests_reusing) / double(r.requests_with_reusable) : 0.0;
   j["prompt_tokens"] = prompt;
   j["reusable_tokens"] = r.reusable_tokens;
@@ -28,7 +28,6 @@ Json session_result(const SimResult& r, const llm::Server& s, int64_t gpus) {
   j["retention_bytes"] = double(r.memory.tokens_per_rank) * double(r.memory.kv_bytes_per_token) * double(gpus);
   j["gpus"] = gpus;
   j["deployment"] = s.deployment().describe();
-  const Json sum = summary(r, Slo{});
   j["serve"] = {{"ttft_ms", sum["ttft_ms"]},
                 {"tpot_ms", sum["tpot_ms"]},
                 {"e2e_ms", sum["e2e_ms"]},

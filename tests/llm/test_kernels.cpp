@@ -79,8 +79,7 @@ TEST(LlmKernels, DecodeGemmIsBoundByWeightStreaming) {
   // Llama-2-7B's q/k/v at one token, FP16: 100.7 MB of weights; the H100 streams weights at 0.78 x 3.35 TB/s.
   const KindParams k = preset_kind("h100");
   const Bandwidth peak(3.35e12);
-  const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute, Bandwidth(peak.raw() * 0.84), Bandwidth(peak.raw() * 0.84),
-                       Bandwidth(peak.raw() * k.llm.compute.weight_efficiency));
+  const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute, Bandwidth(peak.raw() * 0.84), Bandwidth(peak.raw() * 0.84), peak);
   const double bytes = 4096.0 * 12288 * 2;
   const GemmKernel g = gpu.gemm(GemmShape{1, 12288, 4096, 1}, MathType::Bf16, bytes, 1);
   EXPECT_DOUBLE_EQ(k.llm.compute.weight_efficiency, 0.78);
@@ -94,8 +93,7 @@ TEST(LlmKernels, Fp8DecodeGemmStreamsAtItsOwnFraction) {
   const Bandwidth peak(3.35e12);
   const double bytes = 4096.0 * 12288;
   const auto fp8_us = [&](const ComputeParams& c) {
-    const GpuCompute gpu(k.system.gpu.bf16_flops, c, Bandwidth(peak.raw() * 0.84), Bandwidth(peak.raw() * 0.84),
-                         Bandwidth(peak.raw() * c.weight_efficiency));
+    const GpuCompute gpu(k.system.gpu.bf16_flops, c, Bandwidth(peak.raw() * 0.84), Bandwidth(peak.raw() * 0.84), peak);
     return to_us(gpu.gemm(GemmShape{1, 12288, 4096, 1}, MathType::Fp8, bytes, 1).math);
   };
   EXPECT_DOUBLE_EQ(k.llm.compute.fp8_weight_efficiency, 0.657);
