@@ -295,6 +295,65 @@ def real_gpu_table(rows):
     return lines
 
 
+KERNEL_OPS = ("qkv", "o", "up", "down")
+
+
+def kernel_shape(r, op):
+    """M x K x N of one projection of a kernels row (the tensor-parallel shard of one GPU)."""
+    hd = r["hidden"] // r["heads"]
+    k, n = {"qkv": (r["hidden"], (r["heads"] + 2 * r["kv_heads"]) * hd // r["tp"]),
+            "o": (r["heads"] * hd // r["tp"], r["hidden"]),
+            "up": (r["hidden"], 2 * r["ffn"] // r["tp"]),
+            "down": (r["ffn"] // r["tp"], r["hidden"])}[op]
+    return r["tokens"], k, n
+
+
+def kernel_rows(binary, tmp):
+    """Every measured GEMM of paper_figures.json's kernels against accel gemm: [(row, {op: (measured, model, deviation)})]."""
+    kp = PAPER["kernels"]
+    shapes = sorted({kernel_shape(r, op) for r in kp["rows"] for op in KERNEL_OPS})
+    path = os.path.join(tmp, "gemm.json")
+    cmd = [binary, "accel", "gemm", "--system", kp["kind"], "--precision", kp["precision"], "--json", path]
+    for m, k, n in shapes:
+        cmd += ["--gemm", f"{m}x{k}x{n}"]
+    run(cmd)
+    model = {(g["m"], g["k"], g["n"]): g["time_us"] for g in json.load(open(path))["gemms"]}
+    out = []
+    for r in kp["rows"]:
+        ops = {}
+        for op in KERNEL_OPS:
+            v = model[kernel_shape(r, op)]
+            ops[op] = (r["us"][op], v, v / r["us"][op] - 1.0)
+        out.append((r, ops))
+    return out
+
+
+def kernel_regime(tokens):
+    return "1-16 rows (weight streaming)" if tokens <= 16 else ("128-512 rows (between)" if tokens <= 512 else "1,024-4,096 rows (compute)")
+
+
+def kernel_table(rows):
+    """docs/llm.md's "GEMM kernels against measured kernel times" (between its GENERATED markers)."""
+    kp = PAPER["kernels"]
+    lines = ["| model | TP | rows (tokens) | " + " | ".join(f"{op}: measured / bitline us" for op in KERNEL_OPS) + " |",
+             "|---|---|---|" + "---|" * len(KERNEL_OPS)]
+    for r, ops in rows:
+        cells = [f"{m:.1f} / {v:.1f} ({d:+.0%})" for m, v, d in (ops[op] for op in KERNEL_OPS)]
+        lines.append(f"| {r['model']} | {r['tp']} | {r['tokens']:,} | " + " | ".join(cells) + " |")
+    regimes = {}
+    for r, ops in rows:
+        for op in KERNEL_OPS:
+            regimes.setdefault(kernel_regime(r["tokens"]), []).append(ops[op][2])
+    alld = [d for r, ops in rows for (_, _, d) in ops.values()]
+    lines += ["", "| regime | kernels | mean abs deviation | median deviation | range |", "|---|---|---|---|---|"]
+    for name in sorted(regimes, key=lambda x: int(x.split("-")[0].replace(",", ""))) + ["all"]:
+        ds = sorted(regimes.get(name, alld))
+        med = ds[len(ds) // 2] if len(ds) % 2 else (ds[len(ds) // 2 - 1] + ds[len(ds) // 2]) / 2
+        lines.append(f"| {name} | {len(ds)} | {sum(abs(x) for x in ds) / len(ds):.1%} | {med:+.1%} | {ds[0]:+.0%} to {ds[-1]:+.0%} |")
+    lines += ["", f"Source: {kp['source']}."]
+    return lines
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "table":
         ev = json.load(open(sys.argv[2]))
@@ -328,6 +387,7 @@ def main():
         run([binary, "accel", "sessions", "--quiet", "--json", ses_path])
         ses = json.load(open(ses_path))
         real = real_gpu_rows(binary, tmp)
+        kern = kernel_rows(binary, tmp)
     # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
     os.makedirs("results", exist_ok=True)
     json.dump(ev, open(os.path.join("results", "cosmos-eval.json"), "w"))
@@ -337,6 +397,9 @@ def main():
               open(os.path.join("results", "real-gpus.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus", real_gpu_table(real))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "gemm-kernels", kernel_table(kern))
+    json.dump({"rows": [dict(r, model_us={op: v for op, (_, v, _) in ops.items()}) for r, ops in kern]},
+              open(os.path.join("results", "gemm-kernels.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-sessions", sessions_table(ses))
     replace_generated(os.path.join(HERE, "..", "docs", "cosmos.md"), "cosmos-energy", cosmos_energy_table(ev))
     rows = cosmos_rows(ev)

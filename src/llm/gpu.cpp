@@ -95,7 +95,12 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
         }
       }
     }
-  best.math = ps(std::max(best_math, seconds(weight_bytes, Bandwidth(weight_hbm_.raw() * weight_efficiency(t)))) * 1e12);
+  // The weight-streaming floor: a kernel fills its load pipeline (gemm_tile_latency) before its first weights arrive,
+  // then streams them; the fill cannot overlap the stream it starts.
+  const double stream = seconds(weight_bytes, Bandwidth(weight_hbm_.raw() * weight_efficiency(t)));
+  const double floor = stream > 0 ? to_s(p_.gemm_tile_latency) + stream : 0.0;
+  best.weight_stream = floor > best_math;
+  best.math = ps(std::max(best_math, floor) * 1e12);
   return best;
 }
 

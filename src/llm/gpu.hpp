@@ -10,9 +10,10 @@
 //    plus, under split-K, a reduction pass over the FP32 partials. "Best" minimises max(math, weight bytes /
 //    weight bandwidth): a decode GEMM with few rows is bound by streaming its weights, whatever its tile.
 //    Tile and wave quantization follow: M = 130 rows pad to 256 with 128-row tiles, 160 tiles on 132 SMs take
-//    two waves. A GEMM whose weights are in HBM takes at least weight bytes / (weight_efficiency x peak HBM): the
-//    measured rate of weight-streaming kernels, fp8_weight_efficiency for FP8/FP4 math where set (the memory system
-//    then times its bytes at hbm_efficiency).
+//    two waves. A GEMM whose weights are in HBM takes at least gemm_tile_latency + weight bytes / (weight_efficiency x
+//    peak HBM): the pipeline fill, then the measured rate of weight-streaming kernels, fp8_weight_efficiency for
+//    FP8/FP4 math where set (the memory system then times its bytes at hbm_efficiency); such a kernel is accounted as
+//    a weight read (GemmKernel::weight_stream).
 //  - prefill attention (FlashAttention-2/3): a CTA per (request, query head, block of `attention_block` query
 //    rows) loops over the KV blocks it sees (causal: those up to its last row), each block 4 B^2 d FLOPs at
 //    attention_efficiency x (peak / sms), plus attention_fixed_blocks blocks of fixed work; CTAs of unequal length
@@ -47,8 +48,9 @@ struct GemmShape {
 
 /// The library kernel chosen for a GEMM and its math time.
 struct GemmKernel {
-  Time math{};  // waves x tile time (+ the split-K reduction)
+  Time math{};  // waves x tile time (+ the split-K reduction), or the weight-streaming floor where that is longer
   int64_t tile_m = 0, tile_n = 0, split = 1, ctas = 0, waves = 0;
+  bool weight_stream = false;  // the floor set `math`: the kernel streams its weights (a weight read, not math)
 };
 
 class GpuCompute {

@@ -124,6 +124,7 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
   if (k_ == 0) {
     const int64_t b = int64_t(std::llround(double(bytes_total) * op.read_fraction));
     plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, b, op.compute, Part::Weights, op_index});
+    plan.tiles.back().streamed = op.weight_stream;
     return;
   }
   // Routed experts with the static prefetch queue (serving.expert_prefetch): the queue comes from the compute graph,

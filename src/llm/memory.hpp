@@ -70,7 +70,8 @@ struct StepTile {
   Time compute{};                 // kernel time overlapping the tile's reads (or the collective / overhead)
   Part part = Part::Compute;
   uint32_t op = 0;
-  bool gate = false;  // prefetch of this tile and the ones after it waits until it starts (router-driven experts)
+  bool gate = false;      // prefetch of this tile and the ones after it waits until it starts (router-driven experts)
+  bool streamed = false;  // `compute` is a weight-streaming kernel's time: accounted as the weights' read, not as math
 };
 
 struct TilePlan {

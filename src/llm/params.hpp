@@ -202,7 +202,8 @@ struct ComputeParams {
     v(gemm_tile_latency, {.name = "gemm_tile_latency",
                           .def = "1.2us",
                           .desc = "fixed time of one CTA tile besides its math and its output store: filling the load "
-                                  "pipeline (HBM latency) before the first MMA",
+                                  "pipeline (HBM latency) before the first MMA; a weight-streaming GEMM pays it once before "
+                                  "its weights stream",
                           .source = "derived from measured FP8 GEMMs with 128x128 tiles on an H800 (DeepGEMM pull request 73: "
                                     "4096x7168x16384 at 1,404 TFLOP/s and 4096x7168x2048 at 1,031 TFLOP/s give 2.5 us per tile "
                                     "beyond the math, of which the 32 KB output tile at the SM's share of HBM is 1.3 us), "

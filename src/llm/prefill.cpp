@@ -195,7 +195,11 @@ ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, cons
   weight_bytes += wb;
   const Time tw = transfer(wb, pm.weights), ta = transfer(double(op.act_bytes.raw()), pm.act);
   const OpClass math = math_class(op, w);
-  if (op.compute >= tw + ta && op.compute.raw() > 0) {
+  if (op.weight_stream && op.compute >= tw + ta) {  // a weight-streaming kernel: its time is the weights' read
+    c[OpClass::WeightRead] += op.compute - ta;
+    c[math] += ta;
+    k.memory_bound = op.compute;
+  } else if (op.compute >= tw + ta && op.compute.raw() > 0) {
     c[math] += op.compute;
     k.compute_bound = op.compute;
   } else {

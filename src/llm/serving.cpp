@@ -121,15 +121,19 @@ hbf::SystemParams timed_system(const KindParams& k) {
   return p;
 }
 
-// The model in the kind's number format (llm.precision); a format the GPU cannot run is refused.
-ModelConfig served_model(const ModelConfig& m, const KindParams& k) {
-  const Precision p = *k.llm.precision;
+// A number format the GPU cannot run is refused.
+void check_precision(Precision p, const KindParams& k) {
   if (p == Precision::Fp4 && !(k.llm.compute.fp4_speedup > 0))
     throw ConfigError(
         fmt::format("llm.precision = fp4: GPU kind '{}' has no FP4 tensor cores (llm.compute.fp4_speedup = {}); FP4 "
                     "needs e.g. b200",
                     k.kind, k.llm.compute.fp4_speedup));
-  return with_precision(m, p);
+}
+
+// The model in the kind's number format (llm.precision).
+ModelConfig served_model(const ModelConfig& m, const KindParams& k) {
+  check_precision(*k.llm.precision, k);
+  return with_precision(m, *k.llm.precision);
 }
 
 // The peak HBM bandwidth of a GPU whose weights are in HBM (GpuCompute's weight-streaming floor); 0 with HBF (flash reads
@@ -146,6 +150,56 @@ Bandwidth weight_bandwidth(const hbf::System& sys) {
   return sys.hbm_bandwidth();
 }
 }  // namespace
+
+GemmTiming time_gemm(const KindParams& k, const GemmShape& s, Precision p) {
+  if (p == Precision::Model) throw ConfigError("precision 'model': a GEMM alone has no model; give bf16, fp16, fp8 or fp4");
+  check_precision(p, k);
+  for (const double d : {s.m, s.k, s.n})
+    if (!(d >= 1 && d <= kMaxGemmDim && d == std::floor(d)))
+      throw ConfigError(fmt::format("GEMM {}x{}x{}: each of M, K, N must be a whole number in [1, {}]", s.m, s.k, s.n, kMaxGemmDim));
+  const ModelConfig fmt_of = with_precision(ModelConfig{}, p);
+  const bool quantized = p == Precision::Fp8 || p == Precision::Fp4;
+  const MathType mt = p == Precision::Fp4 ? MathType::Fp4 : quantized ? MathType::Fp8 : MathType::Bf16;
+  const Bandwidth peak(k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks)),
+      hbm(peak.raw() * k.llm.compute.hbm_efficiency);
+  if (!(hbm.raw() > 0))
+    throw ConfigError(fmt::format("GPU kind '{}' has no HBM (hbm.stacks = {}): a GEMM alone is timed with its weights in HBM", k.kind,
+                                  k.system.hbm.stacks));
+  const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute, hbm, hbm, peak);
+  GemmTiming t;
+  t.flops = 2.0 * s.m * s.k * s.n;
+  t.weight_bytes = double(fmt_of.bytes_of(quantized, int64_t(s.k), int64_t(s.n)).raw());
+  t.act_bytes = s.m * (s.k + s.n) * 2.0;
+  // Refused before timing: the slowest a kernel can be is one SM doing all the math (a single tile), or every byte
+  // at the achievable HBM bandwidth; Time holds ~106 days.
+  const double worst = t.flops / (gpu.peak(mt) * gpu.util_max(mt)) * double(std::max<int64_t>(k.llm.compute.sms, 1)) +
+                       (t.weight_bytes + t.act_bytes) / hbm.raw();
+  if (!(worst < 1e6))
+    throw ConfigError(
+        fmt::format("GEMM {}x{}x{} on GPU kind '{}' could take up to {:.3g} s; the limit is 1e6 s", s.m, s.k, s.n, k.kind, worst));
+  t.kernel = gpu.gemm(s, mt, t.weight_bytes, s.m);
+  t.weight_stream = k.llm.compute.gemm_tile_latency + ps(t.weight_bytes / (peak.raw() * gpu.weight_efficiency(mt)) * 1e12);
+  t.transfer = ps((t.weight_bytes + t.act_bytes) / hbm.raw() * 1e12);
+  t.time = std::max(t.kernel.math, t.transfer);
+  return t;
+}
+
+GemmTiming::Bound GemmTiming::bound() const {
+  if (transfer > kernel.math) return Bound::Memory;
+  return weight_stream >= kernel.math ? Bound::WeightStream : Bound::Compute;
+}
+
+const char* GemmTiming::name(Bound b) {
+  switch (b) {
+    case Bound::Compute:
+      return "compute";
+    case Bound::WeightStream:
+      return "weight_stream";
+    case Bound::Memory:
+      return "memory";
+  }
+  return "?";
+}
 
 Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
     : m_(served_model(m, k)),

@@ -235,7 +235,9 @@ class Builder {
         double bytes = 0;
         for (uint32_t t = o.first_tensor; t < o.first_tensor + o.tensor_count; ++t) bytes += double(w_.tensors[t].bytes.raw());
         const MathType mt = o.fp4 ? MathType::Fp4 : o.fp8 ? MathType::Fp8 : MathType::Bf16;
-        o.compute = gpu_.gemm(o.gemm, mt, bytes * o.read_fraction, o.rows).math;
+        const GemmKernel k = gpu_.gemm(o.gemm, mt, bytes * o.read_fraction, o.rows);
+        o.compute = k.math;
+        o.weight_stream = k.weight_stream;
       } else if (o.kv) {
         const double group = m_.attention == AttentionKind::Mla ? double(d.q_heads) : double(m_.heads / m_.kv_heads);
         const int64_t kv_heads = m_.attention == AttentionKind::Mla ? 1 : d.kv_heads;

@@ -72,6 +72,7 @@ struct Op {
   GemmShape gemm{};                             // a GEMM's shape (k = 0: not a GEMM); its math from GpuCompute::gemm
   double attn_flops_per_token = 0;              // decode attention: FLOPs per (KV token, query head)
   Time compute{};                               // GPU time of the kernels' math (without the per-kernel overhead)
+  bool weight_stream = false;                   // a GEMM whose time is its weight-streaming floor (GemmKernel::weight_stream)
   uint32_t first_tensor = 0, tensor_count = 0;  // weights read: a range of GpuWeights::tensors
   double read_fraction = 1;                     // of the range (routed experts touched by the batch)
   int8_t routed = 0;                            // routed-expert kernel: 1 the first after the router, 2 a later one

@@ -219,7 +219,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
       case Part::Kv: {
         const int64_t mem = std::max(xfer, hbm_time), c = t.compute.raw();
         const Time busy(std::min(std::max(mem, c), dur.raw()));
-        if (c >= mem)
+        if (c >= mem && !t.streamed)
           bd.compute += busy;
         else
           (t.part == Part::Weights ? bd.weights : bd.kv) += busy;

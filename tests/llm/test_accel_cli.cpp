@@ -421,3 +421,39 @@ TEST_F(AccelCli, StaticBatchBadInputIsRefusedWithTheNumbers) {
   EXPECT_TRUE(has(r.out, "GPU kind 'a100'")) << r.out;
   EXPECT_TRUE(has(r.out, "llm.network.nvlink_sharp = false")) << r.out;
 }
+
+TEST_F(AccelCli, GemmTimesKernelsAloneAndRefusesBadShapes) {
+  Result r = run("accel gemm --system h100 --gemm 1x4096x12288 --gemm 4096x4096x22016 --json " + quote(path("g.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("g.json");
+  ASSERT_EQ(j["gemms"].size(), 2u);
+  EXPECT_EQ(j["kind"], "h100");
+  EXPECT_EQ(j["gemms"][0]["bound"], "weight_stream");  // one row streams its weights
+  EXPECT_EQ(j["gemms"][1]["bound"], "compute");        // 4,096 rows are compute-bound
+  for (const auto& g : j["gemms"])
+    for (const char* k : {"tile_m", "tile_n", "split_k", "waves", "math_us", "transfer_us", "time_us", "tflops", "gb_per_s"})
+      ASSERT_TRUE(g.contains(k)) << k;
+  EXPECT_TRUE(j.contains("config"));
+  // Bad shapes, a system instead of a kind, an unknown or model precision, FP4 without FP4 tensor cores, no HBM.
+  for (const char* bad : {"--gemm 128x4096", "--gemm 0x4096x4096", "--gemm 128x4096x99999999", "--gemm 12ax4x4", "--gemm x4x4"}) {
+    r = run(std::string("accel gemm --system h100 ") + bad);
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_TRUE(has(r.out, "MxKxN") || has(r.out, "[1, 1048576]")) << bad << ": " << r.out;
+  }
+  r = run("accel gemm --system h100x8 --gemm 1x8x8");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "give the kind alone (--system h100)")) << r.out;
+  r = run("accel gemm --system h100 --gemm 1x8x8 --precision fp9");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "--precision")) << r.out;
+  r = run("accel gemm --system h100 --gemm 1x8x8 --precision model");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "has no model")) << r.out;
+  r = run("accel gemm --system h100 --gemm 1x8x8 --precision fp4");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "no FP4 tensor cores")) << r.out;
+  r = run("accel gemm --system hbf-only --gemm 1x8x8");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "has no HBM")) << r.out;
+  EXPECT_FALSE(fs::exists(path("none.json")));
+}

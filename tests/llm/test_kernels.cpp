@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "../support/paper_figures.hpp"
 #include "core/error.hpp"
 #include "core/params.hpp"
 #include "llm/gpu.hpp"
@@ -76,14 +77,15 @@ TEST(LlmKernels, SkinnyGemmSplitsKToFillTheSms) {
 }
 
 TEST(LlmKernels, DecodeGemmIsBoundByWeightStreaming) {
-  // Llama-2-7B's q/k/v at one token, FP16: 100.7 MB of weights; the H100 streams weights at 0.78 x 3.35 TB/s.
+  // Llama-2-7B's q/k/v at one token, FP16: 100.7 MB of weights; the H100 streams weights at 0.78 x 3.35 TB/s after
+  // filling its load pipeline (gemm_tile_latency 1.2 us: the first weights arrive only then).
   const KindParams k = preset_kind("h100");
   const Bandwidth peak(3.35e12);
   const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute, Bandwidth(peak.raw() * 0.84), Bandwidth(peak.raw() * 0.84), peak);
   const double bytes = 4096.0 * 12288 * 2;
   const GemmKernel g = gpu.gemm(GemmShape{1, 12288, 4096, 1}, MathType::Bf16, bytes, 1);
   EXPECT_DOUBLE_EQ(k.llm.compute.weight_efficiency, 0.78);
-  EXPECT_NEAR(to_us(g.math), bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
+  EXPECT_NEAR(to_us(g.math), 1.2 + bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
 }
 
 TEST(LlmKernels, Fp8DecodeGemmStreamsAtItsOwnFraction) {
@@ -97,9 +99,9 @@ TEST(LlmKernels, Fp8DecodeGemmStreamsAtItsOwnFraction) {
     return to_us(gpu.gemm(GemmShape{1, 12288, 4096, 1}, MathType::Fp8, bytes, 1).math);
   };
   EXPECT_DOUBLE_EQ(k.llm.compute.fp8_weight_efficiency, 0.657);
-  EXPECT_NEAR(fp8_us(k.llm.compute), bytes / (3.35e12 * 0.657) * 1e6, 1e-3);
+  EXPECT_NEAR(fp8_us(k.llm.compute), 1.2 + bytes / (3.35e12 * 0.657) * 1e6, 1e-3);
   k.llm.compute.fp8_weight_efficiency = 0;
-  EXPECT_NEAR(fp8_us(k.llm.compute), bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
+  EXPECT_NEAR(fp8_us(k.llm.compute), 1.2 + bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
 }
 
 TEST(LlmKernels, FlashAttentionMatchesFlashAttention3ByLength) {
@@ -226,4 +228,63 @@ TEST(LlmKernels, EngineOverheadIsTheLaunchesTheGpuWaitsForPlusTheIteration) {
   EXPECT_EQ(session.added(us(10), 5), us(10) + us(20));
   // A GPU busier than the host hides the launches.
   EXPECT_EQ(session.added(us(100), 5), us(20));
+}
+
+TEST(LlmKernels, GemmAloneIsTheStepModelsKernelWithItsBound) {
+  const KindParams k = preset_kind("h100");
+  // One row: the weights stream (1.2 us of pipeline fill + 100.7 MB at 0.78 x 3.35 TB/s).
+  const GemmTiming one = time_gemm(k, GemmShape{1, 12288, 4096, 1}, Precision::Bf16);
+  EXPECT_EQ(one.bound(), GemmTiming::Bound::WeightStream);
+  EXPECT_NEAR(to_us(one.time), 1.2 + 4096.0 * 12288 * 2 / (3.35e12 * 0.78) * 1e6, 1e-3);
+  EXPECT_DOUBLE_EQ(one.weight_bytes, 4096.0 * 12288 * 2);
+  EXPECT_DOUBLE_EQ(one.act_bytes, 1.0 * (4096 + 12288) * 2);
+  // 4,096 rows: the tiles' math.
+  const GemmTiming big = time_gemm(k, GemmShape{4096, 22016, 4096, 1}, Precision::Bf16);
+  EXPECT_EQ(big.bound(), GemmTiming::Bound::Compute);
+  EXPECT_GT(big.flops / to_s(big.time), 0.6 * 989e12);
+  EXPECT_LT(big.flops / to_s(big.time), 0.803 * 989e12);
+  // Many rows, few outputs: the activations at the achievable HBM bandwidth.
+  const GemmTiming tall = time_gemm(k, GemmShape{1 << 20, 16, 4096, 1}, Precision::Bf16);
+  EXPECT_EQ(tall.bound(), GemmTiming::Bound::Memory);
+  EXPECT_NEAR(to_us(tall.time), (4096.0 * 16 * 2 + (1 << 20) * 4112.0 * 2) / (3.35e12 * 0.84) * 1e6, 1e-2);
+  // FP8 halves the weights; FP4 is refused on the H100 and `model` everywhere; so are shapes outside [1, 2^20].
+  EXPECT_DOUBLE_EQ(time_gemm(k, GemmShape{1, 12288, 4096, 1}, Precision::Fp8).weight_bytes, 4096.0 * 12288 + 4);
+  EXPECT_THROW(time_gemm(k, GemmShape{1, 64, 64, 1}, Precision::Fp4), ConfigError);
+  EXPECT_THROW(time_gemm(k, GemmShape{1, 64, 64, 1}, Precision::Model), ConfigError);
+  EXPECT_THROW(time_gemm(k, GemmShape{0, 64, 64, 1}, Precision::Bf16), ConfigError);
+  EXPECT_THROW(time_gemm(k, GemmShape{1, 64, 2e6, 1}, Precision::Bf16), ConfigError);
+  EXPECT_THROW(time_gemm(preset_kind("hbf-only"), GemmShape{1, 64, 64, 1}, Precision::Bf16), ConfigError);
+}
+
+// The GEMM kernel model against measured H100 kernel durations (scripts/paper_figures.json "kernels": Llama-2-7B and
+// -70B projections, FP16, TP 1-8, 1-4,096 rows; Vidur's profile). A check, not a fit: the mean |deviation| of each
+// regime is pinned at the model's value (+-1 point), and the compute-bound GEMMs hold within 12%. The gaps: the
+// smallest weight-streaming kernels (tensor-parallel shards of a few MB) and 128-512 rows, where the library's
+// kernels are slower than the best tile this model picks (docs/llm.md, "GEMM kernels against measured kernel times").
+TEST(LlmKernels, GemmsAgainstMeasuredH100KernelDurations) {
+  const auto& kp = bitline::test::paper_figures("kernels");
+  const KindParams k = preset_kind(kp.at("kind").get<std::string>());
+  double sum[3] = {0, 0, 0};
+  int n[3] = {0, 0, 0};
+  for (const auto& r : kp.at("rows")) {
+    const double H = r.at("hidden"), heads = r.at("heads"), kv = r.at("kv_heads"), F = r.at("ffn"), tp = r.at("tp"), M = r.at("tokens");
+    const double hd = H / heads;
+    const std::pair<const char*, GemmShape> ops[] = {{"qkv", {M, (heads + 2 * kv) * hd / tp, H, 1}},
+                                                     {"o", {M, H, heads * hd / tp, 1}},
+                                                     {"up", {M, 2 * F / tp, H, 1}},
+                                                     {"down", {M, H, F / tp, 1}}};
+    const int regime = M <= 16 ? 0 : M <= 512 ? 1 : 2;
+    for (const auto& [op, shape] : ops) {
+      const double measured = r.at("us").at(op);
+      sum[regime] += std::abs(to_us(time_gemm(k, shape, Precision::Fp16).time) / measured - 1);
+      ++n[regime];
+    }
+  }
+  ASSERT_EQ(n[0], 64);
+  ASSERT_EQ(n[1], 96);
+  ASSERT_EQ(n[2], 96);
+  EXPECT_NEAR(sum[0] / n[0], 0.122, 0.01);  // 1-16 rows: weight streaming
+  EXPECT_NEAR(sum[1] / n[1], 0.222, 0.01);  // 128-512 rows: a known gap (the model is optimistic)
+  EXPECT_NEAR(sum[2] / n[2], 0.102, 0.01);  // 1,024-4,096 rows: compute-bound
+  EXPECT_LT(sum[2] / n[2], 0.12);
 }

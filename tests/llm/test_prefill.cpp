@@ -188,6 +188,7 @@ TEST(LlmCalibration, HbmEfficiencyScalesTheTimedHbmReads) {
   const ModelConfig m = shipped("llama3.1-405b");
   const ContextSpec c = paper_context("agent");
   KindParams peak = preset_kind("h200");
+  peak.llm.compute.gemm_tile_latency = Time{};  // no pipeline fill: a fixed time per weight-streaming GEMM that no bandwidth scales
   KindParams cal = peak;
   cal.llm.compute.hbm_efficiency = 0.5;
   Server a(m, peak, 8), b(m, cal, 8);

@@ -67,5 +67,6 @@ void add_sessions(CLI::App& accel);
 void add_run(CLI::App& accel);
 void add_sweep(CLI::App& accel);
 void add_validate(CLI::App& accel);
+void add_gemm(CLI::App& accel);
 
 }  // namespace bitline::cli::accel
