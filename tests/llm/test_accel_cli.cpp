@@ -443,6 +443,9 @@ TEST_F(AccelCli, GemmTimesKernelsAloneAndRefusesBadShapes) {
   r = run("accel gemm --system h100x8 --gemm 1x8x8");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "give the kind alone (--system h100)")) << r.out;
+  r = run("accel gemm --system nosuch --gemm 1x8x8");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "unknown GPU kind 'nosuch'")) << r.out;
   r = run("accel gemm --system h100 --gemm 1x8x8 --precision fp9");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "--precision")) << r.out;

@@ -3,6 +3,7 @@
 // against measured kernel times (docs/llm.md, "GEMM kernels against measured kernel times").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -39,8 +40,10 @@ GemmShape parse_shape(const std::string& arg) {
 }
 
 void run_gemms(const KindOptions& ko, const GemmOpts& o) {
-  if (o.system.find('x') != std::string::npos && !kind_is_path(o.system)) {
-    const SystemName sn = parse_system(o.system);  // refuses a malformed name, listing the kinds
+  const auto kinds = available_kinds();
+  if (!kind_is_path(o.system) && std::find(kinds.begin(), kinds.end(), o.system) == kinds.end()) {
+    if (o.system.find('x') == std::string::npos) check_kind(o.system);  // refused, naming the known kinds
+    const SystemName sn = parse_system(o.system);                       // a KIND x N name, or refused
     throw ConfigError(fmt::format("--system {}: a GEMM runs on one GPU; give the kind alone (--system {})", o.system, sn.kind));
   }
   const Precision p = precisions().at(o.precision, "--precision");
