@@ -458,5 +458,10 @@ TEST_F(AccelCli, GemmTimesKernelsAloneAndRefusesBadShapes) {
   r = run("accel gemm --system hbf-only --gemm 1x8x8");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "has no HBM")) << r.out;
+  // A GEMM that could take more than 10^6 s is refused before anything is printed or written.
+  r = run("accel gemm --system h100 --gemm 1x8x8 --gemm 65536x65536x65536 --set gpu.bf16_flops=1e9 --json " + quote(path("none.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "the limit is 1e6 s")) << r.out;
+  EXPECT_FALSE(has(r.out, "GEMMs alone")) << r.out;
   EXPECT_FALSE(fs::exists(path("none.json")));
 }

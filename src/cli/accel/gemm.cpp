@@ -51,13 +51,16 @@ void run_gemms(const KindOptions& ko, const GemmOpts& o) {
   for (const auto& g : o.gemms) shapes.push_back(parse_shape(g));
   if (!o.json.empty()) check_json_output(o.json);
   const KindParams k = ko.load(o.system);
+  std::vector<GemmTiming> timed;  // every GEMM is timed (or refused) before anything is printed
+  for (const GemmShape& s : shapes) timed.push_back(time_gemm(k, s, p));
   Json rows = Json::array();
   fmt::print("GEMMs alone on {} ({}; weights in HBM; kernel durations, without the {} launch gap)\n", k.kind, o.precision,
              fmt::format("{:g} us", to_us(k.llm.compute.kernel_overhead)));
   fmt::print("{:>8} {:>7} {:>7} {:>9} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "M", "K", "N", "tile", "split", "waves",
              "CTAs", "math us", "bytes us", "time us", "TFLOP/s", "GB/s", "bound");
-  for (const GemmShape& s : shapes) {
-    const GemmTiming t = time_gemm(k, s, p);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const GemmShape& s = shapes[i];
+    const GemmTiming& t = timed[i];
     const double sec = to_s(t.time), bytes = t.weight_bytes + t.act_bytes;
     const char* bound = GemmTiming::name(t.bound());
     fmt::print("{:>8} {:>7} {:>7} {:>9} {:>5} {:>5} {:>6} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.1f} {:>8.0f}  {}\n", s.m, s.k, s.n,
