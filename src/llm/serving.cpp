@@ -170,10 +170,12 @@ GemmTiming time_gemm(const KindParams& k, const GemmShape& s, Precision p) {
   t.flops = 2.0 * s.m * s.k * s.n;
   t.weight_bytes = double(fmt_of.bytes_of(quantized, int64_t(s.k), int64_t(s.n)).raw());
   t.act_bytes = s.m * (s.k + s.n) * 2.0;
-  // Refused before timing: the slowest a kernel can be is one SM doing all the math (a single tile), or every byte
-  // at the achievable HBM bandwidth; Time holds ~106 days.
+  // Refused before timing: the slowest a kernel can be is one SM doing all the math (a single tile), plus every byte
+  // at the achievable HBM bandwidth and the weights at the weight-streaming rate; Time holds ~106 days.
   const double worst = t.flops / (gpu.peak(mt) * gpu.util_max(mt)) * double(std::max<int64_t>(k.llm.compute.sms, 1)) +
-                       (t.weight_bytes + t.act_bytes) / hbm.raw();
+                       (t.weight_bytes + t.act_bytes) / hbm.raw() + t.weight_bytes / (peak.raw() * gpu.weight_efficiency(mt)) +
+                       to_s(k.llm.compute.gemm_tile_latency) +
+                       (gpu.model() == KernelModel::Curve ? t.flops / (gpu.peak(mt) * gpu.utilisation(s.m)) : 0.0);
   if (!(worst < 1e6))
     throw ConfigError(
         fmt::format("GEMM {}x{}x{} on GPU kind '{}' could take up to {:.3g} s; the limit is 1e6 s", s.m, s.k, s.n, k.kind, worst));
