@@ -52,6 +52,13 @@ double ceil_div(double a, double b) { return std::ceil(a / b - 1e-9); }
 double seconds(double bytes, Bandwidth bw) { return bw.raw() > 0 ? bytes / bw.raw() : 0.0; }
 }  // namespace
 
+Time GpuCompute::weight_stream(double weight_bytes, MathType t) const {
+  // A kernel fills its load pipeline before its first weights arrive, then streams them; the fill cannot overlap the
+  // stream it starts.
+  const double stream = seconds(weight_bytes, Bandwidth(weight_hbm_.raw() * weight_efficiency(t)));
+  return stream > 0 ? p_.gemm_tile_latency + ps(stream * 1e12) : Time{};
+}
+
 GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes, double rows) const {
   GemmKernel best;
   const double flops = 2.0 * s.m * s.n * s.k * s.groups;
@@ -95,12 +102,9 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
         }
       }
     }
-  // The weight-streaming floor: a kernel fills its load pipeline (gemm_tile_latency) before its first weights arrive,
-  // then streams them; the fill cannot overlap the stream it starts.
-  const double stream = seconds(weight_bytes, Bandwidth(weight_hbm_.raw() * weight_efficiency(t)));
-  const double floor = stream > 0 ? to_s(p_.gemm_tile_latency) + stream : 0.0;
-  best.weight_stream = floor > best_math;
-  best.math = ps(std::max(best_math, floor) * 1e12);
+  const Time floor = weight_stream(weight_bytes, t);
+  best.weight_stream = to_s(floor) > best_math;
+  best.math = best.weight_stream ? floor : ps(best_math * 1e12);
   return best;
 }
 

@@ -74,6 +74,9 @@ class GpuCompute {
   KernelModel model() const { return *p_.kernels; }
   const ComputeParams& params() const { return p_; }
 
+  /// The weight-streaming floor of a GEMM whose `weight_bytes` are in HBM: the pipeline fill (gemm_tile_latency), then
+  /// the weights at weight_efficiency(t) x the peak HBM bandwidth; 0 when no weights stream from HBM.
+  Time weight_stream(double weight_bytes, MathType t) const;
   /// The math of a GEMM (`rows`: M of the utilisation curve under kernels = curve; `weight_bytes`: what it streams).
   GemmKernel gemm(const GemmShape& s, MathType t, double weight_bytes, double rows) const;
   /// Prefill attention of `requests` prompts, `heads` query heads each: a chunk of `chunk` query rows after

@@ -180,7 +180,7 @@ GemmTiming time_gemm(const KindParams& k, const GemmShape& s, Precision p) {
     throw ConfigError(
         fmt::format("GEMM {}x{}x{} on GPU kind '{}' could take up to {:.3g} s; the limit is 1e6 s", s.m, s.k, s.n, k.kind, worst));
   t.kernel = gpu.gemm(s, mt, t.weight_bytes, s.m);
-  t.weight_stream = k.llm.compute.gemm_tile_latency + ps(t.weight_bytes / (peak.raw() * gpu.weight_efficiency(mt)) * 1e12);
+  t.weight_stream = gpu.weight_stream(t.weight_bytes, mt);
   t.transfer = ps((t.weight_bytes + t.act_bytes) / hbm.raw() * 1e12);
   t.time = std::max(t.kernel.math, t.transfer);
   return t;
@@ -188,7 +188,7 @@ GemmTiming time_gemm(const KindParams& k, const GemmShape& s, Precision p) {
 
 GemmTiming::Bound GemmTiming::bound() const {
   if (transfer > kernel.math) return Bound::Memory;
-  return weight_stream >= kernel.math ? Bound::WeightStream : Bound::Compute;
+  return kernel.weight_stream ? Bound::WeightStream : Bound::Compute;
 }
 
 const char* GemmTiming::name(Bound b) {

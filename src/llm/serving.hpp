@@ -164,7 +164,7 @@ struct GemmTiming {
   /// bandwidth) or the bytes at the achievable HBM bandwidth (hbm_efficiency).
   enum class Bound { Compute, WeightStream, Memory };
   GemmKernel kernel;     // the kernel chosen and its math time (the weight-streaming floor included)
-  Time weight_stream{};  // the pipeline fill (gemm_tile_latency), then the weights at weight_efficiency x the peak HBM bandwidth
+  Time weight_stream{};  // GpuCompute::weight_stream: the pipeline fill, then the weights at the weight-streaming rate
   Time transfer{};       // weights and activations at the achievable HBM bandwidth
   Time time{};           // max(kernel.math, transfer)
   double flops = 0, weight_bytes = 0, act_bytes = 0;

@@ -440,24 +440,17 @@ TEST_F(AccelCli, GemmTimesKernelsAloneAndRefusesBadShapes) {
     EXPECT_EQ(r.rc, 2) << bad;
     EXPECT_TRUE(has(r.out, "MxKxN") || has(r.out, "[1, 1048576]")) << bad << ": " << r.out;
   }
-  r = run("accel gemm --system h100x8 --gemm 1x8x8");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_TRUE(has(r.out, "give the kind alone (--system h100)")) << r.out;
-  r = run("accel gemm --system nosuch --gemm 1x8x8");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_TRUE(has(r.out, "unknown GPU kind 'nosuch'")) << r.out;
-  r = run("accel gemm --system h100 --gemm 1x8x8 --precision fp9");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_TRUE(has(r.out, "--precision")) << r.out;
-  r = run("accel gemm --system h100 --gemm 1x8x8 --precision model");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_TRUE(has(r.out, "has no model")) << r.out;
-  r = run("accel gemm --system h100 --gemm 1x8x8 --precision fp4");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_TRUE(has(r.out, "no FP4 tensor cores")) << r.out;
-  r = run("accel gemm --system hbf-only --gemm 1x8x8");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_TRUE(has(r.out, "has no HBM")) << r.out;
+  const std::pair<const char*, const char*> refused[] = {{"--system h100x8 --gemm 1x8x8", "give the kind alone (--system h100)"},
+                                                         {"--system nosuch --gemm 1x8x8", "unknown GPU kind 'nosuch'"},
+                                                         {"--system h100 --gemm 1x8x8 --precision fp9", "--precision"},
+                                                         {"--system h100 --gemm 1x8x8 --precision model", "has no model"},
+                                                         {"--system h100 --gemm 1x8x8 --precision fp4", "no FP4 tensor cores"},
+                                                         {"--system hbf-only --gemm 1x8x8", "has no HBM"}};
+  for (const auto& [args, why] : refused) {
+    r = run(std::string("accel gemm ") + args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_TRUE(has(r.out, why)) << args << ": " << r.out;
+  }
   // A GEMM that could take more than 10^6 s is refused before anything is printed or written.
   r = run("accel gemm --system h100 --gemm 1x8x8 --gemm 65536x65536x65536 --set gpu.bf16_flops=1e9 --json " + quote(path("none.json")));
   EXPECT_EQ(r.rc, 2);

@@ -54,8 +54,8 @@ void run_gemms(const KindOptions& ko, const GemmOpts& o) {
   std::vector<GemmTiming> timed;  // every GEMM is timed (or refused) before anything is printed
   for (const GemmShape& s : shapes) timed.push_back(time_gemm(k, s, p));
   Json rows = Json::array();
-  fmt::print("GEMMs alone on {} ({}; weights in HBM; kernel durations, without the {} launch gap)\n", k.kind, o.precision,
-             fmt::format("{:g} us", to_us(k.llm.compute.kernel_overhead)));
+  fmt::print("GEMMs alone on {} ({}; weights in HBM; kernel durations, without the {:g} us launch gap)\n", k.kind, o.precision,
+             to_us(k.llm.compute.kernel_overhead));
   fmt::print("{:>8} {:>7} {:>7} {:>9} {:>5} {:>5} {:>6} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "M", "K", "N", "tile", "split", "waves",
              "CTAs", "math us", "bytes us", "time us", "TFLOP/s", "GB/s", "bound");
   for (size_t i = 0; i < shapes.size(); ++i) {
