@@ -200,6 +200,7 @@ Architecture gpt2_family() {
                       .o_bias = true,
                       .mlp_bias = true,
                       .mha_only = true,
+                      .dense_family = true,
                       .tie_default = true,
                       .ffn_default_multiple = 4,
                       .default_activation = "gelu_new",
@@ -231,6 +232,7 @@ Architecture opt_family() {
                       .o_bias = true,
                       .mlp_bias = true,
                       .mha_only = true,
+                      .dense_family = true,
                       .tie_default = true,
                       .position_offset = 2,  // OPTLearnedPositionalEmbedding: max_position_embeddings + 2 rows
                       .default_activation = "relu",
@@ -265,6 +267,7 @@ Architecture gpt_neox_family() {
                       .mlp_bias = true,
                       .parallel_residual = true,  // use_parallel_residual (default true) may turn it off
                       .mha_only = true,
+                      .dense_family = true,
                       .default_activation = "gelu",
                       .keys = {.mlp_bias = nullptr, .parallel_residual = "use_parallel_residual", .rotary_fraction = "rotary_pct"},
                       .names = {.embed = "gpt_neox.embed_in",
@@ -286,6 +289,7 @@ Architecture gptj_family() {
                       .ffn_norm = false,
                       .parallel_residual = true,
                       .mha_only = true,
+                      .dense_family = true,
                       .ffn_default_multiple = 4,
                       .default_activation = "gelu_new",
                       .keys = {.hidden = "n_embd",
@@ -307,6 +311,39 @@ Architecture gptj_family() {
                                 .gate = "",
                                 .up = "mlp.fc_in",
                                 .down = "mlp.fc_out",
+                                .final_norm = "transformer.ln_f"}};
+}
+
+// Falcon (TII; Hugging Face's configuration_falcon.py and modeling_falcon.py): a fused query_key_value projection
+// whose KV heads follow new_decoder_architecture (num_kv_heads, default: the heads), else multi_query (one), else
+// the heads; attention and FFN in parallel (parallel_attn, default true) behind one LayerNorm, or two (ln_attn,
+// ln_mlp: num_ln_in_parallel_attn, default 2 with new_decoder_architecture); a non-gated GELU FFN of
+// ffn_hidden_size (null or absent: 4 x hidden); biases on every projection only with `bias` (default false);
+// rotary positions (alibi: ALiBi biases, no weights either way); embeddings tied by default.
+Architecture falcon_family() {
+  return Architecture{.gated_mlp = false,
+                      .layer_norm = true,
+                      .parallel_residual = true,
+                      .dense_family = true,
+                      .falcon_layout = true,
+                      .tie_default = true,
+                      .ffn_default_multiple = 4,
+                      .default_activation = "gelu",
+                      .keys = {.intermediate = "ffn_hidden_size",
+                               .activation = "activation",
+                               .attention_bias = nullptr,
+                               .mlp_bias = nullptr,
+                               .all_bias = "bias",
+                               .parallel_residual = "parallel_attn"},
+                      .names = {.embed = "transformer.word_embeddings",
+                                .layer = "transformer.h.{}.",
+                                .attn_norm = "input_layernorm",
+                                .fused_qkv = "self_attention.query_key_value",
+                                .o = "self_attention.dense",
+                                .ffn_norm = "post_attention_layernorm",
+                                .gate = "",
+                                .up = "mlp.dense_h_to_4h",
+                                .down = "mlp.dense_4h_to_h",
                                 .final_norm = "transformer.ln_f"}};
 }
 
@@ -350,7 +387,12 @@ const Registry<Architecture>& architectures() {
        {"gptj",
         "GPT-J: MHA without biases, one LayerNorm per layer shared by attention and FFN (parallel), GELU FFN with "
         "biases, partial rotary (rotary_dim), LM head with bias; keys n_embd/n_layer/n_head/n_inner",
-        gptj_family()}});
+        gptj_family()},
+       {"falcon",
+        "Falcon: fused query_key_value with grouped (new_decoder_architecture, num_kv_heads) or multi-query "
+        "attention, attention and FFN in parallel behind one or two LayerNorms, GELU FFN (ffn_hidden_size), biases "
+        "only with `bias`, rotary, tied embeddings",
+        falcon_family()}});
   return r;
 }
 
@@ -578,6 +620,42 @@ void note_unmodelled(const Fields& f, ModelConfig& m) {
 }
 }  // namespace
 
+namespace {
+/// Falcon's attention and norms (FalconConfig, FalconAttention, FalconDecoderLayer): the KV heads of the fused
+/// projection, head_dim = hidden / heads, and where the LayerNorms are.
+void falcon_attention(const Fields& f, ModelConfig& m) {
+  if (m.hidden % m.heads != 0) f.fail("num_attention_heads", fmt::format("{} does not divide hidden_size ({})", m.heads, m.hidden));
+  m.head_dim = m.hidden / m.heads;
+  const bool new_arch = f.boolean_or("new_decoder_architecture", false);
+  if (new_arch) {
+    m.kv_heads = f.integer_or("num_kv_heads", m.heads, 1);
+    if (m.kv_heads > m.heads) f.fail("num_kv_heads", fmt::format("{} exceeds num_attention_heads ({})", m.kv_heads, m.heads));
+    if (m.heads % m.kv_heads != 0) f.fail("num_kv_heads", fmt::format("{} does not divide num_attention_heads ({})", m.kv_heads, m.heads));
+  } else if (f.boolean_or("multi_query", true)) {
+    m.kv_heads = 1;  // one K and one V head shared by every query head (Falcon-7B)
+  } else {
+    m.kv_heads = m.heads;  // the fused projection is 3 x hidden
+    if (f.has("num_kv_heads") && f.integer("num_kv_heads") != m.heads)
+      f.fail("num_kv_heads", fmt::format("{} KV heads need new_decoder_architecture: true (without it and without multi_query, "
+                                         "Falcon's query_key_value is 3 x hidden_size, one KV head per head: {})",
+                                         f.integer("num_kv_heads"), m.heads));
+  }
+  // The norms: parallel attention behind one LayerNorm (input_layernorm) or two (ln_attn, ln_mlp); sequential
+  // attention and FFN behind input_layernorm and post_attention_layernorm.
+  const int64_t norms = f.integer_or("num_ln_in_parallel_attn", new_arch ? 2 : 1, 1);
+  if (norms > 2)
+    f.fail("num_ln_in_parallel_attn", fmt::format("{}: Falcon has 1 or 2 LayerNorms before parallel attention and FFN", norms));
+  m.arch.parallel_residual = f.boolean_or("parallel_attn", true);
+  if (m.arch.parallel_residual && norms == 2) {
+    m.arch.names.attn_norm = "ln_attn";
+    m.arch.names.ffn_norm = "ln_mlp";
+  } else {
+    m.arch.ffn_norm = !m.arch.parallel_residual;
+  }
+  if (f.boolean_or("alibi", false)) m.rotary_fraction = 0;  // ALiBi biases in attention instead of rotary (no weights)
+}
+}  // namespace
+
 ModelConfig parse_model(const json& j, const std::string& origin, const std::string& name) {
   if (!j.is_object()) throw ConfigError(fmt::format("{}: expected a JSON object (a Hugging Face config.json)", origin));
   Fields f(j, origin);
@@ -593,7 +671,9 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   m.hidden = f.integer(key.hidden);
   m.layers = f.integer(key.layers);
   m.heads = f.integer(key.heads);
-  if (m.arch.mha_only) {
+  if (m.arch.falcon_layout) {
+    falcon_attention(f, m);
+  } else if (m.arch.mha_only) {
     m.kv_heads = m.heads;  // multi-head attention: these families have no num_key_value_heads
     if (m.hidden % m.heads != 0) f.fail(key.heads, fmt::format("{} does not divide {} ({})", m.heads, key.hidden, m.hidden));
     m.head_dim = m.hidden / m.heads;
@@ -616,7 +696,9 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   // Biases and the family's own fields, where the family has a key for them.
   if (key.attention_bias) m.arch.qkv_bias = m.arch.o_bias = f.boolean_or(key.attention_bias, m.arch.qkv_bias);
   if (key.mlp_bias) m.arch.mlp_bias = f.boolean_or(key.mlp_bias, m.arch.mlp_bias);
-  if (key.all_bias) m.arch.qkv_bias = m.arch.o_bias = m.arch.mlp_bias = f.boolean_or(key.all_bias, true);
+  if (key.all_bias)
+    m.arch.qkv_bias = m.arch.o_bias = m.arch.mlp_bias =
+        f.boolean_or(key.all_bias, m.arch.qkv_bias);  // the family's default (OPT true, Falcon false)
   if (key.parallel_residual) m.arch.parallel_residual = f.boolean_or(key.parallel_residual, m.arch.parallel_residual);
   if (key.rotary_fraction && f.has(key.rotary_fraction)) {
     const json& v = f.at(key.rotary_fraction);
@@ -657,7 +739,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   }
 
   // Attention (the classic families have no MLA or MoE fields).
-  if (!m.arch.mha_only && f.has("kv_lora_rank")) {
+  if (!m.arch.dense_family && f.has("kv_lora_rank")) {
     m.attention = AttentionKind::Mla;
     m.kv_lora_rank = f.integer("kv_lora_rank");
     m.q_lora_rank = f.integer_or("q_lora_rank", 0, 0);
@@ -669,12 +751,12 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   // FFN: mixture of experts or dense.
   // The experts' count: the family's key (Mixtral: num_local_experts), else num_experts or n_routed_experts.
   const char* experts_key = key.experts ? key.experts : f.has("n_routed_experts") ? "n_routed_experts" : "num_experts";
-  if (!m.arch.mha_only && !key.experts && f.has("num_experts") && f.has("n_routed_experts"))
+  if (!m.arch.dense_family && !key.experts && f.has("num_experts") && f.has("n_routed_experts"))
     f.fail("n_routed_experts", "both num_experts and n_routed_experts are given");
-  m.experts = m.arch.mha_only ? 0 : f.integer_or(experts_key, 0, 0);
+  m.experts = m.arch.dense_family ? 0 : f.integer_or(experts_key, 0, 0);
   // An explicit 0 beside the routing of a MoE (experts per token) is a MoE without experts, not a dense model:
   // refused as a single expert is (a dense config writes no expert keys, or 0 without num_experts_per_tok).
-  if (!m.arch.mha_only && m.experts == 0 && f.has(experts_key) && f.has("num_experts_per_tok") &&
+  if (!m.arch.dense_family && m.experts == 0 && f.has(experts_key) && f.has("num_experts_per_tok") &&
       f.integer_or("num_experts_per_tok", 0, 0) > 0)
     f.fail(experts_key, fmt::format("0 experts, but num_experts_per_tok is {} (a MoE needs experts; a dense model gives neither)",
                                     f.integer_or("num_experts_per_tok", 0, 0)));
@@ -705,7 +787,7 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
       if (std::find(mlp_only.begin(), mlp_only.end(), l) != mlp_only.end()) moe = false;
       m.moe_layer[size_t(l)] = moe;
     }
-  } else if (!m.arch.mha_only && f.has("num_experts_per_tok") && !f.has(experts_key)) {
+  } else if (!m.arch.dense_family && f.has("num_experts_per_tok") && !f.has(experts_key)) {
     f.fail("num_experts_per_tok", "given, but the model has no experts (num_experts / n_routed_experts)");
   }
   // The tensor list (names, shapes) is built whole: about 200 B per tensor.

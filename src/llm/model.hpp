@@ -7,7 +7,8 @@
 // multi-head latent attention (MLA, DeepSeek-V2/V3: `kv_lora_rank`), dense
 // SwiGLU FFNs, the classic families (GPT-2, OPT, GPT-NeoX, GPT-J: MHA, a
 // non-gated GELU/ReLU FFN, biases, LayerNorm, learned or rotary positions,
-// each with its own config.json keys), mixture-of-experts FFNs (routed experts with top-k routing,
+// each with its own config.json keys), Falcon (multi-query / grouped attention, parallel attention and FFN),
+// mixture-of-experts FFNs (routed experts with top-k routing,
 // shared experts, leading dense layers, Qwen's `mlp_only_layers` and
 // `decoder_sparse_step`), 16-bit weights and FP8 weights with block scales
 // (`quantization_config.quant_method: fp8`). The KV cache is 16-bit.
@@ -46,7 +47,7 @@ struct ConfigKeys {
   const char* positions = nullptr;                // learned positions: the key of their count (n_positions, max_position_embeddings)
   const char* attention_bias = "attention_bias";  // true/false: biases of q, k, v and o (Llama, GPT-NeoX)
   const char* mlp_bias = "mlp_bias";              // true/false: biases of the FFN projections (Llama)
-  const char* all_bias = nullptr;                 // true/false: every projection's bias (OPT enable_bias)
+  const char* all_bias = nullptr;                 // true/false: every projection's bias (OPT enable_bias, Falcon bias)
   const char* parallel_residual = nullptr;        // true/false (GPT-NeoX use_parallel_residual)
   const char* rotary_fraction = nullptr;          // fraction of head_dim with rotary embeddings (GPT-NeoX rotary_pct)
   const char* rotary_dim = nullptr;               // dimensions with rotary embeddings (GPT-J rotary_dim)
@@ -97,7 +98,10 @@ struct Architecture {
   bool ffn_norm = true;                     // a norm before the FFN (GPT-J: attention and FFN share the layer's one norm)
   bool final_norm = true;                   // a norm after the last layer (OPT: not with do_layer_norm_before false)
   bool parallel_residual = false;           // attention and FFN read the same input (GPT-J; GPT-NeoX: use_parallel_residual)
-  bool mha_only = false;                    // classic families: kv heads = heads, no MoE / MLA fields read
+  bool mha_only = false;                    // classic families: kv heads = heads
+  bool dense_family = false;                // no MoE or MLA fields are read (the classic families, Falcon)
+  bool falcon_layout = false;               // Falcon: kv heads from new_decoder_architecture / multi_query / num_kv_heads,
+                                            // the norms from parallel_attn / num_ln_in_parallel_attn (FalconConfig)
   bool tie_default = false;                 // tie_word_embeddings when the file does not say (the family's config class default)
   int64_t ffn_default_multiple = 0;         // > 0: the intermediate key may be null or absent, meaning this x hidden (GPT-2: 4)
   int64_t position_offset = 0;              // learned positions: rows = the positions key + this (OPT: 2)

@@ -377,3 +377,91 @@ TEST(LlmArch, Opt350mProjectionsAndNarrowLmHeadInTheStep) {
   EXPECT_EQ(projections, 2 * (2 * 512 * 1024));
   EXPECT_EQ(embedding, 2 * (50272 / 8) * 512);
 }
+
+// Falcon (Hugging Face's FalconConfig / modeling_falcon.py): the KV heads of the fused query_key_value follow
+// new_decoder_architecture (num_kv_heads), else multi_query (one), else the heads; parallel attention and FFN sit
+// behind one LayerNorm (input_layernorm) or two (ln_attn, ln_mlp; the default with new_decoder_architecture);
+// biases only with `bias`; embeddings tied by default. Falcon-180B by hand: per layer the fused projection
+// H x (232 + 2 x 8) x 64, dense H x H, h_to_4h and 4h_to_h H x 4H, two LayerNorms (weight and bias).
+TEST(LlmArch, FalconKvHeadsNormsAndParameterCount) {
+  const ModelConfig f = shipped("falcon-180b");
+  const int64_t H = 14848, I = 4 * H, V = 65024;
+  EXPECT_EQ(f.kv_heads, 8);
+  EXPECT_EQ(f.head_dim, 64);
+  EXPECT_EQ(f.intermediate, I);  // ffn_hidden_size absent: 4 x hidden
+  EXPECT_TRUE(f.tie_embeddings);
+  EXPECT_TRUE(f.arch.parallel_residual);
+  EXPECT_TRUE(f.arch.ffn_norm);  // ln_mlp beside ln_attn
+  EXPECT_FALSE(f.gated_mlp());
+  EXPECT_EQ(f.activation, "gelu");
+  const int64_t layer = H * (232 + 2 * 8) * 64 + H * H + 2 * H * I + 2 * 2 * H;
+  EXPECT_EQ(f.parameters(), 80 * layer + V * H + 2 * H);          // layers, the tied embedding, ln_f
+  EXPECT_NEAR(double(f.parameters()) * 1e-9, 180.0, 0.01 * 180);  // "180B" (178.6B)
+  EXPECT_EQ(count_named(f, "transformer.h.79.ln_attn."), 2);
+  EXPECT_EQ(count_named(f, "transformer.h.79.ln_mlp."), 2);
+  EXPECT_EQ(count_named(f, "transformer.h.0.self_attention.query_key_value.weight[k]"), 1);
+  EXPECT_EQ(count_named(f, ".bias[") + count_named(f, "dense.bias") + count_named(f, "lm_head"), 0);
+  EXPECT_EQ(f.kv_bytes_per_token(), 2 * 8 * 64 * 2 * 80);
+
+  // Falcon-7B's layout: multi-query (one KV head) behind one LayerNorm; `bias` adds every projection's bias.
+  const std::string small = R"("model_type": "falcon", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+                               "vocab_size": 10)";
+  const ModelConfig mq = parse("{" + small + "}");
+  EXPECT_EQ(mq.kv_heads, 1);
+  EXPECT_FALSE(mq.arch.ffn_norm);
+  EXPECT_EQ(count_named(mq, "transformer.h.1.input_layernorm."), 2);
+  EXPECT_EQ(mq.parameters(), 2 * (64 * (4 + 2) * 16 + 64 * 64 + 2 * 64 * 256 + 2 * 64) + 10 * 64 + 2 * 64);
+  const ModelConfig biased = parse("{" + small + R"(, "bias": true})");
+  EXPECT_EQ(biased.parameters() - mq.parameters(), 2 * ((4 + 2) * 16 + 64 + 256 + 64));
+  // Neither multi_query nor the new architecture: one KV head per head; sequential attention and FFN: two norms.
+  const ModelConfig mha = parse("{" + small + R"(, "multi_query": false, "parallel_attn": false})");
+  EXPECT_EQ(mha.kv_heads, 4);
+  EXPECT_FALSE(mha.arch.parallel_residual);
+  EXPECT_TRUE(mha.arch.ffn_norm);
+  EXPECT_EQ(count_named(mha, "transformer.h.0.post_attention_layernorm."), 2);
+  // The new architecture with one LayerNorm, and without num_kv_heads (one KV head per head).
+  const ModelConfig one = parse("{" + small + R"(, "new_decoder_architecture": true, "num_ln_in_parallel_attn": 1})");
+  EXPECT_EQ(one.kv_heads, 4);
+  EXPECT_FALSE(one.arch.ffn_norm);
+  EXPECT_EQ(parse("{" + small + R"(, "ffn_hidden_size": 100})").intermediate, 100);
+
+  // Errors name the field.
+  std::string e = error_of("{" + small + R"(, "multi_query": false, "num_kv_heads": 2})");
+  EXPECT_NE(e.find("test.json: field 'num_kv_heads': 2 KV heads need new_decoder_architecture: true"), std::string::npos) << e;
+  e = error_of("{" + small + R"(, "new_decoder_architecture": true, "num_kv_heads": 3})");
+  EXPECT_NE(e.find("field 'num_kv_heads': 3 does not divide num_attention_heads (4)"), std::string::npos) << e;
+  e = error_of("{" + small + R"(, "new_decoder_architecture": true, "num_kv_heads": 8})");
+  EXPECT_NE(e.find("field 'num_kv_heads': 8 exceeds num_attention_heads (4)"), std::string::npos) << e;
+  e = error_of("{" + small + R"(, "num_ln_in_parallel_attn": 3})");
+  EXPECT_NE(e.find("field 'num_ln_in_parallel_attn': 3: Falcon has 1 or 2 LayerNorms"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 5, "num_hidden_layers": 2, "vocab_size": 10})");
+  EXPECT_NE(e.find("field 'num_attention_heads': 5 does not divide hidden_size (64)"), std::string::npos) << e;
+  e = error_of("{" + small + R"(, "bias": "no"})");
+  EXPECT_NE(e.find("field 'bias': expected true or false"), std::string::npos) << e;
+  e = error_of("{" + small + R"(, "activation": "mish"})");
+  EXPECT_NE(e.find("field 'activation': 'mish' is not one of"), std::string::npos) << e;
+}
+
+// Falcon-180B over 8 GPUs: 29 query heads and one KV head per GPU, and one all-reduce per layer (attention and
+// FFN in parallel, summed before it).
+TEST(LlmArch, FalconTensorParallelStep) {
+  const ModelConfig m = shipped("falcon-180b");
+  KindParams k = bitline::llm::test::preset_kind("h100");
+  const Deployment d = make_deployment(m, 8, k.llm);
+  ASSERT_TRUE(d.tensor_parallel);
+  const StepGraph g = build_step(m, d, gpu_weights(m, d), GpuCompute(1e15, k.llm.compute), Network(k.llm.network), {100}, 0.0);
+  EXPECT_EQ(find_op(g, "L5.attn.all_reduce"), nullptr);
+  EXPECT_NE(find_op(g, "L5.ffn.all_reduce"), nullptr);
+  EXPECT_EQ(m.heads / 8, 29);
+  EXPECT_EQ(m.kv_heads / 8, 1);
+}
+
+// Mistral-7B-v0.1 (mistralai's config.json): 7,241,732,096 parameters (the Hugging Face count), 8 KV heads; its
+// 4,096-token sliding window is not modelled and says so.
+TEST(LlmArch, Mistral7bParameterCountAndWindowWarning) {
+  const ModelConfig m = shipped("mistral-7b");
+  EXPECT_EQ(m.parameters(), 7241732096);
+  EXPECT_EQ(m.kv_heads, 8);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("sliding_window 4096 is not modelled"), std::string::npos) << m.warnings[0];
+}
