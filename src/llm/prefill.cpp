@@ -232,7 +232,7 @@ double sum_linear(double a, double b, int64_t k0, int64_t k1) {
 }  // namespace
 
 PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
-                           const PrefillMemory& pm, int64_t prompt, const PrefillParams& p, double routing_skew) {
+                           const PrefillMemory& pm, int64_t prompt, const PrefillParams& p, double routing_skew, int64_t prompts_total) {
   if (prompt < 1) throw ConfigError(fmt::format("prefill of {} tokens: a prompt needs at least one token", prompt));
   PrefillReport rep;
   const int64_t R = p.requests;
@@ -254,7 +254,7 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
   // Times `count` chunks of `c` tokens at offsets k c' for k in [k0, k0 + count) (c' = C): the graph at M = R c rows.
   auto run_chunks = [&](int64_t c, int64_t k0, int64_t count) {
     if (count <= 0) return;
-    const StepGraph g = build_step(m, d, w, gpu, net, std::vector<int64_t>(size_t(R * c), 1), routing_skew);
+    const StepGraph g = build_step(m, d, w, gpu, net, std::vector<int64_t>(size_t(R * c), 1), routing_skew, prompts_total * c);
     const double kvb = double(g.kv_token_layer_bytes);
     for (const Segment& s : g.segments)
       if (s.kind != 3)
@@ -339,7 +339,7 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
 
   // The head: final norm and LM head for the last token of each prompt.
   {
-    const StepGraph g = build_step(m, d, w, gpu, net, std::vector<int64_t>(size_t(R), 1), routing_skew);
+    const StepGraph g = build_step(m, d, w, gpu, net, std::vector<int64_t>(size_t(R), 1), routing_skew, prompts_total);
     for (const Segment& s : g.segments) {
       if (s.kind != 3) continue;
       ClassTimes seg;

@@ -112,8 +112,10 @@ struct PrefillReport {
 };
 
 /// Prefill of `p.requests` prompts of `prompt` tokens per attention rank, in chunks of `p.chunk` tokens, on GPU 0.
+/// `prompts_total`: the prompts of the pass over all attention ranks (0: p.requests on every rank; see build_step).
 PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
-                           const PrefillMemory& mem, int64_t prompt, const PrefillParams& p, double routing_skew);
+                           const PrefillMemory& mem, int64_t prompt, const PrefillParams& p, double routing_skew,
+                           int64_t prompts_total = 0);
 
 /// Request-level latency of one request with `input` prompt and `output` generated tokens.
 struct RequestLatency {

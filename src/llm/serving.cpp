@@ -318,9 +318,9 @@ int64_t Server::max_requests(const ContextSpec& c) const {
 
 StepGraph Server::graph(int64_t r, const ContextSpec& c) const { return graph_at(steady_contexts(r, c.input, c.output), c); }
 
-StepGraph Server::graph_at(std::vector<int64_t> contexts, const ContextSpec& c) const {
+StepGraph Server::graph_at(std::vector<int64_t> contexts, const ContextSpec& c, int64_t requests_total) const {
   const int64_t r = int64_t(contexts.size());
-  StepGraph g = build_step(m_, d_, w_, gpu_, net_, std::move(contexts), k_.serving.routing_skew);
+  StepGraph g = build_step(m_, d_, w_, gpu_, net_, std::move(contexts), k_.serving.routing_skew, requests_total);
   g.kv_full_tokens = c.input + c.output;
   if (has_hbf()) {
     const Capacity cap = capacity(r, c);
@@ -462,11 +462,11 @@ StepReport Server::step(int64_t r, const ContextSpec& c) const {
   return step_at(steady_contexts(r, c.input, c.output), c, true, engine_overheads(*k_.serving.engine.kind, false));
 }
 
-StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated,
-                           const EngineOverheads& engine) const {
+StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine,
+                           int64_t requests_total) const {
   StepReport s;
   const int64_t r = int64_t(contexts.size());
-  const StepGraph g = graph_at(contexts, c);
+  const StepGraph g = graph_at(contexts, c, requests_total);
   const StepTiming st = time_reads(g);
   s.requests_per_rank = r;
   s.batch = g.requests_total;

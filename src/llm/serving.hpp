@@ -203,14 +203,17 @@ class Server {
   StepGraph graph(int64_t r, const ContextSpec& c) const;
   /// The step graph of the requests of `contexts` (tokens of KV each) in a run of context `c` (replica budget and
   /// window size set).
-  StepGraph graph_at(std::vector<int64_t> contexts, const ContextSpec& c) const;
+  /// `requests_total`: the requests of the step over all attention ranks (0: as many on every rank; build_step).
+  StepGraph graph_at(std::vector<int64_t> contexts, const ContextSpec& c, int64_t requests_total = 0) const;
   /// One decode step at `r` requests per rank (fast model), with energy and writes.
   StepReport step(int64_t r, const ContextSpec& c) const;
   /// One decode step of the requests of `contexts` (tokens of KV each) in a run of context `c` (KV reserved, window
   /// sizes); `disaggregated`: the step also writes the prompts' KV arriving from the prefill GPUs (the decode
   /// evaluation) or only its new tokens' (a static batch prefilled on the same GPUs). `engine`: the serving engine's
   /// host-side overheads added to the step (breakdown.engine).
-  StepReport step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine) const;
+  /// `requests_total`: as graph_at's.
+  StepReport step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine,
+                     int64_t requests_total = 0) const;
   /// The largest batch meeting `slo` and fitting in memory.
   PointResult search(const ContextSpec& c, Time slo) const;
   /// The share of the HBF's lifetime writes (flash capacity x P/E cycles over serving.endurance_years) that a write

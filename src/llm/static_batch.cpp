@@ -55,8 +55,9 @@ StaticBatchReport run_static_batch(const Server& s, int64_t batch, const Context
   // Prefill: the batch's prompts together (serving.prefill.chunk tokens per pass), then the engine's host side.
   PrefillParams pp = kp.serving.prefill;
   pp.requests = r;
-  b.prefill =
-      time_prefill(s.model(), d, s.weights(), s.gpu(), s.network(), prefill_memory(s.system()), c.input, pp, kp.serving.routing_skew);
+  // The whole batch reaches the experts (a rank may hold fewer than the timed GPU's ceil(B / ranks), or none).
+  b.prefill = time_prefill(s.model(), d, s.weights(), s.gpu(), s.network(), prefill_memory(s.system()), c.input, pp,
+                           kp.serving.routing_skew, batch);
   const Time host = engine.launch * double(b.prefill.kernels);
   b.prefill_engine = (host > b.prefill.time ? host - b.prefill.time : Time{}) + engine.iteration * double(b.prefill.chunks);
   b.ttft = b.prefill.time + b.prefill_engine + engine.request;
@@ -65,7 +66,7 @@ StaticBatchReport run_static_batch(const Server& s, int64_t batch, const Context
   const int64_t n = c.output - 1;
   b.decode_steps = n;
   if (n > 0) {
-    const auto step = [&](int64_t j) { return s.step_at(std::vector<int64_t>(size_t(r), c.input + j), c, false, engine); };
+    const auto step = [&](int64_t j) { return s.step_at(std::vector<int64_t>(size_t(r), c.input + j), c, false, engine, batch); };
     std::vector<int64_t> js;
     if (n <= kMaxTimedSteps) {
       for (int64_t j = 1; j <= n; ++j) js.push_back(j);

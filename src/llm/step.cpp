@@ -262,12 +262,12 @@ class Builder {
 }  // namespace
 
 StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
-                     std::vector<int64_t> contexts, double routing_skew) {
+                     std::vector<int64_t> contexts, double routing_skew, int64_t requests_total) {
   StepGraph g;
   g.contexts = std::move(contexts);
   const int64_t r = int64_t(g.contexts.size());
   g.requests_per_rank = r;
-  g.requests_total = r * d.ranks;
+  g.requests_total = requests_total > 0 ? std::clamp(requests_total, r, r * d.ranks) : r * d.ranks;
   g.tokens_per_gpu = double(g.requests_total) / double(d.gpus);
   const double M = double(r);                 // tokens through attention and dense layers on this GPU
   const double T = double(g.requests_total);  // tokens in the whole step

@@ -124,8 +124,11 @@ double expected_distinct_experts(int64_t experts, int64_t top_k, double tokens);
 Routing routing_stats(const ModelConfig& m, const Deployment& d, double tokens_total, double skew);
 
 /// The operator graph of one decode step on GPU 0. `contexts`: KV tokens of each request of its attention rank.
+/// `requests_total`: the requests of the whole step over all attention ranks (0: every rank holds as many as GPU 0's,
+/// contexts x ranks; a static batch that does not fill every rank gives fewer, at least GPU 0's own). It sets the
+/// tokens the experts receive from all ranks; GPU 0's attention and dense layers see its own rank's.
 StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
-                     std::vector<int64_t> contexts, double routing_skew);
+                     std::vector<int64_t> contexts, double routing_skew, int64_t requests_total = 0);
 
 /// Contexts of `n` requests in steady state: input + output * (i + 0.5) / n (requests evenly spread over their decode).
 std::vector<int64_t> steady_contexts(int64_t n, int64_t input, int64_t output);

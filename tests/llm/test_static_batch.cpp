@@ -55,6 +55,30 @@ TEST(LlmStaticBatch, LongRunsInterpolateBetweenTimedSteps) {
   EXPECT_NEAR(to_s(b.decode) / exact, 1.0, 0.002);
 }
 
+// A MoE model on data-parallel attention ranks: a batch that does not fill every rank sends only its own tokens to
+// the experts. Batch 1 on two ranks is one prompt (the other rank idle), not one per rank: its prefill is shorter
+// than batch 2's, and its steps count one request.
+TEST(LlmStaticBatch, ABatchSmallerThanTheRanksTimesOnlyItsOwnRequests) {
+  const ModelConfig m = shipped("mixtral-8x7b");
+  const Server s(m, fp8("h100"), 2);
+  ASSERT_EQ(s.deployment().ranks, 2);  // data-parallel attention, experts over both GPUs
+  const ContextSpec c{"", 2048, 4};
+  const StaticBatchReport one = run_static_batch(s, 1, c), two = run_static_batch(s, 2, c);
+  EXPECT_EQ(one.requests_per_rank, 1);
+  EXPECT_EQ(two.requests_per_rank, 1);
+  EXPECT_LT(to_s(one.prefill.time), 0.9 * to_s(two.prefill.time));  // half the expert tokens
+  EXPECT_LT(one.first_step, two.first_step);
+  const EngineOverheads e = engine_overheads(EngineKind::Auto, true);
+  EXPECT_EQ(s.step_at({2049}, c, false, e, 1).batch, 1);
+  EXPECT_EQ(s.step_at({2049}, c, false, e).batch, 2);     // every rank as full as the timed one
+  EXPECT_EQ(s.step_at({2049}, c, false, e, 5).batch, 2);  // at most every rank's
+  EXPECT_EQ(one.first_step, s.step_at({2049}, c, false, e, 1).step);
+  // A dense model under tensor parallelism has one rank: nothing changes.
+  const Server d(shipped("llama2-70b"), fp8("h100"), 2);
+  ASSERT_EQ(d.deployment().ranks, 1);
+  EXPECT_EQ(run_static_batch(d, 3, c).first_step, d.step_at({2049, 2049, 2049}, c, false, e).step);
+}
+
 TEST(LlmStaticBatch, ABatchThatDoesNotFitIsRefusedWithItsNumbers) {
   const ModelConfig m = shipped("llama2-70b");
   const Server s(m, fp8("h100"), 1);

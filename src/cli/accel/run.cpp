@@ -285,8 +285,10 @@ void run_static(const KindOptions& k, const RunOpts& o) {
   // GPU's rank holds the most, ceil(B / ranks).
   const StaticBatchReport b = run_static_batch(s, o.batch, c);
   const auto ms = [](Time t) { return to_s(t) * 1e3; };
-  fmt::print("{} on {}x{} ({}), static batch of {} ({} per attention rank), {}:{} tokens, precision {}\n", m.name, sn.kind, gpus,
-             s.deployment().describe(), b.batch, b.requests_per_rank, c.input, c.output, kp.llm.precision.name());
+  const int64_t ranks = s.deployment().ranks;
+  fmt::print("{} on {}x{} ({}), static batch of {}{}, {}:{} tokens, precision {}\n", m.name, sn.kind, gpus, s.deployment().describe(),
+             b.batch, ranks > 1 ? fmt::format(" ({} on the busiest of {} attention ranks)", b.requests_per_rank, ranks) : "", c.input,
+             c.output, kp.llm.precision.name());
   fmt::print("  prefill {:.2f} ms (GPU {:.2f} + engine {:.2f}) = time to first token\n", ms(b.ttft), ms(b.prefill.time),
              ms(b.prefill_engine));
   if (b.decode_steps > 0)
