@@ -264,11 +264,12 @@ REAL_METRIC = {"tokens_per_s_per_gpu": ("output tokens/s per GPU", lambda j: j["
                "latency_ms": ("whole request (ms)", lambda j: j["latency"]["end_to_end_ms"])}
 
 
-def real_gpu_rows(binary, tmp):
-    """Every real-GPU measurement of paper_figures.json against accel run --static-batch: (row, model value, deviation)."""
+def real_gpu_rows(binary, tmp, rows=None, tag="real"):
+    """Every real-GPU measurement of paper_figures.json (`rows`: real_gpus' by default) against accel run --static-batch:
+    (row, model value, deviation)."""
     out = []
-    for i, r in enumerate(PAPER["real_gpus"]["rows"]):
-        path = os.path.join(tmp, f"real{i}.json")
+    for i, r in enumerate(PAPER["real_gpus"]["rows"] if rows is None else rows):
+        path = os.path.join(tmp, f"{tag}{i}.json")
         run([binary, "accel", "run", "--static-batch", "--model", r["model"], "--system", f"{r['kind']}x{r['gpus']}",
              "--context", f"{r['input']}:{r['output']}", "--batch", str(r["batch"]), "--precision", r["precision"], "--json", path])
         v = REAL_METRIC[r["metric"]][1](json.load(open(path)))
@@ -292,6 +293,41 @@ def real_gpu_table(rows):
               f"(target {rg['max_target']:.0%}); {sum(1 for x in devs if x <= rg['max_target'])} of {len(rows)} within "
               f"{rg['max_target']:.0%}.", ""]
     lines += [f"[{k}] {v}" + ("  " if i + 1 < len(rg["sources"]) else "") for i, (k, v) in enumerate(rg["sources"].items())]
+    return lines
+
+
+GPU_NAMES = {"h100": "H100", "h200-sxm": "H200", "a100": "A100"}
+
+
+def real_gpu_other_table(rows):
+    """docs/llm.md's "The rest of the same file": TensorRT-LLM 0.9.0's other rows, per model and GPU (median and range of
+    the deviations), then every row (in a <details> block)."""
+    groups = {}
+    for r, v, d in rows:
+        groups.setdefault((r["model"], r["metric"]), {}).setdefault(r["kind"], []).append(d)
+    kinds = [k for k in GPU_NAMES if any(k in g for g in groups.values())]
+    def cell(ds):
+        if not ds:
+            return "-"
+        ds = sorted(ds)
+        med = ds[len(ds) // 2] if len(ds) % 2 else (ds[len(ds) // 2 - 1] + ds[len(ds) // 2]) / 2
+        return f"{med:+.0%} ({ds[0]:+.0%} to {ds[-1]:+.0%}, {len(ds)})" if len(ds) > 1 else f"{med:+.0%} (1)"
+    lines = ["| model | metric | " + " | ".join(GPU_NAMES[k] for k in kinds) + " |", "|---|---|" + "---|" * len(kinds)]
+    for (model, metric), g in groups.items():
+        lines.append(f"| {model} | {REAL_METRIC[metric][0]} | " + " | ".join(cell(g.get(k, [])) for k in kinds) + " |")
+    devs = sorted(abs(d) for _, _, d in rows)
+    med = devs[len(devs) // 2] if len(devs) % 2 else (devs[len(devs) // 2 - 1] + devs[len(devs) // 2]) / 2
+    lines += ["", f"Median deviation (range, rows) per model and GPU. {len(rows)} rows: median |deviation| {med:.1%}, "
+              f"{sum(1 for x in devs if x <= 0.2)} of {len(rows)} within 20%.", "",
+              "<details><summary>Every row</summary>", "",
+              "| GPU | model | precision | batch | GPUs (TP) | in/out | metric | measured | bitline | deviation |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    def fig(x):
+        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+    for r, v, d in rows:
+        lines.append(f"| {GPU_NAMES[r['kind']]} | {r['model']} | {r['precision'].upper()} | {r['batch']} | {r['gpus']} | "
+                     f"{r['input']}/{r['output']} | {REAL_METRIC[r['metric']][0]} | {fig(r['measured'])} | {fig(v)} | {d:+.1%} |")
+    lines += ["", "</details>", "", f"[{PAPER['real_gpus_other']['source']}] {PAPER['real_gpus']['sources'][PAPER['real_gpus_other']['source']]}"]
     return lines
 
 
@@ -387,6 +423,7 @@ def main():
         run([binary, "accel", "sessions", "--quiet", "--json", ses_path])
         ses = json.load(open(ses_path))
         real = real_gpu_rows(binary, tmp)
+        other = real_gpu_rows(binary, tmp, PAPER["real_gpus_other"]["rows"], "other")
         kern = kernel_rows(binary, tmp)
     # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
     os.makedirs("results", exist_ok=True)
@@ -397,6 +434,9 @@ def main():
               open(os.path.join("results", "real-gpus.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus", real_gpu_table(real))
+    json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in other]},
+              open(os.path.join("results", "real-gpus-other.json"), "w"), indent=1)
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-other", real_gpu_other_table(other))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "gemm-kernels", kernel_table(kern))
     json.dump({"rows": [dict(r, model_us={op: v for op, (_, v, _) in ops.items()}) for r, ops in kern]},
               open(os.path.join("results", "gemm-kernels.json"), "w"), indent=1)
