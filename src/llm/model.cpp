@@ -178,6 +178,8 @@ class Fields {
         {"max_position_embeddings", int64_t(1) << 24},  // 2048 (OPT)
         {"rotary_dim", 4096},                           // 64 (GPT-J)
         {"word_embed_proj_dim", int64_t(1) << 17},      // 512 (OPT-350m)
+        {"ffn_hidden_size", int64_t(1) << 20},          // 59392 (Falcon-180B)
+        {"num_kv_heads", 1024},                         // 8 (Falcon-180B)
     };
     for (const auto& [name, max] : caps)
       if (name == k) return max;

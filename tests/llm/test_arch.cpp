@@ -438,6 +438,8 @@ TEST(LlmArch, FalconKvHeadsNormsAndParameterCount) {
   EXPECT_NE(e.find("field 'num_attention_heads': 5 does not divide hidden_size (64)"), std::string::npos) << e;
   e = error_of("{" + small + R"(, "bias": "no"})");
   EXPECT_NE(e.find("field 'bias': expected true or false"), std::string::npos) << e;
+  e = error_of("{" + small + R"(, "ffn_hidden_size": 1e12})");
+  EXPECT_NE(e.find("field 'ffn_hidden_size': 1000000000000 is above the maximum 1048576"), std::string::npos) << e;
   e = error_of("{" + small + R"(, "activation": "mish"})");
   EXPECT_NE(e.find("field 'activation': 'mish' is not one of"), std::string::npos) << e;
 }
