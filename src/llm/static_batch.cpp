@@ -27,6 +27,12 @@ std::string no_fit(const Server& s, int64_t r, const ContextSpec& c, const Capac
 }
 }  // namespace
 
+KindParams static_batch_params(KindParams k) {
+  if (*k.llm.attention_parallel == AttentionParallel::Auto && *k.serving.engine.kind != EngineKind::None)
+    k.llm.attention_parallel = AttentionParallel::Tp;
+  return k;
+}
+
 StaticBatchReport run_static_batch(const Server& s, int64_t batch, const ContextSpec& c) {
   if (batch < 1) throw ConfigError(fmt::format("static batch: {} requests: need at least one", batch));
   if (c.input < 1 || c.output < 1)

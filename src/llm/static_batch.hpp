@@ -42,6 +42,11 @@ struct StaticBatchReport {
   Json json() const;
 };
 
+/// The parameters a static batch runs with: `k`, except that under TensorRT-LLM's session runtime (serving.engine auto
+/// or tensorrt_llm_session) llm.attention_parallel auto means tensor parallel for every model. That runtime
+/// (gptSessionBenchmark) has no data-parallel attention: its TP degree splits every layer, MoE models' included.
+KindParams static_batch_params(KindParams k);
+
 /// The static batch of `batch` requests (the whole system's) with context `c` (IN:OUT, OUT >= 1) on `s`'s deployment:
 /// its attention ranks share them, the timed GPU's rank holding the most, ceil(batch / ranks). ConfigError (exit 2)
 /// when that rank's requests do not fit in memory at their full context, naming the numbers.

@@ -79,6 +79,23 @@ TEST(LlmStaticBatch, ABatchSmallerThanTheRanksTimesOnlyItsOwnRequests) {
   EXPECT_EQ(run_static_batch(d, 3, c).first_step, d.step_at({2049, 2049, 2049}, c, false, e).step);
 }
 
+// TensorRT-LLM's session runtime has no data-parallel attention: under it (serving.engine auto), a static batch's
+// attention_parallel auto is tensor parallel, MoE models included; a choice the user made, or engine none, stays.
+TEST(LlmStaticBatch, TheSessionRuntimeRunsTensorParallelAttention) {
+  KindParams k = fp8("h100");
+  ASSERT_EQ(*k.llm.attention_parallel, AttentionParallel::Auto);
+  EXPECT_EQ(*static_batch_params(k).llm.attention_parallel, AttentionParallel::Tp);
+  const Server moe(shipped("mixtral-8x7b"), static_batch_params(k), 2);
+  EXPECT_TRUE(moe.deployment().tensor_parallel);
+  EXPECT_EQ(moe.deployment().ranks, 1);
+  KindParams dp = k;
+  dp.llm.attention_parallel = AttentionParallel::Dp;
+  EXPECT_EQ(*static_batch_params(dp).llm.attention_parallel, AttentionParallel::Dp);
+  KindParams none = k;
+  none.serving.engine.kind = EngineKind::None;
+  EXPECT_EQ(*static_batch_params(none).llm.attention_parallel, AttentionParallel::Auto);
+}
+
 TEST(LlmStaticBatch, ABatchThatDoesNotFitIsRefusedWithItsNumbers) {
   const ModelConfig m = shipped("llama2-70b");
   const Server s(m, fp8("h100"), 1);

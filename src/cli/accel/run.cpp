@@ -276,7 +276,8 @@ RunInputs run_inputs(const KindOptions& k, const RunOpts& o) {
 void run_static(const KindOptions& k, const RunOpts& o) {
   if (o.batch <= 0) throw ConfigError("--static-batch: give the batch with --batch N (the prompts of the whole system)");
   const RunInputs in = run_inputs(k, o);
-  const auto& [sn, c, m, kp, config, gpus] = in;
+  const auto& [sn, c, m, kp_loaded, config, gpus] = in;
+  const KindParams kp = static_batch_params(kp_loaded);  // TensorRT-LLM's runtime: tensor-parallel attention
   DeploymentSearch ds(m, kp, gpus);
   const Server* sp = ds.preferred();
   if (!sp) throw ConfigError(ds.setup_error(0));
