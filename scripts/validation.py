@@ -10,6 +10,7 @@ Standard library only. The paper's figures come from scripts/paper_figures.json.
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -277,18 +278,21 @@ def real_gpu_rows(binary, tmp, rows=None, tag="real"):
     return out
 
 
+def fig(x):
+    """A measured or modelled figure of the real-GPU tables: thousands separated from 100 up, else 3 significant digits."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def real_gpu_table(rows):
     """The table of docs/llm.md's "Against measurements on real GPUs" (between its GENERATED markers)."""
     rg = PAPER["real_gpus"]
     lines = ["| GPU | model | precision | batch | GPUs (TP) | in/out | metric | measured | source | bitline | deviation |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    def fig(x):
-        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
     for r, v, d in rows:
         lines.append(f"| {r['kind'].upper()} | {r['model']} | {r['precision'].upper()} | {r['batch']} | {r['gpus']} | {r['input']}/{r['output']} | "
                      f"{REAL_METRIC[r['metric']][0]} | {fig(r['measured'])} | [{r['source']}] | {fig(v)} | {d:+.1%} |")
     devs = sorted(abs(d) for _, _, d in rows)
-    med = devs[len(devs) // 2] if len(devs) % 2 else (devs[len(devs) // 2 - 1] + devs[len(devs) // 2]) / 2
+    med = statistics.median(devs)
     lines += ["", f"{len(rows)} rows: median |deviation| {med:.1%} (target {rg['median_target']:.0%}), largest {devs[-1]:.1%} "
               f"(target {rg['max_target']:.0%}); {sum(1 for x in devs if x <= rg['max_target'])} of {len(rows)} within "
               f"{rg['max_target']:.0%}.", ""]
@@ -310,20 +314,18 @@ def real_gpu_other_table(rows):
         if not ds:
             return "-"
         ds = sorted(ds)
-        med = ds[len(ds) // 2] if len(ds) % 2 else (ds[len(ds) // 2 - 1] + ds[len(ds) // 2]) / 2
+        med = statistics.median(ds)
         return f"{med:+.0%} ({ds[0]:+.0%} to {ds[-1]:+.0%}, {len(ds)})" if len(ds) > 1 else f"{med:+.0%} (1)"
     lines = ["| model | metric | " + " | ".join(GPU_NAMES[k] for k in kinds) + " |", "|---|---|" + "---|" * len(kinds)]
     for (model, metric), g in groups.items():
         lines.append(f"| {model} | {REAL_METRIC[metric][0]} | " + " | ".join(cell(g.get(k, [])) for k in kinds) + " |")
     devs = sorted(abs(d) for _, _, d in rows)
-    med = devs[len(devs) // 2] if len(devs) % 2 else (devs[len(devs) // 2 - 1] + devs[len(devs) // 2]) / 2
+    med = statistics.median(devs)
     lines += ["", f"Median deviation (range, rows) per model and GPU. {len(rows)} rows: median |deviation| {med:.1%}, "
               f"{sum(1 for x in devs if x <= 0.2)} of {len(rows)} within 20%.", "",
               "<details><summary>Every row</summary>", "",
               "| GPU | model | precision | batch | GPUs (TP) | in/out | metric | measured | bitline | deviation |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    def fig(x):
-        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
     for r, v, d in rows:
         lines.append(f"| {GPU_NAMES[r['kind']]} | {r['model']} | {r['precision'].upper()} | {r['batch']} | {r['gpus']} | "
                      f"{r['input']}/{r['output']} | {REAL_METRIC[r['metric']][0]} | {fig(r['measured'])} | {fig(v)} | {d:+.1%} |")
@@ -384,7 +386,7 @@ def kernel_table(rows):
     lines += ["", "| regime | kernels | mean abs deviation | median deviation | range |", "|---|---|---|---|---|"]
     for name in sorted(regimes, key=lambda x: int(x.split("-")[0].replace(",", ""))) + ["all"]:
         ds = sorted(regimes.get(name, alld))
-        med = ds[len(ds) // 2] if len(ds) % 2 else (ds[len(ds) // 2 - 1] + ds[len(ds) // 2]) / 2
+        med = statistics.median(ds)
         lines.append(f"| {name} | {len(ds)} | {sum(abs(x) for x in ds) / len(ds):.1%} | {med:+.1%} | {ds[0]:+.0%} to {ds[-1]:+.0%} |")
     lines += ["", f"Source: {kp['source']}."]
     return lines

@@ -335,8 +335,7 @@ Architecture falcon_family() {
                                .activation = "activation",
                                .attention_bias = nullptr,
                                .mlp_bias = nullptr,
-                               .all_bias = "bias",
-                               .parallel_residual = "parallel_attn"},
+                               .all_bias = "bias"},  // parallel_attn: read with the norms it places (falcon_attention)
                       .names = {.embed = "transformer.word_embeddings",
                                 .layer = "transformer.h.{}.",
                                 .attn_norm = "input_layernorm",
