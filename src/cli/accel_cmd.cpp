@@ -29,6 +29,7 @@ void add_accel(CLI::App& app) {
   accel::add_sweep(*group);
   accel::add_validate(*group);
   accel::add_gemm(*group);
+  accel::add_attention(*group);
 }
 
 }  // namespace bitline::cli

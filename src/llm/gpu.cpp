@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace bitline::llm {
@@ -128,7 +129,8 @@ double GpuCompute::prefill_attention_s(int64_t requests, int64_t heads, int64_t 
       break;
   }
   const double b = double(p_.attention_block), sms = double(p_.sms);
-  const double block = flops_per_pair * b * b / (pk / sms * p_.attention_efficiency);  // one KV block of one CTA
+  // One KV block of one CTA: its MMAs, then the softmax's b^2 exponentials on the SM's special-function units.
+  const double block = flops_per_pair * b * b / (pk / sms * p_.attention_efficiency) + b * b / exp_rate_per_sm();
   const int64_t q_tiles = (chunk + p_.attention_block - 1) / p_.attention_block;
   double work = 0, longest = 0;
   for (int64_t i = 0; i < q_tiles; ++i) {
@@ -139,6 +141,10 @@ double GpuCompute::prefill_attention_s(int64_t requests, int64_t heads, int64_t 
   }
   work *= double(requests) * double(heads);
   return std::max(work / sms, longest);
+}
+
+double GpuCompute::exp_rate_per_sm() const {
+  return p_.softmax_rate > 0 ? p_.softmax_rate / double(p_.sms) : std::numeric_limits<double>::infinity();
 }
 
 Time GpuCompute::decode_attention(const std::vector<int64_t>& contexts, int64_t kv_heads, double group, double flops_per_token,
@@ -152,14 +158,16 @@ Time GpuCompute::decode_attention(const std::vector<int64_t>& contexts, int64_t 
       break;
   }
   const double sms = double(p_.sms);
-  const double rate = pk / sms * p_.attention_efficiency * std::min(1.0, group / double(p_.decode_mma_rows));  // one SM
+  // One SM, its exponentials folded into decode_attention_efficiency.
+  const double rate = pk / sms * p_.decode_attention_efficiency * std::min(1.0, group / double(p_.decode_mma_rows));
+  const double per_token = group * flops_per_token / rate;
   // Splits of each request's context so that the CTAs fill the SMs (FlashDecoding), at least one KV block each.
   const double base = double(contexts.size()) * double(kv_heads);
   double work = 0, longest = 0;
   for (int64_t ctx : contexts) {
     const double blocks = std::max(1.0, ceil_div(double(ctx), double(p_.attention_block)));
     const double split = std::clamp(ceil_div(sms, base), 1.0, blocks);
-    const double cta = to_s(p_.gemm_tile_latency) + double(ctx) / split * group * flops_per_token / rate;
+    const double cta = to_s(p_.gemm_tile_latency) + double(ctx) / split * per_token;
     work += cta * split * double(kv_heads);
     longest = std::max(longest, cta);
   }

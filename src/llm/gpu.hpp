@@ -16,11 +16,13 @@
 //    a weight read (GemmKernel::weight_stream).
 //  - prefill attention (FlashAttention-2/3): a CTA per (request, query head, block of `attention_block` query
 //    rows) loops over the KV blocks it sees (causal: those up to its last row), each block 4 B^2 d FLOPs at
-//    attention_efficiency x (peak / sms), plus attention_fixed_blocks blocks of fixed work; CTAs of unequal length
+//    attention_efficiency x (peak / sms) then B^2 exponentials at softmax_rate / sms (the softmax on the special-function
+//    units, not hidden behind the MMAs), plus attention_fixed_blocks blocks of fixed work; CTAs of unequal length
 //    (causal) are balanced over the SMs: time = max(work / sms, longest CTA).
 //  - decode attention (split-KV, FlashDecoding): a CTA per (request, KV head, split of the context), splits chosen
 //    so that the CTAs fill the SMs; a CTA takes gemm_tile_latency + its math (the query heads sharing a KV head
-//    fill min(1, g / decode_mma_rows) of a 16-row tensor-core MMA); the KV bytes stream in the memory model.
+//    fill min(1, g / decode_mma_rows) of a 16-row tensor-core MMA at decode_attention_efficiency, exponentials
+//    included); the KV bytes stream in the memory model.
 // curve: F / (peak u(M)), u(M) = util_max M / (M + util_half_rows) (the model before the tile model).
 //
 // The bytes a kernel reads and writes are timed by the memory system (memory.hpp, timing.hpp), which overlaps
@@ -94,6 +96,9 @@ class GpuCompute {
                         double rows) const;
 
  private:
+  /// One SM's exponentials per second (softmax_rate / sms); infinite where softmax_rate is 0 (not timed apart).
+  double exp_rate_per_sm() const;
+
   double peak_;
   ComputeParams p_;
   Bandwidth hbm_{}, weights_{}, weight_hbm_{};

@@ -80,6 +80,8 @@ struct ComputeParams {
   int64_t gemm_tile_max = 0, gemm_max_split = 0;
   Time gemm_tile_latency{};
   double attention_efficiency = 0, attention_fixed_blocks = 0;
+  double softmax_rate = 0;  // exponentials per second (special-function units); 0: folded into attention_efficiency
+  double decode_attention_efficiency = 0;
   int64_t attention_block = 0, decode_mma_rows = 0;
 
   template <class V>
@@ -211,14 +213,40 @@ struct ComputeParams {
                           .min = 0,
                           .max = 1.0});
     v(attention_efficiency, {.name = "attention_efficiency",
-                             .def = "0.663",
-                             .desc = "prefill attention (FlashAttention): fraction of the BF16 peak one CTA reaches in its "
-                                     "loop over KV blocks (the long-sequence asymptote)",
+                             .def = "0.988",
+                             .desc = "prefill attention (FlashAttention): fraction of the BF16 peak its MMAs reach in a CTA's "
+                                     "loop over KV blocks; the softmax's exponentials are timed apart at softmax_rate (where "
+                                     "that is 0, they are folded into this fraction)",
                              .source = "derived from FlashAttention-3 (Shah et al., arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 "
                                        "forward, head dim 128, no mask: 648 TFLOP/s at 16k and 467 at 512 tokens (with "
-                                       "attention_fixed_blocks); per kind in configs/gpus/",
+                                       "attention_fixed_blocks and softmax_rate 3.9e12); the other 34 points of Fig. 5 (head "
+                                       "dims 64 and 256, causal) are the check (docs/llm.md, \"Attention kernels\"); per kind "
+                                       "in configs/gpus/",
                              .min = 0.01,
                              .max = 1});
+    v(decode_attention_efficiency, {.name = "decode_attention_efficiency",
+                                    .def = "0.663",
+                                    .desc = "decode attention (split-KV): fraction of the BF16 peak its MMAs reach, the "
+                                            "softmax included (the query heads of a KV head fill min(1, g / decode_mma_rows) of "
+                                            "each MMA)",
+                                    .source = "assumption: FlashAttention-3's whole fraction at head dim 128 (648 of 989 "
+                                              "TFLOP/s, Fig. 5), as decode kernels were timed before softmax_rate; compute-bound "
+                                              "MLA decode reaches up to 660 TFLOP/s on an H800 SXM5, 0.667 (FlashMLA, "
+                                              "https://github.com/deepseek-ai/FlashMLA, README)",
+                                    .min = 0.01,
+                                    .max = 1});
+    v(softmax_rate, {.name = "softmax_rate",
+                     .def = "3.9e12",
+                     .desc = "exponentials per second of the GPU's special-function units: prefill attention's softmax "
+                             "takes one per (query, key) pair and query head, not overlapped with the MMAs; 0: not timed "
+                             "apart (folded into attention_efficiency)",
+                     .source = "FlashAttention-3 (arXiv 2407.08608) section 3.2: \"the H100 SXM5 GPU has 989 TFLOPS of FP16 "
+                               "matmul but only 3.9 TFLOPS of special functions such as exponential\" (16 per SM per clock x "
+                               "132 SMs x 1.83 GHz); that the exponentials are not hidden: FA3's Fig. 5 at head dims 64, 128 "
+                               "and 256 (16k tokens: 497, 648, 756 TFLOP/s) is a per-pair time linear in the head dim whose "
+                               "constant, 0.24 ps, is near one exponential at this rate (0.26 ps)",
+                     .min = 0,
+                     .max = 1e16});
     v(attention_fixed_blocks, {.name = "attention_fixed_blocks",
                                .def = "1.62",
                                .desc = "prefill attention: a CTA's fixed work (loading Q, softmax epilogue, writing O) in "

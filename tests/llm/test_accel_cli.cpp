@@ -422,6 +422,48 @@ TEST_F(AccelCli, StaticBatchBadInputIsRefusedWithTheNumbers) {
   EXPECT_TRUE(has(r.out, "llm.network.nvlink_sharp = false")) << r.out;
 }
 
+TEST_F(AccelCli, AttentionTimesPrefillKernelsAloneAndRefusesBadShapes) {
+  Result r =
+      run("accel attention --system h100 --mask none --prefill 1x16x16384x128 --prefill 1x32x16384x64 --json " + quote(path("a.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("a.json");
+  ASSERT_EQ(j["prefill"].size(), 2u);
+  EXPECT_EQ(j["kind"], "h100");
+  EXPECT_EQ(j["mask"], "none");
+  EXPECT_TRUE(j.contains("config"));
+  // FlashAttention-3's 648 TFLOP/s at head dim 128 (a point that sets a parameter); head dim 64 well below it.
+  EXPECT_NEAR(j["prefill"][0]["tflops"].get<double>(), 648, 2);
+  EXPECT_LT(j["prefill"][1]["tflops"].get<double>(), 0.8 * j["prefill"][0]["tflops"].get<double>());
+  EXPECT_EQ(j["prefill"][0]["ctas"], 16 * 128);
+  // The causal mask halves the FLOPs counted and takes less time, at a lower rate.
+  r = run("accel attention --system h100 --prefill 1x16x16384x128 --json " + quote(path("c.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto c = read("c.json");
+  EXPECT_EQ(c["mask"], "causal");
+  EXPECT_LT(c["prefill"][0]["time_us"].get<double>(), j["prefill"][0]["time_us"].get<double>());
+  EXPECT_LT(c["prefill"][0]["tflops"].get<double>(), j["prefill"][0]["tflops"].get<double>());
+  for (const char* bad : {"--prefill 1x16x2048", "--prefill 0x16x2048x128", "--prefill 1x16x99999999x128", "--prefill 1x16x2048x8192",
+                          "--prefill 1ax16x2048x128", "--prefill x16x2048x128"}) {
+    r = run(std::string("accel attention --system h100 ") + bad);
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_TRUE(has(r.out, "BxHxSxD") || has(r.out, "outside [1,")) << bad << ": " << r.out;
+  }
+  const std::pair<const char*, const char*> refused[] = {{"--system h100x8 --prefill 1x8x128x128", "give the kind alone (--system h100)"},
+                                                         {"--system nosuch --prefill 1x8x128x128", "unknown GPU kind 'nosuch'"},
+                                                         {"--system h100 --prefill 1x8x128x128 --mask sliding", "--mask"}};
+  for (const auto& [args, why] : refused) {
+    r = run(std::string("accel attention ") + args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_TRUE(has(r.out, why)) << args << ": " << r.out;
+  }
+  // A kernel that would take 10^6 s or more is refused before anything is printed or written.
+  r = run("accel attention --system h100 --prefill 1x8x128x128 --prefill 1048576x4096x1048576x4096 --json " + quote(path("none.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "the limit is 1e6 s")) << r.out;
+  EXPECT_FALSE(has(r.out, "Prefill attention alone")) << r.out;
+  EXPECT_FALSE(fs::exists(path("none.json")));
+}
+
 TEST_F(AccelCli, GemmTimesKernelsAloneAndRefusesBadShapes) {
   Result r = run("accel gemm --system h100 --gemm 1x4096x12288 --gemm 4096x4096x22016 --json " + quote(path("g.json")));
   ASSERT_EQ(r.rc, 0) << r.out;

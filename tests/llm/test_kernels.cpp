@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "../support/paper_figures.hpp"
 #include "core/error.hpp"
@@ -104,20 +106,52 @@ TEST(LlmKernels, Fp8DecodeGemmStreamsAtItsOwnFraction) {
   EXPECT_NEAR(fp8_us(k.llm.compute), 1.2 + bytes / (3.35e12 * 0.78) * 1e6, 1e-3);
 }
 
-TEST(LlmKernels, FlashAttentionMatchesFlashAttention3ByLength) {
-  // FlashAttention-3 (arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 forward, head dim 128, no mask, batch x length =
-  // 16k tokens, 16 heads: 467, 565, 625, 638, 646, 648 TFLOP/s at 512 ... 16k. The kernel parameters come from the
-  // first and the last; the four between are predictions of the tile model.
+TEST(LlmKernels, FlashAttentionMatchesFlashAttention3ByLengthHeadDimAndMask) {
+  // FlashAttention-3 (arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 forward (scripts/paper_figures.json
+  // "attention_kernels"): batch x length = 16k tokens, 2048 / head dim heads. Two points of head dim 128 without the
+  // mask set attention_efficiency and attention_fixed_blocks; the other 34 are predictions, each panel's largest
+  // |deviation| pinned in a band 4 points wide at the model's value (the known gap, head dim 256 causal, 33%, included).
   const GpuCompute gpu = h100_math();
-  const double paper[] = {467, 565, 625, 638, 646, 648};
-  int i = 0;
-  for (int64_t len : {512, 1024, 2048, 4096, 8192, 16384}) {
-    const int64_t batch = 16384 / len;
-    const Time t = gpu.prefill_attention(batch, 16, 0, len, 4.0 * 128, 1, false);
-    const double tflops = 4.0 * double(len) * double(len) * 128 * 16 * double(batch) / to_s(t) * 1e-12;
-    EXPECT_NEAR(tflops / paper[i], 1.0, 0.06) << len << " tokens: " << tflops << " TFLOP/s";
-    ++i;
+  const auto& ap = bitline::test::paper_figures("attention_kernels");
+  const std::map<std::pair<int, std::string>, double> largest = {{{64, "none"}, 0.06},   {{128, "none"}, 0.05},   {{256, "none"}, 0.17},
+                                                                 {{64, "causal"}, 0.23}, {{128, "causal"}, 0.10}, {{256, "causal"}, 0.34}};
+  double sum = 0;
+  int checked = 0;
+  for (const auto& s : ap.at("series")) {
+    const int d = s.at("head_dim").get<int>();
+    const std::string mask = s.at("mask").get<std::string>();
+    const bool causal = mask == "causal";
+    double worst = 0;
+    for (size_t i = 0; i < ap.at("tokens").size(); ++i) {
+      const int64_t len = ap.at("tokens")[i].get<int64_t>(), batch = 16384 / len, heads = 2048 / d;
+      const Time t = gpu.prefill_attention(batch, heads, 0, len, 4.0 * d, 1, causal);
+      const double tflops = 4.0 * double(len) * double(len) * d * double(heads) * double(batch) * (causal ? 0.5 : 1.0) / to_s(t) * 1e-12;
+      const double dev = tflops / s.at("tflops")[i].get<double>() - 1;
+      worst = std::max(worst, std::abs(dev));
+      if (!(d == 128 && !causal && (len == 512 || len == 16384))) {
+        sum += std::abs(dev);
+        ++checked;
+      } else {
+        EXPECT_NEAR(dev, 0, 0.002) << "the anchor at " << len << " tokens";
+      }
+    }
+    EXPECT_LT(worst, largest.at({d, mask})) << "head dim " << d << ", mask " << mask;
+    EXPECT_GT(worst, largest.at({d, mask}) - 0.04) << "head dim " << d << ", mask " << mask << ": the pinned gap moved";
   }
+  ASSERT_EQ(checked, 34);
+  EXPECT_NEAR(sum / checked, 0.072, 0.005);  // mean |deviation| over the 34 predictions (docs/llm.md)
+  // Timed apart, the exponentials cost head dim 64 the most: without them (softmax_rate 0) every head dim would reach
+  // the same fraction at 16k tokens.
+  KindParams k = preset_kind("h100");
+  EXPECT_DOUBLE_EQ(k.llm.compute.softmax_rate, 3.9e12);
+  const auto at16k = [](const GpuCompute& g, int d) {
+    const Time t = g.prefill_attention(1, 2048 / d, 0, 16384, 4.0 * d, 1, false);
+    return 4.0 * 16384.0 * 16384 * 2048 / to_s(t) * 1e-12;
+  };
+  EXPECT_LT(at16k(gpu, 64), 0.8 * at16k(gpu, 256));
+  k.llm.compute.softmax_rate = 0;
+  const GpuCompute folded(k.system.gpu.bf16_flops, k.llm.compute);
+  EXPECT_NEAR(at16k(folded, 64) / at16k(folded, 256), 1.0, 1e-9);
   // Causal attention does half the pairs, in more, shorter CTAs: less efficient than non-causal at the same length.
   const Time full = gpu.prefill_attention(1, 16, 0, 4096, 512, 1, false), causal = gpu.prefill_attention(1, 16, 0, 4096, 512, 1, true);
   EXPECT_GT(to_s(causal), 0.5 * to_s(full));
@@ -134,7 +168,7 @@ TEST(LlmKernels, DecodeAttentionHasALatencyFloor) {
   const Time long_ctx = gpu.decode_attention({32768}, 8, 8, 512, 0, 8);
   EXPECT_GT(to_s(long_ctx), 3 * to_s(t));
   // By hand: 17 splits per KV head (ceil(132 / 8)), a CTA 1.2 us + 32768/17 tokens x 8 heads x 512 FLOPs at one SM's
-  // 989/132 TFLOP/s x 0.663 x 8/16 (8 query heads fill half of a 16-row MMA); 136 CTAs over 132 SMs.
+  // 989/132 TFLOP/s x 0.663 (decode_attention_efficiency) x 8/16 (8 query heads fill half of a 16-row MMA); 136 CTAs over 132 SMs.
   const double cta = 1.2e-6 + 32768.0 / 17 * 8 * 512 / (989e12 / 132 * 0.663 * 0.5);
   EXPECT_NEAR(to_s(long_ctx), cta * 136 / 132, 1e-11);
   // 16 query heads fill the MMA: twice the FLOPs at twice the rate, the same time; 32 heads take longer.

@@ -68,5 +68,6 @@ void add_run(CLI::App& accel);
 void add_sweep(CLI::App& accel);
 void add_validate(CLI::App& accel);
 void add_gemm(CLI::App& accel);
+void add_attention(CLI::App& accel);
 
 }  // namespace bitline::cli::accel
