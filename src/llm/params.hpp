@@ -220,7 +220,7 @@ struct ComputeParams {
                              .source = "derived from FlashAttention-3 (Shah et al., arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 "
                                        "forward, head dim 128, no mask: 648 TFLOP/s at 16k and 467 at 512 tokens (with "
                                        "attention_fixed_blocks and softmax_rate 3.9e12); the other 34 points of Fig. 5 (head "
-                                       "dims 64 and 256, causal) are the check (docs/llm.md, \"Attention kernels\"); per kind "
+                                       "dims 64 and 256, causal) are the check (docs/llm.md, \"Attention kernels against FlashAttention-3's figures\"); per kind "
                                        "in configs/gpus/",
                              .min = 0.01,
                              .max = 1});
