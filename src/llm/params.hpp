@@ -229,8 +229,9 @@ struct ComputeParams {
                                     .desc = "decode attention (split-KV): fraction of the BF16 peak its MMAs reach, the "
                                             "softmax included (the query heads of a KV head fill min(1, g / decode_mma_rows) of "
                                             "each MMA)",
-                                    .source = "assumption: FlashAttention-3's whole fraction at head dim 128 (648 of 989 "
-                                              "TFLOP/s, Fig. 5), as decode kernels were timed before softmax_rate; compute-bound "
+                                    .source = "assumption: FlashAttention-3's loop fraction at head dim 128 with the "
+                                              "exponentials folded in (the value attention_efficiency had before softmax_rate: "
+                                              "648 of 989 TFLOP/s at 16k tokens, Fig. 5, with the fixed blocks); compute-bound "
                                               "MLA decode reaches up to 660 TFLOP/s on an H800 SXM5, 0.667 (FlashMLA, "
                                               "https://github.com/deepseek-ai/FlashMLA, README)",
                                     .min = 0.01,
