@@ -43,32 +43,18 @@ constexpr const char* kDimName[] = {"requests", "heads", "tokens", "head dim"};
 
 // "BxHxSxD" -> the shape; ConfigError naming the argument otherwise.
 AttentionShape parse_shape(const std::string& arg) {
-  AttentionShape s;
-  int64_t* dims[] = {&s.requests, &s.heads, &s.tokens, &s.head_dim};
-  size_t pos = 0;
-  for (int i = 0; i < 4; ++i) {
-    const size_t end = i < 3 ? arg.find('x', pos) : arg.size();
-    const std::string part = end == std::string::npos ? std::string() : arg.substr(pos, end - pos);
-    const bool digits = !part.empty() && part.size() <= 8 && part.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || end == std::string::npos)
-      throw ConfigError(fmt::format(
-          "--prefill '{}': expected BxHxSxD, four whole numbers (requests x query heads x tokens x head dim), e.g. 1x32x2048x128", arg));
-    *dims[i] = std::stoll(part);
-    if (*dims[i] < 1 || *dims[i] > kMaxDim[i])
-      throw ConfigError(fmt::format("--prefill '{}': {} = {} is outside [1, {}]", arg, kDimName[i], *dims[i], kMaxDim[i]));
-    pos = end + 1;
-  }
-  return s;
+  const auto d = parse_dims(arg, 4,
+                            fmt::format("--prefill '{}': expected BxHxSxD, four whole numbers (requests x query heads x tokens x "
+                                        "head dim), e.g. 1x32x2048x128",
+                                        arg));
+  for (size_t i = 0; i < 4; ++i)
+    if (d[i] < 1 || d[i] > kMaxDim[i])
+      throw ConfigError(fmt::format("--prefill '{}': {} = {} is outside [1, {}]", arg, kDimName[i], d[i], kMaxDim[i]));
+  return AttentionShape{d[0], d[1], d[2], d[3]};
 }
 
 void run_attention(const KindOptions& ko, const AttentionOpts& o) {
-  const auto kinds = available_kinds();
-  if (!kind_is_path(o.system) && std::find(kinds.begin(), kinds.end(), o.system) == kinds.end()) {
-    if (o.system.find('x') == std::string::npos) check_kind(o.system);  // refused, naming the known kinds
-    const SystemName sn = parse_system(o.system);                       // a KIND x N name, or refused
-    throw ConfigError(
-        fmt::format("--system {}: an attention kernel runs on one GPU; give the kind alone (--system {})", o.system, sn.kind));
-  }
+  check_one_gpu_kind(o.system, "an attention kernel");
   const AttentionMask mask = attention_masks().at(o.mask, "--mask");
   const bool causal = mask == AttentionMask::Causal;
   std::vector<AttentionShape> shapes;

@@ -10,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "llm/experiment.hpp"
+#include "llm/serving.hpp"
 #include "llm/sessions.hpp"
 
 namespace bitline::cli::accel {
@@ -202,6 +203,27 @@ std::string overrides_text(const std::map<std::string, KindParams>& kinds, const
     s += fmt::format("kind {}: {} parameter{} overridden: {}\n", name, o.size(), o.size() == 1 ? "" : "s", list);
   }
   return s;
+}
+
+void check_one_gpu_kind(const std::string& system, std::string_view what) {
+  const auto kinds = llm::available_kinds();
+  if (llm::kind_is_path(system) || std::find(kinds.begin(), kinds.end(), system) != kinds.end()) return;
+  if (system.find('x') == std::string::npos) llm::check_kind(system);  // refused, naming the known kinds
+  const llm::SystemName sn = llm::parse_system(system);                // a KIND x N name, or refused
+  throw ConfigError(fmt::format("--system {}: {} runs on one GPU; give the kind alone (--system {})", system, what, sn.kind));
+}
+
+std::vector<int64_t> parse_dims(const std::string& arg, size_t count, const std::string& error) {
+  std::vector<int64_t> dims;
+  size_t pos = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t end = i + 1 < count ? arg.find('x', pos) : arg.size();
+    const std::string part = end == std::string::npos ? std::string() : arg.substr(pos, end - pos);
+    if (part.empty() || part.size() > 8 || part.find_first_not_of("0123456789") != std::string::npos) throw ConfigError(error);
+    dims.push_back(std::stoll(part));
+    pos = end + 1;
+  }
+  return dims;
 }
 
 }  // namespace bitline::cli::accel

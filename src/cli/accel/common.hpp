@@ -4,8 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/common.hpp"
@@ -58,6 +60,13 @@ Json config_json(const std::map<std::string, llm::KindParams>& kinds, const Kind
 /// One line per kind whose parameters the overrides change ("csi: 3 parameters overridden: llm.x a -> b, ..."), for the printout.
 std::string overrides_text(const std::map<std::string, llm::KindParams>& kinds, const KindOptions& opts,
                            const std::vector<Override>& experiment = {});
+
+/// A kernel command's --system: one GPU kind (a name of configs/gpus/ or a kind's YAML path); a KIND x N system is
+/// refused with ConfigError naming the kind alone, as is an unknown kind. `what`: the kernel, for the message.
+void check_one_gpu_kind(const std::string& system, std::string_view what);
+
+/// "AxBx..." with exactly `count` whole numbers of at most 8 digits each; otherwise ConfigError(`error`).
+std::vector<int64_t> parse_dims(const std::string& arg, size_t count, const std::string& error);
 
 // The subcommands, one file each; add_accel (accel_cmd.cpp) registers them in this order.
 void add_kinds(CLI::App& accel);

@@ -23,29 +23,13 @@ struct GemmOpts {
 
 // "MxKxN" -> the shape; ConfigError naming the argument otherwise.
 GemmShape parse_shape(const std::string& arg) {
-  GemmShape s;
-  double* dims[] = {&s.m, &s.k, &s.n};
-  size_t pos = 0;
-  for (int i = 0; i < 3; ++i) {
-    const size_t end = i < 2 ? arg.find('x', pos) : arg.size();
-    const std::string part = end == std::string::npos ? std::string() : arg.substr(pos, end - pos);
-    const bool digits = !part.empty() && part.size() <= 8 && part.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || end == std::string::npos)
-      throw ConfigError(
-          fmt::format("--gemm '{}': expected MxKxN, three whole numbers (rows x inputs x outputs), e.g. 128x4096x12288", arg));
-    *dims[i] = std::stod(part);
-    pos = end + 1;
-  }
-  return s;
+  const auto d = parse_dims(
+      arg, 3, fmt::format("--gemm '{}': expected MxKxN, three whole numbers (rows x inputs x outputs), e.g. 128x4096x12288", arg));
+  return GemmShape{double(d[0]), double(d[2]), double(d[1]), 1};
 }
 
 void run_gemms(const KindOptions& ko, const GemmOpts& o) {
-  const auto kinds = available_kinds();
-  if (!kind_is_path(o.system) && std::find(kinds.begin(), kinds.end(), o.system) == kinds.end()) {
-    if (o.system.find('x') == std::string::npos) check_kind(o.system);  // refused, naming the known kinds
-    const SystemName sn = parse_system(o.system);                       // a KIND x N name, or refused
-    throw ConfigError(fmt::format("--system {}: a GEMM runs on one GPU; give the kind alone (--system {})", o.system, sn.kind));
-  }
+  check_one_gpu_kind(o.system, "a GEMM");
   const Precision p = precisions().at(o.precision, "--precision");
   std::vector<GemmShape> shapes;
   for (const auto& g : o.gemms) shapes.push_back(parse_shape(g));
