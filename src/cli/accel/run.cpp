@@ -163,6 +163,8 @@ void print_class_table(const PrefillReport& pf, const OpBreakdown& dec, int64_t 
   }
 }
 
+// Times the prefill, the request and (with --breakdown) the decode step by class; prints nothing, so that a refusal
+// (a prefill beyond the time limit) comes before any output.
 RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c, bool breakdown) {
   RunExtras x;
   if (p.step.requests_per_rank <= 0 || p.step.step.raw() <= 0) return x;
@@ -176,19 +178,23 @@ RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c
   const Time kv_transfer = ps(kv_bytes / kp.llm.network.rdma.raw() * 1e12);
   x.latency = request_latency(x.prefill.time, kv_transfer, p.step.step, c.output);
   x.timed = true;
+  if (breakdown) {
+    x.decode = decode_breakdown(g, s.weights(), s.memory(), MemoryTiming::of(s.system()));
+    // Programming the step's new KV and erasing finished requests' blocks happen outside the kernels.
+    x.decode.total[OpClass::KvWrite] += p.step.breakdown.kv_write + p.step.breakdown.kv_erase;
+  }
+  return x;
+}
+
+void print_extras(const RunExtras& x, const ContextSpec& c, int64_t layers, bool breakdown) {
+  if (!x.timed) return;
   const auto ms = [](Time t) { return to_s(t) * 1e3; };
   fmt::print("  prefill of {} prompt{} of {} tokens per rank ({} chunk{} of {}): time to first token {:.2f} ms ({:.3g} FLOP per GPU)\n",
              x.prefill.requests_per_rank, x.prefill.requests_per_rank > 1 ? "s" : "", x.prefill.prompt_tokens, x.prefill.chunks,
              x.prefill.chunks > 1 ? "s" : "", x.prefill.chunk_tokens, ms(x.prefill.time), x.prefill.flops);
   fmt::print("  request {}:{} tokens: TTFT {:.2f} ms + KV transfer {:.2f} ms, TPOT {:.3f} ms, end to end {:.3f} s\n", c.input, c.output,
              ms(x.latency.ttft), ms(x.latency.kv_transfer), ms(x.latency.tpot), to_s(x.latency.end_to_end));
-  if (breakdown) {
-    x.decode = decode_breakdown(g, s.weights(), s.memory(), MemoryTiming::of(s.system()));
-    // Programming the step's new KV and erasing finished requests' blocks happen outside the kernels.
-    x.decode.total[OpClass::KvWrite] += p.step.breakdown.kv_write + p.step.breakdown.kv_erase;
-    print_class_table(x.prefill, x.decode, m.layers);
-  }
-  return x;
+  if (breakdown) print_class_table(x.prefill, x.decode, layers);
 }
 
 /// --system, with --gpus: `--system csi --gpus 8` and `--system csix8` name the same system.
@@ -343,8 +349,9 @@ void run_point(const KindOptions& k, const RunOpts& o) {
     if (!sp) throw ConfigError(p.reason);  // no deployment can be built
   }
   p.system = fmt::format("{}x{}", sn.kind, gpus);
-  print_point(p, *sp);
   const RunExtras x = run_extras(*sp, p, c, o.breakdown);
+  print_point(p, *sp);
+  print_extras(x, c, m.layers, o.breakdown);
   if (!o.json.empty()) write_run_json(o, p, x, c, config, m.warnings);
   std::fflush(stdout);
   if (!p.feasible) throw ModelError(fmt::format("no feasible batch: {}", p.reason));
