@@ -215,7 +215,12 @@ ClassTimes time_op(const Op& op, const GpuWeights& w, const ModelConfig& m, cons
 
 // A sum of picoseconds as a Time; a prefill longer than ~46 days is refused (Time holds ~106 days).
 Time checked_ps(double ps, int64_t prompt) {
-  if (!(ps < 4e18)) throw ConfigError(fmt::format("a prefill of {} tokens would take more than 46 days; use a shorter context", prompt));
+  // An OverflowError: the CLI names the run's inputs, since a slow parameter (--set) as much as a long prompt can cause it.
+  if (!(ps < 4e18))
+    throw OverflowError(
+        fmt::format("a prefill of {} tokens would take more than 46 days (a prompt this long, or a parameter that "
+                    "makes the GPU this slow)",
+                    prompt));
   return Time(int64_t(std::llround(ps)));
 }
 

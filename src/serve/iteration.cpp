@@ -165,7 +165,8 @@ Time IterationModel::pass(const std::vector<Chunk>& chunks, int64_t decodes, dou
     const Decode d = decode(decodes, decode_context);
     t += d.step_ps - (prompt > 0 ? d.shared_ps : 0.0);
   }
-  if (!(t < 4e18)) throw ConfigError("serve: an iteration longer than 46 days; use shorter requests");
+  if (!(t < 4e18))
+    throw OverflowError("serve: an iteration longer than 46 days (requests this long, or a parameter that makes the GPU this slow)");
   return Time(int64_t(std::llround(std::max(t, 1.0))));
 }
 

@@ -86,6 +86,11 @@ TEST_F(HostileSurfaces, HugeTimesNameTheirKey) {
                  {"--set", "llm.network.nvlink_latency", "at most 1 s", "got 6000 s"});
   expect_refused("cosmos run --preset flash-cosmos --set nand.timing.t_read_slc=100min --json " + out(),
                  {"--set", "nand.timing.t_read_slc", "at most 1 s", "got 6000 s"});
+  // A prefill past the time limit because of a parameter, not the prompt: the inputs are listed (the --set among them)
+  // and no half of a result is printed before the error.
+  const Result slow = expect_refused(kAccelRun + "--set llm.compute.softmax_rate=1e-300 --json " + out(),
+                                     {"a prefill of 512 tokens would take more than 46 days", "--set llm.compute.softmax_rate=1e-300"});
+  EXPECT_FALSE(has(slow.out, "tokens/s per GPU")) << slow.out;
   // An overflow found deep in the run (here a 1e9-token context on HBM) lists the run's inputs.
   expect_refused("accel run --model llama3.1-405b --system h200x8 --context 1000000000:1000 --slo 100 --batch 1000000",
                  {"time overflow", "the run's inputs", "--context 1000000000:1000", "--batch 1000000"});
