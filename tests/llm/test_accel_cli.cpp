@@ -464,6 +464,46 @@ TEST_F(AccelCli, AttentionTimesPrefillKernelsAloneAndRefusesBadShapes) {
   EXPECT_FALSE(fs::exists(path("none.json")));
 }
 
+TEST_F(AccelCli, AttentionTimesDecodeKernelsAloneAndRefusesBadShapes) {
+  Result r = run("accel attention --system h100 --precision fp16 --decode 64x64x8x32x128 --decode 64x64x8x16384x128 --json " +
+                 quote(path("d.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("d.json");
+  ASSERT_EQ(j["decode"].size(), 2u);
+  EXPECT_EQ(j["prefill"].size(), 0u);
+  EXPECT_EQ(j["precision"], "fp16");
+  const auto &shortkv = j["decode"][0], &longkv = j["decode"][1];
+  for (const char* key : {"ctas", "bytes", "math_us", "transfer_us", "time_us", "launch_gaps_us", "gb_per_s", "bound"})
+    ASSERT_TRUE(longkv.contains(key)) << key;
+  // KV of 64 requests x 16,384 tokens x 8 KV heads x 128 x K and V x 2 B, plus the 16-bit query and output.
+  EXPECT_DOUBLE_EQ(longkv["bytes"].get<double>(), 64.0 * 16384 * 8 * 128 * 2 * 2 + 64.0 * 64 * 128 * 4);
+  // A long KV streams at the H100's achievable HBM bandwidth (3.35 TB/s x hbm_efficiency 0.84); 32 tokens are math-bound.
+  EXPECT_EQ(longkv["bound"], "memory");
+  EXPECT_NEAR(longkv["gb_per_s"].get<double>(), 3350 * 0.84, 3);
+  EXPECT_EQ(shortkv["bound"], "compute");
+  EXPECT_LT(shortkv["gb_per_s"].get<double>(), 0.9 * longkv["gb_per_s"].get<double>());
+  EXPECT_EQ(shortkv["ctas"], 64 * 8);
+  EXPECT_DOUBLE_EQ(longkv["launch_gaps_us"].get<double>(), 2.6);
+  // An FP8 cache moves half the KV bytes.
+  r = run("accel attention --system h100 --precision fp8 --decode 64x64x8x16384x128 --json " + quote(path("f.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NEAR(read("f.json")["decode"][0]["bytes"].get<double>(), 64.0 * 16384 * 8 * 128 * 2 + 64.0 * 64 * 128 * 4, 1);
+  const std::pair<const char*, const char*> refused[] = {
+      {"--decode 64x64x8x128", "BxHxKxSxD"},
+      {"--decode 64x64x0x128x128", "KV heads = 0 is outside [1, 4096]"},
+      {"--decode 64x64x12x128x128", "64 query heads are not a whole number of groups of the 12 KV heads"},
+      {"--decode 64x64x8x99999999x128", "KV tokens = 99999999 is outside"},
+      {"--decode 64x64x8x128x128 --precision model", "--precision model"},
+      {"--decode 64x64x8x128x128 --precision fp6", "--precision"},
+      {"--mask none", "give at least one --prefill or --decode"}};
+  for (const auto& [args, why] : refused) {
+    r = run(std::string("accel attention --system h100 ") + args + " --json " + quote(path("none.json")));
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_TRUE(has(r.out, why)) << args << ": " << r.out;
+    EXPECT_FALSE(fs::exists(path("none.json"))) << args;
+  }
+}
+
 TEST_F(AccelCli, GemmTimesKernelsAloneAndRefusesBadShapes) {
   Result r = run("accel gemm --system h100 --gemm 1x4096x12288 --gemm 4096x4096x22016 --json " + quote(path("g.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
