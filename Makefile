@@ -76,6 +76,7 @@ ssb: build
 validate: build
 	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
 	$(PLOT_PYTHON) scripts/plot_real_gpus.py results/real-gpus.json docs/figures
+	$(PLOT_PYTHON) scripts/plot_real_gpus_batch.py results/real-gpus-batch.json docs/figures
 	$(PLOT_PYTHON) scripts/plot_gemm_kernels.py results/gemm-kernels.json docs/figures
 	$(PLOT_PYTHON) scripts/plot_attention_kernels.py results/attention-kernels.json docs/figures
 	$(BITLINE) describe --json | python3 scripts/gen_param_table.py > docs/parameters.md.partial && mv docs/parameters.md.partial docs/parameters.md
