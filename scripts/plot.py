@@ -22,15 +22,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-except ImportError as e:
-    sys.exit(f"plot.py: matplotlib is missing ({e}): install Debian's python3-matplotlib and run with /usr/bin/python3")
+from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+
+plt = pyplot()
 
 PAPER = json.load(open(os.path.join(HERE, "paper_figures.json")))
-META = {"Software": None}
 
 
 def fail(msg):
@@ -65,7 +61,7 @@ def kind_of(j):
 
 def save(fig, path):
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata=META)
+    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
     plt.close(fig)
 
 

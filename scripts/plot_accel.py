@@ -20,23 +20,15 @@ import os
 import re
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-except ImportError as e:
-    sys.exit(f"plot_accel.py: matplotlib is missing ({e}): install Debian's python3-matplotlib "
-             f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
-             f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
+from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
 
-DPI = 110
+plt = pyplot()
+
 PAPER = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "paper_figures.json")))
 # Readable names of the decode step's parts (StepReport breakdown_ms keys).
 PART_LABELS = {"weights": "weight reads", "kv": "KV reads", "compute": "compute (exposed)", "communication": "communication",
                "overhead": "kernel overhead", "engine": "serving engine", "exposed_flash_latency": "exposed flash latency",
                "kv_write": "KV writes", "kv_erase": "erasing finished requests", "kv_arrange": "GroupArrange copy to HBM"}
-# PNG text chunks: matplotlib writes its version under "Software"; nothing else varies between runs.
-PNG_METADATA = {"Software": None}
 # An activity-based and, when present, a board-power tokens-per-joule field of a point (accel eval).
 ACTIVITY_TPJ = "tokens_per_j"
 BOARD_TPJ = re.compile(r"^(?=.*tokens_per_j)(?=.*(board|tdp)).*$")  # tokens_per_j_board, tokens_per_joule_at_tdp, ...

@@ -15,17 +15,10 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-except ImportError as e:
-    sys.exit(f"plot_attention_kernels.py: matplotlib is missing ({e}): install Debian's python3-matplotlib "
-             f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
-             f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
+from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
 
-DPI = 110
-PNG_METADATA = {"Software": None}
+plt = pyplot()
+
 COLORS = {64: "tab:blue", 128: "tab:orange", 256: "tab:green"}
 
 

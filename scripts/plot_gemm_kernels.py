@@ -15,17 +15,10 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-except ImportError as e:
-    sys.exit(f"plot_gemm_kernels.py: matplotlib is missing ({e}): install Debian's python3-matplotlib "
-             f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
-             f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
+from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
 
-DPI = 110
-PNG_METADATA = {"Software": None}
+plt = pyplot()
+
 OPS = ("qkv", "o", "up", "down")
 REGIMES = (("1-16 rows (weight streaming)", lambda t: t <= 16, "tab:blue"),
            ("128-512 rows", lambda t: 16 < t <= 512, "tab:orange"),

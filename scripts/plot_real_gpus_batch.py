@@ -14,17 +14,10 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-except ImportError as e:
-    sys.exit(f"plot_real_gpus_batch.py: matplotlib is missing ({e}): install Debian's python3-matplotlib "
-             f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
-             f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
+from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
 
-DPI = 110
-PNG_METADATA = {"Software": None}
+plt = pyplot()
+
 PANELS = (("batch_ttft_ms", "time to the batch's first token (ms)"), ("tokens_per_s_per_gpu", "output tokens/s per GPU"))
 SHORT = {"llama2-7b": "Llama-2-7B", "gpt-j-6b": "GPT-J-6B"}
 

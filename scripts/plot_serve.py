@@ -12,14 +12,10 @@ same bytes. `plot.py SWEEP.json` draws the same.
 import json
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-except ImportError as e:
-    sys.exit(f"plot_serve.py: matplotlib is missing ({e}): install Debian's python3-matplotlib and run with /usr/bin/python3")
+from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
 
-META = {"Software": None}
+plt = pyplot()
+
 
 
 def is_sweep(j):
@@ -63,7 +59,7 @@ def sweep(j, out):
     fig.suptitle(f"{j.get('model', '')} on {j.get('system', '')}, scheduler {j.get('scheduler', '')}, "
                  f"{wl.get('arrival', '')} arrivals, input {wl.get('input', '')}, output {wl.get('output', '')}", fontsize=10)
     fig.tight_layout()
-    fig.savefig(out, dpi=110, metadata=META)
+    fig.savefig(out, dpi=DPI, metadata=PNG_METADATA)
     plt.close(fig)
 
 

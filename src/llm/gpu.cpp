@@ -165,13 +165,24 @@ Time GpuCompute::decode_attention(const std::vector<int64_t>& contexts, int64_t 
   const double base = double(contexts.size()) * double(kv_heads);
   double work = 0, longest = 0;
   for (int64_t ctx : contexts) {
-    const double blocks = std::max(1.0, ceil_div(double(ctx), double(p_.attention_block)));
-    const double split = std::clamp(ceil_div(sms, base), 1.0, blocks);
+    const double split = decode_split(ctx, base);
     const double cta = to_s(p_.gemm_tile_latency) + double(ctx) / split * per_token;
     work += cta * split * double(kv_heads);
     longest = std::max(longest, cta);
   }
   return ps(std::max(work / sms, longest) * 1e12);
+}
+
+double GpuCompute::decode_split(int64_t ctx, double base) const {
+  const double blocks = std::max(1.0, ceil_div(double(ctx), double(p_.attention_block)));
+  return std::clamp(ceil_div(double(p_.sms), base), 1.0, blocks);
+}
+
+int64_t GpuCompute::decode_attention_ctas(const std::vector<int64_t>& contexts, int64_t kv_heads) const {
+  const double base = double(contexts.size()) * double(kv_heads);
+  double ctas = 0;
+  for (int64_t ctx : contexts) ctas += decode_split(ctx, base) * double(kv_heads);
+  return int64_t(ctas);
 }
 
 }  // namespace bitline::llm

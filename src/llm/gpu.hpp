@@ -94,8 +94,12 @@ class GpuCompute {
   /// query heads sharing each, `flops_per_token` per (token, query head). `total_flops`, `rows`: the curve's.
   Time decode_attention(const std::vector<int64_t>& contexts, int64_t kv_heads, double group, double flops_per_token, double total_flops,
                         double rows) const;
+  /// The CTAs decode_attention runs over `contexts`: each request's KV split so that the CTAs fill the SMs.
+  int64_t decode_attention_ctas(const std::vector<int64_t>& contexts, int64_t kv_heads) const;
 
  private:
+  /// How many CTAs one request's KV of `ctx` tokens is split over when `base` (requests x KV heads) CTAs run unsplit.
+  double decode_split(int64_t ctx, double base) const;
   /// One SM's exponentials per second (softmax_rate / sms); infinite where softmax_rate is 0 (not timed apart).
   double exp_rate_per_sm() const;
 

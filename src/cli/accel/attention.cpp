@@ -47,33 +47,36 @@ struct DecodeShape {
   int64_t requests = 0, heads = 0, kv_heads = 0, tokens = 0, head_dim = 0;
 };
 
+// The whole numbers of a `flag` argument "AxBx..." ('form'), each in [1, max[i]]; ConfigError naming the argument
+// otherwise. `what` lists the dimensions, e.g. "four whole numbers (requests x ...), e.g. 1x32x2048x128".
+template <size_t N>
+std::vector<int64_t> parse_kernel_dims(const char* flag, const std::string& arg, const char* form, const std::string& what,
+                                       const int64_t (&max)[N], const char* const (&names)[N]) {
+  const auto d = parse_dims(arg, N, fmt::format("{} '{}': expected {}, {}", flag, arg, form, what));
+  for (size_t i = 0; i < N; ++i)
+    if (d[i] < 1 || d[i] > max[i]) throw ConfigError(fmt::format("{} '{}': {} = {} is outside [1, {}]", flag, arg, names[i], d[i], max[i]));
+  return d;
+}
+
 constexpr int64_t kMaxDim[] = {1 << 20, 1 << 12, 1 << 20, 1 << 12};  // requests, heads, tokens, head dim
 constexpr const char* kDimName[] = {"requests", "heads", "tokens", "head dim"};
 
-// "BxHxSxD" -> the shape; ConfigError naming the argument otherwise.
+// "BxHxSxD" -> the shape.
 AttentionShape parse_shape(const std::string& arg) {
-  const auto d = parse_dims(arg, 4,
-                            fmt::format("--prefill '{}': expected BxHxSxD, four whole numbers (requests x query heads x tokens x "
-                                        "head dim), e.g. 1x32x2048x128",
-                                        arg));
-  for (size_t i = 0; i < 4; ++i)
-    if (d[i] < 1 || d[i] > kMaxDim[i])
-      throw ConfigError(fmt::format("--prefill '{}': {} = {} is outside [1, {}]", arg, kDimName[i], d[i], kMaxDim[i]));
+  const auto d =
+      parse_kernel_dims("--prefill", arg, "BxHxSxD", "four whole numbers (requests x query heads x tokens x head dim), e.g. 1x32x2048x128",
+                        kMaxDim, kDimName);
   return AttentionShape{d[0], d[1], d[2], d[3]};
 }
 
 constexpr int64_t kMaxDecodeDim[] = {1 << 20, 1 << 12, 1 << 12, 1 << 24, 1 << 12};  // requests, heads, KV heads, KV tokens, head dim
 constexpr const char* kDecodeDimName[] = {"requests", "query heads", "KV heads", "KV tokens", "head dim"};
 
-// "BxHxKxSxD" -> the shape; ConfigError naming the argument otherwise.
+// "BxHxKxSxD" -> the shape; the query heads must be whole groups of the KV heads.
 DecodeShape parse_decode(const std::string& arg) {
-  const auto d = parse_dims(arg, 5,
-                            fmt::format("--decode '{}': expected BxHxKxSxD, five whole numbers (requests x query heads x KV heads x "
-                                        "KV tokens x head dim), e.g. 64x64x8x2048x128",
-                                        arg));
-  for (size_t i = 0; i < 5; ++i)
-    if (d[i] < 1 || d[i] > kMaxDecodeDim[i])
-      throw ConfigError(fmt::format("--decode '{}': {} = {} is outside [1, {}]", arg, kDecodeDimName[i], d[i], kMaxDecodeDim[i]));
+  const auto d = parse_kernel_dims("--decode", arg, "BxHxKxSxD",
+                                   "five whole numbers (requests x query heads x KV heads x KV tokens x head dim), e.g. 64x64x8x2048x128",
+                                   kMaxDecodeDim, kDecodeDimName);
   if (d[1] % d[2] != 0)
     throw ConfigError(fmt::format("--decode '{}': {} query heads are not a whole number of groups of the {} KV heads", arg, d[1], d[2]));
   return DecodeShape{d[0], d[1], d[2], d[3], d[4]};
@@ -101,11 +104,7 @@ DecodeTiming time_decode(const GpuCompute& gpu, const KindParams& k, const Decod
     throw ConfigError(fmt::format("GPU kind '{}' has no HBM (hbm.stacks = {}): a decode attention kernel alone is timed with its KV in HBM",
                                   k.kind, k.system.hbm.stacks));
   t.transfer_s = t.bytes / hbm + to_s(k.system.hbm.latency);
-  const double sms = double(std::max<int64_t>(k.llm.compute.sms, 1)),
-               blocks = std::max(1.0, std::ceil(double(s.tokens) / double(std::max<int64_t>(k.llm.compute.attention_block, 1))));
-  // CTAs as decode_attention splits them: each request's KV split so that the CTAs fill the SMs.
-  const double split = std::clamp(std::ceil(sms / double(s.requests * s.kv_heads)), 1.0, blocks);
-  t.ctas = int64_t(double(s.requests * s.kv_heads) * split);
+  t.ctas = gpu.decode_attention_ctas(contexts, s.kv_heads);
   return t;
 }
 

@@ -1,0 +1,21 @@
+"""What bitline's chart scripts share (scripts/plot*.py): matplotlib's pyplot on the file-only Agg backend, or an exit
+that names the Debian package, and the save settings that make a PNG byte-for-byte the same for the same input."""
+import os
+import sys
+
+DPI = 110
+# PNG text chunks: matplotlib writes its version under "Software"; nothing else varies between runs.
+PNG_METADATA = {"Software": None}
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend; exits with a message naming the package when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: matplotlib is missing ({e}): install Debian's python3-matplotlib "
+                 f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
+                 f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
+    return plt
