@@ -53,6 +53,18 @@ double ceil_div(double a, double b) { return std::ceil(a / b - 1e-9); }
 double seconds(double bytes, Bandwidth bw) { return bw.raw() > 0 ? bytes / bw.raw() : 0.0; }
 }  // namespace
 
+double GpuCompute::operand_bytes(MathType t) {
+  switch (t) {
+    case MathType::Bf16:
+      return 2.0;
+    case MathType::Fp8:
+      return 1.0;
+    case MathType::Fp4:
+      return 0.5;
+  }
+  throw std::logic_error("unhandled math type");
+}
+
 Time GpuCompute::weight_stream(double weight_bytes, MathType t) const {
   // A kernel fills its load pipeline before its first weights arrive, then streams them; the fill cannot overlap the
   // stream it starts.
@@ -74,6 +86,8 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
   }
   const double sms = double(p_.sms), sm_rate = pk / sms * util_max(t);  // FLOP/s of one SM's main loop
   const Bandwidth sm_bw(hbm_.raw() / sms);                              // an SM's share of HBM
+  const Bandwidth sm_l2(p_.l2_bandwidth.raw() / sms);                   // an SM's share of L2 (0: not timed)
+  const double elem = operand_bytes(t);                                 // bytes of one operand element
   const double mem = seconds(weight_bytes, weights_);
   double best_cost = 0, best_math = 0;
   bool found = false;
@@ -85,8 +99,11 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
         if (split > 1 && s.k / double(split) < 256) break;
         const double ctas = tiles * double(split), waves = ceil_div(ctas, sms);
         const double out_bytes = split > 1 ? 4.0 : 2.0;
-        const double tile = 2.0 * double(tm) * double(tn) * (s.k / double(split)) / sm_rate +
-                            seconds(double(tm) * double(tn) * out_bytes, sm_bw) + to_s(p_.gemm_tile_latency);
+        // The main loop: its MMAs, or its operand tiles from L2 (the rows and columns that exist), whichever is longer.
+        const double k_split = s.k / double(split);
+        const double mma = 2.0 * double(tm) * double(tn) * k_split / sm_rate;
+        const double operands = seconds((std::min(double(tm), s.m) + std::min(double(tn), s.n)) * k_split * elem, sm_l2);
+        const double tile = std::max(mma, operands) + seconds(double(tm) * double(tn) * out_bytes, sm_bw) + to_s(p_.gemm_tile_latency);
         double math = waves * tile;
         if (split > 1)  // the reduction reads the FP32 partials and writes the result
           math += seconds(s.m * s.n * s.groups * (4.0 * double(split) + 2.0), hbm_) + to_s(p_.kernel_overhead);
@@ -100,6 +117,7 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
           best.split = split;
           best.ctas = int64_t(ctas);
           best.waves = int64_t(waves);
+          best.l2_bound = operands > mma;
         }
       }
     }

@@ -4,9 +4,14 @@
 //  - GEMM (M x N x K, `groups` of them): the library kernel is the best of its CTA tiles (tm x tn from
 //    gemm_tile_rows x gemm_tile_cols, tm tn <= gemm_tile_max) and K splits s (split-K, at least 256 of K per
 //    split): ctas = groups ceil(M/tm) ceil(N/tn) s run in waves = ceil(ctas / sms); a tile takes
-//      2 tm tn K/s / (peak / sms x util_max)       its main loop at the measured MAMF efficiency
+//      max(2 tm tn K/s / (peak / sms x util_max),  its main loop at the measured MAMF efficiency, or
+//          (min(tm, M) + min(tn, N)) K/s b           its operand tiles (b bytes an element) from L2 at the SM's
+//            / (l2_bandwidth / sms))                share of the measured L2 bandwidth, whichever is longer
 //      + tm tn out_bytes / (HBM / sms)              storing its output tile (FP32 partials under split-K)
 //      + gemm_tile_latency                          filling the load pipeline
+//    A tile reuses each operand byte 2 tm tn / ((tm + tn) b) times: on an H100 (9.9 TB/s of L2) a 64x64 tile's loop
+//    runs at ~40% of its MMA rate, 128x128 at ~80%, 128x256 at its MMA rate, so skinny GEMMs cannot take small
+//    tiles for free.
 //    plus, under split-K, a reduction pass over the FP32 partials. "Best" minimises max(math, weight bytes /
 //    weight bandwidth): a decode GEMM with few rows is bound by streaming its weights, whatever its tile.
 //    Tile and wave quantization follow: M = 130 rows pad to 256 with 128-row tiles, 160 tiles on 132 SMs take
@@ -53,6 +58,7 @@ struct GemmKernel {
   Time math{};  // waves x tile time (+ the split-K reduction), or the weight-streaming floor where that is longer
   int64_t tile_m = 0, tile_n = 0, split = 1, ctas = 0, waves = 0;
   bool weight_stream = false;  // the floor set `math`: the kernel streams its weights (a weight read, not math)
+  bool l2_bound = false;       // the chosen tile's main loop waits on its operand tiles from L2, not on its MMAs
 };
 
 class GpuCompute {
@@ -74,6 +80,8 @@ class GpuCompute {
   /// for FP8/FP4 where set, else weight_efficiency).
   double weight_efficiency(MathType t) const;
   KernelModel model() const { return *p_.kernels; }
+  /// Bytes of one GEMM operand element in math type `t` (2, 1, 0.5).
+  static double operand_bytes(MathType t);
   const ComputeParams& params() const { return p_; }
 
   /// The weight-streaming floor of a GEMM whose `weight_bytes` are in HBM: the pipeline fill (gemm_tile_latency), then

@@ -79,6 +79,7 @@ struct ComputeParams {
   std::vector<int64_t> gemm_tile_rows, gemm_tile_cols;
   int64_t gemm_tile_max = 0, gemm_max_split = 0;
   Time gemm_tile_latency{};
+  Bandwidth l2_bandwidth{};  // 0: operand loads from L2 not timed
   double attention_efficiency = 0, attention_fixed_blocks = 0;
   double softmax_rate = 0;  // exponentials per second (special-function units); 0: folded into attention_efficiency
   double decode_attention_efficiency = 0;
@@ -212,6 +213,15 @@ struct ComputeParams {
                                     "https://github.com/deepseek-ai/DeepGEMM/pull/73",
                           .min = 0,
                           .max = 1.0});
+    v(l2_bandwidth, {.name = "l2_bandwidth",
+                     .def = "9.9TB/s",
+                     .desc = "L2 read bandwidth of the whole GPU when every SM loads; a GEMM tile's main loop is at least "
+                             "its operand tiles at one SM's share of it (small tiles reuse their operands less); 0: not timed",
+                     .source = "measured: RRZE-HPC/gpu-benches gpu-l2-cache on an H200 (the H100's GH100 die, 132 SMs, 50 MB L2): "
+                               "median 9.9 TB/s over the L2-resident data sets of 4-40 MB (h200.txt, 2024); per kind in "
+                               "configs/gpus/",
+                     .min = 0,
+                     .max = 1e15});
     v(attention_efficiency,
       {.name = "attention_efficiency",
        .def = "0.988",

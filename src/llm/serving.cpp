@@ -188,7 +188,8 @@ GemmTiming time_gemm(const KindParams& k, const GemmShape& s, Precision p) {
 
 GemmTiming::Bound GemmTiming::bound() const {
   if (transfer > kernel.math) return Bound::Memory;
-  return kernel.weight_stream ? Bound::WeightStream : Bound::Compute;
+  if (kernel.weight_stream) return Bound::WeightStream;
+  return kernel.l2_bound ? Bound::L2 : Bound::Compute;
 }
 
 const char* GemmTiming::name(Bound b) {
@@ -199,6 +200,8 @@ const char* GemmTiming::name(Bound b) {
       return "weight_stream";
     case Bound::Memory:
       return "memory";
+    case Bound::L2:
+      return "l2";
   }
   return "?";
 }

@@ -161,8 +161,9 @@ EngineOverheads engine_overheads(EngineKind k, bool static_batch);
 /// the launch gap (llm.compute.kernel_overhead) is not in it.
 struct GemmTiming {
   /// What set the time: the tiles' math, the weight-streaming kernel's rate (weight_efficiency of the peak HBM
-  /// bandwidth) or the bytes at the achievable HBM bandwidth (hbm_efficiency).
-  enum class Bound { Compute, WeightStream, Memory };
+  /// bandwidth), the bytes at the achievable HBM bandwidth (hbm_efficiency), or the tiles' operand loads from L2
+  /// (l2_bandwidth).
+  enum class Bound { Compute, WeightStream, Memory, L2 };
   GemmKernel kernel;     // the kernel chosen and its math time (the weight-streaming floor included)
   Time weight_stream{};  // GpuCompute::weight_stream: the pipeline fill, then the weights at the weight-streaming rate
   Time transfer{};       // weights and activations at the achievable HBM bandwidth

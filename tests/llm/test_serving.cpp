@@ -68,8 +68,9 @@ TEST(LlmValidation, CsiX8ThroughputVsH200X8At100ms) {
             << "); published " << published << ", deviation " << (mean / published - 1) * 100 << "%\n";
   EXPECT_LE(std::abs(mean / published - 1), bitline::test::paper_figure("flashaccel", "/csix8_tolerance"));
   // The model's value, pinned (2.81 before issue 28: its per-read overheads and the paged-engine capacity of the
-  // 8 x H200 baseline moved it to 2.58; docs/validation-changes.md).
-  EXPECT_NEAR(mean, 2.58, 0.02 * 2.58);
+  // 8 x H200 baseline moved it to 2.58, the GEMM tiles' weight-stream fill and L2 operand loads to 2.57;
+  // docs/validation-changes.md).
+  EXPECT_NEAR(mean, 2.57, 0.02 * 2.57);
 }
 
 // Spec: "Llama-3.1-405B at 15K/6K: batch cap 30 on 8 x H200 (memory)".

@@ -123,24 +123,24 @@ struct Row {
 
 TEST(LlmStaticBatch, TensorRtLlmV090RowsArePinned) {
   const Row rows[] = {
-      {"h100", "llama2-70b", 1024, 2, 128, 128, 3214, 3333},
-      {"h100", "llama2-70b", 512, 4, 128, 2048, 2725, 3166},
+      {"h100", "llama2-70b", 1024, 2, 128, 128, 3214, 3309},
+      {"h100", "llama2-70b", 512, 4, 128, 2048, 2725, 3081},
       {"h100", "llama2-70b", 96, 2, 2048, 128, 346, 354.2},
       {"h100", "llama2-70b", 64, 2, 2048, 2048, 1011, 1057},
-      {"h100", "llama2-7b", 896, 1, 128, 128, 19854, 21956},
+      {"h100", "llama2-7b", 896, 1, 128, 128, 19854, 21920},
       {"h100", "llama2-7b", 56, 1, 2048, 2048, 2826, 2731},
-      {"h200-sxm", "llama2-70b", 1024, 1, 128, 128, 3989, 4079},
+      {"h200-sxm", "llama2-70b", 1024, 1, 128, 128, 3989, 4075},
       {"h200-sxm", "llama2-70b", 64, 1, 2048, 2048, 1458, 1626},
-      {"h200-sxm", "llama2-7b", 896, 1, 128, 128, 20618, 25495},
+      {"h200-sxm", "llama2-7b", 896, 1, 128, 128, 20618, 25440},
       // first-token latency, batch 1 (ms)
       {"h100", "llama2-7b", 1, 1, 128, 1, 6.3, 3.93},
-      {"h100", "llama2-7b", 1, 1, 2048, 1, 30.8, 29.02},
-      {"h100", "llama2-70b", 1, 4, 128, 1, 19.6, 15.65},
-      {"h100", "llama2-70b", 1, 8, 2048, 1, 85.1, 72.74},
-      {"h200-sxm", "llama2-7b", 1, 1, 128, 1, 5.7, 2.96},
-      {"h200-sxm", "llama2-7b", 1, 1, 2048, 1, 30.2, 27.68},
-      {"h200-sxm", "llama2-70b", 1, 4, 128, 1, 17.8, 13.20},
-      {"h200-sxm", "llama2-70b", 1, 4, 2048, 1, 103.0, 95.48},
+      {"h100", "llama2-7b", 1, 1, 2048, 1, 30.8, 29.12},
+      {"h100", "llama2-70b", 1, 4, 128, 1, 19.6, 15.96},
+      {"h100", "llama2-70b", 1, 8, 2048, 1, 85.1, 74.47},
+      {"h200-sxm", "llama2-7b", 1, 1, 128, 1, 5.7, 3.08},
+      {"h200-sxm", "llama2-7b", 1, 1, 2048, 1, 30.2, 27.76},
+      {"h200-sxm", "llama2-70b", 1, 4, 128, 1, 17.8, 13.62},
+      {"h200-sxm", "llama2-70b", 1, 4, 2048, 1, 103.0, 96.59},
   };
   std::vector<double> dev;
   for (const Row& r : rows) {
@@ -155,14 +155,39 @@ TEST(LlmStaticBatch, TensorRtLlmV090RowsArePinned) {
   std::sort(dev.begin(), dev.end());
   // The documented gap (docs/llm.md): the model misses TensorRT-LLM 0.9's short-prompt first-token latency (a fixed
   // ~3-6 ms per generate() call) and is optimistic for the H200's short-KV decode; pinned so that a change shows here.
-  EXPECT_NEAR(dev[dev.size() / 2], 0.106, 0.03);
-  EXPECT_NEAR(dev.back(), 0.480, 0.03);
+  EXPECT_NEAR(dev[dev.size() / 2], 0.104, 0.03);
+  EXPECT_NEAR(dev.back(), 0.460, 0.03);
 }
 
 // NVIDIA's inference performance page (TensorRT-LLM 0.9.0, H100 SXM, FP8): the time to the batch's first token, the
 // prefill of 3,840-65,536 prompt tokens (docs/llm.md, "The batch's first token"). A validation with a stated
 // tolerance: each within 10% of the measurement (the page gives two significant figures); the model's values pinned
 // (2%) so that a change shows here.
+// The rest of the visible set (docs/llm.md, "Against measurements on real GPUs"), FP16: TensorRT-LLM v0.5's first-token
+// latency at batch 1 on A100s and NeMo's whole 128-in / 20-out requests (latency_ms: the first token and 19 decode steps).
+// Each model value pinned within 2%; the gaps are the model's (docs/llm.md, "What is left").
+TEST(LlmStaticBatch, A100AndNemoRowsArePinned) {
+  const Row rows[] = {
+      {"a100", "gpt-j-6b", 1, 1, 128, 1, 12, 9.768},      {"a100", "gpt-j-6b", 1, 1, 2048, 1, 129, 98.88},
+      {"a100", "llama2-7b", 1, 1, 128, 1, 16, 10.48},     {"a100", "llama2-7b", 1, 1, 2048, 1, 133, 116.9},
+      {"a100", "llama2-70b", 1, 4, 128, 1, 47, 39.08},    {"a100", "llama2-70b", 1, 4, 2048, 1, 377, 336.3},
+      {"a100", "llama2-7b", 1, 1, 128, 20, 234.0, 167.2}, {"h100", "llama2-7b", 1, 1, 128, 20, 153.8, 114.4},
+  };
+  double worst = 0;
+  for (const Row& r : rows) {
+    KindParams k = preset_kind(r.kind);
+    k.llm.precision = Precision::Fp16;
+    const Server s(shipped(r.model), k, r.gpus);
+    const StaticBatchReport b = run_static_batch(s, r.batch, ContextSpec{"", r.input, r.output});
+    const double v = to_s(r.output > 1 ? b.total : b.ttft) * 1e3;
+    EXPECT_NEAR(v / r.model_value, 1.0, 0.02) << r.kind << " " << r.model << " x" << r.gpus << " " << r.input << "/" << r.output << ": "
+                                              << v;
+    EXPECT_LT(v, r.measured) << "the model is optimistic on every one of these rows (docs/llm.md)";
+    worst = std::max(worst, std::fabs(v / r.measured - 1));
+  }
+  EXPECT_NEAR(worst, 0.345, 0.03);  // A100 Llama-2-7B at 128 tokens: the per-call fixed cost the model lacks
+}
+
 TEST(LlmStaticBatch, TheBatchsFirstTokenMatchesNvidiasPublishedTimes) {
   const Row rows[] = {
       {"h100", "gpt-j-6b", 512, 1, 128, 128, 630, 668},  {"h100", "gpt-j-6b", 120, 1, 128, 2048, 160, 159},

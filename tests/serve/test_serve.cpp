@@ -313,11 +313,11 @@ TEST(ServeSchedulers, ChunkedPrefillBoundsTheStallsThatPrefillFirstCauses) {
   chunked.max_num_batched_tokens = 512;
   const Json v = summary(simulate(f.s, params(), w), Slo{}), c = summary(simulate(f.s, chunked, w), Slo{});
   EXPECT_LT(c["itl_ms"]["p99"].get<double>(), 0.5 * v["itl_ms"]["p99"].get<double>());
-  // The mean TPOT is lower (the model's value: -16%): the decodes ride in the chunks' passes, whose GEMMs stream the
+  // The mean TPOT is lower (the model's value: -13%): the decodes ride in the chunks' passes, whose GEMMs stream the
   // weights once for the chunk and the decodes together, instead of waiting behind whole prompts.
   const double tpot_ratio = c["tpot_ms"]["mean"].get<double>() / v["tpot_ms"]["mean"].get<double>();
   EXPECT_LT(tpot_ratio, 1.0);
-  EXPECT_NEAR(tpot_ratio, 0.84, 0.03);
+  EXPECT_NEAR(tpot_ratio, 0.874, 0.03);
   // Every chunk pass holds at most the budget: a 3,000-token prompt needs at least 6 passes.
   EXPECT_GT(c["ttft_ms"]["p50"].get<double>(), v["ttft_ms"]["p50"].get<double>());
 }
