@@ -46,6 +46,11 @@ Json run_demo(const ConfigTree& tree) {
   const uint32_t wls = uint32_t(p.geometry.wordlines_per_string);
   const uint32_t blocks = uint32_t(std::min<int64_t>(4, std::min(p.command.max_inter_block, p.geometry.blocks_per_plane)));
   const uint32_t per_block = std::min<uint32_t>(8, wls);
+  if (wls < 2)  // its XOR senses two wordlines of one string
+    throw ConfigError(
+        fmt::format("nand demo needs at least 2 wordlines per string (its XOR of 2 wordlines): "
+                    "nand.geometry.wordlines_per_string = {}",
+                    wls));
   // Every programmed page is kept by the die and as the CPU reference.
   const double need = 2.0 * double(wls + (blocks - 1) * per_block) * double(p.geometry.page_size.raw());
   if (need > double(kMaxFunctionalBytes))

@@ -70,8 +70,18 @@ DeviceXml device_of(const SsdParams& ssd, const nand::NandParams& nand) {
   d.channel_transfer_rate = std::max<int64_t>(1, std::llround(nand.timing.channel_rate.raw() / 1e6));
   d.pcie_lane_count = std::max<int64_t>(1, ssd.pcie_lanes);
   d.pcie_lane_bandwidth = Bandwidth(ssd.pcie_effective_rate().raw() / 1e9 / double(d.pcie_lane_count) * 1e9);
+  if (g.page_size.raw() < 512 || g.page_size.raw() % 512 != 0)
+    throw ConfigError(
+        fmt::format("nand.geometry.page_size = {} B: the SSD (its FTL and host interface) addresses pages in "
+                    "512-byte sectors; a page must be a whole number of them (512 B or more)",
+                    g.page_size.raw()));
   if (d.pages() >= int64_t(0xFFFFFFFFll))
-    throw ConfigError(fmt::format("general device: {} pages do not fit 32-bit page numbers", d.pages()));
+    throw ConfigError(
+        fmt::format("the SSD has {} pages (ssd.channels {} x ssd.dies_per_channel {} x nand.geometry.planes_per_die "
+                    "{} x blocks_per_plane {} x subblocks_per_block {} x wordlines_per_string {}): more than "
+                    "32-bit page numbers hold (2^32 - 1)",
+                    d.pages(), ssd.channels, ssd.dies_per_channel, g.planes_per_die, g.blocks_per_plane, g.subblocks_per_block,
+                    g.wordlines_per_string));
   return d;
 }
 

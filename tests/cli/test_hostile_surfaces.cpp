@@ -227,3 +227,25 @@ TEST_F(HostileSurfaces, LongRunsAreRefusedWithTheirEstimate) {
   expect_refused("cosmos eval --quiet --experiment " + big + " --json " + out(),
                  {"cosmos-big.yaml", "sweep", "10004 runs (2501 points x 4 systems)", "more than the 10000"});
 }
+
+// ---- geometries in range that the SSD or a demo cannot hold (crashes before) ------------------------------
+
+TEST_F(HostileSurfaces, GeometriesTheSsdCannotAddressAreRefused) {
+  // A page under the 512-byte sector (a division by zero in the SSD's host interface before).
+  const std::string q11 = quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssb/q1.1.yaml");
+  for (const std::string& cmd : {std::string("cosmos write-bw --bytes 1MiB"), "cosmos ssb --sf 0.001 --query " + q11})
+    expect_refused(cmd + " --set nand.geometry.page_size=256B --set nand.ecc.codeword=256B --json " + out(),
+                   {"nand.geometry.page_size = 256 B", "512-byte sectors"});
+  // More pages than 32-bit page numbers hold: every factor named.
+  expect_refused("cosmos write-bw --bytes 1MiB --set ssd.channels=1024 --json " + out(),
+                 {"ssd.channels 1024", "nand.geometry.planes_per_die", "32-bit page numbers"});
+  // write-bw's work is its program operations: small pages are budgeted by them, and less than one is no bandwidth.
+  const Result r =
+      expect_refused("cosmos write-bw --bytes 256GiB --set nand.geometry.page_size=512B --set nand.ecc.codeword=8B --json " + out(),
+                     {"--bytes 256GiB", "program operations", "8388608"});
+  EXPECT_FALSE(has(r.out, "GB/s")) << "the table's header was printed before the error: " << r.out;
+  expect_refused("cosmos write-bw --bytes 1B --json " + out(), {"--bytes 1B", "less than one program operation"});
+  // The demo's XOR senses two wordlines of a string (a segmentation fault with one before).
+  expect_refused("nand demo --set nand.geometry.wordlines_per_string=1 --json " + out(),
+                 {"nand.geometry.wordlines_per_string = 1", "at least 2"});
+}

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/cosmos/common.hpp"
 #include "core/error.hpp"
@@ -17,12 +20,15 @@ using namespace bitline::cosmos;
 
 /// Most bytes of one `cosmos write-bw` run (docs/commands.md, "Hardened inputs").
 constexpr int64_t kMaxWriteBwBytes = int64_t(256) << 30;
+/// Most program operations per mode of one run: the work is one die job per operation, so small pages are budgeted by
+/// their operations (256 GiB of the default 2 planes x 16 KiB).
+constexpr int64_t kMaxWriteBwPrograms = kMaxWriteBwBytes / (2 * 16384);
 
 struct WriteBwOpts {
   std::string json, size = "1GiB";
 };
 
-Bytes bytes_option(const std::string& size) {
+Bytes bytes_option(const std::string& size, const nand::NandParams& nand) {
   Bytes total;
   try {
     total = parse_bytes(size);
@@ -39,13 +45,26 @@ Bytes bytes_option(const std::string& size) {
                     "64 GiB, one job per program operation in every mode and scheme); the bandwidth does not "
                     "change past a few GiB",
                     size, format(Bytes(limit)), double(total.raw()) / double(int64_t(64) << 30) * 2.0));
+  // A program operation writes a page on every plane of a die (the unit the bandwidth is made of).
+  const double slice = double(nand.geometry.planes_per_die) * double(nand.geometry.page_size.raw());
+  if (double(total.raw()) < slice)
+    throw ConfigError(
+        fmt::format("--bytes {}: less than one program operation ({} B: nand.geometry.planes_per_die {} x "
+                    "page_size {} B); a bandwidth needs at least one",
+                    size, slice, nand.geometry.planes_per_die, nand.geometry.page_size.raw()));
+  const double programs = std::ceil(double(total.raw()) / slice);
+  if (programs > double(kMaxWriteBwPrograms))
+    throw ConfigError(
+        fmt::format("--bytes {}: {:.0f} program operations of {} B per mode, more than the {} one write-bw run "
+                    "may simulate (one job per operation); use fewer bytes or larger pages",
+                    size, programs, slice, kMaxWriteBwPrograms));
   return total;
 }
 
 void run_write_bw(const ConfigOptions& cfg, const WriteBwOpts& o) {
   check_json_output(o.json);
   EvalConfig c = load_eval_config(cfg.load());
-  const Bytes total = bytes_option(o.size);
+  const Bytes total = bytes_option(o.size, c.nand);
   Json bw, detail;
   const auto t0 = std::chrono::steady_clock::now();
   // MLC/TLC are also run under the other programming scheme, so both readings of tPROG are side by side.
@@ -54,11 +73,8 @@ void run_write_bw(const ConfigOptions& cfg, const WriteBwOpts& o) {
   other.timing.multi_bit_program =
       scheme == nand::MultiBitProgram::PageByPage ? nand::MultiBitProgram::OneShot : nand::MultiBitProgram::PageByPage;
   const std::string this_name(c.nand.timing.multi_bit_program.name()), other_name(other.timing.multi_bit_program.name());
-  fmt::print(
-      "sequential write bandwidth per program mode; MLC/TLC pages programmed {} (nand.timing.multi_bit_program), the "
-      "last column {}\n",
-      this_name, other_name);
-  fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>14}\n", "mode", "GB/s", "tPROG", "bound", fmt::format("GB/s {}", other_name));
+  // Every mode is run before anything is printed: a refused configuration prints only its error.
+  std::vector<std::string> rows;
   for (auto m : {nand::ProgramMode::Slc, nand::ProgramMode::Esp, nand::ProgramMode::Mlc, nand::ProgramMode::Tlc}) {
     const ssd::WriteResult r = ssd::run_sequential_write(c.ssd, c.nand, m, total);
     // One bit per cell: both schemes are the same run.
@@ -73,8 +89,15 @@ void run_write_bw(const ConfigOptions& cfg, const WriteBwOpts& o) {
                                   {"page_by_page_gb_per_s", page_by_page ? r.gb_per_s() : alt},
                                   {"one_shot_gb_per_s", page_by_page ? alt : r.gb_per_s()},
                                   {"events", r.events}};
-    fmt::print("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>14.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog, r.bottleneck, alt);
+    rows.push_back(
+        fmt::format("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>14.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog, r.bottleneck, alt));
   }
+  fmt::print(
+      "sequential write bandwidth per program mode; MLC/TLC pages programmed {} (nand.timing.multi_bit_program), the "
+      "last column {}\n",
+      this_name, other_name);
+  fmt::print("{:<4} {:>9} {:>11}  {:<9} {:>14}\n", "mode", "GB/s", "tPROG", "bound", fmt::format("GB/s {}", other_name));
+  for (const auto& row : rows) fmt::print("{}", row);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("{} per mode and scheme, {:.2f} s wall\n", format(total), wall);
   if (!o.json.empty())
