@@ -176,6 +176,15 @@ nlohmann::json Sim::run() {
     }
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  // No event left while requests wait for the device: the run stalled (a plane out of free pages whose garbage
+  // collection cannot proceed); its numbers would describe a shorter run than asked, so there is no result.
+  for (size_t f = 0; f < flows_.size(); ++f)
+    if (flows_[f].outstanding > 0)
+      throw ModelError(
+          fmt::format("{}: the simulation stalled at {:.6g} s simulated: flow {} has {} requests in the device and "
+                      "nothing left to happen (no free page and no garbage collection under way); {} requests "
+                      "completed. Check GC_Exec_Threshold, Overprovisioning_Ratio and Block_No_Per_Plane",
+                      d_.file, to_s(ev_.now()), f, flows_[f].outstanding, completed_));
   if (cs_) {
     for (size_t die = 0; die < cnext_.size(); ++die)
       if (cnext_[die] < cs_->die_jobs[die].size() || cpending_[die] > 0)

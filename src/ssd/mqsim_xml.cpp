@@ -321,7 +321,16 @@ void check_device(const DeviceXml& d) {
   if (d.pages() > (int64_t(1) << 36)) throw ConfigError(fmt::format("{}: {} pages exceed 2^36", f, d.pages()));
   if (d.gc_hard_threshold > d.gc_exec_threshold)
     throw ConfigError(fmt::format("{}: GC_Hard_Threshold {} is above GC_Exec_Threshold {}", f, d.gc_hard_threshold, d.gc_exec_threshold));
-  int64_t reserve = std::max<int64_t>(2, int64_t(std::ceil(d.gc_exec_threshold * double(d.blocks_per_plane))) + 1);
+  // GC starts when a plane has fewer free blocks than this; with 1 it would start only with none left, when the valid
+  // pages it must move have nowhere to go (the drive stops).
+  const int64_t gc_blocks = std::max<int64_t>(1, int64_t(std::ceil(d.gc_exec_threshold * double(d.blocks_per_plane))));
+  if (gc_blocks < 2)
+    throw ConfigError(
+        fmt::format("{}: GC_Exec_Threshold {} x Block_No_Per_Plane {} = {} free block: garbage collection would "
+                    "start only when a plane has no free block left, with nowhere to move its valid pages; it "
+                    "needs at least 2 (GC_Exec_Threshold >= {:.4g}, or more blocks per plane)",
+                    f, d.gc_exec_threshold, d.blocks_per_plane, gc_blocks, 2.0 / double(d.blocks_per_plane)));
+  int64_t reserve = std::max<int64_t>(2, gc_blocks + 1);
   double usable = double(d.blocks_per_plane - reserve) / double(d.blocks_per_plane);
   if (1.0 - d.overprovisioning >= usable)
     throw ConfigError(

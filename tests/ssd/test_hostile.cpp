@@ -265,3 +265,19 @@ TEST_F(SsdHostile, DeviceParametersAreTypedResolvedAndOverridable) {
 }
 
 }  // namespace
+
+// A GC threshold of one block (GC_Exec_Threshold x Block_No_Per_Plane <= 1, the default 0.05 on a drive of 20 blocks or
+// fewer) started GC only with no free block left: the drive stopped and the run ended early with exit 0 and a
+// shorter run's numbers.
+TEST_F(SsdHostile, AGcThresholdOfOneBlockIsRefused) {
+  const std::string wl = put("wl.xml", workload(synthetic_flow(kSmallMixed)));
+  expect_bad_input(
+      args(device("Block_No_Per_Plane", "256"), wl, "--set ssd_device.gc_exec_threshold=0.001 --set ssd_device.gc_hard_threshold=0"),
+      {"dev.xml", "GC_Exec_Threshold 0.001", "= 1 free block", "at least 2"});
+  expect_bad_input(args(device("Block_No_Per_Plane", "20"), wl), {"GC_Exec_Threshold 0.05 x Block_No_Per_Plane 20"});
+  // 0.001 of 2,048 blocks is 3: that runs
+  EXPECT_EQ(::bitline::test::run_bitline_bounded(
+                args(default_device(), wl, "--set ssd_device.gc_exec_threshold=0.001 --set ssd_device.gc_hard_threshold=0"))
+                .rc,
+            0);
+}
