@@ -152,6 +152,29 @@ std::vector<Request> request_lengths(const ServeOpts& o) {
   return make_requests(o.requests, in, out, o.seed);
 }
 
+/// Output tokens one simulation of a serve command may decode: 2^26 (67 M; the capacity experiment's probes decode
+/// ~51 M). A step decodes one token of each running request, ~0.25 us of CPU per step and ~30 B of latency records
+/// per token at batch 1: at most ~17 s and ~2 GB (docs/serving.md, "Work budget").
+constexpr double kMaxOutputTokensPerRun = double(int64_t(1) << 26);
+/// ... and a sweep over all its rates: 2^28.
+constexpr double kMaxSweepOutputTokens = double(int64_t(1) << 28);
+
+/// Refuses, before anything is simulated, `runs` simulations of `reqs` that decode more than the budgets allow.
+void check_work(const std::vector<Request>& reqs, size_t runs, const std::string& what) {
+  double tokens = 0;
+  for (const Request& r : reqs) tokens += double(r.output);
+  if (tokens > kMaxOutputTokensPerRun)
+    throw ConfigError(
+        fmt::format("{}: {} requests decode {:.4g} output tokens in one simulation, more than the budget of {:.4g} "
+                    "(~0.25 us and ~30 B per token at batch 1); use fewer --requests or shorter outputs",
+                    what, reqs.size(), tokens, kMaxOutputTokensPerRun));
+  if (tokens * double(runs) > kMaxSweepOutputTokens)
+    throw ConfigError(
+        fmt::format("{}: {} simulations of {:.4g} output tokens each decode {:.4g}, more than the budget of {:.4g} "
+                    "per command; use fewer rates or requests",
+                    what, runs, tokens, tokens * double(runs), kMaxSweepOutputTokens));
+}
+
 /// `reqs` (their lengths) as the open-loop workload of `o` at `rate`.
 Workload at_rate(const ServeOpts& o, std::vector<Request> reqs, double rate) {
   Workload w;
@@ -274,6 +297,7 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
   CsvTraceInfo csv;
   Workload w = make_workload(o, o.rate, &csv);
+  check_work(w.requests, 1, "serve run");
   const auto s = make_setup(k, o, w);
   w.record_passes = !o.chrome_trace.empty();
   const bool csv_trace = !o.trace.empty() && std::filesystem::path(o.trace).extension() == ".csv";
@@ -334,6 +358,7 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   if (!o.json.empty()) check_json_output(o.json);
   if (!(o.p90_ttft_ms > 0) || !(o.p99_tpot_ms > 0)) throw ConfigError("serve capacity: give --slo-p90-ttft-ms and --slo-p99-tpot-ms");
   const std::vector<Request> lengths = request_lengths(o);
+  check_work(lengths, 1, "serve capacity (per probe)");
   const auto s = make_setup(k, o, Workload{lengths});
   struct Probe {
     double rate = 0, p90_ttft = 0, p99_tpot = 0, throughput = 0;
@@ -366,7 +391,21 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   }
   if (hi <= lo) {
     hi = lo * 2;
-    for (int i = 0; i < 40 && probe(hi); ++i) lo = hi, hi *= 2;
+    bool missed = false;
+    for (int i = 0; i < 40 && !missed; ++i) {
+      if (probe(hi))
+        lo = hi, hi *= 2;
+      else
+        missed = true;
+    }
+    // Every rate met the SLOs: the whole workload arrives at once and is served within them, so no rate is the
+    // capacity (the last probe that met is not a bound, and the next one was never run).
+    if (!missed)
+      throw ConfigError(
+          fmt::format("serve capacity: every probe up to {:.4g} requests/s meets the SLOs: the --requests {} "
+                      "arrive as one burst that the system serves within p90 TTFT {:g} ms and p99 TPOT {:g} "
+                      "ms, so they have no capacity to find; give more --requests or tighter SLOs",
+                      lo, o.requests, o.p90_ttft_ms, o.p99_tpot_ms));
   }
   while ((hi - lo) / hi > o.tolerance) {
     const double mid = std::sqrt(lo * hi);
@@ -413,7 +452,11 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     if (!o.json.empty()) check_json_output(o.json);
     if (!o.csv.empty()) check_json_output(o.csv, "--csv");
   });
-  const std::vector<Request> lengths = world.agreed([&] { return request_lengths(o); });
+  const std::vector<Request> lengths = world.agreed([&] {
+    std::vector<Request> l = request_lengths(o);
+    check_work(l, o.rates.size(), "serve sweep");
+    return l;
+  });
   const auto s = world.agreed([&] { return make_setup(k, o, Workload{lengths}); });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,

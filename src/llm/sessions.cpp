@@ -89,6 +89,7 @@ uint64_t prefix_key(uint64_t before, uint64_t id) {
 
 std::vector<Turn> parse_trace(const std::string& text, const std::string& origin) {
   std::vector<Turn> out;
+  std::vector<int64_t> lines;  // of each turn, for the messages
   for_each_record(text, origin, [&](const nlohmann::json& j, int64_t n) {
     const Record r{j, origin, n};
     Turn t;
@@ -105,8 +106,42 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
     t.input = r.integer("input_tokens", 0, kMaxContextTokens, "the context limit");
     t.output = r.integer("output_tokens", 0, kMaxContextTokens, "the context limit");
     t.timestamp = r.seconds("timestamp", 1.0, "seconds");
+    if (t.session.empty()) r.fail("session", "an empty name (a session needs one to link its turns)");
     out.push_back(std::move(t));
+    lines.push_back(n);
   });
+  // A session is turns 1, 2, ..., n, in time order, each prompt starting with the previous turn's prompt and output:
+  // what linking its turns (their shared prefix, the previous turn's last token before the next is sent) assumes.
+  std::unordered_map<std::string, size_t> slot;  // sessions in the order they first appear (deterministic messages)
+  std::vector<std::vector<size_t>> by_session;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto [it, fresh] = slot.try_emplace(out[i].session, by_session.size());
+    if (fresh) by_session.emplace_back();
+    by_session[it->second].push_back(i);
+  }
+  for (auto& idx : by_session) {
+    const std::string& name = out[idx.front()].session;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return out[a].turn < out[b].turn; });
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const Turn& t = out[idx[k]];
+      const std::string at = fmt::format("{}:{}: session '{}'", origin, lines[idx[k]], name.substr(0, 80));
+      if (t.turn != int64_t(k) + 1)
+        throw ConfigError(fmt::format("{} turn {}: {} (a session's turns are 1, 2, 3, ... once each)", at, t.turn,
+                                      k == 0 ? "its first turn must be turn 1"
+                                             : (out[idx[k - 1]].turn == t.turn ? fmt::format("turn {} appears twice", t.turn)
+                                                                               : fmt::format("turn {} is missing", k + 1))));
+      if (k == 0) continue;
+      const Turn& p = out[idx[k - 1]];
+      if (t.timestamp < p.timestamp)
+        throw ConfigError(fmt::format("{} turn {}: timestamp {:g} s is before turn {}'s {:g} s (a turn follows the one before it)", at,
+                                      t.turn, t.timestamp, p.turn, p.timestamp));
+      if (t.input < p.input + p.output)
+        throw ConfigError(
+            fmt::format("{} turn {}: input_tokens {} is less than turn {}'s input + output ({} + {} = {}): a turn's "
+                        "prompt starts with the previous turn's prompt and output",
+                        at, t.turn, t.input, p.turn, p.input, p.output, p.input + p.output));
+    }
+  }
   return out;
 }
 

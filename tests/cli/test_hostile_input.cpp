@@ -269,12 +269,13 @@ TEST_F(Hostile, HugeTokenCountsAreRefusedNamingTheBound) {
   // Turns at the trace reader's token limit (2^30) are beyond what one request may have in the serving simulation that
   // serves the sessions (2^22 tokens, longer than any model's context): refused before their prefix keys are made
   // (2^21 keys a turn), with the file and the bound, within the memory bound of the run.
+  // (One turn per session: a later turn's prompt would have to hold the earlier turn's 2^30 output tokens too.)
   std::string trace;
-  for (int s = 0; s < 20; ++s)
-    for (int t = 1; t <= 3; ++t)
-      trace += "{\"session\": " + std::to_string(s) + ", \"turn\": " + std::to_string(t) +
-               ", \"input_tokens\": " + (t > 1 ? "1073741824" : "1000") +
-               ", \"output_tokens\": 1073741824, \"timestamp\": " + std::to_string(10 * s + t) + "}\n";
+  for (int s = 0; s < 60; ++s)
+    trace += "{\"session\": " + std::to_string(s) +
+             ", \"turn\": 1, \"input_tokens\": 1000, \"output_tokens\": 1073741824, "
+             "\"timestamp\": " +
+             std::to_string(10 * s) + "}\n";
   const std::string f = write("big.jsonl", trace);
   const Result r = ::bitline::test::run_bitline_bounded("accel sessions --trace " + quote(f) + " --json " + out());
   EXPECT_EQ(r.rc, 2) << r.out;

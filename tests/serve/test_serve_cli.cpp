@@ -335,3 +335,53 @@ TEST(ServeCli, LengthsFromATraceKeepTheirPairs) {
   EXPECT_EQ(both.rc, 2);
   EXPECT_NE(both.out.find("leave out --input and --output"), std::string::npos) << both.out;
 }
+
+// A workload that meets the SLOs at every rate (it all arrives at once and is served within them) has no capacity:
+// refused, where it used to report the last rate probed as the capacity and a never-run one as its first miss.
+TEST(ServeCli, CapacityOfAWorkloadThatNeverMissesIsRefused) {
+  const auto json = tmp("cap-never.json");
+  std::filesystem::remove(json);
+  const auto r =
+      run_bitline("serve capacity --model llama2-7b --system h100x1 --input 100 --output 10 --requests 50 --json " + json.string());
+  EXPECT_EQ(r.rc, 2) << r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0);
+  EXPECT_NE(r.out.find("every probe up to"), std::string::npos) << r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0);
+  EXPECT_NE(r.out.find("--requests 50"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(json));
+}
+
+// The decoding work is budgeted before anything runs (a run of 4 G output tokens ran for minutes and grew without bound).
+TEST(ServeCli, DecodingWorkPastTheBudgetIsRefusedUpFront) {
+  const std::string m = "serve run --model tiny-test --system h100x1 --input 10 --output 4194304 ";
+  for (const std::string& a : {m + "--rate 1000 --requests 1000", m + "--concurrency 1 --requests 1000"}) {
+    const auto r = run_bitline(a);
+    EXPECT_EQ(r.rc, 2) << a << "\n" << r.out;
+    EXPECT_NE(r.out.find("output tokens in one simulation, more than the budget"), std::string::npos) << r.out;
+  }
+  const auto s = run_bitline("serve sweep --model tiny-test --system h100x1 --input 10 --output 100000 --requests 500 --rates 1,2,3,4,5,6");
+  EXPECT_EQ(s.rc, 2) << s.out;
+  EXPECT_NE(s.out.find("6 simulations of 5e+07 output tokens each"), std::string::npos) << s.out;
+}
+
+// A session trace is turns 1..n of each session, in time order, each prompt holding the previous turn's context: a turn
+// sent before the previous one gave prefix-cache rates above 100% with exit 0.
+TEST(ServeCli, SessionTracesThatContradictThemselvesAreRefused) {
+  const auto turn = [](const char* s, int t, int in, int out, int ts) {
+    return "{\"session\": \"" + std::string(s) + "\", \"turn\": " + std::to_string(t) + ", \"input_tokens\": " + std::to_string(in) +
+           ", \"output_tokens\": " + std::to_string(out) + ", \"timestamp\": " + std::to_string(ts) + "}\n";
+  };
+  struct Case {
+    std::string text, says;
+  };
+  for (const Case& c : {Case{turn("a", 1, 1000, 100, 5) + turn("a", 2, 2000, 100, 1), ":2: session 'a' turn 2: timestamp 1 s is before"},
+                        Case{turn("a", 1, 1000, 100, 0) + turn("a", 1, 2000, 100, 1), "turn 1 appears twice"},
+                        Case{turn("a", 1, 1000, 100, 0) + turn("a", 3, 2000, 100, 1), "turn 2 is missing"},
+                        Case{turn("a", 2, 1000, 100, 0), "its first turn must be turn 1"},
+                        Case{turn("a", 1, 1000, 100, 0) + turn("a", 2, 1050, 100, 1), "input_tokens 1050 is less than turn 1's"},
+                        Case{turn("", 1, 1000, 100, 0), "field 'session': an empty name"}}) {
+    const auto f = tmp("sessions.jsonl");
+    std::ofstream(f) << c.text;
+    const auto r = run_bitline("serve run --model tiny-test --system h100x1 --prefix-caching --trace " + f.string());
+    EXPECT_EQ(r.rc, 2) << c.text << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.text << "\n" << r.out;
+  }
+}
