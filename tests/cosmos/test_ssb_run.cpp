@@ -4,7 +4,12 @@
 #include "cosmos/ssb/run.hpp"
 #include "cosmos_test_util.hpp"
 
+#include <unistd.h>
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 namespace bitline::cosmos::ssb {
 namespace {
@@ -112,6 +117,28 @@ TEST(SsbRun, WithoutEspAnswersAreWrongAtTheStressConditionAndWithEspExact) {
   EXPECT_LT(r["slc_no_esp"]["exact"].get<int64_t>(), 13);
   EXPECT_GT(r["slc_no_esp"]["wrong_filter_rows"].get<int64_t>(), 0);
   EXPECT_GT(r["slc_no_esp"]["rber_sensed"].get<double>(), 1e-4);
+}
+
+}  // namespace
+}  // namespace bitline::cosmos::ssb
+
+namespace bitline::cosmos::ssb {
+namespace {
+
+// Contradictory predicates select nothing: fc answers without reading flash, in no time, so there is no ratio to give
+// (it was reported as a speedup of 0x with exit 0); the answer still equals the reference engine's.
+TEST(SsbRun, AQueryFcAnswersWithoutFlashHasNoSpeedup) {
+  const std::filesystem::path f = std::filesystem::temp_directory_path() / ("bitline-contra-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(f) << "query: contra\nwhere:\n  - d_year = 1993\n  - d_year = 1994\nsum: lo_extendedprice * lo_discount\nas: revenue\n";
+  SsbOptions o = tiny(0.002);
+  const Json j = run_ssb({load_query(f)}, o, {});
+  std::filesystem::remove(f);
+  EXPECT_EQ(j["summary"]["matches_reference"], "1/1");
+  ASSERT_TRUE(j["summary"].contains("speedup"));
+  for (const auto& [pair, v] : j["summary"]["speedup"].items()) {
+    EXPECT_TRUE(v.is_null()) << pair << ": " << v;
+    EXPECT_TRUE(j["summary"]["energy_efficiency"][pair].is_null()) << pair;
+  }
 }
 
 }  // namespace

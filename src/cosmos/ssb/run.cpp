@@ -148,12 +148,14 @@ SystemResult run_system(System s, const std::vector<QueryPlan>& plans, const Ind
 }
 
 /// The geometric mean over queries of a[q] / b[q] (where both are positive).
-double geomean_ratio(const std::vector<double>& num, const std::vector<double>& den) {
+/// The geometric mean of num / den over the queries where both are positive; null where there is none (fc answers
+/// every query without reading flash, e.g. contradictory predicates: no ratio, not 0).
+Json geomean_ratio(const std::vector<double>& num, const std::vector<double>& den) {
   double s = 0;
   int n = 0;
   for (size_t i = 0; i < num.size(); ++i)
     if (num[i] > 0 && den[i] > 0) s += std::log(num[i] / den[i]), ++n;
-  return n ? std::exp(s / n) : 0.0;
+  return n ? Json(std::exp(s / n)) : Json(nullptr);
 }
 
 Json config_json(const SsbOptions& o) {
