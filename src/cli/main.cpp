@@ -38,6 +38,19 @@ std::string overrides_of(int argc, char** argv) {
   return out;
 }
 
+/// An option given an empty value (`--json ''`, `--systems=`) is refused: no option of bitline means anything by one,
+/// and taking it as "not given" silently drops an output or an input (exit 2 before anything runs).
+void refuse_empty_values(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 && a.size() > 2 && a.back() == '=')
+      throw bitline::ConfigError(fmt::format("{}: an empty value", a.substr(0, a.size() - 1)));
+    if (a.empty())
+      throw bitline::ConfigError(i > 1 && std::string(argv[i - 1]).rfind("-", 0) == 0 ? fmt::format("{}: an empty value", argv[i - 1])
+                                                                                      : fmt::format("argument {}: an empty string", i));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +74,7 @@ int main(int argc, char** argv) {
   try {
     // Under mpirun every rank must have the same inputs: checked before any rank starts (all exit 2 together).
     bitline::Distributed::check_same_inputs(argc, argv);
+    refuse_empty_values(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints the message (or the help / the version)

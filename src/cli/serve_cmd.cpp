@@ -295,6 +295,8 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (!o.json.empty()) check_json_output(o.json);
   if (!o.requests_out.empty()) check_json_output(o.requests_out, "--requests-out");
   if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
+  check_distinct_files({{"--json", o.json}, {"--requests-out", o.requests_out}, {"--chrome-trace", o.chrome_trace}},
+                       {{"--trace", o.trace}, {"--lengths", o.lengths}});
   CsvTraceInfo csv;
   Workload w = make_workload(o, o.rate, &csv);
   check_work(w.requests, 1, "serve run");
@@ -451,6 +453,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   world.agreed([&] {
     if (!o.json.empty()) check_json_output(o.json);
     if (!o.csv.empty()) check_json_output(o.csv, "--csv");
+    check_distinct_files({{"--json", o.json}, {"--csv", o.csv}}, {{"--lengths", o.lengths}});
   });
   const std::vector<Request> lengths = world.agreed([&] {
     std::vector<Request> l = request_lengths(o);

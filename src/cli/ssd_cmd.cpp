@@ -53,10 +53,10 @@ void add_ssd(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   run->add_option("--device", o->device, "MQSim device configuration XML")->required();
   run->add_option("--workload", o->workload, "MQSim workload XML")->required();
-  auto* json_opt = run->add_option("--json", o->json, "write the results to this JSON file");
-  auto* xml_opt = run->add_option("--mqsim-xml", o->mqsim_xml,
-                                  "also write MQSim's result XML (<MQSim_Results>) to this file; with several scenarios, "
-                                  "one file each, NAME_scenario_N.xml as MQSim names them");
+  run->add_option("--json", o->json, "write the results to this JSON file");
+  run->add_option("--mqsim-xml", o->mqsim_xml,
+                  "also write MQSim's result XML (<MQSim_Results>) to this file; with several scenarios, "
+                  "one file each, NAME_scenario_N.xml as MQSim names them");
   run->add_option("--max-transactions", o->max_transactions,
                   "refuse a scenario whose estimated flash page transactions exceed this (default 2^26 = 67108864; "
                   "docs/ssd.md, \"Work budget\")")
@@ -65,11 +65,7 @@ void add_ssd(CLI::App& app) {
   run->add_option("--set", o->sets,
                   "override a device value of the file, ssd_device.KEY=VALUE, or switch one mechanism of the model, "
                   "ssd_model.KEY=VALUE (repeatable; `bitline describe ssd_device` / `ssd_model` list them)");
-  run->callback([o, json_opt, xml_opt] {
-    // an empty name given (--json "") is refused: the results would go nowhere without a word
-    if (json_opt->count() > 0 && o->json.empty()) throw ConfigError("--json: an empty file name (give a file, or leave --json out)");
-    if (xml_opt->count() > 0 && o->mqsim_xml.empty())
-      throw ConfigError("--mqsim-xml: an empty file name (give a file, or leave --mqsim-xml out)");
+  run->callback([o] {
     check_json_output(o->json);
     ssd::DeviceXml d = ssd::read_device_xml(o->device, o->sets);
     std::vector<std::string> notes;
@@ -86,6 +82,14 @@ void add_ssd(CLI::App& app) {
         }
         check_json_output(xml_files.back(), "--mqsim-xml");
       }
+    }
+    {
+      std::vector<NamedPath> outs{{"--json", o->json}}, ins{{"--device", o->device}, {"--workload", o->workload}};
+      for (const auto& x : xml_files) outs.push_back({"--mqsim-xml", x});
+      for (const auto& sc : w.scenarios)
+        for (const auto& fl : sc.flows)
+          if (!fl.trace_path.empty()) ins.push_back({"the workload's trace (File_Path)", fl.trace_path});
+      check_distinct_files(outs, ins);
     }
     for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
     if (!d.defaulted.empty())

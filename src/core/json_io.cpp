@@ -103,6 +103,28 @@ std::string csv_of(const nlohmann::json& rows) {
 
 void write_csv_file(const fs::path& path, const nlohmann::json& rows) { write_text_file(path, csv_of(rows)); }
 
+void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  // The same file however it is spelt (relative, '..', links): compared by their canonical form where they exist.
+  const auto key = [](const fs::path& p) {
+    std::error_code ec;
+    const fs::path abs = fs::absolute(p, ec).lexically_normal();
+    const fs::path c = fs::weakly_canonical(abs, ec);
+    return ec ? abs : c;
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].path.empty()) continue;
+    const fs::path a = key(outputs[i].path);
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (!outputs[j].path.empty() && key(outputs[j].path) == a)
+        throw OutputError(fmt::format("{} and {} name the same file, {}: one result would overwrite the other", outputs[i].flag,
+                                      outputs[j].flag, outputs[i].path.string()));
+    for (const NamedPath& in : inputs)
+      if (!in.path.empty() && key(in.path) == a)
+        throw OutputError(fmt::format("{} {} is the input of {}: writing the result would overwrite it", outputs[i].flag,
+                                      outputs[i].path.string(), in.flag));
+  }
+}
+
 void check_json_output(const fs::path& path, std::string_view flag) {
   if (path.empty()) return;
   const auto fail = [&](const std::string& why) { throw OutputError(fmt::format("{} {}: {}", flag, path.string(), why)); };

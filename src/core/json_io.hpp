@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bitline {
 
@@ -26,6 +27,15 @@ void write_csv_file(const std::filesystem::path& path, const nlohmann::json& row
 /// Checks, before any work starts, that write_json_file(path, ...) can succeed: the path is not a directory,
 /// and its folder exists (or can be created) and is writable. Throws ConfigError naming `flag` and the path.
 void check_json_output(const std::filesystem::path& path, std::string_view flag = "--json");
+
+/// A command's file (an option and its path; an empty path is not given).
+struct NamedPath {
+  std::string flag;
+  std::filesystem::path path;
+};
+/// Checks, before any work starts, that a command's outputs are different files and none of them is one of its
+/// inputs (one would overwrite the other, or the input): OutputError naming both options and the file.
+void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
 // ---- Reading JSON that a user wrote (model descriptions, traces) ----------
 /// Deepest nesting accepted in an input JSON document: a config.json nests 3 levels, a trace line 1.

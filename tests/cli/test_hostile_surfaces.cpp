@@ -249,3 +249,34 @@ TEST_F(HostileSurfaces, GeometriesTheSsdCannotAddressAreRefused) {
   expect_refused("nand demo --set nand.geometry.wordlines_per_string=1 --json " + out(),
                  {"nand.geometry.wordlines_per_string = 1", "at least 2"});
 }
+
+// ---- outputs that would overwrite each other or an input, empty values ---------------------------------------
+
+TEST_F(HostileSurfaces, OutputsMustBeDistinctFilesAndNoInput) {
+  const std::string src = std::string(BITLINE_SOURCE_DIR) + "/configs/";
+  // The device file given as --json: it used to be overwritten with the result (exit 0).
+  write("dev.xml", "placeholder");
+  fs::copy_file(src + "ssd/device.xml", dir_ / "dev.xml", fs::copy_options::overwrite_existing);
+  const std::string before = [&] {
+    std::ifstream f(dir_ / "dev.xml");
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  expect_refused(
+      "ssd run --device " + quote(path("dev.xml")) + " --workload " + quote(src + "ssd/read.xml") + " --json " + quote(path("dev.xml")),
+      {"--json", "is the input of --device"});
+  std::ifstream f(dir_ / "dev.xml");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), {}), before);
+  // Two outputs of one command on the same file, however spelt.
+  expect_refused("ssd run --device " + quote(src + "ssd/device.xml") + " --workload " + quote(src + "ssd/read.xml") + " --json " + out() +
+                     " --mqsim-xml " + quote((dir_ / "." / "out.json").string()),
+                 {"--json and --mqsim-xml name the same file"});
+  const std::string exp = write("e.yaml", kTinyCosmosEval);
+  expect_refused("cosmos eval --experiment " + exp + " --json " + out() + " --csv " + out(), {"--json and --csv name the same file"});
+  expect_refused("cosmos eval --experiment " + exp + " --json " + exp, {"is the input of --experiment"});
+  expect_refused("serve run --model tiny-test --system h100x1 --rate 2 --requests 5 --input 10 --output 5 --json " + out() +
+                     " --requests-out " + out(),
+                 {"--json and --requests-out name the same file"});
+  // An empty value is refused, not taken as "not given" (the result went nowhere without a word).
+  expect_refused("cosmos eval --experiment " + exp + " --json ''", {"--json: an empty value"});
+  expect_refused("cosmos ssb --sf 0.001 --systems=", {"--systems: an empty value"});
+}

@@ -183,10 +183,9 @@ TEST_F(SsdHostile, AnIdPastTheDeviceNamesTheRange) {
 // 9. Options that did nothing without a word.
 TEST_F(SsdHostile, OptionsThatWouldDoNothingAreRefused) {
   const std::string wl = put("wl.xml", workload(synthetic_flow(kSmallMixed)));
-  expect_bad_input("ssd run --device " + quote(default_device()) + " --workload " + quote(wl) + " --json ''",
-                   {"--json", "empty file name"});
+  expect_bad_input("ssd run --device " + quote(default_device()) + " --workload " + quote(wl) + " --json ''", {"--json", "an empty value"});
   expect_bad_input("ssd run --device " + quote(default_device()) + " --workload " + quote(wl) + " --mqsim-xml ''",
-                   {"--mqsim-xml", "empty file name"});
+                   {"--mqsim-xml", "an empty value"});
   expect_bad_input("cosmos run --workload bmi --system fc --device-scheduling eager", {"--device-scheduling", "--general-device"});
 }
 

@@ -115,6 +115,7 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) 
   const EvalExperiment ex = world.agreed([&] {
     check_json_output(o.json);
     check_json_output(o.csv, "--csv");
+    check_distinct_files({{"--json", o.json}, {"--csv", o.csv}}, {{"--experiment", file}});
     return load_experiment(file, o.baseline);
   });
   const auto kinds = world.agreed([&] { return k.load_all(ex.systems, ex.set); });

@@ -117,6 +117,7 @@ void print_sessions(const Json& j, const SessionsExperiment& ex, const std::stri
 
 void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string& file) {
   check_json_output(o.json);
+  check_distinct_files({{"--json", o.json}}, {{"--experiment", file}, {"--trace", o.trace}});
   const SessionsExperiment ex = load_sessions_experiment(file);
   const auto kinds = k.load_all(ex.systems, ex.set);
   const std::string kind = parse_system(ex.systems.front()).kind;

@@ -51,6 +51,7 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
   const EvalMatrix matrix = world.agreed([&] {
     check_json_output(o.json);
     check_json_output(o.csv, "--csv");
+    check_distinct_files({{"--json", o.json}, {"--csv", o.csv}}, {{"--experiment", exp.file}});
     return exp.load();
   });
   EvalConfig c = world.agreed([&] {
