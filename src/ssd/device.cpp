@@ -29,7 +29,7 @@ namespace detail {
 
 Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const JobSpec* compute, const ComputeRates& rates,
          const std::string& label)
-    : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute), rates_(rates) {
+    : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute), rates_(rates), label_(label) {
   dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
   gc_.resize(size_t(d.planes()));
   blocked_.resize(size_t(d.planes()));
@@ -141,9 +141,9 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
   work_ = estimate_work();
   if (work_.page_transactions > opt.max_transactions)
     throw ConfigError(
-        fmt::format("{}: the estimated work, {} page transactions ({} requests; {}), is more than the budget of {} page transactions "
+        fmt::format("{}: the estimated work, {} page transactions ({} requests; {}), is more than the budget of {} page transactions{} "
                     "(bitline ssd run --max-transactions N raises it; each is about 5-7 events of the engine, docs/ssd.md \"Work budget\")",
-                    label, work_.page_transactions, work_.requests, work_.why, opt.max_transactions));
+                    label, work_.page_transactions, work_.requests, work_.why, opt.max_transactions, opt.budget_note));
 }
 
 nlohmann::json Sim::run() {
@@ -167,6 +167,14 @@ nlohmann::json Sim::run() {
   while (!ev_.empty()) {
     auto e = ev_.pop();
     dispatch(e.payload);
+    // The estimate leaves out GC's reads and programs, which can multiply a write-heavy scenario's work: the run is
+    // stopped (no result) past 8 events per budgeted page transaction, about what the budget's transactions cost.
+    if (!cs_ && (ev_.executed() & 0xFFFF) == 0 && double(ev_.executed()) > 8.0 * double(opt_.max_transactions))
+      throw ConfigError(
+          fmt::format("{}: stopped after {} engine events at {:.6g} s simulated, {} requests done: past 8 events per "
+                      "page transaction of the budget ({}; garbage collection's reads and programs are not in "
+                      "the estimate); raise --max-transactions or shorten the scenario",
+                      label_, ev_.executed(), to_s(ev_.now()), completed_, opt_.max_transactions));
     if ((ev_.executed() & 0xFFFF) == 0 && opt_.progress) {
       auto now = std::chrono::steady_clock::now();
       if (now - last_report > std::chrono::seconds(2)) {
@@ -328,8 +336,25 @@ nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& wor
   // model's switches: a result says what it was computed from.
   out["resolved"] = {{"ssd_device", dump_params(static_cast<const DeviceParams&>(device))}, {"ssd_model", dump_params(opt.model)}};
   nlohmann::json sc = nlohmann::json::array();
-  for (size_t i = 0; i < workload.scenarios.size(); ++i)
-    sc.push_back(simulate_scenario(device, workload.scenarios[i], opt, fmt::format("{}: scenario {}", workload.file, i + 1)));
+  // The whole workload is held to 2 x the per-scenario budget: each scenario is checked before it runs, so a file of
+  // many scenarios stops at the first that would pass the total (no result written), not after running them all.
+  const double total_budget = 2.0 * double(opt.max_transactions);
+  double spent = 0;
+  for (size_t i = 0; i < workload.scenarios.size(); ++i) {
+    RunOptions o = opt;
+    o.max_transactions = std::min<int64_t>(opt.max_transactions, int64_t(std::max(0.0, total_budget - spent)));
+    if (o.max_transactions < opt.max_transactions)
+      o.budget_note =
+          fmt::format(", what the workload's {:.0f} (2 x --max-transactions) leaves after the scenarios before it", total_budget);
+    const std::string label = fmt::format("{}: scenario {}", workload.file, i + 1);
+    if (o.max_transactions < 1)
+      throw ConfigError(
+          fmt::format("{}: the scenarios before it used the workload's budget of {:.0f} page transactions (2 x "
+                      "--max-transactions); split the workload or raise --max-transactions",
+                      label, total_budget));
+    sc.push_back(simulate_scenario(device, workload.scenarios[i], o, label));
+    spent += sc.back()["work_estimate"]["page_transactions"].get<double>();
+  }
   out["scenarios"] = sc;
   return out;
 }

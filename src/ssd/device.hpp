@@ -148,6 +148,7 @@ struct RunOptions {
   std::function<void(const Progress&)> progress;
   SsdModelOptions model;
   int64_t max_transactions = kDefaultMaxTransactions;
+  std::string budget_note;  // where max_transactions came from when not the option (the workload's remainder)
 };
 
 /// Simulates one scenario of a workload on the device; returns its results (per flow and device-wide).

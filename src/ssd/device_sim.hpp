@@ -499,6 +499,7 @@ class Sim {
   XferTimes pcie_data_, pcie_read_cqe_, chan_time_;
   std::vector<Time> dram_times_;
   int64_t completed_ = 0;
+  std::string label_;  // the scenario, for messages
   Stats stats_;
 };
 

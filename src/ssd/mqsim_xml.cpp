@@ -623,11 +623,14 @@ bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why)
 }
 
 TraceReader::TraceReader(const std::string& path, Time unit)
-    : path_(path),
-      unit_ps_(std::max<int64_t>(1, unit.raw())),
-      max_raw_(kMaxSimulatedPs / unit_ps_),
-      in_(path, std::ios::binary),
-      buf_(size_t(1) << 16) {
+    : path_(path), unit_ps_(std::max<int64_t>(1, unit.raw())), max_raw_(kMaxSimulatedPs / unit_ps_), buf_(size_t(1) << 16) {
+  // Checked before opening: a FIFO would block the open until a writer came, and Relay_Count rereads the file.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(st)) throw ConfigError(fmt::format("{}: the trace file is a directory", path));
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw ConfigError(fmt::format("{}: the trace is not a regular file (a pipe or device cannot be reread for Relay_Count)", path));
+  in_.open(path, std::ios::binary);
   if (!in_) throw ConfigError(fmt::format("{}: cannot open trace file", path));  // a File_Path is at most 4096 characters
 }
 

@@ -2,6 +2,7 @@
 // exit 2 and a message naming the file, the element and its value, within 1 GB and 10 s (the child runs under
 // ulimit -v and timeout), and leaves no result behind. Also the MQSim result file (--mqsim-xml).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -279,4 +280,31 @@ TEST_F(SsdHostile, AGcThresholdOfOneBlockIsRefused) {
                 args(default_device(), wl, "--set ssd_device.gc_exec_threshold=0.001 --set ssd_device.gc_hard_threshold=0"))
                 .rc,
             0);
+}
+
+// A FIFO as a trace blocked the open until a writer came (a hang); a directory was "a trace with no requests".
+TEST_F(SsdHostile, ATraceMustBeARegularFile) {
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directory(path("adir"));
+  std::string t = slurp((fs::path(BITLINE_SOURCE_DIR) / "configs" / "ssd" / "trace.xml").string());
+  for (const auto& [name, says] : {std::pair<std::string, std::string>{"fifo", "not a regular file"}, {"adir", "is a directory"}}) {
+    std::string w = t;
+    const size_t a = w.find("<File_Path>") + 11, b = w.find("</File_Path>");
+    w.replace(a, b - a, path(name));
+    expect_bad_input(args(default_device(), put("wl.xml", w)), {name, says});
+  }
+}
+
+// Many scenarios each within the budget are held to twice it over the file: 200 copies of MQSim's read scenario
+// (3.6 M page transactions estimated each) stop at the 38th, with no result, instead of running for minutes.
+TEST_F(SsdHostile, AWorkloadOfManyScenariosIsHeldToTwiceTheBudget) {
+  const std::string r = slurp((fs::path(BITLINE_SOURCE_DIR) / "configs" / "ssd" / "read.xml").string());
+  const size_t a = r.find("<IO_Scenario>"), b = r.find("</IO_Scenario>") + std::string("</IO_Scenario>").size();
+  std::string many = r.substr(0, a);
+  for (int i = 0; i < 200; ++i) many += r.substr(a, b - a);
+  many += r.substr(b);
+  // a smaller budget keeps the test short: 3 scenarios of ~3.6 M fit 2 x 4 M, the third does not
+  expect_bad_input(args(default_device(), put("many.xml", many), "--max-transactions 4000000"),
+                   {"many.xml: scenario 3", "the workload's 8000000 (2 x --max-transactions) leaves"});
 }
