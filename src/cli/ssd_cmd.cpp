@@ -19,7 +19,7 @@ namespace bitline::cli {
 namespace {
 
 void print_summary(const nlohmann::json& j) {
-  size_t i = 0;
+  size_t i = 1;  // counted from 1, as the messages and MQSim's NAME_scenario_N.xml files count them
   for (auto& sc : j["scenarios"]) {
     fmt::print(
         "scenario {}: {:.3f} s simulated, {} requests, {:.0f} IOPS, WA {:.3f}, {} GC, {} erases "

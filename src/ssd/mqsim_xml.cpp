@@ -78,8 +78,18 @@ std::string upper(std::string s) {
 
 std::string shown(std::string_view v) {
   constexpr size_t kMax = 40;
-  if (v.size() <= kMax) return std::string(v);
-  return fmt::format("{}... ({} characters)", v.substr(0, kMax - 3), v.size());
+  // The first kMax - 3 characters of a long value; control characters (a NUL would end the message where it is
+  // printed) as \xNN.
+  const std::string_view head = v.size() <= kMax ? v : v.substr(0, kMax - 3);
+  std::string out;
+  for (const char ch : head) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
+  }
+  return v.size() <= kMax ? out : fmt::format("{}... ({} characters)", out, v.size());
 }
 
 namespace {
@@ -418,7 +428,17 @@ FlowXml read_synthetic(const std::string& file, pugi::xml_node node, std::vector
   });
   s.on("Stop_Time", [&](auto& v, auto) { f.stop_time = s.nanoseconds(v, kMaxNs); });
   s.on("Total_Requests_To_Generate", [&](auto& v, auto) { f.total_requests = s.integer(v, 0, int64_t(1e10)); });
-  s.run();
+  std::vector<std::string> absent;
+  for (std::string& n : s.run()) {
+    // what the flow does not use: <Intensity> (nobody reads it), the other generator's rate, the other end condition
+    const bool unused = n == "Intensity" || (n == "Bandwidth" && f.generator == Generator::QueueDepth) ||
+                        (n == "Average_No_of_Reqs_in_Queue" && f.generator == Generator::Bandwidth) ||
+                        (n == "Total_Requests_To_Generate" && f.stop_time > Time{}) || (n == "Stop_Time" && f.total_requests > 0);
+    if (!unused) absent.push_back(std::move(n));
+  }
+  if (notes && !absent.empty())
+    notes->push_back(
+        fmt::format("{}: a synthetic flow: {} elements absent, at MQSim's defaults: {}", file, absent.size(), fmt::join(absent, ", ")));
   if (f.stop_time == Time{} && f.total_requests == 0)
     throw ConfigError(
         fmt::format("{}: a synthetic flow needs <Stop_Time> or <Total_Requests_To_Generate> above zero "
@@ -597,7 +617,7 @@ bool parse_trace_line(const std::string& line, TraceRecord& r, std::string& why)
     long long x = 0;
     const auto [ptr, ec] = std::from_chars(b, te, x);
     if (ec != std::errc() || ptr != te || x < 0) {
-      why = fmt::format("{} '{}' is not a non-negative integer", names[i], tok[i]);
+      why = fmt::format("{} '{}' is not a non-negative integer", names[i], shown(tok[i]));
       return false;
     }
     v[i] = x;

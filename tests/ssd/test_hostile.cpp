@@ -308,3 +308,20 @@ TEST_F(SsdHostile, AWorkloadOfManyScenariosIsHeldToTwiceTheBudget) {
   expect_bad_input(args(default_device(), put("many.xml", many), "--max-transactions 4000000"),
                    {"many.xml: scenario 3", "the workload's 8000000 (2 x --max-transactions) leaves"});
 }
+
+// A NUL in a trace line cut the message at it (no closing quote, no reason); a flow that leaves out elements says
+// which, as the device file does.
+TEST_F(SsdHostile, ControlCharactersAreShownAndAbsentFlowElementsNamed) {
+  put("nul.trace", std::string("100 0 0 8 1\0\n", 13));
+  std::string t = slurp((fs::path(BITLINE_SOURCE_DIR) / "configs" / "ssd" / "trace.xml").string());
+  const size_t a = t.find("<File_Path>") + 11, b = t.find("</File_Path>");
+  t.replace(a, b - a, path("nul.trace"));
+  expect_bad_input(args(default_device(), put("wl.xml", t)), {"nul.trace:1: type '1\\x00' is not a non-negative integer"});
+  const std::string bare =
+      put("bare.xml", workload("<IO_Flow_Parameter_Set_Synthetic><Stop_Time>1000000</Stop_Time></IO_Flow_Parameter_Set_Synthetic>"));
+  const Result r =
+      ::bitline::test::run_bitline_bounded("ssd run --quiet --device " + quote(default_device()) + " --workload " + quote(bare));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "a synthetic flow: 19 elements absent, at MQSim's defaults: Address_Alignment_Unit")) << r.out;
+  EXPECT_TRUE(has(r.out, "scenario 1:")) << r.out;  // counted from 1, as the messages count them
+}
