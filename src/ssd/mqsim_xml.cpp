@@ -254,8 +254,8 @@ void read_flash(const std::string& file, pugi::xml_node node, DeviceValues& d, s
   s.on("Page_No_Per_Block", [&](auto& v, auto) { d.integer(s, "pages_per_block", s.integer(v, 1, 16384)); });
   s.on("Page_Capacity", [&](auto& v, auto) {
     const int64_t page = s.integer(v, 512, 1 << 20);
-    if (page % 512) s.fail("not a multiple of the 512-byte sector");
-    if (page / 512 > 64) s.fail("more than 64 sectors per page (32 KiB) is not supported");
+    if (page % 512) s.fail(fmt::format("{} bytes is not a multiple of the 512-byte sector", page));
+    if (page / 512 > 64) s.fail(fmt::format("{} bytes: more than 64 sectors per page (32 KiB) is not supported", page));
     d.integer(s, "page_size", page);
   });
   s.on("Page_Metadat_Capacity", [&](auto& v, auto) { d.integer(s, "page_metadata", s.integer(v, 0, 1 << 20)); });

@@ -280,3 +280,16 @@ TEST_F(HostileSurfaces, OutputsMustBeDistinctFilesAndNoInput) {
   expect_refused("cosmos eval --experiment " + exp + " --json ''", {"--json: an empty value"});
   expect_refused("cosmos ssb --sf 0.001 --systems=", {"--systems: an empty value"});
 }
+
+// ---- cosmos ssb: work and memory bounded before anything runs -----------------------------------------------
+
+TEST_F(HostileSurfaces, SsbRunsAreBoundedUpFront) {
+  const std::string q43 = quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssb/q4.3.yaml");
+  // An SF past 32-bit row numbers: refused at once (it counted the rows for up to 27 s first).
+  expect_refused("cosmos ssb --sf 716 --timing-only --json " + out(), {"--sf 716", "[1e-05, 700]"});
+  // Flash aggregation's reads cost more than the host's: SF 30 of Q4.3 (about 200 s) is refused with its estimate.
+  expect_refused("cosmos ssb --sf 30 --timing-only --aggregation flash --query " + q43 + " --json " + out(),
+                 {"--sf 30", "die jobs", "a flash-aggregated query's read counted 6 times", "--aggregation host"});
+  // A functional flash-aggregated query holds its reads' result bitmaps together: SF 1 (28 GB, killed) is refused.
+  expect_refused("cosmos ssb --sf 1 --aggregation flash --json " + out(), {"--sf 1: query", "functional reads", "512 MiB"});
+}

@@ -23,9 +23,10 @@
 
 namespace bitline::cosmos::ssb {
 
-/// Scale factors the generator and the timing model accept: (0, kMaxSf]. kMaxSf = 10,000 (6e10 fact rows, 7.5 GB per
-/// bitmap): beyond it one bitmap alone outgrows any SSD the model describes.
-inline constexpr double kMaxSf = 10000;
+/// Scale factors the generator and the timing model accept: [kMinSf, kMaxSf]. kMaxSf = 700 (~4.2e9 fact rows, 525 MB
+/// per bitmap): row numbers are 32-bit (2^32 - 1 rows), and SSB's ~6 M rows per SF reach them at SF ~715, so a larger SF
+/// is refused before its rows are counted.
+inline constexpr double kMaxSf = 700;
 /// The smallest SF: 1e-5 (15 orders, one customer, supplier and part; tests use 1e-3).
 inline constexpr double kMinSf = 1e-5;
 /// Largest SF whose rows are generated (functional runs, the reference and host engines): 1 (about 6 M fact rows,

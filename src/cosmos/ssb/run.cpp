@@ -28,8 +28,12 @@ const Registry<HostEngine>& host_engines() {
 
 namespace {
 
-/// Estimated die jobs a run may simulate: 4e8 (about a minute of the event engine on this machine).
-constexpr double kMaxJobs = 4e8;
+/// Estimated die jobs a run may simulate: 1.5e8, about a minute of CPU on this project's machine at the ~0.4 us a job
+/// of a host-aggregated query takes (SF 10, all 13 queries, 4 systems: 472 k jobs in 0.2 s). A read of a
+/// flash-aggregated query costs kFlashJobWeight jobs: its die jobs run ~5 operations each (~2.3 us: Q4.3 at SF 1, 6.2 M
+/// jobs in 14 s of CPU).
+constexpr double kMaxJobs = 1.5e8;
+constexpr double kFlashJobWeight = 6;
 
 using Clock = std::chrono::steady_clock;
 
@@ -279,14 +283,30 @@ Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const P
     const int64_t page = c.nand.geometry.page_size.raw(), planes = c.ssd.dies() * c.nand.geometry.planes_per_die;
     const double pages = std::ceil(double((rows + 7) / 8) / double(page));
     const double jobs_per_read = std::ceil(pages / double(planes)) * double(std::min<int64_t>(c.ssd.dies(), int64_t(pages)));
-    double reads = 0;
-    for (const auto& p : plans) reads += double(p.ops.size());
-    const double jobs = reads * jobs_per_read * double(o.systems.size());
+    double reads = 0, weighted = 0;
+    for (const auto& p : plans) {
+      reads += double(p.ops.size());
+      weighted += double(p.ops.size()) * (p.strategy == Aggregation::Flash ? kFlashJobWeight : 1.0);
+    }
+    // A functional read returns its result bitmap, and a query's reads are held together until its answer is assembled:
+    // bounded as the functional index is (kMaxFunctionalBytes).
+    if (data && !o.functional_systems.empty())
+      for (const auto& p : plans) {
+        const double held = double(p.ops.size()) * double((rows + 7) / 8);
+        if (held > double(nand::kMaxFunctionalBytes))
+          throw ConfigError(
+              fmt::format("--sf {:g}: query {} makes {} functional reads whose result bitmaps ({} B each) hold "
+                          "{:.3g} GB at once, more than the {} MiB a functional run may keep; use --timing-only, "
+                          "--aggregation host or a smaller --sf",
+                          o.sf, p.spec->name, p.ops.size(), (rows + 7) / 8, held * 1e-9, nand::kMaxFunctionalBytes >> 20));
+      }
+    const double jobs = weighted * jobs_per_read * double(o.systems.size());
     if (jobs > kMaxJobs)
       throw ConfigError(
-          fmt::format("--sf {:g}: {:.3g} reads x {:.3g} die jobs each on {} systems is {:.3g} die jobs, more than the "
-                      "{:.3g} a run may simulate; reduce --sf, --systems or use --aggregation host",
-                      o.sf, reads, jobs_per_read, o.systems.size(), jobs, kMaxJobs));
+          fmt::format("--sf {:g}: {:.3g} reads x {:.3g} die jobs each on {} systems is {:.3g} die jobs (a flash-aggregated "
+                      "query's read counted {:g} times: its jobs take that much longer), more than the {:.3g} a run may "
+                      "simulate (about a minute); reduce --sf, --systems or the queries, or use --aggregation host",
+                      o.sf, reads, jobs_per_read, o.systems.size(), jobs, kFlashJobWeight, kMaxJobs));
   }
   std::vector<IndexLayout> layouts;
   for (System s : o.systems) layouts.push_back(plan_layout(s, plans, rows, co));
