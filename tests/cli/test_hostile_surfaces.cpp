@@ -293,3 +293,9 @@ TEST_F(HostileSurfaces, SsbRunsAreBoundedUpFront) {
   // A functional flash-aggregated query holds its reads' result bitmaps together: SF 1 (28 GB, killed) is refused.
   expect_refused("cosmos ssb --sf 1 --aggregation flash --json " + out(), {"--sf 1: query", "functional reads", "512 MiB"});
 }
+
+TEST_F(HostileSurfaces, ReliabilityWorkIsBoundedUpFront) {
+  // 10,000 trials of 30 operands of 8 M users ran for ~14 minutes; refused with its cells and the budget.
+  expect_refused("cosmos reliability --quiet --trials 10000 --months 1 --set workload.users=8000000 --json " + out(),
+                 {"10000 trials x 30 operands x 8000000 users", "4.8e+12 cells", "3e+11"});
+}

@@ -94,6 +94,20 @@ void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, con
   if (o.operands > 0) c0.workload.days_per_month = 1, m = o.operands;  // one "month" = one day: m operands
   const int64_t d = m * c0.workload.days_per_month;
   const auto& w = c0.workload;
+  {
+    // The work is the cells sensed: every trial writes and senses d operands of `users` bits, without and with ESP, in
+    // each condition; measured ~6e9 cells/s (20 trials of 30 x 8 M users: 9.8e9 cells in 1.7 s). Refused before it runs
+    // past kMaxReliabilityCells (about a minute).
+    constexpr double kMaxReliabilityCells = 3e11;
+    const double conds = o.condition == kEveryCondition ? double(conditions().size()) : 1.0;
+    const double cells = conds * 2.0 * double(n_trials) * double(d) * double(w.users);
+    if (cells > kMaxReliabilityCells)
+      throw ConfigError(
+          fmt::format("cosmos reliability: {:g} condition(s) x 2 (SLC, ESP) x {} trials x {} operands x {} users = {:.3g} "
+                      "cells to sense, more than the {:.3g} a run may (about a minute at ~6e9 cells/s); use fewer "
+                      "--trials, --months or workload.users",
+                      conds, n_trials, d, w.users, cells, kMaxReliabilityCells));
+  }
   fmt::print(
       "BMI AND of {} daily vectors, {} users ({} always active = bmi_loyal_fraction {}, others active on a day with "
       "probability bmi_activity {}), {} queries per case, each on freshly written data\n",
