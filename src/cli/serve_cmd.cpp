@@ -207,6 +207,12 @@ void check_mode(const ServeOpts& o, bool capacity) {
     return;
   }
   if (modes != 1) throw ConfigError("serve run: give exactly one of --rate R, --concurrency N, --trace FILE");
+  // What the mode does not read is refused, not ignored (the JSON used to record lengths that were not used).
+  if (!o.trace.empty() && (!o.input.empty() || !o.output.empty() || !o.lengths.empty()))
+    throw ConfigError("--trace: the trace gives each request's lengths and arrival; leave out --input, --output and --lengths");
+  if (!o.rate_given && parse_arrival(o.arrival) != ArrivalKind::Poisson)
+    throw ConfigError(fmt::format("--arrival {}: only for an open loop (--rate); {} sets the arrivals", o.arrival,
+                                  o.trace.empty() ? "--concurrency" : "--trace"));
   if (o.rate_given && (!std::isfinite(o.rate) || !(o.rate > 0)))
     throw ConfigError(fmt::format("--rate {}: need a finite rate above 0 requests/s", o.rate));
   if (parse_arrival(o.arrival) != ArrivalKind::Gamma && o.cv != 1) throw ConfigError("--cv: only with --arrival gamma");
@@ -346,7 +352,17 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
                  "(prompt, output) pairs drawn with replacement from a trace file (any --trace format), instead of --input/--output");
   cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
       ->check(CLI::Range(int64_t(0), kMaxRequests));
-  cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths");
+  cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths (0 to 2^64 - 1)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            // a whole number that fits 64 bits (CLI11 would clamp 2^64 and -1 to 2^64 - 1 without a word)
+            uint64_t x = 0;
+            const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+            return ec == std::errc() && ptr == v.data() + v.size() && !v.empty()
+                       ? std::string()
+                       : fmt::format("'{}' is not a whole number in [0, 2^64 - 1]", v.substr(0, 40));
+          },
+          "UINT64"));
   cmd.add_option("--disaggregate", o.disaggregate,
                  "P:D: prefill/decode disaggregation, P prefill instances (of --prefill-system) and D decode instances (of --system)");
   cmd.add_option("--prefill-system", o.prefill_system, "with --disaggregate: KIND x GPUS of each prefill instance (default: --system)");

@@ -187,6 +187,20 @@ nlohmann::json parse_input_json(std::string_view text, const std::string& origin
   }
 }
 
+std::string text_brief(std::string_view v) {
+  constexpr size_t kMax = 40;
+  const std::string_view head = v.size() <= kMax ? v : v.substr(0, kMax - 3);
+  std::string out;
+  for (const char ch : head) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
+  }
+  return v.size() <= kMax ? out : fmt::format("{}... ({} characters)", out, v.size());
+}
+
 std::string json_brief(const nlohmann::json& v) {
   if (v.is_object()) return fmt::format("an object of {} keys", v.size());
   if (v.is_array()) return fmt::format("a list of {} values", v.size());

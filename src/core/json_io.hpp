@@ -49,5 +49,8 @@ nlohmann::json parse_input_json(std::string_view text, const std::string& origin
 /// A short description of a JSON value for messages: a scalar as written (cut to 40 characters), "a list of N
 /// values" or "an object of N keys"; never the whole value.
 std::string json_brief(const nlohmann::json& v);
+/// A value from an input file or argument for messages: at most 40 characters ("..." and its length past them),
+/// control characters as \xNN; never the whole of a long value.
+std::string text_brief(std::string_view v);
 
 }  // namespace bitline

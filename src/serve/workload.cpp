@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/input.hpp"
+#include "core/json_io.hpp"
 #include "llm/sessions.hpp"
 
 namespace bitline::serve {
@@ -126,8 +127,8 @@ std::vector<int64_t> read_length_column(const std::string& file, const std::stri
     int64_t x = 0;
     const std::string& cell = cells[size_t(col)];
     if (!parse_int(cell, x))
-      throw ConfigError(
-          fmt::format("{} {}:{}: column {} ({}): '{}' is not a whole number of tokens", option, file, rows.line(), col + 1, column, cell));
+      throw ConfigError(fmt::format("{} {}:{}: column {} ({}): '{}' is not a whole number of tokens", option, file, rows.line(), col + 1,
+                                    column, text_brief(cell)));
     if (x < 1 || x > kMaxTokens)
       throw ConfigError(fmt::format("{} {}:{}: column {} ({}): {} tokens: need 1 to {} (a request has at least one token)", option, file,
                                     rows.line(), col + 1, column, x, kMaxTokens));
@@ -142,8 +143,8 @@ std::vector<int64_t> read_length_column(const std::string& file, const std::stri
 LengthSpec LengthSpec::parse(const std::string& text, const std::string& option) {
   LengthSpec l;
   const auto bad = [&](const std::string& why) {
-    return ConfigError(
-        fmt::format("{} '{}': {} (expected N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN, tokens >= 1)", option, text, why));
+    return ConfigError(fmt::format("{} '{}': {} (expected N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN, tokens >= 1)", option,
+                                   text_brief(text), why));
   };
   if (text.rfind("csv:", 0) == 0) {  // csv:FILE:COLUMN (FILE may hold ':'; the column is after the last one)
     const size_t last = text.rfind(':');
@@ -233,7 +234,7 @@ ArrivalKind parse_arrival(const std::string& text) {
   if (text == "poisson") return ArrivalKind::Poisson;
   if (text == "gamma") return ArrivalKind::Gamma;
   if (text == "constant") return ArrivalKind::Constant;
-  throw ConfigError(fmt::format("--arrival '{}': not one of poisson|gamma|constant", text));
+  throw ConfigError(fmt::format("--arrival '{}': not one of poisson|gamma|constant", text_brief(text)));
 }
 
 const char* to_string(ArrivalKind k) {
@@ -410,12 +411,14 @@ std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t l
     double t = 0;
     int64_t ni = 0, no = 0;
     if (!parse_timestamp(cells[size_t(col_t)], t))
-      throw ConfigError(
-          fmt::format("{}: '{}' is not a time (seconds, or YYYY-MM-DD HH:MM:SS.f)", where(col_t, tf->time), cells[size_t(col_t)]));
+      throw ConfigError(fmt::format("{}: '{}' is not a time (seconds, or YYYY-MM-DD HH:MM:SS.f)", where(col_t, tf->time),
+                                    text_brief(cells[size_t(col_t)])));
     if (!parse_int(cells[size_t(col_in)], ni))
-      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_in, tf->input), cells[size_t(col_in)]));
+      throw ConfigError(
+          fmt::format("{}: '{}' is not a whole number of tokens", where(col_in, tf->input), text_brief(cells[size_t(col_in)])));
     if (!parse_int(cells[size_t(col_out)], no))
-      throw ConfigError(fmt::format("{}: '{}' is not a whole number of tokens", where(col_out, tf->output), cells[size_t(col_out)]));
+      throw ConfigError(
+          fmt::format("{}: '{}' is not a whole number of tokens", where(col_out, tf->output), text_brief(cells[size_t(col_out)])));
     if (reqs.empty() && skipped == 0) first = prev = t;
     if (t < 0) throw ConfigError(fmt::format("{}: negative time {}", where(col_t, tf->time), t));
     if (t < prev)
@@ -427,11 +430,11 @@ std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t l
       continue;
     }
     if (ni < 1 || ni > kMaxTokens)
-      throw ConfigError(
-          fmt::format("{}: {} tokens: need 1 to {} (a zero-length prompt cannot be served)", where(col_in, tf->input), ni, kMaxTokens));
+      throw ConfigError(fmt::format("{}: {} tokens: need 1 to {} ({})", where(col_in, tf->input), ni, kMaxTokens,
+                                    ni < 1 ? "a zero-length prompt cannot be served" : "longer than any model's context"));
     if (no < 1 || no > kMaxTokens)
-      throw ConfigError(
-          fmt::format("{}: {} tokens: need 1 to {} (a request generates at least one token)", where(col_out, tf->output), no, kMaxTokens));
+      throw ConfigError(fmt::format("{}: {} tokens: need 1 to {} ({})", where(col_out, tf->output), no, kMaxTokens,
+                                    no < 1 ? "a request generates at least one token" : "longer than any model's context"));
     Request r;
     r.id = int64_t(reqs.size());
     r.arrival = Time(int64_t(std::llround((t - first) * 1e12)));

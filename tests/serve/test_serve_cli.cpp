@@ -385,3 +385,29 @@ TEST(ServeCli, SessionTracesThatContradictThemselvesAreRefused) {
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.text << "\n" << r.out;
   }
 }
+
+// Options the mode does not read are refused (they were ignored while the JSON recorded them); --seed past 64 bits is
+// refused (it was clamped to 2^64 - 1); a long cell is cut in the message (a 10 MB cell was echoed whole).
+TEST(ServeCli, WhatARunDoesNotReadIsRefusedAndValuesAreShownBriefly) {
+  const auto trace = tmp("ok2.csv");
+  std::ofstream(trace) << "TIMESTAMP,ContextTokens,GeneratedTokens\n0,100,3\n1,200,3\n";
+  const std::string m = "serve run --model tiny-test --system h100x1 ";
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c :
+       {Case{m + "--trace " + trace.string() + " --input 5 --output 5", "--trace: the trace gives each request's lengths"},
+        Case{m + "--concurrency 2 --requests 4 --input 5 --output 5 --arrival gamma", "--arrival gamma: only for an open loop"},
+        Case{m + "--rate 2 --requests 4 --input 5 --output 5 --seed 18446744073709551616", "not a whole number in [0, 2^64 - 1]"},
+        Case{m + "--rate 2 --requests 4 --input 5 --output 5 --seed -1", "not a whole number in [0, 2^64 - 1]"}}) {
+    const auto r = run_bitline(c.args);
+    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+  const auto longf = tmp("long.csv");
+  std::ofstream(longf) << "TIMESTAMP,ContextTokens,GeneratedTokens\n0,5," << std::string(100000, '9') << "\n";
+  const auto r = run_bitline(m + "--trace " + longf.string());
+  EXPECT_EQ(r.rc, 2) << r.out.substr(0, 300);
+  EXPECT_LT(r.out.size(), 1000u);
+  EXPECT_NE(r.out.find("(100000 characters)"), std::string::npos) << r.out.substr(0, 300);
+}
