@@ -104,7 +104,9 @@ WriteBwRun run_write_bw(const System& sys, Bytes total, int64_t requests, Granul
   if (requests <= 0) throw ModelError("write-bw: the number of requests must be positive");
   const int64_t unit = sys.megapage().raw(), k = sys.megaplanes();
   const int64_t hyper = total.raw() / (unit * k);
-  if (hyper == 0) throw ModelError(fmt::format("write-bw: {} is less than one hyperpage ({})", format(total), format(sys.hyperpage())));
+  if (hyper == 0)
+    throw ConfigError(
+        fmt::format("--bytes {}: less than one hyperpage ({}), the unit write-bw writes", format(total), format(sys.hyperpage())));
   const int64_t slices = hyper * k;
   if (slices > kMaxExperimentUnits)
     throw ConfigError(
@@ -118,7 +120,15 @@ WriteBwRun run_write_bw(const System& sys, Bytes total, int64_t requests, Granul
   for (int64_t r = 0; r < requests; ++r) {
     ids.push_back(rt.kv_create(fmt::format("request{}", r)));
     const int64_t mine = slices / requests + (r < slices % requests ? 1 : 0);
-    rt.kv_append_zeros(ids.back(), 0, Bytes(mine * unit));
+    try {
+      rt.kv_append_zeros(ids.back(), 0, Bytes(mine * unit));
+    } catch (const ModelError& e) {
+      // The KV is staged in HBM until the group write: more than HBM holds is the option's fault, not the model's.
+      throw ConfigError(
+          fmt::format("--bytes {}: the KV is staged in HBM before GroupWrite programs it, and HBM ({}) cannot "
+                      "hold it ({}); give fewer bytes",
+                      format(total), format(sys.hbm_capacity()), e.what()));
+    }
   }
   const GroupId g_id = rt.group_create(ids);
   const WriteReport rep = rt.group_write(g_id, Remainder::Hold);

@@ -299,3 +299,9 @@ TEST_F(HostileSurfaces, ReliabilityWorkIsBoundedUpFront) {
   expect_refused("cosmos reliability --quiet --trials 10000 --months 1 --set workload.users=8000000 --json " + out(),
                  {"10000 trials x 30 operands x 8000000 users", "4.8e+12 cells", "3e+11"});
 }
+
+TEST_F(HostileSurfaces, HbfWriteBwNamesItsBytes) {
+  // More KV than HBM stages, and less than one hyperpage, were exit 1 in the runtime's words.
+  expect_refused("hbf write-bw --preset csi --bytes 34GiB --json " + out(), {"--bytes 34GiB", "staged in HBM", "give fewer bytes"});
+  expect_refused("hbf write-bw --preset csi --bytes 1B --json " + out(), {"--bytes 1B", "less than one hyperpage"});
+}
