@@ -305,3 +305,14 @@ TEST_F(HostileSurfaces, HbfWriteBwNamesItsBytes) {
   expect_refused("hbf write-bw --preset csi --bytes 34GiB --json " + out(), {"--bytes 34GiB", "staged in HBM", "give fewer bytes"});
   expect_refused("hbf write-bw --preset csi --bytes 1B --json " + out(), {"--bytes 1B", "less than one hyperpage"});
 }
+
+TEST_F(HostileSurfaces, SsbOptionsThatWouldBeDroppedAreRefused) {
+  const std::string q11 = quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssb/q1.1.yaml");
+  const std::string dir = quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssb");
+  expect_refused("cosmos ssb --sf 0x10 --json " + out(), {"--sf '0x10'"});
+  expect_refused("cosmos ssb --sf 0.001 --systems fc,roaring --timing-only --json " + out(),
+                 {"measured engines (roaring)", "--timing-only"});
+  expect_refused("cosmos ssb --sf 0.001 --systems fc --functional-systems parabit --json " + out(),
+                 {"--functional-systems parabit: not one of the systems run"});
+  expect_refused("cosmos ssb --sf 0.001 --query " + q11 + " --queries " + dir + " --json " + out(), {"--query and --queries"});
+}

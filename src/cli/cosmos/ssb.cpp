@@ -33,7 +33,9 @@ double sf_option(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (text.empty() || used != text.size() || !std::isfinite(v))
+  // decimal only: stod also takes hexadecimal ("0x10" = 16) and leading blanks
+  const bool decimal = text.find_first_of("xXpP \t\n") == std::string::npos;
+  if (text.empty() || !decimal || used != text.size() || !std::isfinite(v))
     throw ConfigError(fmt::format("--sf '{}': expected a number (the SSB scale factor, e.g. 1 or 0.01)", text));
   ssb::cardinalities(v, "--sf");  // the range check
   return v;
@@ -121,7 +123,23 @@ void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
     }
   }
   so.functional_systems.clear();
-  for (const auto& n : split_list(o.functional_systems)) so.functional_systems.push_back(systems().at(n, "--functional-systems"));
+  for (const auto& n : split_list(o.functional_systems)) {
+    so.functional_systems.push_back(systems().at(n, "--functional-systems"));
+    // the default (fc) follows --systems; a system named here must be run
+    const bool given = o.functional_systems != std::vector<std::string>{"fc"};
+    if (given && std::find(so.systems.begin(), so.systems.end(), so.functional_systems.back()) == so.systems.end())
+      throw ConfigError(fmt::format("--functional-systems {}: not one of the systems run (--systems)", n));
+  }
+  // What a run would drop without a word is refused.
+  if (!so.functional && !so.engines.empty() && !names.empty()) {
+    std::vector<std::string> engines;
+    for (const auto& n : names)
+      if (ssb::host_engines().find(n) >= 0) engines.push_back(n);
+    throw ConfigError(fmt::format("--systems: the measured engines ({}) run on the rows, which a {} run has none of; leave them out",
+                                  fmt::join(engines, ","), o.timing_only ? "--timing-only" : "--sf above 1"));
+  }
+  if (!o.query_files.empty() && !o.queries.empty())
+    throw ConfigError("--query and --queries: give the queries one way (files, or a folder)");
 
   std::vector<ssb::QuerySpec> queries;
   if (!o.query_files.empty()) {
