@@ -316,3 +316,17 @@ TEST_F(HostileSurfaces, SsbOptionsThatWouldBeDroppedAreRefused) {
                  {"--functional-systems parabit: not one of the systems run"});
   expect_refused("cosmos ssb --sf 0.001 --query " + q11 + " --queries " + dir + " --json " + out(), {"--query and --queries"});
 }
+
+TEST_F(HostileSurfaces, SsbIndexAndFilterLimitsNameTheirCause) {
+  // An in-range --equality-max-values whose bitmaps outgrow a string, and a filter that expands past the products a
+  // system may sense, were exit 1 naming neither the option nor the query; a huge predicate was echoed twice whole.
+  expect_refused("cosmos ssb --sf 0.001 --equality-max-values 30 --json " + out(),
+                 {"--equality-max-values (30 now)", "wordlines_per_string"});
+  std::string where;
+  for (int i = 1; i < 50; ++i) where += "  - lo_quantity <> " + std::to_string(i) + "\n";
+  const std::string ne = write("ne.yaml", "query: NE\nwhere:\n" + where + "sum: lo_revenue\nas: r\n");
+  expect_refused("cosmos ssb --sf 0.001 --query " + ne + " --json " + out(), {"ne.yaml: query NE:", "products"});
+  const std::string big =
+      write("big.yaml", "query: BIG\nwhere:\n  - lo_quantity = " + std::string(900000, 'x') + "\nsum: lo_revenue\nas: r\n");
+  expect_refused("cosmos ssb --sf 0.001 --query " + big + " --json " + out(), {"big.yaml:3: where[0]", "(900000 characters)"});
+}

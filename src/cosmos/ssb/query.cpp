@@ -10,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/json_io.hpp"
 
 namespace bitline::cosmos::ssb {
 
@@ -47,7 +48,9 @@ struct Token {
 class Lexer {
  public:
   Lexer(const std::string& s, std::string origin, std::string key) : s_(s), origin_(std::move(origin)), key_(std::move(key)) {}
-  [[noreturn]] void fail(const std::string& why) const { throw ConfigError(fmt::format("{}: {}: '{}': {}", origin_, key_, s_, why)); }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw ConfigError(fmt::format("{}: {}: '{}': {}", origin_, key_, text_brief(s_), why));
+  }
   Token next() {
     while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
     Token t;
@@ -106,26 +109,26 @@ const Column& column_named(const std::string& name, const Lexer& lx) {
   const Column* c = find_column(name);
   if (c) return *c;
   const std::string_view near = closest_name(name, column_names());
-  lx.fail(fmt::format("unknown column '{}'{} (columns: {})", name, near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
-                      fmt::join(column_names(), ", ")));
+  lx.fail(fmt::format("unknown column '{}'{} (columns: {})", text_brief(name),
+                      near.empty() ? "" : fmt::format("; did you mean '{}'?", near), fmt::join(column_names(), ", ")));
 }
 
 /// The constant `t` as a value of `c`: of the column's type and within its values.
 Value constant(const Token& t, const Column& c, const Lexer& lx) {
   if (t.kind == Token::Kind::String) {
-    if (!c.is_string) lx.fail(fmt::format("{} is a number; '{}' is a string", c.name, t.text));
+    if (!c.is_string) lx.fail(fmt::format("{} is a number; '{}' is a string", c.name, text_brief(t.text)));
     Value v = t.text;
     if (c.code_of(v) < 0) {
       std::vector<std::string_view> names;
       for (const auto& x : c.values) names.push_back(std::get<std::string>(x));
       const std::string_view near = closest_name(t.text, names);
-      lx.fail(fmt::format("'{}' is not a value of {} ({} values{}{})", t.text, c.name, c.values.size(),
+      lx.fail(fmt::format("'{}' is not a value of {} ({} values{}{})", text_brief(t.text), c.name, c.values.size(),
                           c.values.size() <= 10 ? fmt::format(": {}", fmt::join(names, ", ")) : std::string(),
                           near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
     }
     return v;
   }
-  if (t.kind != Token::Kind::Number) lx.fail(fmt::format("expected a constant, got '{}'", t.text));
+  if (t.kind != Token::Kind::Number) lx.fail(fmt::format("expected a constant, got '{}'", text_brief(t.text)));
   if (c.is_string) lx.fail(fmt::format("{} is text: write the constant in quotes ('...')", c.name));
   const Value v = t.number;
   if (c.measure) {
@@ -165,7 +168,7 @@ std::vector<ProductTerm> parse_sum(const std::string& text, const std::string& o
     ProductTerm term;
     term.sign = sign;
     while (true) {
-      if (t.kind != Token::Kind::Word) lx.fail(fmt::format("expected a measure, got '{}'", t.text));
+      if (t.kind != Token::Kind::Word) lx.fail(fmt::format("expected a measure, got '{}'", text_brief(t.text)));
       const Column& c = column_named(t.text, lx);
       if (!c.measure) lx.fail(fmt::format("{} is not a LINEORDER measure (sum over lo_* columns)", c.name));
       term.factors.push_back(&c);
@@ -186,7 +189,7 @@ std::vector<ProductTerm> parse_sum(const std::string& text, const std::string& o
       t = lx.next();
       continue;
     }
-    lx.fail(fmt::format("expected '+', '-', '*' or the end, got '{}'", t.text));
+    lx.fail(fmt::format("expected '+', '-', '*' or the end, got '{}'", text_brief(t.text)));
   }
   return out;
 }

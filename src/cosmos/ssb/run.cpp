@@ -314,6 +314,26 @@ Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const P
   }
   std::vector<IndexLayout> layouts;
   for (System s : o.systems) layouts.push_back(plan_layout(s, plans, rows, co));
+  // Checked before anything runs, with the option or query to blame: a column's bitmaps must fit one string (an AND of
+  // them is one sensing), and every read must render on every system.
+  const int64_t wordlines = c.nand.geometry.wordlines_per_string;
+  for (const IndexLayout& L : layouts)
+    for (size_t k = 0; k < codes().size(); ++k)
+      if (L.lanes[k] && int64_t(L.bitmaps[k].size()) > wordlines)
+        throw ConfigError(
+            fmt::format("the index of {} on {} has {} bitmaps, more than the {} wordlines of a string "
+                        "(nand.geometry.wordlines_per_string) an AND of them must fit; use a smaller "
+                        "--equality-max-values ({} now) or more wordlines",
+                        codes()[k].name, to_string(L.system), L.bitmaps[k].size(), wordlines, o.equality_max_values));
+  for (const IndexLayout& L : layouts)
+    for (size_t qi = 0; qi < plans.size(); ++qi)
+      for (const auto& op : plans[qi].ops) {
+        try {
+          (void)L.render(op.expr);
+        } catch (const ModelError& e) {
+          throw ConfigError(fmt::format("{}: query {}: {}", queries[qi].file, queries[qi].name, e.what()));
+        }
+      }
   if (data)
     for (size_t i = 0; i < o.systems.size(); ++i)
       if (has(o.functional_systems, o.systems[i]) && layouts[i].bytes_stored() > nand::kMaxFunctionalBytes)
