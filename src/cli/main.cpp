@@ -9,6 +9,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "cli/common.hpp"
@@ -38,11 +39,33 @@ std::string overrides_of(int argc, char** argv) {
   return out;
 }
 
+/// A number written with a base prefix or a leading zero ("010", "0x10", "0b1"): the argument parser reads such
+/// integers in octal, hexadecimal or binary, where bitline's own parsers (--system h100x010) read decimal.
+bool non_decimal_integer(std::string_view v) {
+  if (!v.empty() && (v[0] == '+' || v[0] == '-')) v.remove_prefix(1);
+  if (v.size() < 2 || v[0] != '0') return false;
+  const std::string_view rest = v.substr(2);
+  const auto only = [&](const char* digits) { return !rest.empty() && rest.find_first_not_of(digits) == std::string_view::npos; };
+  if (v[1] == 'x' || v[1] == 'X') return only("0123456789abcdefABCDEF");  // not a shape such as 0x4096x4096
+  if (v[1] == 'b' || v[1] == 'B') return only("01");                      // not a size such as 0B
+  if (v[1] == 'o' || v[1] == 'O') return only("01234567");
+  return v.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 /// An option given an empty value (`--json ''`, `--systems=`) is refused: no option of bitline means anything by one,
-/// and taking it as "not given" silently drops an output or an input (exit 2 before anything runs).
+/// and taking it as "not given" silently drops an output or an input (exit 2 before anything runs). So is an integer
+/// that is not plainly decimal (`--gpus 010` was 8 GPUs).
 void refuse_empty_values(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    const auto eq = a.find('=');
+    const bool option_value = i > 1 && std::string_view(argv[i - 1]).rfind("--", 0) == 0 && a.rfind("-", 0) != 0;
+    const std::string value = a.rfind("--", 0) == 0 && eq != std::string::npos ? a.substr(eq + 1) : option_value ? a : std::string();
+    if (non_decimal_integer(value))
+      throw bitline::ConfigError(
+          fmt::format("{}: '{}': write the number in decimal (a leading 0 or a 0x/0b prefix would be read in "
+                      "another base)",
+                      eq != std::string::npos && a.rfind("--", 0) == 0 ? a.substr(0, eq) : argv[i - 1], value));
     if (a.rfind("--", 0) == 0 && a.size() > 2 && a.back() == '=')
       throw bitline::ConfigError(fmt::format("{}: an empty value", a.substr(0, a.size() - 1)));
     if (a.empty())

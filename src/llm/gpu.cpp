@@ -121,6 +121,12 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
         }
       }
     }
+  if (!found)
+    throw ConfigError(
+        fmt::format("llm.compute.gemm_tile_max = {}: no CTA tile of gemm_tile_rows x gemm_tile_cols is that small "
+                    "(the smallest is {} x {}); a GEMM has no kernel to run",
+                    p_.gemm_tile_max, *std::min_element(p_.gemm_tile_rows.begin(), p_.gemm_tile_rows.end()),
+                    *std::min_element(p_.gemm_tile_cols.begin(), p_.gemm_tile_cols.end())));
   const Time floor = weight_stream(weight_bytes, t);
   best.weight_stream = to_s(floor) > best_math;
   best.math = best.weight_stream ? floor : ps(best_math * 1e12);

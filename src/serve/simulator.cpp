@@ -76,8 +76,10 @@ int64_t prefix_unit(const ServeParams& p, const Workload& w) {
   }
   if (unit == 0)
     throw ConfigError(
-        "serve.prefix_caching = true: the workload has no prefixes (synthetic requests share no tokens); give a session or Mooncake "
-        "trace with --trace");
+        "serve.prefix_caching = true: the workload has no prefix to share: synthetic requests share no tokens, and a trace's "
+        "requests share whole prefix units only (512 tokens of a session trace, sessions.block_tokens of a Mooncake trace), "
+        "which no request here reaches; give a session or Mooncake trace with longer prompts with --trace, or leave prefix "
+        "caching off");
   if (unit % p.block_tokens != 0)
     throw ConfigError(
         fmt::format("serve.prefix_caching: the trace's prefix unit of {} tokens is not a whole number of "

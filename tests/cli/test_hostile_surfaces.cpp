@@ -309,7 +309,7 @@ TEST_F(HostileSurfaces, HbfWriteBwNamesItsBytes) {
 TEST_F(HostileSurfaces, SsbOptionsThatWouldBeDroppedAreRefused) {
   const std::string q11 = quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssb/q1.1.yaml");
   const std::string dir = quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssb");
-  expect_refused("cosmos ssb --sf 0x10 --json " + out(), {"--sf '0x10'"});
+  expect_refused("cosmos ssb --sf 0x10 --json " + out(), {"--sf", "'0x10'"});
   expect_refused("cosmos ssb --sf 0.001 --systems fc,roaring --timing-only --json " + out(),
                  {"measured engines (roaring)", "--timing-only"});
   expect_refused("cosmos ssb --sf 0.001 --systems fc --functional-systems parabit --json " + out(),
@@ -329,4 +329,28 @@ TEST_F(HostileSurfaces, SsbIndexAndFilterLimitsNameTheirCause) {
   const std::string big =
       write("big.yaml", "query: BIG\nwhere:\n  - lo_quantity = " + std::string(900000, 'x') + "\nsum: lo_revenue\nas: r\n");
   expect_refused("cosmos ssb --sf 0.001 --query " + big + " --json " + out(), {"big.yaml:3: where[0]", "(900000 characters)"});
+}
+
+TEST_F(HostileSurfaces, AccelOutputsAreNoInputAndValuesMeanWhatTheySay) {
+  const std::string src = std::string(BITLINE_SOURCE_DIR) + "/configs/";
+  fs::copy_file(src + "models/llama2-7b.json", dir_ / "l7.json");
+  fs::copy_file(src + "gpus/h100.yaml", dir_ / "k.yaml");
+  // A model or kind file given as the result's path was overwritten (exit 0).
+  expect_refused(
+      "accel run --model " + quote(path("l7.json")) + " --system h100x1 --context 1024:256 --slo 50 --json " + quote(path("l7.json")),
+      {"is the input of --model"});
+  expect_refused("accel gemm --gemm 1x1x1 --system " + quote(path("k.yaml")) + " --json " + quote(path("k.yaml")),
+                 {"is the input of --system"});
+  EXPECT_EQ(fs::file_size(dir_ / "l7.json"), fs::file_size(src + "models/llama2-7b.json"));
+  // No tile within gemm_tile_max: the GEMM had no kernel and took no time (3,842 TFLOP/s on an H100, exit 0).
+  expect_refused("accel gemm --gemm 4096x4096x4096 --set llm.compute.gemm_tile_max=64 --json " + out(),
+                 {"llm.compute.gemm_tile_max = 64", "smallest is 64 x 64"});
+  // Integers are decimal everywhere (--gpus 010 was 8 GPUs; --system h100x010 is 10).
+  expect_refused("accel run --model llama2-7b --system h100 --gpus 010 --context 1024:256 --slo 50 --json " + out(),
+                 {"--gpus: '010'", "decimal"});
+  expect_refused("accel run --model llama2-7b --system h100x1 --context 1024:256 --slo 0x10 --json " + out(), {"--slo: '0x10'"});
+  // A kind file of only a description ran every default under its name.
+  const std::string d = write("d.yaml", "description: \"only\"\n");
+  expect_refused("accel run --model llama2-7b --system " + quote(path("d.yaml") + "x1") + " --context 1024:256 --slo 50 --json " + out(),
+                 {"d.yaml: only a description"});
 }

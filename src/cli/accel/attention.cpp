@@ -121,6 +121,7 @@ void run_attention(const KindOptions& ko, const AttentionOpts& o) {
   std::vector<DecodeShape> decodes;
   for (const auto& a : o.decodes) decodes.push_back(parse_decode(a));
   if (!o.json.empty()) check_json_output(o.json);
+  check_distinct_files({{"--json", o.json}}, input_files(ko, {}, {o.system}));
   const KindParams k = ko.load(o.system);
   const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute);
   // Decode kernels: at most 2^20 requests are summed; one over 10^6 s is refused before anything is printed.

@@ -226,4 +226,26 @@ std::vector<int64_t> parse_dims(const std::string& arg, size_t count, const std:
   return dims;
 }
 
+std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::string>& models, const std::vector<std::string>& systems) {
+  std::vector<NamedPath> in;
+  if (!k.file.empty()) in.push_back({"--config", k.file});
+  for (const std::string& m : models)
+    in.push_back({"--model", m.size() > 5 && m.ends_with(".json") ? std::filesystem::path(m) : llm::models_dir() / (m + ".json")});
+  const std::filesystem::path dir = default_preset_dir();
+  for (const std::string& s : systems) {
+    std::string kind = s;
+    try {
+      kind = llm::parse_system(s).kind;
+    } catch (const ConfigError&) {  // a malformed name is refused where it is used
+    }
+    if (kind.ends_with(".yaml")) {
+      in.push_back({"--system", kind});
+    } else {
+      in.push_back({"--system", dir / (kind + ".yaml")});
+      in.push_back({"--system", dir / "gpus" / (kind + ".yaml")});
+    }
+  }
+  return in;
+}
+
 }  // namespace bitline::cli::accel

@@ -79,4 +79,8 @@ void add_validate(CLI::App& accel);
 void add_gemm(CLI::App& accel);
 void add_attention(CLI::App& accel);
 
+/// The files a command reads for `models` (names or config.json paths) and `systems` (KIND x GPUS, KIND a name or a
+/// YAML path), and --config: what no output of the command may be (check_distinct_files).
+std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::string>& models, const std::vector<std::string>& systems);
+
 }  // namespace bitline::cli::accel

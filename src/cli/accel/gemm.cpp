@@ -34,6 +34,7 @@ void run_gemms(const KindOptions& ko, const GemmOpts& o) {
   std::vector<GemmShape> shapes;
   for (const auto& g : o.gemms) shapes.push_back(parse_shape(g));
   if (!o.json.empty()) check_json_output(o.json);
+  check_distinct_files({{"--json", o.json}}, input_files(ko, {}, {o.system}));
   const KindParams k = ko.load(o.system);
   std::vector<GemmTiming> timed;  // every GEMM is timed (or refused) before anything is printed
   for (const GemmShape& s : shapes) timed.push_back(time_gemm(k, s, p));

@@ -332,6 +332,7 @@ void run_static(const KindOptions& k, const RunOpts& o) {
 
 void run_point(const KindOptions& k, const RunOpts& o) {
   check_json_output(o.json);
+  check_distinct_files({{"--json", o.json}}, input_files(k, {o.model}, {o.system}));
   if (o.static_batch) return run_static(k, o);
   if (!(o.slo > 0)) throw ConfigError("accel run: --slo MS is required (unless --static-batch)");
   const RunInputs in = run_inputs(k, o);

@@ -124,6 +124,12 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   SessionParams sp = k.sessions(kind, ex.set);
   if (!o.model.empty()) sp.model = o.model;
   if (sp.model.empty()) sp.model = ex.model;
+  {
+    std::vector<NamedPath> in = input_files(k, {sp.model}, ex.systems);
+    in.push_back({"--experiment", file});
+    in.push_back({"--trace", o.trace});
+    check_distinct_files({{"--json", o.json}}, in);
+  }
   const ModelConfig m = load_model(sp.model);
   const std::vector<SessionLoad> loads = session_loads(k, ex, kind, sp, o.trace, file);
   std::vector<serve::SessionSystem> systems;

@@ -54,7 +54,10 @@ Json hbf_area_summary(const hbf::HbfParams& h) {
 void run_sweep(const KindOptions& k, const SweepOpts& o) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
   // The setup, agreed by every MPI rank: one rank's error (an output folder only it cannot write) ends them all.
-  world.agreed([&] { check_json_output(o.json); });
+  world.agreed([&] {
+    check_json_output(o.json);
+    check_distinct_files({{"--json", o.json}}, input_files(k, {o.model}, {o.system}));
+  });
   const SystemName sn = world.agreed([&] { return parse_system(o.system); });
   const ContextSpec c = world.agreed([&] { return context_arg(o.context); });
   const ModelConfig m = world.agreed([&] { return load_model(o.model); });
