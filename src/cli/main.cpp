@@ -55,7 +55,7 @@ bool non_decimal_integer(std::string_view v) {
 /// An option given an empty value (`--json ''`, `--systems=`) is refused: no option of bitline means anything by one,
 /// and taking it as "not given" silently drops an output or an input (exit 2 before anything runs). So is an integer
 /// that is not plainly decimal (`--gpus 010` was 8 GPUs).
-void refuse_empty_values(int argc, char** argv) {
+void check_argument_values(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto eq = a.find('=');
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   try {
     // Under mpirun every rank must have the same inputs: checked before any rank starts (all exit 2 together).
     bitline::Distributed::check_same_inputs(argc, argv);
-    refuse_empty_values(argc, argv);
+    check_argument_values(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints the message (or the help / the version)
