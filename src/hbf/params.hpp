@@ -131,7 +131,8 @@ struct Timing {
                            .source = "assumption: the stack interface's 768 GB/s shared by its 8 flash dies, each owning "
                                      "its TSV channels as the dies of an HBM stack own theirs (JEDEC HBM3, JESD238: 16 "
                                      "channels per stack)",
-                           .min = 1});
+                           .min = 1e6,
+                           .max = 1e15});
     v(t_ecc_decode, {.name = "t_ecc_decode",
                      .def = "1us",
                      .desc = "ECC decode of a read's data on the base die before it can cross the interface (a "

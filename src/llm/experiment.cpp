@@ -33,7 +33,7 @@ ContextSpec read_context(const ConfigNode& n, const std::string& path) {
   ExperimentMap m(n, path);
   ContextSpec c;
   c.name = m.string("name");
-  c.input = m.integer("input", 0);
+  c.input = m.integer("input", 1);  // a prompt needs at least one token (as --context)
   c.output = m.integer("output", 1);
   m.finish();
   return c;

@@ -354,3 +354,13 @@ TEST_F(HostileSurfaces, AccelOutputsAreNoInputAndValuesMeanWhatTheySay) {
   expect_refused("accel run --model llama2-7b --system " + quote(path("d.yaml") + "x1") + " --context 1024:256 --slo 50 --json " + out(),
                  {"d.yaml: only a description"});
 }
+
+TEST_F(HostileSurfaces, ExperimentContextsAndLinkRatesAreBounded) {
+  // An experiment's context of 0 input tokens was accepted where --context 0:1 is refused.
+  const std::string e = write("e.yaml",
+                              "experiment: t\nmodels: [tiny-test]\ncontexts:\n  - {name: z, input: 0, output: 8}\nslos_ms: [50]\n"
+                              "systems: [h100x1]\nbaseline: h100x1\n");
+  expect_refused("accel eval --experiment " + e + " --quiet --json " + out(), {"e.yaml", "input"});
+  // A die link of 1e300 B/s was accepted (no upper bound, unlike every other bandwidth).
+  expect_refused(kAccelRun + "--set hbf.timing.die_link_bandwidth=1e300B/s --json " + out(), {"hbf.timing.die_link_bandwidth", "at most"});
+}
