@@ -34,6 +34,7 @@ struct ServeOpts {
                                                                                           requests_out, trace, chrome_trace;
   int64_t tp = 0, concurrency = 0, requests = 0;
   uint64_t seed = 1;
+  bool seed_given = false;
   double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;
   bool rate_given = false, prefix_caching = false;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
@@ -208,6 +209,7 @@ void check_mode(const ServeOpts& o, bool capacity) {
   }
   if (modes != 1) throw ConfigError("serve run: give exactly one of --rate R, --concurrency N, --trace FILE");
   // What the mode does not read is refused, not ignored (the JSON used to record lengths that were not used).
+  if (!o.trace.empty() && o.seed_given) throw ConfigError("--seed: a --trace run draws nothing (the trace gives its arrivals and lengths)");
   if (!o.trace.empty() && (!o.input.empty() || !o.output.empty() || !o.lengths.empty()))
     throw ConfigError("--trace: the trace gives each request's lengths and arrival; leave out --input, --output and --lengths");
   if (!o.rate_given && parse_arrival(o.arrival) != ArrivalKind::Poisson)
@@ -362,7 +364,8 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
                        ? std::string()
                        : fmt::format("'{}' is not a whole number in [0, 2^64 - 1]", v.substr(0, 40));
           },
-          "UINT64"));
+          "UINT64"))
+      ->each([&o](const std::string&) { o.seed_given = true; });
   cmd.add_option("--disaggregate", o.disaggregate,
                  "P:D: prefill/decode disaggregation, P prefill instances (of --prefill-system) and D decode instances (of --system)");
   cmd.add_option("--prefill-system", o.prefill_system, "with --disaggregate: KIND x GPUS of each prefill instance (default: --system)");

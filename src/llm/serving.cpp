@@ -176,8 +176,8 @@ GemmTiming time_gemm(const KindParams& k, const GemmShape& s, Precision p) {
                        (t.weight_bytes + t.act_bytes) / hbm.raw() + t.weight_bytes / (peak.raw() * gpu.weight_efficiency(mt)) +
                        to_s(k.llm.compute.gemm_tile_latency) +
                        (gpu.model() == KernelModel::Curve ? t.flops / (gpu.peak(mt) * gpu.utilisation(s.m)) : 0.0);
-  if (!(worst < 1e6))
-    throw ConfigError(
+  if (!(worst < 1e6))  // an OverflowError: the message lists the run's inputs (a --set may be what made it long)
+    throw OverflowError(
         fmt::format("GEMM {}x{}x{} on GPU kind '{}' could take up to {:.3g} s; the limit is 1e6 s", s.m, s.k, s.n, k.kind, worst));
   t.kernel = gpu.gemm(s, mt, t.weight_bytes, s.m);
   t.weight_stream = gpu.weight_stream(t.weight_bytes, mt);

@@ -364,3 +364,12 @@ TEST_F(HostileSurfaces, ExperimentContextsAndLinkRatesAreBounded) {
   // A die link of 1e300 B/s was accepted (no upper bound, unlike every other bandwidth).
   expect_refused(kAccelRun + "--set hbf.timing.die_link_bandwidth=1e300B/s --json " + out(), {"hbf.timing.die_link_bandwidth", "at most"});
 }
+
+TEST_F(HostileSurfaces, KernelTimeLimitsListTheRunsInputs) {
+  // The GEMM's and the attention kernel's 1e6 s limits did not name the --set that made them long ("would take inf s").
+  expect_refused("accel gemm --gemm 4096x4096x4096 --precision fp8 --set llm.compute.fp8_util_max=1e-12 --json " + out(),
+                 {"the limit is 1e6 s", "the run's inputs", "--set llm.compute.fp8_util_max=1e-12"});
+  const Result r = expect_refused("accel attention --prefill 1x32x4096x128 --set llm.compute.softmax_rate=1e-300 --json " + out(),
+                                  {"more than 1e6 s", "--set llm.compute.softmax_rate=1e-300"});
+  EXPECT_FALSE(has(r.out, "inf s")) << r.out;
+}

@@ -397,6 +397,7 @@ TEST(ServeCli, WhatARunDoesNotReadIsRefusedAndValuesAreShownBriefly) {
   };
   for (const Case& c :
        {Case{m + "--trace " + trace.string() + " --input 5 --output 5", "--trace: the trace gives each request's lengths"},
+        Case{m + "--trace " + trace.string() + " --seed 3", "--seed: a --trace run draws nothing"},
         Case{m + "--concurrency 2 --requests 4 --input 5 --output 5 --arrival gamma", "--arrival gamma: only for an open loop"},
         Case{m + "--rate 2 --requests 4 --input 5 --output 5 --seed 18446744073709551616", "not a whole number in [0, 2^64 - 1]"},
         Case{m + "--rate 2 --requests 4 --input 5 --output 5 --seed -1", "not a whole number in [0, 2^64 - 1]"}}) {
