@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+from plotting import pyplot, save  # noqa: E402
 
 plt = pyplot()
 
@@ -32,12 +32,6 @@ PART_LABELS = {"weights": "weight reads", "kv": "KV reads", "compute": "compute 
 # An activity-based and, when present, a board-power tokens-per-joule field of a point (accel eval).
 ACTIVITY_TPJ = "tokens_per_j"
 BOARD_TPJ = re.compile(r"^(?=.*tokens_per_j)(?=.*(board|tdp)).*$")  # tokens_per_j_board, tokens_per_joule_at_tdp, ...
-
-
-def save(fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
-    plt.close(fig)
 
 
 def system_order(names):

@@ -18,19 +18,13 @@ import json
 import os
 import sys
 
-from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+from plotting import pyplot, save  # noqa: E402
 
 plt = pyplot()
 
 GIB = float(1 << 30)
 LAYERS = "hbf.area.layers"
 PERIPHERY = "hbf.area.periphery"
-
-
-def save(fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
-    plt.close(fig)
 
 
 def series(doc):

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+from plotting import pyplot, save  # noqa: E402
 
 plt = pyplot()
 
@@ -77,9 +77,7 @@ def main():
                 f"{sum(1 for x in devs if x <= mx)} within {mx:.0%}")
     b.legend(fontsize=8, loc="lower right")
     path = os.path.join(sys.argv[2], "real-gpus.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
-    plt.close(fig)
+    save(fig, path)
     print(f"wrote {path}")
 
 

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+from plotting import pyplot, save  # noqa: E402
 
 plt = pyplot()
 
@@ -54,9 +54,7 @@ def main():
     fig.suptitle("TensorRT-LLM 0.9.0 on an H100 SXM, FP8, static batching (NVIDIA's inference performance page) "
                  "against accel run --static-batch", fontsize=10)
     path = os.path.join(sys.argv[2], "real-gpus-batch.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
-    plt.close(fig)
+    save(fig, path)
     print(f"wrote {path}")
 
 

@@ -12,7 +12,7 @@ same bytes. `plot.py SWEEP.json` draws the same.
 import json
 import sys
 
-from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+from plotting import pyplot, save  # noqa: E402
 
 plt = pyplot()
 
@@ -58,9 +58,7 @@ def sweep(j, out):
     wl = j.get("workload", {})
     fig.suptitle(f"{j.get('model', '')} on {j.get('system', '')}, scheduler {j.get('scheduler', '')}, "
                  f"{wl.get('arrival', '')} arrivals, input {wl.get('input', '')}, output {wl.get('output', '')}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=DPI, metadata=PNG_METADATA)
-    plt.close(fig)
+    save(fig, out)
 
 
 def main():

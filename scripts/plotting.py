@@ -19,3 +19,11 @@ def pyplot():
                  f"(scripts/install-deps.sh or apt-get install python3-matplotlib) and run this script with the "
                  f"interpreter that sees it (/usr/bin/python3; make PLOT_PYTHON=...); this one is {sys.executable}")
     return plt
+
+
+def save(fig, path):
+    """Lays `fig` out, writes it to `path` with the settings above and closes it."""
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
+    plt.close(fig)

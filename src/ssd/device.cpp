@@ -167,15 +167,16 @@ nlohmann::json Sim::run() {
   while (!ev_.empty()) {
     auto e = ev_.pop();
     dispatch(e.payload);
+    if ((ev_.executed() & 0xFFFF) != 0) continue;
     // The estimate leaves out GC's reads and programs, which can multiply a write-heavy scenario's work: the run is
     // stopped (no result) past 8 events per budgeted page transaction, about what the budget's transactions cost.
-    if (!cs_ && (ev_.executed() & 0xFFFF) == 0 && double(ev_.executed()) > 8.0 * double(opt_.max_transactions))
+    if (!cs_ && double(ev_.executed()) > 8.0 * double(opt_.max_transactions))
       throw ConfigError(
           fmt::format("{}: stopped after {} engine events at {:.6g} s simulated, {} requests done: past 8 events per "
                       "page transaction of the budget ({}; garbage collection's reads and programs are not in "
                       "the estimate); raise --max-transactions or shorten the scenario",
                       label_, ev_.executed(), to_s(ev_.now()), completed_, opt_.max_transactions));
-    if ((ev_.executed() & 0xFFFF) == 0 && opt_.progress) {
+    if (opt_.progress) {
       auto now = std::chrono::steady_clock::now();
       if (now - last_report > std::chrono::seconds(2)) {
         last_report = now;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/json_io.hpp"
 
 namespace bitline::ssd {
 
@@ -76,21 +77,7 @@ std::string upper(std::string s) {
 
 }  // namespace
 
-std::string shown(std::string_view v) {
-  constexpr size_t kMax = 40;
-  // The first kMax - 3 characters of a long value; control characters (a NUL would end the message where it is
-  // printed) as \xNN.
-  const std::string_view head = v.size() <= kMax ? v : v.substr(0, kMax - 3);
-  std::string out;
-  for (const char ch : head) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f)
-      out += fmt::format("\\x{:02x}", c);
-    else
-      out += ch;
-  }
-  return v.size() <= kMax ? out : fmt::format("{}... ({} characters)", out, v.size());
-}
+std::string shown(std::string_view v) { return text_brief(v); }
 
 namespace {
 

@@ -24,11 +24,7 @@ void run_ablation_cmd(const KindOptions& k, const AblationOpts& o, const std::st
   check_json_output(o.json);
   AblationExperiment ex = load_ablation_experiment(file);
   if (!o.model.empty()) ex.model = o.model;
-  {
-    std::vector<NamedPath> in = input_files(k, {ex.model}, {});
-    in.push_back({"--experiment", file});
-    check_distinct_files({{"--json", o.json}}, in);
-  }
+  check_distinct_files({{"--json", o.json}}, input_files(k, {ex.model}, {}, {{"--experiment", file}}));
   if (o.batch > 0) ex.batch_per_rank = o.batch;
   if (o.gpus > 0) ex.gpus = o.gpus;
   if (!o.context.empty()) ex.context = context_arg(o.context);

@@ -226,8 +226,9 @@ std::vector<int64_t> parse_dims(const std::string& arg, size_t count, const std:
   return dims;
 }
 
-std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::string>& models, const std::vector<std::string>& systems) {
-  std::vector<NamedPath> in;
+std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::string>& models, const std::vector<std::string>& systems,
+                                   std::vector<NamedPath> more) {
+  std::vector<NamedPath> in = std::move(more);
   if (!k.file.empty()) in.push_back({"--config", k.file});
   for (const std::string& m : models)
     in.push_back({"--model", m.size() > 5 && m.ends_with(".json") ? std::filesystem::path(m) : llm::models_dir() / (m + ".json")});

@@ -80,7 +80,9 @@ void add_gemm(CLI::App& accel);
 void add_attention(CLI::App& accel);
 
 /// The files a command reads for `models` (names or config.json paths) and `systems` (KIND x GPUS, KIND a name or a
-/// YAML path), and --config: what no output of the command may be (check_distinct_files).
-std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::string>& models, const std::vector<std::string>& systems);
+/// YAML path), and --config, then `more` (an experiment, a trace): what no output of the command may be
+/// (check_distinct_files).
+std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::string>& models, const std::vector<std::string>& systems,
+                                   std::vector<NamedPath> more = {});
 
 }  // namespace bitline::cli::accel

@@ -119,9 +119,7 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) 
     return load_experiment(file, o.baseline);
   });
   world.agreed([&] {
-    std::vector<NamedPath> in = input_files(k, ex.models, ex.systems);
-    in.push_back({"--experiment", file});
-    check_distinct_files({{"--json", o.json}, {"--csv", o.csv}}, in);
+    check_distinct_files({{"--json", o.json}, {"--csv", o.csv}}, input_files(k, ex.models, ex.systems, {{"--experiment", file}}));
   });
   const auto kinds = world.agreed([&] { return k.load_all(ex.systems, ex.set); });
   if (world.root()) fmt::print("{}", overrides_text(kinds, k, ex.set));

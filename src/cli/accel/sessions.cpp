@@ -117,19 +117,13 @@ void print_sessions(const Json& j, const SessionsExperiment& ex, const std::stri
 
 void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string& file) {
   check_json_output(o.json);
-  check_distinct_files({{"--json", o.json}}, {{"--experiment", file}, {"--trace", o.trace}});
   const SessionsExperiment ex = load_sessions_experiment(file);
   const auto kinds = k.load_all(ex.systems, ex.set);
   const std::string kind = parse_system(ex.systems.front()).kind;
   SessionParams sp = k.sessions(kind, ex.set);
   if (!o.model.empty()) sp.model = o.model;
   if (sp.model.empty()) sp.model = ex.model;
-  {
-    std::vector<NamedPath> in = input_files(k, {sp.model}, ex.systems);
-    in.push_back({"--experiment", file});
-    in.push_back({"--trace", o.trace});
-    check_distinct_files({{"--json", o.json}}, in);
-  }
+  check_distinct_files({{"--json", o.json}}, input_files(k, {sp.model}, ex.systems, {{"--experiment", file}, {"--trace", o.trace}}));
   const ModelConfig m = load_model(sp.model);
   const std::vector<SessionLoad> loads = session_loads(k, ex, kind, sp, o.trace, file);
   std::vector<serve::SessionSystem> systems;

@@ -61,11 +61,7 @@ void run_validate(const KindOptions& k, const ValidateOpts& o, const std::string
   const double slo = o.slo > 0 ? o.slo : *std::max_element(ex.slos_ms.begin(), ex.slos_ms.end());
   const auto models = o.models.empty() ? ex.models : o.models;
   const auto systems = o.systems.empty() ? ex.systems : o.systems;
-  {
-    std::vector<NamedPath> in = input_files(k, models, systems);
-    in.push_back({"--experiment", file});
-    check_distinct_files({{"--json", o.json}}, in);
-  }
+  check_distinct_files({{"--json", o.json}}, input_files(k, models, systems, {{"--experiment", file}}));
   const auto kinds = k.load_all(systems, ex.set);
   Json out = Json::array();
   double worst = 0;
