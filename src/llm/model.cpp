@@ -158,13 +158,16 @@ class Fields {
         {"num_experts", 16384},                       // 384 (Kimi K2)
         {"num_local_experts", 16384},                 // 8 (Mixtral)
         {"n_routed_experts", 16384},
-        {"num_experts_per_tok", 1024},       // 8
-        {"n_shared_experts", 64},            // 1
-        {"kv_lora_rank", int64_t(1) << 16},  // 512
-        {"q_lora_rank", int64_t(1) << 16},   // 1536
-        {"qk_nope_head_dim", 4096},          // 128
-        {"qk_rope_head_dim", 4096},          // 64
-        {"v_head_dim", 4096},                // 128
+        {"num_experts_per_tok", 1024},         // 8
+        {"n_shared_experts", 64},              // 1
+        {"n_group", 16384},                    // 8
+        {"topk_group", 16384},                 // 4
+        {"sliding_window", int64_t(1) << 24},  // 4096 (Mistral)
+        {"kv_lora_rank", int64_t(1) << 16},    // 512
+        {"q_lora_rank", int64_t(1) << 16},     // 1536
+        {"qk_nope_head_dim", 4096},            // 128
+        {"qk_rope_head_dim", 4096},            // 64
+        {"v_head_dim", 4096},                  // 128
         {"first_k_dense_replace", 1024},
         {"moe_layer_freq", 1024},
         {"decoder_sparse_step", 1024},
@@ -600,6 +603,10 @@ namespace {
 /// Features of a config.json that change what inference does but are not modelled: each becomes a warning of the
 /// model (printed and written with every result that uses it), never a silent difference.
 void note_unmodelled(const Fields& f, ModelConfig& m) {
+  // Optional fields that change no shape are still checked where given (null is "not set", as Hugging Face writes
+  // it): a window or a position count of 0, -5 or "4k" is a broken file, not a default.
+  f.integer_or("sliding_window", 0, 1);
+  f.integer_or("max_position_embeddings", 0, 1);
   // Sliding-window attention (Mistral, Qwen with use_sliding_window, Gemma): a token attends to the last W tokens
   // only, so its KV reads (and, with a rolling cache, its KV capacity) stop growing past W. Modelled as full attention.
   const bool qwen_window = f.has("use_sliding_window");
@@ -729,6 +736,12 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
         m.fp8 = true;
         break;
     }
+    // DeepSeek's FP8 checkpoints name their element format; both FP8 formats are one byte, anything else is not FP8.
+    if (qf.has("fmt")) {
+      const std::string fmt = qf.string_or("fmt", "");
+      if (fmt != "e4m3" && fmt != "e5m2")
+        f.fail("quantization_config", fmt::format("fmt \"{}\" is not an FP8 format (e4m3 or e5m2)", text_brief(fmt)));
+    }
     if (qf.has("weight_block_size")) {
       const json& b = q.at("weight_block_size");
       if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() || b[0].get<int64_t>() <= 0 ||
@@ -765,6 +778,14 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
   if (m.experts > 0) {
     m.top_k = f.integer("num_experts_per_tok");
     if (m.top_k > m.experts) f.fail("num_experts_per_tok", fmt::format("{} exceeds the number of experts ({})", m.top_k, m.experts));
+    // Group-limited routing (DeepSeek-V3: 8 groups, each token's experts from the best 4): it changes which experts a
+    // token reaches, not how many, so it is not timed; a group count that does not split the experts is a broken file.
+    if (f.has("n_group")) {
+      const int64_t groups = f.integer("n_group");
+      if (m.experts % groups != 0) f.fail("n_group", fmt::format("{} groups do not split the {} experts evenly", groups, m.experts));
+      const int64_t top = f.integer_or("topk_group", groups, 1);
+      if (top > groups) f.fail("topk_group", fmt::format("{} exceeds the number of groups (n_group {})", top, groups));
+    }
     m.moe_intermediate = f.integer(key.moe_intermediate);
     m.shared_experts = f.integer_or("n_shared_experts", 0, 0);
     const int64_t first_dense = f.integer_or("first_k_dense_replace", 0, 0);

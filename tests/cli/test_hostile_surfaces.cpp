@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../support/run_bitline.hpp"
@@ -372,4 +373,53 @@ TEST_F(HostileSurfaces, KernelTimeLimitsListTheRunsInputs) {
   const Result r = expect_refused("accel attention --prefill 1x32x4096x128 --set llm.compute.softmax_rate=1e-300 --json " + out(),
                                   {"more than 1e6 s", "--set llm.compute.softmax_rate=1e-300"});
   EXPECT_FALSE(has(r.out, "inf s")) << r.out;
+}
+
+TEST_F(HostileSurfaces, HbfStreamRefusesATensorLargerThanItsObjectAndAnIgnoredDistance) {
+  // A tensor larger than the object printed "1 tensors of 1TiB" for a 1 GiB object (exit 0).
+  expect_refused("hbf stream --preset csi --bytes 1GiB --tensor 1TiB --json " + out(), {"--tensor 1TiB", "--bytes 1GiB"});
+  // --distance with --no-prefetch was ignored in silence.
+  expect_refused("hbf stream --preset csi --no-prefetch --distance 4 --json " + out(), {"--distance", "--no-prefetch"});
+}
+
+TEST_F(HostileSurfaces, OptionalModelFieldsAreCheckedWhereGiven) {
+  // sliding_window and max_position_embeddings of 0, -5 or a string were ignored (a broken file ran as a good one).
+  expect_refused("accel run --model " + write("sw.json", mixtral("\"sliding_window\": -5,")) +
+                     " --system h100x1 --context 128:8 --batch 1 --static-batch --json " + out(),
+                 {"sw.json", "sliding_window", "-5"});
+  expect_refused("accel run --model " + write("mp.json", mixtral("\"max_position_embeddings\": \"4k\",")) +
+                     " --system h100x1 --context 128:8 --batch 1 --static-batch --json " + out(),
+                 {"mp.json", "max_position_embeddings", "4k"});
+  // DeepSeek's FP8 element format and its routing groups: an int4 "fmt" and 0 or uneven groups were accepted.
+  const std::string src = std::string(BITLINE_SOURCE_DIR) + "/configs/models/deepseek-v3.json";
+  std::ifstream in(src);
+  const std::string ds((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto variant = [&](const std::string& from, const std::string& to) {
+    std::string t = ds;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  const std::string run = " --system h200x8 --context 128:8 --batch 1 --static-batch --json " + out();
+  expect_refused("accel run --model " + write("f.json", variant("\"fmt\": \"e4m3\"", "\"fmt\": \"int4\"")) + run,
+                 {"f.json", "quantization_config", "int4"});
+  expect_refused("accel run --model " + write("g0.json", variant("\"n_group\": 8", "\"n_group\": 0")) + run, {"g0.json", "n_group", "0"});
+  expect_refused("accel run --model " + write("g7.json", variant("\"n_group\": 8", "\"n_group\": 7")) + run,
+                 {"g7.json", "n_group", "256 experts"});
+  expect_refused("accel run --model " + write("t9.json", variant("\"topk_group\": 4", "\"topk_group\": 9")) + run,
+                 {"t9.json", "topk_group", "9"});
+}
+
+TEST_F(HostileSurfaces, MeasuredBusBandwidthCurvesAreBounded) {
+  // A bus bandwidth of 1e300 B/s made every collective free (exit 0); sizes out of order interpolated backwards.
+  expect_refused(
+      "accel run --model llama2-7b --system h100x2 --context 128:8 --batch 1 --static-batch --set "
+      "'llm.network.busbw=[[1,1e300],[2,1e300]]' --json " +
+          out(),
+      {"llm.network.busbw", "1e+300", "at most 1 PB/s"});
+  expect_refused(
+      "accel run --model llama2-7b --system h100x2 --context 128:8 --batch 1 --static-batch --set "
+      "'llm.network.busbw=[[2048,1e9],[1024,2e9]]' --json " +
+          out(),
+      {"llm.network.busbw", "must increase"});
 }
