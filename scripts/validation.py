@@ -334,6 +334,37 @@ def real_gpu_other_table(rows):
     return lines
 
 
+def h200_h100_table(rows):
+    """docs/llm.md's "H200 against H100": every shape TensorRT-LLM 0.9.0 measured on both GPUs (the visible and the
+    other rows), the H200's speed-up over the H100 as measured and as bitline gives it, beside what HBM bandwidth alone
+    would give (the GPUs share the GH100 die: same SMs, clocks and FP8 peak; 4.8 against 3.35 TB/s)."""
+    def key(r):
+        return (r["metric"], r["model"], r["input"], r["output"], r["batch"], r["gpus"])
+    h100 = {key(r): (r, v) for r, v, _ in rows if r["kind"] == "h100"}
+    h200 = {key(r): (r, v) for r, v, _ in rows if r["kind"] == "h200-sxm"}
+    bw = 4.8 / 3.35
+    lines = ["| model | batch | GPUs (TP) | in/out | metric | H200's speed-up, measured | bitline | HBM alone |",
+             "|---|---|---|---|---|---|---|---|"]
+    pairs = []  # (row, measured speed-up, bitline's)
+    for k in sorted(set(h100) & set(h200)):
+        (a, va), (b, vb) = h100[k], h200[k]
+        latency = a["metric"] != "tokens_per_s_per_gpu"
+        meas = a["measured"] / b["measured"] if latency else b["measured"] / a["measured"]
+        model = va / vb if latency else vb / va
+        pairs.append((a, meas, model))
+        lines.append(f"| {a['model']} | {a['batch']} | {a['gpus']} | {a['input']}/{a['output']} | {REAL_METRIC[a['metric']][0]} | "
+                     f"{meas:.2f}x | {model:.2f}x | {bw:.2f}x |")
+    def span(sel, i):
+        xs = [p[i] for p in pairs if sel(p[0])]
+        return f"{min(xs):.2f}-{max(xs):.2f}x"
+    short = lambda r: r["metric"] == "ttft_ms" and r["input"] == 128
+    batch = lambda r: r["metric"] == "tokens_per_s_per_gpu"
+    lines += ["", f"{len(pairs)} shapes measured on both GPUs (TensorRT-LLM 0.9.0, FP8). The first token at 128 prompt tokens: "
+              f"{span(short, 1)} faster on the H200, bitline {span(short, 2)}; the static batches: {span(batch, 1)}, bitline "
+              f"{span(batch, 2)}; HBM alone {bw:.2f}x."]
+    return lines
+
+
 def real_gpu_batch_table(rows):
     """docs/llm.md's "The batch's first token": NVIDIA's inference performance page (TensorRT-LLM 0.9.0, H100), every
     row, then the first tokens' mean and largest |deviation|."""
@@ -493,6 +524,7 @@ def main():
     json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in other]},
               open(os.path.join("results", "real-gpus-other.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-other", real_gpu_other_table(other))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-h200", h200_h100_table(real + other))
     json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in batch]},
               open(os.path.join("results", "real-gpus-batch.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-batch", real_gpu_batch_table(batch))

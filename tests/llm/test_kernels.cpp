@@ -296,6 +296,24 @@ TEST(LlmKernels, EngineOverheadIsTheLaunchesTheGpuWaitsForPlusTheIteration) {
   EXPECT_EQ(session.added(us(100), 5), us(20));
 }
 
+TEST(LlmKernels, H200SxmStreamsWeightsAtTheH100sMeasuredRates) {
+  // The real H200 is the H100's die with 43% more HBM bandwidth: its weight-streaming GEMMs, held below the HBM's limit
+  // by their bytes in flight per SM, stream at the H100's measured rates (2.61 TB/s 16-bit, 2.20 TB/s FP8), not at
+  // the H100's fractions of the H200's peak (configs/gpus/h200-sxm.yaml; RRZE gpu-stream: same bytes per SM and clock
+  // at equal occupancy on a GH200 and an H100 PCIe).
+  const KindParams h100 = preset_kind("h100"), h200 = preset_kind("h200-sxm");
+  for (const Precision p : {Precision::Bf16, Precision::Fp8}) {
+    const GemmShape one{1, 12288, 4096, 1};
+    const GemmTiming a = time_gemm(h100, one, p), b = time_gemm(h200, one, p);
+    EXPECT_EQ(b.bound(), GemmTiming::Bound::WeightStream);
+    EXPECT_NEAR(to_s(b.time) / to_s(a.time), 1.0, 0.005) << int(p);
+  }
+  // What HBM does set still scales with it: the KV and activation streams keep the H100's fraction of the peak.
+  EXPECT_DOUBLE_EQ(h200.llm.compute.hbm_efficiency, h100.llm.compute.hbm_efficiency);
+  EXPECT_NEAR(h200.llm.compute.weight_efficiency * 4.8, h100.llm.compute.weight_efficiency * 3.35, 0.003);
+  EXPECT_NEAR(h200.llm.compute.fp8_weight_efficiency * 4.8, h100.llm.compute.fp8_weight_efficiency * 3.35, 0.003);
+}
+
 TEST(LlmKernels, GemmAloneIsTheStepModelsKernelWithItsBound) {
   const KindParams k = preset_kind("h100");
   // One row: the weights stream (1.2 us of pipeline fill + 100.7 MB at 0.78 x 3.35 TB/s).
