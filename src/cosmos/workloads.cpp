@@ -260,20 +260,33 @@ void prepare_kcs(CosmosSsd& ssd, const Point& p, const WorkloadParams& wp, Syste
   }
 }
 
+// Each workload's operands, as its prepare function writes them (the work estimate of a run, before it runs).
+PointOperands operands_bmi(const Point& p, const WorkloadParams& w) {
+  return {double(p.value) * double(w.days_per_month), double(w.users), "months x workload.days_per_month operands of workload.users bits"};
+}
+PointOperands operands_ims(const Point& p, const WorkloadParams& w) {
+  return {3, double(p.value) * double(w.image_width) * double(w.image_height) * double(w.colors),
+          "3 planes of images x workload.image_width x image_height x colors bits"};
+}
+PointOperands operands_kcs(const Point& p, const WorkloadParams& w) {
+  return {double(w.cliques) * double(p.value + 1), double(w.vertices), "workload.cliques x (k + 1) operands of workload.vertices bits"};
+}
+
 }  // namespace
 
 // Each point's value is capped so that a sweep's work stays within reach (as the workload parameters are): 100
 // years of days, 16 M images (44 GiB-class results x 2^8), cliques of at most 4,096 vertices.
 const Registry<WorkloadKind>& workloads() {
-  static const Registry<WorkloadKind> r(
-      "workload",
-      {{"bmi",
-        "bitmap index: AND of days(m) daily user vectors, bit count on the host (points: months)",
-        {prepare_bmi, "months", "months", 1200}},
-       {"ims", "image segmentation: AND of the Y, U, V planes (points: images)", {prepare_ims, "images", "images", int64_t(1) << 24}},
-       {"kcs",
-        "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)",
-        {prepare_kcs, "clique_sizes", "k", 4096}}});
+  static const Registry<WorkloadKind> r("workload",
+                                        {{"bmi",
+                                          "bitmap index: AND of days(m) daily user vectors, bit count on the host (points: months)",
+                                          {prepare_bmi, operands_bmi, "months", "months", 1200}},
+                                         {"ims",
+                                          "image segmentation: AND of the Y, U, V planes (points: images)",
+                                          {prepare_ims, operands_ims, "images", "images", int64_t(1) << 24}},
+                                         {"kcs",
+                                          "k-clique star listing: per clique OR(AND(k adjacency vectors), clique vector) (points: k)",
+                                          {prepare_kcs, operands_kcs, "clique_sizes", "k", 4096}}});
   return r;
 }
 
@@ -289,6 +302,35 @@ PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, S
   Rng rng = Rng::derive(seed, "workload." + p.workload);
   kind.prepare(ssd, p, w, s, rng, out);
   return out;
+}
+
+double operand_page_reads(const Point& p, const WorkloadParams& w, int64_t page_bytes) {
+  const PointOperands o = workload_kind(p.workload).operands(p, w);
+  return o.operands * std::ceil(std::ceil(o.bits / 8) / double(std::max<int64_t>(page_bytes, 1)));
+}
+
+void check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes) {
+  const double reads = operand_page_reads(p, w, page_bytes);
+  if (reads > kMaxRunPageReads) {
+    const PointOperands o = workload_kind(p.workload).operands(p, w);
+    throw ConfigError(
+        fmt::format("{} {}={}: {:.4g} operands of {:.4g} bits are {:.4g} pages of {} B to read, more than the {:.4g} one run "
+                    "may read (2^28, ~25 s of OSP; {}); reduce them",
+                    p.workload, p.param, p.value, o.operands, o.bits, reads, page_bytes, kMaxRunPageReads, o.keys));
+  }
+}
+
+void check_eval_work(const EvalMatrix& m, const WorkloadParams& w, int64_t page_bytes) {
+  double total = 0;
+  for (const Point& p : m.points) {
+    check_run_work(p, w, page_bytes);
+    total += operand_page_reads(p, w, page_bytes) * double(m.systems.size());
+  }
+  if (total > kMaxEvalPageReads)
+    throw ConfigError(
+        fmt::format("the experiment's {} runs read {:.4g} operand pages ({} points x {} systems), more than the {:.4g} one "
+                    "evaluation may read (2^30, a few minutes); split it or reduce the workload sizes",
+                    m.points.size() * m.systems.size(), total, m.points.size(), m.systems.size(), kMaxEvalPageReads));
 }
 
 size_t eval_job_count(const EvalMatrix& matrix) { return matrix.points.size() * matrix.systems.size(); }

@@ -139,9 +139,16 @@ struct PreparedPoint;
 
 /// A workload of the evaluation: sets up a point's operands (sizes, or synthetic data in functional mode) and queries.
 using PrepareWorkload = void (*)(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, System s, Rng& rng, PreparedPoint& out);
+/// A point's operands, the bits of each, and the keys that size them (for messages).
+struct PointOperands {
+  double operands = 0, bits = 0;
+  const char* keys = "";
+};
+using WorkloadOperands = PointOperands (*)(const Point& p, const WorkloadParams& w);
 /// A workload: how to prepare a point, and how its points are named in an experiment file and on the command line.
 struct WorkloadKind {
   PrepareWorkload prepare;
+  WorkloadOperands operands;   // what prepare writes, known before it runs (the work estimate)
   std::string_view sweep_key;  // its sweep's key in an experiment file (and in the resolved config): months | images | clique_sizes
   std::string_view param;      // a point's parameter (Point::param, `cosmos run --param NAME=N`): months | images | k
   int64_t max_value;           // the largest point value (keeps one point's work within reach)
@@ -176,6 +183,18 @@ struct PointResult {
   System system;
   ReadResult read;
 };
+
+/// The work of a run, known before anything is written: the operand pages its read fetches at most (every page of
+/// every operand of every query once, as OSP ships them to the host; the in-flash systems sense several per command),
+/// at `page_bytes` per page. A run's time grows with it (OSP: ~10 M pages a second on one core).
+double operand_page_reads(const Point& p, const WorkloadParams& w, int64_t page_bytes);
+/// Most operand page reads of one run (`cosmos run`, each run of `cosmos eval`): 2^28, 16x the paper's largest point
+/// (KCS k = 64: 17 M); and of one evaluation, over all its runs: 2^30, 4x the paper's (docs/commands.md, "Hardened inputs").
+inline constexpr double kMaxRunPageReads = double(int64_t(1) << 28), kMaxEvalPageReads = double(int64_t(1) << 30);
+/// Refuses (ConfigError naming the point, its operands and the keys that size them) a point above kMaxRunPageReads.
+void check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes);
+/// check_run_work for every point of the matrix, then the sum over its runs (points x systems) against kMaxEvalPageReads.
+void check_eval_work(const EvalMatrix& m, const WorkloadParams& w, int64_t page_bytes);
 
 /// Runs every point of the matrix on every system of it (timing-only); `progress` is told each point.
 /// Every point x system, on `threads` workers; the results (in point, system order) do not depend on `threads`.

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include "../support/run_bitline.hpp"
@@ -151,6 +152,44 @@ TEST(CosmosCli, RunRejectsAnUnknownSystem) {
   CliResult r = run_cli("cosmos run --workload ims --system gpu");
   EXPECT_NE(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("gpu"), std::string::npos) << r.out;
+}
+
+TEST(CosmosWork, ThePapersEvaluationFitsItsBudgetAndHugePointsAreRefusedBeforeTheyRun) {
+  // The work of a run is its operand pages (what OSP reads): the paper's largest point, KCS k = 64 (1,024 cliques x 65
+  // vectors of 32 Mi bits = 256 pages of 16 KiB), is 17 M; its whole evaluation ~2.5e8, within 2^30.
+  const WorkloadParams w = default_params<WorkloadParams>();
+  const int64_t page = 16384;
+  EXPECT_DOUBLE_EQ(operand_page_reads(Point{"kcs", "k", 64}, w, page), 1024.0 * 65 * 256);
+  EXPECT_DOUBLE_EQ(operand_page_reads(Point{"bmi", "months", 1}, w, page), 30.0 * std::ceil(1e8 / 16384));
+  const EvalMatrix paper = paper_matrix();
+  EXPECT_NO_THROW(check_eval_work(paper, w, page));
+  double total = 0;
+  for (const Point& p : paper.points) total += operand_page_reads(p, w, page) * double(paper.systems.size());
+  EXPECT_GT(total, 1e8);
+  EXPECT_LT(total, kMaxEvalPageReads / 2);
+  // 100 G users (a 72 s OSP run before) and an evaluation of many large points: refused, naming the point and keys.
+  WorkloadParams big = w;
+  big.users = 100'000'000'000;
+  try {
+    check_run_work(Point{"bmi", "months", 36}, big, page);
+    ADD_FAILURE() << "not refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bmi months=36"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("workload.users"), std::string::npos) << e.what();
+  }
+  EvalMatrix many = paper;
+  for (int i = 0; i < 5; ++i) many.points.insert(many.points.end(), paper.points.begin(), paper.points.end());
+  EXPECT_THROW(check_eval_work(many, w, page), ConfigError);
+}
+
+TEST(CosmosCli, AnOversizedRunIsRefusedBeforeItRuns) {
+  // It ran for 72 s (and an evaluation 94 s before failing on a later point); now refused at once, exit 2.
+  CliResult r = run_cli(
+      "cosmos run --workload bmi --param months=36 --system osp --set workload.users=100000000000 --set "
+      "nand.geometry.blocks_per_plane=10000 --set ssd.channels=64 --set ssd.dies_per_channel=16");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("pages of 16384 B"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("system osp:"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
     EvalConfig ec = load_eval_config(cfg.load(matrix.set));
     if (!o.general_device.empty())
       ec.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
+    check_eval_work(matrix, ec.workload, ec.nand.geometry.page_size.raw());
     return ec;
   });
   auto t0 = std::chrono::steady_clock::now();

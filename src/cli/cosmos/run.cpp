@@ -80,6 +80,7 @@ void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption&
   const EvalMatrix matrix = exp.load();
   EvalConfig c = load_eval_config(cfg.load(matrix.set));
   const Point p = run_point_of(o, matrix);
+  check_run_work(p, c.workload, c.nand.geometry.page_size.raw());
   System s = system_from(o.system);
   CosmosSsd ssd(c.nand, c.ssd, c.host, c.cosmos, o.functional, c.seed);
   ssd.time_on_device(o.general_device, ssd::model_options(ssd::device_schedulings().at(o.device_scheduling, "--device-scheduling")));
