@@ -310,6 +310,11 @@ double operand_page_reads(const Point& p, const WorkloadParams& w, int64_t page_
 }
 
 void check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes) {
+  if (const PointOperands o = workload_kind(p.workload).operands(p, w); o.operands > kMaxRunOperands)
+    throw ConfigError(
+        fmt::format("{} {}={}: {:.4g} operands, more than the {:.4g} one run may write (2^22, ~400 B each while it "
+                    "runs; {}); reduce them",
+                    p.workload, p.param, p.value, o.operands, kMaxRunOperands, o.keys));
   const double reads = operand_page_reads(p, w, page_bytes);
   if (reads > kMaxRunPageReads) {
     const PointOperands o = workload_kind(p.workload).operands(p, w);

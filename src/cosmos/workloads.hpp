@@ -191,7 +191,10 @@ double operand_page_reads(const Point& p, const WorkloadParams& w, int64_t page_
 /// Most operand page reads of one run (`cosmos run`, each run of `cosmos eval`): 2^28, 16x the paper's largest point
 /// (KCS k = 64: 17 M); and of one evaluation, over all its runs: 2^30, 4x the paper's (docs/commands.md, "Hardened inputs").
 inline constexpr double kMaxRunPageReads = double(int64_t(1) << 28), kMaxEvalPageReads = double(int64_t(1) << 30);
-/// Refuses (ConfigError naming the point, its operands and the keys that size them) a point above kMaxRunPageReads.
+/// Most operands of one run: 2^22 (~400 B each while it runs: ~1.7 GB), 63x the paper's largest point (66,560).
+inline constexpr double kMaxRunOperands = double(int64_t(1) << 22);
+/// Refuses (ConfigError naming the point, its operands and the keys that size them) a point above kMaxRunPageReads or
+/// kMaxRunOperands.
 void check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes);
 /// check_run_work for every point of the matrix, then the sum over its runs (points x systems) against kMaxEvalPageReads.
 void check_eval_work(const EvalMatrix& m, const WorkloadParams& w, int64_t page_bytes);

@@ -177,6 +177,12 @@ TEST(CosmosWork, ThePapersEvaluationFitsItsBudgetAndHugePointsAreRefusedBeforeTh
     EXPECT_NE(std::string(e.what()).find("bmi months=36"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("workload.users"), std::string::npos) << e.what();
   }
+  // Millions of tiny operands: within the page budget, but ~400 B each (4.3 M took 1.7 GB); refused past 2^22.
+  WorkloadParams tiny = w;
+  tiny.cliques = 65536;
+  tiny.vertices = 8;
+  EXPECT_NO_THROW(check_run_work(Point{"kcs", "k", 63}, tiny, page));  // 65,536 x 64 = 2^22 operands
+  EXPECT_THROW(check_run_work(Point{"kcs", "k", 64}, tiny, page), ConfigError);
   EvalMatrix many = paper;
   for (int i = 0; i < 5; ++i) many.points.insert(many.points.end(), paper.points.begin(), paper.points.end());
   EXPECT_THROW(check_eval_work(many, w, page), ConfigError);
