@@ -187,11 +187,9 @@ void add_hbf(CLI::App& app) {
     cmd->add_option("--tensor", o->tensor, "size of each tensor (FlashAccel, Data layout: a 12 MB Qwen3-235B expert matrix)")
         ->capture_default_str();
     cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
-    auto* no_prefetch = cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
-    // A prefetch distance means nothing without prefetch: refused rather than ignored.
+    cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
     cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")
-        ->check(CLI::Range(int64_t(0), int64_t(1) << 20))
-        ->excludes(no_prefetch);
+        ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
         ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
@@ -204,6 +202,12 @@ void add_hbf(CLI::App& app) {
       if (o->distance >= 0) c.sets.push_back(fmt::format("hbf.runtime.prefetch_distance={}", o->distance));
       ConfigTree tree = c.load();
       System s = load_system(tree, true);
+      // A prefetch distance means nothing without prefetch (--no-prefetch, a --set or a config): refused, not ignored.
+      if (o->distance >= 0 && !s.params().hbf.runtime.prefetch)
+        throw ConfigError(
+            fmt::format("--distance {}: prefetch is off (--no-prefetch or hbf.runtime.prefetch = false), so no tile "
+                        "is read ahead",
+                        o->distance));
       const Bytes total = bytes_option("--bytes", o->bytes), tensor = bytes_option("--tensor", o->tensor);
       if (tensor > total)
         throw ConfigError(fmt::format("--tensor {} is larger than the object (--bytes {}): a tensor is a part of the object",

@@ -112,7 +112,7 @@ Time parse_time(std::string_view s) {
 Bytes parse_bytes(std::string_view s) {
   double v = parse_with(s, kByteUnits, "size", false);
   double r = std::round(v);
-  // The tolerance absorbs decimal units (0.1KB is 100.00000000000001 B); a size below half a byte is not 0 B.
+  // The tolerance absorbs decimal units (0.1KB is 100.00000000000001 B); a non-zero size within it of 0 is not 0 B.
   if (std::fabs(v - r) > 1e-6 * std::max(1.0, std::fabs(v)) || (r == 0 && v != 0))
     throw std::invalid_argument(fmt::format("'{}' is not a whole number of bytes", s));
   if (std::fabs(r) > 9.0e18) throw std::invalid_argument(fmt::format("'{}' is too large", s));

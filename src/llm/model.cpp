@@ -785,6 +785,8 @@ ModelConfig parse_model(const json& j, const std::string& origin, const std::str
       if (m.experts % groups != 0) f.fail("n_group", fmt::format("{} groups do not split the {} experts evenly", groups, m.experts));
       const int64_t top = f.integer_or("topk_group", groups, 1);
       if (top > groups) f.fail("topk_group", fmt::format("{} exceeds the number of groups (n_group {})", top, groups));
+    } else {
+      f.integer_or("topk_group", 0, 1);
     }
     m.moe_intermediate = f.integer(key.moe_intermediate);
     m.shared_experts = f.integer_or("n_shared_experts", 0, 0);

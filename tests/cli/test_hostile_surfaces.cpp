@@ -378,8 +378,10 @@ TEST_F(HostileSurfaces, KernelTimeLimitsListTheRunsInputs) {
 TEST_F(HostileSurfaces, HbfStreamRefusesATensorLargerThanItsObjectAndAnIgnoredDistance) {
   // A tensor larger than the object printed "1 tensors of 1TiB" for a 1 GiB object (exit 0).
   expect_refused("hbf stream --preset csi --bytes 1GiB --tensor 1TiB --json " + out(), {"--tensor 1TiB", "--bytes 1GiB"});
-  // --distance with --no-prefetch was ignored in silence.
-  expect_refused("hbf stream --preset csi --no-prefetch --distance 4 --json " + out(), {"--distance", "--no-prefetch"});
+  // --distance with prefetch off was ignored in silence, whether --no-prefetch or a --set turned it off.
+  expect_refused("hbf stream --preset csi --no-prefetch --distance 4 --json " + out(), {"--distance 4", "prefetch is off"});
+  expect_refused("hbf stream --preset csi --set hbf.runtime.prefetch=false --distance 4 --json " + out(),
+                 {"--distance 4", "prefetch is off"});
 }
 
 TEST_F(HostileSurfaces, OptionalModelFieldsAreCheckedWhereGiven) {
@@ -411,7 +413,7 @@ TEST_F(HostileSurfaces, OptionalModelFieldsAreCheckedWhereGiven) {
 }
 
 TEST_F(HostileSurfaces, MeasuredBusBandwidthCurvesAreBounded) {
-  // A bus bandwidth of 1e300 B/s made every collective free (exit 0); sizes out of order interpolated backwards.
+  // A bus bandwidth of 1e300 B/s or a message size of 1e300 B made every collective free (exit 0).
   expect_refused(
       "accel run --model llama2-7b --system h100x2 --context 128:8 --batch 1 --static-batch --set "
       "'llm.network.busbw=[[1,1e300],[2,1e300]]' --json " +
@@ -419,7 +421,7 @@ TEST_F(HostileSurfaces, MeasuredBusBandwidthCurvesAreBounded) {
       {"llm.network.busbw", "1e+300", "at most 1 PB/s"});
   expect_refused(
       "accel run --model llama2-7b --system h100x2 --context 128:8 --batch 1 --static-batch --set "
-      "'llm.network.busbw=[[2048,1e9],[1024,2e9]]' --json " +
+      "'llm.network.busbw=[[1,1e9],[1e300,2e9]]' --json " +
           out(),
-      {"llm.network.busbw", "must increase"});
+      {"llm.network.busbw", "1e+300", "at most 1 PiB"});
 }

@@ -71,9 +71,9 @@ TEST(UnitsParse, BytesEveryUnit) {
   EXPECT_EQ(parse_bytes("16b").raw(), 2);
   EXPECT_EQ(parse_bytes("-16KiB").raw(), -16384);
   EXPECT_EQ(parse_bytes("0").raw(), 0);
-  // The tolerance for decimal units did not make a size below half a byte 0 B.
+  // The tolerance for decimal units (1e-6 of a byte near 0) made 1e-7 B a size of 0 B.
   EXPECT_THROW(parse_bytes("1e-7B"), std::invalid_argument);
-  EXPECT_THROW(parse_bytes("0.4B"), std::invalid_argument);
+  EXPECT_THROW(parse_bytes("-1e-9B"), std::invalid_argument);
   EXPECT_EQ(KiB(16), parse_bytes("16KiB"));
   EXPECT_EQ(MiB(1), parse_bytes("1024KiB"));
   EXPECT_EQ(GiB(1), parse_bytes("1GiB"));
