@@ -75,7 +75,7 @@ void check_top_level(const ConfigTree& tree) {
   for (const auto& c : catalogue()) known += (known.empty() ? "" : ", ") + c.path;
   for (const auto& [k, v] : tree.root().keys) {
     // A preset's one-line `description:` (a GPU kind's is printed by `accel kinds`) is text, not a section.
-    if (k == "description") {
+    if (k == kDescriptionKey) {
       if (v.kind != ConfigNode::Kind::Scalar) throw ConfigError(fmt::format("{}: description: expected one line of text", v.origin));
       continue;
     }

@@ -259,14 +259,14 @@ void ConfigTree::load_file_impl(const std::filesystem::path& path, std::vector<s
                     path.string()));
   if (n.kind != ConfigNode::Kind::Map)
     throw ConfigError(fmt::format("{}: the top level of a config must be a map of sections", path.string()));
-  if (std::all_of(n.keys.begin(), n.keys.end(), [](const auto& kv) { return kv.first == "description"; }))
+  if (std::all_of(n.keys.begin(), n.keys.end(), [](const auto& kv) { return kv.first == kDescriptionKey; }))
     throw ConfigError(
         fmt::format("{}: only a description, no section and no base: it would run every default under this file's name; give at "
                     "least one section or a base",
                     path.string()));
   // Inheritance: `base: NAME` or `base: [A, B]` merges presets first.
   for (auto it = n.keys.begin(); it != n.keys.end(); ++it) {
-    if (it->first != "base") continue;
+    if (it->first != kBaseKey) continue;
     std::vector<std::string> bases;
     const auto add = [&](const ConfigNode& b) {
       if (b.kind != ConfigNode::Kind::Scalar || !plain_name(b.scalar))

@@ -25,6 +25,9 @@ inline constexpr int64_t kMaxConfigExpandedBytes = int64_t(8) << 20;
 inline constexpr int kMaxConfigDepth = 32;
 /// Files one tree loads through `base:` (presets inheriting presets): stops fan-out (`base: [a, a, a, ...]`).
 inline constexpr int kMaxConfigFiles = 32;
+/// The reserved top-level keys of a config file, beside its sections: a one-line description (a GPU kind's is printed
+/// by `accel kinds`) and the presets it inherits (`base: NAME` or `base: [A, B]`).
+inline constexpr std::string_view kDescriptionKey = "description", kBaseKey = "base";
 
 /// One node of a configuration tree. Maps keep their keys in file order.
 struct ConfigNode {

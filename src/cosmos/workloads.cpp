@@ -304,33 +304,33 @@ PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, S
   return out;
 }
 
-double operand_page_reads(const Point& p, const WorkloadParams& w, int64_t page_bytes) {
-  const PointOperands o = workload_kind(p.workload).operands(p, w);
-  return o.operands * std::ceil(std::ceil(o.bits / 8) / double(std::max<int64_t>(page_bytes, 1)));
+double PointOperands::page_reads(int64_t page_bytes) const {
+  return operands * std::ceil(std::ceil(bits / 8) / double(std::max<int64_t>(page_bytes, 1)));
 }
 
-void check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes) {
-  if (const PointOperands o = workload_kind(p.workload).operands(p, w); o.operands > kMaxRunOperands)
+double operand_page_reads(const Point& p, const WorkloadParams& w, int64_t page_bytes) {
+  return workload_kind(p.workload).operands(p, w).page_reads(page_bytes);
+}
+
+double check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes) {
+  const PointOperands o = workload_kind(p.workload).operands(p, w);
+  if (o.operands > kMaxRunOperands)
     throw ConfigError(
         fmt::format("{} {}={}: {:.4g} operands, more than the {:.4g} one run may write (2^22, ~400 B each while it "
                     "runs; {}); reduce them",
                     p.workload, p.param, p.value, o.operands, kMaxRunOperands, o.keys));
-  const double reads = operand_page_reads(p, w, page_bytes);
-  if (reads > kMaxRunPageReads) {
-    const PointOperands o = workload_kind(p.workload).operands(p, w);
+  const double reads = o.page_reads(page_bytes);
+  if (reads > kMaxRunPageReads)
     throw ConfigError(
         fmt::format("{} {}={}: {:.4g} operands of {:.4g} bits are {:.4g} pages of {} B to read, more than the {:.4g} one run "
                     "may read (2^28, ~25 s of OSP; {}); reduce them",
                     p.workload, p.param, p.value, o.operands, o.bits, reads, page_bytes, kMaxRunPageReads, o.keys));
-  }
+  return reads;
 }
 
 void check_eval_work(const EvalMatrix& m, const WorkloadParams& w, int64_t page_bytes) {
   double total = 0;
-  for (const Point& p : m.points) {
-    check_run_work(p, w, page_bytes);
-    total += operand_page_reads(p, w, page_bytes) * double(m.systems.size());
-  }
+  for (const Point& p : m.points) total += check_run_work(p, w, page_bytes) * double(m.systems.size());
   if (total > kMaxEvalPageReads)
     throw ConfigError(
         fmt::format("the experiment's {} runs read {:.4g} operand pages ({} points x {} systems), more than the {:.4g} one "

@@ -143,6 +143,8 @@ using PrepareWorkload = void (*)(CosmosSsd& ssd, const Point& p, const WorkloadP
 struct PointOperands {
   double operands = 0, bits = 0;
   const char* keys = "";
+  /// Every page of every operand once, at `page_bytes` per page (operand_page_reads below).
+  double page_reads(int64_t page_bytes) const;
 };
 using WorkloadOperands = PointOperands (*)(const Point& p, const WorkloadParams& w);
 /// A workload: how to prepare a point, and how its points are named in an experiment file and on the command line.
@@ -194,8 +196,8 @@ inline constexpr double kMaxRunPageReads = double(int64_t(1) << 28), kMaxEvalPag
 /// Most operands of one run: 2^22 (~400 B each while it runs: ~1.7 GB), 63x the paper's largest point (66,560).
 inline constexpr double kMaxRunOperands = double(int64_t(1) << 22);
 /// Refuses (ConfigError naming the point, its operands and the keys that size them) a point above kMaxRunPageReads or
-/// kMaxRunOperands.
-void check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes);
+/// kMaxRunOperands; returns its operand page reads.
+double check_run_work(const Point& p, const WorkloadParams& w, int64_t page_bytes);
 /// check_run_work for every point of the matrix, then the sum over its runs (points x systems) against kMaxEvalPageReads.
 void check_eval_work(const EvalMatrix& m, const WorkloadParams& w, int64_t page_bytes);
 

@@ -52,7 +52,7 @@ std::string kind_identity(const ConfigTree& t) {
   const auto dir = std::filesystem::weakly_canonical(kinds_dir(), ec);
   for (const auto& f : t.loaded_files())
     if (f.parent_path() == dir) return f.stem().string();
-  return t.root().find("description") ? "its own" : "";
+  return t.root().find(kDescriptionKey) ? "its own" : "";
 }
 
 /// Refuses an override file that is a GPU kind of its own merged over a different kind.

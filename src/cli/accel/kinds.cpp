@@ -13,7 +13,7 @@ void add_kinds(CLI::App& accel) {
     for (const auto& kind : available_kinds()) {
       ConfigTree t;
       t.load_preset(kind);
-      const ConfigNode* d = t.root().find("description");
+      const ConfigNode* d = t.root().find(kDescriptionKey);
       fmt::print("{:<10} {}\n", kind, d && d->kind == ConfigNode::Kind::Scalar ? d->scalar : "(no description: key)");
     }
     fmt::print("(a system is KIND x GPUS, e.g. b200x8; add a kind by writing {}/NAME.yaml)\n", kinds_dir().string());
