@@ -37,7 +37,7 @@ uint32_t Firmware::allocate_block(const std::string& operand) {
   if (next_block_ >= nand_.geometry.blocks_per_plane)
     throw ModelError(
         fmt::format("SSD too small: writing operand '{}' needs more than the {} blocks of a plane "
-                    "(every plane holds the same blocks of each operand)",
+                    "(nand.geometry.blocks_per_plane; every plane holds the same blocks of each operand)",
                     operand, nand_.geometry.blocks_per_plane));
   return uint32_t(next_block_++);
 }

@@ -300,7 +300,11 @@ PreparedPoint prepare(CosmosSsd& ssd, const Point& p, const WorkloadParams& w, S
   const WorkloadKind& kind = workload_kind(p.workload);
   PreparedPoint out;
   Rng rng = Rng::derive(seed, "workload." + p.workload);
-  kind.prepare(ssd, p, w, s, rng, out);
+  try {
+    kind.prepare(ssd, p, w, s, rng, out);
+  } catch (const ModelError& e) {  // e.g. an SSD too small for the point: say which point, on which system
+    throw ModelError(fmt::format("{}: {}", run_label(p, s), e.what()));
+  }
   return out;
 }
 
@@ -340,9 +344,22 @@ void check_eval_work(const EvalMatrix& m, const WorkloadParams& w, int64_t page_
 
 size_t eval_job_count(const EvalMatrix& matrix) { return matrix.points.size() * matrix.systems.size(); }
 
+EvalJob eval_job(const EvalMatrix& matrix, size_t i) {
+  return {matrix.points[i / matrix.systems.size()], matrix.systems[i % matrix.systems.size()]};
+}
+
+std::string run_label(const Point& p, System s) { return fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(s)); }
+
+void check_eval_placement(const EvalConfig& cfg, const EvalMatrix& matrix) {
+  for (size_t i = 0; i < eval_job_count(matrix); ++i) {
+    const EvalJob job = eval_job(matrix, i);
+    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, cfg.seed);
+    prepare(ssd, job.point, cfg.workload, job.system, cfg.seed);
+  }
+}
+
 PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t i) {
-  const Point& point = matrix.points[i / matrix.systems.size()];
-  const System system = matrix.systems[i % matrix.systems.size()];
+  const auto [point, system] = eval_job(matrix, i);
   CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, cfg.seed);
   if (cfg.general_device) ssd.time_on_device(true, *cfg.general_device);
   PreparedPoint pp = prepare(ssd, point, cfg.workload, system, cfg.seed);
@@ -351,13 +368,14 @@ PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t
 
 std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matrix,
                                   const std::function<void(size_t, size_t, const std::string&)>& progress, int threads) {
+  check_eval_placement(cfg, matrix);
   return WorkerPool(threads).map<PointResult>(
       eval_job_count(matrix), [&](size_t i) { return run_eval_job(cfg, matrix, i); },
       [&](size_t done, size_t n, size_t i) {
-        const Point& p = matrix.points[i / matrix.systems.size()];
-        if (progress)
-          progress(done, n,
-                   fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
+        if (progress) {
+          const EvalJob job = eval_job(matrix, i);
+          progress(done, n, run_label(job.point, job.system));
+        }
       });
 }
 

@@ -205,9 +205,21 @@ void check_eval_work(const EvalMatrix& m, const WorkloadParams& w, int64_t page_
 /// Every point x system, on `threads` workers; the results (in point, system order) do not depend on `threads`.
 std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matrix,
                                   const std::function<void(size_t, size_t, const std::string&)>& progress, int threads = 1);
-/// Job `i` of the matrix (point i / systems, system i % systems): one timing-only run.
+/// Job `i` of the matrix: point i / systems on system i % systems.
+struct EvalJob {
+  const Point& point;
+  System system;
+};
+EvalJob eval_job(const EvalMatrix& matrix, size_t i);
+/// How progress lines and errors name a run: "bmi months=36 on osp".
+std::string run_label(const Point& p, System s);
+/// Job `i` of the matrix (eval_job): one timing-only run.
 PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t i);
 size_t eval_job_count(const EvalMatrix& matrix);
+/// Places every job's operands (timing-only: the firmware's placement, no NAND work; ~1 ms a job at paper scale)
+/// before any job runs, so that an SSD too small for a later point fails at once (ModelError naming the point and the
+/// system), not after the points before it have run.
+void check_eval_placement(const EvalConfig& cfg, const EvalMatrix& matrix);
 /// One result as a point of the evaluation JSON.
 Json point_json(const PointResult& r);
 /// The JSON of the issue: points, summary (speedup, energy efficiency over the matrix's pairs), config.

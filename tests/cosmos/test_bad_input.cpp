@@ -188,6 +188,28 @@ TEST(CosmosWork, ThePapersEvaluationFitsItsBudgetAndHugePointsAreRefusedBeforeTh
   EXPECT_THROW(check_eval_work(many, w, page), ConfigError);
 }
 
+TEST(CosmosWork, AnSsdTooSmallForALaterPointIsFoundBeforeAnyPointRuns) {
+  // 40 blocks a plane hold BMI at 1 and 3 months, not at 36: the evaluation used to run the points before it and then
+  // fail; the placement of every job is now checked first, and the error names the point, the system and the key.
+  EvalConfig c = paper_config();
+  c.nand.geometry.blocks_per_plane = 40;
+  EvalMatrix m;
+  m.systems = {System::Osp, System::Fc};
+  m.points = {Point{"bmi", "months", 1}, Point{"bmi", "months", 3}};
+  EXPECT_NO_THROW(check_eval_placement(c, m));
+  m.points.push_back(Point{"bmi", "months", 36});
+  try {
+    check_eval_placement(c, m);
+    ADD_FAILURE() << "not refused";
+  } catch (const ModelError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bmi months=36 on osp: SSD too small"), std::string::npos) << what;
+    EXPECT_NE(what.find("nand.geometry.blocks_per_plane"), std::string::npos) << what;
+  }
+  // run_eval checks the same before its first job.
+  EXPECT_THROW(run_eval(c, m, {}, 1), ModelError);
+}
+
 TEST(CosmosCli, AnOversizedRunIsRefusedBeforeItRuns) {
   // It ran for 72 s (and an evaluation 94 s before failing on a later point); now refused at once, exit 2.
   CliResult r = run_cli(

@@ -59,6 +59,7 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
     if (!o.general_device.empty())
       ec.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
     check_eval_work(matrix, ec.workload, ec.nand.geometry.page_size.raw());
+    check_eval_placement(ec, matrix);  // an SSD too small for any point: refused before the first point runs
     return ec;
   });
   auto t0 = std::chrono::steady_clock::now();
@@ -66,10 +67,10 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
   const auto points = world.map(
       eval_job_count(matrix), [&](size_t i) { return point_json(run_eval_job(c, matrix, i)).dump(); }, o.threads,
       [&](size_t done, size_t n, size_t i) {
-        const Point& p = matrix.points[i / matrix.systems.size()];
-        if (!o.quiet)
-          print_progress(done, n,
-                         fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(matrix.systems[i % matrix.systems.size()])));
+        if (!o.quiet) {
+          const EvalJob job = eval_job(matrix, i);
+          print_progress(done, n, run_label(job.point, job.system));
+        }
       });
   if (!world.root()) return;  // rank 0 writes the results
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
