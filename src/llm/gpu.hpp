@@ -27,7 +27,8 @@
 //  - decode attention (split-KV, FlashDecoding): a CTA per (request, KV head, split of the context), splits chosen
 //    so that the CTAs fill the SMs; a CTA takes gemm_tile_latency + its math (the query heads sharing a KV head
 //    fill min(1, g / decode_mma_rows) of a 16-row tensor-core MMA at decode_attention_efficiency, exponentials
-//    included); the KV bytes stream in the memory model.
+//    included); the KV bytes stream in the memory model. Multi-head attention over an FP8 KV cache takes at least
+//    its KV bytes / fp8_kv_attention_rate (the kernel's own rate, where set).
 // curve: F / (peak u(M)), u(M) = util_max M / (M + util_half_rows) (the model before the tile model).
 //
 // The bytes a kernel reads and writes are timed by the memory system (memory.hpp, timing.hpp), which overlaps
@@ -100,8 +101,10 @@ class GpuCompute {
                              bool causal = true) const;
   /// Decode attention over `contexts` (tokens of KV per request) with `kv_heads` KV heads on this GPU, `group`
   /// query heads sharing each, `flops_per_token` per (token, query head). `total_flops`, `rows`: the curve's.
+  /// `fp8_kv_bytes`: the FP8 KV cache it reads (0 for a 16-bit cache); multi-head attention (group 1) reads it at no
+  /// more than fp8_kv_attention_rate.
   Time decode_attention(const std::vector<int64_t>& contexts, int64_t kv_heads, double group, double flops_per_token, double total_flops,
-                        double rows) const;
+                        double rows, double fp8_kv_bytes = 0) const;
   /// The CTAs decode_attention runs over `contexts`: each request's KV split so that the CTAs fill the SMs.
   int64_t decode_attention_ctas(const std::vector<int64_t>& contexts, int64_t kv_heads) const;
 

@@ -83,6 +83,7 @@ struct ComputeParams {
   double attention_efficiency = 0, attention_fixed_blocks = 0;
   double softmax_rate = 0;  // exponentials per second (special-function units); 0: folded into attention_efficiency
   double decode_attention_efficiency = 0;
+  Bandwidth fp8_kv_attention_rate{};  // 0: no limit of the kernel's own (its KV reads are the memory system's)
   int64_t attention_block = 0, decode_mma_rows = 0;
 
   template <class V>
@@ -247,6 +248,18 @@ struct ComputeParams {
                                               "https://github.com/deepseek-ai/FlashMLA, README)",
                                     .min = 0.01,
                                     .max = 1});
+    v(fp8_kv_attention_rate,
+      {.name = "fp8_kv_attention_rate",
+       .def = "0",
+       .desc = "decode attention of a multi-head model (one query head per KV head) over an FP8 KV cache reads it at no "
+               "more than this rate, wherever the KV is: a limit of the kernel's own, which a faster HBM does not raise; "
+               "0: no such limit (the KV reads are timed by the memory system alone)",
+       .source = "derived: the H100's achievable HBM rate (per kind in configs/gpus/); that the kernel keeps it on an H200 is "
+                 "measured: TensorRT-LLM 1.2.0rc5's generation attention, multi-head over an FP8 cache, is 0.87-1.16x as fast "
+                 "on an H200 SXM as on an H100 SXM at 128-16k KV tokens, where over a 16-bit cache beyond 2k tokens it is "
+                 "1.16-1.42x (HBM-bound) (ai-dynamo/aiconfigurator; docs/llm.md, mechanism 7)",
+       .min = 0,
+       .max = 1e15});
     v(softmax_rate, {.name = "softmax_rate",
                      .def = "3.9e12",
                      .desc = "exponentials per second of the GPU's special-function units: prefill attention's softmax "

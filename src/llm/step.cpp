@@ -227,9 +227,12 @@ class Builder {
     Op& o = op(std::move(name), layer, 0);
     o.comm = c;
   }
-  void finish(const Deployment& d) {
+  // `ctx_sum`: the tokens of KV the step's requests hold (the sum of g.contexts).
+  void finish(const Deployment& d, double ctx_sum) {
     if (cursor_ != w_.tensors.size())
       throw ModelError(fmt::format("model {}: step graph left tensor {} unread", m_.name, w_.tensors[cursor_].name));
+    // The FP8 KV cache one attention op reads on this GPU (every layer's is the same size); 0 for a 16-bit cache.
+    const double fp8_kv = m_.kv_value_bytes == 1 ? ctx_sum * double(g_.kv_token_layer_bytes) : 0.0;
     for (Op& o : g_.ops) {
       if (o.gemm.k > 0) {
         double bytes = 0;
@@ -241,7 +244,7 @@ class Builder {
       } else if (o.kv) {
         const double group = m_.attention == AttentionKind::Mla ? double(d.q_heads) : double(m_.heads / m_.kv_heads);
         const int64_t kv_heads = m_.attention == AttentionKind::Mla ? 1 : d.kv_heads;
-        o.compute = gpu_.decode_attention(g_.contexts, kv_heads, group, o.attn_flops_per_token, o.flops, o.rows);
+        o.compute = gpu_.decode_attention(g_.contexts, kv_heads, group, o.attn_flops_per_token, o.flops, o.rows, fp8_kv);
       } else {
         o.compute = gpu_.time(o.flops, o.rows, o.fp8);
       }
@@ -425,7 +428,7 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
     b.op("sample", -1, 1).act_bytes = Bytes(int64_t(rows * vocab_local * 4));
     if (d.vocab_shards > 1) b.comm("sample.all_gather", -1, net.all_gather(Bytes(int64_t(rows * 8)), d.tensor_parallel ? d.tp : d.gpus));
   });
-  b.finish(d);
+  b.finish(d, ctx_sum);
   return g;
 }
 

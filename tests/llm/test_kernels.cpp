@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "../support/paper_figures.hpp"
 #include "core/error.hpp"
@@ -310,6 +311,35 @@ TEST(LlmKernels, H200SxmStreamsWeightsAtTheH100sMeasuredRates) {
   }
   // What HBM does set still scales with it: the KV and activation streams keep the H100's fraction of the peak.
   EXPECT_DOUBLE_EQ(h200.llm.compute.hbm_efficiency, h100.llm.compute.hbm_efficiency);
+}
+
+TEST(LlmKernels, MultiHeadFp8KvDecodeAttentionRunsAtTheKernelsOwnRateOnBothGh100Kinds) {
+  // TensorRT-LLM's multi-head generation attention over an FP8 KV cache times the same on an H100 and an H200
+  // (aiconfigurator): the kernel's rate, not the HBM's, bounds it; both kinds carry the H100's 2.814 TB/s.
+  const KindParams h100 = preset_kind("h100"), h200 = preset_kind("h200-sxm");
+  EXPECT_EQ(h200.llm.compute.fp8_kv_attention_rate, h100.llm.compute.fp8_kv_attention_rate);
+  EXPECT_NEAR(h200.llm.compute.fp8_kv_attention_rate.raw(), 0.84 * 3.35e12, 0.001e12);
+  const double rate = h200.llm.compute.fp8_kv_attention_rate.raw();
+  // Llama-2-7B's layer at batch 896 and 192 KV tokens: 32 KV heads of 128, K and V in FP8 (1.41 GB).
+  const std::vector<int64_t> ctx(896, 192);
+  const double kv = 896.0 * 192 * 2 * 32 * 128;
+  for (KernelModel model : {KernelModel::Tiles, KernelModel::Curve}) {
+    KindParams k = h200;
+    k.llm.compute.kernels = model;
+    const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute);
+    EXPECT_NEAR(to_s(gpu.decode_attention(ctx, 32, 1, 512, 896.0 * 192 * 32 * 512, 1, kv)), kv / rate, 1e-12) << int(model);
+  }
+  // Grouped-query attention (8 query heads per KV head) shows no FP8-specific limit in the same measurements: no floor.
+  const GpuCompute gpu(h200.system.gpu.bf16_flops, h200.llm.compute);
+  const std::vector<int64_t> gctx(64, 2048);
+  const double gkv = 64.0 * 2048 * 2 * 8 * 128;
+  EXPECT_EQ(gpu.decode_attention(gctx, 8, 8, 512, 0, 8, gkv), gpu.decode_attention(gctx, 8, 8, 512, 0, 8));
+  EXPECT_LT(to_s(gpu.decode_attention(gctx, 8, 8, 512, 0, 8)), gkv / rate);  // where a floor would have bound
+  // A kind without the limit (the paper's h200: KV reads at the HBM's rate) leaves the math as it was.
+  const KindParams paper = preset_kind("h200");
+  EXPECT_EQ(paper.llm.compute.fp8_kv_attention_rate.raw(), 0);
+  const GpuCompute p(paper.system.gpu.bf16_flops, paper.llm.compute);
+  EXPECT_EQ(p.decode_attention(ctx, 32, 1, 512, 0, 1, kv), p.decode_attention(ctx, 32, 1, 512, 0, 1));
 }
 
 TEST(LlmKernels, GemmAloneIsTheStepModelsKernelWithItsBound) {

@@ -94,11 +94,12 @@ DecodeTiming time_decode(const GpuCompute& gpu, const KindParams& k, const Decod
   const double group = double(s.heads / s.kv_heads);
   const std::vector<int64_t> contexts(size_t(s.requests), s.tokens);
   t.flops = 4.0 * double(s.tokens) * double(s.heads) * double(s.head_dim) * double(s.requests);
-  t.math_s = to_s(gpu.decode_attention(contexts, s.kv_heads, group, 4.0 * double(s.head_dim), t.flops, group));
   // The KV cache (K and V of every token and KV head) and, as the step counts them, the query read and the output
   // written in 16-bit (llm/step.cpp: the attention op's activation bytes).
-  t.bytes = double(s.requests) * double(s.tokens) * 2.0 * double(s.kv_heads) * double(s.head_dim) * double(kv_value_bytes) +
-            double(s.requests) * double(s.heads) * double(s.head_dim) * 4.0;
+  const double kv = double(s.requests) * double(s.tokens) * 2.0 * double(s.kv_heads) * double(s.head_dim) * double(kv_value_bytes);
+  t.math_s =
+      to_s(gpu.decode_attention(contexts, s.kv_heads, group, 4.0 * double(s.head_dim), t.flops, group, kv_value_bytes == 1 ? kv : 0.0));
+  t.bytes = kv + double(s.requests) * double(s.heads) * double(s.head_dim) * 4.0;
   const double hbm = k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks) * k.llm.compute.hbm_efficiency;
   if (!(hbm > 0))
     throw ConfigError(fmt::format("GPU kind '{}' has no HBM (hbm.stacks = {}): a decode attention kernel alone is timed with its KV in HBM",
