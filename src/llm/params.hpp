@@ -84,6 +84,7 @@ struct ComputeParams {
   double softmax_rate = 0;  // exponentials per second (special-function units); 0: folded into attention_efficiency
   double decode_attention_efficiency = 0;
   Bandwidth fp8_kv_attention_rate{};  // 0: no limit of the kernel's own (its KV reads are the memory system's)
+  bool qkv_preprocessing = false;     // the attention's input pass (rotary embedding) is a kernel of its own
   int64_t attention_block = 0, decode_mma_rows = 0;
 
   template <class V>
@@ -248,6 +249,19 @@ struct ComputeParams {
                                               "https://github.com/deepseek-ai/FlashMLA, README)",
                                     .min = 0.01,
                                     .max = 1});
+    v(qkv_preprocessing,
+      {.name = "qkv_preprocessing",
+       .def = "false",
+       .desc = "a grouped- or multi-head attention layer runs its input pass as a kernel of its own before the attention "
+               "kernel: the rotary embedding reads the Q, K and V projection's output and writes Q and K back (16-bit), "
+               "a memory-bound pass of every prefill and decode token (norms_activations); false: not timed (the "
+               "paper's simulator, LLMCompass, times the attention kernel alone)",
+       .source = "serving engines: TensorRT-LLM's attention runs invokeQKVPreprocessing (rotary embedding and the KV "
+                 "cache write) before its FMHA or decode kernel, vLLM its rotary_embedding and reshape_and_cache kernels "
+                 "before FlashAttention; measured: TensorRT-LLM 1.2.0rc5's context attention on an H100 SXM takes 325-367 "
+                 "us more than FlashAttention's tiles for 16,384 prompt tokens of 32 heads of 128 at 128-2,048 tokens a "
+                 "prompt, a pass of ~50 kB a token at the HBM's achievable rate (ai-dynamo/aiconfigurator; docs/llm.md, "
+                 "mechanism 8)"});
     v(fp8_kv_attention_rate,
       {.name = "fp8_kv_attention_rate",
        .def = "0",
