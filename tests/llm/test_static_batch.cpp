@@ -168,10 +168,10 @@ TEST(LlmStaticBatch, TensorRtLlmV090RowsArePinned) {
 // Each model value pinned within 2%; the gaps are the model's (docs/llm.md, "What is left").
 TEST(LlmStaticBatch, A100AndNemoRowsArePinned) {
   const Row rows[] = {
-      {"a100", "gpt-j-6b", 1, 1, 128, 1, 12, 9.850},      {"a100", "gpt-j-6b", 1, 1, 2048, 1, 129, 100.2},
-      {"a100", "llama2-7b", 1, 1, 128, 1, 16, 10.57},     {"a100", "llama2-7b", 1, 1, 2048, 1, 133, 118.4},
-      {"a100", "llama2-70b", 1, 4, 128, 1, 47, 39.13},    {"a100", "llama2-70b", 1, 4, 2048, 1, 377, 337.1},
-      {"a100", "llama2-7b", 1, 1, 128, 20, 234.0, 167.4}, {"h100", "llama2-7b", 1, 1, 128, 20, 153.8, 114.6},
+      {"a100", "gpt-j-6b", 1, 1, 128, 1, 12, 9.974},      {"a100", "gpt-j-6b", 1, 1, 2048, 1, 129, 100.2},
+      {"a100", "llama2-7b", 1, 1, 128, 1, 16, 10.70},     {"a100", "llama2-7b", 1, 1, 2048, 1, 133, 118.4},
+      {"a100", "llama2-70b", 1, 4, 128, 1, 47, 39.14},    {"a100", "llama2-70b", 1, 4, 2048, 1, 377, 337.1},
+      {"a100", "llama2-7b", 1, 1, 128, 20, 234.0, 179.6}, {"h100", "llama2-7b", 1, 1, 128, 20, 153.8, 114.6},
   };
   double worst = 0;
   for (const Row& r : rows) {
@@ -185,7 +185,7 @@ TEST(LlmStaticBatch, A100AndNemoRowsArePinned) {
     EXPECT_LT(v, r.measured) << "the model is optimistic on every one of these rows (docs/llm.md)";
     worst = std::max(worst, std::fabs(v / r.measured - 1));
   }
-  EXPECT_NEAR(worst, 0.339, 0.03);  // A100 Llama-2-7B at 128 tokens: the per-call fixed cost the model lacks
+  EXPECT_NEAR(worst, 0.331, 0.03);  // A100 Llama-2-7B at 128 tokens: the per-call fixed cost the model lacks
 }
 
 TEST(LlmStaticBatch, TheBatchsFirstTokenMatchesNvidiasPublishedTimes) {
