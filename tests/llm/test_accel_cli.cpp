@@ -442,6 +442,19 @@ TEST_F(AccelCli, AttentionTimesPrefillKernelsAloneAndRefusesBadShapes) {
   EXPECT_EQ(c["mask"], "causal");
   EXPECT_LT(c["prefill"][0]["time_us"].get<double>(), j["prefill"][0]["time_us"].get<double>());
   EXPECT_LT(c["prefill"][0]["tflops"].get<double>(), j["prefill"][0]["tflops"].get<double>());
+  // The whole call on a kind with the input pass (mechanism 8): 16,384 tokens x 16 heads of 128, Q, K, V read and Q, K
+  // written in 16-bit (671 MB at 0.84 x 3.35 TB/s), plus three launch gaps; the paper's h200 has no pass (two gaps).
+  EXPECT_TRUE(has(r.out, "call us")) << r.out;
+  const auto& p = c["prefill"][0];
+  EXPECT_NEAR(p["input_pass_us"].get<double>(), 16384.0 * 128 * 16 * 10 / (0.84 * 3.35e12) * 1e6, 0.01);
+  EXPECT_NEAR(p["call_us"].get<double>(), p["time_us"].get<double>() + p["input_pass_us"].get<double>() + 3 * 1.3, 1e-6);
+  r = run("accel attention --system h200 --prefill 1x16x16384x128 --json " + quote(path("p.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_FALSE(has(r.out, "call us")) << r.out;
+  const auto pj = read("p.json");
+  const auto& q = pj["prefill"][0];
+  EXPECT_EQ(q["input_pass_us"].get<double>(), 0);
+  EXPECT_NEAR(q["call_us"].get<double>(), q["time_us"].get<double>() + 2 * 2.0, 1e-6);
   for (const char* bad : {"--prefill 1x16x2048", "--prefill 0x16x2048x128", "--prefill 1x16x99999999x128", "--prefill 1x16x2048x8192",
                           "--prefill 1ax16x2048x128", "--prefill x16x2048x128"}) {
     r = run(std::string("accel attention --system h100 ") + bad);

@@ -1,6 +1,7 @@
 // `bitline accel attention`: attention kernels alone on one GPU kind, as the step model times them.
 // --prefill: FlashAttention (llm::GpuCompute::prefill_attention): a CTA per (request, query head, block of query rows),
-// its loop over the KV blocks it sees, the softmax's exponentials, the balance over the SMs. --decode: split-KV decode
+// its loop over the KV blocks it sees, the softmax's exponentials, the balance over the SMs; on a kind that sets
+// llm.compute.qkv_preprocessing, the input pass before it and the whole call (kernel, pass, launch gaps). --decode: split-KV decode
 // attention (FlashDecoding; llm::GpuCompute::decode_attention): the math of the CTAs against the KV cache and the query
 // and output read at the achievable HBM bandwidth, the longer of the two. For checking the kernel model against
 // published kernel figures (docs/llm.md, "Attention kernels against FlashAttention-3's figures").
@@ -143,11 +144,22 @@ void run_attention(const KindOptions& ko, const AttentionOpts& o) {
                                       s.tokens, s.head_dim, k.kind));
     secs.push_back(t);
   }
+  // The attention's input pass where the kind times one (llm.compute.qkv_preprocessing; llm/step.cpp): a multi-head
+  // layer's Q, K and V read and Q and K written, 16-bit, at the achievable HBM rate (none on an HBM-less GPU).
+  const bool pass = k.llm.compute.qkv_preprocessing;
+  const double hbm_rate = k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks) * k.llm.compute.hbm_efficiency;
+  const double gap_us = to_us(k.llm.compute.kernel_overhead);
   Json rows = Json::array();
   if (!shapes.empty()) {
     fmt::print("Prefill attention alone on {} (FlashAttention, {} mask, 16-bit math; kernel durations, without the {:g} us launch gap)\n",
-               k.kind, o.mask, to_us(k.llm.compute.kernel_overhead));
-    fmt::print("{:>8} {:>6} {:>8} {:>5} {:>9} {:>12} {:>9}\n", "requests", "heads", "tokens", "d", "CTAs", "time us", "TFLOP/s");
+               k.kind, o.mask, gap_us);
+    if (pass)
+      fmt::print(
+          "  pass: the input pass before it (llm.compute.qkv_preprocessing: Q, K, V read and Q, K written, 16-bit, H KV heads);\n"
+          "  call: the attention kernel, the pass and their 3 launch gaps\n");
+    fmt::print("{:>8} {:>6} {:>8} {:>5} {:>9} {:>12} {:>9}", "requests", "heads", "tokens", "d", "CTAs", "time us", "TFLOP/s");
+    if (pass) fmt::print(" {:>10} {:>10}", "pass us", "call us");
+    fmt::print("\n");
   }
   for (size_t i = 0; i < shapes.size(); ++i) {
     const AttentionShape& s = shapes[i];
@@ -157,8 +169,12 @@ void run_attention(const KindOptions& ko, const AttentionOpts& o) {
     const int64_t block = std::max<int64_t>(k.llm.compute.attention_block, 1);
     const int64_t ctas = s.requests * s.heads * ((s.tokens + block - 1) / block);
     const double tflops = flops / secs[i] / 1e12;
-    fmt::print("{:>8} {:>6} {:>8} {:>5} {:>9} {:>12.2f} {:>9.1f}\n", s.requests, s.heads, s.tokens, s.head_dim, ctas, secs[i] * 1e6,
-               tflops);
+    const double pass_bytes = pass ? double(s.requests) * double(s.tokens) * double(s.head_dim) * double(s.heads) * 5.0 * 2.0 : 0.0;
+    const double pass_us = pass && hbm_rate > 0 ? pass_bytes / hbm_rate * 1e6 : 0.0;
+    const double call_us = secs[i] * 1e6 + pass_us + (pass ? 3.0 : 2.0) * gap_us;
+    fmt::print("{:>8} {:>6} {:>8} {:>5} {:>9} {:>12.2f} {:>9.1f}", s.requests, s.heads, s.tokens, s.head_dim, ctas, secs[i] * 1e6, tflops);
+    if (pass) fmt::print(" {:>10.2f} {:>10.2f}", pass_us, call_us);
+    fmt::print("\n");
     rows.push_back({{"requests", s.requests},
                     {"heads", s.heads},
                     {"tokens", s.tokens},
@@ -167,7 +183,9 @@ void run_attention(const KindOptions& ko, const AttentionOpts& o) {
                     {"ctas", ctas},
                     {"time_us", secs[i] * 1e6},
                     {"flops", flops},
-                    {"tflops", tflops}});
+                    {"tflops", tflops},
+                    {"input_pass_us", pass_us},
+                    {"call_us", call_us}});
   }
   Json drows = Json::array();
   if (!decodes.empty()) {
