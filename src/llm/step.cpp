@@ -333,12 +333,11 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
       if (!mla) {
         const double hd = double(m.head_dim), kvh = double(d.kv_heads);
         // The GEMM and the RoPE/KV-append kernel: the latter's launch alone, or (llm.compute.qkv_preprocessing) its own
-        // op below, a pass that reads Q, K and V and writes Q and K back, 16-bit (the KV cache write stays the
-        // attention op's: kv_writes).
+        // memory-bound op below (qkv_preprocessing_bytes).
         const bool pass = gpu.params().qkv_preprocessing;
         b.gemm(p + "qkv", l, pass ? 1 : 2, b.take({Role::QProj, Role::KProj, Role::VProj}), M, H, (qh + 2 * kvh) * hd, fp8);
         if (m.qk_norm) b.op(p + "qk_norm", l, 1, b.take({Role::QNorm, Role::KNorm}));
-        if (pass) b.op(p + "qkv_preprocessing", l, 1).act_bytes = Bytes(int64_t(M * hd * ((qh + 2 * kvh) + (qh + kvh)) * 2));
+        if (pass) b.op(p + "qkv_preprocessing", l, 1).act_bytes = Bytes(int64_t(qkv_preprocessing_bytes(M, qh, kvh, hd)));
         Op& a = b.op(p + "attention", l, 2);
         a.kv = true;
         a.flops = 4.0 * ctx_sum * qh * hd;

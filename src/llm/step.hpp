@@ -123,6 +123,12 @@ double expected_distinct_experts(int64_t experts, int64_t top_k, double tokens);
 /// Routing statistics for the timed GPU (skew 0: uniform; > 0: Zipf popularity).
 Routing routing_stats(const ModelConfig& m, const Deployment& d, double tokens_total, double skew);
 
+/// Bytes of the attention's input pass (llm.compute.qkv_preprocessing) over `tokens` tokens: the rotary embedding reads
+/// Q, K and V and writes Q and K back, 16-bit (the KV cache write is the attention op's).
+inline double qkv_preprocessing_bytes(double tokens, double q_heads, double kv_heads, double head_dim) {
+  return tokens * head_dim * ((q_heads + 2 * kv_heads) + (q_heads + kv_heads)) * 2;
+}
+
 /// The operator graph of one decode step on GPU 0. `contexts`: KV tokens of each request of its attention rank.
 /// `requests_total`: the requests of the whole step over all attention ranks (0: every rank holds as many as GPU 0's,
 /// contexts x ranks; a static batch that does not fill every rank gives fewer, at least GPU 0's own). It sets the

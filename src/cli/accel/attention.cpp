@@ -17,6 +17,7 @@
 #include "core/registry.hpp"
 #include "llm/gpu.hpp"
 #include "llm/model.hpp"
+#include "llm/step.hpp"
 
 namespace bitline::cli::accel {
 
@@ -90,6 +91,11 @@ struct DecodeTiming {
   double time_s() const { return std::max(math_s, transfer_s); }
 };
 
+/// The kind's achievable HBM rate (B/s) for a kernel's reads and writes; 0 on an HBM-less GPU.
+double hbm_rate(const KindParams& k) {
+  return k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks) * k.llm.compute.hbm_efficiency;
+}
+
 DecodeTiming time_decode(const GpuCompute& gpu, const KindParams& k, const DecodeShape& s, int64_t kv_value_bytes) {
   DecodeTiming t;
   const double group = double(s.heads / s.kv_heads);
@@ -101,7 +107,7 @@ DecodeTiming time_decode(const GpuCompute& gpu, const KindParams& k, const Decod
   t.math_s =
       to_s(gpu.decode_attention(contexts, s.kv_heads, group, 4.0 * double(s.head_dim), t.flops, group, kv_value_bytes == 1 ? kv : 0.0));
   t.bytes = kv + double(s.requests) * double(s.heads) * double(s.head_dim) * 4.0;
-  const double hbm = k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks) * k.llm.compute.hbm_efficiency;
+  const double hbm = hbm_rate(k);
   if (!(hbm > 0))
     throw ConfigError(fmt::format("GPU kind '{}' has no HBM (hbm.stacks = {}): a decode attention kernel alone is timed with its KV in HBM",
                                   k.kind, k.system.hbm.stacks));
@@ -147,7 +153,7 @@ void run_attention(const KindOptions& ko, const AttentionOpts& o) {
   // The attention's input pass where the kind times one (llm.compute.qkv_preprocessing; llm/step.cpp): a multi-head
   // layer's Q, K and V read and Q and K written, 16-bit, at the achievable HBM rate (none on an HBM-less GPU).
   const bool pass = k.llm.compute.qkv_preprocessing;
-  const double hbm_rate = k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks) * k.llm.compute.hbm_efficiency;
+  const double hbm = hbm_rate(k);
   const double gap_us = to_us(k.llm.compute.kernel_overhead);
   Json rows = Json::array();
   if (!shapes.empty()) {
@@ -169,8 +175,9 @@ void run_attention(const KindOptions& ko, const AttentionOpts& o) {
     const int64_t block = std::max<int64_t>(k.llm.compute.attention_block, 1);
     const int64_t ctas = s.requests * s.heads * ((s.tokens + block - 1) / block);
     const double tflops = flops / secs[i] / 1e12;
-    const double pass_bytes = pass ? double(s.requests) * double(s.tokens) * double(s.head_dim) * double(s.heads) * 5.0 * 2.0 : 0.0;
-    const double pass_us = pass && hbm_rate > 0 ? pass_bytes / hbm_rate * 1e6 : 0.0;
+    const double pass_bytes =
+        qkv_preprocessing_bytes(double(s.requests) * double(s.tokens), double(s.heads), double(s.heads), double(s.head_dim));
+    const double pass_us = pass && hbm > 0 ? pass_bytes / hbm * 1e6 : 0.0;
     const double call_us = secs[i] * 1e6 + pass_us + (pass ? 3.0 : 2.0) * gap_us;
     fmt::print("{:>8} {:>6} {:>8} {:>5} {:>9} {:>12.2f} {:>9.1f}", s.requests, s.heads, s.tokens, s.head_dim, ctas, secs[i] * 1e6, tflops);
     if (pass) fmt::print(" {:>10.2f} {:>10.2f}", pass_us, call_us);
