@@ -34,7 +34,7 @@ const Registry<CollectiveModel>& collective_models();
 enum class NodeAllReduce { Ring, Nvls };
 const Registry<NodeAllReduce>& node_all_reduces();
 /// serving.engine (table in llm/serving.cpp, engine_overheads).
-enum class EngineKind { Auto, None, TensorRtLlmSession };
+enum class EngineKind { Auto, None, TensorRtLlmSession, Custom };
 const Registry<EngineKind>& engine_kinds();
 /// llm.deployment_search (table in llm/deployment.cpp, DeploymentSearch).
 enum class DeploymentPolicy { PreferredOrFastest, Preferred, Fixed, Best };
@@ -584,6 +584,8 @@ struct PrefillParams {
 /// serving.engine_overhead: what the serving engine adds to the GPU's kernels (llm/serving.cpp).
 struct EngineParams {
   Choice<EngineKind, engine_kinds> kind;
+  Time launch{};     // kind custom: host time per kernel launch
+  Time iteration{};  // kind custom: host time per iteration
 
   template <class V>
   void visit(V& v) {
@@ -591,8 +593,26 @@ struct EngineParams {
              .def = "auto",
              .desc = "the serving engine whose host-side costs are added: per kernel launched without CUDA graphs, per "
                      "iteration (forward pass), per request; auto = the TensorRT-LLM session runtime for accel run "
-                     "--static-batch (its gptSessionBenchmark), none elsewhere (the decode evaluation times kernels)",
+                     "--static-batch (its gptSessionBenchmark), none elsewhere (the decode evaluation times kernels); "
+                     "custom = the costs launch and iteration below",
              .source = "engine_kinds() in llm/serving.cpp lists each engine's values with their sources"});
+    v(launch, {.name = "launch",
+               .def = "0us",
+               .desc = "kind custom only: host time per kernel launched (0: CUDA graphs, the GPU never waits on the "
+                       "host); a pass of k kernels on t of GPU time takes max(t, k x launch). The other kinds have "
+                       "their own values and refuse a non-zero one here",
+               .source = "assumption: the user's measurement of their engine (e.g. 4-6 us per eager launch, the "
+                         "tensorrt_llm_session kind's source)",
+               .min = 0,
+               .max = 1e-3});
+    v(iteration, {.name = "iteration",
+                  .def = "0us",
+                  .desc = "kind custom only: host time added to every iteration (forward pass): scheduling, sampling, "
+                          "the synchronisation that reads the sampled tokens. The other kinds have their own values and "
+                          "refuse a non-zero one here",
+                  .source = "assumption: the user's measurement of their engine",
+                  .min = 0,
+                  .max = 1});
   }
 };
 

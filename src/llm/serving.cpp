@@ -34,7 +34,11 @@ const Registry<EngineKind>& engine_kinds() {
         "step on an H100 SXM5 takes 8.4 ms launched eagerly, 5.1 ms as a CUDA graph, https://cloudai.pt/tag/cuda-graphs/), "
         "20 us per iteration (assumption: one stream synchronisation and the copy of the sampled tokens per step), no "
         "per-request cost (its requests are token ids)",
-        EngineKind::TensorRtLlmSession}});
+        EngineKind::TensorRtLlmSession},
+       {"custom",
+        "the host costs serving.engine.launch (per kernel launch) and serving.engine.iteration (per forward pass) "
+        "give, e.g. an engine the user measured, or a sweep of what CUDA graphs would buy; no per-request cost",
+        EngineKind::Custom}});
   return r;
 }
 
@@ -46,8 +50,23 @@ EngineOverheads engine_overheads(EngineKind k, bool static_batch) {
       return {};
     case EngineKind::TensorRtLlmSession:
       return {us(4), us(20), Time{}};
+    case EngineKind::Custom:
+      throw std::logic_error("serving engine custom: its costs are parameters (engine_overheads(EngineParams))");
   }
   throw std::logic_error("unhandled serving engine");
+}
+
+EngineOverheads engine_overheads(const EngineParams& e, bool static_batch) {
+  if (*e.kind == EngineKind::Custom) return {e.launch, e.iteration, Time{}};
+  // A cost given for another kind would be silently ignored: refused instead.
+  for (const auto& [key, t] : {std::pair{"launch", e.launch}, std::pair{"iteration", e.iteration}})
+    if (t.raw() != 0)
+      throw ConfigError(
+          fmt::format("serving.engine.{} = {:g} us is read only by serving.engine.kind = custom (the kind is "
+                      "'{}', whose costs are its own: bitline describe --impls); set the kind to custom, "
+                      "or leave {} at 0",
+                      key, to_us(t), e.kind.name(), key));
+  return engine_overheads(*e.kind, static_batch);
 }
 
 Time EngineOverheads::added(Time gpu, int64_t kernels) const {
@@ -462,7 +481,7 @@ void Server::add_endurance(StepReport& s, const KvWrites& w) const {
 }
 
 StepReport Server::step(int64_t r, const ContextSpec& c) const {
-  return step_at(steady_contexts(r, c.input, c.output), c, true, engine_overheads(*k_.serving.engine.kind, false));
+  return step_at(steady_contexts(r, c.input, c.output), c, true, engine_overheads(k_.serving.engine, false));
 }
 
 StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine,

@@ -151,8 +151,11 @@ struct EngineOverheads {
   /// (kernels x launch beyond the GPU time) plus the iteration overhead.
   Time added(Time gpu, int64_t kernels) const;
 };
-/// The engine `k` stands for (EngineKind::Auto: `static_batch` ? the TensorRT-LLM session runtime : none).
+/// The engine `k` stands for (EngineKind::Auto: `static_batch` ? the TensorRT-LLM session runtime : none); not Custom.
 EngineOverheads engine_overheads(EngineKind k, bool static_batch);
+/// The engine the config section serving.engine gives: its kind's costs, or for kind custom its parameters. A cost
+/// parameter set for another kind is refused (ConfigError) rather than ignored.
+EngineOverheads engine_overheads(const EngineParams& e, bool static_batch);
 
 /// One GEMM kernel alone, timed as a step times it (`bitline accel gemm`): M x K activations (16-bit) times a K x N
 /// weight matrix held in the GPU's HBM in the number format `p`, M x N outputs (16-bit). time = max(math, transfers):

@@ -14,13 +14,14 @@ IterationModel::IterationModel(const llm::Server& s, const ServeParams& p, int64
       p_(p),
       mean_output_(std::max<int64_t>(mean_output, 1)),
       ranks_(std::max<int64_t>(s.deployment().ranks, 1)),
-      engine_(llm::engine_overheads(*s.params().serving.engine.kind, false)),
+      engine_(llm::engine_overheads(s.params().serving.engine, false)),
       pm_(llm::prefill_memory(s.system())) {
   const llm::ModelConfig& m = s.model();
   const llm::Deployment& d = s.deployment();
   const llm::StepGraph g =
       llm::build_step(m, d, s.weights(), s.gpu(), s.network(), std::vector<int64_t>(1, 1), s.params().serving.routing_skew);
   kv_token_layer_bytes_ = double(g.kv_token_layer_bytes);
+  for (const llm::Op& op : g.ops) pass_kernels_ += op.is_comm() ? 1 : op.kernels;
   for (const llm::Op& op : g.ops) {
     if (!op.kv) continue;
     AttnOp a;
@@ -159,7 +160,9 @@ Time IterationModel::pass(const std::vector<Chunk>& chunks, int64_t decodes, dou
   double t = 0;
   if (prompt > 0) {
     t += linear_ps((prompt + ranks_ - 1) / ranks_) + attn;
-    if (decodes <= 0) t += double(engine_.iteration.raw());
+    // A prefill-only pass: the engine's host side as a decode step's (llm::EngineOverheads::added); a mixed pass has
+    // it in its decode step.
+    if (decodes <= 0) t += double(engine_.added(Time(int64_t(std::llround(std::min(t, 4e18)))), pass_kernels_).raw());
   }
   if (decodes > 0) {
     const Decode d = decode(decodes, decode_context);

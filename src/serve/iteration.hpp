@@ -86,6 +86,7 @@ class IterationModel {
     int64_t kernels = 0;
   };
   std::vector<AttnOp> attn_ops_;
+  int64_t pass_kernels_ = 0;  // kernels (and collectives) one forward pass launches (as Server::step_at counts them)
   double kv_token_layer_bytes_ = 0;
   llm::PrefillMemory pm_;
 };

@@ -297,6 +297,39 @@ TEST(LlmKernels, EngineOverheadIsTheLaunchesTheGpuWaitsForPlusTheIteration) {
   EXPECT_EQ(session.added(us(100), 5), us(20));
 }
 
+TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThem) {
+  EngineParams e;
+  e.kind = EngineKind::Custom;
+  e.launch = us(7);
+  e.iteration = us(300);
+  const EngineOverheads c = engine_overheads(e, false);
+  EXPECT_EQ(c.launch, us(7));
+  EXPECT_EQ(c.iteration, us(300));
+  EXPECT_EQ(c.request, Time{});
+  // 100 launches of 7 us: the GPU's 500 us of work waits 200 us for the host, then the iteration's 300 us.
+  EXPECT_EQ(c.added(us(500), 100), us(200) + us(300));
+  // The same in a static batch (custom in both modes) and in the decode evaluation.
+  EXPECT_EQ(engine_overheads(e, true).launch, us(7));
+  // A cost set for a kind that has its own would be ignored: refused, naming the key, the value and the kind.
+  for (const EngineKind k : {EngineKind::Auto, EngineKind::None, EngineKind::TensorRtLlmSession}) {
+    EngineParams other = e;
+    other.kind = k;
+    other.iteration = Time{};
+    try {
+      (void)engine_overheads(other, true);
+      FAIL() << "a launch cost was taken by " << other.kind.name();
+    } catch (const ConfigError& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find("serving.engine.launch = 7 us"), std::string::npos) << what;
+      EXPECT_NE(what.find(std::string(other.kind.name())), std::string::npos) << what;
+    }
+  }
+  // With both costs at 0 every kind keeps its own (the defaults of a kind's file).
+  EngineParams session;
+  session.kind = EngineKind::TensorRtLlmSession;
+  EXPECT_EQ(engine_overheads(session, false).launch, us(4));
+}
+
 TEST(LlmKernels, H200SxmStreamsWeightsAtTheH100sMeasuredRates) {
   // The real H200 is the H100's die with 43% more HBM bandwidth: its weight-streaming GEMMs, held below the HBM's limit
   // by their bytes in flight per SM, stream at the H100's measured rates (2.61 TB/s 16-bit, 2.20 TB/s FP8), not at

@@ -43,6 +43,23 @@ TEST(LlmStaticBatch, IsItsPrefillAndEveryDecodeStep) {
   EXPECT_GE(b.last_step, b.first_step);
 }
 
+TEST(LlmStaticBatch, ACustomEnginesLaunchCostBoundsAShortPrefillOnTheHost) {
+  // Llama-2-7B's 128-token prefill is ~4 ms of GPU work in ~325 kernels: at 40 us a launch the host (13 ms) sets the
+  // time to first token; at 0 (CUDA graphs) the GPU does.
+  const ModelConfig m = shipped("llama2-7b");
+  KindParams k = fp8("h100");
+  k.serving.engine.kind = EngineKind::Custom;
+  const ContextSpec c{"", 128, 1};
+  const StaticBatchReport graphs = run_static_batch(Server(m, k, 1), 1, c);
+  EXPECT_EQ(graphs.prefill_engine, Time{});
+  k.serving.engine.launch = us(40);
+  const StaticBatchReport eager = run_static_batch(Server(m, k, 1), 1, c);
+  EXPECT_GT(eager.ttft, graphs.ttft * 2.5);
+  EXPECT_EQ(eager.ttft, graphs.prefill.time + eager.prefill_engine);
+  EXPECT_EQ(eager.prefill.time, graphs.prefill.time);             // the GPU's work is the same
+  EXPECT_EQ(eager.ttft, us(40) * double(eager.prefill.kernels));  // host-bound: its launches
+}
+
 TEST(LlmStaticBatch, LongRunsInterpolateBetweenTimedSteps) {
   const ModelConfig m = shipped("llama2-7b");
   const Server s(m, fp8("h100"), 1);

@@ -86,6 +86,29 @@ TEST(ServeLaws, AtALowRateEveryRequestIsTheSingleRequestModel) {
   }
 }
 
+TEST(ServeLaws, ACustomEnginesHostCostsAreInEveryPass) {
+  // Eager launches at 40 us: Llama-2-7B's ~325 kernels take ~13 ms of host time a pass, more than the GPU needs for a
+  // 128-token prefill or a decode step (~5-6 ms), so both passes are the host's launches plus the iteration's cost:
+  // the first token takes as long as a decode step.
+  Fixture f;
+  f.k.serving.engine.kind = llm::EngineKind::Custom;
+  f.k.serving.engine.launch = us(40);
+  f.k.serving.engine.iteration = us(500);
+  const llm::Server s(f.m, f.k, 1);
+  const int64_t in = 128, out = 16;
+  const SimResult r = simulate(s, params(), open_loop(3, in, out, 0.01, ArrivalKind::Constant));
+  const llm::ContextSpec c{"", in, out};
+  const llm::StepReport step = s.step_at({in + out / 2}, c, false, llm::engine_overheads(f.k.serving.engine, false));
+  EXPECT_GT(to_s(step.breakdown.engine), 0.005);  // host-bound: the GPU waits ms for the launches
+  for (const auto& q : r.requests) {
+    EXPECT_NEAR(q.tpot_s() / to_s(step.step), 1.0, 0.01) << q.id;
+    EXPECT_NEAR(q.ttft_s() / to_s(step.step), 1.0, 0.01) << q.id;
+  }
+  // The default engine (none) for the same requests: the GPU's time alone.
+  const SimResult none = simulate(f.s, params(), open_loop(3, in, out, 0.01, ArrivalKind::Constant));
+  EXPECT_LT(none.requests[0].ttft_s(), 0.6 * r.requests[0].ttft_s());
+}
+
 TEST(ServeLaws, LittlesLawHolds) {
   Fixture f;
   // A loaded engine: Poisson arrivals at a rate that keeps several requests in the system.
