@@ -420,6 +420,11 @@ TEST_F(AccelCli, StaticBatchBadInputIsRefusedWithTheNumbers) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "GPU kind 'a100'")) << r.out;
   EXPECT_TRUE(has(r.out, "llm.network.nvlink_sharp = false")) << r.out;
+  // A host cost for an engine that has its own (the session runtime, chosen by auto here) is refused, not ignored.
+  r = run("accel run --model llama2-7b --system h100x1 --context 128:8 --batch 8 --static-batch --set serving.engine.launch=20us");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(has(r.out, "serving.engine.launch = 20 us")) << r.out;
+  EXPECT_TRUE(has(r.out, "serving.engine.kind = custom")) << r.out;
 }
 
 TEST_F(AccelCli, AttentionTimesPrefillKernelsAloneAndRefusesBadShapes) {
