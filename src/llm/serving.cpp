@@ -673,6 +673,13 @@ KindParams load_kind_params(const ConfigTree& tree, const std::string& kind) {
                     at ? at->origin + ": " : "", format(ep.gpu_tdp), format(parts), format(ep.gpu_static), ep.tdp_hbm_stacks,
                     format(hbm_stack), format(ep.gpu_tdp - parts)));
   }
+  // A serving-engine cost set for a kind that has its own values is refused here, at load, naming where it was set.
+  try {
+    (void)engine_overheads(k.serving.engine, false);
+  } catch (const ConfigError& e) {
+    const ConfigNode* at = tree.at(k.serving.engine.launch.raw() != 0 ? "serving.engine.launch" : "serving.engine.iteration");
+    throw ConfigError(fmt::format("{}{}", at ? at->origin + ": " : "", e.what()));
+  }
   // The collectives' curves and choices are checked once here, naming the kind, not once per deployment tried.
   try {
     const Network check(k.llm.network);
