@@ -34,7 +34,7 @@ const Registry<CollectiveModel>& collective_models();
 enum class NodeAllReduce { Ring, Nvls };
 const Registry<NodeAllReduce>& node_all_reduces();
 /// serving.engine (table in llm/serving.cpp, engine_overheads).
-enum class EngineKind { Auto, None, TensorRtLlmSession, Custom };
+enum class EngineKind { Auto, None, TensorRtLlmSession, SarathiServe, Custom };
 const Registry<EngineKind>& engine_kinds();
 /// llm.deployment_search (table in llm/deployment.cpp, DeploymentSearch).
 enum class DeploymentPolicy { PreferredOrFastest, Preferred, Fixed, Best };
@@ -584,8 +584,9 @@ struct PrefillParams {
 /// serving.engine_overhead: what the serving engine adds to the GPU's kernels (llm/serving.cpp).
 struct EngineParams {
   Choice<EngineKind, engine_kinds> kind;
-  Time launch{};     // kind custom: host time per kernel launch
-  Time iteration{};  // kind custom: host time per iteration
+  Time launch{};        // kind custom: host time per kernel launch
+  Time iteration{};     // kind custom: host time per iteration
+  Time per_sequence{};  // kind custom: host time per iteration and sequence in it
 
   template <class V>
   void visit(V& v) {
@@ -594,7 +595,7 @@ struct EngineParams {
              .desc = "the serving engine whose host-side costs are added: per kernel launched without CUDA graphs, per "
                      "iteration (forward pass), per request; auto = the TensorRT-LLM session runtime for accel run "
                      "--static-batch (its gptSessionBenchmark), none elsewhere (the decode evaluation times kernels); "
-                     "custom = the costs launch and iteration below",
+                     "custom = the costs launch, iteration and per_sequence below",
              .source = "engine_kinds() in llm/serving.cpp lists each engine's values with their sources"});
     v(launch, {.name = "launch",
                .def = "0us",
@@ -613,6 +614,15 @@ struct EngineParams {
                   .source = "assumption: the user's measurement of their engine",
                   .min = 0,
                   .max = 1});
+    v(per_sequence, {.name = "per_sequence",
+                     .def = "0us",
+                     .desc = "kind custom only: host time added to an iteration for each sequence in it (preparing its "
+                             "inputs, processing and detokenising its output). The other kinds have their own values "
+                             "and refuse a non-zero one here",
+                     .source = "assumption: the user's measurement of their engine (e.g. the sarathi_serve kind's 105 "
+                               "us, Vidur's profile)",
+                     .min = 0,
+                     .max = 0.1});
   }
 };
 

@@ -144,12 +144,13 @@ struct PointResult {
 
 /// What the serving engine adds to the GPU's kernels (serving.engine; values and sources in engine_kinds()).
 struct EngineOverheads {
-  Time launch{};     // host time per kernel launched without CUDA graphs (0: CUDA graphs); the GPU waits when it is ahead
-  Time iteration{};  // per forward pass: scheduling, the host synchronisation that reads the sampled tokens
-  Time request{};    // per request: tokenisation and detokenisation
-  /// The host-side time a pass of `kernels` kernel launches adds to `gpu` time on the GPU: the launches it waits for
-  /// (kernels x launch beyond the GPU time) plus the iteration overhead.
-  Time added(Time gpu, int64_t kernels) const;
+  Time launch{};        // host time per kernel launched without CUDA graphs (0: CUDA graphs); the GPU waits when it is ahead
+  Time iteration{};     // per forward pass: scheduling, the host synchronisation that reads the sampled tokens
+  Time per_sequence{};  // per forward pass and sequence in it: the host's per-sequence work (inputs, outputs)
+  Time request{};       // per request: tokenisation and detokenisation
+  /// The host-side time a pass of `kernels` kernel launches over `sequences` sequences adds to `gpu` time on the GPU:
+  /// the launches it waits for (kernels x launch beyond the GPU time), the iteration overhead and its sequences'.
+  Time added(Time gpu, int64_t kernels, int64_t sequences) const;
 };
 /// The engine `k` stands for (EngineKind::Auto: `static_batch` ? the TensorRT-LLM session runtime : none); not Custom.
 EngineOverheads engine_overheads(EngineKind k, bool static_batch);

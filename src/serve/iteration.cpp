@@ -162,7 +162,10 @@ Time IterationModel::pass(const std::vector<Chunk>& chunks, int64_t decodes, dou
     t += linear_ps((prompt + ranks_ - 1) / ranks_) + attn;
     // A prefill-only pass: the engine's host side as a decode step's (llm::EngineOverheads::added); a mixed pass has
     // it in its decode step.
-    if (decodes <= 0) t += double(engine_.added(Time(int64_t(std::llround(std::min(t, 4e18)))), pass_kernels_).raw());
+    if (decodes <= 0)
+      t += double(engine_.added(Time(int64_t(std::llround(std::min(t, 4e18)))), pass_kernels_, int64_t(chunks.size())).raw());
+    else
+      t += double((engine_.per_sequence * double(chunks.size())).raw());  // the decode step has the rest
   }
   if (decodes > 0) {
     const Decode d = decode(decodes, decode_context);

@@ -289,12 +289,12 @@ TEST(LlmKernels, PrecisionSetsBytesAndTheGpuMustHaveIt) {
 
 TEST(LlmKernels, EngineOverheadIsTheLaunchesTheGpuWaitsForPlusTheIteration) {
   const EngineOverheads none = engine_overheads(EngineKind::Auto, false), session = engine_overheads(EngineKind::Auto, true);
-  EXPECT_EQ(none.added(us(10), 100), Time{});
+  EXPECT_EQ(none.added(us(10), 100, 8), Time{});
   EXPECT_EQ(session.launch, us(4));
   // 5 launches of 4 us take 20 us of host time: the GPU (10 us of work) waits 10 us; then the iteration's 20 us.
-  EXPECT_EQ(session.added(us(10), 5), us(10) + us(20));
+  EXPECT_EQ(session.added(us(10), 5, 8), us(10) + us(20));
   // A GPU busier than the host hides the launches.
-  EXPECT_EQ(session.added(us(100), 5), us(20));
+  EXPECT_EQ(session.added(us(100), 5, 8), us(20));
 }
 
 TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThem) {
@@ -307,7 +307,7 @@ TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThe
   EXPECT_EQ(c.iteration, us(300));
   EXPECT_EQ(c.request, Time{});
   // 100 launches of 7 us: the GPU's 500 us of work waits 200 us for the host, then the iteration's 300 us.
-  EXPECT_EQ(c.added(us(500), 100), us(200) + us(300));
+  EXPECT_EQ(c.added(us(500), 100, 0), us(200) + us(300));
   // The same in a static batch (custom in both modes) and in the decode evaluation.
   EXPECT_EQ(engine_overheads(e, true).launch, us(7));
   // A cost set for a kind that has its own would be ignored: refused, naming the key, the value and the kind.
@@ -324,10 +324,33 @@ TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThe
       EXPECT_NE(what.find(std::string(other.kind.name())), std::string::npos) << what;
     }
   }
-  // With both costs at 0 every kind keeps its own (the defaults of a kind's file).
+  // Per sequence: 40 sequences at 2 us add 80 us to the iteration.
+  e.per_sequence = us(2);
+  EXPECT_EQ(engine_overheads(e, false).added(us(500), 100, 40), us(200) + us(300) + us(80));
+  // With every cost at 0 every kind keeps its own (the defaults of a kind's file).
   EngineParams session;
   session.kind = EngineKind::TensorRtLlmSession;
   EXPECT_EQ(engine_overheads(session, false).launch, us(4));
+}
+
+TEST(LlmKernels, SarathiServesHostCostIsItsProfiledLineInTheBatch) {
+  // Vidur's profile of Sarathi-Serve (Llama-2-7B, TP1, A100 host): 2.13 ms a step at 8 sequences, 8.05 ms at 64 (the
+  // sums of its medians); the kind's line, 1.33 ms + 105 us a sequence, is within 5% of both, with CUDA graphs.
+  EngineParams e;
+  e.kind = EngineKind::SarathiServe;
+  const EngineOverheads s = engine_overheads(e, false);
+  EXPECT_EQ(s.launch, Time{});
+  EXPECT_NEAR(to_s(s.added(ms(5), 400, 8)) / 2.13e-3, 1.0, 0.05);
+  EXPECT_NEAR(to_s(s.added(ms(5), 400, 64)) / 8.05e-3, 1.0, 0.05);
+  // In a decode step it is the step's engine line, over the step's sequences.
+  const ModelConfig m = shipped("llama2-7b");
+  KindParams k = preset_kind("h100");
+  const ContextSpec c{"", 512, 128};
+  const StepReport none = Server(m, k, 1).step(32, c);
+  k.serving.engine.kind = EngineKind::SarathiServe;
+  const StepReport sarathi = Server(m, k, 1).step(32, c);
+  EXPECT_EQ(sarathi.breakdown.engine, us(1330) + us(105) * 32.0);
+  EXPECT_EQ(sarathi.step, none.step + sarathi.breakdown.engine);
 }
 
 TEST(LlmKernels, H200SxmStreamsWeightsAtTheH100sMeasuredRates) {
