@@ -290,6 +290,27 @@ TEST(ServeIteration, APassIsItsPartsAndAPrefillChunkItsCausalAttention) {
   EXPECT_GT(m.pass({{4000, 512}}, 0, 0), m.pass({{0, 512}}, 0, 0));
 }
 
+TEST(ServeIteration, TheEnginesHostCostIsInEveryPassOverItsSequences) {
+  // Sarathi-Serve's profiled host costs (1.33 ms + 105 us a sequence, CUDA graphs): every pass pays the iteration
+  // once and each sequence in it, a prompt chunk as a decode; the GPU's part is the engine-less model's.
+  Fixture f;
+  ServeParams p = params();
+  p.buckets_per_octave = 0;
+  IterationModel plain(f.s, p, 100);
+  llm::KindParams k = f.k;
+  k.serving.engine.kind = llm::EngineKind::SarathiServe;
+  const llm::Server s(f.m, k, 1);
+  IterationModel sarathi(s, p, 100);
+  const auto extra = [&](const std::vector<Chunk>& ch, int64_t decodes) {
+    return to_s(sarathi.pass(ch, decodes, 2000)) - to_s(plain.pass(ch, decodes, 2000));
+  };
+  const double it = 1.33e-3, seq = 105e-6;
+  EXPECT_NEAR(extra({{0, 900}}, 0), it + seq, 1e-9);                // one prompt
+  EXPECT_NEAR(extra({{0, 900}, {0, 300}}, 0), it + 2 * seq, 1e-9);  // two prompts' chunks
+  EXPECT_NEAR(extra({}, 10), it + 10 * seq, 1e-9);                  // ten decodes
+  EXPECT_NEAR(extra({{0, 900}}, 10), it + 11 * seq, 1e-9);          // a mixed pass: once, eleven sequences
+}
+
 TEST(ServeSchedulers, StaticBatchesAtSaturationAgainstTheBatchSearch) {
   Fixture f;
   // A static batch holds every request's whole context to its end, so the search it is compared with reserves the
