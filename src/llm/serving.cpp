@@ -44,8 +44,9 @@ const Registry<EngineKind>& engine_kinds() {
         "cost); profiled at 8-64 sequences, the line extended beyond; TP > 1 adds Ray's 3-8 ms a step, not included",
         EngineKind::SarathiServe},
        {"custom",
-        "the host costs serving.engine.launch (per kernel launch) and serving.engine.iteration (per forward pass) "
-        "give, e.g. an engine the user measured, or a sweep of what CUDA graphs would buy; no per-request cost",
+        "the host costs serving.engine.launch (per kernel launch), serving.engine.iteration (per forward pass) and "
+        "serving.engine.per_sequence (per sequence in a pass) give, e.g. an engine the user measured, or a sweep of "
+        "what CUDA graphs would buy; no per-request cost",
         EngineKind::Custom}});
   return r;
 }
