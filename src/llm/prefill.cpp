@@ -263,7 +263,7 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
     const double kvb = double(g.kv_token_layer_bytes);
     for (const Segment& s : g.segments)
       if (s.kind != 3)
-        for (uint32_t i = s.first_op; i < s.first_op + s.op_count; ++i) rep.kernels += (g.ops[i].is_comm() ? 1 : g.ops[i].kernels) * count;
+        for (uint32_t i = s.first_op; i < s.first_op + s.op_count; ++i) rep.kernels += g.ops[i].launches() * count;
     for (const Segment& s : g.segments) {
       if (s.kind == 3) continue;  // the head runs once, for the last token (below)
       ClassTimes seg;
@@ -353,7 +353,7 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
         seg += time_op(g.ops[i], w, m, pm, overhead, rep.weight_bytes, k);
         rep.breakdown.kernels[size_t(math_class(g.ops[i], w))] += k;
         rep.flops += g.ops[i].flops;
-        rep.kernels += g.ops[i].is_comm() ? 1 : g.ops[i].kernels;
+        rep.kernels += g.ops[i].launches();
       }
       rep.breakdown.head += seg;
       rep.breakdown.add(-1, seg);

@@ -67,17 +67,34 @@ EngineOverheads engine_overheads(EngineKind k, bool static_batch) {
   throw std::logic_error("unhandled serving engine");
 }
 
+namespace {
+// A cost parameter set for an engine kind other than custom, which would be ignored (key null: none).
+struct MisplacedEngineCost {
+  const char* key = nullptr;
+  Time value{};
+};
+MisplacedEngineCost misplaced_engine_cost(const EngineParams& e) {
+  if (*e.kind == EngineKind::Custom) return {};
+  for (const MisplacedEngineCost c : {MisplacedEngineCost{"launch", e.launch}, MisplacedEngineCost{"iteration", e.iteration},
+                                      MisplacedEngineCost{"per_sequence", e.per_sequence}})
+    if (c.value.raw() != 0) return c;
+  return {};
+}
+
+// Why that cost is refused; `origin`: where it was set ("FILE:LINE: " or "").
+ConfigError misplaced_engine_cost_error(const EngineParams& e, const MisplacedEngineCost& c, const std::string& origin) {
+  return ConfigError(
+      fmt::format("{}serving.engine.{} = {:g} us is read only by serving.engine.kind = custom (the kind is "
+                  "'{}', whose costs are its own: bitline describe --impls); set the kind to custom, "
+                  "or leave {} at 0",
+                  origin, c.key, to_us(c.value), e.kind.name(), c.key));
+}
+}  // namespace
+
 EngineOverheads engine_overheads(const EngineParams& e, bool static_batch) {
   if (*e.kind == EngineKind::Custom) return {e.launch, e.iteration, e.per_sequence, Time{}};
   // A cost given for another kind would be silently ignored: refused instead.
-  for (const auto& [key, t] :
-       {std::pair{"launch", e.launch}, std::pair{"iteration", e.iteration}, std::pair{"per_sequence", e.per_sequence}})
-    if (t.raw() != 0)
-      throw ConfigError(
-          fmt::format("serving.engine.{} = {:g} us is read only by serving.engine.kind = custom (the kind is "
-                      "'{}', whose costs are its own: bitline describe --impls); set the kind to custom, "
-                      "or leave {} at 0",
-                      key, to_us(t), e.kind.name(), key));
+  if (const MisplacedEngineCost c = misplaced_engine_cost(e); c.key) throw misplaced_engine_cost_error(e, c, "");
   return engine_overheads(*e.kind, static_batch);
 }
 
@@ -519,7 +536,7 @@ StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSp
   s.breakdown.kv_arrange = arrange_time(arranged);
   const Time gpu_time = st.time + w.write_time + w.erase_time + s.breakdown.kv_arrange;
   int64_t kernels = 0;
-  for (const Op& o : g.ops) kernels += o.is_comm() ? 1 : o.kernels;
+  for (const Op& o : g.ops) kernels += o.launches();
   s.breakdown.engine = engine.added(gpu_time, kernels, g.requests_total);
   s.step = gpu_time + s.breakdown.engine;
   s.tokens_per_s_per_gpu = g.tokens_per_gpu / to_s(s.step);
@@ -686,14 +703,9 @@ KindParams load_kind_params(const ConfigTree& tree, const std::string& kind) {
                     format(hbm_stack), format(ep.gpu_tdp - parts)));
   }
   // A serving-engine cost set for a kind that has its own values is refused here, at load, naming where it was set.
-  try {
-    (void)engine_overheads(k.serving.engine, false);
-  } catch (const ConfigError& e) {
-    const EngineParams& ep = k.serving.engine;
-    const ConfigNode* at = tree.at(ep.launch.raw() != 0      ? "serving.engine.launch"
-                                   : ep.iteration.raw() != 0 ? "serving.engine.iteration"
-                                                             : "serving.engine.per_sequence");
-    throw ConfigError(fmt::format("{}{}", at ? at->origin + ": " : "", e.what()));
+  if (const MisplacedEngineCost c = misplaced_engine_cost(k.serving.engine); c.key) {
+    const ConfigNode* at = tree.at(std::string("serving.engine.") + c.key);
+    throw misplaced_engine_cost_error(k.serving.engine, c, at ? at->origin + ": " : "");
   }
   // The collectives' curves and choices are checked once here, naming the kind, not once per deployment tried.
   try {

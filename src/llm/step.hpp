@@ -82,6 +82,8 @@ struct Op {
   Bytes act_bytes{};                            // activations read and written (HBM)
   Collective comm{};                            // a collective (no math, no reads)
   bool is_comm() const { return comm.time.raw() > 0; }
+  /// The launches the op makes: its kernels, or one for a collective.
+  int64_t launches() const { return is_comm() ? 1 : kernels; }
 };
 
 /// A run of ops: the embedding, one decoder layer, or the head. Layers of the same kind have the same shape.

@@ -21,7 +21,7 @@ IterationModel::IterationModel(const llm::Server& s, const ServeParams& p, int64
   const llm::StepGraph g =
       llm::build_step(m, d, s.weights(), s.gpu(), s.network(), std::vector<int64_t>(1, 1), s.params().serving.routing_skew);
   kv_token_layer_bytes_ = double(g.kv_token_layer_bytes);
-  for (const llm::Op& op : g.ops) pass_kernels_ += op.is_comm() ? 1 : op.kernels;
+  for (const llm::Op& op : g.ops) pass_kernels_ += op.launches();
   for (const llm::Op& op : g.ops) {
     if (!op.kv) continue;
     AttnOp a;
