@@ -39,9 +39,12 @@ const Registry<EngineKind>& engine_kinds() {
         "Sarathi-Serve's engine (vLLM-derived, Python, Ray workers; Agrawal et al., OSDI 2024) as Vidur profiled it on an "
         "A100 host (microsoft/vidur data/profiling/a100/cpu_overheads.csv: Llama-2-7B, TP1, 8-64 sequences, FP16): per "
         "iteration 1.33 ms + 105 us per sequence in it, a least-squares line through the medians of its schedule, "
-        "sampler, prepare-inputs and process-outputs (detokenisation) steps plus the rest of the step's host time "
-        "(within 4.7% of each of the 8 points; CodeLlama-34B's 4 points: 1.23 ms + 168 us); CUDA graphs (no launch "
-        "cost); profiled at 8-64 sequences, the line extended beyond; TP > 1 adds Ray's 3-8 ms a step, not included",
+        "sampler, prepare-inputs and process-outputs (detokenisation) steps and Ray's communication with its "
+        "workers, the CPU overhead Vidur adds to each step (within 4.7% of each of the 8 points; CodeLlama-34B's 4 "
+        "points: 1.23 ms + 168 us); with 2 GPUs (tensor parallel) 3.52 ms + 181 us (within 9.4%), with 4 or more "
+        "3.70 ms + 220 us (within 5.7%; Llama-2-70B on 4: 3.44 ms + 234 us), Ray's communication with the workers "
+        "growing from ~0.2 ms to 3-8 ms a step; CUDA graphs (no launch cost); profiled at 8-64 sequences and 1, 2 "
+        "and 4 GPUs, the lines extended beyond (3 GPUs take 2's, 8 take 4's)",
         EngineKind::SarathiServe},
        {"custom",
         "the host costs serving.engine.launch (per kernel launch), serving.engine.iteration (per forward pass) and "
@@ -51,15 +54,19 @@ const Registry<EngineKind>& engine_kinds() {
   return r;
 }
 
-EngineOverheads engine_overheads(EngineKind k, bool static_batch) {
+EngineOverheads engine_overheads(EngineKind k, bool static_batch, int64_t workers) {
+  if (workers < 1) throw std::logic_error(fmt::format("serving engine: {} workers", workers));
   switch (k) {
     case EngineKind::Auto:
-      return engine_overheads(static_batch ? EngineKind::TensorRtLlmSession : EngineKind::None, static_batch);
+      return engine_overheads(static_batch ? EngineKind::TensorRtLlmSession : EngineKind::None, static_batch, workers);
     case EngineKind::None:
       return {};
     case EngineKind::TensorRtLlmSession:
       return {us(4), us(20), Time{}, Time{}};
     case EngineKind::SarathiServe:
+      // Vidur's profile (Llama-2-7B, A100 host) at 1, 2 and 4 GPUs; counts between or beyond take the one below.
+      if (workers >= 4) return {Time{}, us(3700), us(220), Time{}};
+      if (workers >= 2) return {Time{}, us(3520), us(181), Time{}};
       return {Time{}, us(1330), us(105), Time{}};
     case EngineKind::Custom:
       throw std::logic_error("serving engine custom: its costs are parameters (engine_overheads(EngineParams))");
@@ -91,12 +98,14 @@ ConfigError misplaced_engine_cost_error(const EngineParams& e, const MisplacedEn
 }
 }  // namespace
 
-EngineOverheads engine_overheads(const EngineParams& e, bool static_batch) {
+EngineOverheads engine_overheads(const EngineParams& e, bool static_batch, int64_t workers) {
   if (*e.kind == EngineKind::Custom) return {e.launch, e.iteration, e.per_sequence, Time{}};
   // A cost given for another kind would be silently ignored: refused instead.
   if (const MisplacedEngineCost c = misplaced_engine_cost(e); c.key) throw misplaced_engine_cost_error(e, c, "");
-  return engine_overheads(*e.kind, static_batch);
+  return engine_overheads(*e.kind, static_batch, workers);
 }
+
+int64_t engine_workers(const Deployment& d) { return d.ep > 1 ? d.gpus : d.tp; }
 
 Time EngineOverheads::added(Time gpu, int64_t kernels, int64_t sequences) const {
   const Time host = launch * double(std::max<int64_t>(kernels, 0));
@@ -510,7 +519,7 @@ void Server::add_endurance(StepReport& s, const KvWrites& w) const {
 }
 
 StepReport Server::step(int64_t r, const ContextSpec& c) const {
-  return step_at(steady_contexts(r, c.input, c.output), c, true, engine_overheads(k_.serving.engine, false));
+  return step_at(steady_contexts(r, c.input, c.output), c, true, engine_overheads(k_.serving.engine, false, engine_workers(d_)));
 }
 
 StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine,

@@ -153,10 +153,15 @@ struct EngineOverheads {
   Time added(Time gpu, int64_t kernels, int64_t sequences) const;
 };
 /// The engine `k` stands for (EngineKind::Auto: `static_batch` ? the TensorRT-LLM session runtime : none); not Custom.
-EngineOverheads engine_overheads(EngineKind k, bool static_batch);
+/// `workers`: the GPUs one instance of the engine drives (engine_workers); a kind whose host costs grow with them
+/// (sarathi_serve: Ray's workers) takes its profile at that count.
+EngineOverheads engine_overheads(EngineKind k, bool static_batch, int64_t workers);
 /// The engine the config section serving.engine gives: its kind's costs, or for kind custom its parameters. A cost
 /// parameter set for another kind is refused (ConfigError) rather than ignored.
-EngineOverheads engine_overheads(const EngineParams& e, bool static_batch);
+EngineOverheads engine_overheads(const EngineParams& e, bool static_batch, int64_t workers);
+/// The GPUs one engine instance of deployment `d` drives: its tensor-parallel group, or every GPU when the experts of
+/// a MoE model span them (one step couples them all).
+int64_t engine_workers(const Deployment& d);
 
 /// One GEMM kernel alone, timed as a step times it (`bitline accel gemm`): M x K activations (16-bit) times a K x N
 /// weight matrix held in the GPU's HBM in the number format `p`, M x N outputs (16-bit). time = max(math, transfers):

@@ -56,7 +56,7 @@ StaticBatchReport run_static_batch(const Server& s, int64_t batch, const Context
     b.capacity = Server(s.model(), full, d.gpus).capacity(r, c);
   }
   if (!b.capacity.fits) throw ConfigError(no_fit(s, r, c, b.capacity));
-  const EngineOverheads engine = engine_overheads(kp.serving.engine, true);
+  const EngineOverheads engine = engine_overheads(kp.serving.engine, true, engine_workers(d));
 
   // Prefill: the batch's prompts together (serving.prefill.chunk tokens per pass), then the engine's host side.
   PrefillParams pp = kp.serving.prefill;

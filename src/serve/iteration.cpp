@@ -14,7 +14,7 @@ IterationModel::IterationModel(const llm::Server& s, const ServeParams& p, int64
       p_(p),
       mean_output_(std::max<int64_t>(mean_output, 1)),
       ranks_(std::max<int64_t>(s.deployment().ranks, 1)),
-      engine_(llm::engine_overheads(s.params().serving.engine, false)),
+      engine_(llm::engine_overheads(s.params().serving.engine, false, llm::engine_workers(s.deployment()))),
       pm_(llm::prefill_memory(s.system())) {
   const llm::ModelConfig& m = s.model();
   const llm::Deployment& d = s.deployment();

@@ -288,7 +288,7 @@ TEST(LlmKernels, PrecisionSetsBytesAndTheGpuMustHaveIt) {
 }
 
 TEST(LlmKernels, EngineOverheadIsTheLaunchesTheGpuWaitsForPlusTheIteration) {
-  const EngineOverheads none = engine_overheads(EngineKind::Auto, false), session = engine_overheads(EngineKind::Auto, true);
+  const EngineOverheads none = engine_overheads(EngineKind::Auto, false, 1), session = engine_overheads(EngineKind::Auto, true, 1);
   EXPECT_EQ(none.added(us(10), 100, 8), Time{});
   EXPECT_EQ(session.launch, us(4));
   // 5 launches of 4 us take 20 us of host time: the GPU (10 us of work) waits 10 us; then the iteration's 20 us.
@@ -302,21 +302,21 @@ TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThe
   e.kind = EngineKind::Custom;
   e.launch = us(7);
   e.iteration = us(300);
-  const EngineOverheads c = engine_overheads(e, false);
+  const EngineOverheads c = engine_overheads(e, false, 1);
   EXPECT_EQ(c.launch, us(7));
   EXPECT_EQ(c.iteration, us(300));
   EXPECT_EQ(c.request, Time{});
   // 100 launches of 7 us: the GPU's 500 us of work waits 200 us for the host, then the iteration's 300 us.
   EXPECT_EQ(c.added(us(500), 100, 0), us(200) + us(300));
   // The same in a static batch (custom in both modes) and in the decode evaluation.
-  EXPECT_EQ(engine_overheads(e, true).launch, us(7));
+  EXPECT_EQ(engine_overheads(e, true, 1).launch, us(7));
   // A cost set for a kind that has its own would be ignored: refused, naming the key, the value and the kind.
   for (const EngineKind k : {EngineKind::Auto, EngineKind::None, EngineKind::TensorRtLlmSession}) {
     EngineParams other = e;
     other.kind = k;
     other.iteration = Time{};
     try {
-      (void)engine_overheads(other, true);
+      (void)engine_overheads(other, true, 1);
       FAIL() << "a launch cost was taken by " << other.kind.name();
     } catch (const ConfigError& err) {
       const std::string what = err.what();
@@ -326,11 +326,11 @@ TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThe
   }
   // Per sequence: 40 sequences at 2 us add 80 us to the iteration.
   e.per_sequence = us(2);
-  EXPECT_EQ(engine_overheads(e, false).added(us(500), 100, 40), us(200) + us(300) + us(80));
+  EXPECT_EQ(engine_overheads(e, false, 1).added(us(500), 100, 40), us(200) + us(300) + us(80));
   // With every cost at 0 every kind keeps its own (the defaults of a kind's file).
   EngineParams session;
   session.kind = EngineKind::TensorRtLlmSession;
-  EXPECT_EQ(engine_overheads(session, false).launch, us(4));
+  EXPECT_EQ(engine_overheads(session, false, 1).launch, us(4));
 }
 
 TEST(LlmKernels, SarathiServesHostCostIsItsProfiledLineInTheBatch) {
@@ -338,7 +338,7 @@ TEST(LlmKernels, SarathiServesHostCostIsItsProfiledLineInTheBatch) {
   // sums of its medians); the kind's line, 1.33 ms + 105 us a sequence, is within 5% of both, with CUDA graphs.
   EngineParams e;
   e.kind = EngineKind::SarathiServe;
-  const EngineOverheads s = engine_overheads(e, false);
+  const EngineOverheads s = engine_overheads(e, false, 1);
   EXPECT_EQ(s.launch, Time{});
   EXPECT_NEAR(to_s(s.added(ms(5), 400, 8)) / 2.13e-3, 1.0, 0.05);
   EXPECT_NEAR(to_s(s.added(ms(5), 400, 64)) / 8.05e-3, 1.0, 0.05);
@@ -350,6 +350,36 @@ TEST(LlmKernels, SarathiServesHostCostIsItsProfiledLineInTheBatch) {
   k.serving.engine.kind = EngineKind::SarathiServe;
   const StepReport sarathi = Server(m, k, 1).step(32, c);
   EXPECT_EQ(sarathi.breakdown.engine, us(1330) + us(105) * 32.0);
+  EXPECT_EQ(sarathi.step, none.step + sarathi.breakdown.engine);
+}
+
+TEST(LlmKernels, SarathiServesHostCostGrowsWithItsRayWorkers) {
+  // Vidur's profile at 2 and 4 GPUs (Llama-2-7B, tensor parallel): Ray's communication with the workers takes the step
+  // from 2.13 ms (1 GPU) to 5.46 ms (2) and 5.64 ms (4) at 8 sequences, and to 15.1 and 17.5 ms at 64.
+  EngineParams e;
+  e.kind = EngineKind::SarathiServe;
+  for (const auto& [workers, at8, at64] : {std::tuple{2, 5.46e-3, 15.14e-3}, std::tuple{4, 5.64e-3, 17.49e-3}}) {
+    const EngineOverheads s = engine_overheads(e, false, workers);
+    EXPECT_NEAR(to_s(s.added(ms(5), 400, 8)) / at8, 1.0, 0.1) << workers;
+    EXPECT_NEAR(to_s(s.added(ms(5), 400, 64)) / at64, 1.0, 0.1) << workers;
+  }
+  // Beyond the profile the last line holds (8 GPUs take 4's); 3 take 2's.
+  EXPECT_EQ(engine_overheads(e, false, 8).iteration, engine_overheads(e, false, 4).iteration);
+  EXPECT_EQ(engine_overheads(e, false, 3).per_sequence, engine_overheads(e, false, 2).per_sequence);
+  // A dense model's engine drives its tensor-parallel group (each group of 8 x 2 GPUs is its own replica); a MoE
+  // model whose experts span all GPUs couples them all in one step.
+  KindParams k = preset_kind("h100");
+  k.llm.tp_size = 2;
+  EXPECT_EQ(engine_workers(make_deployment(shipped("llama2-7b"), 8, k.llm)), 2);
+  EXPECT_EQ(engine_workers(make_deployment(shipped("mixtral-8x7b"), 8, preset_kind("h100").llm)), 8);
+  // The step on 2 GPUs pays the 2-GPU line.
+  const ModelConfig m = shipped("llama2-7b");
+  KindParams two = preset_kind("h100");
+  const ContextSpec c{"", 512, 128};
+  const StepReport none = Server(m, two, 2).step(32, c);
+  two.serving.engine.kind = EngineKind::SarathiServe;
+  const StepReport sarathi = Server(m, two, 2).step(32, c);
+  EXPECT_EQ(sarathi.breakdown.engine, us(3520) + us(181) * 32.0);
   EXPECT_EQ(sarathi.step, none.step + sarathi.breakdown.engine);
 }
 

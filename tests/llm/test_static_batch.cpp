@@ -33,7 +33,7 @@ TEST(LlmStaticBatch, IsItsPrefillAndEveryDecodeStep) {
   const StaticBatchReport b = run_static_batch(s, 8, c);
   ASSERT_EQ(b.decode_steps, 15);
   EXPECT_EQ(b.steps_timed, 15);  // short runs: every step timed
-  const EngineOverheads e = engine_overheads(EngineKind::Auto, true);
+  const EngineOverheads e = engine_overheads(EngineKind::Auto, true, 1);
   Time sum{};
   for (int64_t j = 1; j <= 15; ++j) sum += s.step_at(std::vector<int64_t>(8, 128 + j), c, false, e).step;
   EXPECT_EQ(b.decode, sum);
@@ -66,7 +66,7 @@ TEST(LlmStaticBatch, LongRunsInterpolateBetweenTimedSteps) {
   const ContextSpec c{"", 256, 400};
   const StaticBatchReport b = run_static_batch(s, 16, c);
   EXPECT_EQ(b.steps_timed, kMaxTimedSteps);
-  const EngineOverheads e = engine_overheads(EngineKind::Auto, true);
+  const EngineOverheads e = engine_overheads(EngineKind::Auto, true, 1);
   double exact = 0;
   for (int64_t j = 1; j <= 399; ++j) exact += to_s(s.step_at(std::vector<int64_t>(16, 256 + j), c, false, e).step);
   EXPECT_NEAR(to_s(b.decode) / exact, 1.0, 0.002);
@@ -85,7 +85,7 @@ TEST(LlmStaticBatch, ABatchSmallerThanTheRanksTimesOnlyItsOwnRequests) {
   EXPECT_EQ(two.requests_per_rank, 1);
   EXPECT_LT(to_s(one.prefill.time), 0.9 * to_s(two.prefill.time));  // half the expert tokens
   EXPECT_LT(one.first_step, two.first_step);
-  const EngineOverheads e = engine_overheads(EngineKind::Auto, true);
+  const EngineOverheads e = engine_overheads(EngineKind::Auto, true, 1);
   EXPECT_EQ(s.step_at({2049}, c, false, e, 1).batch, 1);
   EXPECT_EQ(s.step_at({2049}, c, false, e).batch, 2);     // every rank as full as the timed one
   EXPECT_EQ(s.step_at({2049}, c, false, e, 5).batch, 2);  // at most every rank's

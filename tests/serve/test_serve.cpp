@@ -75,7 +75,7 @@ TEST(ServeLaws, AtALowRateEveryRequestIsTheSingleRequestModel) {
                                       llm::prefill_memory(f.s.system()), in, pp, 0)
                         .time;
   const llm::ContextSpec c{"", in, out};
-  const Time tpot = f.s.step_at({in + out / 2}, c, false, llm::engine_overheads(llm::EngineKind::None, false)).step;
+  const Time tpot = f.s.step_at({in + out / 2}, c, false, llm::engine_overheads(llm::EngineKind::None, false, 1)).step;
   const double e2e = to_s(llm::request_latency(ttft, Time{}, tpot, out).end_to_end);
   for (const auto& q : r.requests) {
     EXPECT_EQ(q.preemptions, 0);
@@ -98,7 +98,7 @@ TEST(ServeLaws, ACustomEnginesHostCostsAreInEveryPass) {
   const int64_t in = 128, out = 16;
   const SimResult r = simulate(s, params(), open_loop(3, in, out, 0.01, ArrivalKind::Constant));
   const llm::ContextSpec c{"", in, out};
-  const llm::StepReport step = s.step_at({in + out / 2}, c, false, llm::engine_overheads(f.k.serving.engine, false));
+  const llm::StepReport step = s.step_at({in + out / 2}, c, false, llm::engine_overheads(f.k.serving.engine, false, 1));
   EXPECT_GT(to_s(step.breakdown.engine), 0.005);  // host-bound: the GPU waits ms for the launches
   for (const auto& q : r.requests) {
     EXPECT_NEAR(q.tpot_s() / to_s(step.step), 1.0, 0.01) << q.id;
