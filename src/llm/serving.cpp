@@ -107,6 +107,8 @@ EngineOverheads engine_overheads(const EngineParams& e, bool static_batch, int64
 
 int64_t engine_workers(const Deployment& d) { return d.ep > 1 ? d.gpus : d.tp; }
 
+int64_t engine_sequences(const Deployment& d, int64_t per_rank, int64_t total) { return d.ep > 1 ? total : per_rank; }
+
 Time EngineOverheads::added(Time gpu, int64_t kernels, int64_t sequences) const {
   const Time host = launch * double(std::max<int64_t>(kernels, 0));
   return (host > gpu ? host - gpu : Time{}) + iteration + per_sequence * double(std::max<int64_t>(sequences, 0));
@@ -546,7 +548,7 @@ StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSp
   const Time gpu_time = st.time + w.write_time + w.erase_time + s.breakdown.kv_arrange;
   int64_t kernels = 0;
   for (const Op& o : g.ops) kernels += o.launches();
-  s.breakdown.engine = engine.added(gpu_time, kernels, g.requests_total);
+  s.breakdown.engine = engine.added(gpu_time, kernels, engine_sequences(d_, g.requests_per_rank, g.requests_total));
   s.step = gpu_time + s.breakdown.engine;
   s.tokens_per_s_per_gpu = g.tokens_per_gpu / to_s(s.step);
   s.flash_bytes = st.reads.flash_bytes;

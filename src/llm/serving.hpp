@@ -162,6 +162,10 @@ EngineOverheads engine_overheads(const EngineParams& e, bool static_batch, int64
 /// The GPUs one engine instance of deployment `d` drives: its tensor-parallel group, or every GPU when the experts of
 /// a MoE model span them (one step couples them all).
 int64_t engine_workers(const Deployment& d);
+/// The sequences of a pass that one engine instance of `d` handles, of `per_rank` on each attention rank and `total`
+/// over all: a replica's when each tensor-parallel group is its own engine (their hosts work in parallel), all of them
+/// when the experts of a MoE model couple every GPU in one engine.
+int64_t engine_sequences(const Deployment& d, int64_t per_rank, int64_t total);
 
 /// One GEMM kernel alone, timed as a step times it (`bitline accel gemm`): M x K activations (16-bit) times a K x N
 /// weight matrix held in the GPU's HBM in the number format `p`, M x N outputs (16-bit). time = max(math, transfers):

@@ -65,9 +65,9 @@ StaticBatchReport run_static_batch(const Server& s, int64_t batch, const Context
   b.prefill = time_prefill(s.model(), d, s.weights(), s.gpu(), s.network(), prefill_memory(s.system()), c.input, pp,
                            kp.serving.routing_skew, batch);
   const Time host = engine.launch * double(b.prefill.kernels);
-  // Each pass carries the whole batch's sequences (their prompts, or their chunks of them).
+  // Each pass carries the batch's sequences (their prompts, or their chunks of them): an engine instance's share.
   b.prefill_engine = (host > b.prefill.time ? host - b.prefill.time : Time{}) +
-                     (engine.iteration + engine.per_sequence * double(batch)) * double(b.prefill.chunks);
+                     (engine.iteration + engine.per_sequence * double(engine_sequences(d, r, batch))) * double(b.prefill.chunks);
   b.ttft = b.prefill.time + b.prefill_engine + engine.request;
 
   // Decode: step j = 1 .. OUT - 1 attends over IN + j tokens of each request.

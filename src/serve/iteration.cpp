@@ -162,10 +162,13 @@ Time IterationModel::pass(const std::vector<Chunk>& chunks, int64_t decodes, dou
     t += linear_ps((prompt + ranks_ - 1) / ranks_) + attn;
     // A prefill-only pass: the engine's host side as a decode step's (llm::EngineOverheads::added); a mixed pass has
     // it in its decode step.
+    // Its sequences are the prompts' chunks, those of one engine instance when every rank is a replica of its own.
+    const int64_t n = int64_t(chunks.size());
+    const int64_t sequences = llm::engine_sequences(s_.deployment(), (n + ranks_ - 1) / ranks_, n);
     if (decodes <= 0)
-      t += double(engine_.added(Time(int64_t(std::llround(std::min(t, 4e18)))), pass_kernels_, int64_t(chunks.size())).raw());
+      t += double(engine_.added(Time(int64_t(std::llround(std::min(t, 4e18)))), pass_kernels_, sequences).raw());
     else
-      t += double((engine_.per_sequence * double(chunks.size())).raw());  // the decode step has the rest
+      t += double((engine_.per_sequence * double(sequences)).raw());  // the decode step has the rest
   }
   if (decodes > 0) {
     const Decode d = decode(decodes, decode_context);

@@ -366,7 +366,7 @@ TEST(LlmKernels, SarathiServesHostCostGrowsWithItsRayWorkers) {
   // Beyond the profile the last line holds (8 GPUs take 4's); 3 take 2's.
   EXPECT_EQ(engine_overheads(e, false, 8).iteration, engine_overheads(e, false, 4).iteration);
   EXPECT_EQ(engine_overheads(e, false, 3).per_sequence, engine_overheads(e, false, 2).per_sequence);
-  // A dense model's engine drives its tensor-parallel group (each group of 8 x 2 GPUs is its own replica); a MoE
+  // A dense model's engine drives its tensor-parallel group (8 GPUs in groups of 2: each group a replica); a MoE
   // model whose experts span all GPUs couples them all in one step.
   KindParams k = preset_kind("h100");
   k.llm.tp_size = 2;
@@ -381,6 +381,16 @@ TEST(LlmKernels, SarathiServesHostCostGrowsWithItsRayWorkers) {
   const StepReport sarathi = Server(m, two, 2).step(32, c);
   EXPECT_EQ(sarathi.breakdown.engine, us(3520) + us(181) * 32.0);
   EXPECT_EQ(sarathi.step, none.step + sarathi.breakdown.engine);
+  // On 8 GPUs in tensor-parallel groups of 2, each group is a replica with its own host: a step pays for the 32
+  // sequences of its replica, not for the 128 of all four.
+  KindParams groups = two;
+  groups.llm.tp_size = 2;
+  const StepReport replicas = Server(m, groups, 8).step(32, c);
+  EXPECT_EQ(replicas.batch, 128);
+  EXPECT_EQ(replicas.breakdown.engine, us(3520) + us(181) * 32.0);
+  // A MoE model whose experts span the 8 GPUs is one engine over all of them: 8 workers, every rank's sequences.
+  EXPECT_EQ(engine_sequences(make_deployment(shipped("mixtral-8x7b"), 8, preset_kind("h100").llm), 4, 32), 32);
+  EXPECT_EQ(engine_sequences(make_deployment(m, 8, groups.llm), 32, 128), 32);
 }
 
 TEST(LlmKernels, H200SxmStreamsWeightsAtTheH100sMeasuredRates) {
