@@ -37,8 +37,8 @@ const Registry<EngineKind>& engine_kinds() {
         EngineKind::TensorRtLlmSession},
        {"sarathi_serve",
         "Sarathi-Serve's engine (vLLM-derived, Python, Ray workers; Agrawal et al., OSDI 2024) as Vidur profiled it on an "
-        "A100 host (microsoft/vidur data/profiling/a100/cpu_overheads.csv: Llama-2-7B, TP1, 8-64 sequences, FP16): per "
-        "iteration 1.33 ms + 105 us per sequence in it, a least-squares line through the medians of its schedule, "
+        "A100 host (microsoft/vidur data/profiling/a100/cpu_overheads.csv: Llama-2-7B, 8-64 sequences, FP16): on 1 GPU "
+        "per iteration 1.33 ms + 105 us per sequence in it, a least-squares line through the medians of its schedule, "
         "sampler, prepare-inputs and process-outputs (detokenisation) steps and Ray's communication with its "
         "workers, the CPU overhead Vidur adds to each step (within 4.7% of each of the 8 points; CodeLlama-34B's 4 "
         "points: 1.23 ms + 168 us); with 2 GPUs (tensor parallel) 3.52 ms + 181 us (within 9.4%), with 4 or more "
