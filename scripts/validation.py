@@ -475,6 +475,44 @@ def attention_table(rows):
     return lines
 
 
+def collective_rows(binary, tmp):
+    """Every measured all-reduce of paper_figures.json's collective_kernels against accel collective:
+    [(row, model us, deviation)]."""
+    cp = PAPER["collective_kernels"]
+    model = {}
+    for gpus in sorted({r["gpus"] for r in cp["rows"]}):
+        path = os.path.join(tmp, f"collective{gpus}.json")
+        cmd = [binary, "accel", "collective", "--system", cp["kind"], "--collective", cp["collective"], "--gpus", str(gpus),
+               "--json", path]
+        for r in cp["rows"]:
+            if r["gpus"] == gpus:
+                cmd += ["--bytes", f"{r['bytes']}B"]
+        run(cmd)
+        for c in json.load(open(path))["collectives"]:
+            model[(gpus, c["bytes"])] = c["time_us"]
+    return [(r, model[(r["gpus"], r["bytes"])], model[(r["gpus"], r["bytes"])] / r["us"] - 1.0) for r in cp["rows"]]
+
+
+def collective_table(rows):
+    """docs/llm.md's "Collectives against measured times" (between its GENERATED markers)."""
+    cp = PAPER["collective_kernels"]
+    sizes = sorted({r["bytes"] for r, _, _ in rows})
+    gpus = sorted({r["gpus"] for r, _, _ in rows})
+    lines = ["| GPUs | " + " | ".join(f"{b // 1048576} MiB" for b in sizes) + " | mean abs deviation |",
+             "|---|" + "---|" * len(sizes) + "---|"]
+    for g in gpus:
+        rs = {r["bytes"]: (r["us"], v, d) for r, v, d in rows if r["gpus"] == g}
+        ds = [abs(rs[b][2]) for b in sizes]
+        lines.append(f"| {g} | " + " | ".join(f"{rs[b][0]:g} / {rs[b][1]:.0f} ({rs[b][2]:+.0%})" for b in sizes) +
+                     f" | {sum(ds) / len(ds):.1%} |")
+    alld = sorted(abs(d) for _, _, d in rows)
+    big = sorted(abs(d) for r, _, d in rows if r["bytes"] >= 16 * 1048576)
+    lines += ["", f"Measured / bitline us (deviation), {cp['collective']} on {cp['kind']}. {len(rows)} points: mean |deviation| "
+              f"{sum(alld) / len(alld):.1%}, median {statistics.median(alld):.1%}, largest {alld[-1]:.1%}; from 16 MiB up "
+              f"({len(big)} points): mean {sum(big) / len(big):.1%}, largest {big[-1]:.1%}.", "", f"Source: {cp['source']}."]
+    return lines
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "table":
         ev = json.load(open(sys.argv[2]))
@@ -512,6 +550,7 @@ def main():
         batch = real_gpu_rows(binary, tmp, PAPER["real_gpus_batch"]["rows"], "batch")
         kern = kernel_rows(binary, tmp)
         attn = attention_rows(binary, tmp)
+        coll = collective_rows(binary, tmp)
     # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
     os.makedirs("results", exist_ok=True)
     json.dump(ev, open(os.path.join("results", "cosmos-eval.json"), "w"))
@@ -535,6 +574,9 @@ def main():
     json.dump({"rows": [{"head_dim": s["head_dim"], "mask": s["mask"], "tokens": n, "measured_tflops": m, "model_tflops": v,
                          "deviation": d, "sets_a_parameter": a} for s, n, m, v, d, a in attn]},
               open(os.path.join("results", "attention-kernels.json"), "w"), indent=1)
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "collective-kernels", collective_table(coll))
+    json.dump({"rows": [dict(r, model_us=v, deviation=d) for r, v, d in coll]},
+              open(os.path.join("results", "collective-kernels.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-sessions", sessions_table(ses))
     replace_generated(os.path.join(HERE, "..", "docs", "cosmos.md"), "cosmos-energy", cosmos_energy_table(ev))
     rows = cosmos_rows(ev)

@@ -9,6 +9,8 @@
 //   sweep     one point over a grid of parameter values (--vary KEY=V1,V2,...) -> JSON + table
 //   validate  the fast step model against the event-driven memory simulation
 //   gemm      GEMM kernels alone (M x K x N) on one GPU kind, as the step model times them
+//   attention attention kernels alone (FlashAttention prefill, split-KV decode) on one GPU kind
+//   collective one collective alone over a group of GPUs of one kind (the kind's llm.network)
 // Each GPU kind is a file of configs/gpus/ (h200, csi, cli, a100, h100, b200, ... : discovered, never listed here),
 // with --config and --set applied on top.
 // Each subcommand is registered by its own file, src/cli/accel/NAME.cpp; what they share is src/cli/accel/common.hpp.
@@ -30,6 +32,7 @@ void add_accel(CLI::App& app) {
   accel::add_validate(*group);
   accel::add_gemm(*group);
   accel::add_attention(*group);
+  accel::add_collective(*group);
 }
 
 }  // namespace bitline::cli

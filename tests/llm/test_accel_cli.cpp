@@ -522,6 +522,44 @@ TEST_F(AccelCli, AttentionTimesDecodeKernelsAloneAndRefusesBadShapes) {
   }
 }
 
+TEST_F(AccelCli, CollectiveTimesOneCollectiveAloneAndRefusesBadArguments) {
+  Result r = run("accel collective --system h100 --gpus 8 --bytes 1MiB --bytes 64MiB --json " + quote(path("c.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = read("c.json");
+  EXPECT_EQ(j["kind"], "h100");
+  EXPECT_EQ(j["collective"], "all_reduce");
+  EXPECT_EQ(j["nodes"], 1);
+  ASSERT_EQ(j["collectives"].size(), 2u);
+  // nccl-tests' bus bandwidth: 2 (n-1)/n x S / t for an all-reduce; a larger message reaches more of it.
+  for (const auto& c : j["collectives"])
+    EXPECT_NEAR(double(c["busbw_gb_per_s"]), 1.75 * double(c["bytes"]) / (double(c["time_us"]) * 1e-6) / 1e9,
+                1e-6 * double(c["busbw_gb_per_s"]));
+  EXPECT_GT(double(j["collectives"][1]["busbw_gb_per_s"]), 3 * double(j["collectives"][0]["busbw_gb_per_s"]));
+  EXPECT_TRUE(j.contains("config"));
+  // An all-gather moves half an all-reduce's bytes; across two nodes the link model takes over and RDMA carries some.
+  r = run("accel collective --system h100 --gpus 16 --collective all_gather --bytes 64MiB --json " + quote(path("g.json")));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(read("g.json")["nodes"], 2);
+  EXPECT_GT(double(read("g.json")["collectives"][0]["rdma_bytes"]), 0.0);
+  const std::pair<const char*, const char*> refused[] = {{"--system h100x8 --bytes 1MiB", "give the kind alone (--system h100)"},
+                                                         {"--system nosuch --bytes 1MiB", "unknown GPU kind 'nosuch'"},
+                                                         {"--gpus 1 --bytes 1MiB", "a group of 2 to 65536 GPUs"},
+                                                         {"--gpus 70000 --bytes 1MiB", "a group of 2 to 65536 GPUs"},
+                                                         {"--bytes 0", "outside [1, 1099511627776]"},
+                                                         {"--bytes 2TiB", "outside [1, 1099511627776]"},
+                                                         {"--bytes 12B --bytes lots", "--bytes 'lots'"},
+                                                         {"--bytes 12", "has no unit"},
+                                                         {"--collective all_to_all --bytes 1MiB", "--collective"},
+                                                         {"--bytes 1TiB --set llm.network.busbw=[[32768,1],[65536,1]]", "time overflow"}};
+  for (const auto& [args, why] : refused) {
+    r = run(std::string("accel collective ") + args + " --json " + quote(path("none.json")));
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_TRUE(has(r.out, why)) << args << ": " << r.out;
+    EXPECT_FALSE(has(r.out, "alone on")) << args << ": " << r.out;  // refused before anything is printed
+    EXPECT_FALSE(fs::exists(path("none.json"))) << args;
+  }
+}
+
 TEST_F(AccelCli, GemmTimesKernelsAloneAndRefusesBadShapes) {
   Result r = run("accel gemm --system h100 --gemm 1x4096x12288 --gemm 4096x4096x22016 --json " + quote(path("g.json")));
   ASSERT_EQ(r.rc, 0) << r.out;

@@ -78,6 +78,7 @@ void add_sweep(CLI::App& accel);
 void add_validate(CLI::App& accel);
 void add_gemm(CLI::App& accel);
 void add_attention(CLI::App& accel);
+void add_collective(CLI::App& accel);
 
 /// The files a command reads for `models` (names or config.json paths) and `systems` (KIND x GPUS, KIND a name or a
 /// YAML path), and --config, then `more` (an experiment, a trace): what no output of the command may be
