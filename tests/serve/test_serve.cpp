@@ -311,6 +311,22 @@ TEST(ServeIteration, TheEnginesHostCostIsInEveryPassOverItsSequences) {
   EXPECT_NEAR(extra({{0, 900}}, 10), it + 11 * seq, 1e-9);          // a mixed pass: once, eleven sequences
 }
 
+TEST(ServeIteration, ReplicasPayTheEnginesHostCostForTheirOwnSequences) {
+  // 8 GPUs in tensor-parallel groups of 2: four replicas, each with its own host (Sarathi-Serve's 2-GPU line, 3.52 ms
+  // + 181 us a sequence). A prefill-only pass of 8 prompts pays for the 2 of a replica, not for all 8.
+  Fixture f;
+  ServeParams p = params();
+  p.buckets_per_octave = 0;
+  llm::KindParams k = f.k;
+  k.llm.tp_size = 2;
+  const llm::Server none(f.m, k, 8);
+  k.serving.engine.kind = llm::EngineKind::SarathiServe;
+  const llm::Server s(f.m, k, 8);
+  IterationModel plain(none, p, 100), sarathi(s, p, 100);
+  const std::vector<Chunk> eight(8, Chunk{0, 300});
+  EXPECT_NEAR(to_s(sarathi.pass(eight, 0, 2000)) - to_s(plain.pass(eight, 0, 2000)), 3.52e-3 + 2 * 181e-6, 1e-9);
+}
+
 TEST(ServeSchedulers, StaticBatchesAtSaturationAgainstTheBatchSearch) {
   Fixture f;
   // A static batch holds every request's whole context to its end, so the search it is compared with reserves the

@@ -27,13 +27,12 @@ constexpr int64_t kMaxBytes = int64_t(1) << 40;  // 1 TiB
 
 const Registry<CollectiveKind>& collective_names() {
   static const Registry<CollectiveKind> r(
-      "collective",
-      {{"all_reduce", "every GPU ends with the sum of all GPUs' S bytes (nccl-tests all_reduce_perf: bus factor 2 (n-1)/n)",
-        CollectiveKind::AllReduce},
-       {"all_gather", "every GPU ends with all GPUs' pieces, S bytes gathered (all_gather_perf: bus factor (n-1)/n)",
-        CollectiveKind::AllGather},
-       {"reduce_scatter", "every GPU ends with its 1/n of the sum of S bytes (reduce_scatter_perf: bus factor (n-1)/n)",
-        CollectiveKind::ReduceScatter}});
+      "collective", {{"all_reduce", "every GPU ends with the sum of all GPUs' S bytes (nccl-tests all_reduce_perf: bus factor 2 (n-1)/n)",
+                      CollectiveKind::AllReduce},
+                     {"all_gather", "every GPU ends with all GPUs' pieces, S bytes gathered (all_gather_perf: bus factor (n-1)/n)",
+                      CollectiveKind::AllGather},
+                     {"reduce_scatter", "every GPU ends with its 1/n of the sum of S bytes (reduce_scatter_perf: bus factor (n-1)/n)",
+                      CollectiveKind::ReduceScatter}});
   return r;
 }
 
@@ -129,8 +128,7 @@ void add_collective(CLI::App& accel) {
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus, fmt::format("GPUs in the group (2 to {}; they fill nodes of llm.network.gpus_per_node)", kMaxGpus))
       ->capture_default_str();
-  cmd->add_option("--collective", o->collective, "all_reduce, all_gather or reduce_scatter")
-      ->capture_default_str();
+  cmd->add_option("--collective", o->collective, "all_reduce, all_gather or reduce_scatter")->capture_default_str();
   cmd->add_option("--bytes", o->sizes, "the message size S (nccl-tests' size: all-reduce buffer, gathered size), e.g. 1MiB (repeatable)")
       ->required();
   cmd->add_option("--json", o->json, "write the collectives (and the resolved config) to this file");
