@@ -94,11 +94,11 @@ Network::Network(const NetworkParams& p) : p_(p) {
   }
 }
 
-Time Network::measured_time(const Table& curve, double bus_factor, double bytes) const {
+Time Network::measured_time(const Table& curve, double bus, double bytes) const {
   // log-log interpolation of busbw(S); below the smallest size, that size's time (the latency floor); above the largest,
   // its bandwidth.
   const auto& pts = curve.points;
-  const double floor_s = bus_factor * pts.front().first / pts.front().second;
+  const double floor_s = bus * pts.front().first / pts.front().second;
   double bw = pts.back().second;
   if (bytes <= pts.front().first) {
     bw = pts.front().second;
@@ -112,7 +112,12 @@ Time Network::measured_time(const Table& curve, double bus_factor, double bytes)
         break;
       }
   }
-  return ps(std::max(floor_s, bus_factor * bytes / bw) * 1e12);
+  return ps(std::max(floor_s, bus * bytes / bw) * 1e12);
+}
+
+double bus_factor(CollectiveKind k, int64_t gpus) {
+  if (k == CollectiveKind::AllToAll) throw std::logic_error("bus_factor: the all-to-all has none");
+  return (k == CollectiveKind::AllReduce ? 2.0 : 1.0) * double(gpus - 1) / double(gpus);
 }
 
 Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const {
@@ -130,7 +135,7 @@ Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKi
         t = transfer(intra, p_.nvlink);
         break;
       case CollectiveModel::Measured: {  // nccl-tests: time = bus factor x S / busbw(S), the curve's floor included
-        const double bus = factor * double(g - 1) / double(g);
+        const double bus = bus_factor(kind, g);
         c.nvlink = Bytes(int64_t(intra));
         c.time = measured_time(p_.busbw, bus, S);
         if (kind == CollectiveKind::AllReduce && *p_.node_all_reduce == NodeAllReduce::Nvls) {

@@ -44,6 +44,10 @@ inline constexpr int kCollectiveKinds = 4;
 /// "all_reduce", "all_gather", "reduce_scatter", "all_to_all" (the JSON keys).
 std::string to_string(CollectiveKind k);
 
+/// nccl-tests' bus factor of collective `k` over `gpus` GPUs: all-reduce 2 (n-1)/n, all-gather and reduce-scatter
+/// (n-1)/n (bus bandwidth = bus factor x S / time); not for the all-to-all.
+double bus_factor(CollectiveKind k, int64_t gpus);
+
 /// Bytes a collective puts on each GPU's links (for energy), and its time.
 struct Collective {
   Time time{};
@@ -77,8 +81,8 @@ class Network {
  private:
   /// A ring / hierarchical pass moving `factor` x S (1: all-gather, 2: all-reduce).
   Collective reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const;
-  /// collectives = measured: a collective moving bus_factor x `bytes` per GPU, from a measured busbw curve.
-  Time measured_time(const Table& curve, double bus_factor, double bytes) const;
+  /// collectives = measured: a collective moving `bus` (its bus factor) x `bytes` per GPU, from a measured busbw curve.
+  Time measured_time(const Table& curve, double bus, double bytes) const;
   NetworkParams p_;
 };
 

@@ -105,9 +105,15 @@ EngineOverheads engine_overheads(const EngineParams& e, bool static_batch, int64
   return engine_overheads(*e.kind, static_batch, workers);
 }
 
-int64_t engine_workers(const Deployment& d) { return d.ep > 1 ? d.gpus : d.tp; }
+namespace {
+// One engine instance over the whole deployment (a MoE model's experts couple every GPU in a step), or one per
+// tensor-parallel group (a replica with its own host).
+bool one_engine_for_all_gpus(const Deployment& d) { return d.ep > 1; }
+}  // namespace
 
-int64_t engine_sequences(const Deployment& d, int64_t per_rank, int64_t total) { return d.ep > 1 ? total : per_rank; }
+int64_t engine_workers(const Deployment& d) { return one_engine_for_all_gpus(d) ? d.gpus : d.tp; }
+
+int64_t engine_sequences(const Deployment& d, int64_t per_rank, int64_t total) { return one_engine_for_all_gpus(d) ? total : per_rank; }
 
 Time EngineOverheads::added(Time gpu, int64_t kernels, int64_t sequences) const {
   const Time host = launch * double(std::max<int64_t>(kernels, 0));

@@ -68,7 +68,7 @@ void run_collectives(const KindOptions& ko, const CollectiveOpts& o) {
   const NetworkParams& np = k.llm.network;
   const int64_t per_node = std::min(o.gpus, np.gpus_per_node), nodes = (o.gpus + np.gpus_per_node - 1) / np.gpus_per_node;
   // nccl-tests' bus bandwidth: the algorithm bandwidth S / t times the bus factor of the collective over n GPUs.
-  const double n = double(o.gpus), bus_factor = (kind == CollectiveKind::AllReduce ? 2.0 : 1.0) * (n - 1) / n;
+  const double bus = bus_factor(kind, o.gpus);
   std::vector<Collective> timed;  // every size is timed before anything is printed
   for (const Bytes s : sizes) {
     switch (kind) {
@@ -94,7 +94,7 @@ void run_collectives(const KindOptions& ko, const CollectiveOpts& o) {
   Json rows = Json::array();
   for (size_t i = 0; i < sizes.size(); ++i) {
     const double S = double(sizes[i].raw()), sec = to_s(timed[i].time);
-    const double algbw = S / sec / 1e9, busbw = bus_factor * algbw;
+    const double algbw = S / sec / 1e9, busbw = bus * algbw;
     fmt::print("{:>14} {:>11.2f} {:>13.1f} {:>13.1f} {:>12.3f} {:>12.3f}\n", sizes[i].raw(), to_us(timed[i].time), algbw, busbw,
                double(timed[i].nvlink.raw()) / 1e6, double(timed[i].rdma.raw()) / 1e6);
     rows.push_back({{"bytes", sizes[i].raw()},
