@@ -82,7 +82,8 @@ TEST_F(SameBytes, AccelPoints) {
   expect_same_bytes(sweep + " --threads 2", sweep + " --threads 1");
   expect_same_bytes("accel ablation");
   expect_same_bytes("accel validate --models qwen3-235b --systems csix8 --batch 8");
-  expect_same_bytes("accel sessions --set sessions.sessions=50");
+  expect_same_bytes("accel sessions --set sessions.sessions=20");
 }
 
-TEST_F(SameBytes, AccelEvalWithOneOrTwoThreads) { expect_same_bytes("accel eval --quiet --threads 2", "accel eval --quiet --threads 1"); }
+// Three threads on the matrix's points split them unevenly (and on CI's two cores, more threads than cores).
+TEST_F(SameBytes, AccelEvalWithOneOrThreeThreads) { expect_same_bytes("accel eval --quiet --threads 3", "accel eval --quiet --threads 1"); }

@@ -84,7 +84,7 @@ TEST_F(AccelCli, AblationAndSessionsShapes) {
     EXPECT_TRUE(a["variants"][k].contains("breakdown_ms"));
     EXPECT_TRUE(a["variants"][k].contains("tokens_per_s_per_gpu_at_100ms"));
   }
-  r = run("accel sessions --set sessions.sessions=300 --json " + quote(path("s.json")));
+  r = run("accel sessions --set sessions.sessions=20 --json " + quote(path("s.json")));  // the shape, not the statistics
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto s = read("s.json");
   for (const char* k : {"h200x8", "h200x16", "csix8", "clix8"}) {
@@ -172,14 +172,10 @@ TEST_F(AccelCli, SweepRunsEveryCombination) {
   EXPECT_TRUE(has(r.out, "expected KEY=V1,V2")) << r.out;
 }
 
-// Same config and seed, same results, bit for bit, whatever the number of worker threads.
+// Same config and seed, same results, bit for bit, whatever the number of worker threads: a sweep here (the whole
+// evaluation matrix on one and three threads is SameBytes.AccelEvalWithOneOrThreeThreads, byte for byte).
 TEST_F(AccelCli, ResultsDoNotDependOnThreads) {
-  Result r = run("accel eval --quiet --threads 1 --json " + quote(path("e1.json")));
-  ASSERT_EQ(r.rc, 0) << r.out;
-  r = run("accel eval --quiet --threads 3 --json " + quote(path("e3.json")));
-  ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_EQ(read("e1.json")["points"].dump(), read("e3.json")["points"].dump());
-  EXPECT_EQ(read("e1.json")["summary"].dump(), read("e3.json")["summary"].dump());
+  Result r;
   const std::string sweep = "accel sweep --quiet --model deepseek-v3 --system clix8 --context agent --slo 50 --vary hbf.stacks=3,4,5 ";
   r = run(sweep + "--threads 1 --json " + quote(path("s1.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
