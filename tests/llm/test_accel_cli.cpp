@@ -175,9 +175,8 @@ TEST_F(AccelCli, SweepRunsEveryCombination) {
 // Same config and seed, same results, bit for bit, whatever the number of worker threads: a sweep here (the whole
 // evaluation matrix on one and three threads is SameBytes.AccelEvalWithOneOrThreeThreads, byte for byte).
 TEST_F(AccelCli, ResultsDoNotDependOnThreads) {
-  Result r;
   const std::string sweep = "accel sweep --quiet --model deepseek-v3 --system clix8 --context agent --slo 50 --vary hbf.stacks=3,4,5 ";
-  r = run(sweep + "--threads 1 --json " + quote(path("s1.json")));
+  Result r = run(sweep + "--threads 1 --json " + quote(path("s1.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
   r = run(sweep + "--threads 3 --json " + quote(path("s3.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
