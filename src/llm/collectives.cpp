@@ -120,7 +120,7 @@ double bus_factor(CollectiveKind k, int64_t gpus) {
   return (k == CollectiveKind::AllReduce ? 2.0 : 1.0) * double(gpus - 1) / double(gpus);
 }
 
-Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const {
+Collective Network::reduction(Bytes s, int64_t gpus, CollectiveKind kind) const {
   Collective c;
   c.kind = kind;
   if (gpus <= 1 || s.raw() <= 0) return c;
@@ -129,13 +129,13 @@ Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKi
   double intra = 0, inter = 0;
   Time t{};
   if (n == 1) {  // inside a node both algorithms are the ring
-    intra = factor * double(g - 1) / double(g) * S;
+    const double bus = bus_factor(kind, g);
+    intra = bus * S;
     switch (*p_.collectives) {
       case CollectiveModel::Links:
         t = transfer(intra, p_.nvlink);
         break;
       case CollectiveModel::Measured: {  // nccl-tests: time = bus factor x S / busbw(S), the curve's floor included
-        const double bus = bus_factor(kind, g);
         c.nvlink = Bytes(int64_t(intra));
         c.time = measured_time(p_.busbw, bus, S);
         if (kind == CollectiveKind::AllReduce && *p_.node_all_reduce == NodeAllReduce::Nvls) {
@@ -152,15 +152,15 @@ Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKi
   } else {
     switch (*p_.all_reduce) {
       case AllReduceAlgorithm::Ring: {
-        const double N = double(gpus), sent = factor * (N - 1) / N * S;
+        const double sent = bus_factor(kind, gpus) * S;
         intra = sent * double(g - 1) / double(g);
         inter = sent / double(g);
         t = std::max(transfer(intra, p_.nvlink), transfer(inter, p_.rdma));
         break;
       }
       case AllReduceAlgorithm::Hierarchical:
-        intra = factor * double(g - 1) / double(g) * S;
-        inter = factor * double(n - 1) / double(n) * S / double(g);
+        intra = bus_factor(kind, g) * S;
+        inter = bus_factor(kind, n) * S / double(g);
         t = transfer(intra, p_.nvlink) + transfer(inter, p_.rdma);
         break;
     }
@@ -171,9 +171,9 @@ Collective Network::reduction(double factor, Bytes s, int64_t gpus, CollectiveKi
   return c;
 }
 
-Collective Network::all_reduce(Bytes s, int64_t gpus) const { return reduction(2.0, s, gpus, CollectiveKind::AllReduce); }
-Collective Network::all_gather(Bytes gathered, int64_t gpus) const { return reduction(1.0, gathered, gpus, CollectiveKind::AllGather); }
-Collective Network::reduce_scatter(Bytes whole, int64_t gpus) const { return reduction(1.0, whole, gpus, CollectiveKind::ReduceScatter); }
+Collective Network::all_reduce(Bytes s, int64_t gpus) const { return reduction(s, gpus, CollectiveKind::AllReduce); }
+Collective Network::all_gather(Bytes gathered, int64_t gpus) const { return reduction(gathered, gpus, CollectiveKind::AllGather); }
+Collective Network::reduce_scatter(Bytes whole, int64_t gpus) const { return reduction(whole, gpus, CollectiveKind::ReduceScatter); }
 
 Collective Network::all_to_all(Bytes intra, Bytes inter, bool spans_nodes) const {
   Collective c;

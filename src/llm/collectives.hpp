@@ -79,8 +79,9 @@ class Network {
   const NetworkParams& params() const { return p_; }
 
  private:
-  /// A ring / hierarchical pass moving `factor` x S (1: all-gather, 2: all-reduce).
-  Collective reduction(double factor, Bytes s, int64_t gpus, CollectiveKind kind) const;
+  /// A ring / hierarchical pass moving the collective's bus factor x S (all-gather, reduce-scatter (n-1)/n S,
+  /// all-reduce 2 (n-1)/n S).
+  Collective reduction(Bytes s, int64_t gpus, CollectiveKind kind) const;
   /// collectives = measured: a collective moving `bus` (its bus factor) x `bytes` per GPU, from a measured busbw curve.
   Time measured_time(const Table& curve, double bus, double bytes) const;
   NetworkParams p_;

@@ -52,6 +52,7 @@ enum class MathType : uint8_t { Bf16, Fp8, Fp4 };
 struct GemmShape {
   double m = 0, n = 0, k = 0;
   double groups = 1;
+  bool operator==(const GemmShape&) const = default;
 };
 
 /// The library kernel chosen for a GEMM and its math time.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -237,39 +238,34 @@ class Builder {
     const double fp8_kv = m_.kv_value_bytes == 1 ? ctx_sum * double(g_.kv_token_layer_bytes) : 0.0;
     // Every layer repeats a handful of kernels: each distinct GEMM (shape, number format, weight bytes, rows) and
     // decode attention (its FLOPs) is timed once per step and reused, the same pure functions of the same inputs.
-    struct GemmSeen {
+    struct GemmKey {
       GemmShape shape;
       MathType type;
       double bytes, rows;
-      GemmKernel kernel;
+      bool operator==(const GemmKey&) const = default;
     };
-    std::vector<GemmSeen> gemms;
-    std::vector<std::tuple<double, double, double, Time>> attentions;  // (FLOPs per token, FLOPs, rows) -> time
+    std::vector<std::pair<GemmKey, GemmKernel>> gemms;
+    std::vector<std::pair<std::tuple<double, double, double>, Time>> attentions;  // (FLOPs per token, FLOPs, rows) -> time
     for (Op& o : g_.ops) {
       if (o.gemm.k > 0) {
         double bytes = 0;
         for (uint32_t t = o.first_tensor; t < o.first_tensor + o.tensor_count; ++t) bytes += double(w_.tensors[t].bytes.raw());
         const MathType mt = o.fp4 ? MathType::Fp4 : o.fp8 ? MathType::Fp8 : MathType::Bf16;
-        const double read = bytes * o.read_fraction;
-        auto seen = std::find_if(gemms.begin(), gemms.end(), [&](const GemmSeen& x) {
-          return x.shape.m == o.gemm.m && x.shape.n == o.gemm.n && x.shape.k == o.gemm.k && x.shape.groups == o.gemm.groups &&
-                 x.type == mt && x.bytes == read && x.rows == o.rows;
-        });
-        if (seen == gemms.end()) seen = gemms.insert(gemms.end(), GemmSeen{o.gemm, mt, read, o.rows, gpu_.gemm(o.gemm, mt, read, o.rows)});
-        o.compute = seen->kernel.math;
-        o.weight_stream = seen->kernel.weight_stream;
+        const GemmKey key{o.gemm, mt, bytes * o.read_fraction, o.rows};
+        auto seen = std::find_if(gemms.begin(), gemms.end(), [&](const auto& x) { return x.first == key; });
+        if (seen == gemms.end()) seen = gemms.insert(gemms.end(), {key, gpu_.gemm(key.shape, mt, key.bytes, key.rows)});
+        o.compute = seen->second.math;
+        o.weight_stream = seen->second.weight_stream;
       } else if (o.kv) {
-        auto seen = std::find_if(attentions.begin(), attentions.end(), [&](const auto& x) {
-          return std::get<0>(x) == o.attn_flops_per_token && std::get<1>(x) == o.flops && std::get<2>(x) == o.rows;
-        });
+        const auto key = std::make_tuple(o.attn_flops_per_token, o.flops, o.rows);
+        auto seen = std::find_if(attentions.begin(), attentions.end(), [&](const auto& x) { return x.first == key; });
         if (seen == attentions.end()) {
           const double group = m_.attention == AttentionKind::Mla ? double(d.q_heads) : double(m_.heads / m_.kv_heads);
           const int64_t kv_heads = m_.attention == AttentionKind::Mla ? 1 : d.kv_heads;
-          seen = attentions.insert(attentions.end(),
-                                   {o.attn_flops_per_token, o.flops, o.rows,
-                                    gpu_.decode_attention(g_.contexts, kv_heads, group, o.attn_flops_per_token, o.flops, o.rows, fp8_kv)});
+          seen = attentions.insert(attentions.end(), {key, gpu_.decode_attention(g_.contexts, kv_heads, group, o.attn_flops_per_token,
+                                                                                 o.flops, o.rows, fp8_kv)});
         }
-        o.compute = std::get<3>(*seen);
+        o.compute = seen->second;
       } else {
         o.compute = gpu_.time(o.flops, o.rows, o.fp8);
       }
