@@ -191,6 +191,32 @@ TEST(LlmKernels, FlashAttentionMatchesFlashAttention3ByLengthHeadDimAndMask) {
   EXPECT_LT(to_s(causal), to_s(full));
 }
 
+TEST(LlmKernels, PrefillAttentionSumsItsQueryTilesByHand) {
+  // The kernel's time in closed form against its definition, tile by tile: query tile i of a chunk after `offset`
+  // keys sees offset + min(chunk, (i + 1) b) keys causal (offset + chunk otherwise), and its CTA takes
+  // attention_fixed_blocks + ceil(keys / b) blocks of one block's MMAs and exponentials; the CTAs of every request and
+  // head share the SMs, the longest one at least.
+  const KindParams k = preset_kind("h100");
+  const ComputeParams& p = k.llm.compute;
+  const GpuCompute gpu(k.system.gpu.bf16_flops, p);
+  const double b = double(p.attention_block), sms = double(p.sms), per_pair = 4.0 * 128;
+  const double block = per_pair * b * b / (k.system.gpu.bf16_flops / sms * p.attention_efficiency) + b * b / (p.softmax_rate / sms);
+  for (const bool causal : {false, true})
+    for (const int64_t offset : {0, 1, 127, 128, 5000})
+      for (const int64_t chunk : {1, 127, 128, 129, 1000, 16384})
+        for (const int64_t requests : {1, 64}) {
+          double work = 0, longest = 0;
+          for (int64_t i = 0; i * int64_t(b) < chunk; ++i) {
+            const double keys = double(offset) + (causal ? std::min(double(chunk), double(i + 1) * b) : double(chunk));
+            const double cta = (p.attention_fixed_blocks + std::ceil(keys / b)) * block;
+            work += cta * double(requests) * 32;
+            longest = std::max(longest, cta);
+          }
+          EXPECT_NEAR(gpu.prefill_attention_s(requests, 32, offset, chunk, per_pair, 1, causal) / std::max(work / sms, longest), 1.0, 1e-12)
+              << "offset " << offset << ", chunk " << chunk << ", requests " << requests << (causal ? ", causal" : "");
+        }
+}
+
 TEST(LlmKernels, DecodeAttentionHasALatencyFloor) {
   // One request of 16 tokens: one CTA per KV head, its pipeline fill dominates.
   const GpuCompute gpu = h100_math();
