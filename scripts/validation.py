@@ -334,6 +334,40 @@ def real_gpu_other_table(rows):
     return lines
 
 
+def release_key(r):
+    return (r["kind"], r["model"], r["gpus"], r["batch"], r["input"], r["output"], r["precision"], r["metric"])
+
+
+def real_gpu_releases_table(rows, nine):
+    """docs/llm.md's "The same GPUs across TensorRT-LLM releases": earlier releases' rows of the same GPUs against
+    bitline and, where 0.9.0 measured the same GPU, model, batch, GPUs, lengths and precision (`nine`: key -> its
+    measurement), against 0.9.0's measurement."""
+    rp = PAPER["real_gpus_releases"]
+    lines = ["| release | GPU | model | precision | batch | GPUs (TP) | in/out | metric | measured | 0.9.0 measured | 0.9.0 against it | bitline | deviation |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    changes = {}
+    for r, v, d in rows:
+        n9 = nine.get(release_key(r))
+        change = None if n9 is None else n9 / r["measured"] - 1.0
+        if change is not None:
+            changes.setdefault(r["release"], []).append(abs(change))
+        lines.append(f"| {r['release']} | {GPU_NAMES[r['kind']]} | {r['model']} | {r['precision'].upper()} | {r['batch']} | {r['gpus']} | "
+                     f"{r['input']}/{r['output']} | {REAL_METRIC[r['metric']][0]} | {fig(r['measured'])} | "
+                     f"{'-' if n9 is None else fig(n9)} | {'-' if change is None else f'{change:+.1%}'} | {fig(v)} | {d:+.1%} |")
+    lines.append("")
+    for rel in sorted(changes, reverse=True):
+        c = sorted(changes[rel])
+        lines.append(f"- {rel} -> 0.9.0, the same GPU and shape ({len(c)} rows): median |change| {statistics.median(c):.1%}, "
+                     f"largest {c[-1]:.1%}, {sum(1 for x in c if x > 0.1)} beyond 10%.")
+    for rel in sorted({r["release"] for r, _, _ in rows}, reverse=True):
+        devs = sorted(abs(d) for r, _, d in rows if r["release"] == rel)
+        lines.append(f"- bitline against {rel}'s {len(devs)} rows: median |deviation| {statistics.median(devs):.1%}, "
+                     f"{sum(1 for x in devs if x <= 0.2)} within 20%.")
+    lines.append("")
+    lines += [f"[{k}] {v}" + ("  " if i + 1 < len(rp["sources"]) else "") for i, (k, v) in enumerate(rp["sources"].items())]
+    return lines
+
+
 def h200_h100_table(rows):
     """docs/llm.md's "H200 against H100": every shape TensorRT-LLM 0.9.0 measured on both GPUs (the visible and the
     other rows), the H200's speed-up over the H100 as measured and as bitline gives it, beside what HBM bandwidth alone
@@ -548,6 +582,7 @@ def main():
         real = real_gpu_rows(binary, tmp)
         other = real_gpu_rows(binary, tmp, PAPER["real_gpus_other"]["rows"], "other")
         batch = real_gpu_rows(binary, tmp, PAPER["real_gpus_batch"]["rows"], "batch")
+        releases = real_gpu_rows(binary, tmp, PAPER["real_gpus_releases"]["rows"], "release")
         kern = kernel_rows(binary, tmp)
         attn = attention_rows(binary, tmp)
         coll = collective_rows(binary, tmp)
@@ -564,6 +599,10 @@ def main():
               open(os.path.join("results", "real-gpus-other.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-other", real_gpu_other_table(other))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-h200", h200_h100_table(real + other))
+    nine = {release_key(r): r["measured"] for r, _, _ in real + other if r.get("source", "trt09") == "trt09"}
+    json.dump({"rows": [dict(r, model_value=v, deviation=d, measured_090=nine.get(release_key(r))) for r, v, d in releases]},
+              open(os.path.join("results", "real-gpus-releases.json"), "w"), indent=1)
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-releases", real_gpu_releases_table(releases, nine))
     json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in batch]},
               open(os.path.join("results", "real-gpus-batch.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-batch", real_gpu_batch_table(batch))
