@@ -404,7 +404,7 @@ TEST_F(AccelCli, StaticBatchBadInputIsRefusedWithTheNumbers) {
   r = run("accel run --model llama2-70b --system h100x1 --context 2048:2048 --batch 64 --static-batch --precision fp8");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(has(r.out, "does not fit")) << r.out;
-  EXPECT_TRUE(has(r.out, "80.0 GB")) << r.out;
+  EXPECT_TRUE(has(r.out, "85.9 GB")) << r.out;  // 80 GiB
   EXPECT_TRUE(has(r.out, "weights")) << r.out;
   // No batch given.
   r = run("accel run --model llama2-7b --system h100x1 --context 128:8 --static-batch");

@@ -46,6 +46,18 @@ TEST(LlmCapacity, HbmHoldsEachPartOnAnH200) {
   EXPECT_EQ(Server(m, kr, 8).capacity(10, c).hbm_used + k.llm.runtime_reserve, a.hbm_used);
 }
 
+TEST(LlmCapacity, TheA100AndH100HoldTheMemoryTheirCardsReport) {
+  // NVIDIA's "80 GB" is 80 GiB: nvidia-smi reports 81,920 MiB on an A100 SXM4 80GB and 81,559 MiB on an H100 80GB
+  // HBM3 (the 361 MiB short inside the 2 GB runtime reserve), not 80e9 bytes.
+  for (const char* kind : {"a100", "h100"}) {
+    const KindParams k = preset_kind(kind);
+    const int64_t hbm = k.system.hbm.capacity_per_stack.raw() * k.system.hbm.stacks;
+    EXPECT_EQ(hbm, int64_t(80) << 30) << kind;
+    EXPECT_GE(hbm - (int64_t(81559) << 20), 0) << kind;
+    EXPECT_LT(hbm - (int64_t(81559) << 20), k.llm.runtime_reserve.raw()) << kind;
+  }
+}
+
 TEST(LlmCapacity, WithoutHbmTheReserveTakesHbfBlocks) {
   const ModelConfig m = shipped("qwen3-235b");
   const ContextSpec c = paper_context("long");

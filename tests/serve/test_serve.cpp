@@ -222,7 +222,7 @@ TEST(ServeMemory, SwapPreemptionKeepsTheKvInHostMemoryInsteadOfRecomputingIt) {
 TEST(ServeMemory, AClosedLoopBeyondTheKvMemoryQueues) {
   Fixture f;
   const KvMemory km = kv_memory(f.s, params());
-  const int64_t in = 1000, out = 1000;
+  const int64_t in = 1100, out = 1100;
   const int64_t fit = km.tokens_per_rank / (in + out);  // requests whose whole context fits at once
   ASSERT_GT(fit, 8);
   ASSERT_LT(fit, 64);
