@@ -152,21 +152,18 @@ double GpuCompute::prefill_attention_s(int64_t requests, int64_t heads, int64_t 
     case KernelModel::Tiles:
       break;
   }
-  const double b = double(p_.attention_block), sms = double(p_.sms);
+  const int64_t B = p_.attention_block;
+  const double b = double(B), sms = double(p_.sms);
   // One KV block of one CTA: its MMAs, then the softmax's b^2 exponentials on the SM's special-function units.
   const double block = flops_per_pair * b * b / (pk / sms * p_.attention_efficiency) + b * b / exp_rate_per_sm();
   // A CTA of query tile i takes fixed + ceil(keys / b) blocks, where it sees offset + chunk keys (every tile when not
   // causal, the last one when causal) or, causal, offset + (i + 1) b: ceil(offset / b) + i + 1 blocks. The sum over
   // the tiles in closed form (a long prompt has thousands of tiles): the last tile is the longest.
-  const int64_t B = p_.attention_block;
   const int64_t q_tiles = (chunk + B - 1) / B;
   const double fixed = p_.attention_fixed_blocks;
   const double longest = fixed + double((offset + chunk + B - 1) / B);  // blocks of a tile that sees every key
-  double blocks = double(q_tiles) * longest;
-  if (causal) {
-    const double n = double(q_tiles - 1);  // the tiles before the last
-    blocks = n * (fixed + double((offset + B - 1) / B) + 1) + n * (n - 1) / 2 + longest;
-  }
+  const double n = double(q_tiles - 1);                                 // causal: the tiles before the last
+  const double blocks = causal ? n * (fixed + double((offset + B - 1) / B) + 1) + n * (n - 1) / 2 + longest : double(q_tiles) * longest;
   const double work = blocks * block * double(requests) * double(heads);
   return std::max(work / sms, longest * block);
 }
