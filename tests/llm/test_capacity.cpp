@@ -47,16 +47,21 @@ TEST(LlmCapacity, HbmHoldsEachPartOnAnH200) {
   EXPECT_EQ(Server(m, kr, 8).capacity(10, c).hbm_used + k.llm.runtime_reserve, a.hbm_used);
 }
 
-TEST(LlmCapacity, TheA100AndH100HoldTheMemoryTheirCardsReport) {
-  // NVIDIA's "80 GB" is 80 GiB: nvidia-smi reports 81,920 MiB on an A100 SXM4 80GB and 81,559 MiB on an H100 80GB
-  // HBM3 (the 361 MiB short inside the 2 GB runtime reserve), not 80e9 bytes.
-  for (const auto& [kind, reported_mib] : {std::pair<const char*, int64_t>{"a100", 81920}, {"h100", 81559}}) {
-    const KindParams k = preset_kind(kind);
+TEST(LlmCapacity, RealGpusHoldTheMemoryTheirCardsReport) {
+  // NVIDIA's "80 GB", "141 GB" and "180 GB" are GiB: nvidia-smi reports 81,920 MiB on an A100 SXM4 80GB, 81,559 MiB
+  // on an H100 80GB HBM3, 143,771 MiB on an H200 and 183,359 MiB on a B200 (each short of the GiB figure by less
+  // than the 2 GB runtime reserve), not 80e9, 141e9 or 180e9 bytes.
+  struct Card {
+    const char* kind;
+    int64_t gib, reported_mib;
+  };
+  for (const Card& c : {Card{"a100", 80, 81920}, Card{"h100", 80, 81559}, Card{"h200-sxm", 141, 143771}, Card{"b200", 180, 183359}}) {
+    const KindParams k = preset_kind(c.kind);
     const int64_t hbm = k.system.hbm.capacity_per_stack.raw() * k.system.hbm.stacks;
-    EXPECT_EQ(hbm, int64_t(80) << 30) << kind;
+    EXPECT_EQ(hbm, c.gib << 30) << c.kind;
     // What the card reports, to within the runtime reserve that the kind keeps back anyway.
-    EXPECT_GE(hbm - (reported_mib << 20), 0) << kind;
-    EXPECT_LT(hbm - (reported_mib << 20), k.llm.runtime_reserve.raw()) << kind;
+    EXPECT_GE(hbm - (c.reported_mib << 20), 0) << c.kind;
+    EXPECT_LT(hbm - (c.reported_mib << 20), k.llm.runtime_reserve.raw()) << c.kind;
   }
 }
 
