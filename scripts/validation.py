@@ -474,6 +474,44 @@ def kernel_table(rows):
     return lines
 
 
+def kernel_b200_rows(binary, tmp):
+    """Every measured B200 GEMM of paper_figures.json's kernels_b200 against accel gemm: [(row, model us, deviation)]."""
+    kp = PAPER["kernels_b200"]
+    model = {}
+    for prec in sorted({r["precision"] for r in kp["rows"]}):
+        path = os.path.join(tmp, f"gemm-b200-{prec}.json")
+        cmd = [binary, "accel", "gemm", "--system", kp["kind"], "--precision", prec, "--json", path]
+        for r in kp["rows"]:
+            if r["precision"] == prec:
+                cmd += ["--gemm", f"{r['m']}x{r['k']}x{r['n']}"]
+        run(cmd)
+        for g in json.load(open(path))["gemms"]:
+            model[(prec, g["m"], g["k"], g["n"])] = (g["time_us"], g["bound"])
+    out = []
+    for r in kp["rows"]:
+        v, bound = model[(r["precision"], r["m"], r["k"], r["n"])]
+        out.append((r, v, v / r["us"] - 1.0, bound))
+    return out
+
+
+def kernel_b200_table(rows):
+    """docs/llm.md's "On a B200" (between its GENERATED markers): mean and median deviation by precision and regime."""
+    kp = PAPER["kernels_b200"]
+    lines = ["| precision | regime | kernels | mean abs deviation | median deviation | range | bound (model) |",
+             "|---|---|---|---|---|---|---|"]
+    for prec in ("bf16", "fp8", "fp4"):
+        for name, lo, hi in (("1-16 rows", 1, 16), ("128-512 rows", 17, 512), ("1,024-8,192 rows", 513, 1 << 30)):
+            rs = [x for x in rows if x[0]["precision"] == prec and lo <= x[0]["m"] <= hi]
+            if not rs:
+                continue
+            ds = sorted(d for _, _, d, _ in rs)
+            bounds = sorted({b for _, _, _, b in rs})
+            lines.append(f"| {prec.upper()} | {name} | {len(ds)} | {sum(abs(x) for x in ds) / len(ds):.1%} | "
+                         f"{statistics.median(ds):+.1%} | {ds[0]:+.0%} to {ds[-1]:+.0%} | {', '.join(bounds)} |")
+    lines += ["", f"Source: {kp['source']}."]
+    return lines
+
+
 def attention_rows(binary, tmp):
     """Every FlashAttention-3 figure of paper_figures.json's attention_kernels against accel attention:
     [(series, tokens, measured, model, deviation, anchor)]."""
@@ -584,6 +622,7 @@ def main():
         batch = real_gpu_rows(binary, tmp, PAPER["real_gpus_batch"]["rows"], "batch")
         releases = real_gpu_rows(binary, tmp, PAPER["real_gpus_releases"]["rows"], "release")
         kern = kernel_rows(binary, tmp)
+        kern_b200 = kernel_b200_rows(binary, tmp)
         attn = attention_rows(binary, tmp)
         coll = collective_rows(binary, tmp)
     # Kept for the charts (scripts/plot_cosmos.py, run by `make validate`).
@@ -609,6 +648,9 @@ def main():
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "gemm-kernels", kernel_table(kern))
     json.dump({"rows": [dict(r, model_us={op: v for op, (_, v, _) in ops.items()}) for r, ops in kern]},
               open(os.path.join("results", "gemm-kernels.json"), "w"), indent=1)
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "gemm-kernels-b200", kernel_b200_table(kern_b200))
+    json.dump({"rows": [dict(r, model_us=v, deviation=d, bound=b) for r, v, d, b in kern_b200]},
+              open(os.path.join("results", "gemm-kernels-b200.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "attention-kernels", attention_table(attn))
     json.dump({"rows": [{"head_dim": s["head_dim"], "mask": s["mask"], "tokens": n, "measured_tflops": m, "model_tflops": v,
                          "deviation": d, "sets_a_parameter": a} for s, n, m, v, d, a in attn]},

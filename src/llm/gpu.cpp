@@ -24,7 +24,10 @@ double GpuCompute::utilisation(double rows) const {
   return p_.util_max * rows / (rows + p_.util_half_rows);
 }
 
-double GpuCompute::util_max(MathType t) const { return t != MathType::Bf16 && p_.fp8_util_max > 0 ? p_.fp8_util_max : p_.util_max; }
+double GpuCompute::util_max(MathType t) const {
+  if (t == MathType::Fp4 && p_.fp4_util_max > 0) return p_.fp4_util_max;
+  return t != MathType::Bf16 && p_.fp8_util_max > 0 ? p_.fp8_util_max : p_.util_max;
+}
 
 double GpuCompute::weight_efficiency(MathType t) const {
   return t != MathType::Bf16 && p_.fp8_weight_efficiency > 0 ? p_.fp8_weight_efficiency : p_.weight_efficiency;
@@ -102,7 +105,8 @@ GemmKernel GpuCompute::gemm(const GemmShape& s, MathType t, double weight_bytes,
         // The main loop: its MMAs, or its operand tiles from L2 (the rows and columns that exist), whichever is longer.
         const double k_split = s.k / double(split);
         const double mma = 2.0 * double(tm) * double(tn) * k_split / sm_rate;
-        const double operands = seconds((std::min(double(tm), s.m) + std::min(double(tn), s.n)) * k_split * elem, sm_l2);
+        const double operands =
+            seconds((std::min(double(tm), s.m) + std::min(double(tn), s.n) / double(p_.gemm_cta_group)) * k_split * elem, sm_l2);
         const double tile = std::max(mma, operands) + seconds(double(tm) * double(tn) * out_bytes, sm_bw) + to_s(p_.gemm_tile_latency);
         double math = waves * tile;
         if (split > 1)  // the reduction reads the FP32 partials and writes the result

@@ -5,13 +5,14 @@
 //    gemm_tile_rows x gemm_tile_cols, tm tn <= gemm_tile_max) and K splits s (split-K, at least 256 of K per
 //    split): ctas = groups ceil(M/tm) ceil(N/tn) s run in waves = ceil(ctas / sms); a tile takes
 //      max(2 tm tn K/s / (peak / sms x util_max),  its main loop at the measured MAMF efficiency, or
-//          (min(tm, M) + min(tn, N)) K/s b           its operand tiles (b bytes an element) from L2 at the SM's
+//          (min(tm, M) + min(tn, N)/g) K/s b         its operand tiles (b bytes an element) from L2 at the SM's
 //            / (l2_bandwidth / sms))                share of the measured L2 bandwidth, whichever is longer
 //      + tm tn out_bytes / (HBM / sms)              storing its output tile (FP32 partials under split-K)
 //      + gemm_tile_latency                          filling the load pipeline
 //    A tile reuses each operand byte 2 tm tn / ((tm + tn) b) times: on an H100 (9.9 TB/s of L2) a 64x64 tile's loop
 //    runs at ~40% of its MMA rate, 128x128 at ~80%, 128x256 at its MMA rate, so skinny GEMMs cannot take small
-//    tiles for free.
+//    tiles for free. g = gemm_cta_group SMs compute one MMA tile together (Blackwell's CTA pair, g = 2): each
+//    loads its own tm rows of A and tn/g of the tile's B columns, which the pair's MMAs read from both SMs.
 //    plus, under split-K, a reduction pass over the FP32 partials. "Best" minimises max(math, weight bytes /
 //    weight bandwidth): a decode GEMM with few rows is bound by streaming its weights, whatever its tile.
 //    Tile and wave quantization follow: M = 130 rows pad to 256 with 128-row tiles, 160 tiles on 132 SMs take
@@ -76,7 +77,8 @@ class GpuCompute {
   Time kernel_overhead() const { return p_.kernel_overhead; }
   double peak(bool fp8) const { return peak_ * (fp8 ? p_.fp8_speedup : 1.0); }
   double peak(MathType t) const;
-  /// The main-loop fraction of the peak a large GEMM of math type `t` reaches (fp8_util_max for FP8/FP4, else util_max).
+  /// The main-loop fraction of the peak a large GEMM of math type `t` reaches (fp4_util_max for FP4, fp8_util_max for
+  /// FP8 and for FP4 without its own, else util_max).
   double util_max(MathType t) const;
   /// The fraction of the peak HBM bandwidth a weight-streaming GEMM of math type `t` reaches (fp8_weight_efficiency
   /// for FP8/FP4 where set, else weight_efficiency).

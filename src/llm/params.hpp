@@ -71,6 +71,7 @@ struct ComputeParams {
   double fp4_speedup = 0;
   double util_max = 0;
   double fp8_util_max = 0;  // 0: util_max
+  double fp4_util_max = 0;  // 0: fp8_util_max
   double util_half_rows = 0;
   Time kernel_overhead{};
   double hbm_efficiency = 1, weight_efficiency = 1;
@@ -78,6 +79,7 @@ struct ComputeParams {
   int64_t sms = 0;
   std::vector<int64_t> gemm_tile_rows, gemm_tile_cols;
   int64_t gemm_tile_max = 0, gemm_max_split = 0;
+  int64_t gemm_cta_group = 1;  // SMs that compute one MMA tile together, sharing its B operand (Blackwell: 2)
   Time gemm_tile_latency{};
   Bandwidth l2_bandwidth{};  // 0: operand loads from L2 not timed
   double attention_efficiency = 0, attention_fixed_blocks = 0;
@@ -155,6 +157,14 @@ struct ComputeParams {
                                "kernels reach ~0.78, docs/llm.md \"GPU kernels\")",
                      .min = 0,
                      .max = 1});
+    v(fp4_util_max, {.name = "fp4_util_max",
+                     .def = "0",
+                     .desc = "fraction of the FP4 (NVFP4) tensor-core peak a large FP4 GEMM reaches: the main-loop "
+                             "efficiency of an FP4 tile; 0: as fp8_util_max",
+                     .source = "measured per kind in configs/gpus/ (B200: TensorRT-LLM 1.2's NVFP4 Linear layers at best "
+                               "4,470 of 9,000 TFLOP/s, NVIDIA aiconfigurator's database, b200.yaml)",
+                     .min = 0,
+                     .max = 1});
     v(util_half_rows, {.name = "util_half_rows",
                        .def = "48",
                        .desc = "kernels = curve: rows (tokens, or query heads per KV head for attention) at which a GEMM "
@@ -197,6 +207,16 @@ struct ComputeParams {
                                 "(H100 whitepaper); the largest CUTLASS Hopper tiles are 128x256 and 256x128",
                       .min = 64,
                       .max = 1 << 20});
+    v(gemm_cta_group, {.name = "gemm_cta_group",
+                       .def = "1",
+                       .desc = "SMs that compute one MMA tile together: each holds its own gemm_tile_rows of A and of the "
+                               "output, and loads 1/gemm_cta_group of the tile's B columns from L2, which the pair's MMAs "
+                               "share (1: a CTA loads its whole B tile)",
+                       .source = "Hopper's wgmma is per SM (1); Blackwell's tcgen05.mma.cta_group::2 is one MMA over a CTA "
+                                 "pair, each CTA's shared memory holding half of B (PTX ISA, the tcgen05 instructions; "
+                                 "CUTLASS's SM100 2SM GEMM kernels, 256-row tiles over two SMs): 2 on b200",
+                       .min = 1,
+                       .max = 2});
     v(gemm_max_split, {.name = "gemm_max_split",
                        .def = "16",
                        .desc = "most K splits (split-K) a skinny GEMM may use to fill the SMs; partial sums go through an "
