@@ -475,7 +475,8 @@ def kernel_table(rows):
 
 
 def kernel_b200_rows(binary, tmp):
-    """Every measured B200 GEMM of paper_figures.json's kernels_b200 against accel gemm: [(row, model us, deviation)]."""
+    """Every measured B200 GEMM of paper_figures.json's kernels_b200 against accel gemm:
+    [(row, model us, deviation, the model's bound)]."""
     kp = PAPER["kernels_b200"]
     model = {}
     for prec in sorted({r["precision"] for r in kp["rows"]}):
