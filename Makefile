@@ -78,6 +78,7 @@ validate: build
 	$(PLOT_PYTHON) scripts/plot_real_gpus.py results/real-gpus.json docs/figures
 	$(PLOT_PYTHON) scripts/plot_real_gpus_batch.py results/real-gpus-batch.json docs/figures
 	$(PLOT_PYTHON) scripts/plot_gemm_kernels.py results/gemm-kernels.json docs/figures
+	$(PLOT_PYTHON) scripts/plot_gemm_kernels_b200.py results/gemm-kernels-b200.json docs/figures
 	$(PLOT_PYTHON) scripts/plot_attention_kernels.py results/attention-kernels.json docs/figures
 	$(PLOT_PYTHON) scripts/plot_collective_kernels.py results/collective-kernels.json docs/figures
 	$(BITLINE) describe --json | python3 scripts/gen_param_table.py > docs/parameters.md.partial && mv docs/parameters.md.partial docs/parameters.md
