@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+from plotting import DPI, PNG_METADATA, identity_panel, pyplot  # noqa: E402
 
 plt = pyplot()
 
@@ -36,15 +36,10 @@ def main():
     pts = [(r["tokens"], r["us"][op], r["model_us"][op]) for r in rows for op in OPS]
     lo = min(min(m, v) for _, m, v in pts) / 1.5
     hi = max(max(m, v) for _, m, v in pts) * 1.5
-    a.plot([lo, hi], [lo, hi], color="black", lw=1, label="bitline = measured")
-    a.fill_between([lo, hi], [lo * 0.8, hi * 0.8], [lo * 1.2, hi * 1.2], color="0.85", label="within 20%")
+    identity_panel(a, lo, hi)
     for name, inside, color in REGIMES:
         sel = [(m, v) for t, m, v in pts if inside(t)]
         a.scatter([m for m, _ in sel], [v for _, v in sel], s=14, color=color, label=f"{name}: {len(sel)}", zorder=3)
-    a.set_xscale("log")
-    a.set_yscale("log")
-    a.set_xlim(lo, hi)
-    a.set_ylim(lo, hi)
     a.set_xlabel("measured kernel duration (us; H100 SXM, FP16, cuBLAS)")
     a.set_ylabel("bitline (accel gemm, us)")
     a.set_title("GEMM kernels: Llama-2-7B/70B projections, TP 1-8")

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from plotting import DPI, PNG_METADATA, pyplot  # noqa: E402
+from plotting import identity_panel, pyplot, save  # noqa: E402
 
 plt = pyplot()
 
@@ -35,23 +35,17 @@ def main():
     hi = max(max(r["us"], r["model_us"]) for r in rows) * 1.5
     fig, axes = plt.subplots(1, len(PRECISIONS), figsize=(18, 6))
     for a, (prec, label) in zip(axes, PRECISIONS):
-        a.plot([lo, hi], [lo, hi], color="black", lw=1, label="bitline = measured")
-        a.fill_between([lo, hi], [lo * 0.8, hi * 0.8], [lo * 1.2, hi * 1.2], color="0.85", label="within 20%")
+        identity_panel(a, lo, hi)
         for name, inside, color in REGIMES:
             sel = [r for r in rows if r["precision"] == prec and inside(r["m"])]
             a.scatter([r["us"] for r in sel], [r["model_us"] for r in sel], s=16, color=color, label=f"{name}: {len(sel)}",
                       zorder=3)
-        a.set_xscale("log")
-        a.set_yscale("log")
-        a.set_xlim(lo, hi)
-        a.set_ylim(lo, hi)
         a.set_xlabel(f"measured kernel duration (us; B200, {label}, TensorRT-LLM 1.2)")
         a.set_ylabel("bitline (accel gemm --system b200, us)")
         a.set_title(f"{label} Linear layers, 1-8,192 rows")
         a.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
     out = os.path.join(sys.argv[2], "gemm-kernels-b200.png")
-    fig.savefig(out, dpi=DPI, metadata=PNG_METADATA)
+    save(fig, out)
     print(f"wrote {out}")
 
 

@@ -21,6 +21,16 @@ def pyplot():
     return plt
 
 
+def identity_panel(ax, lo, hi):
+    """A log-log panel of bitline against measured over [lo, hi]: the identity line and the +-20% band."""
+    ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="bitline = measured")
+    ax.fill_between([lo, hi], [lo * 0.8, hi * 0.8], [lo * 1.2, hi * 1.2], color="0.85", label="within 20%")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+
+
 def save(fig, path):
     """Lays `fig` out, writes it to `path` with the settings above and closes it."""
     import matplotlib.pyplot as plt
