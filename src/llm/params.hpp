@@ -607,6 +607,7 @@ struct EngineParams {
   Time launch{};        // kind custom: host time per kernel launch
   Time iteration{};     // kind custom: host time per iteration
   Time per_sequence{};  // kind custom: host time per iteration and sequence in it
+  Time request{};       // kind custom: host time per request before it is scheduled
 
   template <class V>
   void visit(V& v) {
@@ -615,7 +616,7 @@ struct EngineParams {
              .desc = "the serving engine whose host-side costs are added: per kernel launched without CUDA graphs, per "
                      "iteration (forward pass), per request; auto = the TensorRT-LLM session runtime for accel run "
                      "--static-batch (its gptSessionBenchmark), none elsewhere (the decode evaluation times kernels); "
-                     "custom = the costs launch, iteration and per_sequence below",
+                     "custom = the costs launch, iteration, per_sequence and request below",
              .source = "engine_kinds() in llm/serving.cpp lists each engine's values with their sources"});
     v(launch, {.name = "launch",
                .def = "0us",
@@ -643,6 +644,15 @@ struct EngineParams {
                                "us, Vidur's profile)",
                      .min = 0,
                      .max = 0.1});
+    v(request, {.name = "request",
+                .def = "0us",
+                .desc = "kind custom only: host time per request before its prompt can be scheduled (tokenisation, the "
+                        "runtime's set-up of the request); it delays the request's first token, not the GPU's passes. "
+                        "accel run --static-batch: the batch is one call of the runtime, paid once. The other kinds "
+                        "have their own values (none per request) and refuse a non-zero one here",
+                .source = "assumption: the user's measurement of their engine",
+                .min = 0,
+                .max = 1});
   }
 };
 

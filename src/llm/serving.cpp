@@ -44,12 +44,13 @@ const Registry<EngineKind>& engine_kinds() {
         "points: 1.23 ms + 168 us); with 2 GPUs (tensor parallel) 3.52 ms + 181 us (within 9.4%), with 4 or more "
         "3.70 ms + 220 us (within 5.7%; Llama-2-70B on 4: 3.44 ms + 234 us), Ray's communication with the workers "
         "growing from ~0.2 ms to 3-8 ms a step; CUDA graphs (no launch cost); profiled at 8-64 sequences and 1, 2 "
-        "and 4 GPUs, the lines extended beyond (3 GPUs take 2's, 8 take 4's)",
+        "and 4 GPUs, the lines extended beyond (3 GPUs take 2's, 8 take 4's); no per-request cost (tokenisation is "
+        "outside the steps Vidur profiles)",
         EngineKind::SarathiServe},
        {"custom",
-        "the host costs serving.engine.launch (per kernel launch), serving.engine.iteration (per forward pass) and "
-        "serving.engine.per_sequence (per sequence in a pass) give, e.g. an engine the user measured, or a sweep of "
-        "what CUDA graphs would buy; no per-request cost",
+        "the host costs serving.engine.launch (per kernel launch), serving.engine.iteration (per forward pass), "
+        "serving.engine.per_sequence (per sequence in a pass) and serving.engine.request (per request, before it is "
+        "scheduled) give, e.g. an engine the user measured, or a sweep of what CUDA graphs would buy",
         EngineKind::Custom}});
   return r;
 }
@@ -83,7 +84,7 @@ struct MisplacedEngineCost {
 MisplacedEngineCost misplaced_engine_cost(const EngineParams& e) {
   if (*e.kind == EngineKind::Custom) return {};
   for (const MisplacedEngineCost c : {MisplacedEngineCost{"launch", e.launch}, MisplacedEngineCost{"iteration", e.iteration},
-                                      MisplacedEngineCost{"per_sequence", e.per_sequence}})
+                                      MisplacedEngineCost{"per_sequence", e.per_sequence}, MisplacedEngineCost{"request", e.request}})
     if (c.value.raw() != 0) return c;
   return {};
 }
@@ -99,7 +100,7 @@ ConfigError misplaced_engine_cost_error(const EngineParams& e, const MisplacedEn
 }  // namespace
 
 EngineOverheads engine_overheads(const EngineParams& e, bool static_batch, int64_t workers) {
-  if (*e.kind == EngineKind::Custom) return {e.launch, e.iteration, e.per_sequence, Time{}};
+  if (*e.kind == EngineKind::Custom) return {e.launch, e.iteration, e.per_sequence, e.request};
   // A cost given for another kind would be silently ignored: refused instead.
   if (const MisplacedEngineCost c = misplaced_engine_cost(e); c.key) throw misplaced_engine_cost_error(e, c, "");
   return engine_overheads(*e.kind, static_batch, workers);

@@ -33,6 +33,12 @@ KindParams static_batch_params(KindParams k) {
   return k;
 }
 
+Time prefill_engine_time(const EngineOverheads& e, const PrefillReport& p, int64_t sequences) {
+  const Time host = e.launch * double(p.kernels);
+  // Each pass carries the sequences (their prompts, or their chunks of them): an engine instance's share.
+  return (host > p.time ? host - p.time : Time{}) + (e.iteration + e.per_sequence * double(sequences)) * double(p.chunks);
+}
+
 StaticBatchReport run_static_batch(const Server& s, int64_t batch, const ContextSpec& c) {
   if (batch < 1) throw ConfigError(fmt::format("static batch: {} requests: need at least one", batch));
   if (c.input < 1 || c.output < 1)
@@ -64,11 +70,9 @@ StaticBatchReport run_static_batch(const Server& s, int64_t batch, const Context
   // The whole batch reaches the experts (a rank may hold fewer than the timed GPU's ceil(B / ranks), or none).
   b.prefill = time_prefill(s.model(), d, s.weights(), s.gpu(), s.network(), prefill_memory(s.system()), c.input, pp,
                            kp.serving.routing_skew, batch);
-  const Time host = engine.launch * double(b.prefill.kernels);
-  // Each pass carries the batch's sequences (their prompts, or their chunks of them): an engine instance's share.
-  b.prefill_engine = (host > b.prefill.time ? host - b.prefill.time : Time{}) +
-                     (engine.iteration + engine.per_sequence * double(engine_sequences(d, r, batch))) * double(b.prefill.chunks);
-  b.ttft = b.prefill.time + b.prefill_engine + engine.request;
+  b.prefill_engine = prefill_engine_time(engine, b.prefill, engine_sequences(d, r, batch));
+  b.request_engine = engine.request;
+  b.ttft = b.prefill.time + b.prefill_engine + b.request_engine;
 
   // Decode: step j = 1 .. OUT - 1 attends over IN + j tokens of each request.
   const int64_t n = c.output - 1;
@@ -119,6 +123,7 @@ Json StaticBatchReport::json() const {
           {"steps_timed", steps_timed},
           {"prefill_ms", ms(prefill.time)},
           {"prefill_engine_ms", ms(prefill_engine)},
+          {"request_engine_ms", ms(request_engine)},
           {"ttft_ms", ms(ttft)},
           {"decode_ms", ms(decode)},
           {"decode_engine_ms", ms(decode_engine)},

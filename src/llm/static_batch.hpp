@@ -28,6 +28,7 @@ struct StaticBatchReport {
   int64_t decode_steps = 0, steps_timed = 0;
   PrefillReport prefill;  // the GPU side of the prefill
   Time prefill_engine{};  // the engine's host side of the prefill
+  Time request_engine{};  // the engine's own cost of the call (serving.engine.request: the batch is one request)
   Time ttft{};            // prefill + its engine overheads + the request's own (the first token)
   Time decode{};          // the OUT - 1 decode steps, engine overheads included
   Time decode_engine{};   // of which the engine's host side
@@ -37,10 +38,14 @@ struct StaticBatchReport {
   Capacity capacity;           // at the full context, IN + OUT
   double output_tokens_per_s_per_gpu = 0;
   /// {"batch", "requests_per_rank", "gpus", "input_tokens", "output_tokens", "decode_steps", "steps_timed",
-  /// "prefill_ms", "prefill_engine_ms", "ttft_ms", "decode_ms", "decode_engine_ms", "first_step_ms", "last_step_ms",
+  /// "prefill_ms", "prefill_engine_ms", "request_engine_ms", "ttft_ms", "decode_ms", "decode_engine_ms", "first_step_ms", "last_step_ms",
   /// "total_ms", "output_tokens_per_s_per_gpu", "decode_breakdown_ms": {...}}
   Json json() const;
 };
+
+/// The host side `e` adds to the prefill `p` (GPU time) of `sequences` sequences per engine instance: the launches the
+/// GPU waits for, and each pass's iteration and per-sequence costs (the request's own cost, e.request, is not in it).
+Time prefill_engine_time(const EngineOverheads& e, const PrefillReport& p, int64_t sequences);
 
 /// The parameters a static batch runs with: `k`, except that under TensorRT-LLM's session runtime (serving.engine auto
 /// or tensorrt_llm_session) llm.attention_parallel auto means tensor parallel for every model. That runtime

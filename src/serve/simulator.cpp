@@ -88,10 +88,10 @@ int64_t prefix_unit(const ServeParams& p, const Workload& w) {
   return unit;
 }
 
-enum class EvKind : uint8_t { Arrival, PassDone, KvArrive };
+enum class EvKind : uint8_t { Arrival, Admit, PassDone, KvArrive };
 struct Ev {
   EvKind kind = EvKind::Arrival;
-  int32_t idx = 0;  // Arrival, KvArrive: the request; PassDone: the instance
+  int32_t idx = 0;  // Arrival, Admit, KvArrive: the request; PassDone: the instance
 };
 
 enum class Role : uint8_t { Colocated, Prefill, Decode };
@@ -146,6 +146,9 @@ class Engine {
       for (int64_t k = 0; k < c.decode.count; ++k)
         inst_.push_back(std::make_unique<Instance>(Role::Decode, *c.decode.server, p, mean_out, seqs_, 0));
     }
+    // The engine a request enters (colocated, or the prefill side) prepares it.
+    const llm::Server& entry = c.disaggregated() ? *c.prefill.server : *c.colocated;
+    request_host_ = llm::engine_overheads(entry.params().serving.engine, false, llm::engine_workers(entry.deployment())).request;
     rec_.resize(n);
     last_token_.resize(n);
     max_computed_.assign(n, 0);
@@ -178,6 +181,9 @@ class Engine {
       switch (e.payload.kind) {
         case EvKind::Arrival:
           arrive(e.payload.idx, now);
+          break;
+        case EvKind::Admit:
+          admit(e.payload.idx);
           break;
         case EvKind::PassDone:
           finish_pass(size_t(e.payload.idx), now);
@@ -309,10 +315,19 @@ class Engine {
     return best;
   }
 
+  /// A request arrives; the engine's host prepares it (serving.engine.request: tokenisation, the runtime's set-up)
+  /// before it can be scheduled, off the GPU's passes.
   void arrive(int32_t i, Time now) {
     rec_[size_t(i)].arrival = now;
     seqs_[size_t(i)].arrived = now;
     ++in_system_;
+    if (request_host_.raw() > 0)
+      heap_.push(now + request_host_, {EvKind::Admit, i});
+    else
+      admit(i);
+  }
+
+  void admit(int32_t i) {
     const size_t k = c_.disaggregated() ? pick(Role::Prefill) : 0;
     enqueue_waiting(inst_[k]->st, i);
   }
@@ -474,6 +489,7 @@ class Engine {
   std::vector<bool> started_ = std::vector<bool>(w_.requests.size(), false);
   EventHeap<Ev> heap_;
   size_t next_issue_ = 0, done_ = 0;
+  Time request_host_{};  // the entry engine's host time per request before it is scheduled (serving.engine.request)
   int64_t in_system_ = 0;
   int64_t prefill_tokens_ = 0, recomputed_ = 0, decode_tokens_ = 0, emitted_ = 0, padded_ = 0;
   int64_t kv_transfers_ = 0;

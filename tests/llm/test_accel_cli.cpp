@@ -309,6 +309,26 @@ TEST_F(AccelCli, RunReportsTtftLatencyAndBreakdown) {
   EXPECT_GT(b["decode"]["total_ms"]["weight_reads"].get<double>(), b["decode"]["total_ms"]["projection_gemms"].get<double>());
   // Without --breakdown the JSON has no per-layer tables; a bad chunk is bad input.
   EXPECT_EQ(run("accel run --model llama3.1-405b --system h200x8 --context long --slo 50 --set serving.prefill.chunk=-1").rc, 2);
+  // The default engine here (none) adds no host time to the first token.
+  EXPECT_EQ(p["latency"]["prefill_engine_ms"].get<double>(), 0.0);
+  EXPECT_EQ(p["latency"]["request_engine_ms"].get<double>(), 0.0);
+}
+
+// A custom engine's host costs are in the request's first token: each prefill pass's iteration cost and the request's
+// own (serving.engine.request), reported apart from the GPU's prefill.
+TEST_F(AccelCli, RunPutsACustomEnginesHostCostsInTheFirstToken) {
+  const std::string engine = " --set serving.engine.kind=custom --set serving.engine.iteration=1ms --set serving.engine.request=3ms";
+  const Result r = run("accel run --model llama2-7b --system h100x1 --context 1000:200 --slo 30 --json " + quote(path("e.json")) + engine);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "host time before the first token (prefill 1.000, request 3.000)")) << r.out;
+  const auto p = read("e.json");
+  EXPECT_DOUBLE_EQ(p["latency"]["prefill_engine_ms"].get<double>(), 1.0);  // one pass: its iteration cost
+  EXPECT_DOUBLE_EQ(p["latency"]["request_engine_ms"].get<double>(), 3.0);
+  EXPECT_NEAR(p["latency"]["ttft_ms"].get<double>(), p["prefill"]["time_ms"].get<double>() + 4.0, 1e-9);
+  // Set for a kind with its own costs it is refused, naming the key.
+  const Result bad = run("accel run --model llama2-7b --system h100x1 --context 1000:200 --slo 30 --set serving.engine.request=3ms");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_TRUE(has(bad.out, "serving.engine.request = 3000 us")) << bad.out;
 }
 
 TEST_F(AccelCli, B200AndAnHbfOnlySystemRun) {

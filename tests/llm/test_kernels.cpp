@@ -353,6 +353,26 @@ TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThe
   // Per sequence: 40 sequences at 2 us add 80 us to the iteration.
   e.per_sequence = us(2);
   EXPECT_EQ(engine_overheads(e, false, 1).added(us(500), 100, 40), us(200) + us(300) + us(80));
+  // Per request: its own cost, outside the passes (added() does not take it).
+  e.request = ms(3);
+  EXPECT_EQ(engine_overheads(e, true, 1).request, ms(3));
+  EXPECT_EQ(engine_overheads(e, false, 1).added(us(500), 100, 40), us(200) + us(300) + us(80));
+  // ... and refused for a kind with its own costs (none per request), naming the key and the kind.
+  for (const EngineKind k : {EngineKind::TensorRtLlmSession, EngineKind::SarathiServe}) {
+    EngineParams other;
+    other.kind = k;
+    other.request = ms(3);
+    try {
+      (void)engine_overheads(other, false, 1);
+      FAIL() << "a request cost was taken by " << other.kind.name();
+    } catch (const ConfigError& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find("serving.engine.request = 3000 us"), std::string::npos) << what;
+      EXPECT_NE(what.find(std::string(other.kind.name())), std::string::npos) << what;
+    }
+    other.request = Time{};
+    EXPECT_EQ(engine_overheads(other, false, 1).request, Time{}) << other.kind.name();
+  }
   // With every cost at 0 every kind keeps its own (the defaults of a kind's file).
   EngineParams session;
   session.kind = EngineKind::TensorRtLlmSession;

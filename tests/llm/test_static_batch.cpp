@@ -60,6 +60,26 @@ TEST(LlmStaticBatch, ACustomEnginesLaunchCostBoundsAShortPrefillOnTheHost) {
   EXPECT_EQ(eager.ttft, us(40) * double(eager.prefill.kernels));  // host-bound: its launches
 }
 
+TEST(LlmStaticBatch, ACustomEnginesRequestCostIsPaidOnceByTheBatchsCall) {
+  // serving.engine.request: the runtime's own cost of a call, before the first token. A static batch is one call of the
+  // runtime (gptSessionBenchmark's generate()), so a batch of 8 pays it once, not per sequence, and the GPU's work and
+  // the decode steps do not change.
+  const ModelConfig m = shipped("llama2-7b");
+  KindParams k = fp8("h100");
+  k.serving.engine.kind = EngineKind::Custom;
+  const ContextSpec c{"", 128, 4};
+  const StaticBatchReport without = run_static_batch(Server(m, k, 1), 8, c);
+  k.serving.engine.request = ms(2);
+  const StaticBatchReport with = run_static_batch(Server(m, k, 1), 8, c);
+  EXPECT_EQ(without.request_engine, Time{});
+  EXPECT_EQ(with.request_engine, ms(2));
+  EXPECT_EQ(with.ttft, without.ttft + ms(2));
+  EXPECT_EQ(with.prefill.time, without.prefill.time);
+  EXPECT_EQ(with.decode, without.decode);
+  EXPECT_EQ(with.total, without.total + ms(2));
+  EXPECT_DOUBLE_EQ(with.json()["request_engine_ms"].get<double>(), 2.0);
+}
+
 TEST(LlmStaticBatch, LongRunsInterpolateBetweenTimedSteps) {
   const ModelConfig m = shipped("llama2-7b");
   const Server s(m, fp8("h100"), 1);

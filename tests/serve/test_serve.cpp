@@ -109,6 +109,26 @@ TEST(ServeLaws, ACustomEnginesHostCostsAreInEveryPass) {
   EXPECT_LT(none.requests[0].ttft_s(), 0.6 * r.requests[0].ttft_s());
 }
 
+TEST(ServeLaws, ACustomEnginesRequestCostDelaysTheFirstTokenNotThePasses) {
+  // serving.engine.request (tokenisation, the runtime's set-up): the host prepares each request before it can be
+  // scheduled, off the GPU. At a low rate every request's TTFT and E2E grow by exactly that, its TPOT does not, and
+  // it is scheduled that much after it arrives.
+  Fixture f;
+  f.k.serving.engine.kind = llm::EngineKind::Custom;
+  const llm::Server base(f.m, f.k, 1);
+  f.k.serving.engine.request = ms(2);
+  const llm::Server host(f.m, f.k, 1);
+  const Workload w = open_loop(4, 256, 16, 0.01, ArrivalKind::Constant);
+  const SimResult a = simulate(base, params(), w), b = simulate(host, params(), w);
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_EQ(b.requests[i].arrival, a.requests[i].arrival);
+    EXPECT_EQ(b.requests[i].scheduled, a.requests[i].scheduled + ms(2));
+    EXPECT_EQ(b.requests[i].first_token - b.requests[i].arrival, a.requests[i].first_token - a.requests[i].arrival + ms(2));
+    EXPECT_EQ(b.requests[i].finish - b.requests[i].first_token, a.requests[i].finish - a.requests[i].first_token);
+  }
+}
+
 TEST(ServeLaws, LittlesLawHolds) {
   Fixture f;
   // A loaded engine: Poisson arrivals at a rate that keeps several requests in the system.

@@ -128,6 +128,8 @@ void print_point(const PointResult& p, const Server& s) {
 struct RunExtras {
   bool timed = false;
   PrefillReport prefill;
+  Time prefill_engine{};  // the engine's host side of the prefill
+  Time request_engine{};  // the engine's own cost of the request (serving.engine.request)
   RequestLatency latency;
   OpBreakdown decode;
 };
@@ -176,7 +178,13 @@ RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c
   // Disaggregated: the prompt's KV (this GPU's share) crosses to the decode GPUs over RDMA before the second token.
   const double kv_bytes = double(c.input) * double(g.kv_token_layer_bytes) * double(m.layers);
   const Time kv_transfer = ps(kv_bytes / kp.llm.network.rdma.raw() * 1e12);
-  x.latency = request_latency(x.prefill.time, kv_transfer, p.step.step, c.output);
+  // The engine's host side of the prefill, and the request's own (serving.engine; none under the default engine here).
+  const Deployment& d = s.deployment();
+  const EngineOverheads engine = engine_overheads(kp.serving.engine, false, engine_workers(d));
+  x.prefill_engine =
+      prefill_engine_time(engine, x.prefill, engine_sequences(d, x.prefill.requests_per_rank, x.prefill.requests_per_rank * d.ranks));
+  x.request_engine = engine.request;
+  x.latency = request_latency(x.prefill.time + x.prefill_engine + x.request_engine, kv_transfer, p.step.step, c.output);
   x.timed = true;
   if (breakdown) {
     x.decode = decode_breakdown(g, s.weights(), s.memory(), MemoryTiming::of(s.system()));
@@ -189,9 +197,14 @@ RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c
 void print_extras(const RunExtras& x, const ContextSpec& c, int64_t layers, bool breakdown) {
   if (!x.timed) return;
   const auto ms = [](Time t) { return to_s(t) * 1e3; };
-  fmt::print("  prefill of {} prompt{} of {} tokens per rank ({} chunk{} of {}): time to first token {:.2f} ms ({:.3g} FLOP per GPU)\n",
+  const Time host = x.prefill_engine + x.request_engine;
+  fmt::print("  prefill of {} prompt{} of {} tokens per rank ({} chunk{} of {}): {} {:.2f} ms ({:.3g} FLOP per GPU)\n",
              x.prefill.requests_per_rank, x.prefill.requests_per_rank > 1 ? "s" : "", x.prefill.prompt_tokens, x.prefill.chunks,
-             x.prefill.chunks > 1 ? "s" : "", x.prefill.chunk_tokens, ms(x.prefill.time), x.prefill.flops);
+             x.prefill.chunks > 1 ? "s" : "", x.prefill.chunk_tokens, host > Time{} ? "GPU time" : "time to first token",
+             ms(x.prefill.time), x.prefill.flops);
+  if (host > Time{})
+    fmt::print("  engine (serving.engine): {:.3f} ms of host time before the first token (prefill {:.3f}, request {:.3f})\n", ms(host),
+               ms(x.prefill_engine), ms(x.request_engine));
   fmt::print("  request {}:{} tokens: TTFT {:.2f} ms + KV transfer {:.2f} ms, TPOT {:.3f} ms, end to end {:.3f} s\n", c.input, c.output,
              ms(x.latency.ttft), ms(x.latency.kv_transfer), ms(x.latency.tpot), to_s(x.latency.end_to_end));
   if (breakdown) print_class_table(x.prefill, x.decode, layers);
@@ -247,6 +260,8 @@ void write_run_json(const RunOpts& o, const PointResult& p, const RunExtras& x, 
   if (x.timed) {
     j["prefill"] = x.prefill.json();
     j["latency"] = x.latency.json();
+    j["latency"]["prefill_engine_ms"] = to_s(x.prefill_engine) * 1e3;
+    j["latency"]["request_engine_ms"] = to_s(x.request_engine) * 1e3;
     j["latency"]["input_tokens"] = c.input;
     j["latency"]["output_tokens"] = c.output;
   }
@@ -296,8 +311,8 @@ void run_static(const KindOptions& k, const RunOpts& o) {
   fmt::print("{} on {}x{} ({}), static batch of {}{}, {}:{} tokens, precision {}\n", m.name, sn.kind, gpus, s.deployment().describe(),
              b.batch, ranks > 1 ? fmt::format(" ({} on the busiest of {} attention ranks)", b.requests_per_rank, ranks) : "", c.input,
              c.output, kp.llm.precision.name());
-  fmt::print("  prefill {:.2f} ms (GPU {:.2f} + engine {:.2f}) = time to first token\n", ms(b.ttft), ms(b.prefill.time),
-             ms(b.prefill_engine));
+  fmt::print("  prefill {:.2f} ms (GPU {:.2f} + engine {:.2f}{}) = time to first token\n", ms(b.ttft), ms(b.prefill.time),
+             ms(b.prefill_engine), b.request_engine.raw() > 0 ? fmt::format(" + request {:.2f}", ms(b.request_engine)) : "");
   if (b.decode_steps > 0)
     fmt::print("  decode {} steps: {:.2f} ms (step {:.3f} ms at the first, {:.3f} ms at the last; engine {:.2f} ms; {} steps timed)\n",
                b.decode_steps, ms(b.decode), ms(b.first_step), ms(b.last_step), ms(b.decode_engine), b.steps_timed);
