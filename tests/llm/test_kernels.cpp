@@ -323,6 +323,21 @@ TEST(LlmKernels, EngineOverheadIsTheLaunchesTheGpuWaitsForPlusTheIteration) {
   EXPECT_EQ(session.added(us(100), 5, 8), us(20));
 }
 
+namespace {
+// A cost set for a kind that has its own would be ignored: engine_overheads refuses it, naming the key with its value
+// (`named`, e.g. "serving.engine.launch = 7 us") and the kind.
+void expect_refused(const EngineParams& e, const std::string& named) {
+  try {
+    (void)engine_overheads(e, false, 1);
+    ADD_FAILURE() << named << " was taken by " << e.kind.name();
+  } catch (const ConfigError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find(named), std::string::npos) << what;
+    EXPECT_NE(what.find(std::string(e.kind.name())), std::string::npos) << what;
+  }
+}
+}  // namespace
+
 TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThem) {
   EngineParams e;
   e.kind = EngineKind::Custom;
@@ -336,40 +351,24 @@ TEST(LlmKernels, ACustomEngineHasTheCostsItsParametersGiveAndNoOtherKindTakesThe
   EXPECT_EQ(c.added(us(500), 100, 0), us(200) + us(300));
   // The same in a static batch (custom in both modes) and in the decode evaluation.
   EXPECT_EQ(engine_overheads(e, true, 1).launch, us(7));
-  // A cost set for a kind that has its own would be ignored: refused, naming the key, the value and the kind.
   for (const EngineKind k : {EngineKind::Auto, EngineKind::None, EngineKind::TensorRtLlmSession}) {
     EngineParams other = e;
     other.kind = k;
     other.iteration = Time{};
-    try {
-      (void)engine_overheads(other, true, 1);
-      FAIL() << "a launch cost was taken by " << other.kind.name();
-    } catch (const ConfigError& err) {
-      const std::string what = err.what();
-      EXPECT_NE(what.find("serving.engine.launch = 7 us"), std::string::npos) << what;
-      EXPECT_NE(what.find(std::string(other.kind.name())), std::string::npos) << what;
-    }
+    expect_refused(other, "serving.engine.launch = 7 us");
   }
   // Per sequence: 40 sequences at 2 us add 80 us to the iteration.
   e.per_sequence = us(2);
   EXPECT_EQ(engine_overheads(e, false, 1).added(us(500), 100, 40), us(200) + us(300) + us(80));
-  // Per request: its own cost, outside the passes (added() does not take it).
+  // Per request: its own cost, outside the passes (added() does not take it); the other kinds have none.
   e.request = ms(3);
   EXPECT_EQ(engine_overheads(e, true, 1).request, ms(3));
   EXPECT_EQ(engine_overheads(e, false, 1).added(us(500), 100, 40), us(200) + us(300) + us(80));
-  // ... and refused for a kind with its own costs (none per request), naming the key and the kind.
   for (const EngineKind k : {EngineKind::TensorRtLlmSession, EngineKind::SarathiServe}) {
     EngineParams other;
     other.kind = k;
     other.request = ms(3);
-    try {
-      (void)engine_overheads(other, false, 1);
-      FAIL() << "a request cost was taken by " << other.kind.name();
-    } catch (const ConfigError& err) {
-      const std::string what = err.what();
-      EXPECT_NE(what.find("serving.engine.request = 3000 us"), std::string::npos) << what;
-      EXPECT_NE(what.find(std::string(other.kind.name())), std::string::npos) << what;
-    }
+    expect_refused(other, "serving.engine.request = 3000 us");
     other.request = Time{};
     EXPECT_EQ(engine_overheads(other, false, 1).request, Time{}) << other.kind.name();
   }
