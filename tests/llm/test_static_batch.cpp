@@ -23,6 +23,13 @@ KindParams fp8(const std::string& kind) {
   k.llm.precision = Precision::Fp8;
   return k;
 }
+
+// The h100 kind in FP8 under the custom engine, every host cost 0 until a test sets one.
+KindParams fp8_h100_custom_engine() {
+  KindParams k = fp8("h100");
+  k.serving.engine.kind = EngineKind::Custom;
+  return k;
+}
 }  // namespace
 
 TEST(LlmStaticBatch, IsItsPrefillAndEveryDecodeStep) {
@@ -47,8 +54,7 @@ TEST(LlmStaticBatch, ACustomEnginesLaunchCostBoundsAShortPrefillOnTheHost) {
   // Llama-2-7B's 128-token prefill is ~4 ms of GPU work in ~325 kernels: at 40 us a launch the host (13 ms) sets the
   // time to first token; at 0 (CUDA graphs) the GPU does.
   const ModelConfig m = shipped("llama2-7b");
-  KindParams k = fp8("h100");
-  k.serving.engine.kind = EngineKind::Custom;
+  KindParams k = fp8_h100_custom_engine();
   const ContextSpec c{"", 128, 1};
   const StaticBatchReport graphs = run_static_batch(Server(m, k, 1), 1, c);
   EXPECT_EQ(graphs.prefill_engine, Time{});
@@ -64,9 +70,8 @@ TEST(LlmStaticBatch, ACustomEnginesRequestCostIsPaidOnceByTheBatchsCall) {
   // serving.engine.request: the runtime's own cost of a call, before the first token. A static batch is one call of the
   // runtime (gptSessionBenchmark's generate()), so a batch of 8 pays it once, not per sequence, and the GPU's work and
   // the decode steps do not change.
+  KindParams k = fp8_h100_custom_engine();
   const ModelConfig m = shipped("llama2-7b");
-  KindParams k = fp8("h100");
-  k.serving.engine.kind = EngineKind::Custom;
   const ContextSpec c{"", 128, 4};
   const StaticBatchReport without = run_static_batch(Server(m, k, 1), 8, c);
   k.serving.engine.request = ms(2);
