@@ -116,9 +116,10 @@ int64_t engine_workers(const Deployment& d) { return one_engine_for_all_gpus(d) 
 
 int64_t engine_sequences(const Deployment& d, int64_t per_rank, int64_t total) { return one_engine_for_all_gpus(d) ? total : per_rank; }
 
-Time EngineOverheads::added(Time gpu, int64_t kernels, int64_t sequences) const {
+Time EngineOverheads::added(Time gpu, int64_t kernels, int64_t sequences, int64_t passes) const {
   const Time host = launch * double(std::max<int64_t>(kernels, 0));
-  return (host > gpu ? host - gpu : Time{}) + iteration + per_sequence * double(std::max<int64_t>(sequences, 0));
+  return (host > gpu ? host - gpu : Time{}) +
+         (iteration + per_sequence * double(std::max<int64_t>(sequences, 0))) * double(std::max<int64_t>(passes, 0));
 }
 
 // ---- server -----------------------------------------------------------------

@@ -148,9 +148,10 @@ struct EngineOverheads {
   Time iteration{};     // per forward pass: scheduling, the host synchronisation that reads the sampled tokens
   Time per_sequence{};  // per forward pass and sequence in it: the host's per-sequence work (inputs, outputs)
   Time request{};       // per request: tokenisation and detokenisation
-  /// The host-side time a pass of `kernels` kernel launches over `sequences` sequences adds to `gpu` time on the GPU:
-  /// the launches it waits for (kernels x launch beyond the GPU time), the iteration overhead and its sequences'.
-  Time added(Time gpu, int64_t kernels, int64_t sequences) const;
+  /// The host-side time `passes` passes (forward passes, e.g. a prefill's chunks) of `kernels` kernel launches in all
+  /// over `sequences` sequences add to `gpu` time on the GPU: the launches it waits for (kernels x launch beyond the
+  /// GPU time), then each pass's iteration overhead and its sequences'. The request's own cost is not in it.
+  Time added(Time gpu, int64_t kernels, int64_t sequences, int64_t passes = 1) const;
 };
 /// The engine `k` stands for (EngineKind::Auto: `static_batch` ? the TensorRT-LLM session runtime : none); not Custom.
 /// `workers`: the GPUs one instance of the engine drives (engine_workers); a kind whose host costs grow with them

@@ -33,12 +33,6 @@ KindParams static_batch_params(KindParams k) {
   return k;
 }
 
-Time prefill_engine_time(const EngineOverheads& e, const PrefillReport& p, int64_t sequences) {
-  const Time host = e.launch * double(p.kernels);
-  // Each pass carries the sequences (their prompts, or their chunks of them): an engine instance's share.
-  return (host > p.time ? host - p.time : Time{}) + (e.iteration + e.per_sequence * double(sequences)) * double(p.chunks);
-}
-
 StaticBatchReport run_static_batch(const Server& s, int64_t batch, const ContextSpec& c) {
   if (batch < 1) throw ConfigError(fmt::format("static batch: {} requests: need at least one", batch));
   if (c.input < 1 || c.output < 1)
@@ -70,7 +64,8 @@ StaticBatchReport run_static_batch(const Server& s, int64_t batch, const Context
   // The whole batch reaches the experts (a rank may hold fewer than the timed GPU's ceil(B / ranks), or none).
   b.prefill = time_prefill(s.model(), d, s.weights(), s.gpu(), s.network(), prefill_memory(s.system()), c.input, pp,
                            kp.serving.routing_skew, batch);
-  b.prefill_engine = prefill_engine_time(engine, b.prefill, engine_sequences(d, r, batch));
+  // Each pass (chunk) carries the batch's sequences (their prompts, or their chunks of them): an instance's share.
+  b.prefill_engine = engine.added(b.prefill.time, b.prefill.kernels, engine_sequences(d, r, batch), b.prefill.chunks);
   b.request_engine = engine.request;
   b.ttft = b.prefill.time + b.prefill_engine + b.request_engine;
 

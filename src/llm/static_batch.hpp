@@ -43,10 +43,6 @@ struct StaticBatchReport {
   Json json() const;
 };
 
-/// The host side `e` adds to the prefill `p` (GPU time) of `sequences` sequences per engine instance: the launches the
-/// GPU waits for, and each pass's iteration and per-sequence costs (the request's own cost, e.request, is not in it).
-Time prefill_engine_time(const EngineOverheads& e, const PrefillReport& p, int64_t sequences);
-
 /// The parameters a static batch runs with: `k`, except that under TensorRT-LLM's session runtime (serving.engine auto
 /// or tensorrt_llm_session) llm.attention_parallel auto means tensor parallel for every model. That runtime
 /// (gptSessionBenchmark) has no data-parallel attention: its TP degree splits every layer, MoE models' included.

@@ -182,7 +182,8 @@ RunExtras run_extras(const Server& s, const PointResult& p, const ContextSpec& c
   const Deployment& d = s.deployment();
   const EngineOverheads engine = engine_overheads(kp.serving.engine, false, engine_workers(d));
   x.prefill_engine =
-      prefill_engine_time(engine, x.prefill, engine_sequences(d, x.prefill.requests_per_rank, x.prefill.requests_per_rank * d.ranks));
+      engine.added(x.prefill.time, x.prefill.kernels,
+                   engine_sequences(d, x.prefill.requests_per_rank, x.prefill.requests_per_rank * d.ranks), x.prefill.chunks);
   x.request_engine = engine.request;
   x.latency = request_latency(x.prefill.time + x.prefill_engine + x.request_engine, kv_transfer, p.step.step, c.output);
   x.timed = true;
