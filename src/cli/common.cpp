@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text.hpp"
 #include "cosmos/workloads.hpp"
 #include "hbf/params.hpp"
 #include "llm/params.hpp"
@@ -86,6 +87,15 @@ void check_top_level(const ConfigTree& tree) {
   for (const auto& c : catalogue()) c.check(tree, c.path);
 }
 
+void add_config_inputs(std::vector<NamedPath>& inputs, const ConfigTree& tree) {
+  for (const auto& f : tree.loaded_files()) inputs.push_back({"config file", f});
+}
+
+void check_outputs(const std::vector<NamedPath>& outputs, const ConfigTree& tree, std::vector<NamedPath> more) {
+  add_config_inputs(more, tree);
+  check_distinct_files(outputs, more);
+}
+
 void check_sections(const ConfigTree& tree, std::span<const std::string_view> allowed, std::string_view command) {
   for (const auto& [k, v] : tree.root().keys)
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
@@ -96,18 +106,30 @@ void check_sections(const ConfigTree& tree, std::span<const std::string_view> al
 
 namespace bitline::cli {
 
-CLI::Validator finite_range(double lo, double hi) {
+CLI::Validator finite_range(double lo, double hi, std::string_view unit) {
   return CLI::Validator(
-      [lo, hi](std::string& text) -> std::string {
+      [lo, hi, unit = std::string(unit)](std::string& text) -> std::string {
         double v = 0;
-        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi)
-          return fmt::format("'{}' is not a number in [{:g}, {:g}]", text, lo, hi);
+        if (!parse_decimal_number(text, v) || v < lo || v > hi)
+          return fmt::format("'{}' is not a number{} in [{:g}, {:g}]", text_brief(text), unit.empty() ? "" : " of " + unit, lo, hi);
         return {};
       },
-      fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+      fmt::format("NUMBER{} in [{:g}, {:g}]", unit.empty() ? "" : " (" + std::string(unit) + ")", lo, hi));
 }
 
-CLI::Validator slo_ms() { return finite_range(1e-6, 3.6e6); }
+CLI::Validator whole_range(int64_t lo, int64_t hi, std::string_view unit, std::string_view why) {
+  return CLI::Validator(
+      [lo, hi, unit = std::string(unit), why = std::string(why)](std::string& text) -> std::string {
+        int64_t v = 0;
+        if (!parse_decimal_integer(text, v) || v < lo || v > hi)
+          return fmt::format("'{}' is not a whole number of {} in [{}, {}]{}", text_brief(text), unit, lo, hi,
+                             why.empty() ? "" : "; " + why);
+        return {};
+      },
+      fmt::format("INT ({}) in [{}, {}]", unit, lo, hi));
+}
+
+CLI::Validator slo_ms() { return finite_range(1e-6, 3.6e6, "ms"); }
 
 void print_progress(size_t i, size_t n, const std::string& what) {
   const bool tty = isatty(fileno(stderr)) != 0;
@@ -124,17 +146,7 @@ Vary parse_vary(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
     throw ConfigError(fmt::format("--vary '{}': expected KEY=V1,V2,... (e.g. nand.timing.t_read_slc=2us,4us)", text));
-  Vary v{text.substr(0, eq), {}};
-  size_t start = eq + 1;
-  while (true) {
-    const auto comma = text.find(',', start);
-    const std::string value = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (value.empty()) throw ConfigError(fmt::format("--vary '{}': an empty value", text));
-    v.values.push_back(value);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return v;
+  return Vary{text.substr(0, eq), split_list(std::string_view(text).substr(eq + 1), ',', "--vary " + text.substr(0, eq))};
 }
 
 VaryColumns vary_columns(const std::vector<Vary>& vary) {
@@ -154,10 +166,17 @@ std::string VaryColumns::row(const std::vector<std::string>& combo) const {
   return r;
 }
 
-std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_points, std::string_view why) {
+std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_points, std::string_view why,
+                             const std::vector<std::string>& sets) {
   std::vector<Vary> vary;
   for (const auto& v : texts) {
     vary.push_back(parse_vary(v));
+    for (const auto& set : sets)
+      if (set.substr(0, set.find('=')) == vary.back().key)
+        throw ConfigError(
+            fmt::format("--vary {} and --set {}: the sweep sets {} at every point, so the --set would be dropped; give "
+                        "its values in --vary only",
+                        vary.back().key, text_brief(set), vary.back().key));
     for (size_t i = 0; i + 1 < vary.size(); ++i)
       if (vary[i].key == vary.back().key)
         throw ConfigError(fmt::format("--vary {}: the key is varied twice (give all its values in one --vary)", vary.back().key));

@@ -10,6 +10,7 @@
 
 #include "core/config.hpp"
 #include "core/experiment.hpp"
+#include "core/json_io.hpp"
 #include "core/params.hpp"
 
 namespace bitline::cli {
@@ -53,12 +54,23 @@ void check_top_level(const ConfigTree& tree);
 /// Refuses a section of `tree` that is not one of `allowed` (for a command that reads only some components).
 void check_sections(const ConfigTree& tree, std::span<const std::string_view> allowed, std::string_view command);
 
+/// Every file `tree` merged (presets, GPU kinds, --config files and their `base:` chains), as inputs of a command
+/// whose outputs must not overwrite them (check_distinct_files), appended to `inputs`.
+void add_config_inputs(std::vector<NamedPath>& inputs, const ConfigTree& tree);
+/// Refuses (OutputError, before any work) outputs that name one file twice, or name a file the command reads: one that
+/// `tree` merged, or one of `more` (compared by device and inode, so links and other spellings are caught).
+void check_outputs(const std::vector<NamedPath>& outputs, const ConfigTree& tree, std::vector<NamedPath> more = {});
+
 /// Progress of item `i` of `n` on stderr: one line rewritten in place on a terminal; in a log (stderr not a
 /// terminal) a line per tenth of the run, so logs stay readable.
 void print_progress(size_t i, size_t n, const std::string& what);
 
-/// A number in [lo, hi] that is finite (CLI::Range and CLI::PositiveNumber let NaN through).
-CLI::Validator finite_range(double lo, double hi);
+/// A finite number of `unit` in [lo, hi], in decimal (CLI::Range and CLI::PositiveNumber let NaN through and name no
+/// unit); the refusal names the value, the range and the unit ("" for a ratio).
+CLI::Validator finite_range(double lo, double hi, std::string_view unit);
+/// A whole number of `unit` in [lo, hi], in decimal (core/text.hpp: no leading 0, no base prefix); the refusal names the
+/// value, the range, the unit and `why` (the reason for the range), when given.
+CLI::Validator whole_range(int64_t lo, int64_t hi, std::string_view unit, std::string_view why = {});
 /// --slo: a decode-step latency SLO in ms, finite, above 0 and at most an hour.
 CLI::Validator slo_ms();
 /// Requests per attention rank given on the command line (--batch): at most 2^20, the range of
@@ -75,9 +87,11 @@ struct Vary {
 };
 /// "KEY=V1,V2,..." -> Vary; ConfigError for anything else (an empty key or value).
 Vary parse_vary(const std::string& text);
-/// The --vary options, each key once, their grid bounded before it is built: more than `max_points` combinations
+/// The --vary options, each key once and none also given a value by one of `sets` (the --set options: the grid
+/// would override it at every point), their grid bounded before it is built: more than `max_points` combinations
 /// is a ConfigError that gives `why` (what one point costs).
-std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_points, std::string_view why);
+std::vector<Vary> parse_grid(const std::vector<std::string>& texts, size_t max_points, std::string_view why,
+                             const std::vector<std::string>& sets);
 /// Every combination of the varied values, the last key varying fastest.
 std::vector<std::vector<std::string>> combinations(const std::vector<Vary>& vary);
 /// "key=value key=value" of one combination.

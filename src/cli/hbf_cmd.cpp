@@ -162,6 +162,7 @@ void add_hbf(CLI::App& app) {
     cmd->callback([cfg, json] {
       check_json_output(*json);
       ConfigTree tree = cfg->load();
+      check_outputs({{"--json", *json}}, tree);
       System s = load_system(tree, false);
       print_info(s);
       if (!json->empty()) {
@@ -189,7 +190,7 @@ void add_hbf(CLI::App& app) {
     cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
     cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
     cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")
-        ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
+        ->check(whole_range(0, int64_t(1) << 20, "tiles"));
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
         ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
@@ -201,6 +202,7 @@ void add_hbf(CLI::App& app) {
       if (o->no_prefetch) c.sets.push_back("hbf.runtime.prefetch=false");
       if (o->distance >= 0) c.sets.push_back(fmt::format("hbf.runtime.prefetch_distance={}", o->distance));
       ConfigTree tree = c.load();
+      check_outputs({{"--json", o->json}}, tree);
       System s = load_system(tree, true);
       // A prefetch distance means nothing without prefetch (--no-prefetch, a --set or a config): refused, not ignored.
       if (o->distance >= 0 && !s.params().hbf.runtime.prefetch)
@@ -245,7 +247,7 @@ void add_hbf(CLI::App& app) {
     cmd->add_option("--bytes", o->bytes, "KV bytes to write (rounded down to whole hyperpages)")->capture_default_str();
     cmd->add_option("--requests", o->requests, "requests the KV belongs to")
         ->capture_default_str()
-        ->check(CLI::Range(int64_t(1), hbf::kMaxExperimentUnits));
+        ->check(whole_range(1, hbf::kMaxExperimentUnits, "requests"));
     cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
         ->check(CLI::IsMember(names_of(granularities())));
     cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
@@ -254,6 +256,7 @@ void add_hbf(CLI::App& app) {
       ConfigOptions c = *cfg;
       if (!o->granularity.empty()) c.sets.push_back("hbf.runtime.granularity=" + o->granularity);
       ConfigTree tree = c.load();
+      check_outputs({{"--json", o->json}}, tree);
       System s = load_system(tree, true);
       const Bytes total = bytes_option("--bytes", o->bytes);
       WriteBwRun r = run_write_bw(s, total, o->requests, *s.hbf().runtime.granularity);
@@ -287,6 +290,7 @@ void add_hbf(CLI::App& app) {
       check_json_output(o->json);
       if (o->vary.empty()) {
         ConfigTree tree = cfg->load();
+        check_outputs({{"--json", o->json}}, tree);
         System s = load_system(tree, true);
         const AreaReport r = stack_area(s.hbf());
         print_area(s, r);
@@ -300,7 +304,8 @@ void add_hbf(CLI::App& app) {
         return;
       }
       // A grid: every point is loaded and its area computed (so checked) before anything is printed.
-      const std::vector<Vary> vary = parse_grid(o->vary, kMaxSweepPoints, "split it");
+      check_outputs({{"--json", o->json}}, cfg->load());
+      const std::vector<Vary> vary = parse_grid(o->vary, kMaxSweepPoints, "split it", cfg->sets);
       const auto combos = combinations(vary);
       std::vector<Json> points;
       for (const auto& combo : combos) {

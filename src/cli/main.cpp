@@ -101,7 +101,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints the message (or the help / the version)
-    return rc == 0 ? 0 : 2;
+    if (rc != 0) return 2;
+    // --help or --version: printed to standard output, which may not take it (/dev/full, a closed pipe).
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) return stdout_failed(std::strerror(errno ? errno : EIO));
+    return 0;
   } catch (const bitline::OverflowError& e) {
     // The overflow is found where times or sizes add up, far from the key that made them large: name the inputs.
     const std::string inputs = overrides_of(argc, argv);

@@ -182,7 +182,9 @@ void add_nand(CLI::App& app) {
   demo->add_option("--json", *demo_json, "write the results (and the resolved config) to this JSON file");
   demo->callback([demo_cfg, demo_json] {
     check_json_output(*demo_json);
-    Json j = run_demo(demo_cfg->load());
+    const ConfigTree tree = demo_cfg->load();
+    check_outputs({{"--json", *demo_json}}, tree);
+    Json j = run_demo(tree);
     if (!demo_json->empty()) {
       write_json_file(*demo_json, j);
       fmt::print("wrote {}\n", *demo_json);
@@ -196,7 +198,9 @@ void add_nand(CLI::App& app) {
   rber->add_option("--json", *rber_json, "write the table to this JSON file");
   rber->callback([rber_cfg, rber_json] {
     check_json_output(*rber_json);
-    Json j = rber_table(rber_cfg->load());
+    const ConfigTree tree = rber_cfg->load();
+    check_outputs({{"--json", *rber_json}}, tree);
+    Json j = rber_table(tree);
     if (!rber_json->empty()) write_json_file(*rber_json, j);
   });
 }

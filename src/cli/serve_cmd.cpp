@@ -19,6 +19,7 @@
 #include "core/distributed.hpp"
 #include "core/error.hpp"
 #include "core/param_dump.hpp"
+#include "core/text.hpp"
 #include "core/worker_pool.hpp"
 #include "llm/deployment.hpp"
 #include "serve/report.hpp"
@@ -41,14 +42,16 @@ struct ServeOpts {
   // capacity
   double p90_ttft_ms = 0, p99_tpot_ms = 0, rate_lo = 0, tolerance = 0.02;
   // sweep
-  std::vector<double> rates;
+  std::string rates;  // R1,R2,... (requests/s)
   std::string csv;
   int threads = WorkerPool::hardware_threads();
   bool quiet = false;
 };
 
-/// A sweep's points at most, and its requests in all (points x --requests): the work budget of `serve sweep`.
+/// A sweep's points at most: the work budget of `serve sweep`.
 constexpr size_t kMaxSweepPoints = 256;
+/// Why --requests and --concurrency stop at kMaxRequests.
+constexpr std::string_view kRequestsWhy = "a simulation holds ~330 B per request (docs/serving.md, \"Work budget\")";
 
 /// The system, the server of its deployment (llm.tp_size from --tp) and the `serve` parameters.
 struct Setup {
@@ -63,6 +66,7 @@ struct Setup {
   // --disaggregate P:D: this side decodes on `decode_instances` instances; `prefill` is the prefill side.
   std::unique_ptr<Setup> prefill;
   int64_t prefill_instances = 0, decode_instances = 0;
+  std::vector<NamedPath> inputs;  // the files it read: the kind's config files and the model's description
 };
 
 /// The deployment that serves a workload whose longest request has `longest` tokens (prompt + output):
@@ -87,6 +91,8 @@ std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const
   s->config = accel::kind_json(s->kp);
   s->config["serve"] = dump_params(s->sp);
   s->model = llm::load_model(o.model);
+  add_config_inputs(s->inputs, tree);
+  s->inputs.push_back({"--model", s->model.origin});
   s->ds = std::make_unique<llm::DeploymentSearch>(s->model, s->kp, s->sn.gpus);
   choose_deployment(*s, longest);
   if (!s->choice.empty() && !quiet) fmt::print("deployment: {}\n", s->choice);
@@ -97,12 +103,10 @@ std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const
 std::pair<int64_t, int64_t> parse_instances(const std::string& text) {
   const size_t colon = text.find(':');
   int64_t p = 0, d = 0;
-  const auto num = [](const std::string& t, int64_t& v) {
-    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size() && v >= 1 && v <= 64;
-  };
+  const auto num = [](const std::string& t, int64_t& v) { return parse_decimal_integer(t, v) && v >= 1 && v <= 64; };
   if (colon == std::string::npos || !num(text.substr(0, colon), p) || !num(text.substr(colon + 1), d))
-    throw ConfigError(fmt::format("--disaggregate '{}': expected P:D, prefill and decode instances, 1 to 64 each (e.g. 1:2)", text));
+    throw ConfigError(fmt::format("--disaggregate '{}': expected P:D, prefill and decode instances, 1 to 64 each in decimal (e.g. 1:2)",
+                                  text_brief(text)));
   return {p, d};
 }
 
@@ -124,6 +128,18 @@ std::unique_ptr<Setup> make_setup(const accel::KindOptions& k, const ServeOpts& 
   return s;
 }
 
+/// Every file a serve command reads: its options' files (--trace, --lengths, csv:FILE:COLUMN lengths), the kinds'
+/// config files and the model descriptions of both sides. No output may be one of them (checked before any work).
+std::vector<NamedPath> input_files(const ServeOpts& o, const Setup& s) {
+  std::vector<NamedPath> in = s.inputs;
+  if (s.prefill) in.insert(in.end(), s.prefill->inputs.begin(), s.prefill->inputs.end());
+  in.push_back({"--trace", o.trace});
+  in.push_back({"--lengths", o.lengths});
+  for (const auto& [flag, text] : {std::pair<const char*, const std::string&>{"--input", o.input}, {"--output", o.output}})
+    if (text.rfind("csv:", 0) == 0 && text.rfind(':') > 4) in.push_back({flag, text.substr(4, text.rfind(':') - 4)});
+  return in;
+}
+
 Cluster cluster(const Setup& s) {
   Cluster c;
   if (!s.prefill) {
@@ -139,7 +155,36 @@ Cluster cluster(const Setup& s) {
 /// arrivals ignore it).
 double arrival_cv(const ServeOpts& o) { return parse_arrival(o.arrival) == ArrivalKind::Gamma ? o.cv : 1.0; }
 
-/// The workload of `o` (its arrivals at `rate` for an open loop).
+/// Output tokens one simulation of a serve command may decode: 2^26 (67 M; the capacity experiment's probes decode
+/// ~51 M). A step decodes one token of each running request, ~0.25 us of CPU per step and ~30 B of latency records
+/// per token at batch 1: at most ~17 s and ~2 GB (docs/serving.md, "Work budget").
+constexpr double kMaxOutputTokensPerRun = double(int64_t(1) << 26);
+/// ... and a sweep over all its rates: 2^28.
+constexpr double kMaxSweepOutputTokens = double(int64_t(1) << 28);
+
+/// Refuses `runs` simulations of `requests` requests that decode `tokens` output tokens each when they pass the
+/// budgets; `what` names the command, `estimated` says the tokens are the lengths' mean, not yet drawn.
+void check_tokens(double tokens, size_t requests, size_t runs, const std::string& what, bool estimated = false) {
+  const std::string count = fmt::format("{} requests decode {}{:.4g} output tokens", requests, estimated ? "about " : "", tokens);
+  if (tokens > kMaxOutputTokensPerRun)
+    throw ConfigError(
+        fmt::format("{}: {} in one simulation, more than the budget of {:.4g} (~0.25 us and ~30 B per token at batch 1); use fewer "
+                    "--requests or shorter outputs",
+                    what, count, kMaxOutputTokensPerRun));
+  if (tokens * double(runs) > kMaxSweepOutputTokens)
+    throw ConfigError(
+        fmt::format("{}: {} simulations, in each of which {}: {:.4g} in all, more than the budget of {:.4g} per "
+                    "command; use fewer rates or requests",
+                    what, runs, count, tokens * double(runs), kMaxSweepOutputTokens));
+}
+
+/// Refuses, before anything is simulated, `runs` simulations of `reqs` that decode more than the budgets allow.
+void check_work(const std::vector<Request>& reqs, size_t runs, const std::string& what) {
+  double tokens = 0;
+  for (const Request& r : reqs) tokens += double(r.output);
+  check_tokens(tokens, reqs.size(), runs, what);
+}
+
 /// The requests of `o` with their lengths and no arrivals yet (they do not depend on the rate): drawn from --input and
 /// --output or --lengths.
 std::vector<Request> request_lengths(const ServeOpts& o) {
@@ -150,30 +195,9 @@ std::vector<Request> request_lengths(const ServeOpts& o) {
   }
   if (o.input.empty() || o.output.empty()) throw ConfigError("serve: give the lengths with --input IN and --output OUT, or --lengths FILE");
   const LengthSpec in = LengthSpec::parse(o.input, "--input"), out = LengthSpec::parse(o.output, "--output");
+  // The decoding work from the lengths' mean, before millions of requests are drawn (checked again once drawn).
+  check_tokens(double(o.requests) * out.expected(), size_t(o.requests), 1, "serve", true);
   return make_requests(o.requests, in, out, o.seed);
-}
-
-/// Output tokens one simulation of a serve command may decode: 2^26 (67 M; the capacity experiment's probes decode
-/// ~51 M). A step decodes one token of each running request, ~0.25 us of CPU per step and ~30 B of latency records
-/// per token at batch 1: at most ~17 s and ~2 GB (docs/serving.md, "Work budget").
-constexpr double kMaxOutputTokensPerRun = double(int64_t(1) << 26);
-/// ... and a sweep over all its rates: 2^28.
-constexpr double kMaxSweepOutputTokens = double(int64_t(1) << 28);
-
-/// Refuses, before anything is simulated, `runs` simulations of `reqs` that decode more than the budgets allow.
-void check_work(const std::vector<Request>& reqs, size_t runs, const std::string& what) {
-  double tokens = 0;
-  for (const Request& r : reqs) tokens += double(r.output);
-  if (tokens > kMaxOutputTokensPerRun)
-    throw ConfigError(
-        fmt::format("{}: {} requests decode {:.4g} output tokens in one simulation, more than the budget of {:.4g} "
-                    "(~0.25 us and ~30 B per token at batch 1); use fewer --requests or shorter outputs",
-                    what, reqs.size(), tokens, kMaxOutputTokensPerRun));
-  if (tokens * double(runs) > kMaxSweepOutputTokens)
-    throw ConfigError(
-        fmt::format("{}: {} simulations of {:.4g} output tokens each decode {:.4g}, more than the budget of {:.4g} "
-                    "per command; use fewer rates or requests",
-                    what, runs, tokens, tokens * double(runs), kMaxSweepOutputTokens));
 }
 
 /// `reqs` (their lengths) as the open-loop workload of `o` at `rate`.
@@ -300,15 +324,18 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
 
 void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
   check_mode(o, false);
+  if (const auto ext = std::filesystem::path(o.requests_out).extension(); !o.requests_out.empty() && ext != ".jsonl" && ext != ".csv")
+    throw ConfigError(fmt::format("--requests-out {}: the extension names the format: F.jsonl (JSON Lines) or F.csv", o.requests_out));
   if (!o.json.empty()) check_json_output(o.json);
   if (!o.requests_out.empty()) check_json_output(o.requests_out, "--requests-out");
   if (!o.chrome_trace.empty()) check_json_output(o.chrome_trace, "--chrome-trace");
-  check_distinct_files({{"--json", o.json}, {"--requests-out", o.requests_out}, {"--chrome-trace", o.chrome_trace}},
-                       {{"--trace", o.trace}, {"--lengths", o.lengths}});
+  const std::vector<NamedPath> outputs = {{"--json", o.json}, {"--requests-out", o.requests_out}, {"--chrome-trace", o.chrome_trace}};
+  check_distinct_files(outputs, {{"--trace", o.trace}, {"--lengths", o.lengths}});
   CsvTraceInfo csv;
   Workload w = make_workload(o, o.rate, &csv);
   check_work(w.requests, 1, "serve run");
   const auto s = make_setup(k, o, w);
+  check_distinct_files(outputs, input_files(o, *s));
   w.record_passes = !o.chrome_trace.empty();
   const bool csv_trace = !o.trace.empty() && std::filesystem::path(o.trace).extension() == ".csv";
   if (csv_trace && csv.skipped_failed > 0)
@@ -342,18 +369,18 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--model", o.model, "a model of configs/models/ by name, or a config.json path")->required();
   cmd.add_option("--system", o.system, "KIND x GPUS, e.g. h100x8 (KIND: a file of configs/gpus/ or a kind's YAML path)")->required();
   cmd.add_option("--tp", o.tp, "attention tensor-parallel degree (sets llm.tp_size, no deployment search; 1: data parallel)")
-      ->check(CLI::Range(int64_t(1), int64_t(1024)));
+      ->check(whole_range(1, 1024, "GPUs"));
   cmd.add_option("--precision", o.precision, "weights, activations and KV: model, bf16, fp16, fp8, fp4 (sets llm.precision)");
   cmd.add_option("--scheduler", o.scheduler, "vllm, chunked, orca or static (sets serve.scheduler)");
   cmd.add_option("--arrival", o.arrival, "open loop arrivals: poisson, gamma or constant")
       ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
-  cmd.add_option("--cv", o.cv, "--arrival gamma: coefficient of variation of the gaps (1 = Poisson)")->check(finite_range(1e-3, 100));
+  cmd.add_option("--cv", o.cv, "--arrival gamma: coefficient of variation of the gaps (1 = Poisson)")->check(finite_range(1e-3, 100, ""));
   cmd.add_option("--input", o.input, "prompt tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN");
   cmd.add_option("--output", o.output, "output tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN");
   cmd.add_option("--lengths", o.lengths,
                  "(prompt, output) pairs drawn with replacement from a trace file (any --trace format), instead of --input/--output");
   cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
-      ->check(CLI::Range(int64_t(0), kMaxRequests));
+      ->check(whole_range(0, kMaxRequests, "requests", kRequestsWhy));
   cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths (0 to 2^64 - 1)")
       ->check(CLI::Validator(
           [](std::string& v) {
@@ -381,6 +408,7 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   const std::vector<Request> lengths = request_lengths(o);
   check_work(lengths, 1, "serve capacity (per probe)");
   const auto s = make_setup(k, o, Workload{lengths});
+  check_distinct_files({{"--json", o.json}}, input_files(o, *s));
   struct Probe {
     double rate = 0, p90_ttft = 0, p99_tpot = 0, throughput = 0;
     bool ok = false;
@@ -399,6 +427,26 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   };
   fmt::print("{} on {}x{}: the highest rate with p90 TTFT <= {:g} ms and p99 TPOT <= {:g} ms ({} requests per probe)\n", s->model.name,
              s->sn.kind, s->sn.gpus, o.p90_ttft_ms, o.p99_tpot_ms, o.requests);
+  // The two ends first. One request at a time (no queueing, every step at batch 1) is the best any rate can do: if it
+  // misses, no rate meets the SLOs. All at once is the worst: if it meets, every rate does (checked after bracketing).
+  {
+    Workload alone{lengths};
+    alone.concurrency = 1;
+    const Json sum = summary(simulate(cluster(*s), s->sp, std::move(alone)), Slo{});
+    const double ttft = sum["ttft_ms"]["p90"].get<double>(), tpot = sum["tpot_ms"]["p99"].get<double>();
+    if (ttft > o.p90_ttft_ms || tpot > o.p99_tpot_ms)
+      throw ModelError(fmt::format(
+          "serve capacity: no arrival rate meets the SLOs: even one request at a time, with no queueing, has p90 TTFT {:.4g} ms "
+          "(--slo-p90-ttft-ms {:g}) and p99 TPOT {:.4g} ms (--slo-p99-tpot-ms {:g}), and a higher rate can only add to them",
+          ttft, o.p90_ttft_ms, tpot, o.p99_tpot_ms));
+    const Json burst = summary(simulate(cluster(*s), s->sp, Workload{lengths}), Slo{});  // every arrival at 0
+    if (burst["ttft_ms"]["p90"].get<double>() <= o.p90_ttft_ms && burst["tpot_ms"]["p99"].get<double>() <= o.p99_tpot_ms)
+      throw ConfigError(fmt::format(
+          "serve capacity: every rate meets the SLOs: the --requests {} arriving all at once are served with p90 TTFT "
+          "{:.4g} ms and p99 TPOT {:.4g} ms, within {:g} and {:g} ms, so they have no capacity to find; give more "
+          "--requests or tighter SLOs",
+          o.requests, burst["ttft_ms"]["p90"].get<double>(), burst["tpot_ms"]["p99"].get<double>(), o.p90_ttft_ms, o.p99_tpot_ms));
+  }
   // Bracket: from --rate-lo (or 0.1/s) double until a rate misses (at most 40 doublings), halve until one meets.
   double lo = o.rate_lo > 0 ? o.rate_lo : 0.1, hi = 0;
   bool found = false;
@@ -406,9 +454,17 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
     for (int i = 0; i < 30 && !found; ++i) {
       hi = lo;
       lo /= 2;
-      found = probe(lo);
+      try {
+        found = probe(lo);
+      } catch (const ConfigError&) {  // the requests would arrive over more time than a simulation spans
+        break;
+      }
     }
-    if (!found) throw ModelError(fmt::format("serve capacity: no rate down to {:g}/s meets the SLOs", lo));
+    if (!found)
+      throw ModelError(fmt::format(
+          "serve capacity: no rate down to {:.4g}/s meets the SLOs, though one request at a time does: the --requests {} overlap "
+          "at every rate a run can spread them over; give fewer --requests or looser SLOs",
+          hi, o.requests));
   }
   if (hi <= lo) {
     hi = lo * 2;
@@ -453,20 +509,31 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   }
 }
 
-void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
-  if (o.rates.empty()) throw ConfigError("serve sweep: give the arrival rates with --rates R1,R2,... (requests/s)");
-  if (o.rates.size() > kMaxSweepPoints)
-    throw ConfigError(fmt::format("--rates: {} rates, at most {} in one sweep", o.rates.size(), kMaxSweepPoints));
-  for (size_t i = 0; i < o.rates.size(); ++i) {
-    const double r = o.rates[i];
-    if (!std::isfinite(r) || !(r > 0))
-      throw ConfigError(fmt::format("--rates: {} (rate {}): need a finite rate above 0 requests/s", r, i + 1));
-    if (i > 0 && !(r > o.rates[i - 1]))
-      throw ConfigError(fmt::format("--rates: {} after {}: give the rates in increasing order", r, o.rates[i - 1]));
+/// --rates R1,R2,...: finite rates above 0 requests/s, in increasing order, at most kMaxSweepPoints.
+std::vector<double> sweep_rates(const std::string& text) {
+  std::vector<double> rates;
+  for (const std::string& item : split_list(text, ',', "--rates")) {
+    double r = 0;
+    if (!parse_decimal_number(item, r) || !(r > 0))
+      throw ConfigError(
+          fmt::format("--rates: '{}' (rate {}): need a finite rate above 0 requests/s, in decimal", text_brief(item), rates.size() + 1));
+    if (!rates.empty() && !(r > rates.back()))
+      throw ConfigError(fmt::format("--rates: {} after {}: give the rates in increasing order", item, rates.back()));
+    rates.push_back(r);
+    if (rates.size() > kMaxSweepPoints) throw ConfigError(fmt::format("--rates: more than {} rates in one sweep", kMaxSweepPoints));
   }
-  if (o.requests > 0 && int64_t(o.rates.size()) * o.requests > kMaxRequests)
-    throw ConfigError(fmt::format("serve sweep: {} rates x --requests {} = {} requests, above the budget of {} per command", o.rates.size(),
-                                  o.requests, int64_t(o.rates.size()) * o.requests, kMaxRequests));
+  return rates;
+}
+
+void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
+  const std::vector<double> rates = sweep_rates(o.rates);
+  // The simulations run at once (one per thread) hold their requests together: their memory is bounded as one's.
+  const int64_t at_once = std::min<int64_t>(int64_t(rates.size()), o.threads);
+  if (o.requests > 0 && at_once * o.requests > kMaxRequests)
+    throw ConfigError(
+        fmt::format("serve sweep: {} simulations at once (min of --threads {} and {} rates) x --requests {} = {} requests in memory, "
+                    "more than the {} one process may hold (~330 B each); use fewer --threads or --requests",
+                    at_once, o.threads, rates.size(), o.requests, at_once * o.requests, kMaxRequests));
   const Distributed& world = Distributed::world();  // under mpirun only rank 0 prints and writes
   // The setup, agreed by every MPI rank: one rank's error (an output only it cannot write) ends them all.
   world.agreed([&] {
@@ -476,26 +543,30 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   });
   const std::vector<Request> lengths = world.agreed([&] {
     std::vector<Request> l = request_lengths(o);
-    check_work(l, o.rates.size(), "serve sweep");
+    check_work(l, rates.size(), "serve sweep");
     return l;
   });
-  const auto s = world.agreed([&] { return make_setup(k, o, Workload{lengths}); });
+  const auto s = world.agreed([&] {
+    auto setup = make_setup(k, o, Workload{lengths});
+    check_distinct_files({{"--json", o.json}, {"--csv", o.csv}}, input_files(o, *setup));
+    return setup;
+  });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
-             s->server->deployment().describe(), s->sp.scheduler.name(), o.rates.size(), o.requests);
+             s->server->deployment().describe(), s->sp.scheduler.name(), rates.size(), o.requests);
   std::fflush(stdout);
   // The rates over the MPI ranks (one process without mpirun), each rank on its worker pool; each job has its own
   // servers (no state shared between threads).
   const auto texts = world.map(
-      o.rates.size(),
+      rates.size(),
       [&](size_t i) {
         const auto si = make_setup(k, o, Workload{lengths}, true);
-        const SimResult r = simulate(cluster(*si), si->sp, at_rate(o, lengths, o.rates[i]));
-        return Json{{"rate_per_s", o.rates[i]}, {"summary", summary(r, slo)}, {"cdf", cdf(r)}}.dump();
+        const SimResult r = simulate(cluster(*si), si->sp, at_rate(o, lengths, rates[i]));
+        return Json{{"rate_per_s", rates[i]}, {"summary", summary(r, slo)}, {"cdf", cdf(r)}}.dump();
       },
       o.threads,
       [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) print_progress(done, n, fmt::format("rate {:g}/s", o.rates[i]));
+        if (!o.quiet) print_progress(done, n, fmt::format("rate {:g}/s", rates[i]));
       });
   if (!world.root()) return;
   Json points = Json::array();
@@ -507,9 +578,9 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     fmt::print(
         "  [{}/{}] rate {:>9.4f}/s: {:>9.1f} output tokens/s, TTFT p50 {:>9.2f} p99 {:>10.2f} ms, TPOT p50 {:>7.2f} p99 {:>8.2f} ms, "
         "goodput {:.3f}/s\n",
-        i + 1, texts.size(), o.rates[i], sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
+        i + 1, texts.size(), rates[i], sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
         at("tpot_ms", "p50"), at("tpot_ms", "p99"), sum["goodput_requests_per_s"].get<double>());
-    rows.push_back({{"rate_per_s", o.rates[i]},
+    rows.push_back({{"rate_per_s", rates[i]},
                     {"requests_per_s", sum["requests_per_s"]},
                     {"output_tokens_per_s", sum["output_tokens_per_s"]},
                     {"goodput_requests_per_s", sum["goodput_requests_per_s"]},
@@ -550,12 +621,12 @@ void add_serve(CLI::App& app) {
     add_common(*cmd, *o);
     cmd->add_option("--rate", o->rate, "open loop: requests per second");
     cmd->add_option("--concurrency", o->concurrency, "closed loop: users, each sending its next request when the last one finishes")
-        ->check(CLI::Range(int64_t(1), kMaxRequests));
+        ->check(whole_range(1, kMaxRequests, "users", kRequestsWhy));
     cmd->add_option("--trace", o->trace,
                     "arrivals and lengths from a trace: a CSV of the Azure LLM trace (TIMESTAMP,ContextTokens,GeneratedTokens) or of "
                     "BurstGPT (Timestamp,Request tokens,Response tokens), or JSON Lines (bitline's sessions or Mooncake's)");
-    cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
-    cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
+    cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
+    cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
     cmd->add_option("--requests-out", o->requests_out, "write one record per request: F.jsonl (JSON lines) or F.csv");
     cmd->add_option("--chrome-trace", o->chrome_trace, "write the iterations as a Chrome trace (Perfetto, chrome://tracing)");
     cmd->callback([k, o, cmd] {
@@ -570,13 +641,13 @@ void add_serve(CLI::App& app) {
     k->add_to(*cmd);
     add_common(*cmd, *o);
     cmd->add_option("--slo-p90-ttft-ms", o->p90_ttft_ms, "SLO on the 90th percentile of TTFT, ms")
-        ->check(finite_range(1e-6, 3.6e6))
+        ->check(finite_range(1e-6, 3.6e6, "ms"))
         ->default_val(2000);
     cmd->add_option("--slo-p99-tpot-ms", o->p99_tpot_ms, "SLO on the 99th percentile of TPOT, ms")
-        ->check(finite_range(1e-6, 3.6e6))
+        ->check(finite_range(1e-6, 3.6e6, "ms"))
         ->default_val(100);
-    cmd->add_option("--rate-lo", o->rate_lo, "first rate probed, requests/s (default 0.1)")->check(finite_range(1e-6, 1e6));
-    cmd->add_option("--tolerance", o->tolerance, "stop when the bracket is this narrow, relative")->check(finite_range(1e-4, 0.5));
+    cmd->add_option("--rate-lo", o->rate_lo, "first rate probed, requests/s (default 0.1)")->check(finite_range(1e-6, 1e6, "requests/s"));
+    cmd->add_option("--tolerance", o->tolerance, "stop when the bracket is this narrow, relative")->check(finite_range(1e-4, 0.5, ""));
     cmd->callback([k, o] { capacity_serve(*k, *o); });
   }
   {
@@ -585,12 +656,12 @@ void add_serve(CLI::App& app) {
     auto o = std::make_shared<ServeOpts>();
     k->add_to(*cmd);
     add_common(*cmd, *o);
-    cmd->add_option("--rates", o->rates, "arrival rates, requests/s, increasing: R1,R2,...")->delimiter(',')->required();
-    cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
-    cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6));
+    cmd->add_option("--rates", o->rates, "arrival rates, requests/s, increasing: R1,R2,...")->required();
+    cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
+    cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
     cmd->add_option("--csv", o->csv, "write one row per rate (throughput, goodput, latency percentiles) to this CSV file");
     cmd->add_option("--threads", o->threads, "worker threads (rates run in parallel; same bytes whatever the count)")
-        ->check(CLI::Range(1, 256))
+        ->check(whole_range(1, 256, "threads"))
         ->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->callback([k, o] { sweep_serve(*k, *o); });

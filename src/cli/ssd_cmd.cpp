@@ -60,7 +60,7 @@ void add_ssd(CLI::App& app) {
   run->add_option("--max-transactions", o->max_transactions,
                   "refuse a scenario whose estimated flash page transactions exceed this (default 2^26 = 67108864; "
                   "docs/ssd.md, \"Work budget\")")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+      ->check(whole_range(1, int64_t(1) << 40, "transactions"));
   run->add_flag("--quiet", o->quiet, "no progress on stderr");
   run->add_option("--set", o->sets,
                   "override a device value of the file, ssd_device.KEY=VALUE, or switch one mechanism of the model, "

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/input.hpp"
 #include "core/params.hpp"
 #include "core/registry.hpp"
 
@@ -14,7 +13,7 @@ namespace bitline {
 
 namespace {
 
-constexpr std::uintmax_t kMaxExperimentBytes = 1 << 20;
+constexpr int64_t kMaxExperimentBytes = int64_t(1) << 20;
 
 template <class T>
 T parse_as(const ConfigNode& n, const std::string& path) {
@@ -36,16 +35,7 @@ void experiment_error(const ConfigNode& at, const std::string& path, const std::
 std::filesystem::path shipped_experiment(const std::string& name) { return default_preset_dir() / "experiments" / (name + ".yaml"); }
 
 ConfigNode read_experiment_file(const std::filesystem::path& file) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  if (ec || !std::filesystem::is_regular_file(file)) throw ConfigError(fmt::format("{}: cannot open experiment file", file.string()));
-  if (size > kMaxExperimentBytes)
-    throw ConfigError(fmt::format("{}: experiment file of {} bytes (at most {})", file.string(), size, kMaxExperimentBytes));
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open experiment file", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ConfigNode n = ConfigNode::parse(ss.str(), file.string());
+  ConfigNode n = ConfigNode::parse(read_input_file(file, kMaxExperimentBytes, "experiment file"), file.string());
   if (n.kind != ConfigNode::Kind::Map)
     throw ConfigError(fmt::format("{}: the top level of an experiment file must be a map of keys", file.string()));
   return n;

@@ -1,6 +1,7 @@
 #include "core/json_io.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,32 +24,60 @@ void write_json_file(const fs::path& path, const nlohmann::json& j) {
 }
 
 void write_text_file(const fs::path& path, const std::string& text) {
-  auto tmp = path;
-  tmp += ".partial";
-  // The folders this write creates (deepest first): removed again if the write fails, so a refused result
-  // leaves nothing behind.
-  std::vector<fs::path> created;
+  AtomicFile f(path);
+  f.write(text);
+  f.commit();
+}
+
+AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)), tmp_(path_) {
+  tmp_ += ".partial";
+  // The folders this write creates (deepest first): removed again if the write fails, so a refused result leaves
+  // nothing behind.
   std::error_code ec;
-  for (fs::path d = path.parent_path(); !d.empty() && !fs::exists(fs::symlink_status(d, ec)); d = d.parent_path()) {
-    created.push_back(d);
+  for (fs::path d = path_.parent_path(); !d.empty() && !fs::exists(fs::symlink_status(d, ec)); d = d.parent_path()) {
+    created_.push_back(d);
     if (d == d.parent_path()) break;
   }
   try {
-    if (!created.empty()) fs::create_directories(path.parent_path());
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) throw std::runtime_error(fmt::format("cannot open {} for writing ({})", tmp.string(), std::strerror(errno)));
-      out << text;
-      out.close();
-      if (!out) throw std::runtime_error(fmt::format("writing {} failed (disk full?)", tmp.string()));
-    }
-    fs::rename(tmp, path);
+    if (!created_.empty()) fs::create_directories(path_.parent_path());
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw std::runtime_error(fmt::format("cannot open {} for writing ({})", tmp_.string(), std::strerror(errno)));
   } catch (const std::exception& e) {
-    fs::remove(tmp, ec);                              // never leave a partial result behind
-    for (const auto& d : created) fs::remove(d, ec);  // only empty folders: what this write created
-    const auto* fe = dynamic_cast<const fs::filesystem_error*>(&e);
-    throw OutputError(fmt::format("{}: cannot write the result: {}", path.string(), fe ? fe->code().message() : std::string(e.what())));
+    fail(e);
   }
+}
+
+void AtomicFile::write(std::string_view text) {
+  out_.write(text.data(), std::streamsize(text.size()));
+  if (!out_) fail(std::runtime_error(fmt::format("writing {} failed (disk full?)", tmp_.string())));
+}
+
+void AtomicFile::commit() {
+  try {
+    out_.close();
+    if (!out_) throw std::runtime_error(fmt::format("writing {} failed (disk full?)", tmp_.string()));
+    fs::rename(tmp_, path_);
+    done_ = true;
+  } catch (const std::exception& e) {
+    fail(e);
+  }
+}
+
+void AtomicFile::discard() noexcept {
+  if (done_) return;
+  done_ = true;  // once
+  std::error_code ec;
+  if (out_.is_open()) out_.close();
+  fs::remove(tmp_, ec);                              // never leave a partial result behind
+  for (const auto& d : created_) fs::remove(d, ec);  // only empty folders: what this write created
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::fail(const std::exception& e) {
+  discard();
+  const auto* fe = dynamic_cast<const fs::filesystem_error*>(&e);
+  throw OutputError(fmt::format("{}: cannot write the result: {}", path_.string(), fe ? fe->code().message() : std::string(e.what())));
 }
 
 namespace {
@@ -103,25 +132,47 @@ std::string csv_of(const nlohmann::json& rows) {
 
 void write_csv_file(const fs::path& path, const nlohmann::json& rows) { write_text_file(path, csv_of(rows)); }
 
+namespace {
+/// What names one file however it is spelt: its device and inode where it exists (links, hard links, `./` and `..`
+/// spellings all meet there), else its normalised absolute path (an output not written yet).
+struct FileKey {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  fs::path path;
+  bool operator==(const FileKey& o) const { return exists == o.exists && (exists ? dev == o.dev && ino == o.ino : path == o.path); }
+};
+FileKey file_key(const fs::path& p) {
+  FileKey k;
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0) {
+    k.exists = true;
+    k.dev = st.st_dev;
+    k.ino = st.st_ino;
+    return k;
+  }
+  std::error_code ec;
+  const fs::path abs = fs::absolute(p, ec).lexically_normal();
+  const fs::path c = fs::weakly_canonical(abs, ec);
+  k.path = ec ? abs : c;
+  return k;
+}
+}  // namespace
+
 void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
-  // The same file however it is spelt (relative, '..', links): compared by their canonical form where they exist.
-  const auto key = [](const fs::path& p) {
-    std::error_code ec;
-    const fs::path abs = fs::absolute(p, ec).lexically_normal();
-    const fs::path c = fs::weakly_canonical(abs, ec);
-    return ec ? abs : c;
-  };
+  std::vector<FileKey> in_keys;
+  for (const NamedPath& in : inputs) in_keys.push_back(in.path.empty() ? FileKey{} : file_key(in.path));
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].path.empty()) continue;
-    const fs::path a = key(outputs[i].path);
+    const FileKey a = file_key(outputs[i].path);
     for (size_t j = i + 1; j < outputs.size(); ++j)
-      if (!outputs[j].path.empty() && key(outputs[j].path) == a)
+      if (!outputs[j].path.empty() && file_key(outputs[j].path) == a)
         throw OutputError(fmt::format("{} and {} name the same file, {}: one result would overwrite the other", outputs[i].flag,
                                       outputs[j].flag, outputs[i].path.string()));
-    for (const NamedPath& in : inputs)
-      if (!in.path.empty() && key(in.path) == a)
-        throw OutputError(fmt::format("{} {} is the input of {}: writing the result would overwrite it", outputs[i].flag,
-                                      outputs[i].path.string(), in.flag));
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (!inputs[j].path.empty() && in_keys[j] == a)
+        throw OutputError(fmt::format("{} {}: this command reads that file ({} {}); writing the result would overwrite it", outputs[i].flag,
+                                      outputs[i].path.string(), inputs[j].flag, inputs[j].path.string()));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -21,6 +22,27 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
 /// scalar leaf, named by its dotted path ("breakdown_ms.weights"), in first-seen order over all rows; lists are
 /// written as JSON text; a leaf a row lacks is an empty cell. Deterministic for the same rows.
 std::string csv_of(const nlohmann::json& rows);
+/// A result file written in pieces (one too large to hold as one string), atomically as write_text_file: to
+/// PATH.partial, renamed by commit(); destroyed without commit() (an error on the way), it removes the partial file and
+/// the folders it created. Every failure is an OutputError naming the path.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path path);
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+  void write(std::string_view text);
+  void commit();
+
+ private:
+  [[noreturn]] void fail(const std::exception& e);
+  void discard() noexcept;
+  std::filesystem::path path_, tmp_;
+  std::vector<std::filesystem::path> created_;
+  std::ofstream out_;
+  bool done_ = false;  // committed or discarded
+};
+
 /// csv_of(rows) written atomically to `path` (see write_text_file).
 void write_csv_file(const std::filesystem::path& path, const nlohmann::json& rows);
 

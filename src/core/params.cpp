@@ -1,5 +1,6 @@
 #include "core/params.hpp"
 #include "core/param_dump.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -21,9 +22,7 @@ const std::string& scalar_of(const ConfigNode& n, std::string_view what) {
 
 double parse_number(const std::string& s) {
   double v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
-    throw std::invalid_argument(fmt::format("'{}' is not a number", s));
+  if (!parse_decimal_number(s, v)) throw std::invalid_argument(fmt::format("'{}' is not a number (finite, in decimal)", s));
   return v;
 }
 
@@ -69,8 +68,8 @@ void parse_param(const ConfigNode& n, double& out) { out = parse_number(scalar_o
 void parse_param(const ConfigNode& n, int64_t& out) {
   const std::string& s = scalar_of(n, "integer");
   int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) throw std::invalid_argument(fmt::format("'{}' is not an integer", s));
+  if (!parse_decimal_integer(s, v))
+    throw std::invalid_argument(fmt::format("'{}' is not an integer in decimal (no leading 0: YAML 1.1 reads 064 as octal)", s));
   out = v;
 }
 void parse_param(const ConfigNode& n, bool& out) {

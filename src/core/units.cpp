@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace bitline {
 
@@ -41,10 +42,9 @@ double parse_with(std::string_view text, const std::array<UnitEntry, N>& units, 
   std::string num(s.substr(0, i));
   std::string_view unit = trim(s.substr(i));
   double v = 0;
-  auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
   std::string accepted;
   for (const auto& u : units) accepted += (accepted.empty() ? "" : ", ") + std::string(u.name);
-  if (num.empty() || ec != std::errc() || ptr != num.data() + num.size() || !std::isfinite(v))
+  if (!parse_decimal_number(num, v))
     throw std::invalid_argument(fmt::format("'{}' is not a {} (expected a number with a unit: {})", text, what, accepted));
   if (unit.empty()) {
     if (unit_required || v != 0) throw std::invalid_argument(fmt::format("'{}' has no unit (a {} needs one of: {})", text, what, accepted));

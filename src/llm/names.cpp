@@ -10,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/input.hpp"
+#include "core/text.hpp"
 #include "llm/serving.hpp"
 
 namespace bitline::llm {
@@ -54,11 +55,11 @@ SystemName parse_system(const std::string& name) {
   if (x != std::string::npos && x > 0 && x + 1 < name.size()) {
     s.kind = name.substr(0, x);
     const std::string n = name.substr(x + 1);
-    const bool digits = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (digits && n.size() < 6) s.gpus = std::stoll(n);
+    if (n.size() >= 6 || !parse_decimal_integer(n, s.gpus)) s.gpus = 0;
   }
   if (s.kind.empty() || s.gpus < 1)
-    throw ConfigError(fmt::format("unknown system '{}': expected KIND x GPUS (e.g. csix8, b200x8, ./mine.yamlx8)", name));
+    throw ConfigError(
+        fmt::format("unknown system '{}': expected KIND x GPUS, GPUS 1 to 99999 in decimal (e.g. csix8, b200x8, ./mine.yamlx8)", name));
   try {
     check_kind(s.kind);
   } catch (const ConfigError& e) {
@@ -72,23 +73,19 @@ ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& 
     if (c.name == s) return c;
   const auto colon = s.find(':');
   if (colon != std::string::npos) {
-    try {
-      size_t a = 0, b = 0;
-      const int64_t in = std::stoll(s.substr(0, colon), &a), out = std::stoll(s.substr(colon + 1), &b);
-      if (a == colon && b == s.size() - colon - 1 && in >= 0 && out >= 1) {
-        if (in > kMaxContextTokens || out > kMaxContextTokens)
-          throw ConfigError(
-              fmt::format("context '{}': at most {} tokens of input and of output (the longest context "
-                          "windows today are about 10M)",
-                          s, kMaxContextTokens));
-        return ContextSpec{s, in, out};
-      }
-    } catch (const std::logic_error&) {  // stoll: not a number, or out of range
+    int64_t in = 0, out = 0;
+    if (parse_decimal_integer(s.substr(0, colon), in) && parse_decimal_integer(s.substr(colon + 1), out) && in >= 0 && out >= 1) {
+      if (in > kMaxContextTokens || out > kMaxContextTokens)
+        throw ConfigError(
+            fmt::format("context '{}': at most {} tokens of input and of output (the longest context "
+                        "windows today are about 10M)",
+                        s, kMaxContextTokens));
+      return ContextSpec{s, in, out};
     }
   }
   std::string names;
   for (const auto& c : named) names += c.name + (&c == &named.back() ? " or " : ", ");
-  throw ConfigError(fmt::format("context '{}': expected {}INPUT:OUTPUT tokens (e.g. 2000:500, output >= 1)", s, names));
+  throw ConfigError(fmt::format("context '{}': expected {}INPUT:OUTPUT tokens in decimal (e.g. 2000:500, output >= 1)", s, names));
 }
 
 const ModelConfig& ModelSet::get(const std::string& name) {

@@ -90,6 +90,9 @@ uint64_t prefix_key(uint64_t before, uint64_t id) {
 std::vector<Turn> parse_trace(const std::string& text, const std::string& origin) {
   std::vector<Turn> out;
   std::vector<int64_t> lines;  // of each turn, for the messages
+  // Each session's name as first written (a string or an integer) and its line: 7 and "7" are two spellings, and
+  // merging them would join two sessions' turns without a word.
+  std::unordered_map<std::string, std::pair<bool, int64_t>> spelt;
   for_each_record(text, origin, [&](const nlohmann::json& j, int64_t n) {
     const Record r{j, origin, n};
     Turn t;
@@ -106,7 +109,14 @@ std::vector<Turn> parse_trace(const std::string& text, const std::string& origin
     t.input = r.integer("input_tokens", 0, kMaxContextTokens, "the context limit");
     t.output = r.integer("output_tokens", 0, kMaxContextTokens, "the context limit");
     t.timestamp = r.seconds("timestamp", 1.0, "seconds");
+    t.line = n;
     if (t.session.empty()) r.fail("session", "an empty name (a session needs one to link its turns)");
+    const auto [it, fresh] = spelt.try_emplace(t.session, s.is_string(), n);
+    if (!fresh && it->second.first != s.is_string())
+      r.fail("session", fmt::format("{} names the session that line {} names {} (a string and an integer); write every "
+                                    "session's name one way",
+                                    json_brief(s), it->second.second,
+                                    it->second.first ? json_brief(nlohmann::json(t.session)) : text_brief(t.session)));
     out.push_back(std::move(t));
     lines.push_back(n);
   });
@@ -160,6 +170,7 @@ PrefixTrace parse_mooncake_trace(const std::string& text, const std::string& ori
     q.timestamp = r.seconds("timestamp", 1e-3, "milliseconds");
     q.input = r.integer("input_length", 0, kMaxContextTokens, "the context limit");
     q.output = r.integer("output_length", 0, kMaxContextTokens, "the context limit");
+    q.line = n;
     const nlohmann::json& ids = r.get("hash_ids");
     if (!ids.is_array()) r.fail("hash_ids", fmt::format("expected a list of integers, got {}", json_brief(ids)));
     const int64_t most = (q.input + block_tokens - 1) / block_tokens;

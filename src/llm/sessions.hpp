@@ -53,6 +53,7 @@ struct Turn {
   int64_t turn = 1;
   int64_t input = 0, output = 0;
   double timestamp = 0;
+  int64_t line = 0;  // of the trace file (for messages)
 };
 
 /// One request of a Mooncake trace. prefix[i] identifies the first i + 1 blocks of the prompt (a hash of
@@ -61,6 +62,7 @@ struct PrefixRequest {
   double timestamp = 0;  // seconds
   int64_t input = 0, output = 0;
   std::vector<uint64_t> prefix;
+  int64_t line = 0;  // of the trace file (for messages)
 };
 struct PrefixTrace {
   int64_t block_tokens = 512;  // prompt tokens per hash id

@@ -175,8 +175,9 @@ void write_chrome_trace(const std::filesystem::path& file, const SimResult& r) {
 
 void write_requests(const std::filesystem::path& file, const SimResult& r) {
   const bool csv = file.extension() == ".csv";
+  // Written a slice at a time: the text of millions of requests is not held whole.
+  AtomicFile f(file);
   std::string out;
-  out.reserve(r.requests.size() * 160);
   if (csv)
     out +=
         "id,arrival_s,queueing_ms,ttft_ms,tpot_ms,itl_mean_ms,itl_max_ms,e2e_ms,input_tokens,output_tokens,preemptions,energy_j,cached_"
@@ -195,8 +196,10 @@ void write_requests(const std::filesystem::path& file, const SimResult& r) {
           "{:.6f}, \"cached_tokens\": {}, \"cached_host_tokens\": {}}}\n",
           q.id, to_s(q.arrival), q.queueing_s() * 1e3, q.ttft_s() * 1e3, tpot, tpot, to_s(q.itl_max) * 1e3, q.e2e_s() * 1e3, q.input,
           q.output, q.preemptions, q.energy_j, q.cached_tokens, q.host_cached_tokens);
+    if (out.size() >= (size_t(1) << 20)) f.write(out), out.clear();
   }
-  write_text_file(file, out);
+  f.write(out);
+  f.commit();
 }
 
 }  // namespace bitline::serve

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/input.hpp"
 #include "core/json_io.hpp"
+#include "core/text.hpp"
 #include "llm/sessions.hpp"
 
 namespace bitline::serve {
@@ -33,19 +34,8 @@ uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-bool parse_int(const std::string& s, int64_t& v) {
-  const char* b = s.data();
-  const char* e = b + s.size();
-  auto r = std::from_chars(b, e, v);
-  return r.ec == std::errc() && r.ptr == e;
-}
-
-bool parse_double(const std::string& s, double& v) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && std::isfinite(v);
-}
+bool parse_int(const std::string& s, int64_t& v) { return parse_decimal_integer(s, v); }
+bool parse_double(const std::string& s, double& v) { return parse_decimal_number(s, v); }
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -66,13 +56,22 @@ std::string trim(const std::string& s) {
   return s.substr(a, b - a);
 }
 
-/// A CSV text read row by row: the header's names (its first non-blank line), then each non-blank row's trimmed cells,
-/// with as many cells as the header has names (ConfigError "`where`FILE:LINE: N columns, the header has M" otherwise).
+/// A UTF-8 byte-order mark: spreadsheet programs start a CSV with it; it is not part of the first column's name.
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+/// A CSV text read row by row (a leading byte-order mark skipped): the header's names (its first non-blank line), then each non-blank row's
+/// trimmed cells, with as many cells as the header has names (ConfigError "`where`FILE:LINE: N columns, the header has M" otherwise).
 class CsvRows {
  public:
-  CsvRows(const std::string& text, std::string file, std::string where) : in_(text), file_(std::move(file)), where_(std::move(where)) {
+  CsvRows(const std::string& text, std::string file, std::string where)
+      : in_(text.rfind(kUtf8Bom, 0) == 0 ? text.substr(kUtf8Bom.size()) : text), file_(std::move(file)), where_(std::move(where)) {
     std::vector<std::string> cells;
     if (read(cells)) names_ = std::move(cells);
+    for (size_t i = 0; i < names_.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        if (names_[k] == names_[i])
+          throw ConfigError(fmt::format("{}{}:{}: the header names column '{}' twice (columns {} and {}): which one is meant?", where_,
+                                        file_, line_, text_brief(names_[i]), k + 1, i + 1));
   }
   const std::vector<std::string>& names() const { return names_; }
   /// The index of the column `name`, -1 when the header has none.
@@ -345,19 +344,34 @@ int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
-// "YYYY-MM-DD HH:MM:SS[.f...]" or a number of seconds.
+/// The `n` digits of `s` at `pos` as a number (fixed-width date fields, "02"); false unless all are digits.
+bool fixed_digits(const std::string& s, size_t pos, size_t n, int64_t& out) {
+  out = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (i >= s.size() || s[i] < '0' || s[i] > '9') return false;
+    out = out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+// "YYYY-MM-DD HH:MM:SS[.f...][Z]" or a number of seconds.
 bool parse_timestamp(const std::string& s, double& out) {
   if (parse_double(s, out)) return true;
-  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0;
-  double sec = 0;
+  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, whole = 0;
   if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') return false;
-  if (!parse_int(s.substr(0, 4), y) || !parse_int(s.substr(5, 2), mo) || !parse_int(s.substr(8, 2), d) || !parse_int(s.substr(11, 2), h) ||
-      !parse_int(s.substr(14, 2), mi))
+  if (!fixed_digits(s, 0, 4, y) || !fixed_digits(s, 5, 2, mo) || !fixed_digits(s, 8, 2, d) || !fixed_digits(s, 11, 2, h) ||
+      !fixed_digits(s, 14, 2, mi) || !fixed_digits(s, 17, 2, whole))
     return false;
-  std::string rest = s.substr(17);
-  if (!rest.empty() && (rest.back() == 'Z')) rest.pop_back();
-  if (!parse_double(rest, sec)) return false;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61) return false;
+  std::string frac = s.substr(19);
+  if (!frac.empty() && frac.back() == 'Z') frac.pop_back();
+  double f = 0;
+  if (!frac.empty() && (frac[0] != '.' || !parse_double("0" + frac, f))) return false;
+  const double sec = double(whole) + f;
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec < 0 || sec >= 61) return false;
+  // The days of that month (2023-02-31 is no date, not 2023-03-03).
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (d > kDays[mo - 1] + (mo == 2 && leap ? 1 : 0)) return false;
   out = double(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60) + sec;
   return true;
 }
@@ -480,16 +494,16 @@ std::vector<Request> requests_from_trace(const llm::Trace& tr, int64_t limit, co
   };
   std::vector<Row> rows;
   int64_t unit = kTracePrefixUnit;
-  const auto check_lengths = [&](int64_t input, int64_t output) {
+  const auto check_lengths = [&](int64_t input, int64_t output, int64_t line) {
     if (input < 1 || output < 1 || input > kMaxTokens || output > kMaxTokens)
-      throw ConfigError(
-          fmt::format("{}: a request of {} prompt and {} output tokens: need 1 to {} each", origin, input, output, kMaxTokens));
+      throw ConfigError(fmt::format("{}:{}: a request of {} prompt and {} output tokens: need 1 to {} each (tokens)", origin, line, input,
+                                    output, kMaxTokens));
   };
   if (const auto* turns = std::get_if<std::vector<llm::Turn>>(&tr)) {
     // The prefix keys they need (8 B each, and a hash-set entry while reuse is measured), before any is made.
     int64_t keys = 0;
     for (const auto& t : *turns) {
-      check_lengths(t.input, t.output);
+      check_lengths(t.input, t.output, t.line);
       keys += (t.input + t.output) / unit;
     }
     if (keys > llm::kMaxTraceBlocks)
@@ -512,7 +526,7 @@ std::vector<Request> requests_from_trace(const llm::Trace& tr, int64_t limit, co
     const auto& pt = std::get<llm::PrefixTrace>(tr);
     unit = pt.block_tokens;
     for (const auto& q : pt.requests) {
-      check_lengths(q.input, q.output);
+      check_lengths(q.input, q.output, q.line);
       rows.push_back({q.timestamp, q.input, q.output, q.prefix});
     }
   }

@@ -58,8 +58,11 @@ inline constexpr int64_t kMaxTokens = int64_t(1) << 22;
 /// Tokens per prefix key of a trace's requests (Request::prefix): Mooncake's hash-id block (its traces' 512), and the
 /// same unit for bitline's session traces.
 inline constexpr int64_t kTracePrefixUnit = 512;
-/// Most requests one simulation holds (about 200 bytes each).
-inline constexpr int64_t kMaxRequests = int64_t(50) << 20;
+/// Most requests one simulation holds: 2^22 (4.2 M, the most rows a trace may have, llm::kMaxTraceTurns). A request
+/// holds ~330 B while it is simulated and summarised (a closed loop of 1 M one-token requests peaked at 338 MB), so
+/// ~1.4 GB at the limit; a sweep runs min(--threads, rates) of them at once and is held to the same number in all
+/// (docs/serving.md, "Work budget").
+inline constexpr int64_t kMaxRequests = int64_t(1) << 22;
 
 enum class ArrivalKind { Poisson, Gamma, Constant };
 /// "poisson", "gamma", "constant"; ConfigError otherwise.

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/input.hpp"
 #include "core/json_io.hpp"
 
 namespace bitline::ssd {
@@ -49,18 +50,7 @@ namespace {
 
 constexpr int64_t kMaxXmlBytes = 16 << 20;  // a configuration file, not a data set
 
-std::string slurp(const std::string& path, const char* what) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw ConfigError(fmt::format("{}: cannot read {} file: {}", path, what, ec.message()));
-  if (size > uint64_t(kMaxXmlBytes))
-    throw ConfigError(fmt::format("{}: {} file is {} bytes, more than the {} accepted", path, what, size, kMaxXmlBytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open {} file", path, what));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const std::string& path, const char* what) { return read_input_file(path, kMaxXmlBytes, fmt::format("{} file", what)); }
 
 std::string trim(std::string s) {
   auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
@@ -175,7 +165,9 @@ class Section {
 
 pugi::xml_document parse_doc(const std::string& text, const std::string& name) {
   pugi::xml_document doc;
-  auto r = doc.load_buffer(text.data(), text.size(), pugi::parse_default, pugi::encoding_utf8);
+  // As a fragment, so that text outside the root element is kept (a document drops it without a word) and refused by
+  // only_root.
+  auto r = doc.load_buffer(text.data(), text.size(), pugi::parse_default | pugi::parse_fragment, pugi::encoding_utf8);
   if (!r) throw ConfigError(fmt::format("{}: not well-formed XML at byte {}: {}", name, r.offset, r.description()));
   return doc;
 }
@@ -183,6 +175,9 @@ pugi::xml_document parse_doc(const std::string& text, const std::string& name) {
 pugi::xml_node only_root(const pugi::xml_document& doc, const std::string& name, const char* expected) {
   pugi::xml_node root;
   for (auto c : doc.children()) {
+    if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata)
+      throw ConfigError(fmt::format("{}: text {} the root element: '{}' (a file holds one element and its contents)", name,
+                                    root ? "after" : "before", text_brief(c.value())));
     if (c.type() != pugi::node_element) continue;
     if (root) throw ConfigError(fmt::format("{}: more than one root element", name));
     root = c;

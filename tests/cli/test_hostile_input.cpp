@@ -240,7 +240,7 @@ TEST_F(Hostile, BatchAndContextWorkIsCapped) {
 
 TEST_F(Hostile, ExperimentSizesAreCapped) {
   expect_bad_input("hbf stream --preset csi --tensor 1B", {"--tensor 1B", "tensors, more than the 1048576"});
-  expect_bad_input("hbf write-bw --preset csi --requests 1000000000", {"--requests", "not in range 1 to 16777216"});
+  expect_bad_input("hbf write-bw --preset csi --requests 1000000000", {"--requests", "is not a whole number of requests in [1, 16777216]"});
   expect_bad_input("hbf write-bw --preset csi --requests 1000000", {"--requests 1000000", "more requests than"});
   expect_bad_input("hbf stream --preset csi --set hbf.geometry.pages_per_block=65536 --bytes 4TiB", {"--bytes", "megapages"});
   std::string grid;

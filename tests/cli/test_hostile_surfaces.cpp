@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "../support/run_bitline.hpp"
@@ -264,7 +265,7 @@ TEST_F(HostileSurfaces, OutputsMustBeDistinctFilesAndNoInput) {
   }();
   expect_refused(
       "ssd run --device " + quote(path("dev.xml")) + " --workload " + quote(src + "ssd/read.xml") + " --json " + quote(path("dev.xml")),
-      {"--json", "is the input of --device"});
+      {"--json", "this command reads that file (--device"});
   std::ifstream f(dir_ / "dev.xml");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), {}), before);
   // Two outputs of one command on the same file, however spelt.
@@ -273,9 +274,10 @@ TEST_F(HostileSurfaces, OutputsMustBeDistinctFilesAndNoInput) {
                  {"--json and --mqsim-xml name the same file"});
   const std::string exp = write("e.yaml", kTinyCosmosEval);
   expect_refused("cosmos eval --experiment " + exp + " --json " + out() + " --csv " + out(), {"--json and --csv name the same file"});
-  expect_refused("cosmos eval --experiment " + exp + " --json " + exp, {"is the input of --experiment"});
-  expect_refused("serve run --model tiny-test --system h100x1 --rate 2 --requests 5 --input 10 --output 5 --json " + out() +
-                     " --requests-out " + out(),
+  expect_refused("cosmos eval --experiment " + exp + " --json " + exp, {"this command reads that file (--experiment"});
+  const std::string lines = quote(path("r.jsonl"));
+  expect_refused("serve run --model tiny-test --system h100x1 --rate 2 --requests 5 --input 10 --output 5 --json " + lines +
+                     " --requests-out " + lines,
                  {"--json and --requests-out name the same file"});
   // An empty value is refused, not taken as "not given" (the result went nowhere without a word).
   expect_refused("cosmos eval --experiment " + exp + " --json ''", {"--json: an empty value"});
@@ -339,9 +341,9 @@ TEST_F(HostileSurfaces, AccelOutputsAreNoInputAndValuesMeanWhatTheySay) {
   // A model or kind file given as the result's path was overwritten (exit 0).
   expect_refused(
       "accel run --model " + quote(path("l7.json")) + " --system h100x1 --context 1024:256 --slo 50 --json " + quote(path("l7.json")),
-      {"is the input of --model"});
+      {"this command reads that file (--model"});
   expect_refused("accel gemm --gemm 1x1x1 --system " + quote(path("k.yaml")) + " --json " + quote(path("k.yaml")),
-                 {"is the input of --system"});
+                 {"this command reads that file (config file"});
   EXPECT_EQ(fs::file_size(dir_ / "l7.json"), fs::file_size(src + "models/llama2-7b.json"));
   // No tile within gemm_tile_max: the GEMM had no kernel and took no time (3,842 TFLOP/s on an H100, exit 0).
   expect_refused("accel gemm --gemm 4096x4096x4096 --set llm.compute.gemm_tile_max=64 --json " + out(),
@@ -424,4 +426,146 @@ TEST_F(HostileSurfaces, MeasuredBusBandwidthCurvesAreBounded) {
       "'llm.network.busbw=[[1,1e9],[1e300,2e9]]' --json " +
           out(),
       {"llm.network.busbw", "1e+300", "at most 1 PiB"});
+}
+
+// ---- Round three (issue 51): outputs over inputs, work estimated up front, one parser of numbers and lists --------
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+}  // namespace
+
+TEST_F(HostileSurfaces, NoOutputOverwritesAFileTheCommandReads) {
+  const std::string src = std::string(BITLINE_SOURCE_DIR) + "/configs/";
+  fs::copy_file(src + "models/llama2-7b.json", dir_ / "m.json");
+  fs::copy_file(src + "gpus/h100.yaml", dir_ / "k.yaml");
+  fs::copy_file(src + "ssb/q1.1.yaml", dir_ / "q.yaml");
+  fs::create_symlink(dir_ / "m.json", dir_ / "link.json");
+  fs::create_hard_link(dir_ / "k.yaml", dir_ / "hard.yaml");
+  write("c.yaml", "nand: {}\n");
+  write("l.csv", "a\n5\n6\n");
+  std::map<std::string, std::string> before;
+  for (const char* f : {"m.json", "k.yaml", "q.yaml", "c.yaml", "l.csv"}) before[f] = slurp(dir_ / f);
+  const std::string serve = "serve run --model " + quote(path("m.json")) + " --system h100x1 --rate 2 --requests 5 --input 10 --output 5 ";
+  // The model by another spelling (./), through a symbolic link, the kind file through a hard link, a csv:FILE:COLUMN
+  // length file, a config, a query file: each exit 2 naming the output and the input, before any work.
+  expect_refused(serve + "--json " + quote((dir_ / "." / "m.json").string()), {"--json", "this command reads that file (--model"});
+  expect_refused("serve sweep --model " + quote(path("m.json")) + " --system h100x1 --rates 1,2 --requests 5 --input 10 --output 5 --csv " +
+                     quote(path("link.json")),
+                 {"--csv", "this command reads that file (--model"});
+  expect_refused("serve run --model llama2-7b --system " + quote(path("k.yaml") + "x1") +
+                     " --rate 2 --requests 5 --input 10 --output 5 --json " + quote(path("hard.yaml")),
+                 {"--json", "this command reads that file (config file"});
+  expect_refused("serve capacity --model llama2-7b --system h100x1 --requests 5 --input " + quote("csv:" + path("l.csv") + ":a") +
+                     " --output 5 --json " + quote(path("l.csv")),
+                 {"--json", "this command reads that file (--input"});
+  expect_refused("hbf info --config " + quote(path("c.yaml")) + " --json " + quote(path("c.yaml")), {"config file"});
+  expect_refused("hbf area --config " + quote(path("c.yaml")) + " --json " + quote(path("c.yaml")), {"config file"});
+  expect_refused("cosmos ssb --sf 0.001 --query " + quote(path("q.yaml")) + " --json " + quote(path("q.yaml")), {"(--query"});
+  expect_refused("cosmos run --config " + quote(path("c.yaml")) + " --json " + quote(path("c.yaml")), {"config file"});
+  for (const auto& [f, text] : before) EXPECT_EQ(slurp(dir_ / f), text) << f << " was changed";
+}
+
+TEST_F(HostileSurfaces, NoResultAndNoFolderForNoFeasibleBatch) {
+  // An infeasible point wrote its JSON (and the folders to it) with exit 1.
+  expect_refused("accel run --model llama2-7b --system h100x1 --context 10:10 --slo 0.001 --json " + quote(path("NEW/x/y.json")),
+                 {"no feasible batch"}, 1);
+  EXPECT_FALSE(fs::exists(dir_ / "NEW"));
+}
+
+TEST_F(HostileSurfaces, SsbAnswersAreBoundedBeforeTheRun) {
+  // Four group-by columns at SF 1: ~6 M groups grew to 5.5 GB and died of std::bad_alloc.
+  const std::string g4 = write("g4.yaml",
+                               "query: G4\nwhere:\n  - lo_quantity < 50\ngroup_by: [c_city, s_city, p_brand1, d_yearmonth]\n"
+                               "sum: lo_revenue\nas: r\n");
+  expect_refused("cosmos ssb --sf 1 --quiet --query " + g4 + " --json " + out(),
+                 {"g4.yaml: query G4", "250 c_city x 250 s_city x 1000 p_brand1 x 84 d_yearmonth", "524288 groups"});
+  // Over the flash-aggregation read cap: exit 2 naming the query file (was exit 1).
+  const std::string g3 = write("g3.yaml", "query: G3\ngroup_by: [c_city, s_city, d_year]\nsum: lo_revenue\nas: r\n");
+  expect_refused("cosmos ssb --sf 0.001 --timing-only --aggregation flash --query " + g3 + " --json " + out(),
+                 {"g3.yaml: query G3", "fc_reads", "--aggregation host"});
+}
+
+TEST_F(HostileSurfaces, ServeMemoryIsBoundedBeforeTheRun) {
+  const std::string m = "serve run --model tiny-test --system h100x1 ";
+  // 52 M requests (the option's old maximum) ran out of memory at 11 GB.
+  expect_refused(m + "--concurrency 1000 --input 1 --output 1 --requests 52428800", {"--requests", "[0, 4194304]", "~330 B per request"});
+  // 4 M requests of 4 M output tokens: refused from the lengths' mean, before they are drawn (~4 GB were).
+  expect_refused(m + "--rate 1000 --input 1 --output 4194304 --requests 4194304", {"about 1.759e+13 output tokens", "budget"});
+}
+
+TEST_F(HostileSurfaces, ListsAndNumbersAreReadOneWayEverywhere) {
+  const std::string ssb = "cosmos ssb --sf 0.001 --timing-only --json " + out();
+  expect_refused(ssb + " --systems ,", {"--systems ','", "an empty item"});
+  expect_refused(ssb + " --systems fc,,osp", {"--systems 'fc,,osp'", "an empty item (item 2"});
+  const std::string sweep = "serve sweep --model tiny-test --system h100x1 --input 10 --output 5 --requests 5 --json " + out();
+  expect_refused(sweep + " --rates 1,,2", {"--rates '1,,2'", "an empty item"});
+  expect_refused(sweep + " --rates 1,2,", {"--rates '1,2,'", "an empty item (item 3"});
+  expect_refused(sweep + " --rates ' 1,2'", {"blanks around an item"});
+  expect_refused(sweep + " --rates 1,0x10", {"'0x10'", "in decimal"});
+  // Leading zeros inside compound values (a whole --gpus 010 was already refused).
+  expect_refused(
+      "serve run --model tiny-test --system h100x1 --rate 1 --requests 5 --input 10 --output 5 --disaggregate 01:1 --json " + out(),
+      {"--disaggregate '01:1'", "in decimal"});
+  expect_refused("accel run --model tiny-test --system h100x1 --context 010:5 --slo 50 --json " + out(), {"context '010:5'", "in decimal"});
+  expect_refused("accel gemm --gemm 010x1x1 --json " + out(), {"--gemm '010x1x1'", "in decimal"});
+  expect_refused("accel run --model tiny-test --system h100x1 --context 10:5 --slo 50 --set llm.tp_size=064 --json " + out(),
+                 {"llm.tp_size", "'064'", "octal"});
+  // What the run would have dropped or misread without a word.
+  expect_refused(
+      "serve run --model tiny-test --system h100x1 --rate 1 --requests 5 --input 10 --output 5 --requests-out " + quote(path("r.txt")),
+      {"--requests-out", "F.jsonl", "F.csv"});
+  EXPECT_FALSE(fs::exists(dir_ / "r.txt"));
+  expect_refused(
+      "accel sweep --model tiny-test --system csix4 --context 512:128 --slo 20 --set nand.timing.t_read_slc=3us "
+      "--vary nand.timing.t_read_slc=2us,4us --json " +
+          out(),
+      {"--vary nand.timing.t_read_slc and --set nand.timing.t_read_slc=3us", "dropped"});
+  expect_refused("hbf area --set hbf.area.layers=96 --vary hbf.area.layers=96,232 --json " + out(), {"--vary hbf.area.layers", "--set"});
+}
+
+TEST_F(HostileSurfaces, TraceFilesAreReadExactly) {
+  const std::string run = "serve run --model tiny-test --system h100x1 --json " + out() + " --trace ";
+  // A column named twice, a hexadecimal time, a day that no month has: each was read as something else.
+  expect_refused(run + write("dup.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n0,10,5,11\n"),
+                 {"dup.csv:1", "'ContextTokens' twice"});
+  expect_refused(run + write("hex.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0x1p3,10,5\n"), {"hex.csv:2", "'0x1p3' is not a time"});
+  expect_refused(run + write("feb.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-02-31 00:00:00,10,5\n"),
+                 {"feb.csv:2", "'2023-02-31 00:00:00' is not a time"});
+  // Sessions 7 and "7" are two spellings: their turns were merged into one session.
+  expect_refused(run + write("s.jsonl",
+                             "{\"session\": 7, \"turn\": 1, \"input_tokens\": 10, \"output_tokens\": 5, \"timestamp\": 0}\n"
+                             "{\"session\": \"7\", \"turn\": 2, \"input_tokens\": 20, \"output_tokens\": 5, \"timestamp\": 1}\n"),
+                 {"s.jsonl:2", "field 'session'", "line 1 names 7"});
+  // A length past what a request may have names its line.
+  expect_refused(run + write("long.jsonl",
+                             "{\"session\": \"a\", \"turn\": 1, \"input_tokens\": 10, \"output_tokens\": 5, \"timestamp\": 0}\n"
+                             "{\"session\": \"b\", \"turn\": 1, \"input_tokens\": 0, \"output_tokens\": 5, \"timestamp\": 1}\n"),
+                 {"long.jsonl:2", "0 prompt and 5 output tokens"});
+  // A spreadsheet's byte-order mark is not part of the first column's name: read, exit 0.
+  const Result bom = ::bitline::test::run_bitline_bounded(
+      run + write("bom.csv", "\xEF\xBB\xBFTIMESTAMP,ContextTokens,GeneratedTokens\n0,10,5\n1.5,20,5\n"));
+  EXPECT_EQ(bom.rc, 0) << bom.out;
+  EXPECT_TRUE(has(bom.out, "2 requests")) << bom.out;
+}
+
+TEST_F(HostileSurfaces, MessagesNameWhatIsWrong) {
+  // An SLO no rate can meet named --rate, which was never given, after probing down to 6e-6 requests/s.
+  expect_refused(
+      "serve capacity --model tiny-test --system h100x1 --requests 20 --input 100 --output 20 --slo-p90-ttft-ms 1e-6 "
+      "--slo-p99-tpot-ms 1e-6 --json " +
+          out(),
+      {"no arrival rate meets the SLOs", "one request at a time", "--slo-p90-ttft-ms 1e-06"}, 1);
+  // Range errors give their unit.
+  expect_refused("accel run --model tiny-test --system h100x1 --context 10:5 --slo 5000000", {"--slo", "not a number of ms in"});
+  expect_refused("cosmos ssb --sf 0.001 --threads 999", {"--threads", "whole number of threads in [1, 256]"});
+  // Text after the root element of a device file was dropped.
+  const std::string dev = slurp(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml");
+  expect_refused("ssd run --device " + write("d.xml", dev + "trailing text\n") + " --workload " +
+                     quote(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/read.xml") + " --json " + out(),
+                 {"d.xml: text after the root element", "trailing text"});
+  // --help to a standard output that cannot take it exited 0 (the message goes where the help went: not read here).
+  EXPECT_EQ(::bitline::test::run_bitline("serve run --help >/dev/full").rc, 2);
 }

@@ -57,14 +57,14 @@ void add_ablation(CLI::App& accel) {
   cmd->add_option("--json", o->json, "write the variants to this file");
   cmd->add_option("--model", o->model, "model (default: the experiment's)");
   cmd->add_option("--batch", o->batch, "requests per attention rank (per GPU for data-parallel attention; default: the experiment's)")
-      ->check(CLI::Range(int64_t(1), kMaxBatchOption));
-  cmd->add_option("--gpus", o->gpus, "GPUs (default: the experiment's)")->check(CLI::Range(int64_t(1), int64_t(99999)));
+      ->check(whole_range(1, kMaxBatchOption, "requests per rank"));
+  cmd->add_option("--gpus", o->gpus, "GPUs (default: the experiment's)")->check(whole_range(1, 99999, "GPUs"));
   cmd->add_option("--context", o->context,
                   "a context named in the evaluation experiment (e.g. long) or IN:OUT (default: the experiment's)");
   cmd->add_option("--slo", o->slo, "SLO of the throughput column, ms (default: the experiment's)")->check(slo_ms());
   cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+      ->check(whole_range(1, 256, "threads"));
   cmd->callback([k, o, x] { run_ablation_cmd(*k, *o, x->file); });
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "llm/experiment.hpp"
 #include "llm/serving.hpp"
 #include "llm/sessions.hpp"
@@ -219,8 +220,9 @@ std::vector<int64_t> parse_dims(const std::string& arg, size_t count, const std:
   for (size_t i = 0; i < count; ++i) {
     const size_t end = i + 1 < count ? arg.find('x', pos) : arg.size();
     const std::string part = end == std::string::npos ? std::string() : arg.substr(pos, end - pos);
-    if (part.empty() || part.size() > 8 || part.find_first_not_of("0123456789") != std::string::npos) throw ConfigError(error);
-    dims.push_back(std::stoll(part));
+    int64_t v = 0;
+    if (part.size() > 8 || !parse_decimal_integer(part, v) || v < 0) throw ConfigError(error);
+    dims.push_back(v);
     pos = end + 1;
   }
   return dims;
@@ -232,18 +234,16 @@ std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::
   if (!k.file.empty()) in.push_back({"--config", k.file});
   for (const std::string& m : models)
     in.push_back({"--model", m.size() > 5 && m.ends_with(".json") ? std::filesystem::path(m) : llm::models_dir() / (m + ".json")});
-  const std::filesystem::path dir = default_preset_dir();
   for (const std::string& s : systems) {
-    std::string kind = s;
+    std::string kind = s;  // (a kernel command's --system is a kind alone)
     try {
       kind = llm::parse_system(s).kind;
-    } catch (const ConfigError&) {  // a malformed name is refused where it is used
+    } catch (const ConfigError&) {
     }
-    if (kind.ends_with(".yaml")) {
-      in.push_back({"--system", kind});
-    } else {
-      in.push_back({"--system", dir / (kind + ".yaml")});
-      in.push_back({"--system", dir / "gpus" / (kind + ".yaml")});
+    // Every file the kind's tree merges: its file, the presets it inherits with `base:`, --preset and --config.
+    try {
+      add_config_inputs(in, k.tree(kind));
+    } catch (const ConfigError&) {  // a malformed name or file is refused where it is used
     }
   }
   return in;

@@ -65,7 +65,8 @@ std::string overrides_text(const std::map<std::string, llm::KindParams>& kinds, 
 /// refused with ConfigError naming the kind alone, as is an unknown kind. `what`: the kernel, for the message.
 void check_one_gpu_kind(const std::string& system, std::string_view what);
 
-/// "AxBx..." with exactly `count` whole numbers of at most 8 digits each; otherwise ConfigError(`error`).
+/// "AxBx..." with exactly `count` whole numbers in decimal (no leading 0) of at most 8 digits each; otherwise
+/// ConfigError(`error`).
 std::vector<int64_t> parse_dims(const std::string& arg, size_t count, const std::string& error);
 
 // The subcommands, one file each; add_accel (accel_cmd.cpp) registers them in this order.

@@ -175,7 +175,7 @@ void add_eval(CLI::App& accel) {
                   "the reference system of the summary, one of the experiment's systems (default: the experiment's baseline:)");
   cmd->add_option("--json", o->json, "write points, summary and the resolved config to this file");
   cmd->add_option("--csv", o->csv, "write the points as CSV (one row per point, one column per field) to this file");
-  cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(whole_range(1, 64, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([k, o, x] { run_eval(*k, *o, x->file); });
 }

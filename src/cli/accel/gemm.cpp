@@ -24,7 +24,8 @@ struct GemmOpts {
 // "MxKxN" -> the shape; ConfigError naming the argument otherwise.
 GemmShape parse_shape(const std::string& arg) {
   const auto d = parse_dims(
-      arg, 3, fmt::format("--gemm '{}': expected MxKxN, three whole numbers (rows x inputs x outputs), e.g. 128x4096x12288", arg));
+      arg, 3,
+      fmt::format("--gemm '{}': expected MxKxN, three whole numbers in decimal (rows x inputs x outputs), e.g. 128x4096x12288", arg));
   return GemmShape{double(d[0]), double(d[2]), double(d[1]), 1};
 }
 

@@ -369,9 +369,11 @@ void run_point(const KindOptions& k, const RunOpts& o) {
   const RunExtras x = run_extras(*sp, p, c, o.breakdown);
   print_point(p, *sp);
   print_extras(x, c, m.layers, o.breakdown);
-  if (!o.json.empty()) write_run_json(o, p, x, c, config, m.warnings);
   std::fflush(stdout);
+  // No result file for no result (exit 1, as every command's): the reason is printed, and a sweep of points is
+  // `accel sweep`, which records infeasible points with their reasons.
   if (!p.feasible) throw ModelError(fmt::format("no feasible batch: {}", p.reason));
+  if (!o.json.empty()) write_run_json(o, p, x, c, config, m.warnings);
 }
 
 }  // namespace
@@ -387,7 +389,7 @@ void add_run(CLI::App& accel) {
   cmd->add_option("--system", o->system,
                   "KIND x GPUS (csix8, b200x8, ./mine.yamlx8; KIND: a file of configs/gpus/ or the path of a kind's YAML file), or a "
                   "kind with --gpus");
-  cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(CLI::Range(int64_t(1), int64_t(99999)));
+  cmd->add_option("--gpus", o->gpus, "GPUs (overrides the count in --system)")->check(whole_range(1, 99999, "GPUs"));
   cmd->add_option("--context", o->context,
                   "a context named in the evaluation experiment (e.g. long) or IN:OUT (average input and output tokens)")
       ->required();
@@ -400,7 +402,7 @@ void add_run(CLI::App& accel) {
                   "(sets llm.precision)");
   cmd->add_option("--batch", o->batch,
                   "time this batch (requests per attention rank) instead of searching; with --static-batch the whole batch")
-      ->check(CLI::Range(int64_t(1), kMaxBatchOption));
+      ->check(whole_range(1, kMaxBatchOption, "requests"));
   cmd->add_option("--json", o->json, "write the point (and the resolved config) to this file");
   cmd->callback([k, o] {
     if (!o->precision.empty()) k->sets.push_back("llm.precision=" + o->precision);

@@ -165,7 +165,7 @@ void add_sessions(CLI::App& accel) {
                   "input_length, output_length, hash_ids); default: synthetic agentic sessions at each load of the experiment");
   cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
   cmd->add_option("--threads", o->threads, "simulations run at once (default: the machine's threads); the results are the same")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_range(1, 1024, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([k, o, x] { run_sessions(*k, *o, x->file); });
 }

@@ -62,7 +62,7 @@ void run_sweep(const KindOptions& k, const SweepOpts& o) {
   const ContextSpec c = world.agreed([&] { return context_arg(o.context); });
   const ModelConfig m = world.agreed([&] { return load_model(o.model); });
   const std::vector<Vary> vary =
-      world.agreed([&] { return parse_grid(o.vary, kMaxSweepPoints, "a sweep that large runs for hours; split it"); });
+      world.agreed([&] { return parse_grid(o.vary, kMaxSweepPoints, "a sweep that large runs for hours; split it", k.sets); });
   const auto combos = combinations(vary);
   // Every combination's parameters are loaded (and so checked) before anything runs: no partial sweeps.
   std::vector<KindParams> params;
@@ -131,7 +131,7 @@ void add_sweep(CLI::App& accel) {
   cmd->add_option("--slo", o->slo, "decode-step latency SLO, ms")->required()->check(slo_ms());
   cmd->add_option("--vary", o->vary, "a parameter and its values, KEY=V1,V2,... (repeatable: the grid is every combination)")->required();
   cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
-  cmd->add_option("--threads", o->threads, "worker threads")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--threads", o->threads, "worker threads")->check(whole_range(1, 256, "threads"))->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([k, o] { run_sweep(*k, *o); });
 }

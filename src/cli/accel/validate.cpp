@@ -106,7 +106,7 @@ void add_validate(CLI::App& accel) {
   cmd->add_option("--systems", o->systems, "systems (default: the experiment's)");
   cmd->add_option("--context", o->context, "a context named in the experiment or IN:OUT (default: its first)");
   cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the --slo search finds)")
-      ->check(CLI::Range(int64_t(1), kMaxBatchOption));
+      ->check(whole_range(1, kMaxBatchOption, "requests per rank"));
   cmd->add_option("--slo", o->slo, "SLO of the batch search, ms (default: the experiment's largest)")->check(slo_ms());
   cmd->callback([k, o, x] { run_validate(*k, *o, x->file); });
 }

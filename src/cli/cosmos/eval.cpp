@@ -55,7 +55,9 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
     return exp.load();
   });
   EvalConfig c = world.agreed([&] {
-    EvalConfig ec = load_eval_config(cfg.load(matrix.set));
+    const ConfigTree tree = cfg.load(matrix.set);
+    check_outputs({{"--json", o.json}, {"--csv", o.csv}}, tree, {{"--experiment", exp.file}});
+    EvalConfig ec = load_eval_config(tree);
     if (!o.general_device.empty())
       ec.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
     check_eval_work(matrix, ec.workload, ec.nand.geometry.page_size.raw());
@@ -107,7 +109,7 @@ void add_eval(CLI::App& cosmos) {
   cmd->add_option("--csv", o->csv, "write the points as CSV (one row per point and system, one column per field) to this file");
   cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+      ->check(whole_range(1, 256, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->add_option("--general-device", o->general_device,
                   "also time every point under another transaction scheduler on the same device (docs/ssd.md): mqsim "

@@ -87,7 +87,9 @@ Json reliability_condition(const EvalConfig& c, int64_t months, int64_t operands
 void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, const ExperimentOption& exp) {
   check_json_output(o.json);
   const EvalMatrix matrix = exp.load();
-  EvalConfig c0 = load_eval_config(cfg.load(matrix.set));
+  const ConfigTree tree = cfg.load(matrix.set);
+  check_outputs({{"--json", o.json}}, tree, {{"--experiment", exp.file}});
+  EvalConfig c0 = load_eval_config(tree);
   int64_t m = o.months > 0 ? o.months : matrix.reliability_months;
   const int64_t n_trials = o.trials > 0 ? o.trials : matrix.reliability_trials;
   if (m <= 0 || n_trials <= 0) throw ConfigError(fmt::format("{}: no reliability: section; give --months and --trials", exp.file));
@@ -148,12 +150,12 @@ void add_reliability(CLI::App& cosmos) {
   cfg->add_to(*cmd);
   exp->add_to(*cmd, "flash-cosmos-eval", "its reliability: section gives the default --months and --trials");
   cmd->add_option("--months", o->months, "BMI window in months (default: the experiment's reliability.months)")
-      ->check(CLI::Range(int64_t(1), int64_t(1200)));
+      ->check(whole_range(1, 1200, "months"));
   // Each trial writes and reads fresh data: 10,000 of them at the smallest size are already minutes.
   cmd->add_option("--trials", o->trials, "queries, each on freshly written data (default: the experiment's reliability.trials)")
-      ->check(CLI::Range(int64_t(1), int64_t(10000)));
+      ->check(whole_range(1, 10000, "trials"));
   cmd->add_option("--operands", o->operands, "AND this many daily vectors instead of --months (the spec's '36 operands' reading)")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 16));
+      ->check(whole_range(1, int64_t(1) << 16, "operands"));
   cmd->add_option("--condition", o->condition,
                   "stress: the paper's worst condition (workload.reliability_pe_cycles, workload.reliability_retention_days: "
                   "10K P/E, 1 year); fresh: the nand.reliability condition of the config (default 0 P/E, no retention); both")

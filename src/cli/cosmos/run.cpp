@@ -5,6 +5,7 @@
 
 #include "cli/cosmos/common.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace bitline::cli::cosmos_cli {
 namespace {
@@ -48,13 +49,8 @@ Point run_point_of(const RunOpts& o, const EvalMatrix& matrix) {
   std::string key = eq == std::string::npos ? "" : o.param.substr(0, eq);
   if (key != p.param) throw ConfigError(fmt::format("--param {}: workload {} takes {}=N", o.param, p.workload, p.param));
   const std::string num = o.param.substr(eq + 1);
-  size_t used = 0;
-  try {
-    p.value = std::stoll(num, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (num.empty() || used != num.size()) throw ConfigError(fmt::format("--param {}: '{}' is not an integer", o.param, num));
+  if (!parse_decimal_integer(num, p.value))
+    throw ConfigError(fmt::format("--param {}: '{}' is not an integer (a whole number in decimal)", o.param, text_brief(num)));
   if (p.value <= 0) throw ConfigError(fmt::format("--param {}: must be positive", o.param));
   // The experiment file's sweep cap (bad input, exit 2), not a model failure later ("SSD too small", exit 1).
   if (const int64_t max = workload_kind(o.workload).max_value; p.value > max)
@@ -78,7 +74,9 @@ void check_functional(const ReadResult& r, const PreparedPoint& pp, Json& j) {
 void run_cmd(const ConfigOptions& cfg, const RunOpts& o, const ExperimentOption& exp) {
   check_json_output(o.json);
   const EvalMatrix matrix = exp.load();
-  EvalConfig c = load_eval_config(cfg.load(matrix.set));
+  const ConfigTree tree = cfg.load(matrix.set);
+  check_outputs({{"--json", o.json}}, tree, {{"--experiment", exp.file}});
+  EvalConfig c = load_eval_config(tree);
   const Point p = run_point_of(o, matrix);
   check_run_work(p, c.workload, c.nand.geometry.page_size.raw());
   System s = system_from(o.system);

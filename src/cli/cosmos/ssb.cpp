@@ -9,6 +9,7 @@
 
 #include "cli/cosmos/common.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/worker_pool.hpp"
 #include "cosmos/ssb/run.hpp"
 
@@ -41,18 +42,11 @@ double sf_option(const std::string& text) {
   return v;
 }
 
-std::vector<std::string> split_list(const std::vector<std::string>& items) {
+/// The items of a repeatable comma-separated option (--systems fc,osp --systems isp), each non-empty.
+std::vector<std::string> list_option(const std::vector<std::string>& values, std::string_view flag) {
   std::vector<std::string> out;
-  for (const auto& item : items) {
-    size_t start = 0;
-    while (start <= item.size()) {
-      const size_t comma = item.find(',', start);
-      const std::string s = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!s.empty()) out.push_back(s);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
+  for (const auto& v : values)
+    for (auto& item : split_list(v, ',', flag)) out.push_back(std::move(item));
   return out;
 }
 
@@ -97,7 +91,8 @@ void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
   check_json_output(o.json);
   const double sf = sf_option(o.sf);
   ssb::SsbOptions so;
-  so.config = load_eval_config(cfg.load());
+  const ConfigTree tree = cfg.load();
+  so.config = load_eval_config(tree);
   so.sf = sf;
   so.explain = o.explain;
   so.reliability = o.reliability;
@@ -109,7 +104,7 @@ void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
   if (o.reliability && !so.functional)
     throw ConfigError(
         fmt::format("--reliability: needs a functional run (--sf at most {:g}, without --timing-only)", ssb::kMaxGeneratedSf));
-  const std::vector<std::string> names = split_list(o.systems);
+  const std::vector<std::string> names = list_option(o.systems, "--systems");
   if (!names.empty()) {
     so.systems.clear();
     so.engines.clear();
@@ -123,7 +118,7 @@ void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
     }
   }
   so.functional_systems.clear();
-  for (const auto& n : split_list(o.functional_systems)) {
+  for (const auto& n : list_option(o.functional_systems, "--functional-systems")) {
     so.functional_systems.push_back(systems().at(n, "--functional-systems"));
     // the default (fc) follows --systems; a system named here must be run
     const bool given = o.functional_systems != std::vector<std::string>{"fc"};
@@ -147,6 +142,9 @@ void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
   } else {
     queries = ssb::load_query_dir(o.queries.empty() ? ssb::shipped_query_dir() : std::filesystem::path(o.queries));
   }
+  std::vector<NamedPath> inputs;
+  for (const auto& q : queries) inputs.push_back({o.query_files.empty() ? "--queries" : "--query", q.file});
+  check_outputs({{"--json", o.json}}, tree, inputs);
   const auto t0 = std::chrono::steady_clock::now();
   const Json j = ssb::run_ssb(
       queries, so,
@@ -189,16 +187,16 @@ void add_ssb(CLI::App& cosmos) {
   cmd->add_option("--equality-max-values", o->equality_max_values,
                   "attributes with at most this many values also get one equality bitmap per value")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t(0), int64_t(48)));
+      ->check(whole_range(0, 48, "values"));
   cmd->add_option("--host-repeat", o->host_repeat, "runs of each host engine per query (the fastest is reported)")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t(1), int64_t(100)));
+      ->check(whole_range(1, 100, "runs"));
   cmd->add_flag("--reliability", o->reliability,
                 "also answer every query with and without ESP at the stress condition (workload.reliability_pe_cycles, "
                 "workload.reliability_retention_days: 10K P/E, 1 year)");
   cmd->add_option("--threads", o->threads, "worker threads (results do not depend on it)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+      ->check(whole_range(1, 256, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
   cmd->callback([cfg, o] { run_ssb_cmd(*cfg, *o); });
 }

@@ -63,7 +63,9 @@ Bytes bytes_option(const std::string& size, const nand::NandParams& nand) {
 
 void run_write_bw(const ConfigOptions& cfg, const WriteBwOpts& o) {
   check_json_output(o.json);
-  EvalConfig c = load_eval_config(cfg.load());
+  const ConfigTree tree = cfg.load();
+  check_outputs({{"--json", o.json}}, tree);
+  EvalConfig c = load_eval_config(tree);
   const Bytes total = bytes_option(o.size, c.nand);
   Json bw, detail;
   const auto t0 = std::chrono::steady_clock::now();

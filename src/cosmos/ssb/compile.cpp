@@ -385,8 +385,10 @@ QueryPlan plan_query(const QuerySpec& q, Aggregation strategy, const CompileOpti
   switch (strategy) {
     case Aggregation::Flash:
       if (flash_estimate > kMaxReadsPerQuery)
-        throw ModelError(fmt::format("{}: aggregating in flash takes about {} fc_reads (more than {}); use --aggregation host", q.name,
-                                     flash_estimate, kMaxReadsPerQuery));
+        throw ConfigError(
+            fmt::format("{}: query {}: --aggregation flash takes about {} fc_reads (one per group and bit pair), more "
+                        "than the {} a query may plan; use --aggregation host",
+                        q.file, q.name, flash_estimate, kMaxReadsPerQuery));
       plan_flash(p, o);
       break;
     case Aggregation::Host:

@@ -124,7 +124,7 @@ struct QueryPlan {
 /// Most fc_reads one query may plan (each is planned, priced and timed): 250,000.
 inline constexpr int64_t kMaxReadsPerQuery = 250000;
 
-/// Compiles a query; ModelError when its plan would exceed kMaxReadsPerQuery reads.
+/// Compiles a query; ConfigError (naming its file) when its plan would exceed kMaxReadsPerQuery reads.
 QueryPlan plan_query(const QuerySpec& q, Aggregation strategy, const CompileOptions& o);
 
 /// Text of a term / factor / conjunction over the stored bitmaps' names (`--explain`).

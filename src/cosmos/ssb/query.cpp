@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <sstream>
 
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/experiment.hpp"
+#include "core/input.hpp"
 #include "core/json_io.hpp"
+#include "core/text.hpp"
 
 namespace bitline::cosmos::ssb {
 
@@ -67,7 +68,7 @@ class Lexer {
       t.text += s_[i_++];
       while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) t.text += s_[i_++];
       if (t.text.size() > 18) fail(fmt::format("the number {} is too long", t.text));
-      t.number = std::stoll(t.text);
+      if (!parse_decimal_integer(t.text, t.number)) fail(fmt::format("{}: write the number in decimal, without a leading 0", t.text));
       return t;
     }
     if (c == '\'') {
@@ -139,18 +140,6 @@ Value constant(const Token& t, const Column& c, const Lexer& lx) {
   if (t.number < lo || t.number > hi) lx.fail(fmt::format("{} is out of the range of {} [{}, {}]", t.number, c.name, lo, hi));
   if (c.code_of(v) < 0) lx.fail(fmt::format("{} is not a value of {}", t.number, c.name));
   return v;
-}
-
-std::string read_file(const std::filesystem::path& file) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  if (ec || !std::filesystem::is_regular_file(file)) throw ConfigError(fmt::format("{}: cannot open query file", file.string()));
-  if (size > (1u << 20)) throw ConfigError(fmt::format("{}: query file of {} bytes (at most 1 MiB)", file.string(), size));
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open query file", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string scalar_at(const ConfigNode& n, const std::string& path) {
@@ -269,7 +258,7 @@ Predicate parse_predicate(const std::string& text, const std::string& origin, co
 }
 
 QuerySpec load_query(const std::filesystem::path& file) {
-  const ConfigNode root = ConfigNode::parse(read_file(file), file.string());
+  const ConfigNode root = ConfigNode::parse(read_input_file(file, kMaxQueryFileBytes, "query file"), file.string());
   if (root.kind != ConfigNode::Kind::Map)
     throw ConfigError(fmt::format("{}: the top level of a query file must be a map of keys", file.string()));
   ExperimentMap top(root, "");

@@ -16,6 +16,7 @@
 // constant of the wrong type, outside the column's range or not one of its values.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -58,7 +59,9 @@ struct QuerySpec {
   std::vector<OrderKey> order_by;
 };
 
-/// Reads one query file (at most 1 MiB).
+/// Largest query file: the shipped ones are under 1 KB.
+inline constexpr int64_t kMaxQueryFileBytes = int64_t(1) << 20;
+/// Reads one query file (a regular file of at most kMaxQueryFileBytes).
 QuerySpec load_query(const std::filesystem::path& file);
 /// The shipped queries: every *.yaml of `dir` (default PRESET_DIR/ssb), in the order of their names.
 std::vector<QuerySpec> load_query_dir(const std::filesystem::path& dir);

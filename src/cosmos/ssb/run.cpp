@@ -39,7 +39,21 @@ constexpr double kMaxHostSeconds = 60;
 constexpr double kMaxJobs = 1.5e8;
 constexpr double kFlashJobWeight = 6;
 
+/// Groups the answers of a functional run may hold, over all its queries: 2^19 (524,288: every city pair of a year,
+/// 250 x 250 x 7, fits). Each group is held by the reference's, the functional systems' and CRoaring's answers and by
+/// the result while they are checked and written: ~1.6 KB a group (measured: 294,871 groups at SF 0.05 took 470 MB over
+/// the same run of Q1.1), so ~0.85 GB at the limit.
+constexpr int64_t kMaxAnswerGroups = int64_t(1) << 19;
+
 using Clock = std::chrono::steady_clock;
+
+/// The most groups query plan `p` can answer with over `rows` rows: min(rows, the product of the values each group-by
+/// column may take under the filter); 1 without a group-by.
+double groups_bound(const QueryPlan& p, int64_t rows) {
+  double g = 1;
+  for (const auto& c : p.candidates) g *= double(c.size());
+  return std::min(g, double(rows));
+}
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -282,7 +296,27 @@ Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const P
   std::vector<QueryPlan> plans;
   for (const auto& q : queries) plans.push_back(plan_query(q, o.aggregation, co));
 
-  // Bound the work before any of it: die jobs (page columns x dies per read) and functional page data.
+  // Bound the work before any of it: the answers' groups, die jobs (page columns x dies per read) and functional page
+  // data.
+  if (data) {
+    double groups = 0;
+    size_t largest = 0;
+    for (size_t qi = 0; qi < plans.size(); ++qi) {
+      groups += groups_bound(plans[qi], rows);
+      if (groups_bound(plans[qi], rows) > groups_bound(plans[largest], rows)) largest = qi;
+    }
+    if (groups > double(kMaxAnswerGroups)) {
+      const QueryPlan& p = plans[largest];
+      std::vector<std::string> values;
+      for (size_t k = 0; k < p.candidates.size(); ++k)
+        values.push_back(fmt::format("{} {}", p.candidates[k].size(), p.spec->group_by[k]->name));
+      throw ConfigError(fmt::format(
+          "{}: query {}: its answer may have {:.4g} groups (min of the {} rows and {}), and the queries' answers {:.4g} in "
+          "all, more than the {} groups a run with rows may hold (~1.6 KB each while the answers are checked); group "
+          "by fewer or coarser columns, filter them, or use --timing-only",
+          queries[largest].file, queries[largest].name, groups_bound(p, rows), rows, fmt::join(values, " x "), groups, kMaxAnswerGroups));
+    }
+  }
   {
     const int64_t page = c.nand.geometry.page_size.raw(), planes = c.ssd.dies() * c.nand.geometry.planes_per_die;
     const double pages = std::ceil(double((rows + 7) / 8) / double(page));
@@ -458,10 +492,10 @@ Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const P
     jq["flash_ops"] = flash_ops < 0 ? Json(nullptr) : Json(flash_ops);
     if (data) {
       // The answer computed in flash when a functional in-flash system ran, else the reference's.
-      std::optional<Answer> shown;
+      const Answer* shown = nullptr;
       for (System s : {System::Fc, System::ParaBit, System::Isp, System::Osp})
         for (size_t i = 0; i < o.systems.size() && !shown; ++i)
-          if (o.systems[i] == s && sys[i].queries[qi].answer) shown = sys[i].queries[qi].answer;
+          if (o.systems[i] == s && sys[i].queries[qi].answer) shown = &*sys[i].queries[qi].answer;
       jq["answer"] = answer_json(q, shown ? *shown : ref[qi]);
       int64_t selected = 0;
       for (const auto& row : ref[qi].rows) selected += row.count;
