@@ -113,10 +113,11 @@ deps-fuzz:
 
 # libFuzzer harnesses (clang++, ASan + UBSan), each run for FUZZ_SECONDS from its
 # seed corpus in fuzz/corpus/; fails on any crash, sanitizer report, timeout or OOM.
+# Then fuzz/fuzz_plot.py (scripts/plot.py, with PLOT_PYTHON) for FUZZ_SECONDS.
 fuzz: deps-fuzz
 	cmake --preset fuzz
 	cmake --build build/fuzz --target fuzzers -j $(JOBS)
-	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) PLOT_PYTHON=$(PLOT_PYTHON) ./scripts/fuzz.sh
 
 # C++ formatting (.clang-format, clang-format 14 from Debian).
 FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp')

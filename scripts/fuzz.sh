@@ -3,6 +3,10 @@
 # the other, each for FUZZ_SECONDS seconds (default 60), starting from the seed
 # corpus kept in fuzz/corpus/<harness>/. New corpus entries go to
 # build/fuzz/corpus/<harness>/ (scratch), never into the repository.
+# `plot` is the Python harness of scripts/plot.py (fuzz/fuzz_plot.py, run with
+# PLOT_PYTHON, /usr/bin/python3 by default: Debian's, which sees matplotlib); it
+# fails on an exit other than 0 or 2, an uncaught exception, a run past 10 s, a
+# PNG left by a refusal or a temporary left behind.
 #
 # Before fuzzing, every input saved in fuzz/crashes/<harness>/ (inputs that once
 # crashed) is run once as a regression check.
@@ -18,7 +22,8 @@ cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 BUILD=${FUZZ_BUILD:-build/fuzz}
-ALL=(config model sessions nand_command ssd_inputs)
+ALL=(config model sessions nand_command ssd_inputs ssb_query plot)
+PLOT_PYTHON=${PLOT_PYTHON:-/usr/bin/python3}
 if [ $# -gt 0 ]; then HARNESSES=("$@"); else HARNESSES=("${ALL[@]}"); fi
 
 # Longest input per harness: configs, model files and traces are small text files; commands are short.
@@ -40,8 +45,30 @@ BITLINE_FUZZ_SCRATCH=$(mktemp -d /dev/shm/bitline-fuzz.XXXXXX 2>/dev/null || mkt
 export BITLINE_FUZZ_SCRATCH
 trap 'rm -rf "$BITLINE_FUZZ_SCRATCH"' EXIT
 
+# The Python harness: saved inputs replayed first, then FUZZ_SECONDS of mutations; the failing input is saved in
+# build/fuzz/artifacts/plot/<date-time>/.
+fuzz_plot() {
+  local artifacts="$BUILD/artifacts/plot/$(date +%Y%m%d-%H%M%S)" saved
+  shopt -s nullglob
+  saved=(fuzz/crashes/plot/*)
+  shopt -u nullglob
+  echo "== fuzz plot: ${SECONDS_EACH} s (seed corpus fuzz/corpus/plot, ${#saved[@]} saved input(s) replayed first)"
+  mkdir -p "$artifacts"
+  if ! FUZZ_SECONDS="$SECONDS_EACH" timeout --kill-after=10 $((SECONDS_EACH + 300)) \
+       "$PLOT_PYTHON" fuzz/fuzz_plot.py --artifacts "$artifacts" "${saved[@]}" > "$artifacts/fuzz.log" 2>&1; then
+    echo "fuzz plot: FAILED (log: $artifacts/fuzz.log)" >&2
+    grep -a -A1 "^fuzz plot: FAILED" "$artifacts/fuzz.log" >&2 || tail -n 5 "$artifacts/fuzz.log" >&2
+    return 1
+  fi
+  grep -E "^stat::" "$artifacts/fuzz.log" | sed "s/^/  plot /" || true
+}
+
 failed=()
 for h in "${HARNESSES[@]}"; do
+  if [ "$h" = plot ]; then
+    fuzz_plot || failed+=(plot)
+    continue
+  fi
   bin="$BUILD/fuzz/fuzz_$h"
   [ -x "$bin" ] || { echo "fuzz: $bin is missing (build it with: make fuzz)" >&2; exit 2; }
   scratch="$BUILD/corpus/$h"

@@ -38,7 +38,7 @@ def system_order(names):
     """h200x8, h200x16, csix4, ...: by kind as the eval lists them, then by GPU count."""
     def key(s):
         kind, _, n = s.rpartition("x")
-        return ({"h200": 0, "csi": 1, "cli": 2}.get(kind, 3), kind, int(n) if n.isdigit() else 0)
+        return ({"h200": 0, "csi": 1, "cli": 2}.get(kind, 3), kind, int(n) if n.isdecimal() else 0)
     return sorted(names, key=key)
 
 
@@ -169,7 +169,7 @@ def hit_rate(se, path):
     by_decoding = all(l["offered"].get("decoding", 0) > 0 for l in loads)
     x = (lambda l: l["offered"]["decoding"]) if by_decoding else (lambda l: l["trace"]["sessions_alive"])
     shapes = [shape(l) for l in loads]
-    main = max(set(shapes), key=shapes.count)
+    main = max(dict.fromkeys(shapes), key=shapes.count)  # on a tie the first load's shape (a set's order varies by run)
     line = sorted((l for l in loads if shape(l) == main), key=x)
     others = [l for l in loads if shape(l) != main]
     for ax, key, label in ((axes[0], "hit_rate", "KV hit rate (reused / reusable tokens)"),

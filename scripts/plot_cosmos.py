@@ -137,7 +137,7 @@ def write_bw(wb, path):
                 label=f"{PAPER_LABEL}: ESP {PAPER['esp_write_gb_per_s']:g} GB/s")
     ax.set_xticks(range(len(modes)), [m.upper() for m in modes])
     ax.set_ylabel("sequential write (GB/s)")
-    ax.set_ylim(0, max(max(main), max(a for a in alt if a == a)) * 1.35)
+    ax.set_ylim(0, max(main + [a for a in alt if a == a]) * 1.35)
     ax.legend(loc="upper center", ncol=2, fontsize=8, frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

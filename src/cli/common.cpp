@@ -96,6 +96,13 @@ void check_outputs(const std::vector<NamedPath>& outputs, const ConfigTree& tree
   check_distinct_files(outputs, more);
 }
 
+std::vector<std::string> list_option(const std::vector<std::string>& values, std::string_view flag) {
+  std::vector<std::string> out;
+  for (const auto& v : values)
+    for (auto& item : split_list(v, ',', flag)) out.push_back(std::move(item));
+  return out;
+}
+
 void check_sections(const ConfigTree& tree, std::span<const std::string_view> allowed, std::string_view command) {
   for (const auto& [k, v] : tree.root().keys)
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())

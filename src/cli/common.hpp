@@ -61,6 +61,10 @@ void add_config_inputs(std::vector<NamedPath>& inputs, const ConfigTree& tree);
 /// `tree` merged, or one of `more` (compared by device and inode, so links and other spellings are caught).
 void check_outputs(const std::vector<NamedPath>& outputs, const ConfigTree& tree, std::vector<NamedPath> more = {});
 
+/// The items of a repeatable comma-separated option (--systems fc,osp --systems isp), each non-empty, in order
+/// (core/text.hpp's split_list: ConfigError naming `flag` for an empty item or blanks around one).
+std::vector<std::string> list_option(const std::vector<std::string>& values, std::string_view flag);
+
 /// Progress of item `i` of `n` on stderr: one line rewritten in place on a terminal; in a log (stderr not a
 /// terminal) a line per tenth of the run, so logs stay readable.
 void print_progress(size_t i, size_t n, const std::string& what);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 
 namespace bitline {
@@ -186,6 +188,14 @@ void check_json_output(const fs::path& path, std::string_view flag) {
     if (fs::is_directory(st)) fail("is a directory; give a file name");
     if (!fs::is_regular_file(st)) fail("is not a regular file (a device or pipe cannot hold a result)");
   }
+  // The preset folder is bitline's input (presets, GPU kinds, models, experiments, queries, traces): a result written
+  // there would be read as one (a results/csi.yaml there shadows the kind gpus/csi.yaml).
+  const fs::path presets = fs::weakly_canonical(default_preset_dir(), ec), target = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (!presets.empty() && std::mismatch(presets.begin(), presets.end(), target.begin(), target.end()).first == presets.end())
+    fail(
+        fmt::format("is inside {}, the folder of presets, GPU kinds and models that bitline reads (BITLINE_CONFIG_DIR): a result "
+                    "there could be read as one; write it elsewhere",
+                    presets.string()));
   auto tmp = path;
   tmp += ".partial";
   if (fs::is_directory(fs::status(tmp, ec))) fail(fmt::format("{} is a directory (bitline writes there first)", tmp.string()));

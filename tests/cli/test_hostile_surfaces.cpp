@@ -466,6 +466,10 @@ TEST_F(HostileSurfaces, NoOutputOverwritesAFileTheCommandReads) {
   expect_refused("cosmos ssb --sf 0.001 --query " + quote(path("q.yaml")) + " --json " + quote(path("q.yaml")), {"(--query"});
   expect_refused("cosmos run --config " + quote(path("c.yaml")) + " --json " + quote(path("c.yaml")), {"config file"});
   for (const auto& [f, text] : before) EXPECT_EQ(slurp(dir_ / f), text) << f << " was changed";
+  // A result in the preset folder would be read as a preset: configs/csi.yaml shadowed the kind configs/gpus/csi.yaml.
+  const fs::path shadow = fs::path(BITLINE_SOURCE_DIR) / "configs" / "csi.yaml";
+  expect_refused("hbf stream --preset csi --bytes 1GiB --json " + quote(shadow.string()), {"--json", "the folder of presets"});
+  EXPECT_FALSE(fs::exists(shadow));
 }
 
 TEST_F(HostileSurfaces, NoResultAndNoFolderForNoFeasibleBatch) {

@@ -59,8 +59,8 @@ void run_validate(const KindOptions& k, const ValidateOpts& o, const std::string
   const EvalExperiment ex = load_eval_experiment(file);
   const ContextSpec c = o.context.empty() ? ex.contexts.front() : parse_context(o.context, ex.contexts);
   const double slo = o.slo > 0 ? o.slo : *std::max_element(ex.slos_ms.begin(), ex.slos_ms.end());
-  const auto models = o.models.empty() ? ex.models : o.models;
-  const auto systems = o.systems.empty() ? ex.systems : o.systems;
+  const auto models = o.models.empty() ? ex.models : list_option(o.models, "--models");
+  const auto systems = o.systems.empty() ? ex.systems : list_option(o.systems, "--systems");
   check_distinct_files({{"--json", o.json}}, input_files(k, models, systems, {{"--experiment", file}}));
   const auto kinds = k.load_all(systems, ex.set);
   Json out = Json::array();
@@ -102,8 +102,8 @@ void add_validate(CLI::App& accel) {
   k->add_to(*cmd);
   x->add_to(*cmd, "flashaccel-eval", "its models, systems, first context and largest SLO are the defaults");
   cmd->add_option("--json", o->json, "write the comparisons to this file");
-  cmd->add_option("--models", o->models, "models (default: the experiment's)");
-  cmd->add_option("--systems", o->systems, "systems (default: the experiment's)");
+  cmd->add_option("--models", o->models, "models, comma-separated or repeated (default: the experiment's)");
+  cmd->add_option("--systems", o->systems, "systems, comma-separated or repeated (default: the experiment's)");
   cmd->add_option("--context", o->context, "a context named in the experiment or IN:OUT (default: its first)");
   cmd->add_option("--batch", o->batch, "requests per rank (default: the batch the --slo search finds)")
       ->check(whole_range(1, kMaxBatchOption, "requests per rank"));

@@ -42,14 +42,6 @@ double sf_option(const std::string& text) {
   return v;
 }
 
-/// The items of a repeatable comma-separated option (--systems fc,osp --systems isp), each non-empty.
-std::vector<std::string> list_option(const std::vector<std::string>& values, std::string_view flag) {
-  std::vector<std::string> out;
-  for (const auto& v : values)
-    for (auto& item : split_list(v, ',', flag)) out.push_back(std::move(item));
-  return out;
-}
-
 void print_table(const Json& j) {
   fmt::print("{:<6} {:>9} {:>7} {:>6}", "query", "rows", "reads", "match");
   std::vector<std::string> names;

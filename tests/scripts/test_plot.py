@@ -1,0 +1,359 @@
+"""scripts/plot.py on valid and hostile inputs (issue 51, class 4): every refusal exits 2 with one line naming the file,
+the key path, the value and the reason, and leaves no output; every valid result of each kind draws a PNG.
+
+Run by ctest (Scripts.PlotPy) as `/usr/bin/python3 -m pytest tests/scripts`: Debian's interpreter, which sees
+python3-matplotlib and python3-pytest. The inputs are tests/scripts/data/ (small real results, configs dropped) and
+variants of them made here; the C++ binary is not needed. Most cases call plot.py's main() in this process (a
+matplotlib start per case would take ~30 s in all); run_process() checks the real exit status of a few.
+"""
+import contextlib
+import errno
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts")
+PLOT = os.path.join(SCRIPTS, "plot.py")
+DATA = os.path.join(HERE, "data")
+KINDS = sorted(f[:-len(".json")] for f in os.listdir(DATA) if f.endswith(".json"))
+sys.path.insert(0, SCRIPTS)
+import plot  # noqa: E402
+
+
+def run(*args):
+    """plot.py's main() with these arguments, in this process: its exit status and stderr (an uncaught exception
+    fails the test)."""
+    argv, sys.argv = sys.argv, ["plot.py", *map(str, args)]
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            plot.main()
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    finally:
+        sys.argv = argv
+    return subprocess.CompletedProcess(args, code, "", err.getvalue())
+
+
+def run_process(*args):
+    return subprocess.run([sys.executable, PLOT, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def fixture(kind):
+    with open(os.path.join(DATA, f"{kind}.json")) as f:
+        return json.load(f)
+
+
+def write(path, content):
+    """`content` to `path`: text as is, anything else as JSON."""
+    with open(path, "w") as f:
+        f.write(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def pngs(folder):
+    """The PNGs (and plot.py's temporaries) in `folder`."""
+    return sorted(f for f in os.listdir(folder) if f.endswith(".png"))
+
+
+def assert_refused(r, folder, *words):
+    """Exit 2, one `plot.py: ` line on stderr holding every word, and no PNG or temporary left in `folder`."""
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert lines and lines[-1].startswith("plot.py: "), r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    for w in words:
+        assert w in lines[-1], (w, lines[-1])
+    assert pngs(folder) == [], pngs(folder)
+
+
+def edit(j, path, value=KeyError):
+    """Sets (or, for KeyError, deletes) the value at `path`, e.g. `points[2].time_s`; returns j."""
+    steps = [int(s) if s.isdigit() else s for s in re.findall(r"[^.\[\]]+", path)]
+    node = j
+    for s in steps[:-1]:
+        node = node[s]
+    if value is KeyError:
+        del node[steps[-1]]
+    else:
+        node[steps[-1]] = value
+    return j
+
+
+def draw_variant(tmp_path, kind, path, value=KeyError):
+    src = write(tmp_path / "r.json", edit(fixture(kind), path, value))
+    return run(src, tmp_path / "r.png")
+
+
+# ---- every kind draws ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_draws_a_png(tmp_path, kind):
+    src = write(tmp_path / "r.json", fixture(kind))
+    r = run(src, tmp_path / "r.png")
+    assert r.returncode == 0, r.stderr
+    assert os.path.getsize(tmp_path / "r.png") > 1000
+    assert pngs(tmp_path) == ["r.png"]  # no temporary left beside it
+
+
+def test_the_same_input_draws_the_same_bytes_and_the_default_output_is_beside_it(tmp_path):
+    src = write(tmp_path / "r.json", fixture("accel-sweep"))
+    r = run_process(src)
+    assert r.returncode == 0, r.stderr
+    first = (tmp_path / "r.png").read_bytes()
+    assert run(src, tmp_path / "again.png").returncode == 0
+    assert (tmp_path / "again.png").read_bytes() == first
+
+
+def test_usage_and_refusals_exit_2_as_a_process(tmp_path):
+    r = run_process()
+    assert r.returncode == 2 and r.stderr.startswith("plot.py: usage: "), r.stderr
+    assert_refused(run_process(write(tmp_path / "r.json", '{"points": []}'), tmp_path / "r.png"), tmp_path,
+                   "r.json: not a bitline result")
+    deep = write(tmp_path / "deep.json", "[" * 100_000 + "]" * 100_000)
+    assert_refused(run_process(deep, tmp_path / "r.png"), tmp_path, "deep.json: JSON nested deeper than 32")
+
+
+def test_a_ten_thousand_point_sweep_draws(tmp_path):
+    j = fixture("accel-sweep")
+    template = j["points"][0]
+    j["vary"] = {"nand.timing.t_read_slc": [f"{i}ns" for i in range(1, 10001)]}
+    j["points"] = [dict(template, values={"nand.timing.t_read_slc": f"{i}ns"}, tokens_per_s_per_gpu=1000.0 + i % 97)
+                   for i in range(1, 10001)]
+    r = run(write(tmp_path / "r.json", j), tmp_path / "r.png")
+    assert r.returncode == 0, r.stderr
+    assert os.path.getsize(tmp_path / "r.png") > 1000
+
+
+def test_a_tie_between_load_shapes_draws_the_same_bytes_in_every_process(tmp_path):
+    """The hit-rate chart's line is the most common load shape; on a tie, the first load's (a set's order varied with
+    the process's string hashing)."""
+    j = fixture("accel-sessions")
+    j["loads"] = j["loads"][:2] + [dict(load, offered=dict(load["offered"], think_time_s=99.0)) for load in j["loads"][:2]]
+    src = write(tmp_path / "r.json", j)
+    env = dict(os.environ)
+    for seed in ("1", "10"):  # the old order differed between these two
+        env["PYTHONHASHSEED"] = seed
+        r = subprocess.run([sys.executable, PLOT, src, tmp_path / f"{seed}.png"], capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "1.png").read_bytes() == (tmp_path / "10.png").read_bytes()
+
+
+def test_a_write_bw_without_the_other_scheme_draws(tmp_path):
+    j = fixture("cosmos-write-bw")
+    for mode in j["modes"].values():
+        mode.pop("one_shot_gb_per_s", None)
+        mode.pop("page_by_page_gb_per_s", None)
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+
+
+# ---- fields: missing, mistyped, zero, NaN, negative, out of range ----------------------------------------------
+
+
+@pytest.mark.parametrize("kind,path,value,words", [
+    ("cosmos-eval", "points[2].time_s", KeyError, ["points[2].time_s: missing"]),
+    ("accel-eval", "points[1].tokens_per_s_per_gpu", "fast", ['points[1].tokens_per_s_per_gpu: "fast": not a number']),
+    ("cosmos-ssb", "queries[0].systems.fc.time_s", 0, ["queries[0].systems.fc.time_s: 0: below 1e-12"]),
+    ("cosmos-eval", "points[0].time_s", 0.0, ["points[0].time_s: 0.0: below 1e-12"]),
+    ("serve-sweep", "points[1].summary.ttft_ms.p50", -3.5, ["points[1].summary.ttft_ms.p50: -3.5: below 0"]),
+    ("accel-sessions", "loads[0].systems.csix8.hit_rate", 1.5, ["loads[0].systems.csix8.hit_rate: 1.5: above 1"]),
+    ("cosmos-write-bw", "modes.esp.gb_per_s", None, ["modes.esp.gb_per_s: null: not a number"]),
+    ("accel-ablation", "variants", {}, ["variants: an object of 0 key(s): at least 1"]),
+    ("accel-ablation", "gpus", 8.5, ["gpus: 8.5: not an integer"]),
+    ("accel-sweep", "points[0].values", [1], ["points[0].values: a list of 1: not an object"]),
+    ("accel-sweep", "slo_ms", "20", ['slo_ms: "20": not a number']),
+    ("hbf-area", "points[0].area.hbf_stack.footprint_mm2", 1e16, ["footprint_mm2: 1e+16: past +-1e+15"]),
+    ("serve-sweep", "points[0].cdf.ttft_ms", [1.0, 2.0], ["points[0].cdf.ttft_ms: a list of 2: not the 101 quantiles"]),
+    ("accel-eval", "points[0].model", "a$b$", ['points[0].model: "a$b$": holds `$`']),
+    ("accel-eval", "points[0].feasible", 1, ["points[0].feasible: 1: not true or false"]),
+    ("accel-sessions", "systems", {}, ["systems: an object of 0 key(s): at least 1"]),
+])
+def test_a_bad_field_is_named_with_its_value_and_reason(tmp_path, kind, path, value, words):
+    assert_refused(draw_variant(tmp_path, kind, path, value), tmp_path, "r.json: ", *words)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_nan_and_infinity_are_refused(tmp_path, literal):
+    text = json.dumps(fixture("cosmos-ssb")).replace('"time_s": ', f'"time_s": {literal}, "x": ', 1)
+    r = run(write(tmp_path / "r.json", text), tmp_path / "r.png")
+    assert_refused(r, tmp_path, "r.json: ", literal.lstrip("-"))
+
+
+def test_a_key_twice_is_refused(tmp_path):
+    text = json.dumps(fixture("cosmos-write-bw")).replace('"modes": ', '"modes": {}, "modes": ', 1)
+    assert_refused(run(write(tmp_path / "r.json", text), tmp_path / "r.png"), tmp_path, "r.json: ", '"modes" appears twice')
+
+
+@pytest.mark.parametrize("depth", [33, 10_000])
+def test_deep_nesting_is_refused(tmp_path, depth):
+    text = '{"points": ' + "[" * depth + "]" * depth + ', "summary": {}}'
+    assert_refused(run(write(tmp_path / "r.json", text), tmp_path / "r.png"), tmp_path, "r.json: ", "deeper than 32")
+
+
+@pytest.mark.parametrize("text,words", [
+    ('{"points": [], "summary": {}', ["not JSON"]),
+    ('{"points": []}', ["not a bitline result", "points"]),
+    ("[1, 2]", ["not a bitline result", "list"]),
+    ("", ["not JSON"]),
+])
+def test_malformed_or_unknown_json_is_refused(tmp_path, text, words):
+    assert_refused(run(write(tmp_path / "r.json", text), tmp_path / "r.png"), tmp_path, "r.json: ", *words)
+
+
+def test_bytes_that_are_not_utf8_are_refused(tmp_path):
+    (tmp_path / "r.json").write_bytes(b'{"gb_per_s": "\xff"}')
+    assert_refused(run(tmp_path / "r.json", tmp_path / "r.png"), tmp_path, "r.json: not UTF-8")
+
+
+# ---- the work budget -------------------------------------------------------------------------------------------
+
+
+def test_too_many_points_are_refused(tmp_path):
+    j = fixture("accel-sweep")
+    j["points"] = [dict(j["points"][0], values={"hbf.stacks": str(i)}) for i in range(10_001)]
+    j["vary"] = {"hbf.stacks": [str(i) for i in range(10_001)]}
+    assert_refused(run(write(tmp_path / "r.json", j), tmp_path / "r.png"), tmp_path,
+                   "points: a list of 10001: more than 10,000 item(s)")
+
+
+def test_too_many_lines_are_refused(tmp_path):
+    j = fixture("accel-sweep")
+    j["vary"] = {"a": ["1"], "b": [str(i) for i in range(65)]}
+    j["points"] = [dict(j["points"][0], values={"a": "1", "b": str(i)}) for i in range(65)]
+    assert_refused(run(write(tmp_path / "r.json", j), tmp_path / "r.png"), tmp_path, "65 lines", "more than 64")
+
+
+def test_too_many_rates_are_refused(tmp_path):
+    j = fixture("serve-sweep")
+    j["points"] = j["points"][:1] * 257
+    assert_refused(run(write(tmp_path / "r.json", j), tmp_path / "r.png"), tmp_path, "points: a list of 257: more than 256")
+
+
+def test_a_file_past_the_size_cap_is_refused_unread(tmp_path):
+    with open(tmp_path / "r.json", "wb") as f:
+        f.truncate((64 << 20) + 1)  # sparse: nothing is written
+    assert_refused(run(tmp_path / "r.json", tmp_path / "r.png"), tmp_path, "r.json: 67,108,865 bytes, more than")
+
+
+# ---- the input path --------------------------------------------------------------------------------------------
+
+
+def test_dev_zero_is_refused(tmp_path):
+    assert_refused(run("/dev/zero", tmp_path / "r.png"), tmp_path, "plot.py: /dev/zero: not a regular file")
+
+
+def test_a_directory_input_is_refused(tmp_path):
+    assert_refused(run(tmp_path, tmp_path / "r.png"), tmp_path, f"plot.py: {tmp_path}: not a regular file")
+
+
+def test_a_pipe_input_is_refused_without_waiting_for_a_writer(tmp_path):
+    os.mkfifo(tmp_path / "pipe.json")
+    assert_refused(run(tmp_path / "pipe.json", tmp_path / "r.png"), tmp_path, "pipe.json: not a regular file")
+
+
+def test_a_missing_input_is_refused(tmp_path):
+    assert_refused(run(tmp_path / "none.json", tmp_path / "r.png"), tmp_path, "none.json: cannot open it")
+
+
+# ---- the output path -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def result(tmp_path):
+    return write(tmp_path / "r.json", fixture("cosmos-write-bw"))
+
+
+def test_a_missing_output_folder_is_named(tmp_path, result):
+    missing = os.path.join(os.path.realpath(tmp_path), "nope")
+    assert_refused(run(result, tmp_path / "nope" / "r.png"), tmp_path, f"folder {missing} does not exist")
+    assert not (tmp_path / "nope").exists()
+
+
+@pytest.mark.parametrize("out", ["/dev/full", "/tmp", "r.json", "r.jpg", "r", "r.png.tmp"])
+def test_an_output_not_ending_in_png_is_refused(tmp_path, monkeypatch, result, out):
+    monkeypatch.chdir(tmp_path)  # where a relative output would go
+    before = result.read_bytes()
+    assert_refused(run(result, out), tmp_path, f"r.json: {out}: the output must end in .png")
+    assert result.read_bytes() == before
+
+
+def test_an_output_that_is_a_directory_is_refused(tmp_path, result):
+    os.mkdir(tmp_path / "d.png")
+    r = run(result, tmp_path / "d.png")
+    assert r.returncode == 2 and "is a directory" in r.stderr, r.stderr
+    assert os.listdir(tmp_path / "d.png") == []
+
+
+def test_an_output_that_is_a_pipe_is_refused(tmp_path, result):
+    os.mkfifo(tmp_path / "p.png")
+    r = run(result, tmp_path / "p.png")
+    assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("spelling", ["same", "dot", "symlink", "hardlink"])
+def test_the_input_as_the_output_is_refused(tmp_path, monkeypatch, spelling):
+    src = write(tmp_path / "r.png", fixture("cosmos-write-bw"))  # a result named .png
+    before = src.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    out = {"same": "r.png", "dot": "./r.png", "symlink": "link.png", "hardlink": "hard.png"}[spelling]
+    if spelling == "symlink":
+        os.symlink("r.png", "link.png")
+    if spelling == "hardlink":
+        os.link("r.png", "hard.png")
+    r = run("r.png", out)
+    assert r.returncode == 2 and "the output is the input itself" in r.stderr, r.stderr
+    assert src.read_bytes() == before
+
+
+def test_an_output_link_is_written_through(tmp_path, result):
+    os.symlink("target.png", tmp_path / "link.png")
+    assert run(result, tmp_path / "link.png").returncode == 0
+    assert os.path.islink(tmp_path / "link.png") and os.path.getsize(tmp_path / "target.png") > 1000
+
+
+def test_an_unwritable_folder_is_refused(tmp_path, result):
+    # A folder its mode keeps from anyone but root, and one nobody may create a file in (sysfs), so that the case is
+    # tried whoever runs the tests.
+    os.mkdir(tmp_path / "ro")
+    os.chmod(tmp_path / "ro", 0o555)
+    try:
+        if os.geteuid() != 0:
+            assert_refused(run(result, tmp_path / "ro" / "r.png"), tmp_path / "ro", "is not writable")
+    finally:
+        os.chmod(tmp_path / "ro", 0o755)
+    r = run(result, "/sys/r.png")
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("plot.py: "), r.stderr
+    assert "/sys/r.png" in r.stderr and not os.path.exists("/sys/r.png"), r.stderr
+
+
+# ---- failures while drawing (injected) -------------------------------------------------------------------------
+
+
+def test_a_full_disk_leaves_no_partial_png_and_keeps_the_old_one(tmp_path, monkeypatch, result):
+    import matplotlib.figure
+
+    def partial_then_full(fig, path, **kw):
+        with open(path, "wb") as f:
+            f.write(b"\x89PNG half")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", partial_then_full)
+    (tmp_path / "r.png").write_bytes(b"old chart")
+    r = run(result, tmp_path / "r.png")
+    assert r.returncode == 2 and "r.json: cannot write" in r.stderr and "No space left" in r.stderr, r.stderr
+    assert pngs(tmp_path) == ["r.png"] and (tmp_path / "r.png").read_bytes() == b"old chart"
+
+
+def test_an_unexpected_error_while_drawing_exits_2_naming_the_file(tmp_path, monkeypatch, result):
+    def broken(j, out):
+        open(out, "wb").write(b"partial")
+        raise ZeroDivisionError("a check missed something")
+    monkeypatch.setitem(plot.KINDS, "write-bw", (plot.check_write_bw, broken))
+    assert_refused(run(result, tmp_path / "r.png"), tmp_path, "r.json: cannot draw it (ZeroDivisionError: a check missed")
