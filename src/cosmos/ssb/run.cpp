@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/param_dump.hpp"
@@ -62,6 +63,27 @@ bool has(const std::vector<System>& v, System s) { return std::find(v.begin(), v
 /// The measured host engines' energy: measured time x (CPU package power while computing + host DRAM background),
 /// the powers the model charges the host while it computes (host.cpu_power, host.dram_background_power).
 double host_energy(const ssd::HostParams& h, double seconds) { return seconds * (h.cpu_power.raw() + h.dram_background_power.raw()); }
+
+/// Refuses (before the rows are generated) queries whose answers may hold more than kMaxAnswerGroups groups in all,
+/// naming the query with the most.
+void check_answer_groups(const std::vector<QuerySpec>& queries, const std::vector<QueryPlan>& plans, int64_t rows) {
+  double groups = 0;
+  size_t largest = 0;
+  for (size_t qi = 0; qi < plans.size(); ++qi) {
+    groups += groups_bound(plans[qi], rows);
+    if (groups_bound(plans[qi], rows) > groups_bound(plans[largest], rows)) largest = qi;
+  }
+  if (groups <= double(kMaxAnswerGroups)) return;
+  const QueryPlan& p = plans[largest];
+  std::vector<std::string> values;
+  for (size_t k = 0; k < p.candidates.size(); ++k)
+    values.push_back(fmt::format("{} {}", p.candidates[k].size(), p.spec->group_by[k]->name));
+  throw ConfigError(fmt::format(
+      "{}: query {}: its answer may have {:.4g} groups (min of the {} rows and {}), and the queries' answers {:.4g} in "
+      "all, more than the {} groups a run with rows may hold (~1.6 KB each while the answers are checked); group "
+      "by fewer or coarser columns, filter them, or use --timing-only",
+      queries[largest].file, queries[largest].name, groups_bound(p, rows), rows, fmt::join(values, " x "), groups, kMaxAnswerGroups));
+}
 
 struct QueryOnSystem {
   Json j;
@@ -286,37 +308,20 @@ Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const P
   const Cardinalities card = cardinalities(o.sf);
   if (queries.empty()) throw ConfigError("no queries to run");
   if (o.reliability && !o.functional) throw ConfigError("--reliability needs the rows: a functional run (SF <= 1)");
-  std::optional<Data> data;
-  if (o.functional) data = generate(card, c.seed);
-  const int64_t rows = data ? int64_t(data->lineorder.size()) : lineorder_rows(card, c.seed);
+  const int64_t rows = lineorder_rows(card, c.seed);
   if (rows >= (int64_t(1) << 32))
     throw ConfigError(fmt::format("--sf {:g}: {} LINEORDER rows (at most 2^32 - 1: row numbers are 32-bit)", o.sf, rows));
 
   // Compile every query once; the plans are the same on every system.
   std::vector<QueryPlan> plans;
   for (const auto& q : queries) plans.push_back(plan_query(q, o.aggregation, co));
+  // The answers' groups, before the rows are generated.
+  if (o.functional) check_answer_groups(queries, plans, rows);
+  std::optional<Data> data;
+  if (o.functional) data = generate(card, c.seed);
+  if (data && int64_t(data->lineorder.size()) != rows) throw std::logic_error("ssb: the generated rows are not the rows counted");
 
-  // Bound the work before any of it: the answers' groups, die jobs (page columns x dies per read) and functional page
-  // data.
-  if (data) {
-    double groups = 0;
-    size_t largest = 0;
-    for (size_t qi = 0; qi < plans.size(); ++qi) {
-      groups += groups_bound(plans[qi], rows);
-      if (groups_bound(plans[qi], rows) > groups_bound(plans[largest], rows)) largest = qi;
-    }
-    if (groups > double(kMaxAnswerGroups)) {
-      const QueryPlan& p = plans[largest];
-      std::vector<std::string> values;
-      for (size_t k = 0; k < p.candidates.size(); ++k)
-        values.push_back(fmt::format("{} {}", p.candidates[k].size(), p.spec->group_by[k]->name));
-      throw ConfigError(fmt::format(
-          "{}: query {}: its answer may have {:.4g} groups (min of the {} rows and {}), and the queries' answers {:.4g} in "
-          "all, more than the {} groups a run with rows may hold (~1.6 KB each while the answers are checked); group "
-          "by fewer or coarser columns, filter them, or use --timing-only",
-          queries[largest].file, queries[largest].name, groups_bound(p, rows), rows, fmt::join(values, " x "), groups, kMaxAnswerGroups));
-    }
-  }
+  // Bound the work before any of it: die jobs (page columns x dies per read) and functional page data.
   {
     const int64_t page = c.nand.geometry.page_size.raw(), planes = c.ssd.dies() * c.nand.geometry.planes_per_die;
     const double pages = std::ceil(double((rows + 7) / 8) / double(page));
