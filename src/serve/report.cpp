@@ -157,6 +157,8 @@ Json cdf(const SimResult& r) {
 }
 
 void write_chrome_trace(const std::filesystem::path& file, const SimResult& r) {
+  // Written a slice at a time: the text of millions of passes is not held whole.
+  AtomicFile f(file);
   std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"serving engine\"}}";
   for (const auto& p : r.passes) {
@@ -168,9 +170,11 @@ void write_chrome_trace(const std::filesystem::path& file, const SimResult& r) {
         name, p.instance + 1, ts, dur, p.prefills, p.decodes, p.prompt_tokens);
     out += fmt::format(",\n{{\"name\": \"batch\", \"ph\": \"C\", \"pid\": 1, \"ts\": {:.6f}, \"args\": {{\"requests\": {}}}}}", ts,
                        p.prefills + p.decodes);
+    if (out.size() >= (size_t(1) << 20)) f.write(out), out.clear();
   }
   out += "\n]}\n";
-  write_text_file(file, out);
+  f.write(out);
+  f.commit();
 }
 
 void write_requests(const std::filesystem::path& file, const SimResult& r) {

@@ -374,6 +374,11 @@ class Engine {
       for (int32_t i : in.batch.decode) rec_[size_t(i)].energy_j += per_token;
     }
     if (w_.record_passes) {
+      if (int64_t(passes_.size()) >= kMaxRecordedPasses)
+        throw ConfigError(
+            fmt::format("--chrome-trace: the run takes more than {} iterations, more than a trace may record (~230 B "
+                        "each of trace text: ~1 GB, about what a trace viewer opens); trace fewer or shorter requests",
+                        kMaxRecordedPasses));
       int64_t prompt = 0;
       for (const Chunk& c : in.batch.chunks) prompt += c.tokens;
       passes_.push_back({now, t, int32_t(in.batch.prefill.size()), int32_t(decodes), prompt, int32_t(k)});

@@ -77,10 +77,14 @@ struct Cluster {
   bool disaggregated() const { return colocated == nullptr; }
 };
 
+/// Most iterations a run records for a Chrome trace: 2^22 (~40 B each in memory, ~230 B each of trace text: a 1 GB
+/// file, about what Perfetto opens). A run that takes more is refused when it reaches them (ConfigError).
+inline constexpr int64_t kMaxRecordedPasses = int64_t(1) << 22;
+
 struct Workload {
   std::vector<Request> requests;  // in arrival order (closed loop: in the order the users send them)
   int64_t concurrency = 0;        // > 0: closed loop with this many users (arrivals set by the simulation)
-  bool record_passes = false;     // keep every iteration (SimResult::passes), for a Chrome trace
+  bool record_passes = false;     // keep every iteration (SimResult::passes), for a Chrome trace, at most kMaxRecordedPasses
 };
 
 struct SimResult {

@@ -498,6 +498,10 @@ TEST_F(HostileSurfaces, ServeMemoryIsBoundedBeforeTheRun) {
   expect_refused(m + "--concurrency 1000 --input 1 --output 1 --requests 52428800", {"--requests", "[0, 4194304]", "~330 B per request"});
   // 4 M requests of 4 M output tokens: refused from the lengths' mean, before they are drawn (~4 GB were).
   expect_refused(m + "--rate 1000 --input 1 --output 4194304 --requests 4194304", {"about 1.759e+13 output tokens", "budget"});
+  // A Chrome trace of 5 M iterations (within the decoding budget) would have been ~1.2 GB of text held whole: refused
+  // when it reaches 2^22 iterations, nothing written.
+  expect_refused(m + "--concurrency 1 --input 1 --output 10000 --requests 500 --chrome-trace " + out(),
+                 {"--chrome-trace", "more than 4194304 iterations"});
 }
 
 TEST_F(HostileSurfaces, ListsAndNumbersAreReadOneWayEverywhere) {

@@ -28,16 +28,8 @@ struct SsbOpts {
 
 double sf_option(const std::string& text) {
   double v = 0;
-  size_t used = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  // decimal only: stod also takes hexadecimal ("0x10" = 16) and leading blanks
-  const bool decimal = text.find_first_of("xXpP \t\n") == std::string::npos;
-  if (text.empty() || !decimal || used != text.size() || !std::isfinite(v))
-    throw ConfigError(fmt::format("--sf '{}': expected a number (the SSB scale factor, e.g. 1 or 0.01)", text));
+  if (!parse_decimal_number(text, v))
+    throw ConfigError(fmt::format("--sf '{}': expected a number in decimal (the SSB scale factor, e.g. 1 or 0.01)", text_brief(text)));
   ssb::cardinalities(v, "--sf");  // the range check
   return v;
 }
