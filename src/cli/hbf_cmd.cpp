@@ -146,190 +146,191 @@ void print_area_table(const std::vector<Vary>& vary, const std::vector<std::vect
   }
 }
 
+/// Writes `j` with the resolved config of `s` (from `tree`) to `path`, saying so; nothing when `path` is empty.
+void write_result(const std::string& path, Json j, const ConfigTree& tree, const System& s) {
+  if (path.empty()) return;
+  j["config"] = config_json(tree, s.params());
+  write_json_file(path, j);
+  fmt::print("wrote {}\n", path);
+}
+
+/// `bitline hbf info`.
+void add_info(CLI::App& hbf) {
+  auto* cmd = hbf.add_subcommand("info", "the memory system of a preset: stacks, megaplanes, capacities, rates");
+  auto cfg = std::make_shared<ConfigOptions>();
+  auto json = std::make_shared<std::string>();
+  cfg->add_to(*cmd);
+  cmd->add_option("--json", *json, "write the figures (and the resolved config) to this JSON file");
+  cmd->callback([cfg, json] {
+    check_json_output(*json);
+    ConfigTree tree = cfg->load();
+    check_outputs({{"--json", *json}}, tree);
+    System s = load_system(tree, false);
+    print_info(s);
+    if (!json->empty()) {
+      Json j = info(s);
+      j["config"] = config_json(tree, s.params());
+      write_json_file(*json, j);
+    }
+  });
+}
+
+/// `bitline hbf stream`.
+void add_stream(CLI::App& hbf) {
+  auto* cmd = hbf.add_subcommand("stream", "read a weight object once, tile by tile in execution order, and time it");
+  auto cfg = std::make_shared<ConfigOptions>();
+  struct Opts {
+    std::string bytes = "1GiB", tensor = "12MiB", layout, granularity, json;
+    bool no_prefetch = false;
+    int64_t distance = -1;
+  };
+  auto o = std::make_shared<Opts>();
+  cfg->add_to(*cmd);
+  cmd->add_option("--bytes", o->bytes, "size of the weight object, e.g. 100GiB")->capture_default_str();
+  cmd->add_option("--tensor", o->tensor, "size of each tensor (FlashAccel, Data layout: a 12 MB Qwen3-235B expert matrix)")
+      ->capture_default_str();
+  cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
+  cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
+  cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")
+      ->check(whole_range(0, int64_t(1) << 20, "tiles"));
+  cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
+      ->check(CLI::IsMember(names_of(granularities())));
+  cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
+  cmd->callback([cfg, o] {
+    check_json_output(o->json);
+    ConfigOptions c = *cfg;
+    if (!o->layout.empty()) c.sets.push_back("hbf.runtime.weight_layout=" + o->layout);
+    if (!o->granularity.empty()) c.sets.push_back("hbf.runtime.granularity=" + o->granularity);
+    if (o->no_prefetch) c.sets.push_back("hbf.runtime.prefetch=false");
+    if (o->distance >= 0) c.sets.push_back(fmt::format("hbf.runtime.prefetch_distance={}", o->distance));
+    ConfigTree tree = c.load();
+    check_outputs({{"--json", o->json}}, tree);
+    System s = load_system(tree, true);
+    // A prefetch distance means nothing without prefetch (--no-prefetch, a --set or a config): refused, not ignored.
+    if (o->distance >= 0 && !s.params().hbf.runtime.prefetch)
+      throw ConfigError(
+          fmt::format("--distance {}: prefetch is off (--no-prefetch or hbf.runtime.prefetch = false), so no tile "
+                      "is read ahead",
+                      o->distance));
+    const Bytes total = bytes_option("--bytes", o->bytes), tensor = bytes_option("--tensor", o->tensor);
+    if (tensor > total)
+      throw ConfigError(fmt::format("--tensor {} is larger than the object (--bytes {}): a tensor is a part of the object", format(tensor),
+                                    format(total)));
+    auto t0 = std::chrono::steady_clock::now();
+    StreamRun r = run_stream(s, synthetic_weights(total, tensor));
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print("stream {} ({} tensors of {}, {} tiles): layout {}, prefetch {}, granularity {}\n", format(total), r.tensors, format(tensor),
+               r.tiles, r.layout, r.options.prefetch ? fmt::format("on (distance {})", r.options.distance) : "off",
+               to_string(r.options.granularity));
+    fmt::print("  {:.6g} s simulated, {:.5g} GB/s = {:.5g} GB/s per stack ({:.2f}% of the interface), planes busy {:.1f}%\n",
+               to_s(r.result.elapsed), r.result.gb_per_s(), r.result.gb_per_s() / double(s.stacks()),
+               100.0 * r.json(s)["fraction_of_interface"].get<double>(), 100.0 * r.result.plane_busy_fraction);
+    fmt::print("  plane load max {} mean {:.4g}; energy {}; {} events in {:.3f} s wall\n", r.result.max_plane_load,
+               r.result.mean_plane_load, format(r.result.energy), r.result.events, wall);
+    write_result(o->json, r.json(s), tree, s);
+  });
+}
+
+/// `bitline hbf write-bw`.
+void add_write_bw(CLI::App& hbf) {
+  auto* cmd = hbf.add_subcommand("write-bw", "write KV a hyperpage at a time (GroupWrite) and time it");
+  auto cfg = std::make_shared<ConfigOptions>();
+  struct Opts {
+    std::string bytes = "4GiB", granularity, json;
+    int64_t requests = 16;
+  };
+  auto o = std::make_shared<Opts>();
+  cfg->add_to(*cmd);
+  cmd->add_option("--bytes", o->bytes, "KV bytes to write (rounded down to whole hyperpages)")->capture_default_str();
+  cmd->add_option("--requests", o->requests, "requests the KV belongs to")
+      ->capture_default_str()
+      ->check(whole_range(1, hbf::kMaxExperimentUnits, "requests"));
+  cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
+      ->check(CLI::IsMember(names_of(granularities())));
+  cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
+  cmd->callback([cfg, o] {
+    check_json_output(o->json);
+    ConfigOptions c = *cfg;
+    if (!o->granularity.empty()) c.sets.push_back("hbf.runtime.granularity=" + o->granularity);
+    ConfigTree tree = c.load();
+    check_outputs({{"--json", o->json}}, tree);
+    System s = load_system(tree, true);
+    const Bytes total = bytes_option("--bytes", o->bytes);
+    WriteBwRun r = run_write_bw(s, total, o->requests, *s.hbf().runtime.granularity);
+    fmt::print("write-bw: {} hyperpages ({}) of KV from {} requests: {:.6g} s, {:.5g} GB/s ({:.5g} GB/s per stack), planes busy {:.1f}%\n",
+               r.hyperpages, format(Bytes(r.result.bytes)), r.requests, to_s(r.result.elapsed), r.result.gb_per_s(),
+               r.result.gb_per_s() / double(s.stacks()), 100.0 * r.result.plane_busy_fraction);
+    write_result(o->json, r.json(s), tree, s);
+  });
+}
+
+/// `bitline hbf area`.
+void add_area(CLI::App& hbf) {
+  auto* cmd = hbf.add_subcommand("area", "silicon area and density of one HBF stack by component, beside HBM3e (docs/hbf.md)");
+  auto cfg = std::make_shared<ConfigOptions>();
+  struct Opts {
+    std::vector<std::string> vary;
+    std::string json;
+  };
+  auto o = std::make_shared<Opts>();
+  cfg->add_to(*cmd);
+  cmd->add_option("--vary", o->vary,
+                  "a parameter and its values, KEY=V1,V2,... (repeatable: one row per combination), e.g. hbf.area.layers=96,232");
+  cmd->add_option("--json", o->json, "write the breakdown (or the points) and the resolved config to this JSON file");
+  cmd->callback([cfg, o] {
+    check_json_output(o->json);
+    if (o->vary.empty()) {
+      ConfigTree tree = cfg->load();
+      check_outputs({{"--json", o->json}}, tree);
+      System s = load_system(tree, true);
+      const AreaReport r = stack_area(s.hbf());
+      print_area(s, r);
+      if (!o->json.empty()) {
+        Json j = r.json();
+        j["per_stack"] = stack_rates(s);
+        j["config"] = config_json(tree, s.params());
+        write_json_file(o->json, j);
+        fmt::print("wrote {}\n", o->json);
+      }
+      return;
+    }
+    // A grid: every point is loaded and its area computed (so checked) before anything is printed.
+    check_outputs({{"--json", o->json}}, cfg->load());
+    const std::vector<Vary> vary = parse_grid(o->vary, kMaxSweepPoints, "split it", cfg->sets);
+    const auto combos = combinations(vary);
+    std::vector<Json> points;
+    for (const auto& combo : combos) {
+      ConfigOptions c = *cfg;
+      for (size_t i = 0; i < vary.size(); ++i) c.sets.push_back(vary[i].key + "=" + combo[i]);
+      try {
+        System s = load_system(c.load(), true);
+        Json values = Json::object();
+        for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combo[v];
+        points.push_back({{"values", values}, {"area", stack_area(s.hbf()).json()}, {"per_stack", stack_rates(s)}});
+      } catch (const ConfigError& e) {
+        throw ConfigError(fmt::format("--vary ({}): {}", vary_label(vary, combo), e.what()));
+      }
+    }
+    print_area_table(vary, combos, points);
+    if (o->json.empty()) return;
+    ConfigTree tree = cfg->load();
+    System base = load_system(tree, true);
+    Json vj = Json::object();
+    for (const auto& v : vary) vj[v.key] = v.values;
+    write_json_file(o->json, {{"vary", vj}, {"points", points}, {"config", config_json(tree, base.params())}});
+    fmt::print("wrote {}\n", o->json);
+  });
+}
+
 }  // namespace
 
 void add_hbf(CLI::App& app) {
   auto* hbf = app.add_subcommand("hbf", "High-Bandwidth Flash beside HBM: one GPU's memory system (FlashAccel)");
   hbf->require_subcommand(1);
-
-  // ---- info
-  {
-    auto* cmd = hbf->add_subcommand("info", "the memory system of a preset: stacks, megaplanes, capacities, rates");
-    auto cfg = std::make_shared<ConfigOptions>();
-    auto json = std::make_shared<std::string>();
-    cfg->add_to(*cmd);
-    cmd->add_option("--json", *json, "write the figures (and the resolved config) to this JSON file");
-    cmd->callback([cfg, json] {
-      check_json_output(*json);
-      ConfigTree tree = cfg->load();
-      check_outputs({{"--json", *json}}, tree);
-      System s = load_system(tree, false);
-      print_info(s);
-      if (!json->empty()) {
-        Json j = info(s);
-        j["config"] = config_json(tree, s.params());
-        write_json_file(*json, j);
-      }
-    });
-  }
-
-  // ---- stream
-  {
-    auto* cmd = hbf->add_subcommand("stream", "read a weight object once, tile by tile in execution order, and time it");
-    auto cfg = std::make_shared<ConfigOptions>();
-    struct Opts {
-      std::string bytes = "1GiB", tensor = "12MiB", layout, granularity, json;
-      bool no_prefetch = false;
-      int64_t distance = -1;
-    };
-    auto o = std::make_shared<Opts>();
-    cfg->add_to(*cmd);
-    cmd->add_option("--bytes", o->bytes, "size of the weight object, e.g. 100GiB")->capture_default_str();
-    cmd->add_option("--tensor", o->tensor, "size of each tensor (FlashAccel, Data layout: a 12 MB Qwen3-235B expert matrix)")
-        ->capture_default_str();
-    cmd->add_option("--layout", o->layout, "weight layout (hbf.runtime.weight_layout)")->check(CLI::IsMember(names_of(weight_layouts())));
-    cmd->add_flag("--no-prefetch", o->no_prefetch, "read every tile from flash on demand (hbf.runtime.prefetch=false)");
-    cmd->add_option("--distance", o->distance, "tiles prefetched ahead (hbf.runtime.prefetch_distance)")
-        ->check(whole_range(0, int64_t(1) << 20, "tiles"));
-    cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
-        ->check(CLI::IsMember(names_of(granularities())));
-    cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
-    cmd->callback([cfg, o] {
-      check_json_output(o->json);
-      ConfigOptions c = *cfg;
-      if (!o->layout.empty()) c.sets.push_back("hbf.runtime.weight_layout=" + o->layout);
-      if (!o->granularity.empty()) c.sets.push_back("hbf.runtime.granularity=" + o->granularity);
-      if (o->no_prefetch) c.sets.push_back("hbf.runtime.prefetch=false");
-      if (o->distance >= 0) c.sets.push_back(fmt::format("hbf.runtime.prefetch_distance={}", o->distance));
-      ConfigTree tree = c.load();
-      check_outputs({{"--json", o->json}}, tree);
-      System s = load_system(tree, true);
-      // A prefetch distance means nothing without prefetch (--no-prefetch, a --set or a config): refused, not ignored.
-      if (o->distance >= 0 && !s.params().hbf.runtime.prefetch)
-        throw ConfigError(
-            fmt::format("--distance {}: prefetch is off (--no-prefetch or hbf.runtime.prefetch = false), so no tile "
-                        "is read ahead",
-                        o->distance));
-      const Bytes total = bytes_option("--bytes", o->bytes), tensor = bytes_option("--tensor", o->tensor);
-      if (tensor > total)
-        throw ConfigError(fmt::format("--tensor {} is larger than the object (--bytes {}): a tensor is a part of the object",
-                                      format(tensor), format(total)));
-      auto t0 = std::chrono::steady_clock::now();
-      StreamRun r = run_stream(s, synthetic_weights(total, tensor));
-      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      fmt::print("stream {} ({} tensors of {}, {} tiles): layout {}, prefetch {}, granularity {}\n", format(total), r.tensors,
-                 format(tensor), r.tiles, r.layout, r.options.prefetch ? fmt::format("on (distance {})", r.options.distance) : "off",
-                 to_string(r.options.granularity));
-      fmt::print("  {:.6g} s simulated, {:.5g} GB/s = {:.5g} GB/s per stack ({:.2f}% of the interface), planes busy {:.1f}%\n",
-                 to_s(r.result.elapsed), r.result.gb_per_s(), r.result.gb_per_s() / double(s.stacks()),
-                 100.0 * r.json(s)["fraction_of_interface"].get<double>(), 100.0 * r.result.plane_busy_fraction);
-      fmt::print("  plane load max {} mean {:.4g}; energy {}; {} events in {:.3f} s wall\n", r.result.max_plane_load,
-                 r.result.mean_plane_load, format(r.result.energy), r.result.events, wall);
-      if (!o->json.empty()) {
-        Json j = r.json(s);
-        j["config"] = config_json(tree, s.params());
-        write_json_file(o->json, j);
-        fmt::print("wrote {}\n", o->json);
-      }
-    });
-  }
-
-  // ---- write-bw
-  {
-    auto* cmd = hbf->add_subcommand("write-bw", "write KV a hyperpage at a time (GroupWrite) and time it");
-    auto cfg = std::make_shared<ConfigOptions>();
-    struct Opts {
-      std::string bytes = "4GiB", granularity, json;
-      int64_t requests = 16;
-    };
-    auto o = std::make_shared<Opts>();
-    cfg->add_to(*cmd);
-    cmd->add_option("--bytes", o->bytes, "KV bytes to write (rounded down to whole hyperpages)")->capture_default_str();
-    cmd->add_option("--requests", o->requests, "requests the KV belongs to")
-        ->capture_default_str()
-        ->check(whole_range(1, hbf::kMaxExperimentUnits, "requests"));
-    cmd->add_option("--granularity", o->granularity, "timing granularity (hbf.runtime.granularity)")
-        ->check(CLI::IsMember(names_of(granularities())));
-    cmd->add_option("--json", o->json, "write the result (and the resolved config) to this JSON file");
-    cmd->callback([cfg, o] {
-      check_json_output(o->json);
-      ConfigOptions c = *cfg;
-      if (!o->granularity.empty()) c.sets.push_back("hbf.runtime.granularity=" + o->granularity);
-      ConfigTree tree = c.load();
-      check_outputs({{"--json", o->json}}, tree);
-      System s = load_system(tree, true);
-      const Bytes total = bytes_option("--bytes", o->bytes);
-      WriteBwRun r = run_write_bw(s, total, o->requests, *s.hbf().runtime.granularity);
-      fmt::print(
-          "write-bw: {} hyperpages ({}) of KV from {} requests: {:.6g} s, {:.5g} GB/s ({:.5g} GB/s per stack), planes busy {:.1f}%\n",
-          r.hyperpages, format(Bytes(r.result.bytes)), r.requests, to_s(r.result.elapsed), r.result.gb_per_s(),
-          r.result.gb_per_s() / double(s.stacks()), 100.0 * r.result.plane_busy_fraction);
-      if (!o->json.empty()) {
-        Json j = r.json(s);
-        j["config"] = config_json(tree, s.params());
-        write_json_file(o->json, j);
-        fmt::print("wrote {}\n", o->json);
-      }
-    });
-  }
-
-  // ---- area
-  {
-    auto* cmd = hbf->add_subcommand("area", "silicon area and density of one HBF stack by component, beside HBM3e (docs/hbf.md)");
-    auto cfg = std::make_shared<ConfigOptions>();
-    struct Opts {
-      std::vector<std::string> vary;
-      std::string json;
-    };
-    auto o = std::make_shared<Opts>();
-    cfg->add_to(*cmd);
-    cmd->add_option("--vary", o->vary,
-                    "a parameter and its values, KEY=V1,V2,... (repeatable: one row per combination), e.g. hbf.area.layers=96,232");
-    cmd->add_option("--json", o->json, "write the breakdown (or the points) and the resolved config to this JSON file");
-    cmd->callback([cfg, o] {
-      check_json_output(o->json);
-      if (o->vary.empty()) {
-        ConfigTree tree = cfg->load();
-        check_outputs({{"--json", o->json}}, tree);
-        System s = load_system(tree, true);
-        const AreaReport r = stack_area(s.hbf());
-        print_area(s, r);
-        if (!o->json.empty()) {
-          Json j = r.json();
-          j["per_stack"] = stack_rates(s);
-          j["config"] = config_json(tree, s.params());
-          write_json_file(o->json, j);
-          fmt::print("wrote {}\n", o->json);
-        }
-        return;
-      }
-      // A grid: every point is loaded and its area computed (so checked) before anything is printed.
-      check_outputs({{"--json", o->json}}, cfg->load());
-      const std::vector<Vary> vary = parse_grid(o->vary, kMaxSweepPoints, "split it", cfg->sets);
-      const auto combos = combinations(vary);
-      std::vector<Json> points;
-      for (const auto& combo : combos) {
-        ConfigOptions c = *cfg;
-        for (size_t i = 0; i < vary.size(); ++i) c.sets.push_back(vary[i].key + "=" + combo[i]);
-        try {
-          System s = load_system(c.load(), true);
-          Json values = Json::object();
-          for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combo[v];
-          points.push_back({{"values", values}, {"area", stack_area(s.hbf()).json()}, {"per_stack", stack_rates(s)}});
-        } catch (const ConfigError& e) {
-          throw ConfigError(fmt::format("--vary ({}): {}", vary_label(vary, combo), e.what()));
-        }
-      }
-      print_area_table(vary, combos, points);
-      if (o->json.empty()) return;
-      ConfigTree tree = cfg->load();
-      System base = load_system(tree, true);
-      Json vj = Json::object();
-      for (const auto& v : vary) vj[v.key] = v.values;
-      write_json_file(o->json, {{"vary", vj}, {"points", points}, {"config", config_json(tree, base.params())}});
-      fmt::print("wrote {}\n", o->json);
-    });
-  }
+  add_info(*hbf);
+  add_stream(*hbf);
+  add_write_bw(*hbf);
+  add_area(*hbf);
 }
 
 }  // namespace bitline::cli

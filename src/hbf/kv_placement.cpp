@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/search.hpp"
 #include "hbf/system.hpp"
 
 namespace bitline::hbf {
@@ -188,11 +189,7 @@ int64_t KvPlacement::offload(std::vector<int64_t>& loads, int64_t total, int64_t
       };
       int64_t hi = *std::max_element(loads.begin(), loads.end()), lo = 0;  // ok(hi) holds (nothing moves)
       if (ok(hi)) {
-        while (hi - lo > 1) {
-          const int64_t mid = lo + (hi - lo) / 2;
-          (ok(mid) ? hi : lo) = mid;
-        }
-        if (ok(lo)) hi = lo;
+        hi = first_true(lo, hi, ok);
         for (auto& l : loads)
           if (l > hi) replicas += l - hi, l = hi;
       }
@@ -250,6 +247,7 @@ LayerReads queued_reads(const KvPlacement& p, std::vector<int64_t>& loads, KvRea
 class FlashAccelLayout final : public KvLayoutPolicy {
  public:
   KvLayout kind() const override { return KvLayout::FlashAccel; }
+  bool arranges() const override { return true; }
   int64_t max_reads(const KvPlacement&, const LayerKv& kv) const override { return full_slices(kv); }
   LayerReads place(const KvPlacement& p, const LayerKv& kv, std::vector<int64_t>& loads, KvReadSink* sink,
                    const KvTiling& tiling) const override {

@@ -232,6 +232,9 @@ class KvLayoutPolicy {
                            const KvTiling& tiling) const = 0;
   /// Whether KV objects are written in whole PagedAttention blocks (serving.kv_block_bytes), else in full megapage slices.
   virtual bool whole_blocks() const { return false; }
+  /// Whether GroupArrange (selective offload: the overloaded megaplanes' pages copied to HBM) runs after each write
+  /// phase, so that a step pays for the copies of its new KV.
+  virtual bool arranges() const { return false; }
   /// GroupWrite: calls the runtime's write mechanism for this layout.
   virtual void write(KvWriter& w) const = 0;
 };

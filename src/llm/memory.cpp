@@ -16,11 +16,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 GpuMemory::GpuMemory(const hbf::System& sys, const ModelConfig& m, const GpuWeights& w, const MemoryOptions& opt)
-    : sys_(sys),
-      m_(m),
-      w_(w),
-      opt_(opt),
-      kv_(sys, hbf::KvPolicy{*opt.kv_layout, *opt.kv_offload, opt.seed, opt.kv_block_bytes, opt.kv_block_alignment}) {
+    : sys_(sys), m_(m), w_(w), opt_(opt), kv_(sys, opt.kv) {
   k_ = sys.stacks() > 0 ? sys.megaplanes() : 0;
   unit_ = sys.megapage().raw();
   hbm_bw_ = sys.hbm_bandwidth();  // 0 on an HBM-less GPU: activations and staged KV are not timed as HBM reads
@@ -68,10 +64,10 @@ int64_t GpuMemory::tokens_per_slice(int64_t kv_token_layer_bytes) const {
 
 int64_t GpuMemory::tokens_per_block(int64_t kv_token_layer_bytes) const {
   if (kv_token_layer_bytes <= 0) return 0;
-  const int64_t t = opt_.kv_block_bytes / kv_token_layer_bytes;
+  const int64_t t = opt_.kv.block_bytes / kv_token_layer_bytes;
   if (t < 1)
     throw ModelError(fmt::format("model {}: one token's KV of a layer ({} B) exceeds a KV block (serving.kv_block_bytes = {} B)", m_.name,
-                                 kv_token_layer_bytes, opt_.kv_block_bytes));
+                                 kv_token_layer_bytes, opt_.kv.block_bytes));
   return t;
 }
 
@@ -176,7 +172,7 @@ void GpuMemory::embed_tiles(const Op& op, uint32_t op_index, TilePlan& plan) con
     return;
   }
   // Rows of the tokens being decoded: pseudo-random rows of the table.
-  Rng rng = Rng::derive(opt_.seed, "llm.embed.rows");
+  Rng rng = Rng::derive(opt_.kv.seed, "llm.embed.rows");
   const int64_t rows = std::max<int64_t>(1, t.bytes.raw() / row_bytes);
   StepTile cur{uint32_t(plan.units.size()), 0, 0, op.compute, Part::Weights, op_index};
   for (int64_t r = 0; r < op.embed_rows; ++r) {

@@ -85,19 +85,15 @@ struct TilePlan {
 
 struct MemoryOptions {
   hbf::WeightLayoutChoice weight_layout = hbf::WeightLayoutChoice::named("execution");  // HBF
-  Choice<KvLayout, kv_layouts> kv_layout = KvLayout::FlashAccel;                        // HBF
+  // HBF: the KV placement (serving.kv_layout, kv_offload, seed, kv_block_bytes, kv_block_alignment), as the runtime
+  // takes it.
+  hbf::KvPolicy kv;
   int64_t tile_hyperpages = 1;
   uint64_t seed = 1;
   Time kernel_overhead{};
   // HBF: fraction of every weight tensor held as a copy in HBM (serving.hbm_weight_cache / the GPU's weights);
   // a kernel reads that part of its megapages from HBM while the rest streams from flash.
   double weight_cache_fraction = 0;
-  // HBF, flashaccel KV layout: how far selective offload goes (serving.kv_offload).
-  Choice<KvOffload, kv_offloads> kv_offload = KvOffload::Mean;
-  // HBF, paged KV layout: bytes of a PagedAttention block (serving.kv_block_bytes).
-  int64_t kv_block_bytes = int64_t(256) << 10;
-  // HBF, paged KV layout: where a block starts in flash (serving.kv_block_alignment).
-  hbf::KvBlockAlign kv_block_alignment = hbf::KvBlockAlign::Block;
   // HBF, MoE experts (serving.expert_prefetch): false = static (every local expert read), true = router-driven.
   bool router_prefetch = false;
 };

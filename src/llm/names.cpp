@@ -94,4 +94,12 @@ const ModelConfig& ModelSet::get(const std::string& name) {
   return it->second;
 }
 
+void check_precision(Precision p, const KindParams& k) {
+  if (p == Precision::Fp4 && !(k.llm.compute.fp4_speedup > 0))
+    throw ConfigError(
+        fmt::format("llm.precision = fp4: GPU kind '{}' has no FP4 tensor cores (llm.compute.fp4_speedup = {}); FP4 "
+                    "needs e.g. b200",
+                    k.kind, k.llm.compute.fp4_speedup));
+}
+
 }  // namespace bitline::llm

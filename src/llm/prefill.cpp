@@ -236,6 +236,23 @@ double sum_linear(double a, double b, int64_t k0, int64_t k1) {
 
 }  // namespace
 
+double prefill_pair_flops(const ModelConfig& m, const Deployment& d, double graph_pair_flops) {
+  return m.attention == AttentionKind::Mla ? 2.0 * double(d.q_heads) * double(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
+                                           : graph_pair_flops;
+}
+
+ChunkAttention chunk_attention(const GpuCompute& gpu, int64_t q_heads, const PrefillMemory& pm, int64_t prompts, int64_t offset,
+                               int64_t tokens, double pair_flops, double rows, double kv_token_layer_bytes, double act_bytes) {
+  const double per_head = pair_flops / double(std::max<int64_t>(q_heads, 1));
+  const double bw_r = pm.kv_read.raw(), bw_w = pm.kv_write.raw(), bw_a = pm.act.raw();
+  ChunkAttention a;
+  a.math_ps = gpu.prefill_attention_s(prompts, q_heads, offset, tokens, per_head, rows) * 1e12;
+  a.read_ps = bw_r > 0 ? double(prompts) * double(offset) * kv_token_layer_bytes / bw_r * 1e12 : 0;   // the earlier KV read
+  a.write_ps = bw_w > 0 ? double(prompts) * double(tokens) * kv_token_layer_bytes / bw_w * 1e12 : 0;  // the chunk's KV written
+  a.act_ps = bw_a > 0 ? act_bytes / bw_a * 1e12 : 0;                                                  // activations
+  return a;
+}
+
 PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
                            const PrefillMemory& pm, int64_t prompt, const PrefillParams& p, double routing_skew, int64_t prompts_total) {
   if (prompt < 1) throw ConfigError(fmt::format("prefill of {} tokens: a prompt needs at least one token", prompt));
@@ -284,18 +301,9 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
           continue;
         }
         // Causal attention of chunk k (offset o = k C): pairs = R (c o + c (c + 1) / 2), the graph's FLOPs per pair
-        // (its contexts are all 1: op.flops is per pair x R c); earlier KV read once, the chunk's KV written.
-        // (MLA prefill runs attention in the plain form, over decompressed keys and values: 2 h (qk_nope + qk_rope)
-        // + 2 h v_head per pair, not the absorbed form of decode; the latent's decompression is not counted.)
-        // Its math is the kernel model's (GpuCompute::prefill_attention: FlashAttention tiles, or the curve).
-        const double per_pair = m.attention == AttentionKind::Mla
-                                    ? 2.0 * double(d.q_heads) * double(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
-                                    : op.flops / double(R * c);
-        const double per_head = per_pair / double(std::max<int64_t>(d.q_heads, 1));
+        // (its contexts are all 1: op.flops is per pair x R c); each chunk a kernel of its own (chunk_attention).
+        const double per_pair = prefill_pair_flops(m, d, op.flops / double(R * c));
         const double rows = op.rows * double(c);  // query rows sharing one KV head (the curve's M)
-        const double bw_r = pm.kv_read.raw(), bw_w = pm.kv_write.raw(), bw_a = pm.act.raw();
-        const double wa = bw_w > 0 ? double(R) * double(c) * kvb / bw_w * 1e12 : 0;  // KV written (ps)
-        const double aa = bw_a > 0 ? double(op.act_bytes.raw()) / bw_a * 1e12 : 0;   // activations (ps)
         // Each chunk is timed on its own (max of math and transfers, as a kernel); past kMaxTimedChunks chunks the
         // sum is taken over evenly spaced chunks (each standing for its share of the run).
         const int64_t k1 = k0 + count;
@@ -305,16 +313,15 @@ PrefillReport time_prefill(const ModelConfig& m, const Deployment& d, const GpuW
           const int64_t k = samples == count ? k0 + j : k0 + int64_t(std::llround(double(j) * double(count - 1) / double(samples - 1)));
           const double weight = samples == count ? 1.0 : double(count) / double(samples);
           const double o = double(k) * double(C);
-          const double math = gpu.prefill_attention_s(R, d.q_heads, int64_t(o), c, per_head, rows) * 1e12;
-          const double rb = bw_r > 0 ? double(R) * o * kvb / bw_r * 1e12 : 0;  // earlier KV read (ps)
-          if (math >= rb + wa + aa && math > 0) {
-            attn_ps += math * weight;
-            compute_bound += math * weight;
+          const ChunkAttention a = chunk_attention(gpu, d.q_heads, pm, R, int64_t(o), c, per_pair, rows, kvb, double(op.act_bytes.raw()));
+          if (a.compute_bound()) {
+            attn_ps += a.math_ps * weight;
+            compute_bound += a.math_ps * weight;
           } else {
-            read_ps += rb * weight;
-            write_ps += wa * weight;
-            attn_ps += aa * weight;
-            memory_bound += (rb + wa + aa) * weight;
+            read_ps += a.read_ps * weight;
+            write_ps += a.write_ps * weight;
+            attn_ps += a.act_ps * weight;
+            memory_bound += a.transfers_ps() * weight;
           }
           kflops += per_pair * double(R) * (double(c) * o + double(c) * double(c + 1) / 2) * weight;
           kbytes += (double(R) * (o + double(c)) * kvb + double(op.act_bytes.raw())) * weight;

@@ -101,6 +101,26 @@ struct PrefillMemory {
 /// The memories of a prefill on `sys` (see the file comment).
 PrefillMemory prefill_memory(const hbf::System& sys);
 
+/// FLOPs per (query, key) pair of a prefill attention op of `m` whose step graph counts `graph_pair_flops` per pair:
+/// the graph's, but for MLA, whose prefill runs attention in the plain form over decompressed keys and values,
+/// 2 h (qk_nope + qk_rope) + 2 h v_head per pair, not the absorbed form of decode (the latent's decompression is not
+/// counted).
+double prefill_pair_flops(const ModelConfig& m, const Deployment& d, double graph_pair_flops);
+
+/// One layer's causal attention kernel over a chunk: `prompts` prompts' chunks of `tokens` queries after `offset`
+/// cached tokens each. Its math is the kernel model's (GpuCompute::prefill_attention, `pair_flops` per pair, `rows`
+/// query rows per KV head); its transfers are the earlier KV read and the chunk's KV written (`kv_token_layer_bytes`
+/// a token) and `act_bytes` of activations, at the rates of `pm`. The kernel takes the larger of the two. The one
+/// definition of a chunk's attention, for time_prefill and the serving simulation's iterations.
+struct ChunkAttention {
+  double math_ps = 0, read_ps = 0, write_ps = 0, act_ps = 0;
+  double transfers_ps() const { return read_ps + write_ps + act_ps; }
+  bool compute_bound() const { return math_ps >= transfers_ps() && math_ps > 0; }
+  double time_ps() const { return compute_bound() ? math_ps : transfers_ps(); }
+};
+ChunkAttention chunk_attention(const GpuCompute& gpu, int64_t q_heads, const PrefillMemory& pm, int64_t prompts, int64_t offset,
+                               int64_t tokens, double pair_flops, double rows, double kv_token_layer_bytes, double act_bytes);
+
 struct PrefillReport {
   int64_t prompt_tokens = 0, requests_per_rank = 0, chunk_tokens = 0, chunks = 0;
   int64_t kernels = 0;  // kernels launched (collectives included), all chunks and the head

@@ -171,4 +171,16 @@ Json PointResult::json() const {
   return dump_stats([this](StatGroup& g) { register_stats(g); });
 }
 
+std::string to_string(Exhausted e) {
+  switch (e) {
+    case Exhausted::Nothing:
+      return "";
+    case Exhausted::Hbm:
+      return "hbm";
+    case Exhausted::FlashBlocks:
+      return "flash_blocks";
+  }
+  return "?";
+}
+
 }  // namespace bitline::llm

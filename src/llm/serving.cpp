@@ -9,6 +9,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/search.hpp"
 #include "llm/deployment.hpp"
 
 namespace bitline::llm {
@@ -20,107 +21,6 @@ double to_ms(Time t) { return to_s(t) * 1e3; }
 constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
 
 }  // namespace
-
-// ---- serving engine -----------------------------------------------------------
-
-const Registry<EngineKind>& engine_kinds() {
-  static const Registry<EngineKind> r(
-      "serving engine",
-      {{"auto", "the TensorRT-LLM session runtime in accel run --static-batch, none elsewhere", EngineKind::Auto},
-       {"none", "kernels only (CUDA graphs: the per-kernel llm.compute.kernel_overhead), no host-side costs", EngineKind::None},
-       {"tensorrt_llm_session",
-        "TensorRT-LLM's static-batching runtime (GptSession, gptSessionBenchmark) without CUDA graphs: 4 us of host time "
-        "per kernel launch (measured 4-6 us per launch, https://susun-blog.com/blog/pegainfer-3-cuda-graph; an 8B decode "
-        "step on an H100 SXM5 takes 8.4 ms launched eagerly, 5.1 ms as a CUDA graph, https://cloudai.pt/tag/cuda-graphs/), "
-        "20 us per iteration (assumption: one stream synchronisation and the copy of the sampled tokens per step), no "
-        "per-request cost (its requests are token ids)",
-        EngineKind::TensorRtLlmSession},
-       {"sarathi_serve",
-        "Sarathi-Serve's engine (vLLM-derived, Python, Ray workers; Agrawal et al., OSDI 2024) as Vidur profiled it on an "
-        "A100 host (microsoft/vidur data/profiling/a100/cpu_overheads.csv: Llama-2-7B, 8-64 sequences, FP16): on 1 GPU "
-        "per iteration 1.33 ms + 105 us per sequence in it, a least-squares line through the medians of its schedule, "
-        "sampler, prepare-inputs and process-outputs (detokenisation) steps and Ray's communication with its "
-        "workers, the CPU overhead Vidur adds to each step (within 4.7% of each of the 8 points; CodeLlama-34B's 4 "
-        "points: 1.23 ms + 168 us); with 2 GPUs (tensor parallel) 3.52 ms + 181 us (within 9.4%), with 4 or more "
-        "3.70 ms + 220 us (within 5.7%; Llama-2-70B on 4: 3.44 ms + 234 us), Ray's communication with the workers "
-        "growing from ~0.2 ms to 3-8 ms a step; CUDA graphs (no launch cost); profiled at 8-64 sequences and 1, 2 "
-        "and 4 GPUs, the lines extended beyond (3 GPUs take 2's, 8 take 4's); no per-request cost (tokenisation is "
-        "outside the steps Vidur profiles)",
-        EngineKind::SarathiServe},
-       {"custom",
-        "the host costs serving.engine.launch (per kernel launch), serving.engine.iteration (per forward pass), "
-        "serving.engine.per_sequence (per sequence in a pass) and serving.engine.request (per request, before it is "
-        "scheduled) give, e.g. an engine the user measured, or a sweep of what CUDA graphs would buy",
-        EngineKind::Custom}});
-  return r;
-}
-
-EngineOverheads engine_overheads(EngineKind k, bool static_batch, int64_t workers) {
-  if (workers < 1) throw std::logic_error(fmt::format("serving engine: {} workers", workers));
-  switch (k) {
-    case EngineKind::Auto:
-      return engine_overheads(static_batch ? EngineKind::TensorRtLlmSession : EngineKind::None, static_batch, workers);
-    case EngineKind::None:
-      return {};
-    case EngineKind::TensorRtLlmSession:
-      return {us(4), us(20), Time{}, Time{}};
-    case EngineKind::SarathiServe:
-      // Vidur's profile (Llama-2-7B, A100 host) at 1, 2 and 4 GPUs; counts between or beyond take the one below.
-      if (workers >= 4) return {Time{}, us(3700), us(220), Time{}};
-      if (workers >= 2) return {Time{}, us(3520), us(181), Time{}};
-      return {Time{}, us(1330), us(105), Time{}};
-    case EngineKind::Custom:
-      throw std::logic_error("serving engine custom: its costs are parameters (engine_overheads(EngineParams))");
-  }
-  throw std::logic_error("unhandled serving engine");
-}
-
-namespace {
-// A cost parameter set for an engine kind other than custom, which would be ignored (key null: none).
-struct MisplacedEngineCost {
-  const char* key = nullptr;
-  Time value{};
-};
-MisplacedEngineCost misplaced_engine_cost(const EngineParams& e) {
-  if (*e.kind == EngineKind::Custom) return {};
-  for (const MisplacedEngineCost c : {MisplacedEngineCost{"launch", e.launch}, MisplacedEngineCost{"iteration", e.iteration},
-                                      MisplacedEngineCost{"per_sequence", e.per_sequence}, MisplacedEngineCost{"request", e.request}})
-    if (c.value.raw() != 0) return c;
-  return {};
-}
-
-// Why that cost is refused; `origin`: where it was set ("FILE:LINE: " or "").
-ConfigError misplaced_engine_cost_error(const EngineParams& e, const MisplacedEngineCost& c, const std::string& origin) {
-  return ConfigError(
-      fmt::format("{}serving.engine.{} = {:g} us is read only by serving.engine.kind = custom (the kind is "
-                  "'{}', whose costs are its own: bitline describe --impls); set the kind to custom, "
-                  "or leave {} at 0",
-                  origin, c.key, to_us(c.value), e.kind.name(), c.key));
-}
-}  // namespace
-
-EngineOverheads engine_overheads(const EngineParams& e, bool static_batch, int64_t workers) {
-  if (*e.kind == EngineKind::Custom) return {e.launch, e.iteration, e.per_sequence, e.request};
-  // A cost given for another kind would be silently ignored: refused instead.
-  if (const MisplacedEngineCost c = misplaced_engine_cost(e); c.key) throw misplaced_engine_cost_error(e, c, "");
-  return engine_overheads(*e.kind, static_batch, workers);
-}
-
-namespace {
-// One engine instance over the whole deployment (a MoE model's experts couple every GPU in a step), or one per
-// tensor-parallel group (a replica with its own host).
-bool one_engine_for_all_gpus(const Deployment& d) { return d.ep > 1; }
-}  // namespace
-
-int64_t engine_workers(const Deployment& d) { return one_engine_for_all_gpus(d) ? d.gpus : d.tp; }
-
-int64_t engine_sequences(const Deployment& d, int64_t per_rank, int64_t total) { return one_engine_for_all_gpus(d) ? total : per_rank; }
-
-Time EngineOverheads::added(Time gpu, int64_t kernels, int64_t sequences, int64_t passes) const {
-  const Time host = launch * double(std::max<int64_t>(kernels, 0));
-  return (host > gpu ? host - gpu : Time{}) +
-         (iteration + per_sequence * double(std::max<int64_t>(sequences, 0))) * double(std::max<int64_t>(passes, 0));
-}
 
 // ---- server -----------------------------------------------------------------
 
@@ -168,33 +68,12 @@ const Registry<StepModel>& step_models() {
   return r;
 }
 
-std::string to_string(Exhausted e) {
-  switch (e) {
-    case Exhausted::Nothing:
-      return "";
-    case Exhausted::Hbm:
-      return "hbm";
-    case Exhausted::FlashBlocks:
-      return "flash_blocks";
-  }
-  return "?";
-}
-
 namespace {
 // The memory system a step is timed on: HBM at its achievable bandwidth (llm.compute.hbm_efficiency).
 hbf::SystemParams timed_system(const KindParams& k) {
   hbf::SystemParams p = k.system;
   p.hbm.bandwidth_per_stack = Bandwidth(p.hbm.bandwidth_per_stack.raw() * k.llm.compute.hbm_efficiency);
   return p;
-}
-
-// A number format the GPU cannot run is refused.
-void check_precision(Precision p, const KindParams& k) {
-  if (p == Precision::Fp4 && !(k.llm.compute.fp4_speedup > 0))
-    throw ConfigError(
-        fmt::format("llm.precision = fp4: GPU kind '{}' has no FP4 tensor cores (llm.compute.fp4_speedup = {}); FP4 "
-                    "needs e.g. b200",
-                    k.kind, k.llm.compute.fp4_speedup));
 }
 
 // The model in the kind's number format (llm.precision).
@@ -218,61 +97,6 @@ Bandwidth weight_bandwidth(const hbf::System& sys) {
 }
 }  // namespace
 
-GemmTiming time_gemm(const KindParams& k, const GemmShape& s, Precision p) {
-  if (p == Precision::Model) throw ConfigError("precision 'model': a GEMM alone has no model; give bf16, fp16, fp8 or fp4");
-  check_precision(p, k);
-  for (const double d : {s.m, s.k, s.n})
-    if (!(d >= 1 && d <= kMaxGemmDim && d == std::floor(d)))
-      throw ConfigError(fmt::format("GEMM {}x{}x{}: each of M, K, N must be a whole number in [1, {}]", s.m, s.k, s.n, kMaxGemmDim));
-  const ModelConfig fmt_of = with_precision(ModelConfig{}, p);
-  const bool quantized = p == Precision::Fp8 || p == Precision::Fp4;
-  const MathType mt = p == Precision::Fp4 ? MathType::Fp4 : quantized ? MathType::Fp8 : MathType::Bf16;
-  const Bandwidth peak(k.system.hbm.bandwidth_per_stack.raw() * double(k.system.hbm.stacks)),
-      hbm(peak.raw() * k.llm.compute.hbm_efficiency);
-  if (!(hbm.raw() > 0))
-    throw ConfigError(fmt::format("GPU kind '{}' has no HBM (hbm.stacks = {}): a GEMM alone is timed with its weights in HBM", k.kind,
-                                  k.system.hbm.stacks));
-  const GpuCompute gpu(k.system.gpu.bf16_flops, k.llm.compute, hbm, hbm, peak);
-  GemmTiming t;
-  t.flops = 2.0 * s.m * s.k * s.n;
-  t.weight_bytes = double(fmt_of.bytes_of(quantized, int64_t(s.k), int64_t(s.n)).raw());
-  t.act_bytes = s.m * (s.k + s.n) * 2.0;
-  // Refused before timing: the slowest a kernel can be is one SM doing all the math (a single tile), plus every byte
-  // at the achievable HBM bandwidth and the weights at the weight-streaming rate; Time holds ~106 days.
-  const double worst = t.flops / (gpu.peak(mt) * gpu.util_max(mt)) * double(std::max<int64_t>(k.llm.compute.sms, 1)) +
-                       (t.weight_bytes + t.act_bytes) / hbm.raw() + t.weight_bytes / (peak.raw() * gpu.weight_efficiency(mt)) +
-                       to_s(k.llm.compute.gemm_tile_latency) +
-                       (gpu.model() == KernelModel::Curve ? t.flops / (gpu.peak(mt) * gpu.utilisation(s.m)) : 0.0);
-  if (!(worst < 1e6))  // an OverflowError: the message lists the run's inputs (a --set may be what made it long)
-    throw OverflowError(
-        fmt::format("GEMM {}x{}x{} on GPU kind '{}' could take up to {:.3g} s; the limit is 1e6 s", s.m, s.k, s.n, k.kind, worst));
-  t.kernel = gpu.gemm(s, mt, t.weight_bytes, s.m);
-  t.weight_stream = gpu.weight_stream(t.weight_bytes, mt);
-  t.transfer = ps((t.weight_bytes + t.act_bytes) / hbm.raw() * 1e12);
-  t.time = std::max(t.kernel.math, t.transfer);
-  return t;
-}
-
-GemmTiming::Bound GemmTiming::bound() const {
-  if (transfer > kernel.math) return Bound::Memory;
-  if (kernel.weight_stream) return Bound::WeightStream;
-  return kernel.l2_bound ? Bound::L2 : Bound::Compute;
-}
-
-const char* GemmTiming::name(Bound b) {
-  switch (b) {
-    case Bound::Compute:
-      return "compute";
-    case Bound::WeightStream:
-      return "weight_stream";
-    case Bound::Memory:
-      return "memory";
-    case Bound::L2:
-      return "l2";
-  }
-  return "?";
-}
-
 Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
     : m_(served_model(m, k)),
       k_(k),
@@ -284,13 +108,10 @@ Server::Server(const ModelConfig& m, const KindParams& k, int64_t gpus)
       mt_(MemoryTiming::of(sys_)) {
   MemoryOptions o;
   o.weight_layout = k.system.hbf.runtime.weight_layout;
-  o.kv_layout = k.serving.kv_layout;
+  o.kv = hbf::KvPolicy{*k.serving.kv_layout, *k.serving.kv_offload, uint64_t(k.serving.seed), k.serving.kv_block_bytes.raw(),
+                       *k.serving.kv_block_alignment};
   o.tile_hyperpages = k.system.hbf.runtime.tile_hyperpages;
-  o.seed = uint64_t(k.serving.seed);
   o.kernel_overhead = k.llm.compute.kernel_overhead;
-  o.kv_offload = k.serving.kv_offload;
-  o.kv_block_bytes = k.serving.kv_block_bytes.raw();
-  o.kv_block_alignment = *k.serving.kv_block_alignment;
   o.router_prefetch = *k.serving.expert_prefetch == ExpertPrefetch::Router;
   if (sys_.stacks() > 0 && w_.total.raw() > 0)
     o.weight_cache_fraction = std::min(1.0, double(k.serving.hbm_weight_cache.raw()) / double(w_.total.raw()));
@@ -375,15 +196,21 @@ Capacity Server::capacity(int64_t r, const ContextSpec& c) const {
 }
 
 int64_t Server::max_requests(const ContextSpec& c) const {
-  int64_t lo = 0, hi = k_.serving.max_requests_per_rank;
+  const int64_t hi = k_.serving.max_requests_per_rank;
   if (!capacity(1, c).fits) return 0;
   if (capacity(hi, c).fits) return hi;
-  lo = 1;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    (capacity(mid, c).fits ? lo : hi) = mid;
-  }
-  return lo;
+  return last_true(1, hi, [&](int64_t r) { return capacity(r, c).fits; });
+}
+
+int64_t Server::max_context(int64_t r) const {
+  const auto fits = [&](int64_t tokens) { return capacity(r, ContextSpec{"", tokens, 0}).fits; };
+  if (!fits(1)) return 0;
+  // Doubling to a bracket, then bisection.
+  int64_t lo = 1, hi = 2;
+  const int64_t limit = (int64_t(1) << 40) / r;
+  while (hi < limit && fits(hi)) lo = hi, hi *= 2;
+  if (hi >= limit && fits(limit)) return limit;
+  return last_true(lo, hi, fits);
 }
 
 StepGraph Server::graph(int64_t r, const ContextSpec& c) const { return graph_at(steady_contexts(r, c.input, c.output), c); }
@@ -442,7 +269,8 @@ double Server::arranged_bytes(const StepGraph& g, const KvWrites& w) const {
   // GroupArrange (selective offload) runs after each write phase: the replicas of the step's new KV are read from
   // their overloaded megaplanes and written to HBM, in the step (the paper counts it). The replicas are those of
   // the placement the step reads (every layer), in the share of the resident KV that is new this step.
-  if (!has_hbf() || sys_.hbm_bandwidth().raw() <= 0 || *k_.serving.kv_layout != KvLayout::FlashAccel) return 0;  // (no HBM: no replicas)
+  if (!has_hbf() || sys_.hbm_bandwidth().raw() <= 0 || !hbf::kv_layout_policy(*k_.serving.kv_layout).arranges())
+    return 0;  // (no HBM: no replicas)
   const int64_t slice = mem_->tokens_per_slice(g.kv_token_layer_bytes) * g.kv_token_layer_bytes;
   double replicas = 0, resident = 0;
   for (int32_t l = 0; l < m_.layers; ++l) replicas += double(mem_->kv_layer_stats(g, l).hbm_replicas) * double(slice);
@@ -722,10 +550,7 @@ KindParams load_kind_params(const ConfigTree& tree, const std::string& kind) {
                     format(hbm_stack), format(ep.gpu_tdp - parts)));
   }
   // A serving-engine cost set for a kind that has its own values is refused here, at load, naming where it was set.
-  if (const MisplacedEngineCost c = misplaced_engine_cost(k.serving.engine); c.key) {
-    const ConfigNode* at = tree.at(std::string("serving.engine.") + c.key);
-    throw misplaced_engine_cost_error(k.serving.engine, c, at ? at->origin + ": " : "");
-  }
+  check_engine_costs(k.serving.engine, tree);
   // The collectives' curves and choices are checked once here, naming the kind, not once per deployment tried.
   try {
     const Network check(k.llm.network);

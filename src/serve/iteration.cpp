@@ -25,11 +25,9 @@ IterationModel::IterationModel(const llm::Server& s, const ServeParams& p, int64
   for (const llm::Op& op : g.ops) {
     if (!op.kv) continue;
     AttnOp a;
-    // As time_prefill: FLOPs per (query, key) pair (MLA prefill in the plain form), the query rows sharing a KV
-    // head per token row, the activations per token row.
-    a.per_pair = m.attention == llm::AttentionKind::Mla
-                     ? 2.0 * double(d.q_heads) * double(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
-                     : op.flops;
+    // As time_prefill: FLOPs per (query, key) pair, the query rows sharing a KV head per token row, the activations
+    // per token row.
+    a.per_pair = llm::prefill_pair_flops(m, d, op.flops);
     a.rows = op.rows;
     a.act_bytes_per_row = double(op.act_bytes.raw());
     a.kernels = op.kernels;
@@ -128,22 +126,16 @@ double IterationModel::attention_ps(int64_t offset, int64_t tokens) {
   const uint64_t key = (uint64_t(offset) << 32) | uint64_t(tokens);
   auto it = attn_.find(key);
   if (it != attn_.end()) return it->second;
-  // time_prefill's attention of one chunk (R = 1): each layer's kernel takes its math (the kernel model) or its
-  // transfers (earlier KV read, the chunk's KV written, activations), the larger, plus its launch overheads.
-  const llm::GpuCompute& gpu = s_.gpu();
-  const llm::Deployment& d = s_.deployment();
-  const double o = double(offset), c = double(tokens);
-  const double bw_r = pm_.kv_read.raw(), bw_w = pm_.kv_write.raw(), bw_a = pm_.act.raw();
-  const double overhead = double(gpu.kernel_overhead().raw());
+  // time_prefill's attention of one chunk (one prompt): each layer's kernel (llm::chunk_attention) plus its launch
+  // overheads.
+  const double c = double(tokens);
+  const double overhead = double(s_.gpu().kernel_overhead().raw());
   double ps = 0;
-  for (const AttnOp& a : attn_ops_) {
-    const double per_head = a.per_pair / double(std::max<int64_t>(d.q_heads, 1));
-    const double math = gpu.prefill_attention_s(1, d.q_heads, offset, tokens, per_head, a.rows * c) * 1e12;
-    const double rb = bw_r > 0 ? o * kv_token_layer_bytes_ / bw_r * 1e12 : 0;
-    const double wb = bw_w > 0 ? c * kv_token_layer_bytes_ / bw_w * 1e12 : 0;
-    const double ab = bw_a > 0 ? c * a.act_bytes_per_row / bw_a * 1e12 : 0;
-    ps += (math >= rb + wb + ab && math > 0 ? math : rb + wb + ab) + overhead * double(a.kernels);
-  }
+  for (const AttnOp& a : attn_ops_)
+    ps += llm::chunk_attention(s_.gpu(), s_.deployment().q_heads, pm_, 1, offset, tokens, a.per_pair, a.rows * c, kv_token_layer_bytes_,
+                               c * a.act_bytes_per_row)
+              .time_ps() +
+          overhead * double(a.kernels);
   attn_.emplace(key, ps);
   return ps;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "core/params.hpp"
 #include "core/registry.hpp"
@@ -11,9 +12,12 @@
 
 namespace bitline::serve {
 
-/// serve.scheduler (table in serve/scheduler.cpp, make_scheduler).
-enum class SchedulerKind { Vllm, Chunked, Orca, Static };
-const Registry<SchedulerKind>& schedulers();
+struct ServeParams;
+class Scheduler;
+/// serve.scheduler: the policies (serve/scheduler.hpp), one file each in serve/schedulers/, by name (the table in
+/// serve/scheduler.cpp).
+using SchedulerFactory = std::unique_ptr<Scheduler> (*)(const ServeParams&);
+const Registry<SchedulerFactory>& schedulers();
 /// serve.preemption (table in serve/scheduler.cpp).
 enum class PreemptionMode { Recompute, Swap };
 const Registry<PreemptionMode>& preemption_modes();
@@ -22,7 +26,7 @@ enum class KvTransferLink { Rdma, Nvlink };
 const Registry<KvTransferLink>& kv_transfer_links();
 
 struct ServeParams {
-  Choice<SchedulerKind, schedulers> scheduler;
+  Choice<SchedulerFactory, schedulers> scheduler;
   int64_t max_num_seqs = 0;
   int64_t max_num_batched_tokens = 0;
   int64_t block_tokens = 0;

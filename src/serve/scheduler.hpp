@@ -1,6 +1,7 @@
 // The engine's scheduler: which requests each iteration (one forward pass) prefills and decodes, over a
-// PagedAttention block manager; preemption by recompute when blocks run out. One registry (serve.scheduler,
-// serve/params.hpp) names the policies; docs/serving.md gives the engine behaviour each follows:
+// PagedAttention block manager (serve/block_manager.hpp); preemption when blocks run out. One interface, Scheduler;
+// its policies live one file each in serve/schedulers/ and are chosen by name through one registry (serve.scheduler,
+// serve/params.hpp; `bitline describe --impls`). docs/serving.md gives the engine behaviour each follows:
 //   vllm     vLLM V0's default scheduler: prefill first. When requests wait and the first of them fits (its blocks,
 //            leaving the watermark free; max_num_seqs; the pass's max_num_batched_tokens), the iteration prefills
 //            the waiting requests that fit, first come first served, and decodes nothing; otherwise it decodes every
@@ -22,148 +23,38 @@
 
 #include <cstdint>
 #include <deque>
-#include <list>
-#include <optional>
-#include <unordered_map>
+#include <memory>
+#include <utility>
 #include <vector>
 
-#include "core/units.hpp"
+#include "serve/block_manager.hpp"
 #include "serve/iteration.hpp"
 #include "serve/params.hpp"
 
 namespace bitline::serve {
-
-/// Transfer: prefilled on a prefill instance, its KV on the way to a decode instance (disaggregated serving).
-/// Swapped: preempted by swapping, its KV in host memory until it is swapped back in.
-enum class Phase : uint8_t { Waiting, Prefill, Decode, Transfer, Swapped, Done };
-
-/// A request inside the engine.
-struct Seq {
-  int64_t input = 0, output = 0;
-  int64_t generated = 0;                          // output tokens emitted so far
-  int64_t computed = 0;                           // tokens whose KV is cached (prompt tokens, then one per decode)
-  int64_t blocks = 0;                             // KV blocks held (its own; the prefix cache's shared ones are counted in `shared`)
-  const std::vector<uint64_t>* prefix = nullptr;  // its prefix keys (Request::prefix), null without
-  int64_t prefix_unit = 0;                        // tokens per key
-  int64_t hits = 0;                               // prefix keys it holds in the cache (its leading ones)
-  int64_t shared = 0;                             // blocks of those keys
-  int64_t host_hits = 0;                          // the next keys, found in the host tier (copied into its own blocks)
-  int64_t cached_tokens = 0;                      // prompt tokens served from the prefix cache (all admissions)
-  int64_t host_cached_tokens = 0;                 // of them, from its host-memory tier
-  int64_t swapped = 0;                            // blocks of its KV in host memory (Phase::Swapped)
-  int64_t preemptions = 0;
-  uint64_t stamp = 0;  // the pass that last scheduled it (EngineState::pass)
-  Time arrived{};      // when it arrived (first come, first served: by this, then by request number)
-  Phase phase = Phase::Waiting;
-  bool running() const { return phase == Phase::Prefill || phase == Phase::Decode; }
-  /// Tokens the (re)prefill must compute: the prompt and, after a preemption, the tokens generated before it.
-  int64_t prefill_target() const { return input + generated; }
-};
-
-/// Automatic prefix caching (vLLM's, Kwon et al. and the vLLM docs "Automatic Prefix Caching"): the KV of a finished
-/// request's leading prefix units stays in its blocks, keyed by the unit's prefix key, for later requests that start
-/// with the same tokens; a unit no running request uses is evictable, least recently used first (a request's head is
-/// touched last, so a prefix outlives its extensions). Counts only: every block is alike.
-class PrefixCache {
- public:
-  /// `host_units`: the host-memory tier's capacity in units (0: none). A unit evicted from the GPU moves there (its
-  /// least recently used unit dropped when full); a request whose head continues in it takes those units back.
-  explicit PrefixCache(int64_t blocks_per_unit, int64_t host_units = 0) : bpu_(blocks_per_unit), host_cap_(host_units) {}
-  int64_t blocks_per_unit() const { return bpu_; }
-  int64_t evictable_blocks() const { return int64_t(lru_.size()) * bpu_; }
-  int64_t held_blocks() const { return int64_t(map_.size()) * bpu_; }
-  /// Takes a reference on the leading keys of `keys` that are cached, at most `max_units`; returns how many.
-  int64_t acquire(const std::vector<uint64_t>& keys, int64_t max_units);
-  /// Drops the references on keys[0, n).
-  void release(const std::vector<uint64_t>& keys, int64_t n);
-  /// Whether `key` is cached.
-  bool has(uint64_t key) const { return map_.count(key) > 0; }
-  /// Caches `key` with no reference (its blocks given by the caller).
-  void insert(uint64_t key);
-  /// Evicts units no request uses, least recently used first, until `blocks` blocks are freed or none is left;
-  /// returns the blocks freed.
-  int64_t evict(int64_t blocks);
-  int64_t evictions() const { return evictions_; }
-  /// How many of keys[from, from + max_units) continue the run in the host tier (those units are then copied back
-  /// into the request's own blocks; the host keeps them).
-  int64_t host_run(const std::vector<uint64_t>& keys, int64_t from, int64_t max_units);
-  int64_t host_units() const { return int64_t(host_map_.size()); }
-
- private:
-  struct Entry {
-    int64_t refs = 0;
-    std::list<uint64_t>::iterator lru;  // valid while refs == 0
-  };
-  int64_t bpu_;
-  std::unordered_map<uint64_t, Entry> map_;
-  std::list<uint64_t> lru_;  // evictable keys, least recently used first
-  int64_t evictions_ = 0;
-  int64_t host_cap_;
-  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> host_map_;
-  std::list<uint64_t> host_lru_;  // least recently used first
-  void to_host(uint64_t key);
-};
-
-/// PagedAttention blocks of `block_tokens` tokens, counted (every block is alike), and the prefix cache's blocks when
-/// it is on (serve.prefix_caching): a cached unit no running request uses counts as free to allocate, and is evicted
-/// when its blocks are taken.
-class BlockManager {
- public:
-  BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit = 0, int64_t host_units = 0);
-  int64_t total() const { return total_; }
-  int64_t free() const { return free_ + (cache_ ? cache_->evictable_blocks() : 0); }
-  int64_t watermark_blocks() const { return watermark_; }
-  int64_t block_tokens() const { return block_tokens_; }
-  int64_t blocks_for(int64_t tokens) const { return (tokens + block_tokens_ - 1) / block_tokens_; }
-  /// Whether a request of `tokens` tokens can ever run here: its blocks within all of them less the watermark's.
-  bool holds(int64_t tokens) const { return blocks_for(tokens) <= total_ - watermark_; }
-  /// A new request may take `n` blocks if `watermark` blocks stay free after (vLLM's can_allocate).
-  bool can_admit(int64_t n) const { return free() - n >= watermark_; }
-  /// Grows `s` to hold `tokens` tokens; false (nothing taken) when the blocks are not free.
-  bool grow(Seq& s, int64_t tokens);
-  /// Frees the blocks of `s` (preempted: its prefix references dropped, nothing cached).
-  void release(Seq& s);
-  /// A request about to prefill from scratch (computed == 0, no blocks): with prefix caching, takes the cached
-  /// leading units of its context (leaving at least one prompt token to compute) and starts `s.computed` after them.
-  void admit_prefix(Seq& s);
-  /// Undoes admit_prefix when the request is not admitted after all.
-  void drop_prefix(Seq& s);
-  /// The request is admitted: the blocks of its host-tier units, to copy in before its pass.
-  int64_t take_host_hits(Seq& s) {
-    const int64_t n = s.host_hits * (cache_ ? cache_->blocks_per_unit() : 0);
-    s.host_hits = 0;
-    return n;
-  }
-  /// A finished request: its leading units whose KV it computed are cached (those not cached yet take its blocks),
-  /// its references dropped, the rest of its blocks freed.
-  void finish(Seq& s);
-  const PrefixCache* prefix_cache() const { return cache_ ? &*cache_ : nullptr; }
-
- private:
-  int64_t total_, block_tokens_, watermark_, free_;
-  std::optional<PrefixCache> cache_;
-};
 
 /// What the scheduler gives an iteration.
 struct Batch {
   std::vector<int32_t> prefill;  // requests with a chunk in this pass
   std::vector<Chunk> chunks;     // their chunks, in the same order
   std::vector<int32_t> decode;   // requests decoding one token
-  int64_t padded_decodes = 0;    // static batching: the batch's size (finished requests included)
+  int64_t decode_slots = 0;      // decode rows the pass computes, when more than decode.size() (static batching pads
+                                 // its batch's finished requests)
   double decode_context = 0;     // mean tokens a decode attends over
   int64_t swap_out_blocks = 0;   // KV blocks copied to host memory before the pass (swap preemption)
   int64_t swap_in_blocks = 0;    // and back from it (and prefix-cache units taken from its host tier)
   bool empty() const { return prefill.empty() && decode.empty(); }
 };
 
-/// The engine's queues and memory.
+/// The engine's queues and memory, which a scheduler reads and changes.
 struct EngineState {
+  EngineState(std::vector<Seq>& all, BlockManager kv, int64_t host_blocks = 0)
+      : seqs(all), blocks(std::move(kv)), host_free_blocks(host_blocks) {}
   std::vector<Seq>& seqs;
   std::deque<int32_t> waiting;   // arrived, not running, first come first served (preempted ones go back in order)
   std::vector<int32_t> running;  // admitted, in admission order
   BlockManager blocks;
-  int64_t static_batch = 0;  // static: size of the batch in flight
-  uint64_t pass = 0;         // passes scheduled
+  uint64_t pass = 0;  // passes scheduled
   int64_t preemptions = 0;
   // Swap preemption (serve.preemption = swap): requests whose KV is in host memory, oldest swap first, and the host
   // blocks left for more.
@@ -176,7 +67,17 @@ struct EngineState {
 /// is numbered by its trace time but arrives when its previous turn is answered).
 void enqueue_waiting(EngineState& st, int32_t i);
 
-/// The next iteration's batch (it may preempt running requests, which go back to `waiting`). Empty when nothing can run.
-Batch schedule(SchedulerKind kind, const ServeParams& p, EngineState& st);
+/// A scheduling policy. Contract: next(st) starts a pass (st.pass counts it) and returns its batch: it may admit
+/// waiting requests, grow running ones' KV blocks, preempt running requests (back to `waiting`, or to `swapped` under
+/// serve.preemption = swap) and swap requests back in, and every request it returns is running; an empty batch when
+/// nothing can run now. A policy keeps whatever it needs between passes in itself, not in `st`.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual Batch next(EngineState& st) = 0;
+};
+
+/// The policy named `name` of the registry (schedulers(), serve.scheduler), built for `p`.
+std::unique_ptr<Scheduler> make_scheduler(std::string_view name, const ServeParams& p);
 
 }  // namespace bitline::serve

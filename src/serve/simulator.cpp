@@ -46,16 +46,7 @@ KvMemory kv_memory(const llm::Server& s, const ServeParams& p) {
         "serve.max_num_seqs = {}: the activation workspace of {} requests per rank does not fit beside model {}'s weights on {}; "
         "lower serve.max_num_seqs",
         p.max_num_seqs, r, s.model().name, s.params().kind));
-  // The most tokens per request with r requests per rank: bisection on the capacity (memory/capacity code of llm).
-  int64_t lo = 1, hi = 2;
-  const int64_t limit = (int64_t(1) << 40) / r;
-  while (hi < limit && s.capacity(r, ctx(hi)).fits) lo = hi, hi *= 2;
-  if (hi >= limit && s.capacity(r, ctx(limit)).fits) lo = hi = limit;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    (s.capacity(r, ctx(mid)).fits ? lo : hi) = mid;
-  }
-  km.tokens_per_rank = lo * r;
+  km.tokens_per_rank = s.max_context(r) * r;  // the most tokens per request with r requests per rank
   km.blocks = km.tokens_per_rank / p.block_tokens * km.ranks;
   return km;
 }
@@ -111,7 +102,10 @@ struct Instance {
         s(&srv),
         model(srv, p, mean_out),
         mem(kv_memory(srv, p)),
-        st{seqs, {}, {}, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit, host_units(p, mem, unit)), 0, 0, 0, {}, 0, 0, 0, 0},
+        st(seqs, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit, host_units(p, mem, unit))),
+        // Decode instances take transferred requests into the running batch as they come (their first step a one-token
+        // chunk beside the decodes): continuous batching with a token budget, whatever the prefill side's scheduler.
+        scheduler(r == Role::Decode ? make_scheduler("chunked", p) : p.scheduler.make(p)),
         power_w(srv.board_power().raw() * double(srv.deployment().gpus)),
         block_bytes(double(p.block_tokens) * double(mem.kv_bytes_per_token)) {
     // Host memory for swapped KV: swap_space on each GPU, a request's blocks on the GPUs of its rank.
@@ -122,6 +116,7 @@ struct Instance {
   IterationModel model;
   KvMemory mem;
   EngineState st;
+  std::unique_ptr<Scheduler> scheduler;
   double power_w;      // all its GPUs at board power
   double block_bytes;  // one KV block on each GPU of its attention rank
   Batch batch;
@@ -342,10 +337,7 @@ class Engine {
 
   void start_pass(size_t k, Time now) {
     Instance& in = *inst_[k];
-    // Decode instances take transferred requests into the running batch as they come (their first step a one-token
-    // chunk beside the decodes): continuous batching with a token budget, whatever the prefill side's scheduler.
-    const SchedulerKind kind = in.role == Role::Decode ? SchedulerKind::Chunked : *p_.scheduler;
-    for (int tries = 0; tries < 2 && in.batch.empty(); ++tries) in.batch = schedule(kind, p_, in.st);
+    for (int tries = 0; tries < 2 && in.batch.empty(); ++tries) in.batch = in.scheduler->next(in.st);
     if (in.batch.empty()) {
       if ((!in.st.waiting.empty() || !in.st.swapped.empty()) && in.st.running.empty())
         throw std::logic_error("serve: a waiting request cannot be admitted into an empty engine");
@@ -353,7 +345,7 @@ class Engine {
     }
     for (int32_t i : in.batch.prefill)
       if (!started_[i]) started_[i] = true, rec_[size_t(i)].scheduled = now;
-    const int64_t decodes = std::max<int64_t>(int64_t(in.batch.decode.size()), in.batch.padded_decodes);
+    const int64_t decodes = std::max<int64_t>(int64_t(in.batch.decode.size()), in.batch.decode_slots);
     Time t = in.model.pass(in.batch.chunks, decodes, in.batch.decode_context);
     // Swapped KV crosses the host link before the pass (vLLM V0 issues the copies with the step), each GPU its share.
     if (const int64_t blocks = in.batch.swap_out_blocks + in.batch.swap_in_blocks; blocks > 0)
@@ -472,7 +464,7 @@ class Engine {
       max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
       emit(in, i, now);
     }
-    padded_ += std::max<int64_t>(0, b.padded_decodes - int64_t(b.decode.size()));
+    padded_ += std::max<int64_t>(0, b.decode_slots - int64_t(b.decode.size()));
     if (in.finished_any)
       in.st.running.erase(std::remove_if(in.st.running.begin(), in.st.running.end(),
                                          [&](int32_t i) {

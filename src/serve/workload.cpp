@@ -556,4 +556,24 @@ std::vector<Request> requests_from_trace(const llm::Trace& tr, int64_t limit, co
   return reqs;
 }
 
+void check_decode_work(double tokens, size_t requests, size_t runs, const std::string& what, bool estimated) {
+  const std::string count = fmt::format("{} requests decode {}{:.4g} output tokens", requests, estimated ? "about " : "", tokens);
+  if (tokens > kMaxOutputTokensPerRun)
+    throw ConfigError(
+        fmt::format("{}: {} in one simulation, more than the budget of {:.4g} (~0.25 us and ~30 B per token at batch 1); use fewer "
+                    "--requests or shorter outputs",
+                    what, count, kMaxOutputTokensPerRun));
+  if (tokens * double(runs) > kMaxSweepOutputTokens)
+    throw ConfigError(
+        fmt::format("{}: {} simulations, in each of which {}: {:.4g} in all, more than the budget of {:.4g} per "
+                    "command; use fewer rates or requests",
+                    what, runs, count, tokens * double(runs), kMaxSweepOutputTokens));
+}
+
+void check_decode_work(const std::vector<Request>& reqs, size_t runs, const std::string& what) {
+  double tokens = 0;
+  for (const Request& r : reqs) tokens += double(r.output);
+  check_decode_work(tokens, reqs.size(), runs, what);
+}
+
 }  // namespace bitline::serve

@@ -120,4 +120,18 @@ std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t l
 /// line and field. `info` is set for a CSV trace.
 std::vector<Request> read_trace(const std::filesystem::path& file, int64_t limit, CsvTraceInfo* info = nullptr);
 
+/// Output tokens one simulation of a serve command may decode: 2^26 (67 M; the capacity experiment's probes decode
+/// ~51 M). A step decodes one token of each running request, ~0.25 us of CPU per step and ~30 B of latency records
+/// per token at batch 1: at most ~17 s and ~2 GB (docs/serving.md, "Work budget"). A serve command checks them with
+/// check_decode_work before anything is simulated.
+inline constexpr double kMaxOutputTokensPerRun = double(int64_t(1) << 26);
+/// ... and a sweep over all its rates: 2^28.
+inline constexpr double kMaxSweepOutputTokens = double(int64_t(1) << 28);
+
+/// Refuses (ConfigError naming `what`) `runs` simulations of `requests` requests that decode `tokens` output tokens
+/// each when they pass the budgets; `estimated`: the tokens are the lengths' mean, before the requests are drawn.
+void check_decode_work(double tokens, size_t requests, size_t runs, const std::string& what, bool estimated = false);
+/// The same for the requests `reqs` (their output tokens).
+void check_decode_work(const std::vector<Request>& reqs, size_t runs, const std::string& what);
+
 }  // namespace bitline::serve

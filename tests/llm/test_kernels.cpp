@@ -12,6 +12,7 @@
 #include "../support/paper_figures.hpp"
 #include "core/error.hpp"
 #include "core/params.hpp"
+#include "llm/gemm.hpp"
 #include "llm/gpu.hpp"
 #include "llm/serving.hpp"
 #include "llm_test_util.hpp"

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../llm/llm_test_util.hpp"
@@ -29,9 +30,9 @@ using bitline::llm::test::shipped;
 
 namespace {
 
-ServeParams params(SchedulerKind k = SchedulerKind::Vllm) {
+ServeParams params(std::string_view scheduler = "vllm") {
   ServeParams p = default_params<ServeParams>();
-  p.scheduler = k;
+  p.scheduler = decltype(p.scheduler)::named(scheduler);
   return p;
 }
 
@@ -187,7 +188,7 @@ TEST(ServeLaws, KvWritesAreTheTokensComputedAtTheirBytesOnTheirHome) {
 TEST(ServeLaws, EveryTokenIsAccountedFor) {
   Fixture f;
   // A closed loop whose KV demand exceeds the memory, so requests are preempted and recomputed.
-  for (SchedulerKind k : {SchedulerKind::Vllm, SchedulerKind::Chunked, SchedulerKind::Orca, SchedulerKind::Static}) {
+  for (std::string_view k : {"vllm", "chunked", "orca", "static"}) {
     ServeParams p = params(k);
     const SimResult r = simulate(f.s, p, closed_loop(400, 200, 1500, 1000));
     int64_t in = 0, out = 0;
@@ -196,7 +197,7 @@ TEST(ServeLaws, EveryTokenIsAccountedFor) {
     // Each request computes the KV of its prompt and of every output token but the last, once, plus what
     // preemption made it recompute.
     EXPECT_EQ(r.prefill_tokens + r.decode_tokens, in + out - int64_t(r.requests.size()) + r.recomputed_tokens);
-    if (k == SchedulerKind::Static || k == SchedulerKind::Orca) {
+    if (k == "static" || k == "orca") {
       EXPECT_EQ(r.preemptions, 0);  // static batches and Orca reserve each request's full context
       EXPECT_GT(r.padded_decode_tokens, -1);
     } else {
@@ -360,7 +361,7 @@ TEST(ServeSchedulers, StaticBatchesAtSaturationAgainstTheBatchSearch) {
   const llm::PointResult pr = s.search(c, ms(200));
   ASSERT_TRUE(pr.feasible);
   const double search = pr.step.tokens_per_s_per_gpu * double(s.deployment().gpus);
-  ServeParams p = params(SchedulerKind::Static);
+  ServeParams p = params("static");
   p.max_num_seqs = pr.step.batch;
   const SimResult r = simulate(s, p, closed_loop(3 * pr.step.batch, pr.step.batch, c.input, c.output));
   const double sim = summary(r, Slo{})["output_tokens_per_s"].get<double>();
@@ -389,7 +390,7 @@ TEST(ServeSchedulers, ChunkedPrefillBoundsTheStallsThatPrefillFirstCauses) {
   // Long prompts among decoding requests: prefill-first passes stall every decode for a whole prompt (vLLM V0), a
   // token budget per pass bounds the stall (Sarathi-Serve's point).
   const Workload w = open_loop(400, 3000, 200, 3.0);
-  ServeParams chunked = params(SchedulerKind::Chunked);
+  ServeParams chunked = params("chunked");
   chunked.max_num_batched_tokens = 512;
   const Json v = summary(simulate(f.s, params(), w), Slo{}), c = summary(simulate(f.s, chunked, w), Slo{});
   EXPECT_LT(c["itl_ms"]["p99"].get<double>(), 0.5 * v["itl_ms"]["p99"].get<double>());
@@ -410,11 +411,11 @@ TEST(ServeSchedulers, OrcaPrefillsBesideTheDecodesAndReservesTheFullContext) {
   const auto mixed = [](const SimResult& r) {
     return std::count_if(r.passes.begin(), r.passes.end(), [](const PassRecord& q) { return q.prefills > 0 && q.decodes > 0; });
   };
-  const SimResult orca = simulate(f.s, params(SchedulerKind::Orca), w), vllm = simulate(f.s, params(), w);
+  const SimResult orca = simulate(f.s, params("orca"), w), vllm = simulate(f.s, params(), w);
   EXPECT_GT(mixed(orca), 10);
   EXPECT_EQ(mixed(vllm), 0);
   // A pass holds at most max_num_batched_tokens tokens unless it is one prompt alone.
-  ServeParams small = params(SchedulerKind::Orca);
+  ServeParams small = params("orca");
   small.max_num_batched_tokens = 600;
   const SimResult r = simulate(f.s, small, w);
   for (const auto& q : r.passes) {
@@ -424,7 +425,7 @@ TEST(ServeSchedulers, OrcaPrefillsBesideTheDecodesAndReservesTheFullContext) {
   }
   // A lone request is the single-request model, as under vLLM: the same TTFT and E2E.
   const Workload lone = open_loop(3, 512, 64, 0.01, ArrivalKind::Constant);
-  const SimResult a = simulate(f.s, params(SchedulerKind::Orca), lone), b = simulate(f.s, params(), lone);
+  const SimResult a = simulate(f.s, params("orca"), lone), b = simulate(f.s, params(), lone);
   for (size_t i = 0; i < a.requests.size(); ++i) {
     EXPECT_EQ(a.requests[i].first_token, b.requests[i].first_token);
     EXPECT_EQ(a.requests[i].finish, b.requests[i].finish);
@@ -433,7 +434,7 @@ TEST(ServeSchedulers, OrcaPrefillsBesideTheDecodesAndReservesTheFullContext) {
   // and the running requests never hold more than the memory.
   const KvMemory km = kv_memory(f.s, params());
   const int64_t fit = km.tokens_per_rank / 2000;
-  const SimResult full = simulate(f.s, params(SchedulerKind::Orca), closed_loop(4 * fit, 2 * fit, 1000, 1000));
+  const SimResult full = simulate(f.s, params("orca"), closed_loop(4 * fit, 2 * fit, 1000, 1000));
   EXPECT_EQ(full.preemptions, 0);
   const Json sum = summary(full, Slo{});
   EXPECT_LE(sum["mean_requests_in_system"].get<double>(), 2.0 * double(fit) + 1e-9);

@@ -116,7 +116,7 @@ TEST(ServeSessions, TheWaitingQueueIsInArrivalOrderNotRequestNumber) {
   std::vector<Seq> seqs(5);
   const double at[] = {1, 5, 2, 2, 7};
   for (size_t i = 0; i < seqs.size(); ++i) seqs[i].arrived = sec(at[i]);
-  EngineState st{seqs, {}, {}, BlockManager(100, 16, 0.0), 0, 0, 0, {}, 0, 0, 0, 0};
+  EngineState st(seqs, BlockManager(100, 16, 0.0));
   for (int32_t i : {4, 1, 3, 0, 2}) enqueue_waiting(st, i);
   EXPECT_EQ(std::vector<int32_t>(st.waiting.begin(), st.waiting.end()), (std::vector<int32_t>{0, 2, 3, 1, 4}));
 }

@@ -9,6 +9,7 @@
 
 #include "cli/accel/common.hpp"
 #include "core/error.hpp"
+#include "llm/gemm.hpp"
 
 namespace bitline::cli::accel {
 

@@ -301,278 +301,332 @@ CompileOptions compile_options(const SsbOptions& o) {
   return co;
 }
 
-Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const Progress& progress,
-             const std::function<void(const std::string&)>& explain_out) {
-  const EvalConfig& c = o.config;
-  const CompileOptions co = compile_options(o);
-  const Cardinalities card = cardinalities(o.sf);
-  if (queries.empty()) throw ConfigError("no queries to run");
-  if (o.reliability && !o.functional) throw ConfigError("--reliability needs the rows: a functional run (SF <= 1)");
-  const int64_t rows = lineorder_rows(card, c.seed);
-  if (rows >= (int64_t(1) << 32))
-    throw ConfigError(fmt::format("--sf {:g}: {} LINEORDER rows (at most 2^32 - 1: row numbers are 32-bit)", o.sf, rows));
+namespace {
 
-  // Compile every query once; the plans are the same on every system.
-  std::vector<QueryPlan> plans;
-  for (const auto& q : queries) plans.push_back(plan_query(q, o.aggregation, co));
-  // The answers' groups, before the rows are generated.
-  if (o.functional) check_answer_groups(queries, plans, rows);
-  std::optional<Data> data;
-  if (o.functional) data = generate(card, c.seed);
-  if (data && int64_t(data->lineorder.size()) != rows) throw std::logic_error("ssb: the generated rows are not the rows counted");
+/// One run of the evaluation as its stages, each handing its results on in the members: the queries compiled and the
+/// work bounded (before any rows are generated or anything runs), the indexes laid out and checked, the reference
+/// answers (the row engine), the simulated systems, CRoaring, then the result.
+class SsbRun {
+ public:
+  SsbRun(const std::vector<QuerySpec>& queries, const SsbOptions& o, const Progress& progress)
+      : queries_(queries), o_(o), c_(o.config), co_(compile_options(o)), card_(cardinalities(o.sf)), progress_(progress) {}
 
-  // Bound the work before any of it: die jobs (page columns x dies per read) and functional page data.
-  {
-    const int64_t page = c.nand.geometry.page_size.raw(), planes = c.ssd.dies() * c.nand.geometry.planes_per_die;
-    const double pages = std::ceil(double((rows + 7) / 8) / double(page));
-    const double jobs_per_read = std::ceil(pages / double(planes)) * double(std::min<int64_t>(c.ssd.dies(), int64_t(pages)));
+  Json run(const std::function<void(const std::string&)>& explain_out) {
+    compile();
+    bound_work();
+    lay_out();
+    reference();
+    simulate_systems();
+    run_roaring();
+    return result(explain_out);
+  }
+
+ private:
+  /// Every query compiled once (the plans are the same on every system), the answers' groups bounded, then the rows.
+  void compile() {
+    if (queries_.empty()) throw ConfigError("no queries to run");
+    if (o_.reliability && !o_.functional) throw ConfigError("--reliability needs the rows: a functional run (SF <= 1)");
+    rows_ = lineorder_rows(card_, c_.seed);
+    if (rows_ >= (int64_t(1) << 32))
+      throw ConfigError(fmt::format("--sf {:g}: {} LINEORDER rows (at most 2^32 - 1: row numbers are 32-bit)", o_.sf, rows_));
+    for (const auto& q : queries_) plans_.push_back(plan_query(q, o_.aggregation, co_));
+    if (o_.functional) check_answer_groups(queries_, plans_, rows_);  // before the rows are generated
+    if (o_.functional) data_ = generate(card_, c_.seed);
+    if (data_ && int64_t(data_->lineorder.size()) != rows_) throw std::logic_error("ssb: the generated rows are not the rows counted");
+    want_row_ = std::find(o_.engines.begin(), o_.engines.end(), HostEngine::Row) != o_.engines.end();
+    want_roaring_ = std::find(o_.engines.begin(), o_.engines.end(), HostEngine::Roaring) != o_.engines.end();
+    steps_ = queries_.size() * (o_.systems.size() + (data_ ? 1 : 0) + (data_ && want_roaring_ ? 1 : 0));
+  }
+
+  /// The work bounded before any of it: die jobs (page columns x dies per read) and functional page data.
+  void bound_work() const {
+    const int64_t page = c_.nand.geometry.page_size.raw(), planes = c_.ssd.dies() * c_.nand.geometry.planes_per_die;
+    const double pages = std::ceil(double((rows_ + 7) / 8) / double(page));
+    const double jobs_per_read = std::ceil(pages / double(planes)) * double(std::min<int64_t>(c_.ssd.dies(), int64_t(pages)));
     double reads = 0, weighted = 0;
-    for (const auto& p : plans) {
+    for (const auto& p : plans_) {
       reads += double(p.ops.size());
       weighted += double(p.ops.size()) * (p.strategy == Aggregation::Flash ? kFlashJobWeight : 1.0);
     }
     // A functional read returns its result bitmap, and a query's reads are held together until its answer is assembled:
     // bounded as the functional index is (kMaxFunctionalBytes).
-    if (data && !o.functional_systems.empty())
-      for (const auto& p : plans) {
-        const double held = double(p.ops.size()) * double((rows + 7) / 8);
+    if (data_ && !o_.functional_systems.empty())
+      for (const auto& p : plans_) {
+        const double held = double(p.ops.size()) * double((rows_ + 7) / 8);
         if (held > double(nand::kMaxFunctionalBytes))
           throw ConfigError(
               fmt::format("--sf {:g}: query {} makes {} functional reads whose result bitmaps ({} B each) hold "
                           "{:.3g} GB at once, more than the {} MiB a functional run may keep; use --timing-only, "
                           "--aggregation host or a smaller --sf",
-                          o.sf, p.spec->name, p.ops.size(), (rows + 7) / 8, held * 1e-9, nand::kMaxFunctionalBytes >> 20));
+                          o_.sf, p.spec->name, p.ops.size(), (rows_ + 7) / 8, held * 1e-9, nand::kMaxFunctionalBytes >> 20));
       }
-    const double jobs = weighted * jobs_per_read * double(o.systems.size());
+    const double jobs = weighted * jobs_per_read * double(o_.systems.size());
     if (jobs > kMaxJobs)
       throw ConfigError(
           fmt::format("--sf {:g}: {:.3g} reads x {:.3g} die jobs each on {} systems is {:.3g} die jobs (a flash-aggregated "
                       "query's read counted {:g} times: its jobs take that much longer), more than the {:.3g} a run may "
-                      "simulate (about a minute); reduce --sf, --systems or the queries, or use --aggregation host",
-                      o.sf, reads, jobs_per_read, o.systems.size(), jobs, kFlashJobWeight, kMaxJobs));
+                      "simulate (about a minute); reduce --sf, --systems or the queries_, or use --aggregation host",
+                      o_.sf, reads, jobs_per_read, o_.systems.size(), jobs, kFlashJobWeight, kMaxJobs));
   }
-  std::vector<IndexLayout> layouts;
-  for (System s : o.systems) layouts.push_back(plan_layout(s, plans, rows, co));
-  // Checked before anything runs, with the option or query to blame: a column's bitmaps must fit one string (an AND of
-  // them is one sensing), and every read must render on every system.
-  const int64_t wordlines = c.nand.geometry.wordlines_per_string;
-  for (const IndexLayout& L : layouts)
-    for (size_t k = 0; k < codes().size(); ++k)
-      if (L.lanes[k] && int64_t(L.bitmaps[k].size()) > wordlines)
-        throw ConfigError(
-            fmt::format("the index of {} on {} has {} bitmaps, more than the {} wordlines of a string "
-                        "(nand.geometry.wordlines_per_string) an AND of them must fit; use a smaller "
-                        "--equality-max-values ({} now) or more wordlines",
-                        codes()[k].name, to_string(L.system), L.bitmaps[k].size(), wordlines, o.equality_max_values));
-  for (const IndexLayout& L : layouts)
-    for (size_t qi = 0; qi < plans.size(); ++qi)
-      for (const auto& op : plans[qi].ops) {
-        try {
-          (void)L.render(op.expr);
-        } catch (const ModelError& e) {
-          throw ConfigError(fmt::format("{}: query {}: {}", queries[qi].file, queries[qi].name, e.what()));
+
+  /// Each system's index, checked before anything runs with the option or query to blame.
+  void lay_out() {
+    for (System s : o_.systems) layouts_.push_back(plan_layout(s, plans_, rows_, co_));
+    // Checked before anything runs, with the option or query to blame: a column's bitmaps must fit one string (an AND of
+    // them is one sensing), and every read must render on every system.
+    const int64_t wordlines = c_.nand.geometry.wordlines_per_string;
+    for (const IndexLayout& L : layouts_)
+      for (size_t k = 0; k < codes().size(); ++k)
+        if (L.lanes[k] && int64_t(L.bitmaps[k].size()) > wordlines)
+          throw ConfigError(
+              fmt::format("the index of {} on {} has {} bitmaps, more than the {} wordlines of a string "
+                          "(nand.geometry.wordlines_per_string) an AND of them must fit; use a smaller "
+                          "--equality-max-values ({} now) or more wordlines",
+                          codes()[k].name, to_string(L.system), L.bitmaps[k].size(), wordlines, o_.equality_max_values));
+    for (const IndexLayout& L : layouts_)
+      for (size_t qi = 0; qi < plans_.size(); ++qi)
+        for (const auto& op : plans_[qi].ops) {
+          try {
+            (void)L.render(op.expr);
+          } catch (const ModelError& e) {
+            throw ConfigError(fmt::format("{}: query {}: {}", queries_[qi].file, queries_[qi].name, e.what()));
+          }
         }
-      }
-  if (data)
-    for (size_t i = 0; i < o.systems.size(); ++i)
-      if (has(o.functional_systems, o.systems[i]) && layouts[i].bytes_stored() > nand::kMaxFunctionalBytes)
-        throw ConfigError(
-            fmt::format("--sf {:g}: the {} index holds {:.3g} MB of bitmaps, more than the {} MiB a functional system may "
-                        "keep in its dies; reduce --sf or --functional-systems",
-                        o.sf, to_string(o.systems[i]), double(layouts[i].bytes_stored()) * 1e-6, nand::kMaxFunctionalBytes >> 20));
+    if (data_)
+      for (size_t i = 0; i < o_.systems.size(); ++i)
+        if (has(o_.functional_systems, o_.systems[i]) && layouts_[i].bytes_stored() > nand::kMaxFunctionalBytes)
+          throw ConfigError(
+              fmt::format("--sf {:g}: the {} index holds {:.3g} MB of bitmaps, more than the {} MiB a functional system may "
+                          "keep in its dies; reduce --sf or --functional-systems",
+                          o_.sf, to_string(o_.systems[i]), double(layouts_[i].bytes_stored()) * 1e-6, nand::kMaxFunctionalBytes >> 20));
+  }
 
-  const bool want_row = std::find(o.engines.begin(), o.engines.end(), HostEngine::Row) != o.engines.end();
-  const bool want_roaring = std::find(o.engines.begin(), o.engines.end(), HostEngine::Roaring) != o.engines.end();
-  const int repeat = std::max(1, o.host_repeat);
-  const size_t steps = queries.size() * (o.systems.size() + (data ? 1 : 0) + (data && want_roaring ? 1 : 0));
-  size_t step = 0;
-
-  // The host engines' measured time so far, held to kMaxHostSeconds.
-  double host_seconds = 0;
-  const auto host_budget = [&](size_t qi, const char* engine) {
-    if (host_seconds > kMaxHostSeconds)
+  /// The host engines' measured time so far, held to kMaxHostSeconds.
+  void host_budget(size_t qi, const char* engine) const {
+    if (host_seconds_ > kMaxHostSeconds)
       throw ConfigError(
           fmt::format("the measured host engines took {:.1f} s by query {} of {} ({}; --host-repeat {}), more than the "
                       "{:g} s a run may spend measuring them; use fewer queries, a smaller --host-repeat or --sf, or "
                       "--systems without roaring and row",
-                      host_seconds, qi + 1, queries.size(), engine, repeat, kMaxHostSeconds));
-  };
-
-  // The reference answers (and the row engine's time).
-  std::vector<Answer> ref;
-  std::vector<double> row_s(queries.size(), 0);
-  if (data)
-    for (size_t qi = 0; qi < queries.size(); ++qi) {
-      if (progress) progress(++step, steps, fmt::format("{} on the reference engine", queries[qi].name));
-      double best = 0;
-      for (int k = 0; k < (want_row ? repeat : 1); ++k) {
-        const auto t0 = Clock::now();
-        host_budget(qi, "the row engine");
-        Answer a = reference_answer(*data, queries[qi]);
-        const double dt = seconds_since(t0);
-        host_seconds += dt;
-        best = k == 0 ? dt : std::min(best, dt);
-        if (k == 0) ref.push_back(std::move(a));
-      }
-      row_s[qi] = best;
-    }
-
-  // The simulated systems, one job each (the results do not depend on the threads).
-  std::vector<size_t> steps_done(o.systems.size(), 0);
-  std::optional<Store> store;
-  if (data) {
-    store.emplace();
-    store->layout = plan_layout(System::Fc, plans, rows, co);
-    store->bits = build_bitmaps(*data, store->layout);
+                      host_seconds_, qi + 1, queries_.size(), engine, repeat(), kMaxHostSeconds));
   }
-  const std::vector<SystemResult> sys = WorkerPool(o.threads).map<SystemResult>(o.systems.size(), [&](size_t i) {
-    size_t local = 0;
-    const Progress quiet;
-    return run_system(o.systems[i], plans, layouts[i], store ? &*store : nullptr, o, o.threads == 1 ? progress : quiet,
-                      o.threads == 1 ? step : local, steps);
-  });
-  if (o.threads != 1) step += queries.size() * o.systems.size();
+  int repeat() const { return std::max(1, o_.host_repeat); }
 
-  // CRoaring on the same plan.
-  std::vector<double> roaring_s(queries.size(), 0);
-  std::vector<std::optional<Answer>> roaring_answer(queries.size());
-  Json measured = Json::object();
-  if (data && want_roaring) {
-    const IndexLayout host = plan_layout(System::Osp, plans, rows, co);
-    auto rix = std::make_unique<RoaringIndex>(store->layout, store->bits);
-    measured["roaring_index"] = {{"bitmaps", rix->size()}, {"bytes_in_memory", rix->bytes()}};
-    for (size_t qi = 0; qi < plans.size(); ++qi) {
-      if (progress) progress(++step, steps, fmt::format("{} on CRoaring", queries[qi].name));
+  /// Runs `engine` --host-repeat times (once when it is not timed), keeping the first answer and the fastest time.
+  template <class Engine>
+  double timed(size_t qi, const char* name, int runs, Engine&& engine) {
+    double best = 0;
+    for (int k = 0; k < runs; ++k) {
+      const auto t0 = Clock::now();
+      host_budget(qi, name);
+      engine(k);
+      const double dt = seconds_since(t0);
+      host_seconds_ += dt;
+      best = k == 0 ? dt : std::min(best, dt);
+    }
+    return best;
+  }
+
+  /// The reference answers (and the row engine's time).
+  void reference() {
+    row_s_.assign(queries_.size(), 0);
+    if (!data_) return;
+    for (size_t qi = 0; qi < queries_.size(); ++qi) {
+      if (progress_) progress_(++step_, steps_, fmt::format("{} on the reference engine", queries_[qi].name));
+      row_s_[qi] = timed(qi, "the row engine", want_row_ ? repeat() : 1, [&](int k) {
+        Answer a = reference_answer(*data_, queries_[qi]);
+        if (k == 0) ref_.push_back(std::move(a));
+      });
+    }
+  }
+
+  /// The simulated systems, one job each (the results do not depend on the threads).
+  void simulate_systems() {
+    if (data_) {
+      store_.emplace();
+      store_->layout = plan_layout(System::Fc, plans_, rows_, co_);
+      store_->bits = build_bitmaps(*data_, store_->layout);
+    }
+    sys_ = WorkerPool(o_.threads).map<SystemResult>(o_.systems.size(), [&](size_t i) {
+      size_t local = 0;
+      const Progress quiet;
+      return run_system(o_.systems[i], plans_, layouts_[i], store_ ? &*store_ : nullptr, o_, o_.threads == 1 ? progress_ : quiet,
+                        o_.threads == 1 ? step_ : local, steps_);
+    });
+    if (o_.threads != 1) step_ += queries_.size() * o_.systems.size();
+  }
+
+  /// CRoaring on the same plan.
+  void run_roaring() {
+    roaring_s_.assign(queries_.size(), 0);
+    roaring_answer_.resize(queries_.size());
+    if (!data_ || !want_roaring_) return;
+    const IndexLayout host = plan_layout(System::Osp, plans_, rows_, co_);
+    auto rix = std::make_unique<RoaringIndex>(store_->layout, store_->bits);
+    measured_["roaring_index"] = {{"bitmaps", rix->size()}, {"bytes_in_memory", rix->bytes()}};
+    for (size_t qi = 0; qi < plans_.size(); ++qi) {
+      if (progress_) progress_(++step_, steps_, fmt::format("{} on CRoaring", queries_[qi].name));
       std::vector<Expr> reads;
-      for (const auto& op : plans[qi].ops) reads.push_back(host.render(op.expr));
-      double best = 0;
-      for (int k = 0; k < repeat; ++k) {
-        const auto t0 = Clock::now();
-        host_budget(qi, "CRoaring");
-        Answer a = rix->run(plans[qi], reads);
-        const double dt = seconds_since(t0);
-        host_seconds += dt;
-        best = k == 0 ? dt : std::min(best, dt);
-        if (k == 0) roaring_answer[qi] = std::move(a);
-      }
-      roaring_s[qi] = best;
+      for (const auto& op : plans_[qi].ops) reads.push_back(host.render(op.expr));
+      roaring_s_[qi] = timed(qi, "CRoaring", repeat(), [&](int k) {
+        Answer a = rix->run(plans_[qi], reads);
+        if (k == 0) roaring_answer_[qi] = std::move(a);
+      });
     }
   }
 
-  // The result.
-  Json qs = Json::array();
-  std::map<System, std::vector<double>> times, energies;
-  std::vector<double> fc_time(queries.size(), 0), fc_energy(queries.size(), 0);
-  int matched = 0, checked = 0;
-  for (size_t qi = 0; qi < queries.size(); ++qi) {
-    const QuerySpec& q = queries[qi];
-    const QueryPlan& p = plans[qi];
-    Json jq = {{"name", q.name}, {"file", q.file}, {"strategy", aggregations().names()[size_t(p.strategy)]}, {"reads", p.ops.size()}};
-    Json systems = Json::object();
-    std::optional<bool> all_match;
-    int64_t flash_ops = -1;
-    for (size_t i = 0; i < o.systems.size(); ++i) {
-      const System s = o.systems[i];
-      const QueryOnSystem& r = sys[i].queries[qi];
-      Json js = r.j;
-      if (r.answer) {
-        const bool ok = *r.answer == ref[qi];
-        js["matches_reference"] = ok;
+  /// Each query's result: its plan, every system's time, energy and check, its answer; the tallies for the summary.
+  Json query_results(const std::function<void(const std::string&)>& explain_out) {
+    Json qs = Json::array();
+    fc_time_.assign(queries_.size(), 0);
+    fc_energy_.assign(queries_.size(), 0);
+    for (size_t qi = 0; qi < queries_.size(); ++qi) {
+      const QuerySpec& q = queries_[qi];
+      const QueryPlan& p = plans_[qi];
+      Json jq = {{"name", q.name}, {"file", q.file}, {"strategy", aggregations().names()[size_t(p.strategy)]}, {"reads", p.ops.size()}};
+      Json systems = Json::object();
+      std::optional<bool> all_match;
+      int64_t flash_ops = -1;
+      for (size_t i = 0; i < o_.systems.size(); ++i) {
+        const System s = o_.systems[i];
+        const QueryOnSystem& r = sys_[i].queries[qi];
+        Json js = r.j;
+        if (r.answer) {
+          const bool ok = *r.answer == ref_[qi];
+          js["matches_reference"] = ok;
+          all_match = all_match.value_or(true) && ok;
+        }
+        if (s == System::Fc) flash_ops = r.die_ops;
+        systems[to_string(s)] = js;
+        times_[s].push_back(js["time_s"].get<double>());
+        energies_[s].push_back(js["energy_j"].get<double>());
+        if (s == System::Fc) fc_time_[qi] = js["time_s"].get<double>(), fc_energy_[qi] = js["energy_j"].get<double>();
+      }
+      if (data_ && want_roaring_) {
+        const bool ok = *roaring_answer_[qi] == ref_[qi];
+        systems["roaring"] = {
+            {"time_s", roaring_s_[qi]}, {"energy_j", host_energy(c_.host, roaring_s_[qi])}, {"matches_reference", ok}, {"measured", true}};
         all_match = all_match.value_or(true) && ok;
       }
-      if (s == System::Fc) flash_ops = r.die_ops;
-      systems[to_string(s)] = js;
-      times[s].push_back(js["time_s"].get<double>());
-      energies[s].push_back(js["energy_j"].get<double>());
-      if (s == System::Fc) fc_time[qi] = js["time_s"].get<double>(), fc_energy[qi] = js["energy_j"].get<double>();
+      if (data_ && want_row_) systems["row"] = {{"time_s", row_s_[qi]}, {"energy_j", host_energy(c_.host, row_s_[qi])}, {"measured", true}};
+      jq["systems"] = systems;
+      jq["flash_ops"] = flash_ops < 0 ? Json(nullptr) : Json(flash_ops);
+      if (data_) {
+        // The answer computed in flash when a functional in-flash system ran, else the reference's.
+        const Answer* shown = nullptr;
+        for (System s : {System::Fc, System::ParaBit, System::Isp, System::Osp})
+          for (size_t i = 0; i < o_.systems.size() && !shown; ++i)
+            if (o_.systems[i] == s && sys_[i].queries[qi].answer) shown = &*sys_[i].queries[qi].answer;
+        jq["answer"] = answer_json(q, shown ? *shown : ref_[qi]);
+        int64_t selected = 0;
+        for (const auto& row : ref_[qi].rows) selected += row.count;
+        jq["rows_selected"] = selected;
+        jq["selectivity"] = double(selected) / double(rows_);
+        jq["groups"] = q.group_by.empty() ? 0 : int64_t(ref_[qi].rows.size());
+      } else {
+        jq["answer"] = nullptr;
+      }
+      jq["matches_reference"] = all_match ? Json(*all_match) : Json(nullptr);
+      if (all_match) ++checked_, matched_ += *all_match;
+      if (o_.explain) {
+        std::vector<std::string> lines = {fmt::format("{} ({}):", q.name, q.file)};
+        for (auto& l : p.explain()) lines.push_back(l);
+        for (size_t i = 0; i < o_.systems.size(); ++i)
+          for (auto& l : sys_[i].queries[qi].explain) lines.push_back(l);
+        jq["plan"] = lines;
+        if (explain_out)
+          for (auto& l : lines) explain_out(l);
+      }
+      qs.push_back(std::move(jq));
     }
-    if (data && want_roaring) {
-      const bool ok = *roaring_answer[qi] == ref[qi];
-      systems["roaring"] = {
-          {"time_s", roaring_s[qi]}, {"energy_j", host_energy(c.host, roaring_s[qi])}, {"matches_reference", ok}, {"measured", true}};
-      all_match = all_match.value_or(true) && ok;
-    }
-    if (data && want_row) systems["row"] = {{"time_s", row_s[qi]}, {"energy_j", host_energy(c.host, row_s[qi])}, {"measured", true}};
-    jq["systems"] = systems;
-    jq["flash_ops"] = flash_ops < 0 ? Json(nullptr) : Json(flash_ops);
-    if (data) {
-      // The answer computed in flash when a functional in-flash system ran, else the reference's.
-      const Answer* shown = nullptr;
-      for (System s : {System::Fc, System::ParaBit, System::Isp, System::Osp})
-        for (size_t i = 0; i < o.systems.size() && !shown; ++i)
-          if (o.systems[i] == s && sys[i].queries[qi].answer) shown = &*sys[i].queries[qi].answer;
-      jq["answer"] = answer_json(q, shown ? *shown : ref[qi]);
-      int64_t selected = 0;
-      for (const auto& row : ref[qi].rows) selected += row.count;
-      jq["rows_selected"] = selected;
-      jq["selectivity"] = double(selected) / double(rows);
-      jq["groups"] = q.group_by.empty() ? 0 : int64_t(ref[qi].rows.size());
-    } else {
-      jq["answer"] = nullptr;
-    }
-    jq["matches_reference"] = all_match ? Json(*all_match) : Json(nullptr);
-    if (all_match) ++checked, matched += *all_match;
-    if (o.explain) {
-      std::vector<std::string> lines = {fmt::format("{} ({}):", q.name, q.file)};
-      for (auto& l : p.explain()) lines.push_back(l);
-      for (size_t i = 0; i < o.systems.size(); ++i)
-        for (auto& l : sys[i].queries[qi].explain) lines.push_back(l);
-      jq["plan"] = lines;
-      if (explain_out)
-        for (auto& l : lines) explain_out(l);
-    }
-    qs.push_back(std::move(jq));
+    return qs;
   }
 
-  Json j;
-  j["sf"] = o.sf;
-  j["seed"] = c.seed;
-  j["tables"] = {{"lineorder", rows},          {"orders", card.orders}, {"customer", card.customers},
-                 {"supplier", card.suppliers}, {"part", card.parts},    {"date", card.dates}};
-  j["functional"] = o.functional;
-  j["functional_systems"] = Json::array();
-  for (System s : o.functional_systems)
-    if (has(o.systems, s) && data) j["functional_systems"].push_back(to_string(s));
-  j["aggregation"] = aggregations().names()[size_t(o.aggregation)];
-  Json idx = {{"bitmap_bytes", (rows + 7) / 8}};
-  for (size_t i = 0; i < o.systems.size(); ++i) idx["systems"][to_string(o.systems[i])] = sys[i].index;
-  j["index"] = idx;
-  j["queries"] = qs;
-  Json summary = {{"queries", queries.size()}};
-  if (checked) summary["matches_reference"] = fmt::format("{}/{}", matched, checked);
-  if (times.count(System::Fc)) {
-    for (System s : o.systems) {
-      if (s == System::Fc) continue;
-      const std::string pair = fmt::format("fc/{}", to_string(s));
-      summary["speedup"][pair] = geomean_ratio(times[s], fc_time);
-      summary["energy_efficiency"][pair] = geomean_ratio(energies[s], fc_energy);
+  /// The JSON of the run.
+  Json result(const std::function<void(const std::string&)>& explain_out) {
+    const int repeat = this->repeat();
+    const Json qs = query_results(explain_out);
+    Json j;
+    j["sf"] = o_.sf;
+    j["seed"] = c_.seed;
+    j["tables"] = {{"lineorder", rows_},          {"orders", card_.orders}, {"customer", card_.customers},
+                   {"supplier", card_.suppliers}, {"part", card_.parts},    {"date", card_.dates}};
+    j["functional"] = o_.functional;
+    j["functional_systems"] = Json::array();
+    for (System s : o_.functional_systems)
+      if (has(o_.systems, s) && data_) j["functional_systems"].push_back(to_string(s));
+    j["aggregation"] = aggregations().names()[size_t(o_.aggregation)];
+    Json idx = {{"bitmap_bytes", (rows_ + 7) / 8}};
+    for (size_t i = 0; i < o_.systems.size(); ++i) idx["systems"][to_string(o_.systems[i])] = sys_[i].index;
+    j["index"] = idx;
+    j["queries"] = qs;
+    Json summary = {{"queries", queries_.size()}};
+    if (checked_) summary["matches_reference"] = fmt::format("{}/{}", matched_, checked_);
+    if (times_.count(System::Fc)) {
+      for (System s : o_.systems) {
+        if (s == System::Fc) continue;
+        const std::string pair = fmt::format("fc/{}", to_string(s));
+        summary["speedup"][pair] = geomean_ratio(times_[s], fc_time_);
+        summary["energy_efficiency"][pair] = geomean_ratio(energies_[s], fc_energy_);
+      }
+      if (data_ && want_roaring_) {
+        std::vector<double> re;
+        for (double t : roaring_s_) re.push_back(host_energy(c_.host, t));
+        measured_["summary"]["speedup"]["fc/roaring"] = geomean_ratio(roaring_s_, fc_time_);
+        measured_["summary"]["energy_efficiency"]["fc/roaring"] = geomean_ratio(re, fc_energy_);
+      }
+      if (data_ && want_row_) {
+        std::vector<double> re;
+        for (double t : row_s_) re.push_back(host_energy(c_.host, t));
+        measured_["summary"]["speedup"]["fc/row"] = geomean_ratio(row_s_, fc_time_);
+        measured_["summary"]["energy_efficiency"]["fc/row"] = geomean_ratio(re, fc_energy_);
+      }
     }
-    if (data && want_roaring) {
-      std::vector<double> re;
-      for (double t : roaring_s) re.push_back(host_energy(c.host, t));
-      measured["summary"]["speedup"]["fc/roaring"] = geomean_ratio(roaring_s, fc_time);
-      measured["summary"]["energy_efficiency"]["fc/roaring"] = geomean_ratio(re, fc_energy);
+    summary["summary_is"] = "geometric mean over the queries of the other system's time (energy) / fc's";
+    j["summary"] = summary;
+    if (o_.reliability && data_) {
+      const IndexLayout fc_layout = plan_layout(System::Fc, plans_, rows_, co_);
+      j["reliability"] = reliability_json(plans_, fc_layout, *store_, ref_, o_);
     }
-    if (data && want_row) {
-      std::vector<double> re;
-      for (double t : row_s) re.push_back(host_energy(c.host, t));
-      measured["summary"]["speedup"]["fc/row"] = geomean_ratio(row_s, fc_time);
-      measured["summary"]["energy_efficiency"]["fc/row"] = geomean_ratio(re, fc_energy);
+    if (!measured_.empty()) {
+      measured_["note"] = "wall-clock measurements on this machine: not reproducible byte for byte";
+      measured_["host_repeat"] = repeat;
+      j["measured"] = measured_;
     }
+    j["config"] = config_json(o_);
+    return j;
   }
-  summary["summary_is"] = "geometric mean over the queries of the other system's time (energy) / fc's";
-  j["summary"] = summary;
-  if (o.reliability && data) {
-    const IndexLayout fc_layout = plan_layout(System::Fc, plans, rows, co);
-    j["reliability"] = reliability_json(plans, fc_layout, *store, ref, o);
-  }
-  if (!measured.empty()) {
-    measured["note"] = "wall-clock measurements on this machine: not reproducible byte for byte";
-    measured["host_repeat"] = repeat;
-    j["measured"] = measured;
-  }
-  j["config"] = config_json(o);
-  return j;
+
+  const std::vector<QuerySpec>& queries_;
+  const SsbOptions& o_;
+  const EvalConfig& c_;
+  const CompileOptions co_;
+  const Cardinalities card_;
+  const Progress& progress_;
+  int64_t rows_ = 0;
+  std::vector<QueryPlan> plans_;
+  std::optional<Data> data_;
+  std::vector<IndexLayout> layouts_;
+  bool want_row_ = false, want_roaring_ = false;
+  size_t steps_ = 0, step_ = 0;
+  double host_seconds_ = 0;
+  std::vector<Answer> ref_;
+  std::vector<double> row_s_, roaring_s_;
+  std::optional<Store> store_;
+  std::vector<SystemResult> sys_;
+  std::vector<std::optional<Answer>> roaring_answer_;
+  Json measured_ = Json::object();
+  // The tallies of query_results for the summary.
+  std::map<System, std::vector<double>> times_, energies_;
+  std::vector<double> fc_time_, fc_energy_;
+  int matched_ = 0, checked_ = 0;
+};
+
+}  // namespace
+
+Json run_ssb(const std::vector<QuerySpec>& queries, const SsbOptions& o, const Progress& progress,
+             const std::function<void(const std::string&)>& explain_out) {
+  return SsbRun(queries, o, progress).run(explain_out);
 }
 
 }  // namespace bitline::cosmos::ssb

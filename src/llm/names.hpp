@@ -1,0 +1,58 @@
+// Naming what runs: a GPU kind (a file of configs/gpus/, or a path) and its parameters, a system (KIND x GPUS), a
+// context (IN:OUT tokens, or one an experiment names), and the models of an evaluation loaded once (llm/names.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "hbf/params.hpp"
+#include "llm/model.hpp"
+#include "llm/params.hpp"
+
+namespace bitline::llm {
+
+/// The parameters of one GPU kind (a preset with the user's overrides).
+struct KindParams {
+  std::string kind;  // a file of configs/gpus/ without .yaml (h200, csi, b200, ...), or the path of a kind's YAML file
+  hbf::SystemParams system;
+  LlmParams llm;
+  ServingParams serving;
+};
+
+/// ConfigError for a number format kind `k` cannot run (FP4 without FP4 tensor cores).
+void check_precision(Precision p, const KindParams& k);
+
+/// The GPU kinds: the YAML files of kinds_dir() (configs/gpus/, or $BITLINE_CONFIG_DIR/gpus/), sorted, without .yaml.
+std::filesystem::path kinds_dir();
+std::vector<std::string> available_kinds();
+/// A kind given as the path of its YAML file (it holds a '/' or ends in .yaml / .yml) rather than by name.
+bool kind_is_path(const std::string& kind);
+/// ConfigError naming the known kinds unless `kind` is one of available_kinds() or the path of a readable file.
+void check_kind(const std::string& kind);
+
+/// "csix8" -> kind "csi", 8 GPUs; the kind is a file of configs/gpus/ or a path ("./mine.yamlx8").
+struct SystemName {
+  std::string name, kind;
+  int64_t gpus = 0;
+};
+/// Parses KIND x N (csix8, ...); ConfigError listing the kinds for anything else.
+SystemName parse_system(const std::string& name);
+
+struct ContextSpec {
+  std::string name;
+  int64_t input = 0, output = 0;
+};
+/// One of the `named` contexts (an experiment's, e.g. "long") or "IN:OUT" tokens; ConfigError otherwise.
+ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& named = {});
+
+/// Loads the models of the evaluation once.
+struct ModelSet {
+  std::map<std::string, ModelConfig> models;
+  const ModelConfig& get(const std::string& name);
+};
+
+}  // namespace bitline::llm

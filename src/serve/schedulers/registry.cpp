@@ -1,0 +1,31 @@
+// The table of scheduling policies (serve.scheduler): a row per policy file of this folder.
+#include "serve/schedulers/steps.hpp"
+
+namespace bitline::serve {
+
+const Registry<SchedulerFactory>& schedulers() {
+  static const Registry<SchedulerFactory> r(
+      "scheduler", {{"vllm",
+                     "continuous batching, prefill first (vLLM V0): a pass prefills the waiting requests that fit, else decodes all "
+                     "running ones; preemption by recompute",
+                     policy::make_vllm},
+                    {"chunked",
+                     "chunked prefill (Sarathi-Serve, vLLM V1): max_num_batched_tokens per pass, decodes first, then prompt chunks; "
+                     "preemption by recompute",
+                     policy::make_chunked},
+                    {"orca",
+                     "iteration-level scheduling with selective batching (Orca, OSDI 2022): every pass decodes all running "
+                     "requests and prefills newly admitted whole prompts beside them; each request reserves its full context at "
+                     "admission, so none is preempted",
+                     policy::make_orca},
+                    {"static",
+                     "static batching (TensorRT-LLM gptSession): a batch prefilled together and decoded to its longest request",
+                     policy::make_static}});
+  return r;
+}
+
+std::unique_ptr<Scheduler> make_scheduler(std::string_view name, const ServeParams& p) {
+  return decltype(ServeParams::scheduler)::named(name, "serve.scheduler").make(p);
+}
+
+}  // namespace bitline::serve
