@@ -17,7 +17,6 @@ namespace bitline::llm {
 
 namespace {
 
-
 using nlohmann::json;
 
 /// Field access with messages that name the file and the field.
@@ -127,7 +126,6 @@ class Fields {
   const json& j_;
   std::string origin_;
 };
-
 
 /// Features of a config.json that change what inference does but are not modelled: each becomes a warning of the
 /// model (printed and written with every result that uses it), never a silent difference.

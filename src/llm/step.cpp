@@ -283,6 +283,155 @@ class Builder {
   uint32_t cursor_ = 0;
 };
 
+/// What the ops of a step are sized by: the model and deployment, the tokens through attention and dense layers on this
+/// GPU (M) and in the whole step (T), the widths (H, the embedding's Ew), the query heads per GPU, the contexts' sum, the
+/// MoE tokens per GPU and the routing.
+struct StepShape {
+  const ModelConfig& m;
+  const Deployment& d;
+  const GpuCompute& gpu;
+  const Network& net;
+  double M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu;
+  bool fp8;
+  const Routing& rt;
+};
+
+/// The embedding (vocabulary parallel), [project_in to the hidden width], [learned positions].
+void embed_ops(Builder& b, const StepShape& x) {
+  const auto& [m, d, gpu, net, M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu, fp8, rt] = x;
+  Op& e = b.op("embed", -1, 1, b.take({Role::Embed}));
+  const double looked_up = d.tensor_parallel ? M : T;
+  e.embed_rows = int64_t(std::ceil(looked_up / double(d.vocab_shards)));
+  e.embed_cols = m.embed_width();
+  e.act_bytes = Bytes(int64_t(looked_up * Ew * 2));
+  if (d.vocab_shards > 1) {
+    if (d.tensor_parallel)
+      b.comm("embed.all_reduce", -1, net.all_reduce(Bytes(int64_t(M * Ew * 2)), d.tp));
+    else
+      b.comm("embed.reduce_scatter", -1, net.reduce_scatter(Bytes(int64_t(T * Ew * 2)), d.gpus));
+  }
+  // OPT-350m: every GPU maps its M tokens' embeddings to the hidden width (project_in, held whole).
+  if (m.projects_embeddings()) b.gemm("project_in", -1, 1, b.take({Role::ProjIn}), M, Ew, H, fp8);
+  if (m.positions > 0) {  // learned positions (GPT-2, OPT): every GPU adds the rows of its M tokens
+    Op& pe = b.op("pos_embed", -1, 1, b.take({Role::PosEmbed}));
+    pe.embed_rows = int64_t(M);
+    pe.embed_cols = m.hidden;
+    pe.act_bytes = Bytes(int64_t(M * H * 4));
+  }
+}
+
+/// A layer's multi-head or grouped-query attention: QKV, [QK norm], [RoPE and KV append], attention, o_proj.
+void attention_ops(Builder& b, const StepShape& x, int32_t l, const std::string& p) {
+  const auto& [m, d, gpu, net, M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu, fp8, rt] = x;
+  const double hd = double(m.head_dim), kvh = double(d.kv_heads);
+  // The GEMM and the RoPE/KV-append kernel: the latter's launch alone, or (llm.compute.qkv_preprocessing) its own
+  // memory-bound op below (qkv_preprocessing_bytes).
+  const bool pass = gpu.params().qkv_preprocessing;
+  b.gemm(p + "qkv", l, pass ? 1 : 2, b.take({Role::QProj, Role::KProj, Role::VProj}), M, H, (qh + 2 * kvh) * hd, fp8);
+  if (m.qk_norm) b.op(p + "qk_norm", l, 1, b.take({Role::QNorm, Role::KNorm}));
+  if (pass) b.op(p + "qkv_preprocessing", l, 1).act_bytes = Bytes(int64_t(qkv_preprocessing_bytes(M, qh, kvh, hd)));
+  Op& a = b.op(p + "attention", l, 2);
+  a.kv = true;
+  a.flops = 4.0 * ctx_sum * qh * hd;
+  a.attn_flops_per_token = 4.0 * hd;
+  a.rows = double(m.heads / m.kv_heads);  // query heads sharing one KV head
+  a.act_bytes = Bytes(int64_t(M * qh * hd * 4));
+  b.gemm(p + "o_proj", l, 1, b.take({Role::OProj}), M, qh * hd, H, fp8);
+}
+
+/// A layer's multi-head latent attention (DeepSeek): the low-rank projections, the absorbed attention over the latent.
+void latent_attention_ops(Builder& b, const StepShape& x, int32_t l, const std::string& p) {
+  const auto& [m, d, gpu, net, M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu, fp8, rt] = x;
+  const double nope = double(m.qk_nope_head_dim), rope = double(m.qk_rope_head_dim), kvr = double(m.kv_lora_rank),
+               vh = double(m.v_head_dim), ql = double(m.q_lora_rank);
+  if (m.q_lora_rank > 0) {
+    b.gemm(p + "qkv_a", l, 1, b.take({Role::QAProj, Role::KVAProj}), M, H, ql + kvr + rope, fp8);
+    b.op(p + "qkv_a_norm", l, 1, b.take({Role::QANorm, Role::KVANorm}));
+    b.gemm(p + "q_b", l, 2, b.take({Role::QBProj}), M, ql, qh * (nope + rope), fp8);
+  } else {
+    b.gemm(p + "qkv_a", l, 2, b.take({Role::QProj, Role::KVAProj}), M, H, qh * (nope + rope) + kvr + rope, fp8);
+    b.op(p + "qkv_a_norm", l, 1, b.take({Role::KVANorm}));
+  }
+  // Absorbed attention: q_nope x W_UK (kv_b_proj's key half), attention over the latent, then x W_UV
+  // (kv_b_proj's value half, still in L2: no second read).
+  Op& k = b.gemm(p + "absorb_k", l, 1, b.take({Role::KVBProj}), M * qh, nope, kvr, fp8);
+  k.rows = M;
+  k.gemm = GemmShape{M, kvr, nope, qh};  // one product per head
+  Op& a = b.op(p + "attention", l, 2);
+  a.kv = true;
+  a.flops = 2.0 * ctx_sum * qh * (kvr + rope) + 2.0 * ctx_sum * qh * kvr;
+  a.attn_flops_per_token = 2.0 * (kvr + rope) + 2.0 * kvr;
+  a.rows = qh;  // all heads share the latent KV
+  a.act_bytes = Bytes(int64_t(M * qh * (kvr + rope) * 2 + M * qh * kvr * 2));
+  Op& v = b.gemm(p + "absorb_v", l, 1, {0, 0}, M * qh, kvr, vh, fp8);
+  v.rows = M;
+  v.gemm = GemmShape{M, vh, kvr, qh};
+  b.gemm(p + "o_proj", l, 1, b.take({Role::OProj}), M, qh * vh, H, fp8);
+}
+
+/// A layer's dense FFN: gate and up (or up alone), the activation, down, [the tensor-parallel all-reduce].
+void dense_ffn_ops(Builder& b, const StepShape& x, int32_t l, const std::string& p) {
+  const auto& [m, d, gpu, net, M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu, fp8, rt] = x;
+  const double I = double(m.intermediate) / double(d.tp);
+  if (m.gated_mlp()) {
+    b.gemm(p + "gate_up", l, 1, b.take({Role::DenseGate, Role::DenseUp}), M, H, 2 * I, fp8);
+    b.op(p + "act", l, 1).act_bytes = Bytes(int64_t(M * 3 * I * 2));  // SiLU(gate) x up: reads both, writes one
+  } else                                                              // GEMM + bias and activation (GELU / ReLU): one matrix
+    b.gemm(p + "up", l, 2, b.take({Role::DenseUp}), M, H, I, fp8);
+  b.gemm(p + "down", l, 1, b.take({Role::DenseDown}), M, I, H, fp8);
+  if (d.tensor_parallel) b.comm(p + "ffn.all_reduce", l, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
+}
+
+/// A layer's mixture of experts: the router, dispatch, the routed experts as grouped GEMMs, [shared experts], combine.
+void moe_ffn_ops(Builder& b, const StepShape& x, int32_t l, const std::string& p) {
+  const auto& [m, d, gpu, net, M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu, fp8, rt] = x;
+  const double Ie = double(m.moe_intermediate), E = double(m.experts);
+  b.gemm(p + "router", l, 2, b.take({Role::Router}), moe_tokens_gpu, H, E, false);
+  const bool spans = d.ep > d.gpus_per_node;
+  const Collective a2a = net.expert_all_to_all(moe_tokens_gpu, H * 2, rt.fanout, spans);  // llm.network.all_to_all
+  b.comm(p + "dispatch", l, a2a);
+  const double frac = d.local_experts > 0 ? rt.experts_touched / double(d.local_experts) : 0.0;
+  const double per_expert = rt.experts_touched > 0 ? rt.tokens_local / rt.experts_touched : 0.0;
+  Op& gu = b.gemm(p + "experts_gate_up", l, 1, b.take_run(Role::ExpertGate, Role::ExpertUp), rt.tokens_local, H, 2 * Ie, fp8);
+  gu.rows = per_expert;
+  gu.read_fraction = frac;
+  gu.routed = 1;
+  gu.gemm = GemmShape{per_expert, 2 * Ie, H, rt.experts_touched};  // a grouped GEMM over the experts touched
+  b.op(p + "experts_act", l, 1).act_bytes = Bytes(int64_t(rt.tokens_local * 3 * Ie * 2));
+  Op& dn = b.gemm(p + "experts_down", l, 1, b.take_run(Role::ExpertDown, Role::ExpertDown), rt.tokens_local, Ie, H, fp8);
+  dn.rows = per_expert;
+  dn.read_fraction = frac;
+  dn.routed = 2;
+  dn.gemm = GemmShape{per_expert, H, Ie, rt.experts_touched};
+  if (m.shared_experts > 0) {
+    const double Is = Ie * double(m.shared_experts) / double(d.tp);
+    b.gemm(p + "shared_gate_up", l, 1, b.take({Role::SharedGate, Role::SharedUp}), moe_tokens_gpu, H, 2 * Is, fp8);
+    b.op(p + "shared_act", l, 1).act_bytes = Bytes(int64_t(moe_tokens_gpu * 3 * Is * 2));
+    b.gemm(p + "shared_down", l, 1, b.take({Role::SharedDown}), moe_tokens_gpu, Is, H, fp8);
+  }
+  b.comm(p + "combine", l, a2a);
+  if (d.tensor_parallel) b.comm(p + "moe.all_gather", l, net.all_gather(Bytes(int64_t(M * H * 2)), d.tp));
+}
+
+/// The head: [final norm], [project_out to the embedding width], the vocabulary-parallel LM head, sampling.
+void head_ops(Builder& b, const StepShape& x) {
+  const auto& [m, d, gpu, net, M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu, fp8, rt] = x;
+  if (m.arch.final_norm) b.op("final_norm", -1, 1, b.take({Role::FinalNorm})).act_bytes = Bytes(int64_t(M * H * 4));
+  // OPT-350m: every GPU maps its own M tokens back to the embedding width before they are gathered.
+  if (m.projects_embeddings()) b.gemm("project_out", -1, 1, b.take({Role::ProjOut}), M, H, Ew, fp8);
+  const double rows = d.tensor_parallel ? M : T;
+  if (!d.tensor_parallel && d.vocab_shards > 1) b.comm("head.all_gather", -1, net.all_gather(Bytes(int64_t(T * Ew * 2)), d.gpus));
+  const double vocab_local = std::ceil(double(m.vocab) / double(d.vocab_shards));
+  if (!m.tie_embeddings) {
+    b.gemm("lm_head", -1, 2, b.take({Role::LmHead}), rows, Ew, vocab_local, false);
+  } else {
+    b.gemm("lm_head", -1, 2, {0, 1}, rows, Ew, vocab_local, false);  // tied: reads the embedding table again
+  }
+  // Sampling reads the logits (FP32) of the local vocabulary.
+  b.op("sample", -1, 1).act_bytes = Bytes(int64_t(rows * vocab_local * 4));
+  if (d.vocab_shards > 1) b.comm("sample.all_gather", -1, net.all_gather(Bytes(int64_t(rows * 8)), d.tensor_parallel ? d.tp : d.gpus));
+}
+
 }  // namespace
 
 StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights& w, const GpuCompute& gpu, const Network& net,
@@ -312,6 +461,7 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
   const Routing& rt = g.routing;
 
   Builder b(m, w, gpu, g);
+  const StepShape x{m, d, gpu, net, M, T, H, Ew, qh, ctx_sum, moe_tokens_gpu, fp8, rt};
   auto segment = [&](int kind, int32_t layer, auto&& body) {
     Segment s;
     s.first_op = uint32_t(g.ops.size());
@@ -321,138 +471,26 @@ StepGraph build_step(const ModelConfig& m, const Deployment& d, const GpuWeights
     s.op_count = uint32_t(g.ops.size()) - s.first_op;
     g.segments.push_back(s);
   };
-
-  // ---- embedding (vocabulary parallel), [project_in to the hidden width], [learned positions]
-  segment(0, -1, [&] {
-    Op& e = b.op("embed", -1, 1, b.take({Role::Embed}));
-    const double looked_up = d.tensor_parallel ? M : T;
-    e.embed_rows = int64_t(std::ceil(looked_up / double(d.vocab_shards)));
-    e.embed_cols = m.embed_width();
-    e.act_bytes = Bytes(int64_t(looked_up * Ew * 2));
-    if (d.vocab_shards > 1) {
-      if (d.tensor_parallel)
-        b.comm("embed.all_reduce", -1, net.all_reduce(Bytes(int64_t(M * Ew * 2)), d.tp));
-      else
-        b.comm("embed.reduce_scatter", -1, net.reduce_scatter(Bytes(int64_t(T * Ew * 2)), d.gpus));
-    }
-    // OPT-350m: every GPU maps its M tokens' embeddings to the hidden width (project_in, held whole).
-    if (m.projects_embeddings()) b.gemm("project_in", -1, 1, b.take({Role::ProjIn}), M, Ew, H, fp8);
-    if (m.positions > 0) {  // learned positions (GPT-2, OPT): every GPU adds the rows of its M tokens
-      Op& pe = b.op("pos_embed", -1, 1, b.take({Role::PosEmbed}));
-      pe.embed_rows = int64_t(M);
-      pe.embed_cols = m.hidden;
-      pe.act_bytes = Bytes(int64_t(M * H * 4));
-    }
-  });
-
-  // ---- decoder layers
+  segment(0, -1, [&] { embed_ops(b, x); });
   for (int32_t l = 0; l < int32_t(m.layers); ++l) {
     const bool moe = m.moe_layer[size_t(l)];
     segment(moe ? 2 : 1, l, [&] {
       const std::string p = fmt::format("L{}.", l);
       b.op(p + "attn_norm", l, 1, b.take({Role::AttnNorm})).act_bytes = Bytes(int64_t(M * H * 4));
-      if (!mla) {
-        const double hd = double(m.head_dim), kvh = double(d.kv_heads);
-        // The GEMM and the RoPE/KV-append kernel: the latter's launch alone, or (llm.compute.qkv_preprocessing) its own
-        // memory-bound op below (qkv_preprocessing_bytes).
-        const bool pass = gpu.params().qkv_preprocessing;
-        b.gemm(p + "qkv", l, pass ? 1 : 2, b.take({Role::QProj, Role::KProj, Role::VProj}), M, H, (qh + 2 * kvh) * hd, fp8);
-        if (m.qk_norm) b.op(p + "qk_norm", l, 1, b.take({Role::QNorm, Role::KNorm}));
-        if (pass) b.op(p + "qkv_preprocessing", l, 1).act_bytes = Bytes(int64_t(qkv_preprocessing_bytes(M, qh, kvh, hd)));
-        Op& a = b.op(p + "attention", l, 2);
-        a.kv = true;
-        a.flops = 4.0 * ctx_sum * qh * hd;
-        a.attn_flops_per_token = 4.0 * hd;
-        a.rows = double(m.heads / m.kv_heads);  // query heads sharing one KV head
-        a.act_bytes = Bytes(int64_t(M * qh * hd * 4));
-        b.gemm(p + "o_proj", l, 1, b.take({Role::OProj}), M, qh * hd, H, fp8);
-      } else {
-        const double nope = double(m.qk_nope_head_dim), rope = double(m.qk_rope_head_dim), kvr = double(m.kv_lora_rank),
-                     vh = double(m.v_head_dim), ql = double(m.q_lora_rank);
-        if (m.q_lora_rank > 0) {
-          b.gemm(p + "qkv_a", l, 1, b.take({Role::QAProj, Role::KVAProj}), M, H, ql + kvr + rope, fp8);
-          b.op(p + "qkv_a_norm", l, 1, b.take({Role::QANorm, Role::KVANorm}));
-          b.gemm(p + "q_b", l, 2, b.take({Role::QBProj}), M, ql, qh * (nope + rope), fp8);
-        } else {
-          b.gemm(p + "qkv_a", l, 2, b.take({Role::QProj, Role::KVAProj}), M, H, qh * (nope + rope) + kvr + rope, fp8);
-          b.op(p + "qkv_a_norm", l, 1, b.take({Role::KVANorm}));
-        }
-        // Absorbed attention: q_nope x W_UK (kv_b_proj's key half), attention over the latent, then x W_UV
-        // (kv_b_proj's value half, still in L2: no second read).
-        Op& k = b.gemm(p + "absorb_k", l, 1, b.take({Role::KVBProj}), M * qh, nope, kvr, fp8);
-        k.rows = M;
-        k.gemm = GemmShape{M, kvr, nope, qh};  // one product per head
-        Op& a = b.op(p + "attention", l, 2);
-        a.kv = true;
-        a.flops = 2.0 * ctx_sum * qh * (kvr + rope) + 2.0 * ctx_sum * qh * kvr;
-        a.attn_flops_per_token = 2.0 * (kvr + rope) + 2.0 * kvr;
-        a.rows = qh;  // all heads share the latent KV
-        a.act_bytes = Bytes(int64_t(M * qh * (kvr + rope) * 2 + M * qh * kvr * 2));
-        Op& v = b.gemm(p + "absorb_v", l, 1, {0, 0}, M * qh, kvr, vh, fp8);
-        v.rows = M;
-        v.gemm = GemmShape{M, vh, kvr, qh};
-        b.gemm(p + "o_proj", l, 1, b.take({Role::OProj}), M, qh * vh, H, fp8);
-      }
+      if (!mla)
+        attention_ops(b, x, l, p);
+      else
+        latent_attention_ops(b, x, l, p);
       // Parallel residual (GPT-J, GPT-NeoX): attention and FFN outputs are summed before one all-reduce.
       if (d.tensor_parallel && !m.arch.parallel_residual) b.comm(p + "attn.all_reduce", l, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
       if (m.arch.ffn_norm) b.op(p + "ffn_norm", l, 1, b.take({Role::FfnNorm})).act_bytes = Bytes(int64_t(M * H * 4));
-      if (!moe) {
-        const double I = double(m.intermediate) / double(d.tp);
-        if (m.gated_mlp()) {
-          b.gemm(p + "gate_up", l, 1, b.take({Role::DenseGate, Role::DenseUp}), M, H, 2 * I, fp8);
-          b.op(p + "act", l, 1).act_bytes = Bytes(int64_t(M * 3 * I * 2));  // SiLU(gate) x up: reads both, writes one
-        } else                                                              // GEMM + bias and activation (GELU / ReLU): one matrix
-          b.gemm(p + "up", l, 2, b.take({Role::DenseUp}), M, H, I, fp8);
-        b.gemm(p + "down", l, 1, b.take({Role::DenseDown}), M, I, H, fp8);
-        if (d.tensor_parallel) b.comm(p + "ffn.all_reduce", l, net.all_reduce(Bytes(int64_t(M * H * 2)), d.tp));
-      } else {
-        const double Ie = double(m.moe_intermediate), E = double(m.experts);
-        b.gemm(p + "router", l, 2, b.take({Role::Router}), moe_tokens_gpu, H, E, false);
-        const bool spans = d.ep > d.gpus_per_node;
-        const Collective a2a = net.expert_all_to_all(moe_tokens_gpu, H * 2, rt.fanout, spans);  // llm.network.all_to_all
-        b.comm(p + "dispatch", l, a2a);
-        const double frac = d.local_experts > 0 ? rt.experts_touched / double(d.local_experts) : 0.0;
-        const double per_expert = rt.experts_touched > 0 ? rt.tokens_local / rt.experts_touched : 0.0;
-        Op& gu = b.gemm(p + "experts_gate_up", l, 1, b.take_run(Role::ExpertGate, Role::ExpertUp), rt.tokens_local, H, 2 * Ie, fp8);
-        gu.rows = per_expert;
-        gu.read_fraction = frac;
-        gu.routed = 1;
-        gu.gemm = GemmShape{per_expert, 2 * Ie, H, rt.experts_touched};  // a grouped GEMM over the experts touched
-        b.op(p + "experts_act", l, 1).act_bytes = Bytes(int64_t(rt.tokens_local * 3 * Ie * 2));
-        Op& dn = b.gemm(p + "experts_down", l, 1, b.take_run(Role::ExpertDown, Role::ExpertDown), rt.tokens_local, Ie, H, fp8);
-        dn.rows = per_expert;
-        dn.read_fraction = frac;
-        dn.routed = 2;
-        dn.gemm = GemmShape{per_expert, H, Ie, rt.experts_touched};
-        if (m.shared_experts > 0) {
-          const double Is = Ie * double(m.shared_experts) / double(d.tp);
-          b.gemm(p + "shared_gate_up", l, 1, b.take({Role::SharedGate, Role::SharedUp}), moe_tokens_gpu, H, 2 * Is, fp8);
-          b.op(p + "shared_act", l, 1).act_bytes = Bytes(int64_t(moe_tokens_gpu * 3 * Is * 2));
-          b.gemm(p + "shared_down", l, 1, b.take({Role::SharedDown}), moe_tokens_gpu, Is, H, fp8);
-        }
-        b.comm(p + "combine", l, a2a);
-        if (d.tensor_parallel) b.comm(p + "moe.all_gather", l, net.all_gather(Bytes(int64_t(M * H * 2)), d.tp));
-      }
+      if (!moe)
+        dense_ffn_ops(b, x, l, p);
+      else
+        moe_ffn_ops(b, x, l, p);
     });
   }
-
-  // ---- head: [final norm], [project_out to the embedding width], vocabulary-parallel LM head, sampling
-  segment(3, -1, [&] {
-    if (m.arch.final_norm) b.op("final_norm", -1, 1, b.take({Role::FinalNorm})).act_bytes = Bytes(int64_t(M * H * 4));
-    // OPT-350m: every GPU maps its own M tokens back to the embedding width before they are gathered.
-    if (m.projects_embeddings()) b.gemm("project_out", -1, 1, b.take({Role::ProjOut}), M, H, Ew, fp8);
-    const double rows = d.tensor_parallel ? M : T;
-    if (!d.tensor_parallel && d.vocab_shards > 1) b.comm("head.all_gather", -1, net.all_gather(Bytes(int64_t(T * Ew * 2)), d.gpus));
-    const double vocab_local = std::ceil(double(m.vocab) / double(d.vocab_shards));
-    if (!m.tie_embeddings) {
-      b.gemm("lm_head", -1, 2, b.take({Role::LmHead}), rows, Ew, vocab_local, false);
-    } else {
-      b.gemm("lm_head", -1, 2, {0, 1}, rows, Ew, vocab_local, false);  // tied: reads the embedding table again
-    }
-    // Sampling reads the logits (FP32) of the local vocabulary.
-    b.op("sample", -1, 1).act_bytes = Bytes(int64_t(rows * vocab_local * 4));
-    if (d.vocab_shards > 1) b.comm("sample.all_gather", -1, net.all_gather(Bytes(int64_t(rows * 8)), d.tensor_parallel ? d.tp : d.gpus));
-  });
+  segment(3, -1, [&] { head_ops(b, x); });
   b.finish(d, ctx_sum);
   return g;
 }

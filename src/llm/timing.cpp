@@ -107,6 +107,35 @@ void FastTimer::shift(Time dt) {
   for (auto& s : starts_) s += dt.raw();
 }
 
+namespace {
+/// A tile's time `dur` into the step's breakdown: its part's, and for a memory tile (weights, KV) the time its memory
+/// (`mem`: the interfaces' transfers or HBM's, the longer) or its compute kept it busy, the rest as flash latency.
+inline void account_tile(Breakdown& bd, const StepTile& t, Time dur, int64_t mem) {
+  switch (t.part) {
+    case Part::Overhead:
+      bd.overhead += dur;
+      break;
+    case Part::Comm:
+      bd.comm += dur;
+      break;
+    case Part::Compute:
+      bd.compute += dur;
+      break;
+    case Part::Weights:
+    case Part::Kv: {
+      const int64_t c = t.compute.raw();
+      const Time busy(std::min(std::max(mem, c), dur.raw()));
+      if (c >= mem && !t.streamed)
+        bd.compute += busy;
+      else
+        (t.part == Part::Weights ? bd.weights : bd.kv) += busy;
+      bd.flash_latency += dur - busy;
+      break;
+    }
+  }
+}
+}  // namespace
+
 void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   const int64_t d = mt_.distance, ring = d + 1;
   const int64_t tr = mt_.t_read.raw();
@@ -204,29 +233,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
       rc.hbm_bytes += double(t.hbm_bytes);
     }
     const int64_t E = std::max({S + t.compute.raw(), flash_end, S + hbm_time});
-    const Time dur(E - S);
-    switch (t.part) {
-      case Part::Overhead:
-        bd.overhead += dur;
-        break;
-      case Part::Comm:
-        bd.comm += dur;
-        break;
-      case Part::Compute:
-        bd.compute += dur;
-        break;
-      case Part::Weights:
-      case Part::Kv: {
-        const int64_t mem = std::max(xfer, hbm_time), c = t.compute.raw();
-        const Time busy(std::min(std::max(mem, c), dur.raw()));
-        if (c >= mem && !t.streamed)
-          bd.compute += busy;
-        else
-          (t.part == Part::Weights ? bd.weights : bd.kv) += busy;
-        bd.flash_latency += dur - busy;
-        break;
-      }
-    }
+    account_tile(bd, t, Time(E - S), std::max(xfer, hbm_time));
     rc.tiles += 1;
     now_ = E;
   }

@@ -22,10 +22,10 @@ void check_ends(const Cluster& c, const ServeParams& p, const std::vector<Reques
   alone.concurrency = 1;
   const auto [ttft, tpot] = tail_latencies(simulate(c, p, std::move(alone)));
   if (ttft > q.p90_ttft_ms || tpot > q.p99_tpot_ms)
-    throw ModelError(fmt::format(
-        "serve capacity: no arrival rate meets the SLOs: even one request at a time, with no queueing, has p90 TTFT {:.4g} ms "
-        "(--slo-p90-ttft-ms {:g}) and p99 TPOT {:.4g} ms (--slo-p99-tpot-ms {:g}), and a higher rate can only add to them",
-        ttft, q.p90_ttft_ms, tpot, q.p99_tpot_ms));
+    throw ModelError(
+        fmt::format("serve capacity: no arrival rate meets the SLOs: even one request at a time, with no queueing, has p90 TTFT {:.4g} ms "
+                    "(--slo-p90-ttft-ms {:g}) and p99 TPOT {:.4g} ms (--slo-p99-tpot-ms {:g}), and a higher rate can only add to them",
+                    ttft, q.p90_ttft_ms, tpot, q.p99_tpot_ms));
   const auto [burst_ttft, burst_tpot] = tail_latencies(simulate(c, p, Workload{requests}));  // every arrival at 0
   if (burst_ttft <= q.p90_ttft_ms && burst_tpot <= q.p99_tpot_ms)
     throw ConfigError(

@@ -156,7 +156,7 @@ TEST(Schedulers, StaticDecodesItsBatchPaddedToItsSizeUntilTheLongestFinishesWhil
   e.complete(b);  // request 0 has its 2 tokens: done
   b = s->next(e.st);
   EXPECT_EQ(b.decode, ids({1}));
-  EXPECT_EQ(b.decode_slots, 2);  // its finished member is still a slot of the batch
+  EXPECT_EQ(b.decode_slots, 2);    // its finished member is still a slot of the batch
   EXPECT_TRUE(b.prefill.empty());  // request 2 waits for the batch to finish
   e.complete(b);
   e.complete(s->next(e.st));  // request 1's last token

@@ -110,7 +110,6 @@ void print_point(const PointResult& p, const Server& s) {
   print_memory(r, s);
 }
 
-
 void print_class_table(const PrefillReport& pf, const OpBreakdown& dec, int64_t layers) {
   fmt::print("  by operator class (ms; per layer = mean over the {} layers):\n", layers);
   fmt::print("    {:<22} {:>12} {:>12} {:>12} {:>12}\n", "class", "prefill", "per layer", "decode step", "per layer");

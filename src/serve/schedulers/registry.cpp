@@ -18,8 +18,7 @@ const Registry<SchedulerFactory>& schedulers() {
                      "requests and prefills newly admitted whole prompts beside them; each request reserves its full context at "
                      "admission, so none is preempted",
                      policy::make_orca},
-                    {"static",
-                     "static batching (TensorRT-LLM gptSession): a batch prefilled together and decoded to its longest request",
+                    {"static", "static batching (TensorRT-LLM gptSession): a batch prefilled together and decoded to its longest request",
                      policy::make_static}});
   return r;
 }
