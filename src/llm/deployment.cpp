@@ -130,7 +130,7 @@ PointResult DeploymentSearch::search(const ContextSpec& c, Time slo) {
       p.gpus = gpus_;
       p.slo_ms = to_s(slo) * 1e3;
       p.reason = errors_[i];
-      p.bound_by = "deployment";
+      p.bound_by = BoundBy::Deployment;
     }
     done[i] = true;
     Json t = {{"deployment", cands_[i].label()}, {"feasible", p.feasible}};

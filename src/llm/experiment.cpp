@@ -298,7 +298,7 @@ Json run_ablation(const ModelConfig& m, const AblationExperiment& e, const std::
     j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
     j[fmt::format("tokens_per_s_per_gpu_at_{:g}ms", slo_ms)] = p.feasible ? p.step.tokens_per_s_per_gpu : 0.0;
     j[fmt::format("batch_at_{:g}ms", slo_ms)] = p.feasible ? p.step.batch : 0;
-    j[fmt::format("bound_by_at_{:g}ms", slo_ms)] = p.feasible ? p.bound_by : p.reason;
+    j[fmt::format("bound_by_at_{:g}ms", slo_ms)] = p.feasible ? to_string(p.bound_by) : p.reason;
     return j;
   });
   Json out;

@@ -286,15 +286,16 @@ const Registry<Architecture>& architectures() {
   return r;
 }
 
-const Registry<int>& activations() {
-  static const Registry<int> r("activation function", {{"silu", "x sigmoid(x) (SwiGLU in a gated FFN)", 0},
-                                                       {"swish", "= silu", 0},
-                                                       {"gelu", "exact GELU (erf)", 0},
-                                                       {"gelu_new", "GELU, tanh approximation (GPT-2, GPT-J)", 0},
-                                                       {"gelu_fast", "GELU, tanh approximation", 0},
-                                                       {"gelu_pytorch_tanh", "GELU, tanh approximation (PyTorch's)", 0},
-                                                       {"quick_gelu", "x sigmoid(1.702 x)", 0},
-                                                       {"relu", "max(0, x) (OPT)", 0}});
+const Registry<Activation>& activations() {
+  static const Registry<Activation> r("activation function",
+                                      {{"silu", "x sigmoid(x) (SwiGLU in a gated FFN)", Activation::Silu},
+                                       {"swish", "= silu", Activation::Silu},
+                                       {"gelu", "exact GELU (erf)", Activation::Gelu},
+                                       {"gelu_new", "GELU, tanh approximation (GPT-2, GPT-J)", Activation::GeluTanh},
+                                       {"gelu_fast", "GELU, tanh approximation", Activation::GeluTanh},
+                                       {"gelu_pytorch_tanh", "GELU, tanh approximation (PyTorch's)", Activation::GeluTanh},
+                                       {"quick_gelu", "x sigmoid(1.702 x)", Activation::QuickGelu},
+                                       {"relu", "max(0, x) (OPT)", Activation::Relu}});
   return r;
 }
 

@@ -111,9 +111,10 @@ struct Architecture {
 };
 /// The architectures bitline models, by `model_type` (table in llm/model.cpp).
 const Registry<Architecture>& architectures();
-/// Activation functions bitline knows (`hidden_act` / `activation_function`; table in llm/model.cpp). All cost the
-/// same (fused into the GEMM's epilogue or one element-wise kernel); an unlisted name is an error.
-const Registry<int>& activations();
+/// Activation functions bitline knows (`hidden_act` / `activation_function`; table in llm/model.cpp), by what they
+/// compute. All cost the same (fused into the GEMM's epilogue or one element-wise kernel); an unlisted name is an error.
+enum class Activation { Silu, Gelu, GeluTanh, QuickGelu, Relu };
+const Registry<Activation>& activations();
 /// Bytes per weight of each `torch_dtype` (table in llm/model.cpp).
 const Registry<int64_t>& torch_dtypes();
 /// `quantization_config.quant_method` (table in llm/model.cpp).
@@ -175,11 +176,12 @@ struct ModelConfig {
   std::string name;    // file stem, e.g. "qwen3-235b"
   std::string origin;  // the file it came from (for messages)
   std::string model_type;
-  bool qk_norm = false;        // from the architecture (model_type): q_norm / k_norm tensors and kernel
-  Architecture arch;           // the family's structure (gated MLP, norms, biases, names)
-  std::string activation;      // hidden_act / activation_function (a name of activations())
-  int64_t positions = 0;       // rows of the learned position embedding (0: rotary positions)
-  double rotary_fraction = 1;  // of head_dim that gets rotary embeddings (GPT-NeoX rotary_pct, GPT-J rotary_dim)
+  bool qk_norm = false;                           // from the architecture (model_type): q_norm / k_norm tensors and kernel
+  Architecture arch;                              // the family's structure (gated MLP, norms, biases, names)
+  std::string activation;                         // hidden_act / activation_function (a name of activations(), as written)
+  Activation activation_kind = Activation::Silu;  // what it computes
+  int64_t positions = 0;                          // rows of the learned position embedding (0: rotary positions)
+  double rotary_fraction = 1;                     // of head_dim that gets rotary embeddings (GPT-NeoX rotary_pct, GPT-J rotary_dim)
 
   int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
   int64_t embed_dim = 0;     // token embedding / LM head width if not hidden (OPT word_embed_proj_dim); 0: hidden

@@ -220,7 +220,7 @@ void family_fields(const Fields& f, ModelConfig& m) {
   // The activation: the family's config-class default when absent (Hugging Face writes it into every config.json
   // it saves); a name bitline does not list is an error naming the field.
   m.activation = f.string_or(key.activation, m.arch.default_activation);
-  f.choice(activations(), key.activation, m.arch.default_activation);
+  m.activation_kind = f.choice(activations(), key.activation, m.arch.default_activation);
   if (key.positions) m.positions = f.integer(key.positions) + m.arch.position_offset;
   // Biases and the family's own fields, where the family has a key for them.
   if (key.attention_bias) m.arch.qkv_bias = m.arch.o_bias = f.boolean_or(key.attention_bias, m.arch.qkv_bias);

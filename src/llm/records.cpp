@@ -134,7 +134,8 @@ void PointResult::register_stats(StatGroup& g) const {
         "batch", [] { return int64_t(0); }, "requests decoded per step over the system");
     g.derived(
         "tokens_per_s_per_gpu", [] { return 0.0; }, "decode throughput per GPU");
-    g.add("bound_by", bound_by, "slo or capacity");
+    g.derived(
+        "bound_by", [this] { return to_string(bound_by); }, "slo or capacity");
     return;
   }
   g.add("batch", step.batch, "requests decoded per step over the system");
@@ -142,7 +143,8 @@ void PointResult::register_stats(StatGroup& g) const {
   g.derived(
       "step_ms", [this] { return to_ms(step.step); }, "decode step time");
   g.add("tokens_per_s_per_gpu", step.tokens_per_s_per_gpu, "decode throughput per GPU");
-  g.add("bound_by", bound_by, "what limits the batch: slo or capacity");
+  g.derived(
+      "bound_by", [this] { return to_string(bound_by); }, "what limits the batch: slo or capacity");
   if (!capacity_limit.empty()) g.add("capacity_limit", capacity_limit, "what the next batch would exhaust: hbm or flash_blocks");
   step.breakdown.register_stats_ms(g.group("breakdown_ms"));
   step.register_collectives(g.group("collectives"));
@@ -179,6 +181,24 @@ std::string to_string(Exhausted e) {
       return "hbm";
     case Exhausted::FlashBlocks:
       return "flash_blocks";
+  }
+  return "?";
+}
+
+std::string to_string(BoundBy b) {
+  switch (b) {
+    case BoundBy::None:
+      return "";
+    case BoundBy::Slo:
+      return "slo";
+    case BoundBy::Capacity:
+      return "capacity";
+    case BoundBy::Deployment:
+      return "deployment";
+    case BoundBy::GivenBatch:
+      return "given batch";
+    case BoundBy::GivenBatchMissesSlo:
+      return "given batch (misses the SLO)";
   }
   return "?";
 }

@@ -75,14 +75,21 @@ struct StepReport {
   Json json() const;
 };
 
+/// What sets a point's batch: the step-latency SLO, the memory, no deployment being feasible (the deployment search's
+/// record says why), or the batch the user gave (meeting the SLO or not); None until the search has decided.
+enum class BoundBy { None, Slo, Capacity, Deployment, GivenBatch, GivenBatchMissesSlo };
+/// As the JSON and the printout write it: "", "slo", "capacity", "deployment", "given batch",
+/// "given batch (misses the SLO)".
+std::string to_string(BoundBy b);
+
 /// The result of the batch search at one point.
 struct PointResult {
   std::string model, context, system;
   int64_t gpus = 0;
   double slo_ms = 0;
   bool feasible = false;
-  std::string reason;    // why not feasible
-  std::string bound_by;  // "slo" or "capacity"
+  std::string reason;  // why not feasible
+  BoundBy bound_by = BoundBy::None;
   std::string capacity_limit;
   StepReport step;
   // The bandwidth bound: the largest batch whose step would meet the SLO if only the bytes read counted

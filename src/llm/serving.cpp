@@ -455,7 +455,7 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
           c.input + c.output, to_string(c1.limit), double(c1.kv.raw()) * 1e-9, double(c1.hbm_used.raw()) * 1e-9,
           double(c1.hbm_capacity.raw()) * 1e-9,
           c1.blocks_per_megaplane > 0 ? fmt::format(", {} of {} blocks per megaplane", c1.blocks_used, c1.blocks_per_megaplane) : "");
-    p.bound_by = "capacity";
+    p.bound_by = BoundBy::Capacity;
     p.capacity_limit = to_string(c1.limit);
     return p;
   }
@@ -471,19 +471,19 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
   if (eval(1).step > slo) {
     p.reason = fmt::format("no batch meets the SLO: the step takes {:.2f} ms at batch {} (> {:.0f} ms)", to_ms(eval(1).step), eval(1).batch,
                            to_ms(slo));
-    p.bound_by = "slo";
+    p.bound_by = BoundBy::Slo;
     p.step = eval(1);
     return p;
   }
   int64_t best = 1;
   if (eval(cap).step <= slo) {
     best = cap;
-    p.bound_by = "capacity";
+    p.bound_by = BoundBy::Capacity;
     p.capacity_limit = capacity(cap + 1, c).fits ? "serving.max_requests_per_rank" : to_string(capacity(cap + 1, c).limit);
   } else {
     best = largest_within(
         eval, [](const StepReport& s) { return s.step; }, 1, cap, slo);
-    p.bound_by = "slo";
+    p.bound_by = BoundBy::Slo;
   }
   // The bandwidth bound: memory_time <= step, so it lies at or above `best`; find where it crosses the SLO.
   const auto memory_time = [](const StepReport& s) { return s.memory_time; };

@@ -108,7 +108,8 @@ Json summary(const SimResult& r, const Slo& slo) {
                  {"padded_decodes", r.padded_decode_tokens},
                  {"cached", r.cached_tokens}};
   s["shapes_timed"] = {{"decode", r.decode_shapes}, {"prefill", r.prefill_shapes}};
-  s["instances"] = r.instances;
+  s["instances"] = Json::array();
+  for (const InstanceRecord& i : r.instances) s["instances"].push_back(i.json());
   s["swaps"] = {{"out", r.swaps_out}, {"in", r.swaps_in}, {"bytes_per_gpu", r.swapped_bytes_per_gpu}};
   s["kv_writes"] = {{"to", r.kv_in_hbf ? "hbf" : "hbm"},
                     {"bytes_per_gpu", r.kv_write_bytes_per_gpu},

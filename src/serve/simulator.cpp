@@ -14,6 +14,16 @@
 
 namespace bitline::serve {
 
+const char* to_string(InstanceRole r) {
+  return r == InstanceRole::Colocated ? "colocated" : r == InstanceRole::Prefill ? "prefill" : "decode";
+}
+
+Json InstanceRecord::json() const {
+  return {{"role", to_string(role)},    {"deployment", deployment}, {"gpus", gpus},
+          {"kv_blocks", kv_blocks},     {"iterations", iterations}, {"busy_s", to_s(busy)},
+          {"preemptions", preemptions}, {"energy_j", energy_j}};
+}
+
 Json KvMemory::json() const {
   return {{"kv_bytes_per_token_per_gpu", kv_bytes_per_token},
           {"kv_tokens_per_rank", tokens_per_rank},
@@ -85,9 +95,6 @@ struct Ev {
   int32_t idx = 0;  // Arrival, Admit, KvArrive: the request; PassDone: the instance
 };
 
-enum class Role : uint8_t { Colocated, Prefill, Decode };
-const char* to_string(Role r) { return r == Role::Colocated ? "colocated" : r == Role::Prefill ? "prefill" : "decode"; }
-
 /// Units of `unit` tokens the prefix cache's host tier holds: serve.prefix_host_cache on each GPU, a unit's KV on the
 /// GPUs of its attention rank.
 int64_t host_units(const ServeParams& p, const KvMemory& m, int64_t unit) {
@@ -97,7 +104,7 @@ int64_t host_units(const ServeParams& p, const KvMemory& m, int64_t unit) {
 
 /// One engine instance: its server, memory, queues and the pass it runs.
 struct Instance {
-  Instance(Role r, const llm::Server& srv, const ServeParams& p, int64_t mean_out, std::vector<Seq>& seqs, int64_t unit)
+  Instance(InstanceRole r, const llm::Server& srv, const ServeParams& p, int64_t mean_out, std::vector<Seq>& seqs, int64_t unit)
       : role(r),
         s(&srv),
         model(srv, p, mean_out),
@@ -105,13 +112,13 @@ struct Instance {
         st(seqs, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit, host_units(p, mem, unit))),
         // Decode instances take transferred requests into the running batch as they come (their first step a one-token
         // chunk beside the decodes): continuous batching with a token budget, whatever the prefill side's scheduler.
-        scheduler(r == Role::Decode ? make_scheduler("chunked", p) : p.scheduler.make(p)),
+        scheduler(r == InstanceRole::Decode ? make_scheduler("chunked", p) : p.scheduler.make(p)),
         power_w(srv.board_power().raw() * double(srv.deployment().gpus)),
         block_bytes(double(p.block_tokens) * double(mem.kv_bytes_per_token)) {
     // Host memory for swapped KV: swap_space on each GPU, a request's blocks on the GPUs of its rank.
     st.host_free_blocks = int64_t(double(p.swap_space.raw()) / block_bytes) * mem.ranks;
   }
-  Role role;
+  InstanceRole role;
   const llm::Server* s;
   IterationModel model;
   KvMemory mem;
@@ -134,12 +141,12 @@ class Engine {
     seqs_.resize(n);
     const int64_t mean_out = mean_output(w_), unit = prefix_unit(p, w_);
     if (!c.disaggregated()) {
-      inst_.push_back(std::make_unique<Instance>(Role::Colocated, *c.colocated, p, mean_out, seqs_, unit));
+      inst_.push_back(std::make_unique<Instance>(InstanceRole::Colocated, *c.colocated, p, mean_out, seqs_, unit));
     } else {
       for (int64_t k = 0; k < c.prefill.count; ++k)
-        inst_.push_back(std::make_unique<Instance>(Role::Prefill, *c.prefill.server, p, mean_out, seqs_, unit));
+        inst_.push_back(std::make_unique<Instance>(InstanceRole::Prefill, *c.prefill.server, p, mean_out, seqs_, unit));
       for (int64_t k = 0; k < c.decode.count; ++k)
-        inst_.push_back(std::make_unique<Instance>(Role::Decode, *c.decode.server, p, mean_out, seqs_, 0));
+        inst_.push_back(std::make_unique<Instance>(InstanceRole::Decode, *c.decode.server, p, mean_out, seqs_, 0));
     }
     // The engine a request enters (colocated, or the prefill side) prepares it.
     const llm::Server& entry = c.disaggregated() ? *c.prefill.server : *c.colocated;
@@ -211,14 +218,8 @@ class Engine {
       r.prefill_shapes += in->model.prefill_evaluations();
       r.gpus += in->s->deployment().gpus;
       if (const PrefixCache* c = in->st.blocks.prefix_cache()) r.prefix_evictions += c->evictions();
-      r.instances.push_back({{"role", to_string(in->role)},
-                             {"deployment", in->s->deployment().describe()},
-                             {"gpus", in->s->deployment().gpus},
-                             {"kv_blocks", in->mem.blocks},
-                             {"iterations", in->iterations},
-                             {"busy_s", to_s(in->busy_time)},
-                             {"preemptions", in->st.preemptions},
-                             {"energy_j", in->energy_j}});
+      r.instances.push_back({in->role, in->s->deployment().describe(), in->s->deployment().gpus, in->mem.blocks, in->iterations,
+                             in->st.preemptions, in->busy_time, in->energy_j});
     }
     r.busy = Time(r.busy.raw() / int64_t(inst_.size()));  // the instances' mean
     r.swapped_bytes_per_gpu /= double(r.gpus);
@@ -273,14 +274,14 @@ class Engine {
   /// elsewhere.
   void check_fits(const Request& r, const Instance& in) const {
     const BlockManager& b = in.st.blocks;
-    const int64_t tokens = in.role == Role::Prefill ? r.input + 1 : r.input + r.output;
+    const int64_t tokens = in.role == InstanceRole::Prefill ? r.input + 1 : r.input + r.output;
     const int64_t need = b.blocks_for(tokens);
     if (!b.holds(tokens))
       throw ConfigError(fmt::format(
           "request {}: {} + {} tokens need {} KV blocks of {} tokens, but the GPUs {}hold {} ({} kept free by serve.watermark); "
           "{:.0f} KV tokens fit per attention rank",
-          r.id, r.input, in.role == Role::Prefill ? 1 : r.output, need, b.block_tokens(),
-          in.role == Role::Colocated ? "" : "of an instance ", b.total(), b.watermark_blocks(), double(in.mem.tokens_per_rank)));
+          r.id, r.input, in.role == InstanceRole::Prefill ? 1 : r.output, need, b.block_tokens(),
+          in.role == InstanceRole::Colocated ? "" : "of an instance ", b.total(), b.watermark_blocks(), double(in.mem.tokens_per_rank)));
   }
 
   // Closed loop: the next request is sent now.
@@ -292,14 +293,14 @@ class Engine {
 
   /// The instance of `role` with the least work queued and running (prompt tokens left for prefill instances,
   /// requests for decode ones); the lowest index on a tie.
-  size_t pick(Role role) const {
+  size_t pick(InstanceRole role) const {
     size_t best = inst_.size();
     int64_t best_load = 0;
     for (size_t k = 0; k < inst_.size(); ++k) {
       const Instance& in = *inst_[k];
       if (in.role != role) continue;
       int64_t load = 0;
-      if (role == Role::Prefill) {
+      if (role == InstanceRole::Prefill) {
         for (int32_t i : in.st.waiting) load += seqs_[size_t(i)].prefill_target() - seqs_[size_t(i)].computed;
         for (int32_t i : in.st.running) load += seqs_[size_t(i)].prefill_target() - seqs_[size_t(i)].computed;
       } else {
@@ -323,14 +324,14 @@ class Engine {
   }
 
   void admit(int32_t i) {
-    const size_t k = c_.disaggregated() ? pick(Role::Prefill) : 0;
+    const size_t k = c_.disaggregated() ? pick(InstanceRole::Prefill) : 0;
     enqueue_waiting(inst_[k]->st, i);
   }
 
   /// A prefilled request's KV has reached the decode side: it joins a decode instance's queue, its prompt's KV and
   /// first token there (it decodes from its second token on).
   void kv_arrive(int32_t i) {
-    const size_t k = pick(Role::Decode);
+    const size_t k = pick(InstanceRole::Decode);
     seqs_[size_t(i)].phase = Phase::Waiting;
     enqueue_waiting(inst_[k]->st, i);
   }
@@ -403,7 +404,7 @@ class Engine {
       if (w_.concurrency > 0 && next_issue_ < w_.requests.size()) issue(now);
       if (const int64_t next = w_.requests[size_t(i)].next_turn; next >= 0 && w_.concurrency == 0)
         heap_.push(std::max(now, w_.requests[size_t(next)].arrival), {EvKind::Arrival, int32_t(next)});
-    } else if (in.role == Role::Prefill) {
+    } else if (in.role == InstanceRole::Prefill) {
       // Prefilled: its KV leaves for the decode side (its prompt's units stay in this instance's prefix cache).
       s.phase = Phase::Transfer;
       in.st.blocks.finish(s);

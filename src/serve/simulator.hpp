@@ -55,6 +55,20 @@ struct RequestRecord {
   double tpot_s() const { return output > 1 ? to_s(finish - first_token) / double(output - 1) : 0.0; }
 };
 
+/// What an engine instance does: all of a request (colocated), or its prefill or its decode (disaggregated).
+enum class InstanceRole : uint8_t { Colocated, Prefill, Decode };
+const char* to_string(InstanceRole r);  // "colocated", "prefill", "decode"
+
+/// One engine instance's share of a run (summary.instances).
+struct InstanceRecord {
+  InstanceRole role = InstanceRole::Colocated;
+  std::string deployment;  // Deployment::describe()
+  int64_t gpus = 0, kv_blocks = 0, iterations = 0, preemptions = 0;
+  Time busy{};  // the time it ran passes
+  double energy_j = 0;
+  Json json() const;
+};
+
 /// One iteration (forward pass), for a Chrome trace (Workload::record_passes).
 struct PassRecord {
   Time start{}, duration{};
@@ -100,7 +114,7 @@ struct SimResult {
   Time busy{};                                    // time the engine ran passes
   Power board_power{};                            // of one GPU package (llm::Server::board_power; the decode side's)
   int64_t gpus = 0;                               // all instances
-  Json instances = Json::array();                 // per instance: role, deployment, GPUs, blocks, iterations, busy, energy
+  std::vector<InstanceRecord> instances;          // per engine instance
   // KV written to its home (HBF on HBF kinds, HBM otherwise) per GPU, summed over instances: every token computed
   // (prompt chunks and decodes) x its KV bytes per GPU; and the HBF lifetime share of that rate (0 without HBF).
   double kv_write_bytes_per_gpu = 0;

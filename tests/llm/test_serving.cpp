@@ -77,7 +77,7 @@ TEST(LlmValidation, CsiX8ThroughputVsH200X8At100ms) {
 TEST(LlmValidation, Llama405bAgentBatchOnH200X8) {
   const PointResult p = point("llama3.1-405b", "h200x8", "agent", 50);
   ASSERT_TRUE(p.feasible) << p.reason;
-  EXPECT_EQ(p.bound_by, "capacity");
+  EXPECT_EQ(p.bound_by, BoundBy::Capacity);
   std::cout << "Llama-3.1-405B 15K/6K on 8 x H200: batch " << p.step.batch << " (paper: 30)\n";
   const double published = bitline::test::paper_figure("flashaccel", "/llama_agent_h200x8_batch");
   EXPECT_NEAR(double(p.step.batch), published, bitline::test::paper_figure("flashaccel", "/llama_tolerance") * published);
@@ -100,7 +100,7 @@ TEST(LlmValidation, Llama405bAgentBatchOnCsiX8At50ms) {
   const double published = bitline::test::paper_figure("flashaccel", "/llama_agent_csix8_batch_at_50ms");
   EXPECT_NEAR(double(p.bandwidth_bound_batch), published, bitline::test::paper_figure("flashaccel", "/llama_tolerance") * published);
   EXPECT_LE(p.step.batch, p.bandwidth_bound_batch);
-  EXPECT_EQ(p.bound_by, "slo");
+  EXPECT_EQ(p.bound_by, BoundBy::Slo);
   // The full model's batch is below the bound by the time the step spends outside memory transfers.
   const double outside_ms = to_s(b.comm + b.overhead + b.kv_write) * 1e3;
   EXPECT_GT(outside_ms, 1.0);
@@ -115,7 +115,7 @@ TEST(LlmServing, BandwidthBoundIsWhereTheBytesAloneFillTheSlo) {
   const ContextSpec c = paper_context("agent");
   const PointResult p = s.search(c, ms(50));
   ASSERT_TRUE(p.feasible);
-  EXPECT_EQ(p.bound_by, "capacity");  // the bound ignores capacity, the batch does not
+  EXPECT_EQ(p.bound_by, BoundBy::Capacity);  // the bound ignores capacity, the batch does not
   const int64_t rb = p.bandwidth_bound_requests_per_rank;
   EXPECT_GT(rb, p.step.requests_per_rank);
   const StepReport at = s.step(rb, c), above = s.step(rb + 1, c);
@@ -133,7 +133,7 @@ TEST(LlmServing, SearchFindsTheLargestBatchMeetingTheSlo) {
   const ContextSpec c = paper_context("long");
   const PointResult p = s.search(c, ms(100));
   ASSERT_TRUE(p.feasible);
-  EXPECT_EQ(p.bound_by, "slo");
+  EXPECT_EQ(p.bound_by, BoundBy::Slo);
   EXPECT_LE(p.step.step, ms(100));
   EXPECT_GT(s.step(p.step.requests_per_rank + 1, c).step, ms(100));
   EXPECT_EQ(p.step.batch, p.step.requests_per_rank * 8);

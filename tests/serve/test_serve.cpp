@@ -633,8 +633,8 @@ TEST(ServeDisaggregation, ALoneRequestIsItsPrefillItsKvTransferAndItsDecodes) {
   // Two instances' GPUs, each instance's passes at its power.
   EXPECT_EQ(d.gpus, 2);
   EXPECT_EQ(d.instances.size(), 2u);
-  EXPECT_EQ(d.instances[0]["role"], "prefill");
-  EXPECT_EQ(d.instances[1]["role"], "decode");
+  EXPECT_EQ(d.instances[0].role, InstanceRole::Prefill);
+  EXPECT_EQ(d.instances[1].role, InstanceRole::Decode);
   // Over NVLink (serve.kv_transfer = nvlink: both instances in one NVLink domain) the same bytes at llm.network.nvlink.
   ServeParams nv = params();
   nv.kv_transfer = KvTransferLink::Nvlink;
@@ -681,8 +681,8 @@ TEST(ServeDisaggregation, DecodesNoLongerWaitBehindPrefillsAndTheLawsHold) {
   c2.decode.count = 2;
   const SimResult d2 = simulate(c2, params(), w);
   ASSERT_EQ(d2.instances.size(), 3u);
-  EXPECT_GT(d2.instances[1]["iterations"].get<int64_t>(), 100);
-  EXPECT_GT(d2.instances[2]["iterations"].get<int64_t>(), 100);
+  EXPECT_GT(d2.instances[1].iterations, 100);
+  EXPECT_GT(d2.instances[2].iterations, 100);
   EXPECT_LT(summary(d2, Slo{})["tpot_ms"]["mean"].get<double>(), sd["tpot_ms"]["mean"].get<double>() * 1.0001);
 }
 

@@ -103,7 +103,7 @@ void print_point(const PointResult& p, const Server& s) {
     if (r.step.raw() <= 0) return;
     fmt::print("  (the step at batch {}:)\n", r.batch);
   } else {
-    fmt::print("  batch {} ({} per attention rank), bound by {}{}\n", r.batch, r.requests_per_rank, p.bound_by,
+    fmt::print("  batch {} ({} per attention rank), bound by {}{}\n", r.batch, r.requests_per_rank, to_string(p.bound_by),
                p.capacity_limit.empty() ? "" : " (" + p.capacity_limit + ")");
   }
   print_step(p, s.params().system.hbf.stacks > 0);

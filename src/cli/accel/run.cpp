@@ -64,7 +64,7 @@ PointResult point_at_batch(const Server& s, const ModelConfig& m, const ContextS
   p.slo_ms = o.slo;
   p.step = s.step(o.batch, c);
   p.feasible = p.step.capacity.fits;
-  p.bound_by = p.step.step <= bitline::ms(o.slo) ? "given batch" : "given batch (misses the SLO)";
+  p.bound_by = p.step.step <= bitline::ms(o.slo) ? BoundBy::GivenBatch : BoundBy::GivenBatchMissesSlo;
   if (!p.feasible) p.reason = fmt::format("batch {} per rank does not fit ({} exhausted)", o.batch, to_string(p.step.capacity.limit));
   p.deployment = deployment_json(s.deployment());
   return p;
