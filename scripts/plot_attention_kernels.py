@@ -8,7 +8,7 @@ ATTENTION.json is results/attention-kernels.json, written by `scripts/validation
 of scripts/paper_figures.json's "attention_kernels" (FlashAttention-3, arXiv 2407.08608, Fig. 5: H100 SXM5, FP16
 forward; head dim, mask, tokens) with the model's speed (`accel attention`). Writes OUTDIR/attention-kernels.png
 (byte-for-byte the same for the same input): one panel per mask, TFLOP/s against the sequence length, the paper's
-bars and bitline's line for each head dim; the two points that set parameters are ringed. The table is in docs/llm.md
+bars and bitline's line for each head dim; the two points that set parameters are ringed. The table is in docs/calibration.md
 ("Attention kernels against FlashAttention-3's figures").
 """
 import json

@@ -8,7 +8,7 @@ COLLECTIVES.json is results/collective-kernels.json, written by `scripts/validat
 measured all-reduce of scripts/paper_figures.json's "collective_kernels" (Vidur's profile of a DGX H100: GPUs, bytes,
 us) with the model's time (`accel collective`). Writes OUTDIR/collective-kernels.png (byte-for-byte the same for the
 same input): one panel, bus bandwidth against the message size, the measured points and bitline's line for each group
-size. The table is in docs/llm.md ("Collectives against measured times").
+size. The table is in docs/calibration.md ("Collectives against measured times").
 """
 import json
 import os

@@ -9,7 +9,7 @@ scripts/paper_figures.json's "kernels" (one model, tensor-parallel shard and row
 model's times (`accel gemm`). Writes OUTDIR/gemm-kernels.png (byte-for-byte the same for the same input): left,
 bitline against the measured duration of every kernel (log-log, the identity and the +-20% band), coloured by regime;
 right, the deviation against the number of rows, one line per model and shard. The table and the source are in
-docs/llm.md ("GEMM kernels against measured kernel times").
+docs/calibration.md ("GEMM kernels against measured kernel times").
 """
 import json
 import os

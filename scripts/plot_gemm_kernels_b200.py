@@ -8,7 +8,7 @@ GEMM.json is results/gemm-kernels-b200.json, written by `scripts/validation.py d
 scripts/paper_figures.json's "kernels_b200" (precision, M x K x N, the measured us) with the model's time (`accel
 gemm --system b200`). Writes OUTDIR/gemm-kernels-b200.png (byte-for-byte the same for the same input): one panel per
 precision, bitline against the measured duration of every kernel (log-log, the identity and the +-20% band), coloured
-by regime. The table and the source are in docs/llm.md ("On a B200").
+by regime. The table and the source are in docs/calibration.md ("On a B200").
 """
 import json
 import os

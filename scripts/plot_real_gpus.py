@@ -8,7 +8,7 @@ REAL.json is results/real-gpus.json, written by `scripts/validation.py docs` (`m
 scripts/paper_figures.json's "real_gpus" with the model's value (`accel run --static-batch`) and its deviation.
 Writes OUTDIR/real-gpus.png (byte-for-byte the same for the same input): left, bitline against the measurement for
 every row (log-log, the identity and the +-20% band); right, each row's deviation, with the issue's targets (median
-within 10%, none beyond 20%) as bands. The table with sources is in docs/llm.md ("Against measurements on real GPUs").
+within 10%, none beyond 20%) as bands. The table with sources is in docs/calibration.md ("Against measurements on real GPUs").
 """
 import json
 import os

@@ -8,7 +8,7 @@ BATCH.json is results/real-gpus-batch.json, written by `scripts/validation.py do
 scripts/paper_figures.json's "real_gpus_batch" (TensorRT-LLM 0.9.0, H100 SXM, FP8) with the model's value
 (`accel run --static-batch`) and its deviation. Writes OUTDIR/real-gpus-batch.png (byte-for-byte the same for the same
 input): left, the time to the batch's first token, measured and bitline side by side for every row; right, the output
-tokens/s per GPU of the same page. The table with its source is in docs/llm.md ("The batch's first token").
+tokens/s per GPU of the same page. The table with its source is in docs/calibration.md ("The batch's first token").
 """
 import json
 import os

@@ -285,7 +285,7 @@ def fig(x):
 
 
 def real_gpu_table(rows):
-    """The table of docs/llm.md's "Against measurements on real GPUs" (between its GENERATED markers)."""
+    """The table of docs/calibration.md's "Against measurements on real GPUs" (between its GENERATED markers)."""
     rg = PAPER["real_gpus"]
     lines = ["| GPU | model | precision | batch | GPUs (TP) | in/out | metric | measured | source | bitline | deviation |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -305,7 +305,7 @@ GPU_NAMES = {"h100": "H100", "h200-sxm": "H200", "a100": "A100"}
 
 
 def real_gpu_other_table(rows):
-    """docs/llm.md's "The rest of the same file": TensorRT-LLM 0.9.0's other rows, per model and GPU (median and range of
+    """docs/calibration.md's "The rest of the same file": TensorRT-LLM 0.9.0's other rows, per model and GPU (median and range of
     the deviations), then every row (in a <details> block)."""
     groups = {}
     for r, v, d in rows:
@@ -339,7 +339,7 @@ def release_key(r):
 
 
 def real_gpu_releases_table(rows, nine):
-    """docs/llm.md's "The same GPUs across TensorRT-LLM releases": earlier releases' rows of the same GPUs against
+    """docs/calibration.md's "The same GPUs across TensorRT-LLM releases": earlier releases' rows of the same GPUs against
     bitline and, where 0.9.0 measured the same GPU, model, batch, GPUs, lengths and precision (`nine`: key -> its
     measurement), against 0.9.0's measurement."""
     rp = PAPER["real_gpus_releases"]
@@ -369,7 +369,7 @@ def real_gpu_releases_table(rows, nine):
 
 
 def h200_h100_table(rows):
-    """docs/llm.md's "H200 against H100": every shape TensorRT-LLM 0.9.0 measured on both GPUs (the visible and the
+    """docs/calibration.md's "H200 against H100": every shape TensorRT-LLM 0.9.0 measured on both GPUs (the visible and the
     other rows), the H200's speed-up over the H100 as measured and as bitline gives it, beside what HBM bandwidth alone
     would give (the GPUs share the GH100 die: same SMs, clocks and FP8 peak; 4.8 against 3.35 TB/s)."""
     def key(r):
@@ -400,7 +400,7 @@ def h200_h100_table(rows):
 
 
 def real_gpu_batch_table(rows):
-    """docs/llm.md's "The batch's first token": NVIDIA's inference performance page (TensorRT-LLM 0.9.0, H100), every
+    """docs/calibration.md's "The batch's first token": NVIDIA's inference performance page (TensorRT-LLM 0.9.0, H100), every
     row, then the first tokens' mean and largest |deviation|."""
     src = PAPER["real_gpus_batch"]
     lines = ["| model | batch | in/out | metric | measured | bitline | deviation |", "|---|---|---|---|---|---|---|"]
@@ -453,7 +453,7 @@ def kernel_regime(tokens):
 
 
 def kernel_table(rows):
-    """docs/llm.md's "GEMM kernels against measured kernel times" (between its GENERATED markers)."""
+    """docs/calibration.md's "GEMM kernels against measured kernel times" (between its GENERATED markers)."""
     kp = PAPER["kernels"]
     lines = ["| model | TP | rows (tokens) | " + " | ".join(f"{op}: measured / bitline us" for op in KERNEL_OPS) + " |",
              "|---|---|---|" + "---|" * len(KERNEL_OPS)]
@@ -496,7 +496,7 @@ def kernel_b200_rows(binary, tmp):
 
 
 def kernel_b200_table(rows):
-    """docs/llm.md's "On a B200" (between its GENERATED markers): mean and median deviation by precision and regime."""
+    """docs/calibration.md's "On a B200" (between its GENERATED markers): mean and median deviation by precision and regime."""
     kp = PAPER["kernels_b200"]
     lines = ["| precision | regime | kernels | mean abs deviation | median deviation | range | bound (model) |",
              "|---|---|---|---|---|---|---|"]
@@ -532,7 +532,7 @@ def attention_rows(binary, tmp):
 
 
 def attention_table(rows):
-    """docs/llm.md's "Attention kernels against FlashAttention-3's figures" (between its GENERATED markers)."""
+    """docs/calibration.md's "Attention kernels against FlashAttention-3's figures" (between its GENERATED markers)."""
     ap = PAPER["attention_kernels"]
     head = " | ".join(f"{n // 1024}k" if n >= 1024 else str(n) for n in ap["tokens"])
     lines = [f"| head dim | mask | {head} | mean abs deviation |", "|---|---|" + "---|" * len(ap["tokens"]) + "---|"]
@@ -567,7 +567,7 @@ def collective_rows(binary, tmp):
 
 
 def collective_table(rows):
-    """docs/llm.md's "Collectives against measured times" (between its GENERATED markers)."""
+    """docs/calibration.md's "Collectives against measured times" (between its GENERATED markers)."""
     cp = PAPER["collective_kernels"]
     sizes = sorted({r["bytes"] for r, _, _ in rows})
     gpus = sorted({r["gpus"] for r, _, _ in rows})
@@ -634,29 +634,29 @@ def main():
                "median_target": PAPER["real_gpus"]["median_target"], "max_target": PAPER["real_gpus"]["max_target"]},
               open(os.path.join("results", "real-gpus.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus", real_gpu_table(real))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "real-gpus", real_gpu_table(real))
     json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in other]},
               open(os.path.join("results", "real-gpus-other.json"), "w"), indent=1)
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-other", real_gpu_other_table(other))
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-h200", h200_h100_table(real + other))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "real-gpus-other", real_gpu_other_table(other))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "real-gpus-h200", h200_h100_table(real + other))
     nine = {release_key(r): r["measured"] for r, _, _ in real + other if r.get("source", "trt09") == "trt09"}
     json.dump({"rows": [dict(r, model_value=v, deviation=d, measured_090=nine.get(release_key(r))) for r, v, d in releases]},
               open(os.path.join("results", "real-gpus-releases.json"), "w"), indent=1)
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-releases", real_gpu_releases_table(releases, nine))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "real-gpus-releases", real_gpu_releases_table(releases, nine))
     json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in batch]},
               open(os.path.join("results", "real-gpus-batch.json"), "w"), indent=1)
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "real-gpus-batch", real_gpu_batch_table(batch))
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "gemm-kernels", kernel_table(kern))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "real-gpus-batch", real_gpu_batch_table(batch))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "gemm-kernels", kernel_table(kern))
     json.dump({"rows": [dict(r, model_us={op: v for op, (_, v, _) in ops.items()}) for r, ops in kern]},
               open(os.path.join("results", "gemm-kernels.json"), "w"), indent=1)
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "gemm-kernels-b200", kernel_b200_table(kern_b200))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "gemm-kernels-b200", kernel_b200_table(kern_b200))
     json.dump({"rows": [dict(r, model_us=v, deviation=d, bound=b) for r, v, d, b in kern_b200]},
               open(os.path.join("results", "gemm-kernels-b200.json"), "w"), indent=1)
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "attention-kernels", attention_table(attn))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "attention-kernels", attention_table(attn))
     json.dump({"rows": [{"head_dim": s["head_dim"], "mask": s["mask"], "tokens": n, "measured_tflops": m, "model_tflops": v,
                          "deviation": d, "sets_a_parameter": a} for s, n, m, v, d, a in attn]},
               open(os.path.join("results", "attention-kernels.json"), "w"), indent=1)
-    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "collective-kernels", collective_table(coll))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "collective-kernels", collective_table(coll))
     json.dump({"rows": [dict(r, model_us=v, deviation=d) for r, v, d in coll]},
               open(os.path.join("results", "collective-kernels.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-sessions", sessions_table(ses))
@@ -726,8 +726,8 @@ def main():
               "Details of the FlashAccel model and its gaps: docs/llm.md.", ""]
     lines += ["## The GPU model against real GPUs", "",
               "`accel run --static-batch` (TensorRT-LLM's gptSessionBenchmark way) against published measurements; details and",
-              "the reasons for the deviations in docs/llm.md (\"Against measurements on real GPUs\").", "",
-              "Mechanisms of issue 23's second pass, with their effect on each row in docs/llm.md: the H200 rows run `h200-sxm`",
+              "the reasons for the deviations in docs/calibration.md (\"Against measurements on real GPUs\").", "",
+              "Mechanisms of issue 23's second pass, with their effect on each row in docs/calibration.md: the H200 rows run `h200-sxm`",
               "(the real H200 SXM: the H100's measured kernels and collectives, 4.8 TB/s) instead of the paper's idealised `h200`",
               "(median 24.6% -> 24.4%), and FP8 GEMMs run at the fraction of the FP8 peak that 2023-24 kernels reached on an",
               "H100 (`fp8_util_max` 0.657, ~1.3 PFLOP/s; median -> 16.2%, largest 55.9% -> 54.6%). A third pass: FP8 GEMMs",

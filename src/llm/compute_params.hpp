@@ -198,7 +198,7 @@ struct ComputeParams {
        .source = "derived from FlashAttention-3 (Shah et al., arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 "
                  "forward, head dim 128, no mask: 648 TFLOP/s at 16k and 467 at 512 tokens (with "
                  "attention_fixed_blocks and softmax_rate 3.9e12); the other 34 points of Fig. 5 (head "
-                 "dims 64 and 256, causal) are the check (docs/llm.md, \"Attention kernels against FlashAttention-3's figures\"); per kind "
+                 "dims 64 and 256, causal) are the check (docs/calibration.md, \"Attention kernels against FlashAttention-3's figures\"); per kind "
                  "in configs/gpus/",
        .min = 0.01,
        .max = 1});
@@ -236,7 +236,7 @@ struct ComputeParams {
        .source = "derived: the H100's achievable HBM rate (per kind in configs/gpus/); that the kernel keeps it on an H200 is "
                  "measured: TensorRT-LLM 1.2.0rc5's generation attention, multi-head over an FP8 cache, is 0.87-1.16x as fast "
                  "on an H200 SXM as on an H100 SXM at 128-16k KV tokens, where over a 16-bit cache beyond 2k tokens it is "
-                 "1.16-1.42x (HBM-bound) (ai-dynamo/aiconfigurator; docs/llm.md, mechanism 7)",
+                 "1.16-1.42x (HBM-bound) (ai-dynamo/aiconfigurator; docs/calibration.md, mechanism 7)",
        .min = 0,
        .max = 1e15});
     v(softmax_rate, {.name = "softmax_rate",

@@ -129,7 +129,7 @@ TEST(LlmCollectives, StepReportsCollectiveTimeByKind) {
 }
 
 // The collective model against Vidur's measured NCCL all-reduce on a DGX H100 (scripts/paper_figures.json
-// "collective_kernels": 2, 4 and 8 GPUs, 1-64 MiB; docs/llm.md, "Collectives against measured times").
+// "collective_kernels": 2, 4 and 8 GPUs, 1-64 MiB; docs/calibration.md, "Collectives against measured times").
 TEST(LlmCollectives, AllReduceAgainstMeasuredNcclTimesOnADgxH100) {
   const auto& cp = bitline::test::paper_figures("collective_kernels");
   const Network net(preset_kind(cp.at("kind").get<std::string>()).llm.network);

@@ -501,7 +501,7 @@ TEST(LlmKernels, GemmAloneIsTheStepModelsKernelWithItsBound) {
 // -70B projections, FP16, TP 1-8, 1-4,096 rows; Vidur's profile). A check, not a fit: the mean |deviation| of each
 // regime is pinned at the model's value (+-1 point), and the compute-bound GEMMs hold within 12%. The gaps: the
 // smallest weight-streaming kernels (tensor-parallel shards of a few MB) and 128-512 rows, where the library's
-// kernels are slower than the best tile this model picks (docs/llm.md, "GEMM kernels against measured kernel times").
+// kernels are slower than the best tile this model picks (docs/calibration.md, "GEMM kernels against measured kernel times").
 TEST(LlmKernels, GemmsAgainstMeasuredH100KernelDurations) {
   const auto& kp = bitline::test::paper_figures("kernels");
   const KindParams k = preset_kind(kp.at("kind").get<std::string>());
@@ -535,7 +535,7 @@ TEST(LlmKernels, GemmsAgainstMeasuredH100KernelDurations) {
 // precision's and regime's mean |deviation| is pinned at the model's value (+-1 point). Without Blackwell's CTA pair
 // (gemm_cta_group 1) the compute-bound BF16 layers were 73% too slow (every tile waiting on L2); with it 18%. What is
 // left: the assumed L2 bandwidth (no B200 measurement), and the FP8/FP4 layers' own activation quantization (their
-// ~16-19 us fixed part at 1-16 rows), which the model does not time (docs/llm.md, "On a B200").
+// ~16-19 us fixed part at 1-16 rows), which the model does not time (docs/calibration.md, "On a B200").
 TEST(LlmKernels, GemmsAgainstMeasuredB200KernelDurations) {
   const auto& kp = bitline::test::paper_figures("kernels_b200");
   const KindParams k = preset_kind(kp.at("kind").get<std::string>());

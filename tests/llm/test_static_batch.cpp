@@ -1,6 +1,6 @@
 // Static batching (llm/static_batch.hpp): a batch prefilled together, then OUT - 1 decode steps over the growing KV;
 // checked against its own steps, its interpolation, its memory check, and the published TensorRT-LLM v0.9.0
-// measurements (docs/llm.md, "Against measurements on real GPUs"), each row pinned at the model's value.
+// measurements (docs/calibration.md, "Against measurements on real GPUs"), each row pinned at the model's value.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -202,10 +202,10 @@ TEST(LlmStaticBatch, TensorRtLlmV090RowsArePinned) {
 }
 
 // NVIDIA's inference performance page (TensorRT-LLM 0.9.0, H100 SXM, FP8): the time to the batch's first token, the
-// prefill of 3,840-65,536 prompt tokens (docs/llm.md, "The batch's first token"). A validation with a stated
+// prefill of 3,840-65,536 prompt tokens (docs/calibration.md, "The batch's first token"). A validation with a stated
 // tolerance: each within 10% of the measurement (the page gives two significant figures); the model's values pinned
 // (2%) so that a change shows here.
-// The rest of the visible set (docs/llm.md, "Against measurements on real GPUs"), FP16: TensorRT-LLM v0.5's first-token
+// The rest of the visible set (docs/calibration.md, "Against measurements on real GPUs"), FP16: TensorRT-LLM v0.5's first-token
 // latency at batch 1 on A100s and NeMo's whole 128-in / 20-out requests (latency_ms: the first token and 19 decode steps).
 // Each model value pinned within 2%; the gaps are the model's (docs/llm.md, "What is left").
 TEST(LlmStaticBatch, A100AndNemoRowsArePinned) {
@@ -244,7 +244,7 @@ TEST(LlmStaticBatch, TheBatchsFirstTokenMatchesNvidiasPublishedTimes) {
     const double ms = to_s(b.ttft) * 1e3;
     const std::string what = std::string(r.model) + " B" + std::to_string(r.batch) + " " + std::to_string(r.input) + "/" +
                              std::to_string(r.output) + ": " + std::to_string(ms) + " ms";
-    // The known gap (docs/llm.md, "The batch's first token"): GPT-J-6B's 65,536-token prefill, +10.3% since the
+    // The known gap (docs/calibration.md, "The batch's first token"): GPT-J-6B's 65,536-token prefill, +10.3% since the
     // attention's input pass (mechanism 8) is timed; pinned by its model value.
     if (!(std::string(r.model) == "gpt-j-6b" && r.batch == 512)) {
       EXPECT_NEAR(ms / r.measured, 1.0, 0.10) << what;
@@ -256,7 +256,7 @@ TEST(LlmStaticBatch, TheBatchsFirstTokenMatchesNvidiasPublishedTimes) {
 }
 
 TEST(LlmStaticBatch, TheAttentionsInputPassIsAKernelOfItsOwnOnTheRealGpuKinds) {
-  // Mechanism 8 (docs/llm.md): the engines run the rotary embedding as its own memory-bound kernel before attention.
+  // Mechanism 8 (docs/calibration.md): the engines run the rotary embedding as its own memory-bound kernel before attention.
   // The real GPU kinds time it; the paper's kinds (LLMCompass's methodology) do not.
   for (const char* kind : {"h100", "h200-sxm", "a100", "b200"}) EXPECT_TRUE(preset_kind(kind).llm.compute.qkv_preprocessing) << kind;
   for (const char* kind : {"h200", "csi", "cli"}) EXPECT_FALSE(preset_kind(kind).llm.compute.qkv_preprocessing) << kind;

@@ -4,7 +4,7 @@
 // llm.compute.qkv_preprocessing, the input pass before it and the whole call (kernel, pass, launch gaps). --decode: split-KV decode
 // attention (FlashDecoding; llm::GpuCompute::decode_attention): the math of the CTAs against the KV cache and the query
 // and output read at the achievable HBM bandwidth, the longer of the two. For checking the kernel model against
-// published kernel figures (docs/llm.md, "Attention kernels against FlashAttention-3's figures").
+// published kernel figures (docs/calibration.md, "Attention kernels against FlashAttention-3's figures").
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // `bitline accel collective`: one collective alone over a group of GPUs of one kind, as the step model times it
 // (llm::Network: the kind's llm.network: a measured nccl-tests curve inside a node, NVLink SHARP where set, the link
-// model across nodes). For checking the collective model against measured collective times (docs/llm.md,
+// model across nodes). For checking the collective model against measured collective times (docs/calibration.md,
 // "Collectives against measured times").
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // `bitline accel gemm`: GEMM kernels alone on one GPU kind, as the step model times them (llm::time_gemm): the
 // library tile, split-K and waves chosen, the math against the transfers, the bound. For checking the kernel model
-// against measured kernel times (docs/llm.md, "GEMM kernels against measured kernel times").
+// against measured kernel times (docs/calibration.md, "GEMM kernels against measured kernel times").
 #include <fmt/format.h>
 
 #include <algorithm>
