@@ -285,6 +285,8 @@ class Runtime {
     std::vector<std::pair<int64_t, SramSlot>> slots;
   };
 
+  static constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
   Object& obj(ObjectId id, const char* what);
   const Object& obj(ObjectId id, const char* what) const;
   /// The data of object `id`, which must be live and a KV object (else a ModelError naming `what`).
