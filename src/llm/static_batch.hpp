@@ -1,4 +1,6 @@
-// Static batching as a run mode (`accel run --static-batch`), the way TensorRT-LLM's gptSessionBenchmark measures:
+// Static batching as a run mode (`accel run --static-batch`), the way TensorRT-LLM's gptSessionBenchmark measures,
+// and the closed form of the static scheduler's run of one batch (serve/schedulers/static.cpp; the same throughput
+// within 0.1%, tests/serve/test_serve.cpp, StaticBatchingsClosedFormIsTheStaticSchedulersRun):
 // a batch of B prompts of IN tokens is prefilled together (one pass per serving.prefill.chunk), then OUT - 1 decode
 // steps run over the growing KV (step j attends over IN + j tokens of every request), no SLO search and no
 // disaggregation (the prompts' KV is written where it is decoded). The serving engine's host-side costs

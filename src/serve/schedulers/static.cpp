@@ -1,7 +1,8 @@
 // Static batching (TensorRT-LLM's gptSession): when nothing runs, up to max_num_seqs waiting requests whose full
 // context (input + output) fits in the free blocks (no watermark) form a batch; it is prefilled in one pass and decoded
 // until its longest request finishes, every pass at the batch's size (its finished requests are padding), while new
-// requests wait. The batch's size is this policy's own state.
+// requests wait. The batch's size is this policy's own state. Its closed form for one batch is llm::run_static_batch
+// (`accel run --static-batch`).
 #include <limits>
 
 #include "serve/schedulers/steps.hpp"
