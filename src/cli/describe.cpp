@@ -7,6 +7,7 @@
 
 #include <iostream>
 
+#include "cli/accel/common.hpp"
 #include "cli/common.hpp"
 #include "core/json_io.hpp"
 #include "cosmos/workloads.hpp"
@@ -87,7 +88,32 @@ void add_describe(CLI::App& app) {
                 "list only the policies chosen by name (every key with its implementations), including those of model files "
                 "and command options");
   cmd->add_flag("--papers", *papers, "print the papers that sources cite (title, authors, venue, link) and nothing else");
-  cmd->callback([component, as_json, impls, papers] {
+  auto kind = std::make_shared<std::string>();
+  cmd->add_option("--kind", *kind,
+                  "print GPU kind KIND (a name of configs/gpus/ or a kind's YAML file) as it resolves: every parameter's value and "
+                  "where it comes from (the file and line that set it, the kind's own or a base's, or the default)");
+  cmd->callback([component, as_json, impls, papers, kind] {
+    if (!kind->empty()) {
+      if (!component->empty() || *impls || *papers)
+        throw CLI::ValidationError("describe", "--kind prints one GPU kind: it takes neither a component nor --impls/--papers");
+      const Json rows = accel::kind_provenance(*kind);
+      if (*as_json) {
+        std::cout << rows.dump(2) << "\n";
+        return;
+      }
+      size_t own = 0, width = 0;
+      for (const auto& r : rows) {
+        own += r["from"] != "default";
+        width = std::max(width, r["key"].get<std::string>().size());
+      }
+      std::cout << fmt::format("GPU kind {}: {} parameters, {} from its files, {} defaults\n", *kind, rows.size(), own, rows.size() - own);
+      for (const auto& r : rows) {
+        const Json& v = r["value"];
+        std::cout << fmt::format("{:<{}}  {:<16}  {}\n", r["key"].get<std::string>(), width,
+                                 v.is_string() ? v.get<std::string>() : v.dump(), r["from"].get<std::string>());
+      }
+      return;
+    }
     if (*papers) {
       if (*as_json) {
         nlohmann::json j = nlohmann::json::array();

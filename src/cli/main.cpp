@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -11,15 +12,18 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "cli/common.hpp"
 #include "core/distributed.hpp"
 #include "core/error.hpp"
+#include "core/registry.hpp"
 
 namespace {
-/// Standard output could not take what was printed (a full disk, /dev/full, a closed pipe): exit 2 with the reason.
-int stdout_failed(const std::string& why) {
-  std::cerr << "bitline: cannot write the output: standard output: " << why << "\n";
+/// Standard output could not take what was printed (a full disk, /dev/full, a closed pipe): exit 2 with the reason,
+/// except for a closed pipe (`bitline describe | head`), where the reader has what it wanted: exit 2 without a word.
+int stdout_failed(const std::string& why, int error) {
+  if (error != EPIPE) std::cerr << "bitline: cannot write the output: standard output: " << why << "\n";
   return 2;
 }
 /// The inputs of the command line that change parameters or sizes (--set, --vary, --config, --experiment and the
@@ -74,6 +78,46 @@ void check_argument_values(int argc, char** argv) {
   }
 }
 
+/// After CLI11 refused the command line: the first word that is not a subcommand or an option of the command it
+/// follows, with the closest name there ("did you mean"), as `--set` keys get; empty when there is none to suggest
+/// (CLI11's own message is printed then).
+std::string misspelt_word(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "bitline";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+      const std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+      std::vector<std::string> names;
+      for (const CLI::Option* o : at->get_options())
+        for (const std::string& l : o->get_lnames()) names.push_back(l);
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;  // a known option (its value may follow)
+      const std::vector<std::string_view> views(names.begin(), names.end());
+      const std::string_view near = bitline::closest_name(name, views, 3);
+      if (near.empty()) return {};
+      return fmt::format("{}: unknown option --{}; did you mean --{}? (`{} --help` lists its options)", path, name, near, path);
+    }
+    if (a.empty() || a[0] == '-') continue;
+    std::vector<std::string> subs;
+    for (const CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) subs.push_back(sub->get_name());
+    if (subs.empty()) continue;  // a positional or an option's value
+    const auto it = std::find(subs.begin(), subs.end(), a);
+    if (it != subs.end()) {
+      at = at->get_subcommand(a);
+      path += " " + a;
+      continue;
+    }
+    if (i > 1 && std::string_view(argv[i - 1]).rfind("-", 0) == 0) continue;  // the value of an option
+    const std::vector<std::string_view> views(subs.begin(), subs.end());
+    const std::string_view near = bitline::closest_name(a, views, 3);
+    std::string all;
+    for (const auto& n : subs) all += (all.empty() ? "" : ", ") + n;
+    return fmt::format("{}: unknown command '{}'{} (commands: {})", path, a,
+                       near.empty() ? std::string() : fmt::format("; did you mean '{}'?", near), all);
+  }
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,11 +144,18 @@ int main(int argc, char** argv) {
     check_argument_values(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      if (const std::string m = misspelt_word(app, argc, argv); !m.empty()) {
+        std::cerr << m << "\n";
+        return 2;
+      }
+    }
     const int rc = app.exit(e);  // prints the message (or the help / the version)
     if (rc != 0) return 2;
     // --help or --version: printed to standard output, which may not take it (/dev/full, a closed pipe).
     std::cout.flush();
-    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) return stdout_failed(std::strerror(errno ? errno : EIO));
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+      return stdout_failed(std::strerror(errno ? errno : EIO), errno ? errno : EIO);
     return 0;
   } catch (const bitline::OverflowError& e) {
     // The overflow is found where times or sizes add up, far from the key that made them large: name the inputs.
@@ -128,7 +179,7 @@ int main(int argc, char** argv) {
     // fmt::print reports a failed write to stdout this way (EPIPE, ENOSPC, EIO).
     const int ev = e.code().value();
     if (e.code().category() == std::generic_category() || e.code().category() == std::system_category())
-      if (ev == EPIPE || ev == ENOSPC || ev == EIO || ev == EBADF) return stdout_failed(e.what());
+      if (ev == EPIPE || ev == ENOSPC || ev == EIO || ev == EBADF) return stdout_failed(e.what(), ev);
     std::cerr << "bitline: internal error (a bug: please report it with the command line): " << e.what() << "\n";
     return 3;
   } catch (const std::bad_alloc&) {
@@ -142,6 +193,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   std::cout.flush();
-  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) return stdout_failed(std::strerror(errno ? errno : EIO));
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+    return stdout_failed(std::strerror(errno ? errno : EIO), errno ? errno : EIO);
   return 0;
 }

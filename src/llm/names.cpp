@@ -48,6 +48,48 @@ void check_kind(const std::string& kind) {
                   kind, kinds_dir().string(), known.empty() ? "none" : known));
 }
 
+const std::vector<RequiredKindKey>& required_kind_keys() {
+  static const std::vector<RequiredKindKey> keys = {
+      {"gpu.bf16_flops", "dense BF16 tensor throughput, FLOP/s"},
+      {"gpu.onchip_sram", "on-chip SRAM (L2) size"},
+      {"hbm.stacks", "HBM stacks"},
+      {"hbm.capacity_per_stack", "HBM capacity per stack"},
+      {"hbm.bandwidth_per_stack", "HBM bandwidth per stack"},
+      {"hbm.energy", "HBM access energy per bit"},
+      {"llm.compute.sms", "streaming multiprocessors (GEMM tiles run in waves over them)"},
+      {"llm.compute.l2_bandwidth", "L2 bandwidth (GEMM tiles' operand loads)"},
+      {"llm.compute.fp8_speedup", "FP8 tensor throughput over BF16"},
+      {"llm.network.nvlink", "NVLink (scale-up link) bandwidth per GPU and direction"},
+      {"llm.network.nvlink_sharp", "whether the node's switches reduce in the switch (NVLink SHARP)"},
+      {"llm.energy.gpu_tdp", "board power (TDP)"},
+      {"llm.energy.tdp_hbm_stacks", "HBM stacks inside that board power"},
+  };
+  return keys;
+}
+
+void check_required_kind_keys(const ConfigTree& tree, const std::string& kind, const KindParams& k) {
+  std::vector<std::string> missing;
+  const auto need = [&](std::string_view key, std::string_view what) {
+    if (!tree.at(key)) missing.push_back(fmt::format("{} ({})", key, what));
+  };
+  for (const RequiredKindKey& r : required_kind_keys()) need(r.key, r.what);
+  if (*k.llm.network.collectives == CollectiveModel::Measured)
+    need("llm.network.busbw", "the measured all-reduce curve that llm.network.collectives = measured reads");
+  if (k.llm.network.nvlink_sharp)
+    need("llm.network.nvls_busbw", "the all-reduce curve with NVLink SHARP, as llm.network.nvlink_sharp = true says");
+  if (missing.empty()) return;
+  std::string list;
+  for (const auto& m : missing) list += "\n  " + m;
+  const std::string file = kind_is_path(kind) ? kind : (kinds_dir() / (kind + ".yaml")).string();
+  throw ConfigError(
+      fmt::format("GPU kind '{}' ({}): {} key{} that every kind gives {} missing:{}\nGive {} in the file (docs/kinds.md says what each "
+                  "is and has a template), or build on a shipped kind with a first line `base: h100` (or another of `bitline accel "
+                  "kinds`), whose values then stand for the keys the file does not give; `bitline describe --kind FILE` shows where "
+                  "each value comes from",
+                  kind, file, missing.size(), missing.size() == 1 ? "" : "s", missing.size() == 1 ? "is" : "are", list,
+                  missing.size() == 1 ? "it" : "them"));
+}
+
 SystemName parse_system(const std::string& name) {
   const auto x = name.rfind('x');
   SystemName s;

@@ -34,6 +34,17 @@ bool kind_is_path(const std::string& kind);
 /// ConfigError naming the known kinds unless `kind` is one of available_kinds() or the path of a readable file.
 void check_kind(const std::string& kind);
 
+/// A key every GPU kind gives, in its file or in a kind it builds on (`base: h100`): the hardware that differs between
+/// GPUs, so that a new kind never runs on another GPU's values unnoticed (docs/kinds.md lists them).
+struct RequiredKindKey {
+  std::string_view key, what;
+};
+const std::vector<RequiredKindKey>& required_kind_keys();
+/// ConfigError naming every required key that kind `kind`'s tree (its file, its bases, the run's overrides) does not
+/// give, with how to inherit them; `k` (the loaded parameters) decides the keys required only where they are used: the
+/// measured collectives' curve (llm.network.collectives = measured) and NVLink SHARP's (llm.network.nvlink_sharp).
+void check_required_kind_keys(const ConfigTree& tree, const std::string& kind, const KindParams& k);
+
 /// "csix8" -> kind "csi", 8 GPUs; the kind is a file of configs/gpus/ or a path ("./mine.yamlx8").
 struct SystemName {
   std::string name, kind;

@@ -535,6 +535,8 @@ KindParams load_kind_params(const ConfigTree& tree, const std::string& kind) {
   k.system = hbf::load_system_params(tree);
   k.llm = load_params<LlmParams>(tree, "llm");
   k.serving = load_params<ServingParams>(tree, "serving");
+  // A kind gives its hardware (or names the kind it builds on): no value of another GPU is taken unnoticed.
+  check_required_kind_keys(tree, kind, k);
   // The board power is built from its parts (add_board_power): the TDP must hold its HBM stacks at full bandwidth
   // and the GPU's static power, or the GPU die would draw a negative (or no) power.
   const auto& ep = k.llm.energy;

@@ -386,6 +386,21 @@ TEST_F(Cli, DescribePapersNamesBothPapers) {
   EXPECT_TRUE(contains(r.out, "arxiv.org/abs/2607.10186")) << r.out;
 }
 
+TEST_F(Cli, MisspeltCommandsAndOptionsGetTheClosestName) {
+  for (const auto& [cmd, says] : std::vector<std::pair<std::string, std::string>>{
+           {"serve swep", "bitline serve: unknown command 'swep'; did you mean 'sweep'?"},
+           {"sevre run", "unknown command 'sevre'; did you mean 'serve'?"},
+           {"serve run --rates 1 --model llama2-7b --system h100x1", "bitline serve run: unknown option --rates; did you mean --rate?"},
+           {"accel run --modle llama2-7b", "unknown option --modle; did you mean --model?"},
+           {"serve nothing-like-it", "unknown command 'nothing-like-it' (commands: "}}) {
+    const Result r = run(cmd);
+    EXPECT_EQ(r.rc, 2) << cmd;
+    EXPECT_TRUE(contains(r.out, says)) << cmd << "\n" << r.out;
+  }
+  // What is right is untouched: an option's value that looks like a command name is a value.
+  EXPECT_EQ(run("describe serve").rc, 0);
+}
+
 TEST_F(Cli, StandardOutputThatCannotBeWrittenIsAnError) {
   // /dev/full takes nothing: the printout is lost, so the run must not report success.
   EXPECT_EQ(run("describe >/dev/full").rc, 2);
@@ -406,6 +421,12 @@ TEST_F(Cli, StandardOutputThatCannotBeWrittenIsAnError) {
   EXPECT_NO_THROW(j = nlohmann::json::parse(in));
   EXPECT_TRUE(j.contains("gb_per_s"));
   EXPECT_FALSE(fs::exists(dir_ / "wbw.json.partial"));
+  // The closed pipe is not worth a message: `describe | head -1` (more than a pipe holds) prints the line and nothing on stderr.
+  const fs::path err = dir_ / "err";
+  const std::string head = "bash -c " + quote("BITLINE_CONFIG_DIR=" + quote(std::string(BITLINE_SOURCE_DIR) + "/configs") + " " +
+                                              quote(BITLINE_BINARY) + " describe 2>" + quote(err.string()) + " | head -1 >/dev/null");
+  ASSERT_EQ(std::system(head.c_str()), 0);
+  EXPECT_EQ(fs::file_size(err), 0u);
 }
 
 // ---- GPU kinds of a user's own: in a copy of the preset folder, by path, and overrides that change a kind ----
@@ -433,6 +454,19 @@ TEST_F(Cli, AGpuKindGivenByPath) {
   const nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j["system"], kind.string() + "x1");
   EXPECT_EQ(j["config"]["hbm"]["bandwidth_per_stack"], "800GB/s");
+  // describe --kind: where each value comes from (the file, the kind it builds on, the default).
+  Result d = run("describe --kind " + quote(kind.string()));
+  ASSERT_EQ(d.rc, 0) << d.out;
+  EXPECT_TRUE(contains(d.out, "hbm.bandwidth_per_stack") && contains(d.out, "800GB/s") && contains(d.out, "h100fast.yaml:4")) << d.out;
+  EXPECT_TRUE(contains(d.out, "gpus/h100.yaml:")) << d.out;  // gpu.bf16_flops, from its base
+  Result dj = run("describe --json --kind " + quote(kind.string()));
+  ASSERT_EQ(dj.rc, 0) << dj.out;
+  bool from_base = false, from_default = false;
+  for (const auto& row : nlohmann::json::parse(dj.out)) {
+    if (row["key"] == "gpu.bf16_flops") from_base = row["from"].get<std::string>().find("gpus/h100.yaml:") != std::string::npos;
+    if (row["key"] == "serving.max_requests_per_rank") from_default = row["from"] == "default";
+  }
+  EXPECT_TRUE(from_base && from_default) << dj.out;
   // KINDxN with a path works too; a missing file is named.
   EXPECT_EQ(run("accel run --model llama2-7b --system " + quote(kind.string() + "x1") + " --context 512:128 --slo 50").rc, 0);
   Result missing = run("accel run --model llama2-7b --system ./nothere.yaml --gpus 1 --context 512:128 --slo 50");

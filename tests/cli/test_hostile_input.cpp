@@ -334,7 +334,7 @@ TEST_F(Hostile, ArgumentErrorsExitTwoHelpAndVersionZero) {
   expect_bad_input("accel run --model qwen3-235b --system csix8 --context long --slo abc", {"--slo"});
   expect_bad_input("cosmos reliability --trials x", {"--trials"});
   expect_bad_input("", {"subcommand"});
-  expect_bad_input("frobnicate", {"subcommand"});
+  expect_bad_input("frobnicate", {"unknown command 'frobnicate'", "commands: "});
   for (const char* ok : {"--help", "--version", "accel run --help", "hbf stream --help", "cosmos eval --help"}) {
     const Result r = ::bitline::test::run_bitline_bounded(ok);
     EXPECT_EQ(r.rc, 0) << ok << "\n" << r.out;

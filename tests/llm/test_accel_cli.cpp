@@ -245,6 +245,25 @@ TEST_F(AccelCli, ANewKindAndModelInAConfigFolderRun) {
              "torch_dtype": "bfloat16"})";
   }
   const std::string cfg = (dir_ / "cfg").string();
+  // The kind does not give every key a GPU kind must (it would have run on the H200's SMs, L2, FP8 rate, NVLink and HBM
+  // energy): refused, naming each missing key and how to inherit them.
+  const Result partial = ::bitline::test::run_bitline("accel run --model toy-llama --system toyx2 --context 1000:100 --slo 20", "", cfg);
+  EXPECT_EQ(partial.rc, 2) << partial.out;
+  for (const char* key : {"hbm.energy", "llm.compute.sms", "llm.compute.l2_bandwidth", "llm.compute.fp8_speedup", "llm.network.nvlink ",
+                          "llm.network.nvlink_sharp", "llm.network.nvls_busbw", "toy.yaml", "7 keys", "base: h100"})
+    EXPECT_TRUE(has(partial.out, key)) << key << "\n" << partial.out;
+  {
+    // Given whole, it runs.
+    std::ofstream k(dir_ / "cfg" / "gpus" / "toy.yaml");
+    k << "description: a made-up GPU for this test\n"
+         "gpu: {bf16_flops: 100e12, onchip_sram: 20MB}\n"
+         "hbm: {stacks: 2, capacity_per_stack: 8GB, bandwidth_per_stack: 500GB/s, energy: 4pJ/bit}\n"
+         "hbf: {stacks: 0}\n"
+         "llm:\n"
+         "  compute: {sms: 40, l2_bandwidth: 3TB/s, fp8_speedup: 2}\n"
+         "  network: {nvlink: 100GB/s, nvlink_sharp: false}\n"
+         "  energy: {gpu_tdp: 300W, tdp_hbm_stacks: 2}\n";
+  }
   const Result r = ::bitline::test::run_bitline(
       "accel run --model toy-llama --system toyx2 --context 1000:100 --slo 20 --json " + quote(path("toy.json")), "", cfg);
   ASSERT_EQ(r.rc, 0) << r.out;

@@ -104,6 +104,18 @@ void flatten(const Json& j, const std::string& prefix, std::map<std::string, Jso
 }
 }  // namespace
 
+Json kind_provenance(const std::string& kind) {
+  const ConfigTree t = kind_tree(kind);
+  std::map<std::string, Json> values;
+  flatten(kind_json(load_kind_params(t, kind)), "", values);
+  Json out = Json::array();
+  for (const auto& [key, value] : values) {
+    const ConfigNode* at = t.at(key);
+    out.push_back({{"key", key}, {"value", value}, {"from", at ? at->origin : std::string("default")}});
+  }
+  return out;
+}
+
 Json KindOptions::overrides(const std::string& kind, const std::vector<Override>& experiment) const {
   std::map<std::string, Json> base, run;
   flatten(kind_json(load_kind_params(kind_tree(kind), kind)), "", base);

@@ -54,6 +54,10 @@ void load_models(llm::ModelSet& models, const std::vector<std::string>& names, c
 
 /// The resolved parameters of one GPU kind, as written next to the results.
 Json kind_json(const llm::KindParams& k);
+/// Every parameter of GPU kind `kind` (a name of configs/gpus/ or a kind's YAML path) as it resolves, and where its value
+/// comes from: [{"key", "value", "from"}], `from` the file and line that set it (the kind's own file or a base it names)
+/// or "default" (`bitline describe --kind`).
+Json kind_provenance(const std::string& kind);
 /// kind_json of each kind, keyed by its name; with `opts`, each kind's `overridden` parameters (KindOptions::overrides).
 Json config_json(const std::map<std::string, llm::KindParams>& kinds, const KindOptions* opts = nullptr,
                  const std::vector<Override>& experiment = {});
