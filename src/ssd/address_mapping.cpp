@@ -17,27 +17,27 @@ namespace bitline::ssd::detail {
 void Sim::writeback(Cmt& c, uint32_t page, uint32_t flow) {
   int64_t n = c.writeback(page);
   ++stats_.mapping_writebacks;
-  if (arriving_[page] == kNotArriving) arriving_[page] = kNone;
+  if (mapping_.arriving[page] == kNotArriving) mapping_.arriving[page] = kNone;
   issue_mapping_read(page, n * 512, flow);
-  if (M_.translation_programs) {
-    ++departing_[page];
+  if (model_.translation_programs) {
+    ++mapping_.departing[page];
     uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
-    Tx t = Tx::mapping_program(uint32_t(flow), key, int64_t(ftl_.plane_of(page)), d_.page_size);
-    t.sectors = spp_;
+    Tx t = Tx::mapping_program(uint32_t(flow), key, int64_t(ftl_.plane_of(page)), device_.page_size);
+    t.sectors = sectors_per_page_;
     enqueue(new_tx(t));
   } else {
-    departing_[page] = 1;  // MQSim never programs it: the page stays in memory
+    mapping_.departing[page] = 1;  // MQSim never programs it: the page stays in memory
   }
 }
 
 /// Resolves a transaction's logical page through the CMT, then issues it (now, or when its
 /// translation page arrives from flash).
 void Sim::translate(uint32_t tx) {
-  const Tx& t = txs_[tx];
+  const Tx& t = scheduler_.transactions[tx];
   bool write = t.kind == TxKind::Program;
-  if (ideal_map_ || (write && !M_.write_translation)) return proceed(tx);
-  Cmt& c = cmt_of(t.flow);
-  uint32_t lpa = t.lpa, flow = t.flow, page = tpage_of(flow, lpa);
+  if (mapping_.ideal || (write && !model_.write_translation)) return proceed(tx);
+  Cmt& c = mapping_.cmt_of(t.flow);
+  uint32_t lpa = t.lpa, flow = t.flow, page = mapping_.tpage_of(flow, lpa);
   uint32_t s = c.find(lpa);
   if (s != Cmt::kAbsent && c.state(s) != Cmt::State::Waiting) {
     c.touch(s);
@@ -45,44 +45,44 @@ void Sim::translate(uint32_t tx) {
     return proceed(tx);
   }
   ++(write ? stats_.cmt_write_misses : stats_.cmt_misses);
-  if (s != Cmt::kAbsent) return park(page, tx);  // its translation page is on its way
+  if (s != Cmt::kAbsent) return mapping_.park(page, tx);  // its translation page is on its way
   if (c.capacity() == 0) {
-    if (arriving_[page] == kNotArriving) issue_mapping_read(page, 512, flow);
-    return park(page, tx);
+    if (mapping_.arriving[page] == kNotArriving) issue_mapping_read(page, 512, flow);
+    return mapping_.park(page, tx);
   }
   make_room(c, flow);  // first: the victim's write-back may start a read of this very page
-  uint32_t sector = tsector_of(flow, lpa);
-  if (arriving_[page] != kNotArriving) {
+  uint32_t sector = mapping_.tsector_of(flow, lpa);
+  if (mapping_.arriving[page] != kNotArriving) {
     c.insert(lpa, page, sector, Cmt::State::Waiting);
-    return park(page, tx);
+    return mapping_.park(page, tx);
   }
-  if (departing_[page]) {
+  if (mapping_.departing[page]) {
     c.insert(lpa, page, sector, Cmt::State::Clean);
     return proceed(tx);
   }
   c.insert(lpa, page, sector, Cmt::State::Waiting);
-  park(page, tx);
+  mapping_.park(page, tx);
   issue_mapping_read(page, 512, flow);
 }
 
 /// A translation page arrived from flash: its waiting entries become valid, their transactions go on.
 void Sim::arrived(uint32_t page) {
-  uint32_t h = arriving_[page];
+  uint32_t h = mapping_.arriving[page];
   if (h == kNotArriving) return;
-  scratch_.clear();
-  for (uint32_t tx = h; tx != kNone; tx = park_next_[tx]) scratch_.push_back(tx);
-  arriving_[page] = kNotArriving;
-  std::reverse(scratch_.begin(), scratch_.end());
+  mapping_.scratch.clear();
+  for (uint32_t tx = h; tx != kNone; tx = mapping_.park_next[tx]) mapping_.scratch.push_back(tx);
+  mapping_.arriving[page] = kNotArriving;
+  std::reverse(mapping_.scratch.begin(), mapping_.scratch.end());
   std::vector<uint32_t> list;
-  list.swap(scratch_);
+  list.swap(mapping_.scratch);
   for (uint32_t tx : list) {
-    const Tx& t = txs_[tx];
-    Cmt& c = cmt_of(t.flow);
+    const Tx& t = scheduler_.transactions[tx];
+    Cmt& c = mapping_.cmt_of(t.flow);
     if (c.capacity() > 0) {
       uint32_t s = c.find(t.lpa);
       if (s == Cmt::kAbsent) {
         uint32_t lpa = t.lpa, flow = t.flow;
-        cmt_insert(c, flow, lpa, tpage_of(flow, lpa), Cmt::State::Clean);
+        cmt_insert(c, flow, lpa, mapping_.tpage_of(flow, lpa), Cmt::State::Clean);
       } else if (c.state(s) == Cmt::State::Waiting) {
         c.set_state(s, Cmt::State::Clean);
       }
@@ -90,15 +90,15 @@ void Sim::arrived(uint32_t page) {
     proceed(tx);
   }
   list.clear();
-  scratch_.swap(list);
+  mapping_.scratch.swap(list);
 }
 
 void Sim::mark_dirty(uint32_t flow, uint32_t lpa) {
-  Cmt& c = cmt_of(flow);
+  Cmt& c = mapping_.cmt_of(flow);
   if (c.capacity() == 0) return;
   uint32_t s = c.find(lpa);
   if (s == Cmt::kAbsent)
-    cmt_insert(c, flow, lpa, tpage_of(flow, lpa), Cmt::State::Dirty);
+    cmt_insert(c, flow, lpa, mapping_.tpage_of(flow, lpa), Cmt::State::Dirty);
   else
     c.set_state(s, Cmt::State::Dirty);
 }
@@ -106,35 +106,35 @@ void Sim::mark_dirty(uint32_t flow, uint32_t lpa) {
 /// Issues a translated transaction: a read goes to its page; a program records its sectors and, when it
 /// leaves written sectors of the page uncovered, first reads them (update read).
 void Sim::proceed(uint32_t tx) {
-  Tx& t = txs_[tx];
+  Tx& t = scheduler_.transactions[tx];
   if (t.kind == TxKind::Read) {
     uint32_t ppa = ftl_.lookup(t.lpa);
     if (ppa == FlatMap32::kEmpty) {
       ppa = ftl_.unwritten_ppa(t.lpa);
-      if (M_.unwritten_read_dirty && !ideal_map_) mark_dirty(t.flow, t.lpa);
+      if (model_.unwritten_read_dirty && !mapping_.ideal) mark_dirty(t.flow, t.lpa);
     }
-    Tx& u = txs_[tx];
+    Tx& u = scheduler_.transactions[tx];
     u.ppa = ppa;
     u.plane = ftl_.plane_of_ppa(ppa);
     return enqueue(tx);
   }
   uint32_t lpa = t.lpa, flow = t.flow, bits = t.bits;
   t.plane = int64_t(ftl_.plane_of(lpa));
-  if (!ideal_map_) mark_dirty(flow, lpa);
+  if (!mapping_.ideal) mark_dirty(flow, lpa);
   uint32_t old_ppa = ftl_.lookup(lpa);
   uint32_t old = 0;
-  if (const uint32_t* p = partial_.find(lpa))
+  if (const uint32_t* p = mapping_.partial_bits.find(lpa))
     old = *p;
   else if (old_ppa != FlatMap32::kEmpty)
-    old = full_bits_;
+    old = full_page_bits_;
   uint32_t now_bits = old | bits;
-  if (now_bits == full_bits_)
-    partial_.erase(lpa);
+  if (now_bits == full_page_bits_)
+    mapping_.partial_bits.erase(lpa);
   else
-    partial_.set(lpa, now_bits);
+    mapping_.partial_bits.set(lpa, now_bits);
   uint32_t missing = old & ~bits;
-  if (M_.update_reads && missing && old_ppa != FlatMap32::kEmpty) {
-    int64_t sec = std::min<int64_t>(spp_, int64_t(__builtin_popcount(missing)) * grp_);
+  if (model_.update_reads && missing && old_ppa != FlatMap32::kEmpty) {
+    int64_t sec = std::min<int64_t>(sectors_per_page_, int64_t(__builtin_popcount(missing)) * sectors_per_group_);
     ++stats_.update_reads;
     enqueue(new_tx(Tx::update_read(uint32_t(flow), tx, lpa, old_ppa, ftl_.plane_of_ppa(old_ppa), sec)));
     return;

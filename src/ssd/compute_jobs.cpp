@@ -97,9 +97,9 @@ ComputeResult run_jobs(const JobSpec& spec, const SsdParams& ssd, const HostPara
 namespace bitline::ssd::detail {
 
 void Sim::setup_compute() {
-  const JobSpec& s = *cs_;
-  if (int64_t(s.die_jobs.size()) != d_.dies())
-    throw ModelError(fmt::format("general device: the jobs are for {} dies, the device has {}", s.die_jobs.size(), d_.dies()));
+  const JobSpec& s = *jobs_.spec;
+  if (int64_t(s.die_jobs.size()) != device_.dies())
+    throw ModelError(fmt::format("general device: the jobs are for {} dies, the device has {}", s.die_jobs.size(), device_.dies()));
   for (const auto& t : s.templates) {
     std::vector<Segment> segs;
     Segment cur;
@@ -135,71 +135,72 @@ void Sim::setup_compute() {
         break;
       }
     for (const Segment& g : segs) {
-      if (g.route == Route::ToIsp && (rates_.isp.raw() <= 0 || rates_.isp_sram <= 0))
+      if (g.route == Route::ToIsp && (jobs_.rates.isp.raw() <= 0 || jobs_.rates.isp_sram <= 0))
         throw ModelError("general device: the read sends pages to the ISP, but no ISP throughput and SRAM were given");
-      if (g.route == Route::ToHost && s.host.combine_operands && rates_.host_bitwise.raw() <= 0)
+      if (g.route == Route::ToHost && s.host.combine_operands && jobs_.rates.host_bitwise.raw() <= 0)
         throw ModelError("general device: the host combines operands, but no host throughput was given");
       if (g.data_in > 0) {
         if (s.write_slices <= 0) throw ModelError("general device: a program step, but the jobs stream no write slices");
         if (g.data_in != s.slices_per_program) throw ModelError("general device: every program step must take slices_per_program slices");
-        write_overlap_ = g.overlap;
+        writes_.overlap_slices = g.overlap;
       }
     }
-    if (s.host.popcount_result && rates_.host_popcount.raw() <= 0)
+    if (s.host.popcount_result && jobs_.rates.host_popcount.raw() <= 0)
       throw ModelError("general device: the host counts result bits, but no host popcount throughput was given");
     if (segs.size() > 0xFFFFFFFFu) throw ModelError("general device: too many steps in a job");
-    segs_.push_back(std::move(segs));
+    jobs_.segments.push_back(std::move(segs));
   }
   for (const auto& jobs : s.die_jobs)
     for (const Job& j : jobs) {
-      if (j.tmpl >= segs_.size()) throw ModelError("general device: a job names a step template that does not exist");
-      if (j.active == 0 || j.active > d_.planes_per_die)
-        throw ModelError(fmt::format("general device: a job on {} planes (a die has {})", j.active, d_.planes_per_die));
-      if (int64_t(j.active) * d_.page_size > rates_.isp_sram && rates_.isp_sram > 0 &&
-          std::any_of(segs_[j.tmpl].begin(), segs_[j.tmpl].end(), [](const Segment& g) { return g.route == Route::ToIsp; }))
+      if (j.tmpl >= jobs_.segments.size()) throw ModelError("general device: a job names a step template that does not exist");
+      if (j.active == 0 || j.active > device_.planes_per_die)
+        throw ModelError(fmt::format("general device: a job on {} planes (a die has {})", j.active, device_.planes_per_die));
+      if (int64_t(j.active) * device_.page_size > jobs_.rates.isp_sram && jobs_.rates.isp_sram > 0 &&
+          std::any_of(jobs_.segments[j.tmpl].begin(), jobs_.segments[j.tmpl].end(),
+                      [](const Segment& g) { return g.route == Route::ToIsp; }))
         throw ModelError("general device: ISP SRAM smaller than one job's partial result");
     }
   const size_t dies = s.die_jobs.size();
-  cnext_.assign(dies, 0);
-  cseg_.assign(dies, 0);
-  cpending_.assign(dies, 0);
-  sram_free_ = rates_.isp_sram;
+  jobs_.next_job.assign(dies, 0);
+  jobs_.next_segment.assign(dies, 0);
+  jobs_.queued_segments.assign(dies, 0);
+  jobs_.sram_free_bytes = jobs_.rates.isp_sram;
   if (s.write_slices > 0) {
     if (s.slices_per_program <= 0) throw ModelError("general device: a program needs at least one slice");
-    write_pages_ = s.slices_per_program;
-    slice_bytes_ = d_.planes_per_die * d_.page_size;
-    buffer_slices_ = std::max<int64_t>(1, rates_.write_buffer / slice_bytes_);
-    wwait_.assign(dies, 0);
-    wloaded_.assign(dies, 0);
-    wclaimed_.assign(dies, 0);
-    wprog_.assign(dies, 0);
-    wheld_.assign(dies, 0);
-    din_.assign(size_t(d_.channels), kNone);
-    din_rr_.assign(size_t(d_.channels), 0);
+    writes_.slices_per_program = s.slices_per_program;
+    writes_.slice_bytes = device_.planes_per_die * device_.page_size;
+    writes_.buffer_slices = std::max<int64_t>(1, jobs_.rates.write_buffer / writes_.slice_bytes);
+    writes_.waiting.assign(dies, 0);
+    writes_.loaded.assign(dies, 0);
+    writes_.claimed.assign(dies, 0);
+    writes_.programming.assign(dies, 0);
+    writes_.held.assign(dies, 0);
+    writes_.loading_die.assign(size_t(device_.channels), kNone);
+    writes_.next_turn.assign(size_t(device_.channels), 0);
   }
 }
 
 /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
 /// A program waits (held) until its slices are in the die's latches. Returns whether it queued one.
 bool Sim::issue_job(uint32_t die) {
-  const auto& jobs = cs_->die_jobs[die];
-  if (cnext_[die] >= jobs.size()) return false;
-  const Job& j = jobs[cnext_[die]];
-  const uint32_t k = cseg_[die];
-  const Segment& g = segs_[j.tmpl][k];
+  const auto& jobs = jobs_.spec->die_jobs[die];
+  if (jobs_.next_job[die] >= jobs.size()) return false;
+  const Job& j = jobs[jobs_.next_job[die]];
+  const uint32_t k = jobs_.next_segment[die];
+  const Segment& g = jobs_.segments[j.tmpl][k];
   if (g.data_in > 0) {
-    if (wloaded_[die] - wclaimed_[die] < g.data_in) {
-      wheld_[die] = 1;
+    if (writes_.loaded[die] - writes_.claimed[die] < g.data_in) {
+      writes_.held[die] = 1;
       return false;
     }
-    wheld_[die] = 0;
-    wclaimed_[die] += g.data_in;
+    writes_.held[die] = 0;
+    writes_.claimed[die] += g.data_in;
   }
-  const Tx t = Tx::compute(JobSegment{die, k, j.tmpl, j.active}, int64_t(die) * d_.planes_per_die,
-                           g.route == Route::None ? 0 : int64_t(j.active) * d_.page_size);
-  if (k == 0) ++cr_.jobs;
-  if (++cseg_[die] == segs_[j.tmpl].size()) cseg_[die] = 0, ++cnext_[die];
-  ++cpending_[die];
+  const Tx t = Tx::compute(JobSegment{die, k, j.tmpl, j.active}, int64_t(die) * device_.planes_per_die,
+                           g.route == Route::None ? 0 : int64_t(j.active) * device_.page_size);
+  if (k == 0) ++jobs_.result.jobs;
+  if (++jobs_.next_segment[die] == jobs_.segments[j.tmpl].size()) jobs_.next_segment[die] = 0, ++jobs_.next_job[die];
+  ++jobs_.queued_segments[die];
   enqueue(new_tx(t));
   return true;
 }
@@ -207,23 +208,23 @@ bool Sim::issue_job(uint32_t die) {
 /// A segment's page leaves the die over the channel; a job's first page for the ISP needs an SRAM slot (its
 /// partial result) first, and waits in the latches for one (the die stays busy).
 void Sim::compute_out(uint32_t tx) {
-  const Tx& t = txs_[tx];
-  const Segment& g = segment_of(t);
+  const Tx& t = scheduler_.transactions[tx];
+  const Segment& g = jobs_.segment_of(t);
   if (g.route == Route::ToIsp && g.first_out) {
-    if (sram_free_ < t.bytes) {
-      sram_wait_.push_back(tx);
+    if (jobs_.sram_free_bytes < t.bytes) {
+      jobs_.sram_waiters.push_back(tx);
       return;
     }
-    sram_free_ -= t.bytes;
-    cr_.isp_sram_peak = std::max(cr_.isp_sram_peak, rates_.isp_sram - sram_free_);
+    jobs_.sram_free_bytes -= t.bytes;
+    jobs_.result.isp_sram_peak = std::max(jobs_.result.isp_sram_peak, jobs_.rates.isp_sram - jobs_.sram_free_bytes);
   }
-  ev_.push(channel_xfer(t.plane, t.bytes), {Ev::XferDone, tx});
+  events_.push(channel_xfer(t.plane, t.bytes), {Ev::XferDone, tx});
 }
 
 /// Cache read: a sensed page enters the cache latch if it is empty, and the die is free for its next operation;
 /// otherwise the page waits in the die (busy) for the latch.
 void Sim::sensed_to_cache(int64_t unit, uint32_t tx) {
-  Die& D = dies_[unit];
+  Die& D = scheduler_.units[unit];
   if (D.c_tx != UINT32_MAX) {
     D.s_tx = tx;
     return;
@@ -237,7 +238,7 @@ void Sim::sensed_to_cache(int64_t unit, uint32_t tx) {
 
 /// Cache read: the latch's page has left: it goes on by its route, and a page waiting in the die takes the latch.
 void Sim::cache_emptied(int64_t unit, uint32_t tx) {
-  Die& D = dies_[unit];
+  Die& D = scheduler_.units[unit];
   D.c_tx = UINT32_MAX;
   read_done(tx);
   if (D.s_tx != UINT32_MAX) {
@@ -251,107 +252,107 @@ void Sim::cache_emptied(int64_t unit, uint32_t tx) {
 
 /// Over the PCIe link (its FIFO `busy`, one per direction); returns the arrival, pcie_latency after the end.
 Time Sim::over_pcie(Time& busy, int64_t bytes) {
-  const Time d = pcie_data_(bytes);
+  const Time d = host_.pcie_data_time(bytes);
   const Time end = link(busy, d);
-  cr_.pcie_bytes += bytes;
-  cr_.pcie_busy += d;
-  cr_.pcie += rates_.pcie * Bytes(bytes);
-  cr_.dram_access += rates_.dram * Bytes(bytes);  // the DMA into (or out of) host memory
-  ssd_end_ = std::max(ssd_end_, end);
-  const Time arrival = end + rates_.pcie_latency;
-  cr_.total = std::max(cr_.total, arrival);
+  jobs_.result.pcie_bytes += bytes;
+  jobs_.result.pcie_busy += d;
+  jobs_.result.pcie += jobs_.rates.pcie * Bytes(bytes);
+  jobs_.result.dram_access += jobs_.rates.dram * Bytes(bytes);  // the DMA into (or out of) host memory
+  jobs_.ssd_end = std::max(jobs_.ssd_end, end);
+  const Time arrival = end + jobs_.rates.pcie_latency;
+  jobs_.result.total = std::max(jobs_.result.total, arrival);
   return arrival;
 }
 
 /// A segment has ended (its page crossed the channel, or it had none): the page goes on by its route, and the
 /// die's next segment is queued.
 void Sim::job_done(const Tx& t) {
-  const Segment& g = segment_of(t);
-  const bool popcount = cs_->host.popcount_result;
+  const Segment& g = jobs_.segment_of(t);
+  const bool popcount = jobs_.spec->host.popcount_result;
   switch (t.bytes > 0 ? g.route : Route::None) {
     case Route::Result: {
       const Time at = to_host(t.bytes);
-      if (popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount, t.bytes);
+      if (popcount) host_work(at, Bytes(t.bytes) / jobs_.rates.host_popcount, t.bytes);
       break;
     }
     case Route::ToHost: {
       const Time at = to_host(t.bytes);
-      if (cs_->host.combine_operands) host_work(at, Bytes(t.bytes) / rates_.host_bitwise, t.bytes);
-      if (g.last_out && popcount) host_work(at, Bytes(t.bytes) / rates_.host_popcount, t.bytes);
+      if (jobs_.spec->host.combine_operands) host_work(at, Bytes(t.bytes) / jobs_.rates.host_bitwise, t.bytes);
+      if (g.last_out && popcount) host_work(at, Bytes(t.bytes) / jobs_.rates.host_popcount, t.bytes);
       break;
     }
     case Route::ToIsp: {
-      const Time d = Bytes(t.bytes) / rates_.isp;
-      isp_free_ = std::max(ev_.now(), isp_free_) + d;
-      cr_.isp_busy += d;
-      cr_.isp += rates_.isp_bit * Bytes(t.bytes);
-      if (g.last_out) ev_.push(isp_free_, {Ev::IspResult, uint32_t(t.job.active)});  // the job's result is ready
+      const Time d = Bytes(t.bytes) / jobs_.rates.isp;
+      jobs_.isp_free = std::max(events_.now(), jobs_.isp_free) + d;
+      jobs_.result.isp_busy += d;
+      jobs_.result.isp += jobs_.rates.isp_bit * Bytes(t.bytes);
+      if (g.last_out) events_.push(jobs_.isp_free, {Ev::IspResult, uint32_t(t.job.active)});  // the job's result is ready
       break;
     }
     case Route::None:
-      cr_.total = std::max(cr_.total, ev_.now());
+      jobs_.result.total = std::max(jobs_.result.total, events_.now());
       break;
   }
   const uint32_t die = t.job.die;
-  if (g.data_in > 0) wprog_[die] = 0;  // a program ended
-  --cpending_[die];
+  if (g.data_in > 0) writes_.programming[die] = 0;  // a program ended
+  --jobs_.queued_segments[die];
   fill_jobs(die);
-  if (write_pages_ > 0) try_data_in(uint32_t(channel_of_plane(t.plane)));
+  if (writes_.slices_per_program > 0) try_data_in(uint32_t(channel_of_plane(t.plane)));
 }
 
 // Sequential writes: the host streams slices over PCIe while the controller's write buffer has room; a channel
 // with no page to move out loads them into its dies round robin.
 void Sim::feed_host() {
-  while (next_slice_ < cs_->write_slices && buffered_ < buffer_slices_) {
-    const Time arrival = over_pcie(down_free_, slice_bytes_);
-    ++buffered_;
-    const int64_t per_channel = d_.chips_per_channel * d_.dies_per_chip;
-    ev_.push(arrival, {Ev::WriteArrive, program_die(next_slice_ / write_pages_, d_.channels, per_channel)});
-    ++next_slice_;
+  while (writes_.next_slice < jobs_.spec->write_slices && writes_.buffered_slices < writes_.buffer_slices) {
+    const Time arrival = over_pcie(host_.link_down_free, writes_.slice_bytes);
+    ++writes_.buffered_slices;
+    const int64_t per_channel = device_.chips_per_channel * device_.dies_per_chip;
+    events_.push(arrival, {Ev::WriteArrive, program_die(writes_.next_slice / writes_.slices_per_program, device_.channels, per_channel)});
+    ++writes_.next_slice;
   }
 }
 
 /// The channel, idle, moves the next write slice into one of its dies, round robin from after the last one served.
 void Sim::try_data_in(uint32_t ch) {
-  if (din_[ch] != kNone || channel_free_[ch] > ev_.now()) return;
-  const int64_t n = d_.chips_per_channel * d_.dies_per_chip;
+  if (writes_.loading_die[ch] != kNone || scheduler_.channel_free[ch] > events_.now()) return;
+  const int64_t n = device_.chips_per_channel * device_.dies_per_chip;
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t die = uint32_t(int64_t(ch) * n + (din_rr_[ch] + i) % n);
-    if (!can_load(die)) continue;
-    din_rr_[ch] = (din_rr_[ch] + i + 1) % n;
-    --wwait_[die];
-    din_[ch] = die;
-    ev_.push(channel_xfer(int64_t(die) * d_.planes_per_die, slice_bytes_), {Ev::DataInDone, ch});
+    const uint32_t die = uint32_t(int64_t(ch) * n + (writes_.next_turn[ch] + i) % n);
+    if (!writes_.can_load(die)) continue;
+    writes_.next_turn[ch] = (writes_.next_turn[ch] + i + 1) % n;
+    --writes_.waiting[die];
+    writes_.loading_die[ch] = die;
+    events_.push(channel_xfer(int64_t(die) * device_.planes_per_die, writes_.slice_bytes), {Ev::DataInDone, ch});
     return;
   }
 }
 
 void Sim::on_data_in_done(uint32_t ch) {
-  const uint32_t die = din_[ch];
-  din_[ch] = kNone;
-  ++wloaded_[die];
-  --buffered_;
+  const uint32_t die = writes_.loading_die[ch];
+  writes_.loading_die[ch] = kNone;
+  ++writes_.loaded[die];
+  --writes_.buffered_slices;
   feed_host();
-  if (wheld_[die]) fill_jobs(die);
+  if (writes_.held[die]) fill_jobs(die);
   try_data_in(ch);
 }
 
 /// The run's totals: the time, the SSD's active part, the busiest resource.
 void Sim::finish_compute() {
-  cr_.events = ev_.executed();
-  cr_.total = std::max(cr_.total, ev_.now());
-  cr_.ssd_active = std::min(ssd_end_, cr_.total);
-  const double t = double(cr_.total.raw());
+  jobs_.result.events = events_.executed();
+  jobs_.result.total = std::max(jobs_.result.total, events_.now());
+  jobs_.result.ssd_active = std::min(jobs_.ssd_end, jobs_.result.total);
+  const double t = double(jobs_.result.total.raw());
   if (t <= 0) return;
-  const std::pair<const char*, double> us[] = {{"dies", double(cr_.die_busy.raw()) / (t * double(d_.dies()))},
-                                               {"channels", double(cr_.channel_busy.raw()) / (t * double(d_.channels))},
-                                               {"pcie", double(cr_.pcie_busy.raw()) / t},
-                                               {"isp", double(cr_.isp_busy.raw()) / t},
-                                               {"host", double(cr_.host_busy.raw()) / t}};
+  const std::pair<const char*, double> us[] = {{"dies", double(jobs_.result.die_busy.raw()) / (t * double(device_.dies()))},
+                                               {"channels", double(jobs_.result.channel_busy.raw()) / (t * double(device_.channels))},
+                                               {"pcie", double(jobs_.result.pcie_busy.raw()) / t},
+                                               {"isp", double(jobs_.result.isp_busy.raw()) / t},
+                                               {"host", double(jobs_.result.host_busy.raw()) / t}};
   const auto* best = &us[0];
   for (const auto& u : us)
     if (u.second > best->second) best = &u;
-  cr_.bottleneck = best->first;
+  jobs_.result.bottleneck = best->first;
 }
 
 }  // namespace bitline::ssd::detail

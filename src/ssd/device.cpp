@@ -29,83 +29,90 @@ namespace detail {
 
 Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const JobSpec* compute, const ComputeRates& rates,
          const std::string& label)
-    : d_(d), opt_(opt), M_(opt.model), ftl_(d), cs_(compute), rates_(rates), label_(label) {
-  dies_.resize(size_t(M_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
-  gc_.resize(size_t(d.planes()));
-  blocked_.resize(size_t(d.planes()));
-  channel_free_.assign(size_t(d.channels), Time{});
+    : device_(d), options_(opt), model_(opt.model), ftl_(d), label_(label) {
+  jobs_.spec = compute;
+  jobs_.rates = rates;
+  scheduler_.units.resize(size_t(model_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
+  gc_.jobs.resize(size_t(d.planes()));
+  gc_.blocked_programs.resize(size_t(d.planes()));
+  scheduler_.channel_free.assign(size_t(d.channels), Time{});
   for (int64_t p = 0; p < d.planes(); ++p) {
     int64_t die = ftl_.die_of_plane(p);
-    die_of_.push_back(int32_t(die));
-    pin_of_.push_back(uint8_t(ftl_.plane_in_die(p)));
-    unit_of_.push_back(int32_t(M_.chip_scheduling ? die / d.dies_per_chip : die));
-    channel_of_.push_back(int32_t(die / (d.chips_per_channel * d.dies_per_chip)));
+    scheduler_.die_of_plane.push_back(int32_t(die));
+    scheduler_.plane_in_die.push_back(uint8_t(ftl_.plane_in_die(p)));
+    scheduler_.unit_of_plane.push_back(int32_t(model_.chip_scheduling ? die / d.dies_per_chip : die));
+    scheduler_.channel_of_plane.push_back(int32_t(die / (d.chips_per_channel * d.dies_per_chip)));
   }
-  channel_of_unit_.assign(dies_.size(), 0);
-  units_of_channel_.resize(size_t(d.channels));
+  scheduler_.channel_of_unit.assign(scheduler_.units.size(), 0);
+  scheduler_.units_of_channel.resize(size_t(d.channels));
   for (int64_t p = 0; p < d.planes(); ++p) {
-    size_t u = size_t(unit_of_[size_t(p)]);
-    if (p == 0 || unit_of_[size_t(p) - 1] != int32_t(u)) units_of_channel_[size_t(channel_of_[size_t(p)])].push_back(int64_t(u));
-    channel_of_unit_[u] = channel_of_[size_t(p)];
+    size_t u = size_t(scheduler_.unit_of_plane[size_t(p)]);
+    if (p == 0 || scheduler_.unit_of_plane[size_t(p) - 1] != int32_t(u))
+      scheduler_.units_of_channel[size_t(scheduler_.channel_of_plane[size_t(p)])].push_back(int64_t(u));
+    scheduler_.channel_of_unit[u] = scheduler_.channel_of_plane[size_t(p)];
   }
-  rr_of_channel_.assign(size_t(d.channels), 0);
-  channel_wake_.assign(size_t(d.channels), 0);
-  spp_ = d.sectors_per_page();
-  xfer_rate_ =
-      cs_ && rates.channel.raw() > 0 ? rates.channel : bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
-  pcie_ = bytes_per_s(d.pcie_lane_bandwidth.raw() * double(d.pcie_lane_count));
-  sqe_time_ = bytes(kSqeBytes) / pcie_;
-  cqe_time_ = bytes(kCqeBytes) / pcie_;
-  pcie_data_ = XferTimes(pcie_, 0);
-  pcie_read_cqe_ = XferTimes(pcie_, kCqeBytes);
-  chan_time_ = XferTimes(xfer_rate_, 0);
-  for (int64_t k = 0; k <= XferTimes::kSectors; ++k) dram_times_.push_back(dram_time(k * 512));
+  scheduler_.channel_turn.assign(size_t(d.channels), 0);
+  scheduler_.channel_wake_pending.assign(size_t(d.channels), 0);
+  sectors_per_page_ = d.sectors_per_page();
+  scheduler_.channel_rate =
+      jobs_.spec && rates.channel.raw() > 0 ? rates.channel : bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
+  host_.pcie_rate = bytes_per_s(d.pcie_lane_bandwidth.raw() * double(d.pcie_lane_count));
+  host_.sqe_time = bytes(kSqeBytes) / host_.pcie_rate;
+  host_.cqe_time = bytes(kCqeBytes) / host_.pcie_rate;
+  host_.pcie_data_time = XferTimes(host_.pcie_rate, 0);
+  host_.pcie_data_cqe_time = XferTimes(host_.pcie_rate, kCqeBytes);
+  scheduler_.channel_time = XferTimes(scheduler_.channel_rate, 0);
+  for (int64_t k = 0; k <= XferTimes::kSectors; ++k) data_cache_.dram_times.push_back(dram_time(k * 512));
   int64_t nflows = int64_t(s.flows.size());
-  int64_t logical_sectors = d.logical_pages() * spp_;
+  int64_t logical_sectors = d.logical_pages() * sectors_per_page_;
   int64_t per_flow = nflows > 0 ? logical_sectors / nflows : 0;
-  sq_depth_ = d.io_queue_depth;
+  host_.submission_queue_depth = d.io_queue_depth;
   // CMT: MQSim's entry is (2 log2(pages) + sectors per page) bits; translation pages hold page / GTD entry entries
   double lg = std::log2(double(d.pages()));
   int64_t cmt_entry = d.cmt_entry_bytes();
-  int64_t gtd_entry = int64_t(std::ceil((lg + double(spp_)) / 8));
-  entries_per_tpage_ = std::max<int64_t>(1, d.page_size / gtd_entry);
-  gtd_entry_ = gtd_entry;
-  grp_ = (spp_ + 31) / 32;
-  full_bits_ = bits_of(0, spp_);
+  int64_t gtd_entry = int64_t(std::ceil((lg + double(sectors_per_page_)) / 8));
+  mapping_.entries_per_tpage = std::max<int64_t>(1, d.page_size / gtd_entry);
+  mapping_.gtd_entry_bytes = gtd_entry;
+  sectors_per_group_ = (sectors_per_page_ + 31) / 32;
+  full_page_bits_ = bits_of(0, sectors_per_page_);
   // Translation pages are per flow, as MQSim's address-mapping domains: flow f's logical pages from its first
-  // one, entries_per_tpage_ to a page, numbered from tpage0_[f].
-  tpage0_.push_back(0);
+  // one, mapping_.entries_per_tpage to a page, numbered from mapping_.first_tpage[f].
+  mapping_.first_tpage.push_back(0);
   for (int64_t f = 0; f < nflows; ++f) {
-    int64_t lo = f * per_flow / spp_, hi = ((f + 1) * per_flow + spp_ - 1) / spp_;
-    lpa0_.push_back(lo);
-    tpage0_.push_back(tpage0_.back() + uint32_t((hi - lo + entries_per_tpage_ - 1) / entries_per_tpage_));
+    int64_t lo = f * per_flow / sectors_per_page_, hi = ((f + 1) * per_flow + sectors_per_page_ - 1) / sectors_per_page_;
+    mapping_.first_lpa.push_back(lo);
+    mapping_.first_tpage.push_back(mapping_.first_tpage.back() +
+                                   uint32_t((hi - lo + mapping_.entries_per_tpage - 1) / mapping_.entries_per_tpage));
   }
-  int64_t tpages = tpage0_.back();
-  if (M_.translation_programs && d.logical_pages() + tpages >= int64_t(0xFFFFFFFFll))
+  int64_t tpages = mapping_.first_tpage.back();
+  if (model_.translation_programs && d.logical_pages() + tpages >= int64_t(0xFFFFFFFFll))
     throw ConfigError(
         fmt::format("{}: ssd_model.translation_programs: the device's {} logical pages and {} translation "
                     "pages exceed 2^32-1 page keys",
                     d.file, d.logical_pages(), tpages));
   int64_t cmt_entries = d.cmt_capacity.raw() / cmt_entry;
   if (cmt_entries > (int64_t(1) << 31)) cmt_entries = int64_t(1) << 31;
-  ideal_map_ = d.ideal_mapping_table;
+  mapping_.ideal = d.ideal_mapping_table;
   // SHARED: MQSim's constructor creates the "shared" table inside its loop over flows, so each flow gets a
   // table of the whole capacity (cmt_per_flow); EQUAL_SIZE_PARTITIONING: each flow gets capacity / flows.
   const bool shared_cmt = shared(*d.cmt_sharing);
-  int ncmt = shared_cmt && !M_.cmt_per_flow ? 1 : int(nflows);
+  int ncmt = shared_cmt && !model_.cmt_per_flow ? 1 : int(nflows);
   int64_t per_cmt = shared_cmt || nflows == 0 ? cmt_entries : cmt_entries / nflows;
   for (int i = 0; i < ncmt; ++i) {
-    uint32_t lo = ncmt == 1 ? 0 : tpage0_[size_t(i)], hi = ncmt == 1 ? uint32_t(tpages) : tpage0_[size_t(i) + 1];
-    cmt_.push_back(std::make_unique<Cmt>(size_t(per_cmt), lo, hi, int(d.page_size / 512)));
+    uint32_t lo = ncmt == 1 ? 0 : mapping_.first_tpage[size_t(i)], hi = ncmt == 1 ? uint32_t(tpages) : mapping_.first_tpage[size_t(i) + 1];
+    mapping_.cmts.push_back(std::make_unique<Cmt>(size_t(per_cmt), lo, hi, int(d.page_size / 512)));
   }
-  arriving_.assign(size_t(tpages), kNotArriving);
-  departing_.assign(size_t(tpages), 0);
+  mapping_.arriving.assign(size_t(tpages), kNotArriving);
+  mapping_.departing.assign(size_t(tpages), 0);
   int ncache = shared(*d.data_cache_sharing) ? 1 : int(nflows);
-  for (int i = 0; i < ncache; ++i) cache_.push_back(std::make_unique<WriteCache>(d.data_cache_capacity.raw() / d.page_size / ncache));
-  depth_.assign(size_t(ncache), 0);
-  waiting_.resize(size_t(ncache));
-  max_depth_ =
-      M_.destage_pages_per_plane > 0 ? std::max<int64_t>(1, int64_t(M_.destage_pages_per_plane * double(d.planes() * spp_))) : INT64_MAX;
+  for (int i = 0; i < ncache; ++i)
+    data_cache_.partitions.push_back(std::make_unique<WriteCache>(d.data_cache_capacity.raw() / d.page_size / ncache));
+  data_cache_.programming_sectors.assign(size_t(ncache), 0);
+  data_cache_.waiting_writes.resize(size_t(ncache));
+  data_cache_.max_programming_sectors =
+      model_.destage_pages_per_plane > 0
+          ? std::max<int64_t>(1, int64_t(model_.destage_pages_per_plane * double(d.planes() * sectors_per_page_)))
+          : INT64_MAX;
   std::vector<std::pair<uint64_t, uint64_t>> precond;
   for (int64_t f = 0; f < nflows; ++f) {
     const FlowXml& x = s.flows[f];
@@ -130,14 +137,14 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
       if (n == 0) throw ConfigError(fmt::format("{}: trace has no requests", x.trace_path));
     }
     if (d.preconditioning && x.initial_occupancy > 0) {
-      uint64_t lo = uint64_t(fl.start_lba / spp_), hi = uint64_t(fl.range_end / spp_);
+      uint64_t lo = uint64_t(fl.start_lba / sectors_per_page_), hi = uint64_t(fl.range_end / sectors_per_page_);
       precond.push_back({lo, lo + uint64_t(double(hi - lo) * x.initial_occupancy)});
     }
-    flows_.push_back(std::move(fl));
+    host_.flows.push_back(std::move(fl));
   }
   if (!precond.empty()) ftl_.precondition(precond);
   for (int64_t p = 0; p < ftl_.planes(); ++p) maybe_start_gc(p);
-  if (cs_) setup_compute();
+  if (jobs_.spec) setup_compute();
   work_ = estimate_work();
   if (work_.page_transactions > opt.max_transactions)
     throw ConfigError(
@@ -148,57 +155,57 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
 
 nlohmann::json Sim::run() {
   auto wall0 = std::chrono::steady_clock::now();
-  for (uint32_t f = 0; f < flows_.size(); ++f) {
-    Flow& fl = flows_[f];
+  for (uint32_t f = 0; f < host_.flows.size(); ++f) {
+    Flow& fl = host_.flows[f];
     if (fl.closed_loop) {
       for (int64_t i = 0; i < fl.x->queue_depth; ++i) generate(f, Time{});
     } else {
-      ev_.push(Time{}, {Ev::Arrival, f});
+      events_.push(Time{}, {Ev::Arrival, f});
     }
   }
-  if (cs_) {  // dies channel-interleaved (die 0 of every channel, then die 1, ...), so that a limited resource
-              // (the ISP's SRAM slots) is spread over the channels, not taken by the dies of channel 0
-    const int64_t per_channel = d_.chips_per_channel * d_.dies_per_chip;
+  if (jobs_.spec) {  // dies channel-interleaved (die 0 of every channel, then die 1, ...), so that a limited resource
+                     // (the ISP's SRAM slots) is spread over the channels, not taken by the dies of channel 0
+    const int64_t per_channel = device_.chips_per_channel * device_.dies_per_chip;
     for (int64_t k = 0; k < per_channel; ++k)
-      for (int64_t c = 0; c < d_.channels; ++c) fill_jobs(uint32_t(c * per_channel + k));
+      for (int64_t c = 0; c < device_.channels; ++c) fill_jobs(uint32_t(c * per_channel + k));
     feed_host();
   }
   auto last_report = wall0;
-  while (!ev_.empty()) {
-    auto e = ev_.pop();
+  while (!events_.empty()) {
+    auto e = events_.pop();
     dispatch(e.payload);
-    if ((ev_.executed() & 0xFFFF) != 0) continue;
+    if ((events_.executed() & 0xFFFF) != 0) continue;
     // The estimate leaves out GC's reads and programs, which can multiply a write-heavy scenario's work: the run is
     // stopped (no result) past 8 events per budgeted page transaction, about what the budget's transactions cost.
-    if (!cs_ && double(ev_.executed()) > 8.0 * double(opt_.max_transactions))
+    if (!jobs_.spec && double(events_.executed()) > 8.0 * double(options_.max_transactions))
       throw ConfigError(
           fmt::format("{}: stopped after {} engine events at {:.6g} s simulated, {} requests done: past 8 events per "
                       "page transaction of the budget ({}; garbage collection's reads and programs are not in "
                       "the estimate); raise --max-transactions or shorten the scenario",
-                      label_, ev_.executed(), to_s(ev_.now()), completed_, opt_.max_transactions));
-    if (opt_.progress) {
+                      label_, events_.executed(), to_s(events_.now()), host_.completed, options_.max_transactions));
+    if (options_.progress) {
       auto now = std::chrono::steady_clock::now();
       if (now - last_report > std::chrono::seconds(2)) {
         last_report = now;
-        opt_.progress(Progress{to_s(ev_.now()), completed_, work_.requests});
+        options_.progress(Progress{to_s(events_.now()), host_.completed, work_.requests});
       }
     }
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   // No event left while requests wait for the device: the run stalled (a plane out of free pages whose garbage
   // collection cannot proceed); its numbers would describe a shorter run than asked, so there is no result.
-  for (size_t f = 0; f < flows_.size(); ++f)
-    if (flows_[f].outstanding > 0)
+  for (size_t f = 0; f < host_.flows.size(); ++f)
+    if (host_.flows[f].outstanding > 0)
       throw ModelError(
           fmt::format("{}: the simulation stalled at {:.6g} s simulated: flow {} has {} requests in the device and "
                       "nothing left to happen (no free page and no garbage collection under way); {} requests "
                       "completed. Check GC_Exec_Threshold, Overprovisioning_Ratio and Block_No_Per_Plane",
-                      d_.file, to_s(ev_.now()), f, flows_[f].outstanding, completed_));
-  if (cs_) {
-    for (size_t die = 0; die < cnext_.size(); ++die)
-      if (cnext_[die] < cs_->die_jobs[die].size() || cpending_[die] > 0)
+                      device_.file, to_s(events_.now()), f, host_.flows[f].outstanding, host_.completed));
+  if (jobs_.spec) {
+    for (size_t die = 0; die < jobs_.next_job.size(); ++die)
+      if (jobs_.next_job[die] < jobs_.spec->die_jobs[die].size() || jobs_.queued_segments[die] > 0)
         throw ModelError(fmt::format("general device: die {} never finished its Flash-Cosmos jobs ({} of {} queued, {} pending)", die,
-                                     cnext_[die], cs_->die_jobs[die].size(), cpending_[die]));
+                                     jobs_.next_job[die], jobs_.spec->die_jobs[die].size(), jobs_.queued_segments[die]));
     finish_compute();
   }
   return results(wall);
@@ -207,42 +214,43 @@ nlohmann::json Sim::run() {
 /// The scenario's work, estimated before it runs (WorkEstimate). Rates in requests per second.
 WorkEstimate Sim::estimate_work() const {
   WorkEstimate w;
-  const double pcie = pcie_.raw(), sqe = to_s(sqe_time_);
-  const Time tr_min = std::min({d_.read_latency[0], d_.read_latency[1], d_.read_latency[2]});
-  const Time tprog_min = std::min({d_.program_latency[0], d_.program_latency[1], d_.program_latency[2]});
+  const double pcie = host_.pcie_rate.raw(), sqe = to_s(host_.sqe_time);
+  const Time tr_min = std::min({device_.read_latency[0], device_.read_latency[1], device_.read_latency[2]});
+  const Time tprog_min = std::min({device_.program_latency[0], device_.program_latency[1], device_.program_latency[2]});
   std::vector<std::string> why;
   // a read can be served from the cache only if some flow writes into it
   bool writes = false;
-  for (const Flow& fl : flows_) writes = writes || (fl.write_cache && (fl.x->kind == FlowKind::Trace || fl.x->read_ratio < 1));
-  for (size_t f = 0; f < flows_.size(); ++f) {
-    const Flow& fl = flows_[f];
+  for (const Flow& fl : host_.flows) writes = writes || (fl.write_cache && (fl.x->kind == FlowKind::Trace || fl.x->read_ratio < 1));
+  for (size_t f = 0; f < host_.flows.size(); ++f) {
+    const Flow& fl = host_.flows[f];
     const FlowXml& x = *fl.x;
     double requests = 0, pages = 1;
     if (x.kind == FlowKind::Trace) {
       const double n = double(fl.trace_limit) * double(x.relay_count);
       requests = n;
       const double lines = double(std::max<int64_t>(1, fl.trace_lines));
-      pages = 1 + double(fl.trace_sectors) / lines / double(spp_);  // its mean request's pages, one more for alignment
+      pages = 1 + double(fl.trace_sectors) / lines / double(sectors_per_page_);  // its mean request's pages, one more for alignment
       why.push_back(fmt::format("flow {}: {} trace requests x <Relay_Count> {}", f, fl.trace_limit, x.relay_count));
     } else {
       const double bytes = double(x.avg_size) * 512;
       // the most pages a request spans: its start sits on a multiple of gcd(alignment, sectors per page) in a page
-      const int64_t g = x.aligned ? std::gcd(x.alignment_unit, spp_) : 1;
-      pages = double((x.avg_size + spp_ - g + spp_ - 1) / spp_);
+      const int64_t g = x.aligned ? std::gcd(x.alignment_unit, sectors_per_page_) : 1;
+      pages = double((x.avg_size + sectors_per_page_ - g + sectors_per_page_ - 1) / sectors_per_page_);
       double rate = 0;  // the flow's highest possible request rate
       if (!fl.closed_loop) {
         rate = double(x.bandwidth) / bytes;
       } else {
         // the least latency of a request: its command fetch, its data over PCIe, and a read's sense and channel
         // transfer of a page (or a cache DRAM access), a write's DRAM access (cached) or channel transfer and program
-        const double data = bytes / pcie, page_xfer = double(std::min<int64_t>(x.avg_size * 512, d_.page_size)) / xfer_rate_.raw();
-        const double dram = to_s(cache_dram_time(d_, std::min<int64_t>(x.avg_size * 512, d_.page_size)));
+        const double data = bytes / pcie,
+                     page_xfer = double(std::min<int64_t>(x.avg_size * 512, device_.page_size)) / scheduler_.channel_rate.raw();
+        const double dram = to_s(cache_dram_time(device_, std::min<int64_t>(x.avg_size * 512, device_.page_size)));
         double least = 1e30;
         if (x.read_ratio > 0) least = std::min(least, fl.any_cache && writes ? dram : to_s(tr_min) + page_xfer);
         if (x.read_ratio < 1) least = std::min(least, fl.write_cache ? dram : page_xfer + to_s(tprog_min));
         rate = double(x.queue_depth) / (sqe + data + least);
-        rate = std::min(rate, pcie / (bytes + kCqeBytes));                                           // the link carries each request's data
-        if (x.read_ratio == 0 && fl.write_cache && M_.dram_serial) rate = std::min(rate, 1 / dram);  // one DRAM access at a time
+        rate = std::min(rate, pcie / (bytes + kCqeBytes));  // the link carries each request's data
+        if (x.read_ratio == 0 && fl.write_cache && model_.dram_serial) rate = std::min(rate, 1 / dram);  // one DRAM access at a time
       }
       double by_time = x.stop_time > Time{} ? rate * to_s(x.stop_time) : 1e300;
       requests = x.total_requests > 0 ? std::min(double(x.total_requests), by_time) : by_time;

@@ -18,8 +18,10 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "ssd/cmt.hpp"
-#include "ssd/device.hpp"
+#include "ssd/compute_jobs.hpp"
 #include "ssd/ftl.hpp"
+#include "ssd/mqsim_xml.hpp"
+#include "ssd/run_options.hpp"
 
 namespace bitline::ssd::detail {
 constexpr uint32_t kNone = 0xFFFFFFFFu;

@@ -1,12 +1,17 @@
-// The general SSD's engine (internal to src/ssd): one class whose state is the device's, with its member functions
-// defined in the stage files, each of which states its contract at its top:
-//   host_interface.cpp         host flows, NVMe queues, the PCIe link, completions, results
-//   data_cache.cpp             reads and writes through the controller's DRAM write cache
-//   address_mapping.cpp        MQSim's cached mapping table: translation reads and write-backs
-//   transaction_scheduler.cpp  per-unit queues, multi-plane operations, chips, channels, die operations
-//   garbage_collection.cpp     victim selection, relocation and erase per plane
-//   compute_jobs.cpp           Flash-Cosmos jobs and sequential writes (contract: compute_jobs.hpp)
+// The general SSD's engine (internal to src/ssd): one class, Sim, with its member functions defined in the stage files,
+// each of which states its contract at its top, and its state in one struct per stage (declared below, each saying
+// which files use it):
+//   host_interface.cpp         host flows, NVMe queues, the PCIe link, completions, results    HostInterfaceState host_
+//   data_cache.cpp             reads and writes through the controller's DRAM write cache      WriteCacheState data_cache_
+//   address_mapping.cpp        MQSim's cached mapping table: translation reads and write-backs  MappingState mapping_
+//   transaction_scheduler.cpp  per-unit queues, multi-plane operations, chips, channels,       SchedulerState scheduler_
+//                              die operations
+//   garbage_collection.cpp     victim selection, relocation and erase per plane                GcState gc_
+//   compute_jobs.cpp           Flash-Cosmos jobs and sequential writes (contract:              ComputeJobState jobs_,
+//                              compute_jobs.hpp)                                                SequentialWriteState writes_
 //   device.cpp                 construction, the event loop and its dispatch, the entry points (device.hpp)
+// What every stage shares stays in Sim itself: the device and the run's options, the model's switches, the FTL
+// (ftl.hpp), the event heap, a page's sector layout, the counts of the results, the work estimate and the label.
 // One EventHeap drives every stage; events are a kind and an index, dispatched by a switch (device.cpp).
 #pragma once
 
@@ -22,6 +27,189 @@
 
 namespace bitline::ssd::detail {
 
+// ---- The stages' state: one struct per stage, owned by Sim, read and written by the files named ----------------
+
+/// Host interface (host_interface.cpp; data_cache.cpp and transaction_scheduler.cpp post completions): the flows and
+/// their requests, the NVMe submission queues' depth, the PCIe link (a FIFO per direction) and its transfer times.
+struct HostInterfaceState {
+  std::vector<Flow> flows;
+  std::vector<Request> requests;          // by id; a finished one's id goes to free_requests
+  std::vector<uint32_t> free_requests;    // ids of finished requests, reused first
+  std::vector<uint32_t> pending_trace;    // per trace flow: the request of its record read ahead
+  Time link_down_free{}, link_up_free{};  // when the link's host-to-device / device-to-host FIFO is next free
+  int64_t submission_queue_depth = 1;     // IO_Queue_Depth: requests of a flow in the device at once
+  Bandwidth pcie_rate{};                  // lanes x lane bandwidth
+  // transfer times, computed once: a command (SQE) and a completion (CQE), data alone and data with a completion
+  Time sqe_time{}, cqe_time{};
+  XferTimes pcie_data_time, pcie_data_cqe_time;
+  int64_t completed = 0;  // requests completed (progress and messages)
+
+  uint32_t new_request(uint32_t flow, bool read, int64_t lba, int64_t sectors, Time arrival) {
+    uint32_t id;
+    if (!free_requests.empty()) {
+      id = free_requests.back();
+      free_requests.pop_back();
+    } else {
+      id = uint32_t(requests.size());
+      requests.emplace_back();
+    }
+    requests[id] = Request{flow, read, lba, sectors, arrival, arrival, 0, 0};
+    return id;
+  }
+};
+
+/// The controller's DRAM write cache (data_cache.cpp; host_interface.cpp prefetches from it): the cache partitions
+/// (one shared, or one per flow), MQSim's destage back-pressure, the hot/cold filter and the DRAM's FIFO.
+struct WriteCacheState {
+  std::vector<std::unique_ptr<WriteCache>> partitions;
+  std::vector<int64_t> programming_sectors;                     // per partition: sectors being programmed from it
+  int64_t max_programming_sectors = INT64_MAX;                  // the back-pressure limit (destage_pages_per_plane)
+  std::vector<std::vector<uint32_t>> waiting_writes;            // per partition: cached writes not yet all in the cache
+  std::vector<std::vector<WriteCache::Slot>> eviction_batches;  // evicted dirty slots whose DRAM read is under way
+  std::vector<uint32_t> free_batches;                           // indices of eviction_batches free for reuse
+  FlatMap32 hot_pages{1024};                                    // pages written in the current hot window
+  Time next_hot_reset{};                                        // when hot_pages is cleared next (hot_window)
+  Time dram_free{};                                             // when the DRAM is next free (dram_serial)
+  uint32_t version = 0;          // the last version stamped on a slot; a write-back that ends sees whether newer data merged
+  std::vector<Time> dram_times;  // the DRAM access of each multiple of 512 B, up to XferTimes::kSectors sectors
+
+  /// The partition a flow's writes go to.
+  int partition_of(uint32_t flow) const { return partitions.size() == 1 ? 0 : int(flow); }
+
+  uint32_t new_batch() {
+    if (!free_batches.empty()) {
+      uint32_t b = free_batches.back();
+      free_batches.pop_back();
+      return b;
+    }
+    eviction_batches.emplace_back();
+    return uint32_t(eviction_batches.size() - 1);
+  }
+};
+
+/// MappingState::arriving of a translation page with no read in flight.
+constexpr uint32_t kNotArriving = 0xFFFFFFFEu;
+
+/// Address mapping (address_mapping.cpp; host_interface.cpp prefetches from it): the cached mapping tables, the
+/// translation pages in flight and the transactions parked on them, the sectors written of partly written pages,
+/// and the layout of the translation pages (per flow, as MQSim's address-mapping domains).
+struct MappingState {
+  std::vector<std::unique_ptr<Cmt>> cmts;  // one shared, or one per flow (cmt_per_flow / CMT_Sharing_Mode)
+  // per translation page: the last transaction parked for its read (kNone: none yet; kNotArriving: no read in
+  // flight), and how many of its write-backs are still to be programmed (MQSim's departing entries)
+  std::vector<uint32_t> arriving, departing;
+  std::vector<uint32_t> park_next;    // per transaction: the one parked on the same translation page before it
+  std::vector<uint32_t> scratch;      // arrived(): the parked transactions in order (kept to reuse its buffer)
+  FlatMap32 partial_bits{1024};       // per logical page written in part: its written-sector groups
+  std::vector<int64_t> first_lpa;     // per flow: its first logical page
+  std::vector<uint32_t> first_tpage;  // per flow: its first translation page (and one past the last)
+  int64_t entries_per_tpage = 1;      // mapping entries in a translation page
+  int64_t gtd_entry_bytes = 1;        // bytes of a mapping entry in a translation page
+  bool ideal = false;                 // Ideal_Mapping_Table: no translation at all
+
+  Cmt& cmt_of(uint32_t flow) { return *cmts[cmts.size() == 1 ? 0 : flow]; }
+  /// The translation page holding the mapping entry of the flow's logical page `lpa`.
+  uint32_t tpage_of(uint32_t flow, uint32_t lpa) const {
+    return first_tpage[flow] + uint32_t((int64_t(lpa) - first_lpa[flow]) / entries_per_tpage);
+  }
+  /// The 512 B sector of its translation page that holds the mapping entry of `lpa`.
+  uint32_t tsector_of(uint32_t flow, uint32_t lpa) const {
+    return uint32_t((int64_t(lpa) - first_lpa[flow]) % entries_per_tpage * gtd_entry_bytes / 512);
+  }
+  /// Parks transaction `tx` until translation page `page` arrives.
+  void park(uint32_t page, uint32_t tx) {
+    uint32_t h = arriving[page];
+    park_next[tx] = h == kNotArriving ? kNone : h;
+    arriving[page] = tx;
+  }
+};
+
+/// Transaction scheduling (transaction_scheduler.cpp; every stage queues transactions, compute_jobs.cpp also moves
+/// write slices over the channels): the transactions, the scheduling units (chips or dies) and their queues, the
+/// device's topology as tables by plane, unit and channel, and the channels' buses.
+struct SchedulerState {
+  std::vector<Tx> transactions;             // by id; a finished one's id goes to free_transactions
+  std::vector<uint32_t> free_transactions;  // ids of finished transactions, reused first
+  std::vector<Die> units;                   // the scheduling units: chips (chip_scheduling) or dies
+  std::vector<uint32_t> finished_group;     // on_die_op_done(): the finished operation's transactions (buffer reused)
+  std::vector<int32_t> die_of_plane;
+  std::vector<uint8_t> plane_in_die;  // a plane's index in its die
+  std::vector<int32_t> unit_of_plane;
+  std::vector<int32_t> channel_of_plane;
+  // issue_on_idle_channel: each unit's channel, each channel's units, the unit whose turn is next (round robin),
+  // and whether a ChannelIdle event is pending
+  std::vector<int32_t> channel_of_unit;
+  std::vector<std::vector<int64_t>> units_of_channel;
+  std::vector<uint32_t> channel_turn;
+  std::vector<uint8_t> channel_wake_pending;
+  std::vector<Time> channel_free;  // per channel: when its bus is next free
+  Bandwidth channel_rate{};        // a channel's transfer rate
+  XferTimes channel_time;          // transfer times over a channel, computed once
+};
+
+/// Garbage collection (garbage_collection.cpp; transaction_scheduler.cpp blocks and releases programs): per plane,
+/// its GC job and the programs blocked for want of a free page until that job erases a block.
+struct GcState {
+  std::vector<GcJob> jobs;
+  std::vector<std::deque<uint32_t>> blocked_programs;
+};
+
+/// A segment of a Flash-Cosmos job's step template: its steps up to where a page leaves the die (or the job's end),
+/// one die operation (ComputeJobState, compute_jobs.cpp).
+struct Segment {
+  Time die_time{};
+  Energy energy{};
+  int64_t steps = 0, sensings = 0;
+  Route route = Route::None;                 // where its page goes (None: stays in the latches)
+  bool first_out = false, last_out = false;  // the job's first / last page out
+  int64_t data_in = 0, overlap = 0;          // a program: its slices, and the next program's that may load meanwhile
+};
+
+/// Flash-Cosmos jobs (compute_jobs.cpp; transaction_scheduler.cpp runs their segments): the spec and the rates,
+/// each template's segments, per die the next segment to queue and the segments queued, the ISP's SRAM and the
+/// FIFOs of the ISP and the host, and the run's result.
+struct ComputeJobState {
+  const JobSpec* spec = nullptr;  // null: a host scenario, no jobs
+  ComputeRates rates;
+  std::vector<std::vector<Segment>> segments;  // per step template
+  std::vector<size_t> next_job;                // per die: the job of the next segment to queue
+  std::vector<uint32_t> next_segment;          // per die: that segment, in its job's template
+  std::vector<int64_t> queued_segments;        // per die: segments queued or running
+  std::deque<uint32_t> sram_waiters;           // transactions of first ISP pages waiting for an SRAM slot
+  int64_t sram_free_bytes = 0;                 // the ISP's SRAM not held by a slot
+  Time isp_free{}, host_free{};                // when the ISP's / the host CPU's FIFO is next free
+  Time ssd_end{};                              // when the SSD's last transfer over PCIe ends
+  ComputeResult result;
+
+  const Segment& segment_of(const Tx& t) const { return segments[t.job.tmpl][t.job.segment]; }
+};
+
+/// Sequential writes (compute_jobs.cpp; transaction_scheduler.cpp starts their programs): the host streams slices
+/// (one page on every plane of a die) over PCIe into the controller's write buffer, a channel loads them into its
+/// dies' latches, and a die's program job runs once its slices are there.
+struct SequentialWriteState {
+  int64_t slices_per_program = 0;  // 0: no sequential write
+  int64_t overlap_slices = 0;      // slices of the next program that may load while one runs (cache program)
+  int64_t slice_bytes = 0;
+  int64_t buffer_slices = 0;    // slices the write buffer holds
+  int64_t next_slice = 0;       // the next slice the host streams
+  int64_t buffered_slices = 0;  // slices in the write buffer
+  // per die: slices waiting for it in the buffer, in its latches, claimed by its queued program; whether a program
+  // runs, and whether its next program is held for its slices
+  std::vector<int64_t> waiting, loaded, claimed;
+  std::vector<uint8_t> programming, held;
+  // per channel: the die it is loading a slice into (kNone: none), and where its round robin over its dies resumes
+  std::vector<uint32_t> loading_die;
+  std::vector<int64_t> next_turn;
+
+  /// A slice may load into a die: one waits for it in the buffer, its next program is not complete, and while it
+  /// programs only into the latches the program leaves free.
+  bool can_load(uint32_t die) const {
+    if (waiting[die] == 0 || loaded[die] >= slices_per_program) return false;
+    return !programming[die] || loaded[die] < overlap_slices;
+  }
+};
+
 class Sim {
  public:
   Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const JobSpec* compute = nullptr, const ComputeRates& rates = {},
@@ -29,7 +217,7 @@ class Sim {
 
   nlohmann::json run();
 
-  const ComputeResult& compute_result() const { return cr_; }
+  const ComputeResult& compute_result() const { return jobs_.result; }
   const WorkEstimate& work() const { return work_; }
 
  private:
@@ -37,14 +225,12 @@ class Sim {
   WorkEstimate estimate_work() const;
 
   // ---- host side -----------------------------------------------------------
-  uint32_t new_request(uint32_t f, bool read, int64_t lba, int64_t sectors, Time arrival);
-
   /// Generates one synthetic request of flow f arriving at t (unless the flow has stopped).
   void generate(uint32_t f, Time t);
 
   Drawn draw_ahead(uint32_t f) {
     Drawn r = draw(f);
-    prefetch_lpa(f, uint32_t(r.lba / spp_));
+    prefetch_lpa(f, uint32_t(r.lba / sectors_per_page_));
     return r;
   }
 
@@ -60,26 +246,26 @@ class Sim {
 
   /// Enters the submission queue: the device fetches the command over the link.
   void submit(uint32_t id) {
-    Request& r = reqs_[id];
-    ++flows_[r.flow].outstanding;
-    r.enqueued = ev_.now();
-    prefetch_lpa(r.flow, uint32_t(r.lba / spp_));
-    ev_.push(link(down_free_, sqe_time_), {Ev::SqeFetched, id});
+    Request& r = host_.requests[id];
+    ++host_.flows[r.flow].outstanding;
+    r.enqueued = events_.now();
+    prefetch_lpa(r.flow, uint32_t(r.lba / sectors_per_page_));
+    events_.push(link(host_.link_down_free, host_.sqe_time), {Ev::SqeFetched, id});
   }
 
   /// When a transfer taking d on a FIFO link that is busy until `busy` ends (the link is then busy until then).
   Time link(Time& busy, Time d) {
-    Time start = std::max(ev_.now(), busy);
+    Time start = std::max(events_.now(), busy);
     busy = start + d;
     return busy;
   }
 
   void on_sqe_fetched(uint32_t id) {
-    Request& r = reqs_[id];
+    Request& r = host_.requests[id];
     if (r.read) {
       issue_reads(id);
     } else {
-      ev_.push(link(down_free_, pcie_data_(r.sectors * 512)), {Ev::WriteDmaDone, id});
+      events_.push(link(host_.link_down_free, host_.pcie_data_time(r.sectors * 512)), {Ev::WriteDmaDone, id});
     }
   }
 
@@ -88,37 +274,29 @@ class Sim {
   void for_each_page(const Request& r, F f) {
     int64_t lba = r.lba, end = r.lba + r.sectors;
     while (lba < end) {
-      int64_t lpa = lba / spp_;
-      int64_t n = std::min(end, (lpa + 1) * spp_) - lba;
-      f(uint32_t(lpa), lba - lpa * spp_, n);
+      int64_t lpa = lba / sectors_per_page_;
+      int64_t n = std::min(end, (lpa + 1) * sectors_per_page_) - lba;
+      f(uint32_t(lpa), lba - lpa * sectors_per_page_, n);
       lba += n;
     }
   }
   /// Written-sector groups (bits) of sectors [off, off + n) of a page.
   uint32_t bits_of(int64_t off, int64_t n) const {
-    int64_t lo = off / grp_, hi = (off + n - 1) / grp_;
+    int64_t lo = off / sectors_per_group_, hi = (off + n - 1) / sectors_per_group_;
     uint64_t m = ((uint64_t(1) << (hi - lo + 1)) - 1) << lo;
     return uint32_t(m);
   }
 
-  Cmt& cmt_of(uint32_t flow) { return *cmt_[cmt_.size() == 1 ? 0 : flow]; }
-  uint32_t tpage_of(uint32_t flow, uint32_t lpa) const {
-    return tpage0_[flow] + uint32_t((int64_t(lpa) - lpa0_[flow]) / entries_per_tpage_);
-  }
-  /// The 512 B sector of its translation page that holds the mapping entry of `lpa`.
-  uint32_t tsector_of(uint32_t flow, uint32_t lpa) const {
-    return uint32_t((int64_t(lpa) - lpa0_[flow]) % entries_per_tpage_ * gtd_entry_ / 512);
-  }
   /// Inserts `lpa` into the flow's CMT, evicting (and writing back) its least recently used entry when full.
   void cmt_insert(Cmt& c, uint32_t flow, uint32_t lpa, uint32_t page, Cmt::State st) {
     make_room(c, flow);
-    c.insert(lpa, page, tsector_of(flow, lpa), st);
+    c.insert(lpa, page, mapping_.tsector_of(flow, lpa), st);
   }
 
   /// Where translation page `page` is: its last program, else a fixed page of its plane (stored at start).
   uint32_t tpage_ppa(uint32_t page) {
     uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
-    if (M_.translation_programs) {
+    if (model_.translation_programs) {
       uint32_t p = ftl_.lookup(key);
       if (p != FlatMap32::kEmpty) return p;
     }
@@ -135,18 +313,12 @@ class Sim {
   void make_room(Cmt& c, uint32_t flow) {
     if (!c.full()) return;
     auto [page, dirty] = c.evict();
-    if (dirty && M_.translation_writeback) writeback(c, page, flow);
+    if (dirty && model_.translation_writeback) writeback(c, page, flow);
   }
 
   /// MQSim's translation-page write-back: every dirty entry of the page is cleaned, the sectors holding
   /// its clean cached entries are read (to merge), and the page is programmed (see translation_programs).
   void writeback(Cmt& c, uint32_t page, uint32_t flow);
-
-  void park(uint32_t page, uint32_t tx) {
-    uint32_t h = arriving_[page];
-    park_next_[tx] = h == kNotArriving ? kNone : h;
-    arriving_[page] = tx;
-  }
 
   /// Resolves a transaction's logical page through the CMT, then issues it (now, or when its
   /// translation page arrives from flash).
@@ -165,31 +337,29 @@ class Sim {
   void issue_reads(uint32_t id);
 
   void finish_read(uint32_t id) {
-    Request& r = reqs_[id];
-    Time t = link(up_free_, pcie_read_cqe_(r.sectors * 512));
-    ev_.push(t, {Ev::Complete, id});
+    Request& r = host_.requests[id];
+    Time t = link(host_.link_up_free, host_.pcie_data_cqe_time(r.sectors * 512));
+    events_.push(t, {Ev::Complete, id});
   }
 
   void on_dram_read_done(uint32_t id) {
-    if (--reqs_[id].pending == 0) finish_read(id);
+    if (--host_.requests[id].pending == 0) finish_read(id);
   }
 
   // ---- writes ----------------------------------------------------------------
-  int cache_of(uint32_t flow) const { return cache_.size() == 1 ? 0 : int(flow); }
-
-  Time dram_time(int64_t b) const { return cache_dram_time(d_, b); }
+  Time dram_time(int64_t b) const { return cache_dram_time(device_, b); }
   /// When a DRAM access of b bytes started now ends (one access at a time with dram_serial).
   Time dram(int64_t b) {
-    Time d = b % 512 == 0 && size_t(b / 512) < dram_times_.size() ? dram_times_[size_t(b / 512)] : dram_time(b);
-    if (!M_.dram_serial) return ev_.now() + d;
-    dram_free_ = std::max(ev_.now(), dram_free_) + d;
-    return dram_free_;
+    Time d = b % 512 == 0 && size_t(b / 512) < data_cache_.dram_times.size() ? data_cache_.dram_times[size_t(b / 512)] : dram_time(b);
+    if (!model_.dram_serial) return events_.now() + d;
+    data_cache_.dram_free = std::max(events_.now(), data_cache_.dram_free) + d;
+    return data_cache_.dram_free;
   }
 
   void on_write_dma_done(uint32_t id) {
-    Request& r = reqs_[id];
-    if (!flows_[r.flow].write_cache) return issue_programs(id);
-    if (!destage(id)) waiting_[cache_of(r.flow)].push_back(id);
+    Request& r = host_.requests[id];
+    if (!host_.flows[r.flow].write_cache) return issue_programs(id);
+    if (!destage(id)) data_cache_.waiting_writes[data_cache_.partition_of(r.flow)].push_back(id);
   }
 
   /// Programs of a write without the cache: the request completes when they all end.
@@ -200,23 +370,23 @@ class Sim {
   /// hot one merges into its slot. Returns whether the whole request is in the cache.
   bool destage(uint32_t id);
 
-  int64_t sectors_of(uint32_t bits) const { return std::min<int64_t>(spp_, int64_t(__builtin_popcount(bits)) * grp_); }
-
-  uint32_t new_batch();
+  int64_t sectors_of(uint32_t bits) const {
+    return std::min<int64_t>(sectors_per_page_, int64_t(__builtin_popcount(bits)) * sectors_per_group_);
+  }
 
   /// The data of evicted dirty slots has been read from DRAM: program it.
   void on_eviction_read(uint32_t batch);
 
   uint32_t flow_of_lpa(uint32_t lpa) const {
-    int64_t lba = int64_t(lpa) * spp_;
-    for (uint32_t f = 0; f < flows_.size(); ++f)
-      if (lba < flows_[f].range_end) return f;
-    return uint32_t(flows_.size() - 1);
+    int64_t lba = int64_t(lpa) * sectors_per_page_;
+    for (uint32_t f = 0; f < host_.flows.size(); ++f)
+      if (lba < host_.flows[f].range_end) return f;
+    return uint32_t(host_.flows.size() - 1);
   }
 
   void on_dram_write_done(uint32_t id) {
-    Request& r = reqs_[id];
-    if (--r.pending == 0 && r.admitted == r.sectors) ev_.push(link(up_free_, cqe_time_), {Ev::Complete, id});
+    Request& r = host_.requests[id];
+    if (--r.pending == 0 && r.admitted == r.sectors) events_.push(link(host_.link_up_free, host_.cqe_time), {Ev::Complete, id});
   }
 
   /// A page written back from the cache is programmed: its slot leaves the cache unless newer data merged
@@ -237,20 +407,20 @@ class Sim {
   static constexpr uint32_t kGcLevelBit = 1u << kGcLevel;
   size_t level(const Tx& t) const {
     if (t.src == TxSource::Gc) return kGcLevel;
-    if (t.src == TxSource::Compute) return 1 + size_t(priority_class(*d_.scheduling, Priority::High));  // a user read
+    if (t.src == TxSource::Compute) return 1 + size_t(priority_class(*device_.scheduling, Priority::High));  // a user read
     bool read = t.kind == TxKind::Read;
     if (t.src == TxSource::Mapping) return read ? 0 : 5;
-    return size_t((read ? 1 : 6) + flows_[t.flow].priority);
+    return size_t((read ? 1 : 6) + host_.flows[t.flow].priority);
   }
 
   /// The scheduling unit of a plane: its chip (chip_scheduling) or its die.
-  int64_t unit_of(int64_t plane) const { return unit_of_[size_t(plane)]; }
+  int64_t unit_of(int64_t plane) const { return scheduler_.unit_of_plane[size_t(plane)]; }
 
   void enqueue(uint32_t tx) {
-    const Tx& t = txs_[tx];
+    const Tx& t = scheduler_.transactions[tx];
     int64_t u = unit_of(t.plane);
-    dies_[u].push(level(t), tx);
-    if (!dies_[u].busy) start_die(u);
+    scheduler_.units[u].push(level(t), tx);
+    if (!scheduler_.units[u].busy) start_die(u);
   }
 
   bool ready(const Tx& t) {
@@ -271,7 +441,7 @@ class Sim {
   /// queues hold no companion for f and need no scan.
   bool program_companion_possible(const Tx& f, int64_t off) const;
 
-  int64_t channel_of_plane(int64_t plane) const { return channel_of_[size_t(plane)]; }
+  int64_t channel_of_plane(int64_t plane) const { return scheduler_.channel_of_plane[size_t(plane)]; }
 
   /// issue_on_idle_channel: the channel's transfers have ended; its units are visited once each in round-robin
   /// order, the turn moving on with every visit (MQSim's TSU_Base::handle_channel_idle_signal), an idle one with work
@@ -279,9 +449,9 @@ class Sim {
   void on_channel_idle(uint32_t ch);
 
   Time xfer_end(int64_t plane, int64_t b) {
-    Time& ch = channel_free_[channel_of_plane(plane)];
-    Time start = std::max(ev_.now(), ch);
-    ch = start + chan_time_(b);
+    Time& ch = scheduler_.channel_free[channel_of_plane(plane)];
+    Time start = std::max(events_.now(), ch);
+    ch = start + scheduler_.channel_time(b);
     return ch;
   }
 
@@ -301,17 +471,6 @@ class Sim {
   // the host; an operand page (OSP) to the host, which combines it; an operand page to the controller's ISP, which
   // combines the job's pages in a slot of its SRAM and sends the result to the host from there. A program segment
   // (a sequential write) is queued once its slices are in the die's latches.
-  struct Segment {
-    Time die_time{};
-    Energy energy{};
-    int64_t steps = 0, sensings = 0;
-    Route route = Route::None;                 // where its page goes (None: stays in the latches)
-    bool first_out = false, last_out = false;  // the job's first / last page out
-    int64_t data_in = 0, overlap = 0;          // a program: its slices, and the next program's that may load meanwhile
-  };
-
-  const Segment& segment_of(const Tx& t) const { return segs_[t.job.tmpl][t.job.segment]; }
-
   void setup_compute();
 
   /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
@@ -320,15 +479,15 @@ class Sim {
 
   /// Keeps kComputeAhead segments of `die` queued (fewer at the end of its jobs or before a held program).
   void fill_jobs(uint32_t die) {
-    while (cpending_[die] < kComputeAhead && issue_job(die)) {
+    while (jobs_.queued_segments[die] < kComputeAhead && issue_job(die)) {
     }
   }
 
   /// Over the die's channel: the channel's next free time after `bytes` (energy and busy time counted).
   Time channel_xfer(int64_t plane, int64_t bytes) {
-    cr_.channel_bytes += bytes;
-    cr_.channel_busy += chan_time_(bytes);
-    cr_.nand_io += rates_.channel_io * Bytes(bytes);
+    jobs_.result.channel_bytes += bytes;
+    jobs_.result.channel_busy += scheduler_.channel_time(bytes);
+    jobs_.result.nand_io += jobs_.rates.channel_io * Bytes(bytes);
     return xfer_end(plane, bytes);
   }
 
@@ -345,15 +504,15 @@ class Sim {
 
   /// Over the PCIe link (its FIFO `busy`, one per direction); returns the arrival, pcie_latency after the end.
   Time over_pcie(Time& busy, int64_t bytes);
-  Time to_host(int64_t bytes) { return over_pcie(up_free_, bytes); }
+  Time to_host(int64_t bytes) { return over_pcie(host_.link_up_free, bytes); }
 
   /// The host's CPU work on what arrives (`bytes` read from its memory), in arrival order.
   void host_work(Time arrival, Time d, int64_t bytes) {
-    host_free_ = std::max(arrival, host_free_) + d;
-    cr_.host_busy += d;
-    cr_.host_bytes += bytes;
-    cr_.dram_access += rates_.dram * Bytes(bytes);
-    cr_.total = std::max(cr_.total, host_free_);
+    jobs_.host_free = std::max(arrival, jobs_.host_free) + d;
+    jobs_.result.host_busy += d;
+    jobs_.result.host_bytes += bytes;
+    jobs_.result.dram_access += jobs_.rates.dram * Bytes(bytes);
+    jobs_.result.total = std::max(jobs_.result.total, jobs_.host_free);
   }
 
   /// A segment has ended (its page crossed the channel, or it had none): the page goes on by its route, and the
@@ -362,18 +521,19 @@ class Sim {
 
   /// A job's ISP result (`active` pages) goes to the host straight from its SRAM slot, which is free once it has left.
   void on_isp_result(uint32_t active) {
-    const int64_t bytes = int64_t(active) * d_.page_size;
-    cr_.isp_link_wait += std::max(Time{}, up_free_ - ev_.now());
+    const int64_t bytes = int64_t(active) * device_.page_size;
+    jobs_.result.isp_link_wait += std::max(Time{}, host_.link_up_free - events_.now());
     const Time at = to_host(bytes);
-    if (cs_->host.popcount_result) host_work(at, Bytes(bytes) / rates_.host_popcount, bytes);
-    ev_.push(up_free_, {Ev::SlotRelease, active});  // when the transfer ends
+    if (jobs_.spec->host.popcount_result) host_work(at, Bytes(bytes) / jobs_.rates.host_popcount, bytes);
+    events_.push(host_.link_up_free, {Ev::SlotRelease, active});  // when the transfer ends
   }
 
   void on_slot_release(uint32_t active) {
-    sram_free_ += int64_t(active) * d_.page_size;
-    while (!sram_wait_.empty() && sram_free_ >= txs_[sram_wait_.front()].bytes) {  // FIFO: the earliest waiter first
-      const uint32_t tx = sram_wait_.front();
-      sram_wait_.pop_front();
+    jobs_.sram_free_bytes += int64_t(active) * device_.page_size;
+    // FIFO: the earliest waiter first
+    while (!jobs_.sram_waiters.empty() && jobs_.sram_free_bytes >= scheduler_.transactions[jobs_.sram_waiters.front()].bytes) {
+      const uint32_t tx = jobs_.sram_waiters.front();
+      jobs_.sram_waiters.pop_front();
       compute_out(tx);
     }
   }
@@ -383,15 +543,8 @@ class Sim {
   void feed_host();
 
   void on_write_arrive(uint32_t die) {
-    ++wwait_[die];
-    try_data_in(uint32_t(channel_of_plane(int64_t(die) * d_.planes_per_die)));
-  }
-
-  /// A slice may load into a die: one waits for it in the buffer, its next program is not complete, and while it
-  /// programs only into the latches the program leaves free.
-  bool can_load(uint32_t die) const {
-    if (wwait_[die] == 0 || wloaded_[die] >= write_pages_) return false;
-    return !wprog_[die] || wloaded_[die] < write_overlap_;
+    ++writes_.waiting[die];
+    try_data_in(uint32_t(channel_of_plane(int64_t(die) * device_.planes_per_die)));
   }
 
   /// The channel, idle, moves the next write slice into one of its dies, round robin from after the last one served.
@@ -406,7 +559,7 @@ class Sim {
   void maybe_start_gc(int64_t plane);
 
   void gc_page_done(int64_t plane) {
-    GcJob& g = gc_[plane];
+    GcJob& g = gc_.jobs[plane];
     if (--g.outstanding > 0) return;
     enqueue(new_tx(Tx::gc_erase(plane, g.victim)));
   }
@@ -417,6 +570,7 @@ class Sim {
   // ---- results ---------------------------------------------------------------
   nlohmann::json results(double wall) const;
 
+  /// The device-wide counts of the results (results()).
   struct Stats {
     int64_t cmt_hits = 0, cmt_misses = 0, cmt_write_hits = 0, cmt_write_misses = 0, cache_read_hits = 0, cache_merges = 0;
     int64_t mapping_reads = 0, mapping_writebacks = 0, update_reads = 0;
@@ -424,81 +578,24 @@ class Sim {
   };
 
   static constexpr size_t kMaxBacklog = size_t(1) << 18;  // requests waiting on the host per flow (~15 MB)
+  static constexpr int64_t kComputeAhead = 2;             // segments of a die's Flash-Cosmos jobs kept queued
   WorkEstimate work_;
-  const DeviceXml& d_;
-  const RunOptions& opt_;
-  SsdModelOptions M_;
+  const DeviceXml& device_;
+  const RunOptions& options_;
+  SsdModelOptions model_;  // options_.model: how closely to follow MQSim
   Ftl ftl_;
-  // Flash-Cosmos jobs (with a JobSpec): per die the next job to queue and the jobs queued or running
-  static constexpr int64_t kComputeAhead = 2;
-  const JobSpec* cs_ = nullptr;
-  ComputeRates rates_;
-  std::vector<std::vector<Segment>> segs_;  // per step template
-  std::vector<size_t> cnext_;               // per die: its job of the next segment to queue
-  std::vector<uint32_t> cseg_;              // per die: that segment
-  std::vector<int64_t> cpending_;           // per die: segments queued or running
-  std::deque<uint32_t> sram_wait_;          // first ISP pages waiting for an SRAM slot
-  int64_t sram_free_ = 0;
-  Time isp_free_{}, host_free_{}, ssd_end_{};
-  // sequential writes: slices per program, of the next program that may load while one runs, bytes of a slice,
-  // slices the write buffer holds, the next slice to stream, slices in the buffer; per die: slices waiting in the
-  // buffer, in its latches, claimed by its queued program, programming now, a program held for its slices; per
-  // channel: the die it is loading (kNone: none), the die after the last one loaded
-  int64_t write_pages_ = 0, write_overlap_ = 0, slice_bytes_ = 0, buffer_slices_ = 0, next_slice_ = 0, buffered_ = 0;
-  std::vector<int64_t> wwait_, wloaded_, wclaimed_;
-  std::vector<uint8_t> wprog_, wheld_;
-  std::vector<uint32_t> din_;
-  std::vector<int64_t> din_rr_;
-  ComputeResult cr_;
-  EventHeap<Payload> ev_;
-  std::vector<Flow> flows_;
-  std::vector<Request> reqs_;
-  std::vector<uint32_t> free_req_;
-  std::vector<uint32_t> pending_trace_;
-  std::vector<Tx> txs_;
-  std::vector<uint32_t> free_tx_;
-  std::vector<Die> dies_;
-  std::vector<GcJob> gc_;
-  std::vector<std::deque<uint32_t>> blocked_;
-  std::vector<Time> channel_free_;
-  Time down_free_{}, up_free_{};
-  std::vector<std::unique_ptr<Cmt>> cmt_;
-  std::vector<std::unique_ptr<WriteCache>> cache_;
-  std::vector<int64_t> depth_;  // sectors being programmed from each cache partition
-  int64_t max_depth_ = INT64_MAX;
-  std::vector<std::vector<uint32_t>> waiting_;  // cached writes not yet wholly in the cache
-  std::vector<std::vector<WriteCache::Slot>> batches_;
-  std::vector<uint32_t> free_batch_;
-  FlatMap32 hot_{1024};
-  Time next_hot_reset_{}, dram_free_{};
-  uint32_t version_ = 0;
-  // per translation page: the transactions waiting for its read (kNone: none yet; kNotArriving: no read in
-  // flight), and how many of its write-backs are still to be programmed (MQSim's departing entries)
-  static constexpr uint32_t kNotArriving = 0xFFFFFFFEu;
-  std::vector<uint32_t> arriving_, departing_;
-  FlatMap32 partial_{1024};
-  std::vector<uint32_t> park_next_, scratch_, done_group_;
-  std::vector<int32_t> die_of_;      // die of each plane
-  std::vector<uint8_t> pin_of_;      // plane in its die of each plane
-  std::vector<int32_t> unit_of_;     // scheduling unit (chip or die) of each plane
-  std::vector<int32_t> channel_of_;  // channel of each plane
-  // issue_on_idle_channel: channel of each unit, units of each channel, the next unit to serve, a wake-up pending
-  std::vector<int32_t> channel_of_unit_;
-  std::vector<std::vector<int64_t>> units_of_channel_;
-  std::vector<uint32_t> rr_of_channel_;
-  std::vector<uint8_t> channel_wake_;
-  std::vector<int64_t> lpa0_;     // first logical page of each flow
-  std::vector<uint32_t> tpage0_;  // first translation page of each flow (and one past the last)
-  int64_t spp_ = 16, sq_depth_ = 1, entries_per_tpage_ = 1, gtd_entry_ = 1, grp_ = 1;
-  uint32_t full_bits_ = 0;
-  bool ideal_map_ = false;
-  Bandwidth xfer_rate_{}, pcie_{};
-  // transfer times, computed once: a command and a completion over PCIe, data over PCIe (alone and with a
-  // completion) and over a channel, and the DRAM access of each multiple of 512 B up to the limit
-  Time sqe_time_{}, cqe_time_{};
-  XferTimes pcie_data_, pcie_read_cqe_, chan_time_;
-  std::vector<Time> dram_times_;
-  int64_t completed_ = 0;
+  EventHeap<Payload> events_;
+  // the stages' state (above)
+  HostInterfaceState host_;
+  WriteCacheState data_cache_;
+  MappingState mapping_;
+  SchedulerState scheduler_;
+  GcState gc_;
+  ComputeJobState jobs_;
+  SequentialWriteState writes_;
+  // a page's sectors, grouped for the written-sector bits (at most 32 groups: bits_of), and every group's bit
+  int64_t sectors_per_page_ = 16, sectors_per_group_ = 1;
+  uint32_t full_page_bits_ = 0;
   std::string label_;  // the scenario, for messages
   Stats stats_;
 };

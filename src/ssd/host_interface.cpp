@@ -13,22 +13,9 @@
 
 namespace bitline::ssd::detail {
 
-uint32_t Sim::new_request(uint32_t f, bool read, int64_t lba, int64_t sectors, Time arrival) {
-  uint32_t id;
-  if (!free_req_.empty()) {
-    id = free_req_.back();
-    free_req_.pop_back();
-  } else {
-    id = uint32_t(reqs_.size());
-    reqs_.emplace_back();
-  }
-  reqs_[id] = Request{f, read, lba, sectors, arrival, arrival, 0, 0};
-  return id;
-}
-
 /// Generates one synthetic request of flow f arriving at t (unless the flow has stopped).
 void Sim::generate(uint32_t f, Time t) {
-  Flow& fl = flows_[f];
+  Flow& fl = host_.flows[f];
   const FlowXml& x = *fl.x;
   if (fl.stopped) return;
   if ((x.stop_time > Time{} && t >= x.stop_time) || (x.total_requests > 0 && fl.generated >= x.total_requests)) {
@@ -48,26 +35,26 @@ void Sim::generate(uint32_t f, Time t) {
   } else {
     r = draw(f);
   }
-  arrive(new_request(f, r.read, r.lba, r.size, t), t);
+  arrive(host_.new_request(f, r.read, r.lba, r.size, t), t);
 }
 
 /// Starts loading what the translation and the FTL will touch for logical page lpa (hints only).
 void Sim::prefetch_lpa(uint32_t f, uint32_t lpa) const {
-  if (!ideal_map_) {
-    uint32_t page = tpage_of(f, lpa);
-    cmt_[cmt_.size() == 1 ? 0 : f]->prefetch(lpa, page);
-    ssd::prefetch(&arriving_[page]);
-    ssd::prefetch(&departing_[page]);
+  if (!mapping_.ideal) {
+    uint32_t page = mapping_.tpage_of(f, lpa);
+    mapping_.cmts[mapping_.cmts.size() == 1 ? 0 : f]->prefetch(lpa, page);
+    ssd::prefetch(&mapping_.arriving[page]);
+    ssd::prefetch(&mapping_.departing[page]);
   }
   ftl_.prefetch(lpa);
-  if (flows_[f].any_cache) cache_[size_t(cache_of(f))]->prefetch(lpa);
-  if (flows_[f].write_cache && M_.hot_cold_cache) hot_.prefetch(lpa);
-  partial_.prefetch(lpa);
+  if (host_.flows[f].any_cache) data_cache_.partitions[size_t(data_cache_.partition_of(f))]->prefetch(lpa);
+  if (host_.flows[f].write_cache && model_.hot_cold_cache) data_cache_.hot_pages.prefetch(lpa);
+  mapping_.partial_bits.prefetch(lpa);
 }
 
 /// Draws a synthetic request's direction, address and size from the flow's generator.
 Drawn Sim::draw(uint32_t f) {
-  Flow& fl = flows_[f];
+  Flow& fl = host_.flows[f];
   const FlowXml& x = *fl.x;
   int64_t size = x.avg_size;
   if (fl.normal_size && x.size_variance > 0) {
@@ -110,19 +97,19 @@ Drawn Sim::draw(uint32_t f) {
 }
 
 void Sim::on_arrival(uint32_t f) {
-  Flow& fl = flows_[f];
+  Flow& fl = host_.flows[f];
   const FlowXml& x = *fl.x;
-  Time t = ev_.now();
+  Time t = events_.now();
   if (x.kind == FlowKind::Synthetic) {  // BANDWIDTH: Poisson arrivals at Bandwidth / request size
     generate(f, t);
     if (fl.stopped) return;
     double mean_ns = double(x.avg_size * 512) / double(x.bandwidth) * 1e9;
     double gap = -std::log(1.0 - fl.rng.uniform()) * mean_ns;
-    ev_.push(t + ns(gap), {Ev::Arrival, f});
+    events_.push(t + ns(gap), {Ev::Arrival, f});
     return;
   }
   // trace: this event delivers the record read ahead, then schedules the next one
-  if (fl.generated > 0) arrive(pending_trace_[f], t);
+  if (fl.generated > 0) arrive(host_.pending_trace[f], t);
   TraceRecord r;
   while (true) {
     if (fl.trace_done >= fl.trace_limit || !fl.trace->next(r)) {
@@ -151,15 +138,15 @@ void Sim::on_arrival(uint32_t f) {
   int64_t size = std::min(r.sectors, span);
   int64_t lba = fl.start_lba + r.lba % span;
   if (lba + size > fl.range_end) lba = fl.range_end - size;
-  if (pending_trace_.size() < flows_.size()) pending_trace_.resize(flows_.size());
-  pending_trace_[f] = new_request(f, r.read, lba, size, at);
-  ev_.push(at, {Ev::Arrival, f});
+  if (host_.pending_trace.size() < host_.flows.size()) host_.pending_trace.resize(host_.flows.size());
+  host_.pending_trace[f] = host_.new_request(f, r.read, lba, size, at);
+  events_.push(at, {Ev::Arrival, f});
 }
 
 void Sim::arrive(uint32_t id, Time t) {
-  Flow& fl = flows_[reqs_[id].flow];
+  Flow& fl = host_.flows[host_.requests[id].flow];
   fl.first_arrival = std::min(fl.first_arrival, t);
-  if (fl.outstanding < sq_depth_)
+  if (fl.outstanding < host_.submission_queue_depth)
     submit(id);
   else {
     if (fl.backlog.size() >= kMaxBacklog) {
@@ -167,7 +154,7 @@ void Sim::arrive(uint32_t id, Time t) {
       throw ConfigError(fmt::format(
           "flow {}: {} requests wait on the host at {:.6g} s simulated: the flow's arrivals ({}) far exceed what the device "
           "serves (bounded memory: at most {} waiting requests per flow)",
-          reqs_[id].flow, fl.backlog.size(), to_s(t),
+          host_.requests[id].flow, fl.backlog.size(), to_s(t),
           x.kind == FlowKind::Trace ? fmt::format("trace {}", x.trace_path) : fmt::format("<Bandwidth> {} B/s", x.bandwidth), kMaxBacklog));
     }
     fl.backlog.push_back(id);
@@ -175,19 +162,19 @@ void Sim::arrive(uint32_t id, Time t) {
 }
 
 void Sim::on_complete(uint32_t id) {
-  Request& r = reqs_[id];
-  Flow& fl = flows_[r.flow];
-  Time now = ev_.now();
+  Request& r = host_.requests[id];
+  Flow& fl = host_.flows[r.flow];
+  Time now = events_.now();
   fl.dev.add(now - r.enqueued);
   fl.e2e.add(now - r.arrival);
   (r.read ? fl.dev_read : fl.dev_write).add(now - r.enqueued);
   (r.read ? fl.reads : fl.writes) += 1;
   (r.read ? fl.read_bytes : fl.write_bytes) += r.sectors * 512;
   fl.last_done = now;
-  ++completed_;
+  ++host_.completed;
   --fl.outstanding;
   uint32_t f = r.flow;
-  free_req_.push_back(id);
+  host_.free_requests.push_back(id);
   if (!fl.backlog.empty()) {
     uint32_t next = fl.backlog.front();
     fl.backlog.pop_front();
@@ -200,10 +187,10 @@ nlohmann::json Sim::results(double wall) const {
   nlohmann::json flows = nlohmann::json::array();
   Time end{};
   int64_t total = 0;
-  for (auto& fl : flows_) end = std::max(end, fl.last_done);
+  for (auto& fl : host_.flows) end = std::max(end, fl.last_done);
   double secs = std::max(1e-12, to_s(end));
-  for (size_t i = 0; i < flows_.size(); ++i) {
-    const Flow& fl = flows_[i];
+  for (size_t i = 0; i < host_.flows.size(); ++i) {
+    const Flow& fl = host_.flows[i];
     int64_t n = fl.reads + fl.writes;
     total += n;
     flows.push_back({{"flow", i},
@@ -253,7 +240,7 @@ nlohmann::json Sim::results(double wall) const {
             {"programs", stats_.flash_programs},
             {"erases", stats_.flash_erases},
             {"multiplane_ops", stats_.multiplane_ops}}},
-          {"wall", {{"seconds", wall}, {"events", ev_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
+          {"wall", {{"seconds", wall}, {"events", events_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
 }
 
 }  // namespace bitline::ssd::detail

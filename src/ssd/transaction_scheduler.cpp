@@ -17,14 +17,14 @@ namespace bitline::ssd::detail {
 
 uint32_t Sim::new_tx(const Tx& t) {
   uint32_t id;
-  if (!free_tx_.empty()) {
-    id = free_tx_.back();
-    free_tx_.pop_back();
-    txs_[id] = t;
+  if (!scheduler_.free_transactions.empty()) {
+    id = scheduler_.free_transactions.back();
+    scheduler_.free_transactions.pop_back();
+    scheduler_.transactions[id] = t;
   } else {
-    id = uint32_t(txs_.size());
-    txs_.push_back(t);
-    park_next_.push_back(kNone);
+    id = uint32_t(scheduler_.transactions.size());
+    scheduler_.transactions.push_back(t);
+    mapping_.park_next.push_back(kNone);
   }
   return id;
 }
@@ -32,14 +32,14 @@ uint32_t Sim::new_tx(const Tx& t) {
 /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
 /// other planes of its die (multi-plane operation).
 void Sim::start_die(int64_t unit) {
-  Die& D = dies_[unit];
+  Die& D = scheduler_.units[unit];
   if (D.busy) return;
-  if (M_.issue_on_idle_channel) {
-    size_t ch = size_t(channel_of_unit_[size_t(unit)]);
-    if (channel_free_[ch] > ev_.now()) {  // wait for the channel (see on_channel_idle)
-      if (!channel_wake_[ch]) {
-        channel_wake_[ch] = 1;
-        ev_.push(channel_free_[ch], {Ev::ChannelIdle, uint32_t(ch)});
+  if (model_.issue_on_idle_channel) {
+    size_t ch = size_t(scheduler_.channel_of_unit[size_t(unit)]);
+    if (scheduler_.channel_free[ch] > events_.now()) {  // wait for the channel (see on_channel_idle)
+      if (!scheduler_.channel_wake_pending[ch]) {
+        scheduler_.channel_wake_pending[ch] = 1;
+        events_.push(scheduler_.channel_free[ch], {Ev::ChannelIdle, uint32_t(ch)});
       }
       return;
     }
@@ -51,11 +51,12 @@ void Sim::start_die(int64_t unit) {
   // allocates nothing.)
   std::vector<int64_t> gc_planes;
   while (D.nonempty) {  // the lowest level first, in queue order; GC first unless it is preemptible
-    lvl = !d_.gc_preemptible && (D.nonempty & kGcLevelBit) ? kGcLevel : size_t(std::countr_zero(D.nonempty));
+    lvl = !device_.gc_preemptible && (D.nonempty & kGcLevelBit) ? kGcLevel : size_t(std::countr_zero(D.nonempty));
     uint32_t tx = D.pop_front(lvl);
-    if (!ready(txs_[tx])) {
-      blocked_[txs_[tx].plane].push_back(tx);  // no free page until GC erases a block
-      if (std::find(gc_planes.begin(), gc_planes.end(), txs_[tx].plane) == gc_planes.end()) gc_planes.push_back(txs_[tx].plane);
+    if (!ready(scheduler_.transactions[tx])) {
+      gc_.blocked_programs[scheduler_.transactions[tx].plane].push_back(tx);  // no free page until GC erases a block
+      if (std::find(gc_planes.begin(), gc_planes.end(), scheduler_.transactions[tx].plane) == gc_planes.end())
+        gc_planes.push_back(scheduler_.transactions[tx].plane);
       continue;
     }
     first = tx;
@@ -67,25 +68,25 @@ void Sim::start_die(int64_t unit) {
   }
   D.group.clear();
   D.group.push_back(first);
-  const Tx& f = txs_[first];
+  const Tx& f = scheduler_.transactions[first];
   // (a Flash-Cosmos job already holds every plane of its die that it uses: no companions)
   const bool grouped = f.kind == TxKind::Read || f.kind == TxKind::Program;
-  int64_t off = M_.multiplane_same_page && grouped ? page_offset(f) : 0;
-  if (grouped && d_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
-    int32_t die = die_of_[size_t(f.plane)];
-    uint32_t used_planes = 1u << pin_of_[size_t(f.plane)];
+  int64_t off = model_.multiplane_same_page && grouped ? page_offset(f) : 0;
+  if (grouped && device_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
+    int32_t die = scheduler_.die_of_plane[size_t(f.plane)];
+    uint32_t used_planes = 1u << scheduler_.plane_in_die[size_t(f.plane)];
     bool read = f.kind == TxKind::Read;
     // levels 0-4 hold reads, 5-9 programs, 10 GC (both): the non-empty ones from the first's, of its kind
     uint32_t levels = D.nonempty & ~((1u << lvl) - 1) & (read ? 0x41Fu : 0x7E0u);
-    for (; levels && int64_t(D.group.size()) < d_.planes_per_die; levels &= levels - 1) {
+    for (; levels && int64_t(D.group.size()) < device_.planes_per_die; levels &= levels - 1) {
       size_t l = size_t(std::countr_zero(levels));
       auto& q = D.q[l];
-      for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < d_.planes_per_die; ++i) {
-        const Tx& c = txs_[q[i]];
+      for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < device_.planes_per_die; ++i) {
+        const Tx& c = scheduler_.transactions[q[i]];
         if (c.kind != f.kind) continue;
-        uint32_t bit = 1u << pin_of_[size_t(c.plane)];  // cheap tests first: tables, not divisions
-        if ((used_planes & bit) || die_of_[size_t(c.plane)] != die) continue;
-        if (M_.multiplane_same_page && page_offset(c) != off) continue;
+        uint32_t bit = 1u << scheduler_.plane_in_die[size_t(c.plane)];  // cheap tests first: tables, not divisions
+        if ((used_planes & bit) || scheduler_.die_of_plane[size_t(c.plane)] != die) continue;
+        if (model_.multiplane_same_page && page_offset(c) != off) continue;
         if (!ready(c)) continue;
         used_planes |= bit;
         D.group.push_back(q[i]);
@@ -104,11 +105,11 @@ void Sim::start_die(int64_t unit) {
 /// multiplane_same_page) and it can allocate a page (as a host or a GC program: their frontiers differ). When none can, the
 /// queues hold no companion for f and need no scan.
 bool Sim::program_companion_possible(const Tx& f, int64_t off) const {
-  int64_t first = int64_t(die_of_[size_t(f.plane)]) * d_.planes_per_die;
-  for (int64_t q = first; q < first + d_.planes_per_die; ++q) {
+  int64_t first = int64_t(scheduler_.die_of_plane[size_t(f.plane)]) * device_.planes_per_die;
+  for (int64_t q = first; q < first + device_.planes_per_die; ++q) {
     if (q == f.plane) continue;
     for (bool gc : {false, true})  // a host or a GC program
-      if ((!M_.multiplane_same_page || ftl_.next_page(q, gc) == off) && ftl_.can_allocate(q, gc)) return true;
+      if ((!model_.multiplane_same_page || ftl_.next_page(q, gc) == off) && ftl_.can_allocate(q, gc)) return true;
   }
   return false;
 }
@@ -117,107 +118,107 @@ bool Sim::program_companion_possible(const Tx& f, int64_t off) const {
 /// order, the turn moving on with every visit (MQSim's TSU_Base::handle_channel_idle_signal), an idle one with work
 /// starting it, until one of them occupies the channel.
 void Sim::on_channel_idle(uint32_t ch) {
-  channel_wake_[ch] = 0;
-  auto& units = units_of_channel_[ch];
+  scheduler_.channel_wake_pending[ch] = 0;
+  auto& units = scheduler_.units_of_channel[ch];
   if (units.empty()) return;
   for (size_t k = 0; k < units.size(); ++k) {
-    if (channel_free_[ch] > ev_.now()) {
-      if (!channel_wake_[ch]) {
-        channel_wake_[ch] = 1;
-        ev_.push(channel_free_[ch], {Ev::ChannelIdle, ch});
+    if (scheduler_.channel_free[ch] > events_.now()) {
+      if (!scheduler_.channel_wake_pending[ch]) {
+        scheduler_.channel_wake_pending[ch] = 1;
+        events_.push(scheduler_.channel_free[ch], {Ev::ChannelIdle, ch});
       }
       return;
     }
-    const size_t i = rr_of_channel_[ch];
-    rr_of_channel_[ch] = uint32_t((i + 1) % units.size());
+    const size_t i = scheduler_.channel_turn[ch];
+    scheduler_.channel_turn[ch] = uint32_t((i + 1) % units.size());
     const int64_t u = units[i];
-    if (!dies_[size_t(u)].busy) start_die(u);
+    if (!scheduler_.units[size_t(u)].busy) start_die(u);
   }
 }
 
 void Sim::execute(int64_t unit) {
-  Die& D = dies_[unit];
-  const Tx& f = txs_[D.group[0]];
-  Time now = ev_.now();
+  Die& D = scheduler_.units[unit];
+  const Tx& f = scheduler_.transactions[D.group[0]];
+  Time now = events_.now();
   if (f.kind == TxKind::Compute) {
-    const Segment& sg = segment_of(f);
-    cr_.die_busy += sg.die_time;
-    cr_.die_steps += uint64_t(sg.steps);
-    cr_.sensings += uint64_t(sg.sensings * f.job.active);  // per plane
-    cr_.nand_sense += sg.energy;
+    const Segment& sg = jobs_.segment_of(f);
+    jobs_.result.die_busy += sg.die_time;
+    jobs_.result.die_steps += uint64_t(sg.steps);
+    jobs_.result.sensings += uint64_t(sg.sensings * f.job.active);  // per plane
+    jobs_.result.nand_sense += sg.energy;
     if (sg.data_in > 0) {  // a program: its slices leave the latches' count, the next program's may load
-      wloaded_[f.job.die] -= sg.data_in;
-      wclaimed_[f.job.die] -= sg.data_in;
-      wprog_[f.job.die] = 1;
-      ++cr_.programs;
+      writes_.loaded[f.job.die] -= sg.data_in;
+      writes_.claimed[f.job.die] -= sg.data_in;
+      writes_.programming[f.job.die] = 1;
+      ++jobs_.result.programs;
       try_data_in(uint32_t(channel_of_plane(f.plane)));
     }
-    ev_.push(now + sg.die_time, {Ev::ReadSensed, uint32_t(unit)});
+    events_.push(now + sg.die_time, {Ev::ReadSensed, uint32_t(unit)});
   } else if (f.kind == TxKind::Read) {
     Time t_r{};
-    for (uint32_t tx : D.group) t_r = std::max(t_r, d_.read_latency[int(ftl_.page_type(txs_[tx].ppa))]);
+    for (uint32_t tx : D.group) t_r = std::max(t_r, device_.read_latency[int(ftl_.page_type(scheduler_.transactions[tx].ppa))]);
     stats_.flash_reads += int64_t(D.group.size());
-    ev_.push(now + t_r, {Ev::ReadSensed, uint32_t(unit)});
+    events_.push(now + t_r, {Ev::ReadSensed, uint32_t(unit)});
   } else if (f.kind == TxKind::Program) {
     int64_t b = 0;
     Time t_p{};
     int64_t plane0 = f.plane;
     for (uint32_t tx : D.group) {
-      Tx& t = txs_[tx];
+      Tx& t = scheduler_.transactions[tx];
       if (t.src == TxSource::Gc) {
         // a relocated page is skipped when the host overwrote it since the GC read
         if (ftl_.lookup(t.lpa) != t.ppa) {
           t.ppa = kNone;
           continue;
         }
-        if (!d_.gc_copyback) b += t.bytes;
+        if (!device_.gc_copyback) b += t.bytes;
       } else {
         b += t.bytes;
       }
       t.ppa = ftl_.write(t.lpa, t.plane, t.src == TxSource::Gc);
-      t_p = std::max(t_p, d_.program_latency[int(ftl_.page_type(t.ppa))]);
+      t_p = std::max(t_p, device_.program_latency[int(ftl_.page_type(t.ppa))]);
       ++stats_.flash_programs;
       maybe_start_gc(t.plane);
     }
     Time data_in = b > 0 ? xfer_end(plane0, b) : now;
-    ev_.push(data_in + t_p, {Ev::DieOpDone, uint32_t(unit)});
+    events_.push(data_in + t_p, {Ev::DieOpDone, uint32_t(unit)});
   } else {
     ++stats_.flash_erases;
-    ev_.push(now + d_.erase_latency, {Ev::DieOpDone, uint32_t(unit)});
+    events_.push(now + device_.erase_latency, {Ev::DieOpDone, uint32_t(unit)});
   }
 }
 
 void Sim::on_read_sensed(int64_t unit) {
-  Die& D = dies_[unit];
-  if (txs_[D.group[0]].src == TxSource::Compute) {
+  Die& D = scheduler_.units[unit];
+  if (scheduler_.transactions[D.group[0]].src == TxSource::Compute) {
     const uint32_t tx = D.group[0];
-    if (txs_[tx].bytes == 0) {  // no page leaves (latch operations, a program): the die is free, the job goes on
+    if (scheduler_.transactions[tx].bytes == 0) {  // no page leaves (latch operations, a program): the die is free, the job goes on
       D.busy = false;
       D.group.clear();
       read_done(tx);
       return start_die(unit);
     }
-    if (M_.cache_read) return sensed_to_cache(unit, tx);
+    if (model_.cache_read) return sensed_to_cache(unit, tx);
   }
   D.pending_xfers = 0;
   for (uint32_t tx : D.group) {
-    Tx& t = txs_[tx];
+    Tx& t = scheduler_.transactions[tx];
     ++D.pending_xfers;
     if (t.src == TxSource::Compute) {
       compute_out(tx);
       continue;
     }
-    bool xfer = !(t.src == TxSource::Gc && d_.gc_copyback) && t.bytes > 0;
-    Time end = xfer ? xfer_end(t.plane, t.bytes) : ev_.now();
-    ev_.push(end, {Ev::XferDone, tx});
+    bool xfer = !(t.src == TxSource::Gc && device_.gc_copyback) && t.bytes > 0;
+    Time end = xfer ? xfer_end(t.plane, t.bytes) : events_.now();
+    events_.push(end, {Ev::XferDone, tx});
   }
 }
 
 void Sim::on_xfer_done(uint32_t tx) {
-  int64_t unit = unit_of(txs_[tx].plane);
-  if (M_.cache_read && txs_[tx].src == TxSource::Compute) return cache_emptied(unit, tx);
+  int64_t unit = unit_of(scheduler_.transactions[tx].plane);
+  if (model_.cache_read && scheduler_.transactions[tx].src == TxSource::Compute) return cache_emptied(unit, tx);
   read_done(tx);
-  Die& D = dies_[unit];
+  Die& D = scheduler_.units[unit];
   if (--D.pending_xfers == 0) {
     D.busy = false;
     D.group.clear();
@@ -226,8 +227,8 @@ void Sim::on_xfer_done(uint32_t tx) {
 }
 
 void Sim::read_done(uint32_t tx) {
-  Tx t = txs_[tx];
-  free_tx_.push_back(tx);
+  Tx t = scheduler_.transactions[tx];
+  scheduler_.free_transactions.push_back(tx);
   switch (t.src) {
     case TxSource::Mapping:
       arrived(t.lpa);
@@ -244,25 +245,25 @@ void Sim::read_done(uint32_t tx) {
     default:
       break;
   }
-  if (--reqs_[t.request()].pending == 0) finish_read(t.request());
+  if (--host_.requests[t.request()].pending == 0) finish_read(t.request());
 }
 
 void Sim::on_die_op_done(int64_t unit) {
-  Die& D = dies_[unit];
+  Die& D = scheduler_.units[unit];
   // the finished group moves to a scratch vector (the unit may start its next operation in the loop);
   // the vectors trade buffers, so nothing is allocated per operation
-  std::vector<uint32_t>& group = done_group_;
+  std::vector<uint32_t>& group = scheduler_.finished_group;
   group.swap(D.group);
   D.group.clear();
   D.busy = false;
   for (uint32_t tx : group) {
-    Tx t = txs_[tx];
-    free_tx_.push_back(tx);
+    Tx t = scheduler_.transactions[tx];
+    scheduler_.free_transactions.push_back(tx);
     if (t.kind == TxKind::Erase) {
       ftl_.erase(t.block);
-      GcJob& g = gc_[t.plane];
+      GcJob& g = gc_.jobs[t.plane];
       g.active = false;
-      auto& bl = blocked_[t.plane];
+      auto& bl = gc_.blocked_programs[t.plane];
       std::vector<uint32_t> again(bl.begin(), bl.end());
       bl.clear();
       for (uint32_t b : again) enqueue(b);
@@ -271,11 +272,11 @@ void Sim::on_die_op_done(int64_t unit) {
       gc_page_done(t.plane);
     } else if (t.src == TxSource::Mapping) {
       uint32_t page = uint32_t(int64_t(t.lpa) - ftl_.logical_pages());
-      if (departing_[page]) --departing_[page];
+      if (mapping_.departing[page]) --mapping_.departing[page];
     } else if (t.src == TxSource::Cache) {
       cache_program_done(t);
-    } else if (--reqs_[t.request()].pending == 0) {
-      ev_.push(link(up_free_, cqe_time_), {Ev::Complete, t.request()});
+    } else if (--host_.requests[t.request()].pending == 0) {
+      events_.push(link(host_.link_up_free, host_.cqe_time), {Ev::Complete, t.request()});
     }
   }
   group.clear();
