@@ -13,6 +13,15 @@ The kind is recognised from the JSON's keys:
   hbf area --vary   -> stack footprint and density over the swept values
   cosmos ssb        -> FC's speedup per query over every system
   serve sweep       -> TTFT and TPOT percentiles against the throughput achieved, and the TTFT CDF per rate
+                       (also --disaggregate)
+  serve run         -> TTFT, TPOT, ITL, E2E and queueing percentiles and mean, token and request throughput and goodput,
+                       each instance's busy share (colocated or --disaggregate); a run of one user that a real GPU was
+                       measured on (scripts/paper_figures.json, batch 1) has the measured latency beside bitline's
+  serve capacity    -> every probed rate's p90 TTFT, p99 TPOT and output tokens/s, meeting or missing the SLOs, and the
+                       capacity found
+  make serve-capacity (results/serve-capacity*.json, scripts/serve_capacity.py) -> the capacity of every model on every
+                       system, `not served` where it does not fit or no rate meets the SLOs
+Legends sit where they cover no bar or line (below or beside a panel); crowded x labels are turned on end or thinned.
 Anything else is refused with exit 2 and the keys the file has. Same input, same bytes.
 
 Exit codes: 0 the chart is written; 2 anything refused or failed, with one line on stderr starting `plot.py: ` that
@@ -43,6 +52,8 @@ What is checked, before anything is drawn (the limits are the MAX_* constants be
              accel sessions         64 loads, 16 systems
              cosmos ssb             200 queries (SSB has 13)
              serve sweep            256 rates (the C++ kMaxSweepPoints), each TTFT CDF 101 quantiles (as written)
+             serve run              64 instances (past 8, a bar per role)
+             serve capacity         256 probes; make serve-capacity 256 models x systems
   OUT      ends in `.png` (matplotlib would append .png to any other name: `plot.py r.json /dev/full` wrote
            /dev/full.png); is not an existing directory, device, pipe or other non-regular file, nor the input
            itself (same device and inode: links and ./ spellings are caught), nor read-only; its folder exists and
@@ -87,13 +98,15 @@ MAX_LOADS = 64
 MAX_SESSION_SYSTEMS = 16
 MAX_QUERIES = 200
 MAX_RATES = 256
+MAX_INSTANCES = 64
+MAX_PROBES = 256
 QUANTILES = 101
 # In a label: `$` (matplotlib reads $...$ as a formula), control characters, lone surrogates (not UTF-8).
 BAD_TEXT = re.compile("[$\x00-\x1f\ud800-\udfff]")
 STRINGS_AND_SCALARS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^\[\]{},"]+')
 INNERMOST_PAIR = re.compile(r"\[\]|\{\}")
 KINDS_DRAWN = ("cosmos eval, cosmos write-bw, cosmos ssb, accel eval, accel sweep, accel ablation, accel sessions, "
-               "hbf area --vary, serve sweep")
+               "hbf area --vary, serve run, serve sweep, serve capacity, make serve-capacity")
 
 
 class Refused(Exception):
@@ -369,6 +382,12 @@ def kind_of(j):
         return "cosmos-ssb"
     if first_point_has(j, "cdf"):
         return "serve-sweep"
+    if "probes" in keys and "capacity_requests_per_s" in keys:
+        return "serve-capacity"
+    if "experiment" in keys and first_point_has(j, "capacity_requests_per_s"):
+        return "serve-capacity-experiment"
+    if isinstance(j.get("summary"), dict) and "ttft_ms" in j["summary"] and "points" not in keys:
+        return "serve-run"
     return None
 
 
@@ -503,6 +522,91 @@ def check_serve_sweep(j):
         check_title(j.key("workload"), "arrival", "input", "output")
 
 
+def check_percentiles(m, optional=("mean", "p95")):
+    """A latency summary of a serve result ({mean, p50, p90, p95, p99, count}): the percentiles drawn."""
+    for q in ("p50", "p90", "p99") + optional:
+        v = m.key(q, optional=q in optional)
+        if v is not None:
+            v.num()
+
+
+def check_workload(j):
+    wl = j.key("workload", optional=True)
+    if wl is not None:
+        check_title(wl, "arrival", "input", "output", "kind", "requests")
+        for k in ("rate_per_s", "concurrency"):
+            if wl.key(k, optional=True) is not None:
+                wl.key(k).num()
+
+
+def check_serve_run(j):
+    s = j.key("summary")
+    for metric in ("ttft_ms", "tpot_ms", "e2e_ms", "itl_ms", "queueing_ms"):
+        m = s.key(metric, optional=metric in ("itl_ms", "queueing_ms"))
+        if m is not None:
+            check_percentiles(m)
+    for k in ("input_tokens_per_s", "output_tokens_per_s", "requests_per_s", "duration_s"):
+        s.key(k).num()
+    for k in ("goodput_requests_per_s", "requests", "preemptions"):
+        if s.key(k, optional=True) is not None:
+            s.key(k).num(integer=k != "goodput_requests_per_s")
+    if s.key("slo_attainment", optional=True) is not None:
+        s.key("slo_attainment").fraction()
+    slo = s.key("slo", optional=True, null=True)
+    for k in ("ttft_ms", "tpot_ms") if slo is not None else ():
+        if slo.key(k, optional=True, null=True) is not None:
+            slo.key(k).positive()
+    instances = s.key("instances", optional=True, null=True)
+    for i in instances.items(most=MAX_INSTANCES) if instances is not None else ():
+        i.key("role").text()
+        i.key("gpus").num(integer=True)
+        i.key("busy_s").num()
+    kv = s.key("kv_transfer", optional=True, null=True)
+    if kv is not None:
+        kv.key("transfers").num(integer=True)
+        kv.key("mean_ms").num()
+    check_title(j, "model", "system", "scheduler")
+    check_workload(j)
+    dis = j.key("disaggregation", optional=True, null=True)
+    for side in ("prefill", "decode") if dis is not None else ():
+        check_title(dis.key(side), "system", "instances")
+
+
+def check_serve_capacity(j):
+    for p in j.key("probes").items(least=1, most=MAX_PROBES):
+        p.key("rate_per_s").positive()
+        for k in ("p90_ttft_ms", "p99_tpot_ms", "output_tokens_per_s"):
+            p.key(k).num()
+        p.key("meets").flag()
+    j.key("capacity_requests_per_s").num()
+    if j.key("first_miss_requests_per_s", null=True) is not None:
+        j.key("first_miss_requests_per_s").num()
+    slo = j.key("slo")
+    for k in ("p90_ttft_ms", "p99_tpot_ms"):
+        slo.key(k).positive()
+    check_title(j, "model", "system", "scheduler")
+    check_workload(j)
+
+
+def check_serve_capacity_experiment(j):
+    points = j.key("points").items(least=1, most=MAX_EVAL_BARS)
+    for p in points:
+        p.key("model").text()
+        p.key("system").text()
+        p.key("capacity_requests_per_s").num()
+        if p.key("infeasible", optional=True) is not None and not isinstance(p.v["infeasible"], str):
+            p.key("infeasible").refuse("not a string")  # the reason, never drawn: any length
+    systems, models = {p.v["system"] for p in points}, {p.v["model"] for p in points}
+    if len(systems) * len(models) > MAX_EVAL_BARS:
+        j.key("points").refuse(f"{len(systems)} systems x {len(models)} models, more than {MAX_EVAL_BARS} bars")
+    e = j.key("experiment")
+    e.obj()
+    check_title(e, "experiment", "input", "output", "disaggregate", "prefill_system")
+    for k in ("slo_p90_ttft_ms", "slo_p99_tpot_ms"):
+        if e.key(k, optional=True) is not None:
+            e.key(k).positive()
+
+
 def check_sweep(j, points, value):
     """The points of an `accel sweep` or `hbf area --vary` drawn by sweep_lines, `value(At)` checking the y."""
     vary = j.key("vary", optional=True, null=True)
@@ -538,7 +642,7 @@ def check_accel_sweep(j):
 
 def draw_accel_sweep(j, out):
     pts = [p for p in j["points"] if p.get("feasible")]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(9, 4.2))
     sweep_lines(ax, pts, j.get("vary"), lambda p: p["tokens_per_s_per_gpu"], "decode tokens/s per GPU")
     ctx = j.get("context", "")
     ctx = ctx.get("name", "") if isinstance(ctx, dict) else ctx
@@ -555,7 +659,7 @@ def check_hbf_area(j):
 
 
 def draw_hbf_area(j, out):
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
     sweep_lines(axes[0], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["footprint_mm2"], "HBF stack footprint (mm^2)")
     sweep_lines(axes[1], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["density_gib_per_mm2"], "density (GiB/mm^2)")
     save(fig, out)
@@ -589,7 +693,7 @@ def draw_cosmos_ssb(j, out):
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(qs))], [q["name"] for q in qs])
     ax.set_yscale("log")
     ax.set_ylabel("FC's speedup (x)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, ncol=len(systems), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)  # over no bar
     ax.grid(axis="y", alpha=0.3)
     save(fig, out)
 
@@ -603,6 +707,9 @@ KINDS = {
     "accel-sessions": (check_accel_sessions, plot_accel.hit_rate),
     "accel-sweep": (check_accel_sweep, draw_accel_sweep),
     "serve-sweep": (check_serve_sweep, plot_serve.sweep),
+    "serve-run": (check_serve_run, plot_serve.run),
+    "serve-capacity": (check_serve_capacity, plot_serve.capacity),
+    "serve-capacity-experiment": (check_serve_capacity_experiment, plot_serve.capacity_experiment),
     "hbf-area": (check_hbf_area, draw_hbf_area),
     "cosmos-ssb": (check_cosmos_ssb, draw_cosmos_ssb),
 }
@@ -620,16 +727,21 @@ def sweep_lines(ax, points, vary, value, ylabel):
     for g in groups:
         ys = [value(at[(x, g)]) if (x, g) in at else float("nan") for x in xs]
         ax.plot(range(len(xs)), ys, "o-", label=", ".join(f"{k}={v}" for k, v in g) or None)
-    if len(xs) <= MAX_TICK_LABELS:
-        ax.set_xticks(range(len(xs)), xs)
-    else:  # every n-th value labelled: thousands of labels take a minute to lay out and cannot be read
-        step = math.ceil(len(xs) / MAX_TICK_LABELS)
-        ax.set_xticks(range(0, len(xs), step), xs[::step])
+    # Every n-th value labelled past MAX_TICK_LABELS (thousands of labels take a minute to lay out and cannot be read);
+    # labels that would not fit side by side (about 8 characters a tick at 60 ticks a panel) are turned on end.
+    step = math.ceil(len(xs) / MAX_TICK_LABELS)
+    shown = [str(x) for x in xs[::step]]
+    ax.set_xticks(range(0, len(xs), step), shown)
+    if sum(len(x) + 2 for x in shown) > 60:
+        ax.tick_params(axis="x", labelrotation=90 if len(shown) > 20 else 45, labelsize=7 if len(shown) > 20 else 8)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("center" if len(shown) > 20 else "right")
     ax.set_xlabel(first)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    if groups and groups[0]:
-        ax.legend(fontsize=8)
+    if groups and groups[0]:  # beside the panel, never over a line (up to 64 entries, in columns of 22)
+        ax.legend(fontsize=7 if len(groups) > 8 else 8, loc="upper left", bbox_to_anchor=(1.01, 1),
+                  ncol=math.ceil(len(groups) / 22))
 
 
 def main():

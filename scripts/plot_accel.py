@@ -103,8 +103,8 @@ def throughput(ev, path):
             ax.plot([x - 0.42, x + 0.42], [paper, paper], color="k", lw=2.5, label=f"paper: 8xCSI mean {paper:g}x (FlashAccel)")
             if mean:
                 ax.plot([x - 0.42, x + 0.42], [mean, mean], color="k", lw=2.5, ls=":", label=f"bitline: 8xCSI mean {mean:.2f}x")
-    for ax in axes[0]:
-        ax.legend(fontsize=7, ncol=2)
+    for ax in axes[0]:  # below the panel: inside, it covered the paper's line or a bar
+        ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.09), frameon=False)
     save(fig, path)
 
 

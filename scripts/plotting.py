@@ -1,5 +1,6 @@
 """What bitline's chart scripts share (scripts/plot*.py): matplotlib's pyplot on the file-only Agg backend, or an exit
 that names the Debian package, and the save settings that make a PNG byte-for-byte the same for the same input."""
+import math
 import os
 import sys
 
@@ -31,9 +32,29 @@ def identity_panel(ax, lo, hi):
     ax.set_ylim(lo, hi)
 
 
-def save(fig, path):
-    """Lays `fig` out, writes it to `path` with the settings above and closes it."""
+def plain_log(ax, axis="y"):
+    """Plain numbers (5, 10, 20, 50) on a log axis instead of 5x10^0, 2x10^1; within a decade or so 2, 3 and 5 times a
+    power of ten are labelled too, within three decades 2 and 5, past that the powers alone; within half a decade every
+    minor tick (labels never overlap)."""
+    from matplotlib.ticker import FuncFormatter
+    a = ax.yaxis if axis == "y" else ax.xaxis
+
+    def minor(v, _):
+        lo, hi = sorted(a.get_view_interval())
+        if v <= 0 or lo <= 0:
+            return ""
+        decades = math.log10(hi / lo)
+        mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6)
+        shown = range(2, 10) if decades <= 0.6 else (2, 3, 5) if decades <= 1.2 else (2, 5) if decades <= 3 else ()
+        return f"{v:g}" if mantissa in shown else ""
+    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    a.set_minor_formatter(FuncFormatter(minor))
+
+
+def save(fig, path, rect=None):
+    """Lays `fig` out (within `rect` of the figure, leaving room for a figure legend), writes it to `path` with the
+    settings above and closes it."""
     import matplotlib.pyplot as plt
-    fig.tight_layout()
+    fig.tight_layout(rect=rect)
     fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
     plt.close(fig)

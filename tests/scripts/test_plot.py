@@ -147,6 +147,63 @@ def test_a_tie_between_load_shapes_draws_the_same_bytes_in_every_process(tmp_pat
     assert (tmp_path / "1.png").read_bytes() == (tmp_path / "10.png").read_bytes()
 
 
+@pytest.mark.parametrize("kind,name", [("serve-run", "serve-run"), ("serve-run-disaggregated", "serve-run"),
+                                       ("serve-capacity", "serve-capacity"), ("serve-sweep", "serve-sweep"),
+                                       ("serve-capacity-experiment", "serve-capacity-experiment")])
+def test_each_serve_result_is_recognised(kind, name):
+    assert plot.kind_of(fixture(kind)) == name
+
+
+def test_a_batch1_run_draws_the_measured_latency_beside_bitlines():
+    """A closed loop of one user on h100x1, llama2-7b fp16, 128 in / 20 out: NeMo's measured batch-1 latency
+    (scripts/paper_figures.json) is drawn beside the E2E percentiles; an open-loop run has nothing to compare."""
+    import plot_serve
+    assert plot_serve.measured(fixture("serve-run-batch1")) == [("e2e_ms", 153.8, "measured, NeMo (batch 1)")]
+    assert plot_serve.measured(fixture("serve-run")) == []
+    j = fixture("serve-run-batch1")
+    j["config"]["llm"]["precision"] = "fp8"  # not the precision measured
+    assert plot_serve.measured(j) == []
+
+
+def test_a_malformed_serve_result_exits_2_as_a_process_naming_the_field(tmp_path):
+    j = fixture("serve-run")
+    del j["summary"]["tpot_ms"]
+    assert_refused(run_process(write(tmp_path / "r.json", j), tmp_path / "r.png"), tmp_path,
+                   "r.json: summary.tpot_ms: missing")
+    j = fixture("serve-capacity")
+    j["probes"][1]["p90_ttft_ms"] = "slow"
+    assert_refused(run_process(write(tmp_path / "c.json", j), tmp_path / "r.png"), tmp_path,
+                   'c.json: probes[1].p90_ttft_ms: "slow": not a number')
+
+
+def test_a_serve_run_of_zeros_draws(tmp_path):
+    """Output 1 token: TPOT and ITL are 0 at every percentile; queueing 0 (a log axis would have no room for them)."""
+    j = fixture("serve-run")
+    for metric in ("tpot_ms", "itl_ms", "queueing_ms"):
+        j["summary"][metric] = {q: 0.0 for q in j["summary"][metric]}
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+
+
+def test_too_many_probes_or_instances_are_refused(tmp_path):
+    j = fixture("serve-capacity")
+    j["probes"] = j["probes"][:1] * 257
+    assert_refused(run(write(tmp_path / "r.json", j), tmp_path / "r.png"), tmp_path, "probes: a list of 257: more than 256")
+    j = fixture("serve-run")
+    j["summary"]["instances"] = j["summary"]["instances"][:1] * 65
+    assert_refused(run(write(tmp_path / "r.json", j), tmp_path / "r.png"), tmp_path,
+                   "summary.instances: a list of 65: more than 64")
+
+
+def test_a_sweep_of_many_long_values_draws(tmp_path):
+    """60 values of 12 characters: the labels are turned on end (they overlapped), the legend beside the panel."""
+    j = fixture("accel-sweep")
+    template = j["points"][0]
+    j["vary"] = {"k": [f"value-{i:06d}" for i in range(60)], "b": ["1", "2"]}
+    j["points"] = [dict(template, values={"k": f"value-{i:06d}", "b": b}, tokens_per_s_per_gpu=1000.0 + i)
+                   for i in range(60) for b in ("1", "2")]
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+
+
 def test_a_write_bw_without_the_other_scheme_draws(tmp_path):
     j = fixture("cosmos-write-bw")
     for mode in j["modes"].values():
@@ -175,6 +232,18 @@ def test_a_write_bw_without_the_other_scheme_draws(tmp_path):
     ("accel-eval", "points[0].model", "a$b$", ['points[0].model: "a$b$": holds `$`']),
     ("accel-eval", "points[0].feasible", 1, ["points[0].feasible: 1: not true or false"]),
     ("accel-sessions", "systems", {}, ["systems: an object of 0 key(s): at least 1"]),
+    ("serve-run", "summary.ttft_ms.p90", KeyError, ["summary.ttft_ms.p90: missing"]),
+    ("serve-run", "summary.output_tokens_per_s", "fast", ['summary.output_tokens_per_s: "fast": not a number']),
+    ("serve-run", "summary.slo_attainment", 1.5, ["summary.slo_attainment: 1.5: above 1"]),
+    ("serve-run", "summary.e2e_ms", [1], ["summary.e2e_ms: a list of 1: not an object"]),
+    ("serve-run-disaggregated", "summary.instances[1].role", 3, ["summary.instances[1].role: 3: not a string"]),
+    ("serve-run-disaggregated", "summary.kv_transfer.mean_ms", -1, ["summary.kv_transfer.mean_ms: -1: below 0"]),
+    ("serve-capacity", "probes[2].meets", "yes", ['probes[2].meets: "yes": not true or false']),
+    ("serve-capacity", "probes[0].rate_per_s", 0, ["probes[0].rate_per_s: 0: below 1e-12"]),
+    ("serve-capacity", "slo.p90_ttft_ms", KeyError, ["slo.p90_ttft_ms: missing"]),
+    ("serve-capacity", "probes", [], ["probes: a list of 0: at least 1"]),
+    ("serve-capacity-experiment", "points[0].capacity_requests_per_s", -1, ["capacity_requests_per_s: -1: below 0"]),
+    ("serve-capacity-experiment", "points[1].system", None, ["points[1].system: null: not a string"]),
 ])
 def test_a_bad_field_is_named_with_its_value_and_reason(tmp_path, kind, path, value, words):
     assert_refused(draw_variant(tmp_path, kind, path, value), tmp_path, "r.json: ", *words)
