@@ -72,7 +72,7 @@ ssb: build
 	$(BITLINE) cosmos ssb --sf 1 --quiet --timing-only --aggregation flash --json results/ssb-sf1-flash.json
 	$(PLOT_PYTHON) scripts/plot_ssb.py results/ssb-sf1.json results/ssb-sf1-flash.json docs/figures docs/cosmos.md
 
-# Regenerates docs/validation.md (paper vs bitline), docs/parameters.md and the charts in docs/figures from the model.
+# Regenerates docs/validation.md (paper vs bitline), README.md's headline tables, docs/parameters.md and the charts in docs/figures from the model.
 validate: build
 	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
 	$(PLOT_PYTHON) scripts/plot_real_gpus.py results/real-gpus.json docs/figures

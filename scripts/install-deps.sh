@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(g++ cmake ninja-build make pkg-config python3 python3-matplotlib python3-pytest python3-yaml
       libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev libpugixml-dev libroaring-dev clang-format
-      libopenmpi-dev openmpi-bin time)  # time: peak memory in `make bench`; MPI is optional for the build (CMake finds it or not); see README "On a cluster"
+      libopenmpi-dev openmpi-bin time)  # time: peak memory in `make bench`; MPI is optional for the build (CMake finds it or not); see docs/commands.md, "On a cluster (MPI)"
 # libclang-rt-14-dev holds clang's sanitizer runtimes (only recommended by clang, and recommends are not installed).
 fuzz_pkgs=(clang libclang-rt-14-dev libfuzzer-14-dev)
 case "${1:-}" in

@@ -45,7 +45,7 @@
 //  - the parameter names its table at compile time (Choice<T, table>), so the
 //    loader, describe, the dump and the error messages read the same list.
 // The price: adding an implementation means adding one line to its kind's
-// table, in the same file as the implementation (README, "Extending").
+// table, in the same file as the implementation (docs/architecture.md, "Extending").
 #pragma once
 
 #include <cstdint>

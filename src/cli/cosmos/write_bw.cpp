@@ -37,7 +37,7 @@ Bytes bytes_option(const std::string& size, const nand::NandParams& nand) {
   }
   if (total.raw() <= 0) throw ConfigError("--bytes: must be positive");
   // The work is one die job per program operation, for every mode and scheme: ~4 s per 64 GiB on this project's
-  // machines (README, "Speed"). Past 256 GiB (~15 s) the run is refused with its estimate rather than run for a minute.
+  // machines (docs/development.md, "Speed"). Past 256 GiB (~15 s) the run is refused with its estimate rather than run for a minute.
   const int64_t limit = std::min<int64_t>(kMaxWriteBwBytes, ssd::kMaxSequentialWriteBytes);
   if (total.raw() > limit)
     throw ConfigError(
