@@ -9,7 +9,7 @@ PLOT_PYTHON ?= /usr/bin/python3
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb ssd-drives serve-capacity doc-commands format format-check clean
+.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb ssd-drives serve-capacity doc-commands format format-check clean install
 
 all: build
 
@@ -23,6 +23,12 @@ configure: deps $(BUILD)/build.ninja
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The program, its configs and scripts under PREFIX (bin/, share/bitline/); the installed program finds its configs
+# relative to itself, from any folder (docs/commands.md).
+PREFIX ?= $(HOME)/.local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The main job: both papers' evaluations at their default (paper) configurations,
 # then their summaries against the published figures.

@@ -173,9 +173,33 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& origin_
   }
 }
 
+namespace {
+/// The shipped configs seen from the running program: an installed tree's (PREFIX/bin/bitline ->
+/// PREFIX/share/bitline/configs) or a clone's (CLONE/build/PRESET/src/cli/bitline, or a test under
+/// CLONE/build/PRESET/tests -> CLONE/configs), found by walking up at most five folders from the program's own;
+/// empty when neither is there (a binary copied alone). A folder is the configs when it holds the shipped evaluation
+/// experiment, so an unrelated `configs/` above the binary is not taken.
+std::filesystem::path configs_near_program() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return {};
+  std::filesystem::path dir = exe.parent_path();
+  for (int up = 0; up < 5 && !dir.empty(); ++up) {
+    for (const auto& c : {dir / "share" / "bitline" / "configs", dir / "configs"})
+      if (std::filesystem::is_regular_file(c / "experiments" / "flashaccel-eval.yaml", ec)) return c;
+    if (dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return {};
+}
+}  // namespace
+
 std::filesystem::path default_preset_dir() {
   if (const char* env = std::getenv("BITLINE_CONFIG_DIR"); env && *env) return env;
-  return BITLINE_CONFIG_DIR;
+  // Found once from where the program is (immutable after), so a copied, moved or installed tree uses its own
+  // configs; the folder compiled in (the clone's configs/ when it was built) only when nothing is found there.
+  static const std::filesystem::path near = configs_near_program();
+  return near.empty() ? std::filesystem::path(BITLINE_CONFIG_DIR) : near;
 }
 
 ConfigTree::ConfigTree() : preset_dir_(default_preset_dir()) {

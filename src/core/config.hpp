@@ -90,7 +90,8 @@ class ConfigTree {
   std::filesystem::path preset_dir_;
 };
 
-/// The compiled-in preset directory, overridable with $BITLINE_CONFIG_DIR.
+/// The preset directory: $BITLINE_CONFIG_DIR when set, else the configs of the tree the program runs from (installed:
+/// PREFIX/share/bitline/configs; a clone: its configs/), else the folder compiled in.
 std::filesystem::path default_preset_dir();
 
 }  // namespace bitline
