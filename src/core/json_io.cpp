@@ -104,16 +104,25 @@ std::string csv_cell(const std::string& s) {
 }
 }  // namespace
 
-std::string csv_of(const nlohmann::json& rows) {
+std::string csv_of(const nlohmann::json& rows, const std::vector<std::string>& leading) {
   std::vector<std::string> columns;
   std::map<std::string, size_t> index;
   std::vector<std::vector<std::pair<std::string, std::string>>> flat;
   for (const auto& r : rows) {
     flat.emplace_back();
     flatten_row(r, "", flat.back());
-    for (const auto& [k, v] : flat.back())
-      if (index.emplace(k, columns.size()).second) columns.push_back(k);
   }
+  // The leading keys' columns first (a key, or the leaves under it), then every other in first-seen order.
+  const auto under = [](const std::string& column, const std::string& key) {
+    return column == key || (column.size() > key.size() && column.compare(0, key.size(), key) == 0 && column[key.size()] == '.');
+  };
+  for (const std::string& key : leading)
+    for (const auto& row : flat)
+      for (const auto& [k, v] : row)
+        if (under(k, key) && index.emplace(k, columns.size()).second) columns.push_back(k);
+  for (const auto& row : flat)
+    for (const auto& [k, v] : row)
+      if (index.emplace(k, columns.size()).second) columns.push_back(k);
   std::string out;
   for (size_t i = 0; i < columns.size(); ++i) {
     if (i) out += ',';
@@ -132,7 +141,9 @@ std::string csv_of(const nlohmann::json& rows) {
   return out;
 }
 
-void write_csv_file(const fs::path& path, const nlohmann::json& rows) { write_text_file(path, csv_of(rows)); }
+void write_csv_file(const fs::path& path, const nlohmann::json& rows, const std::vector<std::string>& leading) {
+  write_text_file(path, csv_of(rows, leading));
+}
 
 namespace {
 /// What names one file however it is spelt: its device and inode where it exists (links, hard links, `./` and `..`

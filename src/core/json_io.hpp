@@ -20,8 +20,10 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
 
 /// The rows of a table-shaped result as CSV (RFC 4180): one line per element of `rows` (JSON objects), one column per
 /// scalar leaf, named by its dotted path ("breakdown_ms.weights"), in first-seen order over all rows; lists are
-/// written as JSON text; a leaf a row lacks is an empty cell. Deterministic for the same rows.
-std::string csv_of(const nlohmann::json& rows);
+/// written as JSON text; a leaf a row lacks is an empty cell. Deterministic for the same rows. `leading`: keys whose
+/// columns come first, in that order (a key of an object: all its leaves), before the rest (a JSON object's keys are
+/// otherwise in alphabetical order).
+std::string csv_of(const nlohmann::json& rows, const std::vector<std::string>& leading = {});
 /// A result file written in pieces (one too large to hold as one string), atomically as write_text_file: to
 /// PATH.partial, renamed by commit(); destroyed without commit() (an error on the way), it removes the partial file and
 /// the folders it created. Every failure is an OutputError naming the path.
@@ -44,7 +46,7 @@ class AtomicFile {
 };
 
 /// csv_of(rows) written atomically to `path` (see write_text_file).
-void write_csv_file(const std::filesystem::path& path, const nlohmann::json& rows);
+void write_csv_file(const std::filesystem::path& path, const nlohmann::json& rows, const std::vector<std::string>& leading = {});
 
 /// Checks, before any work starts, that write_json_file(path, ...) can succeed: the path is not a directory,
 /// and its folder exists (or can be created) and is writable. Throws ConfigError naming `flag` and the path.

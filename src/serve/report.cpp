@@ -23,11 +23,17 @@ Json distribution(std::vector<double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   const double mean = v.empty() ? 0.0 : sum / double(v.size());
+  double squares = 0;  // about the mean (two passes: no cancellation)
+  for (double x : v) squares += (x - mean) * (x - mean);
   return {{"mean", mean},
+          {"std", v.empty() ? 0.0 : std::sqrt(squares / double(v.size()))},
+          {"min", v.empty() ? 0.0 : *std::min_element(v.begin(), v.end())},
+          {"max", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())},
           {"p50", percentile(v, 0.50)},
           {"p90", percentile(v, 0.90)},
           {"p95", percentile(v, 0.95)},
           {"p99", percentile(v, 0.99)},
+          {"p99_9", percentile(v, 0.999)},
           {"count", v.size()}};
 }
 
@@ -51,7 +57,19 @@ Json distribution(std::vector<std::pair<double, int64_t>> v) {
     const double a = at(lo), b = at(std::min(lo + 1, n - 1));
     return a + (pos - double(lo)) * (b - a);
   };
-  return {{"mean", n > 0 ? sum / double(n) : 0.0}, {"p50", q(0.50)}, {"p90", q(0.90)}, {"p95", q(0.95)}, {"p99", q(0.99)}, {"count", n}};
+  const double mean = n > 0 ? sum / double(n) : 0.0;
+  double squares = 0;
+  for (const auto& [x, c] : v) squares += (x - mean) * (x - mean) * double(c);
+  return {{"mean", mean},
+          {"std", n > 0 ? std::sqrt(squares / double(n)) : 0.0},
+          {"min", n > 0 ? v.front().first : 0.0},
+          {"max", n > 0 ? v.back().first : 0.0},
+          {"p50", q(0.50)},
+          {"p90", q(0.90)},
+          {"p95", q(0.95)},
+          {"p99", q(0.99)},
+          {"p99_9", q(0.999)},
+          {"count", n}};
 }
 
 namespace {
@@ -90,6 +108,7 @@ Json summary(const SimResult& r, const Slo& slo) {
   s["duration_s"] = span;
   s["output_tokens_per_s"] = span > 0 ? double(out_tokens) / span : 0.0;
   s["input_tokens_per_s"] = span > 0 ? double(in_tokens) / span : 0.0;
+  s["total_tokens_per_s"] = span > 0 ? double(in_tokens + out_tokens) / span : 0.0;
   s["requests_per_s"] = span > 0 ? n / span : 0.0;
   s["goodput_requests_per_s"] = span > 0 ? double(good) / span : 0.0;
   s["slo_attainment"] = n > 0 ? double(good) / n : 0.0;

@@ -777,6 +777,16 @@ TEST(ServeReport, PercentilesInterpolateLinearly) {
   EXPECT_DOUBLE_EQ(runs["p50"].get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(runs["p90"].get<double>(), 3.7);
   EXPECT_DOUBLE_EQ(runs["mean"].get<double>(), 2.5);
+  // What benchmark_serving reports beside them: the (population) standard deviation, the extremes, p99.9; the same
+  // from the list and from its counted runs.
+  for (const Json& d : {distribution(std::vector<double>{4, 1, 3, 2}), runs}) {
+    EXPECT_DOUBLE_EQ(d["std"].get<double>(), std::sqrt(1.25));
+    EXPECT_DOUBLE_EQ(d["min"].get<double>(), 1);
+    EXPECT_DOUBLE_EQ(d["max"].get<double>(), 4);
+    EXPECT_NEAR(d["p99_9"].get<double>(), 3.997, 1e-12);
+  }
+  const Json twice = distribution(std::vector<std::pair<double, int64_t>>{{1, 2}, {3, 2}});
+  EXPECT_DOUBLE_EQ(twice["std"].get<double>(), 1.0);
 }
 
 TEST(ServeMemory, AModelThatDoesNotFitAndARequestThatNeverFitsAreRefused) {

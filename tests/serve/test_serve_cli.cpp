@@ -245,8 +245,13 @@ TEST(ServeCli, ASweepGivesOnePointPerRateWithItsCdfAndCsvRow) {
   // The CSV: a header and one row per rate.
   const std::string c = slurp(csv);
   EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 4);
-  EXPECT_NE(c.find("rate_per_s"), std::string::npos);
-  EXPECT_NE(c.find("ttft_ms.p99"), std::string::npos);
+  // The columns in benchmark_serving's order: the rate first, the throughputs (total tokens too), then the latencies
+  // with their std, min, max and p99.9.
+  EXPECT_EQ(c.rfind("rate_per_s,requests_per_s,output_tokens_per_s,total_tokens_per_s,goodput_requests_per_s,slo_attainment,ttft_ms.", 0),
+            0u)
+      << c.substr(0, 300);
+  for (const char* col : {"ttft_ms.p99,", "ttft_ms.p99_9,", "tpot_ms.std,", "e2e_ms.min,", "itl_ms.max,", "preemptions"})
+    EXPECT_NE(c.find(col), std::string::npos) << col;
   // Bad rates: exit 2 naming them; a sweep above the request budget is refused before any work.
   for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{{"--rates 4,1", "increasing order"},
                                                                                    {"--rates 1,0", "need a finite rate above 0"},

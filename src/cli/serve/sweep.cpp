@@ -88,6 +88,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     rows.push_back({{"rate_per_s", rates[i]},
                     {"requests_per_s", sum["requests_per_s"]},
                     {"output_tokens_per_s", sum["output_tokens_per_s"]},
+                    {"total_tokens_per_s", sum["total_tokens_per_s"]},
                     {"goodput_requests_per_s", sum["goodput_requests_per_s"]},
                     {"slo_attainment", sum["slo_attainment"]},
                     {"ttft_ms", sum["ttft_ms"]},
@@ -108,7 +109,11 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     fmt::print("wrote {} ({} rank(s) x {} thread(s))\n", o.json, world.size(), o.threads);
   }
   if (!o.csv.empty()) {
-    write_csv_file(o.csv, rows);
+    // The columns in the order a reader of vLLM's benchmark_serving looks for them: the rate, the throughputs, then the
+    // latency distributions.
+    write_csv_file(o.csv, rows,
+                   {"rate_per_s", "requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "goodput_requests_per_s", "slo_attainment",
+                    "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"});
     fmt::print("wrote {}\n", o.csv);
   }
 }
