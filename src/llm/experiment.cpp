@@ -39,11 +39,32 @@ ContextSpec read_context(const ConfigNode& n, const std::string& path) {
   return c;
 }
 
-std::vector<std::string> read_systems(ExperimentMap& top, std::string_view key) {
-  const std::vector<std::string> systems = top.strings(key);
+/// A path written in an experiment file is relative to the file's folder, not to where the command runs (so an
+/// experiment and the model or kind files beside it move together); names and absolute paths are kept.
+std::string beside(const std::filesystem::path& file, const std::string& path) {
+  if (std::filesystem::path(path).is_absolute()) return path;
+  return (file.parent_path() / path).lexically_normal().string();
+}
+/// A model named in an experiment: a name of configs/models/, or a config.json path (load_model's rule).
+std::string model_beside(const std::filesystem::path& file, const std::string& model) {
+  return model.size() > 5 && model.ends_with(".json") ? beside(file, model) : model;
+}
+/// A kind named in an experiment: a name of configs/gpus/, or a kind file's path.
+std::string kind_beside(const std::filesystem::path& file, const std::string& kind) {
+  return kind_is_path(kind) ? beside(file, kind) : kind;
+}
+/// A system KIND x N named in an experiment, its kind as kind_beside (without an x: as it is, for parse_system to refuse).
+std::string system_beside(const std::filesystem::path& file, const std::string& system) {
+  const size_t x = system.rfind('x');
+  return x == std::string::npos ? system : kind_beside(file, system.substr(0, x)) + system.substr(x);
+}
+
+std::vector<std::string> read_systems(ExperimentMap& top, std::string_view key, const std::filesystem::path& file) {
+  std::vector<std::string> systems = top.strings(key);
   const ConfigNode& n = *top.optional(key);
   for (size_t i = 0; i < systems.size(); ++i) {
     try {
+      systems[i] = system_beside(file, systems[i]);
       parse_system(systems[i]);
     } catch (const ConfigError& e) {
       experiment_error(n.items[i], fmt::format("{}[{}]", top.key_path(key), i), e.what());
@@ -60,6 +81,7 @@ EvalExperiment load_eval_experiment(const std::filesystem::path& file) {
   EvalExperiment e;
   top.accept_header();
   e.models = top.strings("models");
+  for (std::string& m : e.models) m = model_beside(file, m);
   {
     const ConfigNode& n = top.required("contexts");
     if (n.kind != ConfigNode::Kind::Sequence || n.items.empty()) experiment_error(n, "contexts", "expected a non-empty list of contexts");
@@ -72,7 +94,7 @@ EvalExperiment load_eval_experiment(const std::filesystem::path& file) {
     }
   }
   e.slos_ms = top.numbers("slos_ms", 0);
-  e.systems = read_systems(top, "systems");
+  e.systems = read_systems(top, "systems", file);
   // The work, estimated before anything runs: each point (model x context x SLO x system) is a batch search of
   // tens of milliseconds (a few hundred steps), so 10,000 points are several minutes on two threads (as accel sweep).
   const size_t points = e.models.size() * e.contexts.size() * e.slos_ms.size() * e.systems.size();
@@ -84,6 +106,7 @@ EvalExperiment load_eval_experiment(const std::filesystem::path& file) {
                                  points, e.models.size(), e.contexts.size(), e.slos_ms.size(), e.systems.size(), kMaxEvalPoints,
                                  double(points) * 0.05 / 60));
   e.baseline = top.string("baseline");
+  e.baseline = system_beside(file, e.baseline);  // as systems: are read
   if (std::find(e.systems.begin(), e.systems.end(), e.baseline) == e.systems.end())
     experiment_error(top.required("baseline"), "baseline", fmt::format("'{}' is not one of the systems", e.baseline));
   e.set = top.overrides("set");
@@ -96,7 +119,7 @@ AblationExperiment load_ablation_experiment(const std::filesystem::path& file) {
   ExperimentMap top(root, "");
   AblationExperiment e;
   top.accept_header();
-  e.model = top.string("model");
+  e.model = model_beside(file, top.string("model"));
   e.gpus = top.integer("gpus", 1);
   e.batch_per_rank = top.integer("batch_per_rank", 1);
   e.context = read_context(top.required("context"), "context");
@@ -115,7 +138,7 @@ AblationExperiment load_ablation_experiment(const std::filesystem::path& file) {
       AblationVariant v;
       v.name = m.string("name");
       v.description = m.string("description");
-      v.kind = m.string("kind");
+      v.kind = kind_beside(file, m.string("kind"));
       try {
         check_kind(v.kind);
       } catch (const ConfigError& err) {
@@ -138,8 +161,8 @@ SessionsExperiment load_sessions_experiment(const std::filesystem::path& file) {
   ExperimentMap top(root, "");
   SessionsExperiment e;
   top.accept_header();
-  e.model = top.string("model");
-  e.systems = read_systems(top, "systems");
+  e.model = model_beside(file, top.string("model"));
+  e.systems = read_systems(top, "systems", file);
   e.set = top.overrides("set");
   if (const ConfigNode* n = top.optional("loads")) {
     if (n->kind != ConfigNode::Kind::Sequence) experiment_error(*n, "loads", "expected a list of loads ({name, set})");

@@ -93,6 +93,28 @@ TEST_F(ExperimentCli, AccelEvalRunsAUserMatrix) {
   EXPECT_EQ(j["run"]["experiment"], e.string());
 }
 
+// Paths in an experiment file are relative to the file's folder, not to where the command runs: the experiment and
+// the model and kind files beside it move together.
+TEST_F(ExperimentCli, PathsInAnExperimentAreRelativeToItsFolder) {
+  fs::create_directories(dir_ / "study" / "kinds");
+  nlohmann::json m = nlohmann::json::parse(std::ifstream(std::string(BITLINE_SOURCE_DIR) + "/configs/models/tiny-test.json"));
+  std::ofstream(dir_ / "study" / "tiny-c.json") << m.dump();
+  std::ofstream(dir_ / "study" / "kinds" / "h200-500w.yaml")
+      << "description: an H200 at 500 W\nbase: h200\nllm: {energy: {gpu_tdp: 500W}}\n";
+  std::ofstream(dir_ / "study" / "e.yaml") << "models: [tiny-c.json]\ncontexts: [\"512:128\"]\nslos_ms: [20]\n"
+                                              "systems: [h200x4, kinds/h200-500w.yamlx4]\nbaseline: kinds/h200-500w.yamlx4\n";
+  const fs::path out = dir_ / "o.json";
+  fs::create_directories(dir_ / "elsewhere");
+  const auto r = run_bitline("accel eval --quiet --experiment ../study/e.yaml --json " + shell_quote(out.string()),
+                             "cd " + shell_quote((dir_ / "elsewhere").string()) + " && ");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(std::ifstream(out));
+  ASSERT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][0]["model"], "tiny-c");  // the model file, found beside the experiment
+  EXPECT_EQ(j["points"][1]["system"], "../study/kinds/h200-500w.yamlx4");
+  EXPECT_TRUE(j["summary"].contains("throughput_vs_../study/kinds/h200-500w.yamlx4")) << j["summary"].dump();
+}
+
 // The file's `set:` reaches the components (here the GPU kinds), under the command line's --set.
 TEST_F(ExperimentCli, AccelEvalAppliesTheFilesOverridesUnderTheCommandLine) {
   const std::string matrix = "models: [tiny-test]\ncontexts: [\"512:128\"]\nslos_ms: [20]\nsystems: [h200x4]\nbaseline: h200x4\n";
