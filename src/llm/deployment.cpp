@@ -164,9 +164,14 @@ PointResult DeploymentSearch::search(const ContextSpec& c, Time slo) {
   out.deployment["tried"] = std::move(tried);
   if (!found && cands_.size() > 1) {
     std::string why;
-    for (const Json& t : out.deployment["tried"])
+    bool same = true;  // one reason for every deployment (a property of the kind, e.g. no FP4): said once
+    for (const Json& t : out.deployment["tried"]) {
       why += fmt::format("; {}: {}", t["deployment"].get<std::string>(), t["reason"].get<std::string>());
-    out.reason = fmt::format("no deployment has a feasible batch{}", why);
+      same = same && t["reason"] == out.deployment["tried"].front()["reason"];
+    }
+    out.reason = same ? fmt::format("no deployment has a feasible batch (the same for all {} tried): {}", out.deployment["tried"].size(),
+                                    out.deployment["tried"].front()["reason"].get<std::string>())
+                      : fmt::format("no deployment has a feasible batch{}", why);
   }
   return out;
 }

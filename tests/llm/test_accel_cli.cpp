@@ -126,6 +126,16 @@ TEST_F(AccelCli, AblationAndSessionsShapes) {
   EXPECT_FALSE(fs::exists(path("y.json")));
 }
 
+TEST_F(AccelCli, AReasonEveryDeploymentSharesIsSaidOnce) {
+  // FP4 on a GPU without FP4 tensor cores fails every deployment for the same reason: printed once, not once per deployment.
+  const Result r = run("accel run --model llama2-7b --system h100x8 --context 300:50 --slo 50 --precision fp4");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(has(r.out, "the same for all 4 tried")) << r.out;
+  size_t n = 0;
+  for (size_t at = r.out.find("no FP4 tensor cores"); at != std::string::npos; at = r.out.find("no FP4 tensor cores", at + 1)) ++n;
+  EXPECT_EQ(n, 1u) << r.out;
+}
+
 TEST_F(AccelCli, RunPrintsABreakdown) {
   const Result r = run("accel run --model llama3.1-405b --system csix8 --context 15000:6000 --slo 50 --json " + quote(path("p.json")));
   ASSERT_EQ(r.rc, 0) << r.out;
