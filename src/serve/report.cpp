@@ -147,7 +147,9 @@ Json summary(const SimResult& r, const Slo& slo) {
                        {"requests_with_reusable", r.requests_with_reusable},
                        {"requests_reusing", r.requests_reusing},
                        {"evicted_units", r.prefix_evictions}};
-  s["energy"] = {{"board_power_w_per_gpu", r.board_power.raw()},  // the decode side's when disaggregated
+  // At board power over the busy time (accel run's tokens_per_j_board; not its activity-based power_w, tokens_per_j).
+  s["energy"] = {{"basis", "board_power"},
+                 {"board_power_w_per_gpu", r.board_power.raw()},  // the decode side's when disaggregated
                  {"gpus", r.gpus},
                  {"energy_j", r.energy_j},
                  {"output_tokens_per_j", r.energy_j > 0 ? double(out_tokens) / r.energy_j : 0.0},

@@ -160,6 +160,7 @@ TEST(ServeLaws, EnergyIsBoardPowerOverThePassesSharedByTokens) {
   EXPECT_NEAR(sum / r.energy_j, 1.0, 1e-9);
   const Json s = summary(r, Slo{});
   EXPECT_NEAR(s["energy"]["output_tokens_per_j"].get<double>(), 300.0 * 80 / r.energy_j, 1e-9);
+  EXPECT_EQ(s["energy"]["basis"], "board_power");  // accel run's tokens_per_j_board, not its activity-based tokens_per_j
   // Alone, a request's energy is its prefill and its decode steps at board power: E2E x 700 W.
   const SimResult lone = simulate(f.s, params(), open_loop(2, 400, 80, 0.01, ArrivalKind::Constant));
   for (const auto& q : lone.requests) EXPECT_NEAR(q.energy_j / (q.e2e_s() * f.s.board_power().raw()), 1.0, 1e-6);

@@ -51,8 +51,9 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
       s.prefill
           ? fmt::format("{} GPUs of {} instances at their board power", e["gpus"].get<int64_t>(), s.prefill_instances + s.decode_instances)
           : fmt::format("{:g} W per GPU x {} GPUs", e["board_power_w_per_gpu"].get<double>(), e["gpus"].get<int64_t>());
-  fmt::print("  energy {:.1f} kJ ({} over the passes): {:.3f} output tokens/J, {:.1f} J per request\n", e["energy_j"].get<double>() * 1e-3,
-             power, e["output_tokens_per_j"].get<double>(), e["per_request_j"]["mean"].get<double>());
+  // Board power x busy time: `accel run`'s "tokens/J at board power", not its activity-based power_w / tokens_per_j.
+  fmt::print("  energy at board power {:.1f} kJ ({} over the passes): {:.3f} output tokens/J, {:.1f} J per request\n",
+             e["energy_j"].get<double>() * 1e-3, power, e["output_tokens_per_j"].get<double>(), e["per_request_j"]["mean"].get<double>());
   fmt::print("  {} iterations, {} preemptions ({} tokens recomputed), mean {:.1f} requests in the system, engine busy {:.1f}%\n",
              r.iterations, r.preemptions, r.recomputed_tokens, sum["mean_requests_in_system"].get<double>(),
              100 * sum["engine_busy_fraction"].get<double>());
