@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -89,7 +90,7 @@ int64_t prefix_unit(const ServeParams& p, const Workload& w) {
   return unit;
 }
 
-enum class EvKind : uint8_t { Arrival, Admit, PassDone, KvArrive };
+enum class EvKind : uint8_t { Arrival, Send, Admit, PassDone, KvArrive };  // Send: a held request's turn (max_concurrency)
 struct Ev {
   EvKind kind = EvKind::Arrival;
   int32_t idx = 0;  // Arrival, Admit, KvArrive: the request; PassDone: the instance
@@ -182,6 +183,14 @@ class Engine {
       last_t_ = now;
       switch (e.payload.kind) {
         case EvKind::Arrival:
+          if (w_.max_concurrency > 0 && in_flight_ >= w_.max_concurrency) {
+            held_.push_back(e.payload.idx);  // the client waits for a slot (FIFO)
+          } else {
+            ++in_flight_;
+            arrive(e.payload.idx, now);
+          }
+          break;
+        case EvKind::Send:
           arrive(e.payload.idx, now);
           break;
         case EvKind::Admit:
@@ -402,6 +411,12 @@ class Engine {
       ++done_;
       in.finished_any = true;
       if (w_.concurrency > 0 && next_issue_ < w_.requests.size()) issue(now);
+      --in_flight_;
+      if (!held_.empty()) {  // the slot passes to the earliest held request, sent now
+        ++in_flight_;
+        heap_.push(now, {EvKind::Send, held_.front()});
+        held_.pop_front();
+      }
       if (const int64_t next = w_.requests[size_t(i)].next_turn; next >= 0 && w_.concurrency == 0)
         heap_.push(std::max(now, w_.requests[size_t(next)].arrival), {EvKind::Arrival, int32_t(next)});
     } else if (in.role == InstanceRole::Prefill) {
@@ -489,6 +504,8 @@ class Engine {
   size_t next_issue_ = 0, done_ = 0;
   Time request_host_{};  // the entry engine's host time per request before it is scheduled (serving.engine.request)
   int64_t in_system_ = 0;
+  int64_t in_flight_ = 0;     // requests sent and not finished (max_concurrency's slots in use)
+  std::deque<int32_t> held_;  // requests due while every slot was in use, in the order they came due
   int64_t prefill_tokens_ = 0, recomputed_ = 0, decode_tokens_ = 0, emitted_ = 0, padded_ = 0;
   int64_t kv_transfers_ = 0;
   double kv_transfer_bytes_ = 0;
@@ -537,6 +554,9 @@ SimResult simulate(const Cluster& c, const ServeParams& p, Workload w) {
   if (w.concurrency < 0 || w.concurrency > int64_t(w.requests.size()))
     throw ConfigError(
         fmt::format("--concurrency {}: more users than the {} requests (each user sends at least one)", w.concurrency, w.requests.size()));
+  if (w.max_concurrency < 0 || (w.max_concurrency > 0 && w.concurrency > 0))
+    throw ConfigError(fmt::format("--max-concurrency {}: a cap on an open loop or a trace (a closed loop's --concurrency is its own)",
+                                  w.max_concurrency));
   for (const auto& r : w.requests)
     if (r.input < 1 || r.output < 1)
       throw ConfigError(

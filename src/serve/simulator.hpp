@@ -98,7 +98,11 @@ inline constexpr int64_t kMaxRecordedPasses = int64_t(1) << 22;
 struct Workload {
   std::vector<Request> requests;  // in arrival order (closed loop: in the order the users send them)
   int64_t concurrency = 0;        // > 0: closed loop with this many users (arrivals set by the simulation)
-  bool record_passes = false;     // keep every iteration (SimResult::passes), for a Chrome trace, at most kMaxRecordedPasses
+  // > 0 with arrival times (an open loop, a trace): at most this many requests in flight; one due while all are is sent
+  // when one finishes, and its latencies count from then (vLLM's benchmark_serving --max-concurrency: a semaphore
+  // taken before the request is sent, its timer started after).
+  int64_t max_concurrency = 0;
+  bool record_passes = false;  // keep every iteration (SimResult::passes), for a Chrome trace, at most kMaxRecordedPasses
 };
 
 struct SimResult {

@@ -770,6 +770,42 @@ TEST(ServeWorkload, BadRatesAreRefused) {
     EXPECT_THROW(set_open_loop_arrivals(w.requests, r, ArrivalKind::Poisson, 1, 1), ConfigError) << r;
 }
 
+TEST(ServeWorkload, AConcurrencyCapHoldsRequestsUntilASlotFrees) {
+  // benchmark_serving's --max-concurrency: Poisson arrivals, at most C in flight; a request due while all C are sent
+  // when one finishes (FIFO), its latencies counted from then.
+  Fixture f;
+  const Workload open = open_loop(200, 300, 50, 20.0);
+  const SimResult free_run = simulate(f.s, params(), open);
+  for (int64_t cap : {1, 4}) {
+    Workload w = open;
+    w.max_concurrency = cap;
+    const SimResult r = simulate(f.s, params(), w);
+    ASSERT_EQ(r.requests.size(), 200u);
+    // At every send, fewer than C others are in flight; no request is sent before it is due.
+    std::vector<std::pair<Time, int>> edges;
+    for (size_t i = 0; i < r.requests.size(); ++i) {
+      EXPECT_GE(r.requests[i].arrival, open.requests[i].arrival) << i;
+      edges.push_back({r.requests[i].arrival, +1});
+      edges.push_back({r.requests[i].finish, -1});
+    }
+    std::sort(edges.begin(), edges.end());  // a finish (-1) before a send (+1) at the same time
+    int in_flight = 0, most = 0;
+    for (const auto& [t, d] : edges) most = std::max(most, in_flight += d);
+    EXPECT_EQ(most, cap);
+    // One at a time, a request's TTFT is its prefill alone: the capped run's mean is below the free run's queueing.
+    if (cap == 1) EXPECT_LT(mean_of(r, &RequestRecord::ttft_s), mean_of(free_run, &RequestRecord::ttft_s));
+  }
+  // A cap no arrival reaches changes nothing.
+  Workload loose = open;
+  loose.max_concurrency = 200;
+  const SimResult same = simulate(f.s, params(), loose);
+  for (size_t i = 0; i < same.requests.size(); ++i) EXPECT_EQ(same.requests[i].finish, free_run.requests[i].finish) << i;
+  // A cap on a closed loop is refused (its --concurrency is its own cap).
+  Workload closed = closed_loop(10, 2, 300, 50);
+  closed.max_concurrency = 1;
+  EXPECT_THROW(simulate(f.s, params(), closed), ConfigError);
+}
+
 TEST(ServeReport, PercentilesInterpolateLinearly) {
   std::vector<double> v = {4, 1, 3, 2};
   EXPECT_DOUBLE_EQ(percentile(v, 0.5), 2.5);

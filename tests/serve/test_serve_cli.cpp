@@ -86,6 +86,22 @@ TEST(ServeCli, AChromeTraceHasOnePassPerIteration) {
   EXPECT_EQ(passes, j["summary"]["iterations"].get<int64_t>());
 }
 
+TEST(ServeCli, ARateWithAConcurrencyCap) {
+  const auto a = tmp("cap.json");
+  const std::string args = "serve run --model llama2-7b --system h100x1 --requests 100 --input 300 --output 50 --rate 20 ";
+  const auto r = run_bitline(args + "--max-concurrency 2 --json " + a.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(a));
+  EXPECT_EQ(j["workload"]["max_concurrency"], 2);
+  EXPECT_EQ(j["workload"]["kind"], "open_loop");
+  EXPECT_LE(j["summary"]["mean_requests_in_system"].get<double>(), 2.0);
+  const auto closed = run_bitline(
+      "serve run --model llama2-7b --system h100x1 --requests 100 --input 300 --output 50 --concurrency 4 "
+      "--max-concurrency 2");
+  EXPECT_EQ(closed.rc, 2) << closed.out;
+  EXPECT_NE(closed.out.find("--max-concurrency"), std::string::npos) << closed.out;
+}
+
 TEST(ServeCli, TheSameSeedGivesTheSameBytes) {
   const auto a = tmp("a.json"), b = tmp("b.json"), c = tmp("c.json"), ra = tmp("a.csv"), rb = tmp("b.csv");
   const std::string args =

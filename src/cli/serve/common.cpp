@@ -122,9 +122,14 @@ Workload make_workload(const ServeOpts& o, double rate, CsvTraceInfo* info) {
   Workload w;
   if (!o.trace.empty()) {
     w.requests = read_trace(o.trace, o.requests, info);
+    w.max_concurrency = o.max_concurrency;
     return w;
   }
-  if (o.concurrency <= 0) return at_rate(o, request_lengths(o), rate);
+  if (o.concurrency <= 0) {
+    w = at_rate(o, request_lengths(o), rate);
+    w.max_concurrency = o.max_concurrency;
+    return w;
+  }
   if (o.concurrency > o.requests)
     throw ConfigError(
         fmt::format("--concurrency {}: more users than --requests {} (each user sends at least one)", o.concurrency, o.requests));
@@ -141,6 +146,8 @@ void check_mode(const ServeOpts& o, bool capacity) {
     return;
   }
   if (modes != 1) throw ConfigError("serve run: give exactly one of --rate R, --concurrency N, --trace FILE");
+  if (o.max_concurrency > 0 && o.concurrency > 0)
+    throw ConfigError("--max-concurrency: caps an open loop (--rate) or a trace; a closed loop's --concurrency is its own cap");
   // What the mode does not read is refused, not ignored (the JSON used to record lengths that were not used).
   if (!o.trace.empty() && o.seed_given) throw ConfigError("--seed: a --trace run draws nothing (the trace gives its arrivals and lengths)");
   if (!o.trace.empty() && (!o.input.empty() || !o.output.empty() || !o.lengths.empty()))
@@ -178,6 +185,7 @@ Json header(const Setup& s, const ServeOpts& o) {
     w = {{"kind", "closed_loop"}, {"concurrency", o.concurrency}};
   else
     w = {{"kind", "open_loop"}, {"arrival", o.arrival}, {"rate_per_s", o.rate}, {"cv", arrival_cv(o)}};
+  if (o.max_concurrency > 0) w["max_concurrency"] = o.max_concurrency;
   if (o.trace.empty() && o.lengths.empty()) w["input"] = o.input, w["output"] = o.output;
   if (!o.lengths.empty()) w["lengths"] = o.lengths;
   if (o.trace.empty()) w["requests"] = o.requests;
@@ -199,6 +207,10 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--output", o.output, "output tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or csv:FILE:COLUMN");
   cmd.add_option("--lengths", o.lengths,
                  "(prompt, output) pairs drawn with replacement from a trace file (any --trace format), instead of --input/--output");
+  cmd.add_option("--max-concurrency", o.max_concurrency,
+                 "an open loop (--rate) or a trace with at most this many requests in flight: one due while all are is sent when "
+                 "one finishes, its latencies counted from then (vLLM benchmark_serving's --max-concurrency)")
+      ->check(whole_range(1, kMaxRequests, "requests", kRequestsWhy));
   cmd.add_option("--requests", o.requests, "requests to simulate (with --trace: at most this many rows; 0 all)")
       ->check(whole_range(0, kMaxRequests, "requests", kRequestsWhy));
   cmd.add_option("--seed", o.seed, "seed of the arrivals and lengths (0 to 2^64 - 1)")

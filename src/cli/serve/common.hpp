@@ -24,7 +24,7 @@ using namespace bitline::serve;
 struct ServeOpts {
   std::string model, system, prefill_system, disaggregate, precision, scheduler, lengths, arrival = "poisson", input, output, json,
                                                                                           requests_out, trace, chrome_trace;
-  int64_t tp = 0, concurrency = 0, requests = 0;
+  int64_t tp = 0, concurrency = 0, max_concurrency = 0, requests = 0;
   uint64_t seed = 1;
   bool seed_given = false;
   double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;

@@ -49,7 +49,7 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
   // (Disaggregated: each instance at its own GPUs' board power, summary.instances[].energy_j.)
   const std::string power =
       s.prefill
-          ? fmt::format("{} GPUs of {} instances at their board power", e["gpus"].get<int64_t>(), s.prefill_instances + s.decode_instances)
+          ? fmt::format("{} GPUs of {} instances, each at its own", e["gpus"].get<int64_t>(), s.prefill_instances + s.decode_instances)
           : fmt::format("{:g} W per GPU x {} GPUs", e["board_power_w_per_gpu"].get<double>(), e["gpus"].get<int64_t>());
   // Board power x busy time: `accel run`'s "tokens/J at board power", not its activity-based power_w / tokens_per_j.
   fmt::print("  energy at board power {:.1f} kJ ({} over the passes): {:.3f} output tokens/J, {:.1f} J per request\n",
