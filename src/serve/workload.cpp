@@ -303,6 +303,18 @@ std::vector<Request> sample_lengths(int64_t count, const std::vector<Request>& p
   return reqs;
 }
 
+void scale_trace_speed(std::vector<Request>& reqs, double speed) {
+  if (!std::isfinite(speed) || speed < 1e-3 || speed > 1e3)
+    throw ConfigError(fmt::format("--trace-speed {}: replays a trace between 1e-3 and 1e3 times as fast", speed));
+  for (Request& r : reqs) {
+    const double t = double(r.arrival.raw()) / speed;
+    if (!(t < 9e18))  // picoseconds: past int64 (~106 days)
+      throw ConfigError(fmt::format("--trace-speed {}: request {} would arrive at {:.3g} s, past the {:.3g} s a run can simulate", speed,
+                                    r.id, t * 1e-12, 9e6));
+    r.arrival = Time(int64_t(std::llround(t)));
+  }
+}
+
 void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind kind, double cv, uint64_t seed) {
   if (!std::isfinite(rate) || !(rate > 0)) throw ConfigError(fmt::format("--rate {}: need a finite rate above 0 requests/s", rate));
   if (!std::isfinite(cv) || !(cv > 0) || cv > 100) throw ConfigError(fmt::format("--cv {}: need a finite value in (0, 100]", cv));

@@ -84,6 +84,9 @@ std::vector<Request> sample_lengths(int64_t count, const std::vector<Request>& p
 /// variation of the gaps; 1 = Poisson). The first request arrives after one gap. ConfigError for a rate that is not
 /// finite and positive, or a cv that is not.
 void set_open_loop_arrivals(std::vector<Request>& reqs, double rate, ArrivalKind kind, double cv, uint64_t seed);
+/// Replays a trace `speed` times as fast (2: every arrival at half its trace time, twice the rate; 0.5: half the
+/// rate); the lengths and the order stay. ConfigError unless 1e-3 <= speed <= 1e3.
+void scale_trace_speed(std::vector<Request>& reqs, double speed);
 
 /// The prompt tokens each request of `reqs` could take from a prefix cache that never evicts: its leading prefix units
 /// (at most up to its last prompt token, which the engine always computes) that an earlier request of the list computed

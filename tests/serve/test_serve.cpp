@@ -806,6 +806,22 @@ TEST(ServeWorkload, AConcurrencyCapHoldsRequestsUntilASlotFrees) {
   EXPECT_THROW(simulate(f.s, params(), closed), ConfigError);
 }
 
+TEST(ServeWorkload, ATraceReplaysFasterOrSlower) {
+  Workload w = open_loop(50, 100, 10, 2.0);
+  std::vector<Request> fast = w.requests, slow = w.requests;
+  scale_trace_speed(fast, 2.0);
+  scale_trace_speed(slow, 0.5);
+  for (size_t i = 0; i < w.requests.size(); ++i) {
+    EXPECT_NEAR(to_s(fast[i].arrival), to_s(w.requests[i].arrival) / 2, 1e-12) << i;
+    EXPECT_NEAR(to_s(slow[i].arrival), to_s(w.requests[i].arrival) * 2, 1e-12) << i;
+    EXPECT_EQ(fast[i].input, w.requests[i].input);
+  }
+  for (double bad : {0.0, -1.0, 1e-4, 1e4, std::nan("")}) EXPECT_THROW(scale_trace_speed(fast, bad), ConfigError) << bad;
+  std::vector<Request> late(1);
+  late[0].arrival = Time(int64_t(8e18));  // ~93 days, x1000 would be past what a run can simulate
+  EXPECT_THROW(scale_trace_speed(late, 1e-3), ConfigError);
+}
+
 TEST(ServeReport, PercentilesInterpolateLinearly) {
   std::vector<double> v = {4, 1, 3, 2};
   EXPECT_DOUBLE_EQ(percentile(v, 0.5), 2.5);

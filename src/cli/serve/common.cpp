@@ -122,6 +122,7 @@ Workload make_workload(const ServeOpts& o, double rate, CsvTraceInfo* info) {
   Workload w;
   if (!o.trace.empty()) {
     w.requests = read_trace(o.trace, o.requests, info);
+    if (o.trace_speed != 1) scale_trace_speed(w.requests, o.trace_speed);
     w.max_concurrency = o.max_concurrency;
     return w;
   }
@@ -146,6 +147,7 @@ void check_mode(const ServeOpts& o, bool capacity) {
     return;
   }
   if (modes != 1) throw ConfigError("serve run: give exactly one of --rate R, --concurrency N, --trace FILE");
+  if (o.trace_speed != 1 && o.trace.empty()) throw ConfigError("--trace-speed: replays a --trace faster or slower; give one");
   if (o.max_concurrency > 0 && o.concurrency > 0)
     throw ConfigError("--max-concurrency: caps an open loop (--rate) or a trace; a closed loop's --concurrency is its own cap");
   // What the mode does not read is refused, not ignored (the JSON used to record lengths that were not used).
@@ -185,6 +187,7 @@ Json header(const Setup& s, const ServeOpts& o) {
     w = {{"kind", "closed_loop"}, {"concurrency", o.concurrency}};
   else
     w = {{"kind", "open_loop"}, {"arrival", o.arrival}, {"rate_per_s", o.rate}, {"cv", arrival_cv(o)}};
+  if (!o.trace.empty() && o.trace_speed != 1) w["speed"] = o.trace_speed;
   if (o.max_concurrency > 0) w["max_concurrency"] = o.max_concurrency;
   if (o.trace.empty() && o.lengths.empty()) w["input"] = o.input, w["output"] = o.output;
   if (!o.lengths.empty()) w["lengths"] = o.lengths;

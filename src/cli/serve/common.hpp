@@ -27,7 +27,7 @@ struct ServeOpts {
   int64_t tp = 0, concurrency = 0, max_concurrency = 0, requests = 0;
   uint64_t seed = 1;
   bool seed_given = false;
-  double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1;
+  double rate = std::numeric_limits<double>::quiet_NaN(), cv = 1, trace_speed = 1;
   bool rate_given = false, prefix_caching = false;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   // capacity

@@ -116,6 +116,9 @@ void add_run(CLI::App& serve) {
   cmd->add_option("--trace", o->trace,
                   "arrivals and lengths from a trace: a CSV of the Azure LLM trace (TIMESTAMP,ContextTokens,GeneratedTokens) or of "
                   "BurstGPT (Timestamp,Request tokens,Response tokens), or JSON Lines (bitline's sessions or Mooncake's)");
+  cmd->add_option("--trace-speed", o->trace_speed,
+                  "replay the --trace this many times as fast (2: arrivals at half their trace times; 0.5: at twice)")
+      ->check(finite_range(1e-3, 1e3, ""));
   cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
   cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
   cmd->add_option("--requests-out", o->requests_out, "write one record per request: F.jsonl (JSON lines) or F.csv");
