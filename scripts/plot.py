@@ -501,8 +501,14 @@ def check_accel_sessions(j):
 
 
 def check_serve_sweep(j):
-    for p in j.key("points").items(least=1, most=MAX_RATES):
-        p.key("rate_per_s").num()
+    points = j.key("points").items(least=1, most=MAX_RATES)
+    # A sweep of open-loop rates (rate_per_s) or of closed-loop concurrency levels (concurrency): one or the other.
+    load = "concurrency" if points[0].key("rate_per_s", optional=True) is None else "rate_per_s"
+    for p in points:
+        if load == "concurrency":
+            p.key("concurrency").positive()
+        else:
+            p.key("rate_per_s").num()
         s = p.key("summary")
         s.key("output_tokens_per_s").num()
         for metric in ("ttft_ms", "tpot_ms"):

@@ -291,6 +291,11 @@ def thinned(xs, ys, items):
             yield x, y, it
 
 
+def load_label(p):
+    """A sweep point's load: its open-loop rate, or its closed loop's users."""
+    return f"{p['rate_per_s']:g}/s" if "rate_per_s" in p else f"{p['concurrency']:g} users"
+
+
 def sweep(j, out):
     pts = j["points"]
     x = [p["summary"]["output_tokens_per_s"] for p in pts]
@@ -304,7 +309,7 @@ def sweep(j, out):
             ax.axhline(slo[slo_key], color="k", lw=1, ls="--", label=f"SLO {slo[slo_key]:g} ms")
         ys = [p["summary"][metric]["p50"] for p in pts]
         for xv, yv, p in thinned(x, ys, pts):
-            ax.annotate(f"{p['rate_per_s']:g}/s", (xv, yv), fontsize=7, textcoords="offset points", xytext=(2, -9))
+            ax.annotate(load_label(p), (xv, yv), fontsize=7, textcoords="offset points", xytext=(2, -9))
         ax.set_xlabel("output tokens/s (achieved)")
         ax.set_ylabel(label)
         ax.set_yscale("log")
@@ -317,7 +322,7 @@ def sweep(j, out):
     for i, p in enumerate(pts):
         q = p["cdf"]["ttft_ms"]
         if q:
-            ax.plot(q, levels, label=f"{p['rate_per_s']:g}/s" if i % step == 0 else None)
+            ax.plot(q, levels, label=load_label(p) if i % step == 0 else None)
     if slo.get("ttft_ms"):
         ax.axvline(slo["ttft_ms"], color="k", lw=1, ls="--")
     ax.set_xscale("log")
@@ -326,13 +331,16 @@ def sweep(j, out):
     ax.set_ylabel("fraction of requests")
     ax.grid(alpha=0.3)
     # A few rates: the legend in the lower right, which a CDF leaves empty; more: beside the panel, never over a curve.
+    closed = "concurrency" in pts[0]
+    what = "closed loop" if closed else "arrival rate"
     if len(pts) <= 8:
-        ax.legend(fontsize=7, title="arrival rate", title_fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, title=what, title_fontsize=7, loc="lower right")
     else:
-        ax.legend(fontsize=6, title="arrival rate", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+        ax.legend(fontsize=6, title=what, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     wl = j.get("workload", {})
+    load = "closed loops" if closed else f"{wl.get('arrival', '')} arrivals"
     fig.suptitle(f"{where_of(j)}, scheduler {j.get('scheduler', '')}, "
-                 f"{wl.get('arrival', '')} arrivals, input {wl.get('input', '')}, output {wl.get('output', '')}", fontsize=10)
+                 f"{load}, input {wl.get('input', '')}, output {wl.get('output', '')}", fontsize=10)
     save(fig, out)
 
 

@@ -149,6 +149,7 @@ def test_a_tie_between_load_shapes_draws_the_same_bytes_in_every_process(tmp_pat
 
 @pytest.mark.parametrize("kind,name", [("serve-run", "serve-run"), ("serve-run-disaggregated", "serve-run"),
                                        ("serve-capacity", "serve-capacity"), ("serve-sweep", "serve-sweep"),
+                                       ("serve-sweep-concurrency", "serve-sweep"),
                                        ("serve-capacity-experiment", "serve-capacity-experiment")])
 def test_each_serve_result_is_recognised(kind, name):
     assert plot.kind_of(fixture(kind)) == name
@@ -221,6 +222,7 @@ def test_a_write_bw_without_the_other_scheme_draws(tmp_path):
     ("cosmos-ssb", "queries[0].systems.fc.time_s", 0, ["queries[0].systems.fc.time_s: 0: below 1e-12"]),
     ("cosmos-eval", "points[0].time_s", 0.0, ["points[0].time_s: 0.0: below 1e-12"]),
     ("serve-sweep", "points[1].summary.ttft_ms.p50", -3.5, ["points[1].summary.ttft_ms.p50: -3.5: below 0"]),
+    ("serve-sweep-concurrency", "points[1].concurrency", 0, ["points[1].concurrency: 0"]),
     ("accel-sessions", "loads[0].systems.csix8.hit_rate", 1.5, ["loads[0].systems.csix8.hit_rate: 1.5: above 1"]),
     ("cosmos-write-bw", "modes.esp.gb_per_s", None, ["modes.esp.gb_per_s: null: not a number"]),
     ("accel-ablation", "variants", {}, ["variants: an object of 0 key(s): at least 1"]),

@@ -86,6 +86,29 @@ TEST(ServeCli, AChromeTraceHasOnePassPerIteration) {
   EXPECT_EQ(passes, j["summary"]["iterations"].get<int64_t>());
 }
 
+TEST(ServeCli, ASweepOfConcurrencyLevels) {
+  // serve sweep --concurrency C1,C2: one closed loop per level, each exactly serve run --concurrency C's summary.
+  const auto sweep = tmp("csweep.json"), csv = tmp("csweep.csv"), one = tmp("c8.json");
+  const std::string lengths = "--model llama2-7b --system h100x1 --requests 60 --input 300 --output 50 ";
+  const auto r = run_bitline("serve sweep " + lengths + "--concurrency 1,8 --quiet --json " + sweep.string() + " --csv " + csv.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(sweep));
+  ASSERT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][1]["concurrency"], 8);
+  EXPECT_EQ(j["workload"]["kind"], "closed_loop");
+  ASSERT_EQ(run_bitline("serve run " + lengths + "--concurrency 8 --json " + one.string()).rc, 0);
+  EXPECT_EQ(nlohmann::json::parse(slurp(one))["summary"], j["points"][1]["summary"]);
+  EXPECT_EQ(slurp(csv).rfind("concurrency,requests_per_s,", 0), 0u);
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{{"--concurrency 8,1", "increasing order"},
+                                                                                   {"--concurrency 1,61", "from 1 to --requests 60"},
+                                                                                   {"--rates 1 --concurrency 1", "give one of --rates"},
+                                                                                   {"", "give one of --rates"}}) {
+    const auto e = run_bitline("serve sweep " + lengths + args);
+    EXPECT_EQ(e.rc, 2) << args << "\n" << e.out;
+    EXPECT_NE(e.out.find(says), std::string::npos) << args << "\n" << e.out;
+  }
+}
+
 TEST(ServeCli, ARateWithAConcurrencyCap) {
   const auto a = tmp("cap.json");
   const std::string args = "serve run --model llama2-7b --system h100x1 --requests 100 --input 300 --output 50 --rate 20 ";

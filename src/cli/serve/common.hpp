@@ -33,7 +33,8 @@ struct ServeOpts {
   // capacity
   double p90_ttft_ms = 0, p99_tpot_ms = 0, rate_lo = 0, tolerance = 0.02;
   // sweep
-  std::string rates;  // R1,R2,... (requests/s)
+  std::string rates;          // R1,R2,... (requests/s)
+  std::string concurrencies;  // C1,C2,... (users of a closed loop)
   std::string csv;
   int threads = WorkerPool::hardware_threads();
   bool quiet = false;

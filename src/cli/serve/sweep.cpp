@@ -30,8 +30,40 @@ std::vector<double> sweep_rates(const std::string& text) {
   return rates;
 }
 
+/// --concurrency C1,C2,...: users of a closed loop, whole numbers in decimal, increasing, at most --requests each.
+std::vector<int64_t> sweep_concurrencies(const std::string& text, int64_t requests) {
+  std::vector<int64_t> users;
+  for (const std::string& item : split_list(text, ',', "--concurrency")) {
+    int64_t c = 0;
+    if (!parse_decimal_integer(item, c) || c < 1 || c > requests)
+      throw ConfigError(fmt::format("--concurrency: '{}' (level {}): need a whole number of users from 1 to --requests {}, in decimal",
+                                    text_brief(item), users.size() + 1, requests));
+    if (!users.empty() && c <= users.back())
+      throw ConfigError(fmt::format("--concurrency: {} after {}: give the levels in increasing order", item, users.back()));
+    users.push_back(c);
+    if (users.size() > kMaxSweepPoints) throw ConfigError(fmt::format("--concurrency: more than {} levels in one sweep", kMaxSweepPoints));
+  }
+  return users;
+}
+
+/// One point of a sweep: an open loop at a rate, or a closed loop of so many users.
+struct SweepPoint {
+  double rate = 0;
+  int64_t users = 0;  // > 0: a closed loop
+  std::string label() const { return users > 0 ? fmt::format("{} users", users) : fmt::format("rate {:g}/s", rate); }
+};
+
 void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
-  const std::vector<double> rates = sweep_rates(o.rates);
+  if (o.rates.empty() == o.concurrencies.empty())
+    throw ConfigError("serve sweep: give one of --rates R1,R2,... (open loops) and --concurrency C1,C2,... (closed loops)");
+  if (o.max_concurrency > 0 && !o.concurrencies.empty())
+    throw ConfigError("--max-concurrency: caps the open loops of --rates; a closed loop's --concurrency is its own cap");
+  std::vector<SweepPoint> sweep;
+  if (!o.rates.empty())
+    for (double r : sweep_rates(o.rates)) sweep.push_back({r, 0});
+  else
+    for (int64_t c : sweep_concurrencies(o.concurrencies, o.requests)) sweep.push_back({0, c});
+  const std::vector<SweepPoint>& rates = sweep;
   // The simulations run at once (one per thread) hold their requests together: their memory is bounded as one's.
   const int64_t at_once = std::min<int64_t>(int64_t(rates.size()), o.threads);
   if (o.requests > 0 && at_once * o.requests > kMaxRequests)
@@ -57,8 +89,9 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     return setup;
   });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
-  fmt::print("{} on {}x{} ({}), scheduler {}: {} rates, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
-             s->server->deployment().describe(), s->sp.scheduler.name(), rates.size(), o.requests);
+  fmt::print("{} on {}x{} ({}), scheduler {}: {} {}, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
+             s->server->deployment().describe(), s->sp.scheduler.name(), rates.size(), o.rates.empty() ? "concurrency levels" : "rates",
+             o.requests);
   std::fflush(stdout);
   // The rates over the MPI ranks (one process without mpirun), each rank on its worker pool; each job has its own
   // servers (no state shared between threads).
@@ -66,12 +99,23 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
       rates.size(),
       [&](size_t i) {
         const auto si = make_setup(k, o, Workload{lengths}, true);
-        const SimResult r = simulate(cluster(*si), si->sp, at_rate(o, lengths, rates[i]));
-        return Json{{"rate_per_s", rates[i]}, {"summary", summary(r, slo)}, {"cdf", cdf(r)}}.dump();
+        Workload w;
+        if (rates[i].users > 0) {
+          w.requests = lengths;
+          w.concurrency = rates[i].users;
+        } else {
+          w = at_rate(o, lengths, rates[i].rate);
+          w.max_concurrency = o.max_concurrency;
+        }
+        const SimResult r = simulate(cluster(*si), si->sp, std::move(w));
+        Json point = rates[i].users > 0 ? Json{{"concurrency", rates[i].users}} : Json{{"rate_per_s", rates[i].rate}};
+        point["summary"] = summary(r, slo);
+        point["cdf"] = cdf(r);
+        return point.dump();
       },
       o.threads,
       [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) print_progress(done, n, fmt::format("rate {:g}/s", rates[i]));
+        if (!o.quiet) print_progress(done, n, rates[i].label());
       });
   if (!world.root()) return;
   Json points = Json::array();
@@ -80,12 +124,14 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     const Json p = Json::parse(texts[i]);
     const Json& sum = p["summary"];
     const auto at = [&](const char* m, const char* q) { return sum[m][q].get<double>(); };
+    const std::string load =
+        rates[i].users > 0 ? fmt::format("{:>5} users", rates[i].users) : fmt::format("rate {:>9.4f}/s", rates[i].rate);
     fmt::print(
-        "  [{}/{}] rate {:>9.4f}/s: {:>9.1f} output tokens/s, TTFT p50 {:>9.2f} p99 {:>10.2f} ms, TPOT p50 {:>7.2f} p99 {:>8.2f} ms, "
+        "  [{}/{}] {}: {:>9.1f} output tokens/s, TTFT p50 {:>9.2f} p99 {:>10.2f} ms, TPOT p50 {:>7.2f} p99 {:>8.2f} ms, "
         "goodput {:.3f}/s\n",
-        i + 1, texts.size(), rates[i], sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
+        i + 1, texts.size(), load, sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
         at("tpot_ms", "p50"), at("tpot_ms", "p99"), sum["goodput_requests_per_s"].get<double>());
-    rows.push_back({{"rate_per_s", rates[i]},
+    rows.push_back({{rates[i].users > 0 ? "concurrency" : "rate_per_s", rates[i].users > 0 ? Json(rates[i].users) : Json(rates[i].rate)},
                     {"requests_per_s", sum["requests_per_s"]},
                     {"output_tokens_per_s", sum["output_tokens_per_s"]},
                     {"total_tokens_per_s", sum["total_tokens_per_s"]},
@@ -101,6 +147,11 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   if (!o.json.empty()) {
     Json j = header(*s, o);
     j["workload"].erase("rate_per_s");
+    if (!o.concurrencies.empty()) {  // closed loops, one per level
+      j["workload"]["kind"] = "closed_loop";
+      j["workload"].erase("arrival");
+      j["workload"].erase("cv");
+    }
     j["slo"] = {{"ttft_ms", o.slo_ttft_ms > 0 ? Json(o.slo_ttft_ms) : Json(nullptr)},
                 {"tpot_ms", o.slo_tpot_ms > 0 ? Json(o.slo_tpot_ms) : Json(nullptr)}};
     j["points"] = points;
@@ -112,8 +163,8 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     // The columns in the order a reader of vLLM's benchmark_serving looks for them: the rate, the throughputs, then the
     // latency distributions.
     write_csv_file(o.csv, rows,
-                   {"rate_per_s", "requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "goodput_requests_per_s", "slo_attainment",
-                    "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"});
+                   {"rate_per_s", "concurrency", "requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "goodput_requests_per_s",
+                    "slo_attainment", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"});
     fmt::print("wrote {}\n", o.csv);
   }
 }
@@ -121,12 +172,16 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
 }  // namespace
 
 void add_sweep(CLI::App& serve) {
-  auto* cmd = serve.add_subcommand("sweep", "one open-loop run per arrival rate: throughput-latency curve, latency CDFs, goodput");
+  auto* cmd =
+      serve.add_subcommand("sweep", "one run per arrival rate (or per concurrency level): throughput-latency curve, latency CDFs, goodput");
   auto k = std::make_shared<accel::KindOptions>();
   auto o = std::make_shared<ServeOpts>();
   k->add_to(*cmd);
   add_common(*cmd, *o);
-  cmd->add_option("--rates", o->rates, "arrival rates, requests/s, increasing: R1,R2,...")->required();
+  cmd->add_option("--rates", o->rates, "open loops at these arrival rates, requests/s, increasing: R1,R2,...");
+  cmd->add_option("--concurrency", o->concurrencies,
+                  "closed loops of this many users instead, increasing: C1,C2,... (each user sends its next request when the last "
+                  "one finishes)");
   cmd->add_option("--slo-ttft-ms", o->slo_ttft_ms, "goodput: time-to-first-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
   cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
   cmd->add_option("--csv", o->csv, "write one row per rate (throughput, goodput, latency percentiles) to this CSV file");
