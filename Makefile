@@ -9,7 +9,7 @@ PLOT_PYTHON ?= /usr/bin/python3
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb ssd-drives serve-capacity doc-commands format format-check clean install
+.PHONY: all deps deps-fuzz configure build run test bench asan fuzz validate ssb ssd-drives serve-capacity doc-commands format format-check clean install python
 
 all: build
 
@@ -23,6 +23,10 @@ configure: deps $(BUILD)/build.ninja
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The Python module (built by `make build` too): build/$(PRESET)/python/bitline (docs/python.md).
+python: build
+	@echo "PYTHONPATH=$(BUILD)/python python3 -c 'import bitline'"
 
 # The program, its configs and scripts under PREFIX (bin/, share/bitline/); the installed program finds its configs
 # relative to itself, from any folder (docs/commands.md).

@@ -5,7 +5,8 @@ Usage: check_doc_commands.py BITLINE FILE.md [FILE.md ...]
 
 What is checked: every ```sh block of the given Markdown files. In a block,
   - a line `B=...` sets the variable the other lines use for the binary (it is always BITLINE here);
-  - a line starting with `$B`, `bitline`, `mpirun` or `python3 scripts/...` is a command: it must exit 0;
+  - a line starting with `$B`, `bitline`, `mpirun`, `python3 scripts/...` or `PYTHONPATH=build/release/python python3`
+    (the Python module, docs/python.md) is a command: it must exit 0;
   - `make ...` lines are not run (CI runs the make targets themselves), nor comments;
   - a command whose line ends in `# skip: REASON` is not run, and REASON must be given
     (e.g. it needs a cluster's hostfile, or minutes).
@@ -93,7 +94,7 @@ def main():
                         bad.append(f"{md}:{n}: `# skip:` without a reason")
                     skipped.append(f"{md}:{n}: {m.group(1).strip()}")
                     continue
-                if not re.match(r"^(\$B|bitline|mpirun|/usr/bin/python3 scripts/|python3 scripts/)", text):
+                if not re.match(r"^(\$B|bitline|mpirun|/usr/bin/python3 scripts/|python3 scripts/|PYTHONPATH=build/release/python python3 )", text):
                     bad.append(f"{md}:{n}: not a command this check knows how to run (start it with $B, or mark it `# skip: reason`): {text}")
                     continue
                 todo.append((md, n, strip_comment(text).replace("bitline ", "$B ", 1) if text.startswith("bitline ") else strip_comment(text)))

@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh         what `make`, `make test` and `make asan` need (g++)
 #   scripts/install-deps.sh fuzz    and also clang + libFuzzer for `make fuzz`
 set -euo pipefail
-pkgs=(g++ cmake ninja-build make pkg-config python3 python3-matplotlib python3-pytest python3-yaml
+pkgs=(g++ cmake ninja-build make pkg-config python3 python3-dev pybind11-dev python3-matplotlib python3-pytest python3-yaml
       libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev libpugixml-dev libroaring-dev clang-format
       libopenmpi-dev openmpi-bin time)  # time: peak memory in `make bench`; MPI is optional for the build (CMake finds it or not); see docs/commands.md, "On a cluster (MPI)"

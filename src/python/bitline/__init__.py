@@ -1,0 +1,99 @@
+"""bitline from Python: the same runs, the same results and the same errors as the command line (docs/python.md).
+
+Each function runs one command in-process, with keyword arguments for its options, and returns the dict its
+`--json` file holds (the same keys and values):
+
+    import bitline
+    r = bitline.serve.run(model="llama3.1-70b", system="h100x8", rate=6, input=800, output=200, requests=500)
+    r["summary"]["ttft_ms"]["p50"]
+
+A keyword is the option without its dashes, `-` written `_` (max_concurrency=4 is --max-concurrency 4); True is a
+flag, a list is comma-joined (rates=[1, 5, 20]), set={"llm.compute.kernel_overhead": "3us"} is one --set each,
+vary={"hbf.stacks": [4, 6]} one --vary each. Bad input raises bitline.ConfigError (a ValueError) with the message
+the program prints; a run with no feasible result raises bitline.ModelError. The runs release the GIL, so threads
+run them in parallel; each run is independent of the others (no state is kept between them).
+"""
+import json
+import os
+import tempfile
+import threading
+
+from . import _bitline
+from ._bitline import ConfigError, ModelError
+
+__all__ = ["ConfigError", "ModelError", "describe", "command", "serve", "accel", "cosmos", "ssd", "hbf"]
+
+_capture = threading.Lock()  # describe() reads what the program prints: one at a time
+
+
+def _text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _arguments(words, options):
+    args = list(words)
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if key in ("set", "vary"):
+            pairs = value.items() if isinstance(value, dict) else (str(v).split("=", 1) for v in value)
+            for k, v in pairs:
+                v = ",".join(_text(x) for x in v) if isinstance(v, (list, tuple)) else _text(v)
+                args += [flag, f"{k}={v}"]
+        elif value is True:
+            args.append(flag)
+        elif isinstance(value, (list, tuple)):
+            args += [flag, ",".join(_text(v) for v in value)]
+        else:
+            args += [flag, _text(value)]
+    return args
+
+
+def command(*words, **options):
+    """Runs `bitline WORDS... --OPTION VALUE...` and returns its --json result as a dict."""
+    if "json" in options:
+        raise ConfigError("json: the result is returned; give no --json file")
+    with tempfile.TemporaryDirectory(prefix="bitline-") as tmp:
+        out = os.path.join(tmp, "result.json")
+        _bitline.run(_arguments(words, options) + ["--json", out])
+        with open(out, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def describe(section=None):
+    """The parameters (of a section, e.g. "llm.compute", or all) as a list of dicts: key, default, type, range,
+    description, source (`bitline describe --json`)."""
+    with _capture:
+        text = _bitline.run(["describe"] + ([section] if section else []) + ["--json"], True)
+    return json.loads(text)
+
+
+class _Family:
+    """The commands of one family (bitline.serve.run, ...), each a function of keyword options."""
+
+    def __init__(self, name, commands):
+        self._name = name
+        for c in commands:
+            setattr(self, c.replace("-", "_"), self._command(c))
+
+    def _command(self, c):
+        def run(**options):
+            return command(self._name, c, **options)
+        run.__name__ = c.replace("-", "_")
+        run.__doc__ = f"`bitline {self._name} {c}` with keyword options; returns its --json result (`bitline {self._name} {c} --help`)."
+        return run
+
+    def __repr__(self):
+        return f"<bitline.{self._name}>"
+
+
+serve = _Family("serve", ["run", "sweep", "capacity"])
+accel = _Family("accel", ["run", "eval", "ablation", "sessions", "sweep", "gemm", "attention", "collective"])
+cosmos = _Family("cosmos", ["run", "eval", "ssb", "write-bw"])
+ssd = _Family("ssd", ["run"])
+hbf = _Family("hbf", ["area", "stream"])
