@@ -160,6 +160,8 @@ void Sim::setup_compute() {
                       [](const Segment& g) { return g.route == Route::ToIsp; }))
         throw ModelError("general device: ISP SRAM smaller than one job's partial result");
     }
+  for (int64_t active = 0; active <= device_.planes_per_die; ++active)
+    jobs_.page_costs.push_back(page_costs_of(active * device_.page_size));
   const size_t dies = s.die_jobs.size();
   jobs_.next_job.assign(dies, 0);
   jobs_.next_segment.assign(dies, 0);
@@ -178,6 +180,22 @@ void Sim::setup_compute() {
     writes_.loading_die.assign(size_t(device_.channels), kNone);
     writes_.next_turn.assign(size_t(device_.channels), 0);
   }
+}
+
+PageCosts Sim::page_costs_of(int64_t bytes) const {
+  const ComputeRates& r = jobs_.rates;
+  PageCosts c;
+  c.bytes = bytes;
+  c.channel = scheduler_.channel_time(bytes);
+  c.pcie = host_.pcie_data_time(bytes);
+  if (r.isp.raw() > 0) c.isp = Bytes(bytes) / r.isp;
+  if (r.host_bitwise.raw() > 0) c.host_bitwise = Bytes(bytes) / r.host_bitwise;
+  if (r.host_popcount.raw() > 0) c.host_popcount = Bytes(bytes) / r.host_popcount;
+  c.channel_io = r.channel_io * Bytes(bytes);
+  c.pcie_io = r.pcie * Bytes(bytes);
+  c.dram = r.dram * Bytes(bytes);
+  c.isp_ops = r.isp_bit * Bytes(bytes);
+  return c;
 }
 
 /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
@@ -218,7 +236,7 @@ void Sim::compute_out(uint32_t tx) {
     jobs_.sram_free_bytes -= t.bytes;
     jobs_.result.isp_sram_peak = std::max(jobs_.result.isp_sram_peak, jobs_.rates.isp_sram - jobs_.sram_free_bytes);
   }
-  events_.push(channel_xfer(t.plane, t.bytes), {Ev::XferDone, tx});
+  events_.push(channel_xfer(t.plane, jobs_.page_costs[t.job.active]), {Ev::XferDone, tx});
 }
 
 /// Cache read: a sensed page enters the cache latch if it is empty, and the die is free for its next operation;
@@ -251,13 +269,12 @@ void Sim::cache_emptied(int64_t unit, uint32_t tx) {
 }
 
 /// Over the PCIe link (its FIFO `busy`, one per direction); returns the arrival, pcie_latency after the end.
-Time Sim::over_pcie(Time& busy, int64_t bytes) {
-  const Time d = host_.pcie_data_time(bytes);
-  const Time end = link(busy, d);
-  jobs_.result.pcie_bytes += bytes;
-  jobs_.result.pcie_busy += d;
-  jobs_.result.pcie += jobs_.rates.pcie * Bytes(bytes);
-  jobs_.result.dram_access += jobs_.rates.dram * Bytes(bytes);  // the DMA into (or out of) host memory
+Time Sim::over_pcie(Time& busy, const PageCosts& c) {
+  const Time end = link(busy, c.pcie);
+  jobs_.result.pcie_bytes += c.bytes;
+  jobs_.result.pcie_busy += c.pcie;
+  jobs_.result.pcie += c.pcie_io;
+  jobs_.result.dram_access += c.dram;  // the DMA into (or out of) host memory
   jobs_.ssd_end = std::max(jobs_.ssd_end, end);
   const Time arrival = end + jobs_.rates.pcie_latency;
   jobs_.result.total = std::max(jobs_.result.total, arrival);
@@ -268,24 +285,24 @@ Time Sim::over_pcie(Time& busy, int64_t bytes) {
 /// die's next segment is queued.
 void Sim::job_done(const Tx& t) {
   const Segment& g = jobs_.segment_of(t);
+  const PageCosts& c = jobs_.page_costs[t.job.active];  // the page, when one left (t.bytes > 0)
   const bool popcount = jobs_.spec->host.popcount_result;
   switch (t.bytes > 0 ? g.route : Route::None) {
     case Route::Result: {
-      const Time at = to_host(t.bytes);
-      if (popcount) host_work(at, Bytes(t.bytes) / jobs_.rates.host_popcount, t.bytes);
+      const Time at = to_host(c);
+      if (popcount) host_work(at, c.host_popcount, c);
       break;
     }
     case Route::ToHost: {
-      const Time at = to_host(t.bytes);
-      if (jobs_.spec->host.combine_operands) host_work(at, Bytes(t.bytes) / jobs_.rates.host_bitwise, t.bytes);
-      if (g.last_out && popcount) host_work(at, Bytes(t.bytes) / jobs_.rates.host_popcount, t.bytes);
+      const Time at = to_host(c);
+      if (jobs_.spec->host.combine_operands) host_work(at, c.host_bitwise, c);
+      if (g.last_out && popcount) host_work(at, c.host_popcount, c);
       break;
     }
     case Route::ToIsp: {
-      const Time d = Bytes(t.bytes) / jobs_.rates.isp;
-      jobs_.isp_free = std::max(events_.now(), jobs_.isp_free) + d;
-      jobs_.result.isp_busy += d;
-      jobs_.result.isp += jobs_.rates.isp_bit * Bytes(t.bytes);
+      jobs_.isp_free = std::max(events_.now(), jobs_.isp_free) + c.isp;
+      jobs_.result.isp_busy += c.isp;
+      jobs_.result.isp += c.isp_ops;
       if (g.last_out) events_.push(jobs_.isp_free, {Ev::IspResult, uint32_t(t.job.active)});  // the job's result is ready
       break;
     }
@@ -304,7 +321,7 @@ void Sim::job_done(const Tx& t) {
 // with no page to move out loads them into its dies round robin.
 void Sim::feed_host() {
   while (writes_.next_slice < jobs_.spec->write_slices && writes_.buffered_slices < writes_.buffer_slices) {
-    const Time arrival = over_pcie(host_.link_down_free, writes_.slice_bytes);
+    const Time arrival = over_pcie(host_.link_down_free, slice_costs());
     ++writes_.buffered_slices;
     const int64_t per_channel = device_.chips_per_channel * device_.dies_per_chip;
     events_.push(arrival, {Ev::WriteArrive, program_die(writes_.next_slice / writes_.slices_per_program, device_.channels, per_channel)});
@@ -322,7 +339,7 @@ void Sim::try_data_in(uint32_t ch) {
     writes_.next_turn[ch] = (writes_.next_turn[ch] + i + 1) % n;
     --writes_.waiting[die];
     writes_.loading_die[ch] = die;
-    events_.push(channel_xfer(int64_t(die) * device_.planes_per_die, writes_.slice_bytes), {Ev::DataInDone, ch});
+    events_.push(channel_xfer(int64_t(die) * device_.planes_per_die, slice_costs()), {Ev::DataInDone, ch});
     return;
   }
 }

@@ -51,6 +51,7 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
       scheduler_.units_of_channel[size_t(scheduler_.channel_of_plane[size_t(p)])].push_back(int64_t(u));
     scheduler_.channel_of_unit[u] = scheduler_.channel_of_plane[size_t(p)];
   }
+  compute_level_ = 1 + size_t(priority_class(*d.scheduling, Priority::High));
   scheduler_.channel_turn.assign(size_t(d.channels), 0);
   scheduler_.channel_wake_pending.assign(size_t(d.channels), 0);
   sectors_per_page_ = d.sectors_per_page();

@@ -165,12 +165,23 @@ struct Segment {
   int64_t data_in = 0, overlap = 0;          // a program: its slices, and the next program's that may load meanwhile
 };
 
+/// What moving and combining `bytes` costs at the jobs' rates (ComputeJobState::page_costs): computed once per size
+/// (setup_compute), so that a segment's page charges precomputed times and energies, not divisions per event. A time
+/// whose rate is not given (0: the jobs do not use it) stays zero.
+struct PageCosts {
+  int64_t bytes = 0;
+  Time channel{}, pcie{}, isp{}, host_bitwise{}, host_popcount{};  // bytes / the rate
+  Energy channel_io{}, pcie_io{}, dram{}, isp_ops{};               // bytes x the energy per bit
+};
+
 /// Flash-Cosmos jobs (compute_jobs.cpp; transaction_scheduler.cpp runs their segments): the spec and the rates,
-/// each template's segments, per die the next segment to queue and the segments queued, the ISP's SRAM and the
-/// FIFOs of the ISP and the host, and the run's result.
+/// the costs of a job's pages by its planes, each template's segments, per die the next segment to queue and the segments queued, the ISP's
+/// SRAM and the FIFOs of the ISP and the host, and the run's result.
 struct ComputeJobState {
   const JobSpec* spec = nullptr;  // null: a host scenario, no jobs
   ComputeRates rates;
+  std::vector<PageCosts> page_costs;           // by active planes: a job's pages (active x page size; a write slice
+                                               // is a page on every plane of its die)
   std::vector<std::vector<Segment>> segments;  // per step template
   std::vector<size_t> next_job;                // per die: the job of the next segment to queue
   std::vector<uint32_t> next_segment;          // per die: that segment, in its job's template
@@ -397,7 +408,18 @@ class Sim {
   void on_complete(uint32_t id);
 
   // ---- transactions, dies and chips ---------------------------------------------
-  uint32_t new_tx(const Tx& t);
+  /// Stores a new transaction (in a finished one's slot if any) and returns its id.
+  uint32_t new_tx(const Tx& t) {
+    if (!scheduler_.free_transactions.empty()) {
+      const uint32_t id = scheduler_.free_transactions.back();
+      scheduler_.free_transactions.pop_back();
+      scheduler_.transactions[id] = t;
+      return id;
+    }
+    scheduler_.transactions.push_back(t);
+    mapping_.park_next.push_back(kNone);
+    return uint32_t(scheduler_.transactions.size() - 1);
+  }
 
   /// Queue level: translation reads, user reads by class, translation programs, user programs by class, GC. A unit
   /// serves the lowest non-empty level first, except GC: with Preemptible_GC_Enabled false (MQSim's default), GC is
@@ -407,7 +429,7 @@ class Sim {
   static constexpr uint32_t kGcLevelBit = 1u << kGcLevel;
   size_t level(const Tx& t) const {
     if (t.src == TxSource::Gc) return kGcLevel;
-    if (t.src == TxSource::Compute) return 1 + size_t(priority_class(*device_.scheduling, Priority::High));  // a user read
+    if (t.src == TxSource::Compute) return compute_level_;
     bool read = t.kind == TxKind::Read;
     if (t.src == TxSource::Mapping) return read ? 0 : 5;
     return size_t((read ? 1 : 6) + host_.flows[t.flow].priority);
@@ -448,12 +470,13 @@ class Sim {
   /// starting it, until one of them occupies the channel.
   void on_channel_idle(uint32_t ch);
 
-  Time xfer_end(int64_t plane, int64_t b) {
+  /// When a transfer taking d, started on the plane's channel once it is free, ends (the channel is busy until then).
+  Time channel_end(int64_t plane, Time d) {
     Time& ch = scheduler_.channel_free[channel_of_plane(plane)];
-    Time start = std::max(events_.now(), ch);
-    ch = start + scheduler_.channel_time(b);
+    ch = std::max(events_.now(), ch) + d;
     return ch;
   }
+  Time xfer_end(int64_t plane, int64_t b) { return channel_end(plane, scheduler_.channel_time(b)); }
 
   void execute(int64_t unit);
 
@@ -483,12 +506,15 @@ class Sim {
     }
   }
 
-  /// Over the die's channel: the channel's next free time after `bytes` (energy and busy time counted).
-  Time channel_xfer(int64_t plane, int64_t bytes) {
-    jobs_.result.channel_bytes += bytes;
-    jobs_.result.channel_busy += scheduler_.channel_time(bytes);
-    jobs_.result.nand_io += jobs_.rates.channel_io * Bytes(bytes);
-    return xfer_end(plane, bytes);
+  /// The costs of `bytes` at the jobs' rates (PageCosts).
+  PageCosts page_costs_of(int64_t bytes) const;
+
+  /// Over the die's channel: the channel's next free time after the pages (energy and busy time counted).
+  Time channel_xfer(int64_t plane, const PageCosts& c) {
+    jobs_.result.channel_bytes += c.bytes;
+    jobs_.result.channel_busy += c.channel;
+    jobs_.result.nand_io += c.channel_io;
+    return channel_end(plane, c.channel);
   }
 
   /// A segment's page leaves the die over the channel; a job's first page for the ISP needs an SRAM slot (its
@@ -503,15 +529,15 @@ class Sim {
   void cache_emptied(int64_t unit, uint32_t tx);
 
   /// Over the PCIe link (its FIFO `busy`, one per direction); returns the arrival, pcie_latency after the end.
-  Time over_pcie(Time& busy, int64_t bytes);
-  Time to_host(int64_t bytes) { return over_pcie(host_.link_up_free, bytes); }
+  Time over_pcie(Time& busy, const PageCosts& c);
+  Time to_host(const PageCosts& c) { return over_pcie(host_.link_up_free, c); }
 
-  /// The host's CPU work on what arrives (`bytes` read from its memory), in arrival order.
-  void host_work(Time arrival, Time d, int64_t bytes) {
+  /// The host's CPU work `d` on what arrives (the pages `c`, read from its memory), in arrival order.
+  void host_work(Time arrival, Time d, const PageCosts& c) {
     jobs_.host_free = std::max(arrival, jobs_.host_free) + d;
     jobs_.result.host_busy += d;
-    jobs_.result.host_bytes += bytes;
-    jobs_.result.dram_access += jobs_.rates.dram * Bytes(bytes);
+    jobs_.result.host_bytes += c.bytes;
+    jobs_.result.dram_access += c.dram;
     jobs_.result.total = std::max(jobs_.result.total, jobs_.host_free);
   }
 
@@ -521,10 +547,10 @@ class Sim {
 
   /// A job's ISP result (`active` pages) goes to the host straight from its SRAM slot, which is free once it has left.
   void on_isp_result(uint32_t active) {
-    const int64_t bytes = int64_t(active) * device_.page_size;
+    const PageCosts& c = jobs_.page_costs[active];
     jobs_.result.isp_link_wait += std::max(Time{}, host_.link_up_free - events_.now());
-    const Time at = to_host(bytes);
-    if (jobs_.spec->host.popcount_result) host_work(at, Bytes(bytes) / jobs_.rates.host_popcount, bytes);
+    const Time at = to_host(c);
+    if (jobs_.spec->host.popcount_result) host_work(at, c.host_popcount, c);
     events_.push(host_.link_up_free, {Ev::SlotRelease, active});  // when the transfer ends
   }
 
@@ -541,6 +567,9 @@ class Sim {
   // Sequential writes: the host streams slices over PCIe while the controller's write buffer has room; a channel
   // with no page to move out loads them into its dies round robin.
   void feed_host();
+
+  /// A write slice's costs: a page on every plane of its die.
+  const PageCosts& slice_costs() const { return jobs_.page_costs[size_t(device_.planes_per_die)]; }
 
   void on_write_arrive(uint32_t die) {
     ++writes_.waiting[die];
@@ -596,7 +625,8 @@ class Sim {
   // a page's sectors, grouped for the written-sector bits (at most 32 groups: bits_of), and every group's bit
   int64_t sectors_per_page_ = 16, sectors_per_group_ = 1;
   uint32_t full_page_bits_ = 0;
-  std::string label_;  // the scenario, for messages
+  size_t compute_level_ = 0;  // level(): a Flash-Cosmos segment's, a user read's of class High (set once)
+  std::string label_;         // the scenario, for messages
   Stats stats_;
 };
 

@@ -15,20 +15,6 @@
 
 namespace bitline::ssd::detail {
 
-uint32_t Sim::new_tx(const Tx& t) {
-  uint32_t id;
-  if (!scheduler_.free_transactions.empty()) {
-    id = scheduler_.free_transactions.back();
-    scheduler_.free_transactions.pop_back();
-    scheduler_.transactions[id] = t;
-  } else {
-    id = uint32_t(scheduler_.transactions.size());
-    scheduler_.transactions.push_back(t);
-    mapping_.park_next.push_back(kNone);
-  }
-  return id;
-}
-
 /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
 /// other planes of its die (multi-plane operation).
 void Sim::start_die(int64_t unit) {
