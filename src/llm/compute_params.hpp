@@ -189,19 +189,19 @@ struct ComputeParams {
                                "configs/gpus/",
                      .min = 0,
                      .max = 1e15});
-    v(attention_efficiency,
-      {.name = "attention_efficiency",
-       .def = "0.988",
-       .desc = "prefill attention (FlashAttention): fraction of the BF16 peak its MMAs reach in a CTA's "
-               "loop over KV blocks; the softmax's exponentials are timed apart at softmax_rate (where "
-               "that is 0, they are folded into this fraction)",
-       .source = "derived from FlashAttention-3 (Shah et al., arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 "
-                 "forward, head dim 128, no mask: 648 TFLOP/s at 16k and 467 at 512 tokens (with "
-                 "attention_fixed_blocks and softmax_rate 3.9e12); the other 34 points of Fig. 5 (head "
-                 "dims 64 and 256, causal) are the check (docs/calibration.md, \"Attention kernels against FlashAttention-3's figures\"); per kind "
-                 "in configs/gpus/",
-       .min = 0.01,
-       .max = 1});
+    v(attention_efficiency, {.name = "attention_efficiency",
+                             .def = "0.988",
+                             .desc = "prefill attention (FlashAttention): fraction of the BF16 peak its MMAs reach in a CTA's "
+                                     "loop over KV blocks; the softmax's exponentials are timed apart at softmax_rate (where "
+                                     "that is 0, they are folded into this fraction)",
+                             .source = "derived from FlashAttention-3 (Shah et al., arXiv 2407.08608) Fig. 5, H100 SXM5, FP16 "
+                                       "forward, head dim 128, no mask: 648 TFLOP/s at 16k and 467 at 512 tokens (with "
+                                       "attention_fixed_blocks and softmax_rate 3.9e12); the other 34 points of Fig. 5 (head "
+                                       "dims 64 and 256, causal) are the check (docs/calibration.md, \"Attention kernels against "
+                                       "FlashAttention-3's figures\"); per kind "
+                                       "in configs/gpus/",
+                             .min = 0.01,
+                             .max = 1});
     v(decode_attention_efficiency, {.name = "decode_attention_efficiency",
                                     .def = "0.663",
                                     .desc = "decode attention (split-KV): fraction of the BF16 peak its MMAs reach, the "
