@@ -103,3 +103,29 @@ def test_runs_in_threads_give_the_results_of_separate_runs_and_release_the_gil()
     t.join()
     assert all(r == alone for r in results)
     assert len(ticks) > 5  # the ticking thread ran during the simulations
+
+
+def test_per_request_records_are_the_programs():
+    r = bitline.serve.run(per_request=True, **SERVE)
+    assert len(r["requests"]) == 200
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.jsonl")
+        subprocess.run([BINARY, "serve", "run", "--model", "llama2-7b", "--system", "h100x1", "--rate", "6", "--input", "300", "--output",
+                        "50", "--requests", "200", "--requests-out", out], check=True, capture_output=True)
+        with open(out) as f:
+            assert r["requests"] == [json.loads(line) for line in f]
+    assert {"id", "ttft_ms", "e2e_ms", "input_tokens"} <= set(r["requests"][0])
+    with pytest.raises(bitline.ConfigError):
+        bitline.serve.run(requests_out="r.jsonl", **SERVE)
+
+
+def test_to_dataframe_needs_pandas_or_gives_a_table():
+    r = bitline.serve.run(per_request=True, **SERVE)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="python3-pandas"):
+            bitline.to_dataframe(r)
+        return
+    df = bitline.to_dataframe(r)
+    assert len(df) == 200 and "ttft_ms" in df.columns

@@ -21,7 +21,7 @@ import threading
 from . import _bitline
 from ._bitline import ConfigError, ModelError
 
-__all__ = ["ConfigError", "ModelError", "describe", "command", "serve", "accel", "cosmos", "ssd", "hbf"]
+__all__ = ["ConfigError", "ModelError", "describe", "command", "to_dataframe", "serve", "accel", "cosmos", "ssd", "hbf"]
 
 _capture = threading.Lock()  # describe() reads what the program prints: one at a time
 
@@ -54,15 +54,35 @@ def _arguments(words, options):
     return args
 
 
-def command(*words, **options):
-    """Runs `bitline WORDS... --OPTION VALUE...` and returns its --json result as a dict."""
-    if "json" in options:
-        raise ConfigError("json: the result is returned; give no --json file")
+def command(*words, per_request=False, **options):
+    """Runs `bitline WORDS... --OPTION VALUE...` and returns its --json result as a dict. per_request=True (serve run)
+    adds the per-request records (`--requests-out`) as result["requests"], a list of dicts."""
+    for own in ("json", "requests_out"):
+        if own in options:
+            raise ConfigError(f"{own}: the result is returned (per_request=True for the per-request records); give no file")
     with tempfile.TemporaryDirectory(prefix="bitline-") as tmp:
         out = os.path.join(tmp, "result.json")
-        _bitline.run(_arguments(words, options) + ["--json", out])
+        records = os.path.join(tmp, "requests.jsonl")
+        _bitline.run(_arguments(words, options) + ["--json", out] + (["--requests-out", records] if per_request else []))
         with open(out, encoding="utf-8") as f:
-            return json.load(f)
+            result = json.load(f)
+        if per_request:
+            with open(records, encoding="utf-8") as f:
+                result["requests"] = [json.loads(line) for line in f if line.strip()]
+        return result
+
+
+def to_dataframe(result):
+    """A result's table as a pandas DataFrame (pandas is optional, not a dependency of bitline): its per-request
+    records (per_request=True), else its points (sweeps, evaluations), one row each with nested keys dotted."""
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("bitline.to_dataframe needs pandas (Debian: python3-pandas); the result itself is a dict") from e
+    rows = result.get("requests") or result.get("points")
+    if rows is None:
+        raise ConfigError("to_dataframe: the result has neither per-request records (per_request=True) nor points")
+    return pandas.json_normalize(rows, sep=".")
 
 
 def describe(section=None):
@@ -82,8 +102,8 @@ class _Family:
             setattr(self, c.replace("-", "_"), self._command(c))
 
     def _command(self, c):
-        def run(**options):
-            return command(self._name, c, **options)
+        def run(per_request=False, **options):
+            return command(self._name, c, per_request=per_request, **options)
         run.__name__ = c.replace("-", "_")
         run.__doc__ = f"`bitline {self._name} {c}` with keyword options; returns its --json result (`bitline {self._name} {c} --help`)."
         return run
