@@ -6,7 +6,7 @@ Usage: check_doc_commands.py BITLINE FILE.md [FILE.md ...]
 What is checked: every ```sh block of the given Markdown files. In a block,
   - a line `B=...` sets the variable the other lines use for the binary (it is always BITLINE here);
   - a line starting with `$B`, `bitline`, `mpirun`, `python3 scripts/...` or `PYTHONPATH=build/release/python python3`
-    (the Python module, docs/python.md) is a command: it must exit 0;
+    (the Python module and examples/, docs/python.md) is a command: it must exit 0;
   - `make ...` lines are not run (CI runs the make targets themselves), nor comments;
   - a command whose line ends in `# skip: REASON` is not run, and REASON must be given
     (e.g. it needs a cluster's hostfile, or minutes).
@@ -74,7 +74,7 @@ def main():
         print(f"check_doc_commands: {binary} is not an executable (build first)")
         return 2
     scratch = tempfile.mkdtemp(prefix="bitline-doc-commands-")
-    for name in ("configs", "build", "scripts"):
+    for name in ("configs", "build", "scripts", "examples"):
         os.symlink(os.path.join(root, name), os.path.join(scratch, name))
     env = dict(os.environ, B=binary, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     todo, skipped, bad = [], [], []
@@ -94,7 +94,7 @@ def main():
                         bad.append(f"{md}:{n}: `# skip:` without a reason")
                     skipped.append(f"{md}:{n}: {m.group(1).strip()}")
                     continue
-                if not re.match(r"^(\$B|bitline|mpirun|/usr/bin/python3 scripts/|python3 scripts/|PYTHONPATH=build/release/python python3 )", text):
+                if not re.match(r"^(\$B|bitline|mpirun|/usr/bin/python3 scripts/|python3 scripts/|PYTHONPATH=build/release/python (/usr/bin/)?python3 )", text):
                     bad.append(f"{md}:{n}: not a command this check knows how to run (start it with $B, or mark it `# skip: reason`): {text}")
                     continue
                 todo.append((md, n, strip_comment(text).replace("bitline ", "$B ", 1) if text.startswith("bitline ") else strip_comment(text)))
