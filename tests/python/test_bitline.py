@@ -129,3 +129,28 @@ def test_to_dataframe_needs_pandas_or_gives_a_table():
         return
     df = bitline.to_dataframe(r)
     assert len(df) == 200 and "ttft_ms" in df.columns
+
+
+def hostile_command_lines():
+    """The self-contained refused command lines of the program's hostile-input tests (tests/cli/*.cpp,
+    expect_bad_input("...", {...}): exit 2 there), read from those tests so the two lists stay one."""
+    import glob
+    import re
+    import shlex
+    here = os.path.dirname(os.path.abspath(__file__))
+    lines = []
+    for f in sorted(glob.glob(os.path.join(here, "..", "cli", "*.cpp"))):
+        with open(f) as src:
+            lines += re.findall(r'expect_bad_input\("([^"\\]*)",', src.read())
+    return [shlex.split(l) for l in lines if l]
+
+
+HOSTILE = hostile_command_lines()
+
+
+def test_every_self_contained_hostile_input_is_refused_and_the_interpreter_survives():
+    assert len(HOSTILE) >= 30
+    for args in HOSTILE:
+        with pytest.raises(bitline.ConfigError):
+            bitline._bitline.run(args)
+    assert bitline.serve.run(**SERVE)["summary"]["requests"] == 200
