@@ -96,22 +96,22 @@ void add_describe(CLI::App& app) {
     if (!kind->empty()) {
       if (!component->empty() || *impls || *papers)
         throw CLI::ValidationError("describe", "--kind prints one GPU kind: it takes neither a component nor --impls/--papers");
-      const Json rows = accel::kind_provenance(*kind);
+      const std::vector<accel::KindValue> rows = accel::kind_provenance(*kind);
       if (*as_json) {
-        std::cout << rows.dump(2) << "\n";
+        nlohmann::json j = nlohmann::json::array();
+        for (const auto& r : rows) j.push_back(r.json());
+        std::cout << j.dump(2) << "\n";
         return;
       }
       size_t own = 0, width = 0;
       for (const auto& r : rows) {
-        own += r["from"] != "default";
-        width = std::max(width, r["key"].get<std::string>().size());
+        own += r.origin.has_value();
+        width = std::max(width, r.key.size());
       }
       std::cout << fmt::format("GPU kind {}: {} parameters, {} from its files, {} defaults\n", *kind, rows.size(), own, rows.size() - own);
-      for (const auto& r : rows) {
-        const Json& v = r["value"];
-        std::cout << fmt::format("{:<{}}  {:<16}  {}\n", r["key"].get<std::string>(), width,
-                                 v.is_string() ? v.get<std::string>() : v.dump(), r["from"].get<std::string>());
-      }
+      for (const auto& r : rows)
+        std::cout << fmt::format("{:<{}}  {:<16}  {}\n", r.key, width, r.value.is_string() ? r.value.get<std::string>() : r.value.dump(),
+                                 r.origin.value_or("default"));
       return;
     }
     if (*papers) {

@@ -45,9 +45,9 @@ std::string beside(const std::filesystem::path& file, const std::string& path) {
   if (std::filesystem::path(path).is_absolute()) return path;
   return (file.parent_path() / path).lexically_normal().string();
 }
-/// A model named in an experiment: a name of configs/models/, or a config.json path (load_model's rule).
+/// A model named in an experiment: a name of configs/models/, or a config.json path.
 std::string model_beside(const std::filesystem::path& file, const std::string& model) {
-  return model.size() > 5 && model.ends_with(".json") ? beside(file, model) : model;
+  return model_is_path(model) ? beside(file, model) : model;
 }
 /// A kind named in an experiment: a name of configs/gpus/, or a kind file's path.
 std::string kind_beside(const std::filesystem::path& file, const std::string& kind) {

@@ -257,6 +257,8 @@ std::filesystem::path models_dir();
 /// Loads a model by name (models_dir()/NAME.json) or by path (anything ending in .json).
 /// Unknown names: ConfigError listing the available models.
 ModelConfig load_model(const std::string& name_or_path);
+/// Whether load_model reads `name_or_path` as a config.json path (it ends in .json) rather than a name of configs/models/.
+bool model_is_path(const std::string& name_or_path);
 /// Names of the models in models_dir().
 std::vector<std::string> available_models();
 

@@ -398,8 +398,10 @@ std::vector<std::string> available_models() {
   return out;
 }
 
+bool model_is_path(const std::string& name_or_path) { return name_or_path.size() > 5 && name_or_path.ends_with(".json"); }
+
 ModelConfig load_model(const std::string& name_or_path) {
-  if (name_or_path.size() > 5 && name_or_path.ends_with(".json")) return load_model_file(name_or_path);
+  if (model_is_path(name_or_path)) return load_model_file(name_or_path);
   const auto file = models_dir() / (name_or_path + ".json");
   if (!std::filesystem::exists(file)) {
     std::string known;

@@ -793,7 +793,9 @@ TEST(ServeWorkload, AConcurrencyCapHoldsRequestsUntilASlotFrees) {
     for (const auto& [t, d] : edges) most = std::max(most, in_flight += d);
     EXPECT_EQ(most, cap);
     // One at a time, a request's TTFT is its prefill alone: the capped run's mean is below the free run's queueing.
-    if (cap == 1) EXPECT_LT(mean_of(r, &RequestRecord::ttft_s), mean_of(free_run, &RequestRecord::ttft_s));
+    if (cap == 1) {
+      EXPECT_LT(mean_of(r, &RequestRecord::ttft_s), mean_of(free_run, &RequestRecord::ttft_s));
+    }
   }
   // A cap no arrival reaches changes nothing.
   Workload loose = open;

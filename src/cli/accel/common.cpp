@@ -104,14 +104,16 @@ void flatten(const Json& j, const std::string& prefix, std::map<std::string, Jso
 }
 }  // namespace
 
-Json kind_provenance(const std::string& kind) {
+Json KindValue::json() const { return {{"key", key}, {"value", value}, {"from", origin.value_or("default")}}; }
+
+std::vector<KindValue> kind_provenance(const std::string& kind) {
   const ConfigTree t = kind_tree(kind);
   std::map<std::string, Json> values;
   flatten(kind_json(load_kind_params(t, kind)), "", values);
-  Json out = Json::array();
+  std::vector<KindValue> out;
   for (const auto& [key, value] : values) {
     const ConfigNode* at = t.at(key);
-    out.push_back({{"key", key}, {"value", value}, {"from", at ? at->origin : std::string("default")}});
+    out.push_back({key, value, at ? std::optional<std::string>(at->origin) : std::nullopt});
   }
   return out;
 }
@@ -245,7 +247,7 @@ std::vector<NamedPath> input_files(const KindOptions& k, const std::vector<std::
   std::vector<NamedPath> in = std::move(more);
   if (!k.file.empty()) in.push_back({"--config", k.file});
   for (const std::string& m : models)
-    in.push_back({"--model", m.size() > 5 && m.ends_with(".json") ? std::filesystem::path(m) : llm::models_dir() / (m + ".json")});
+    in.push_back({"--model", llm::model_is_path(m) ? std::filesystem::path(m) : llm::models_dir() / (m + ".json")});
   for (const std::string& s : systems) {
     std::string kind = s;  // (a kernel command's --system is a kind alone)
     try {

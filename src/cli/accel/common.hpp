@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,10 +55,17 @@ void load_models(llm::ModelSet& models, const std::vector<std::string>& names, c
 
 /// The resolved parameters of one GPU kind, as written next to the results.
 Json kind_json(const llm::KindParams& k);
-/// Every parameter of GPU kind `kind` (a name of configs/gpus/ or a kind's YAML path) as it resolves, and where its value
-/// comes from: [{"key", "value", "from"}], `from` the file and line that set it (the kind's own file or a base it names)
-/// or "default" (`bitline describe --kind`).
-Json kind_provenance(const std::string& kind);
+/// One parameter of a GPU kind as it resolves, and where its value comes from.
+struct KindValue {
+  std::string key;
+  Json value;
+  std::optional<std::string> origin;  // the file and line that set it (the kind's own file or a base it names); none: the default
+  /// {"key", "value", "from"}, `from` the origin or "default".
+  Json json() const;
+};
+/// Every parameter of GPU kind `kind` (a name of configs/gpus/ or a kind's YAML path), in key order
+/// (`bitline describe --kind`).
+std::vector<KindValue> kind_provenance(const std::string& kind);
 /// kind_json of each kind, keyed by its name; with `opts`, each kind's `overridden` parameters (KindOptions::overrides).
 Json config_json(const std::map<std::string, llm::KindParams>& kinds, const KindOptions* opts = nullptr,
                  const std::vector<Override>& experiment = {});

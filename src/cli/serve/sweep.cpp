@@ -58,19 +58,18 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     throw ConfigError("serve sweep: give one of --rates R1,R2,... (open loops) and --concurrency C1,C2,... (closed loops)");
   if (o.max_concurrency > 0 && !o.concurrencies.empty())
     throw ConfigError("--max-concurrency: caps the open loops of --rates; a closed loop's --concurrency is its own cap");
-  std::vector<SweepPoint> sweep;
+  std::vector<SweepPoint> loads;  // one run each
   if (!o.rates.empty())
-    for (double r : sweep_rates(o.rates)) sweep.push_back({r, 0});
+    for (double r : sweep_rates(o.rates)) loads.push_back({r, 0});
   else
-    for (int64_t c : sweep_concurrencies(o.concurrencies, o.requests)) sweep.push_back({0, c});
-  const std::vector<SweepPoint>& rates = sweep;
+    for (int64_t c : sweep_concurrencies(o.concurrencies, o.requests)) loads.push_back({0, c});
   // The simulations run at once (one per thread) hold their requests together: their memory is bounded as one's.
-  const int64_t at_once = std::min<int64_t>(int64_t(rates.size()), o.threads);
+  const int64_t at_once = std::min<int64_t>(int64_t(loads.size()), o.threads);
   if (o.requests > 0 && at_once * o.requests > kMaxRequests)
     throw ConfigError(
         fmt::format("serve sweep: {} simulations at once (min of --threads {} and {} rates) x --requests {} = {} requests in memory, "
                     "more than the {} one process may hold (~330 B each); use fewer --threads or --requests",
-                    at_once, o.threads, rates.size(), o.requests, at_once * o.requests, kMaxRequests));
+                    at_once, o.threads, loads.size(), o.requests, at_once * o.requests, kMaxRequests));
   const Distributed& world = Distributed::world();  // under mpirun only rank 0 prints and writes
   // The setup, agreed by every MPI rank: one rank's error (an output only it cannot write) ends them all.
   world.agreed([&] {
@@ -80,7 +79,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   });
   const std::vector<Request> lengths = world.agreed([&] {
     std::vector<Request> l = request_lengths(o);
-    check_decode_work(l, rates.size(), "serve sweep");
+    check_decode_work(l, loads.size(), "serve sweep");
     return l;
   });
   const auto s = world.agreed([&] {
@@ -90,32 +89,32 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
   });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   fmt::print("{} on {}x{} ({}), scheduler {}: {} {}, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
-             s->server->deployment().describe(), s->sp.scheduler.name(), rates.size(), o.rates.empty() ? "concurrency levels" : "rates",
+             s->server->deployment().describe(), s->sp.scheduler.name(), loads.size(), o.rates.empty() ? "concurrency levels" : "rates",
              o.requests);
   std::fflush(stdout);
   // The rates over the MPI ranks (one process without mpirun), each rank on its worker pool; each job has its own
   // servers (no state shared between threads).
   const auto texts = world.map(
-      rates.size(),
+      loads.size(),
       [&](size_t i) {
         const auto si = make_setup(k, o, Workload{lengths}, true);
         Workload w;
-        if (rates[i].users > 0) {
+        if (loads[i].users > 0) {
           w.requests = lengths;
-          w.concurrency = rates[i].users;
+          w.concurrency = loads[i].users;
         } else {
-          w = at_rate(o, lengths, rates[i].rate);
+          w = at_rate(o, lengths, loads[i].rate);
           w.max_concurrency = o.max_concurrency;
         }
         const SimResult r = simulate(cluster(*si), si->sp, std::move(w));
-        Json point = rates[i].users > 0 ? Json{{"concurrency", rates[i].users}} : Json{{"rate_per_s", rates[i].rate}};
+        Json point = loads[i].users > 0 ? Json{{"concurrency", loads[i].users}} : Json{{"rate_per_s", loads[i].rate}};
         point["summary"] = summary(r, slo);
         point["cdf"] = cdf(r);
         return point.dump();
       },
       o.threads,
       [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) print_progress(done, n, rates[i].label());
+        if (!o.quiet) print_progress(done, n, loads[i].label());
       });
   if (!world.root()) return;
   Json points = Json::array();
@@ -125,13 +124,13 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     const Json& sum = p["summary"];
     const auto at = [&](const char* m, const char* q) { return sum[m][q].get<double>(); };
     const std::string load =
-        rates[i].users > 0 ? fmt::format("{:>5} users", rates[i].users) : fmt::format("rate {:>9.4f}/s", rates[i].rate);
+        loads[i].users > 0 ? fmt::format("{:>5} users", loads[i].users) : fmt::format("rate {:>9.4f}/s", loads[i].rate);
     fmt::print(
         "  [{}/{}] {}: {:>9.1f} output tokens/s, TTFT p50 {:>9.2f} p99 {:>10.2f} ms, TPOT p50 {:>7.2f} p99 {:>8.2f} ms, "
         "goodput {:.3f}/s\n",
         i + 1, texts.size(), load, sum["output_tokens_per_s"].get<double>(), at("ttft_ms", "p50"), at("ttft_ms", "p99"),
         at("tpot_ms", "p50"), at("tpot_ms", "p99"), sum["goodput_requests_per_s"].get<double>());
-    rows.push_back({{rates[i].users > 0 ? "concurrency" : "rate_per_s", rates[i].users > 0 ? Json(rates[i].users) : Json(rates[i].rate)},
+    rows.push_back({{loads[i].users > 0 ? "concurrency" : "rate_per_s", loads[i].users > 0 ? Json(loads[i].users) : Json(loads[i].rate)},
                     {"requests_per_s", sum["requests_per_s"]},
                     {"output_tokens_per_s", sum["output_tokens_per_s"]},
                     {"total_tokens_per_s", sum["total_tokens_per_s"]},
