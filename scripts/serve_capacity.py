@@ -57,6 +57,8 @@ def run(bitline, e, model, system):
                "--output", str(e["output"]), "--requests", str(e["requests"]), "--seed", str(e.get("seed", 1)),
                "--slo-p90-ttft-ms", str(e.get("slo_p90_ttft_ms", 2000)), "--slo-p99-tpot-ms",
                str(e.get("slo_p99_tpot_ms", 100)), "--tolerance", str(e.get("tolerance", 0.02)), "--json", out]
+        if "engine" in e:
+            cmd += ["--engine", str(e["engine"])]
         if "rate_lo" in e:
             cmd += ["--rate-lo", str(e["rate_lo"])]
         if "disaggregate" in e:

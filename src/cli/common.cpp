@@ -12,6 +12,7 @@
 #include "hbf/params.hpp"
 #include "llm/params.hpp"
 #include "nand/params.hpp"
+#include "serve/engine_profile.hpp"
 #include "serve/params.hpp"
 #include "ssd/device.hpp"
 #include "ssd/params.hpp"
@@ -65,6 +66,9 @@ const std::vector<Component>& catalogue() {
       component<llm::SessionParams>("sessions", "multi-turn KV reuse experiment and its synthetic agentic trace"),
       component<serve::ServeParams>("serve",
                                     "request-level serving (bitline serve): scheduler, batch limits, KV blocks, iteration-time memo"),
+      {"engine", "the serving engine (bitline serve --engine NAME: configs/engines/NAME.yaml): its family, options and host costs",
+       [](const std::string& p) { return serve::describe_engine_section(p); },
+       [](const ConfigTree& t, const std::string&) { serve::check_engine_section(t); }},
   };
   return c;
 }

@@ -12,6 +12,7 @@
 #include "core/json_io.hpp"
 #include "cosmos/workloads.hpp"
 #include "llm/model.hpp"
+#include "serve/engine_profile.hpp"
 #include "ssd/device.hpp"
 
 namespace bitline::cli {
@@ -92,7 +93,39 @@ void add_describe(CLI::App& app) {
   cmd->add_option("--kind", *kind,
                   "print GPU kind KIND (a name of configs/gpus/ or a kind's YAML file) as it resolves: every parameter's value and "
                   "where it comes from (the file and line that set it, the kind's own or a base's, or the default)");
-  cmd->callback([component, as_json, impls, papers, kind] {
+  auto engines = std::make_shared<bool>(false);
+  cmd->add_flag("--engines", *engines,
+                "list the serving engine profiles of configs/engines/ (bitline serve --engine NAME): family, version and every "
+                "option and host cost as the file gives it (its comments cite each)");
+  cmd->callback([component, as_json, impls, papers, kind, engines] {
+    if (*engines) {
+      if (!component->empty() || *impls || *papers || !kind->empty())
+        throw CLI::ValidationError("describe", "--engines lists the engine profiles: it takes no component nor --impls/--papers/--kind");
+      const auto list = serve::list_engines();
+      if (*as_json) {
+        nlohmann::json j = nlohmann::json::array();
+        for (const auto& e : list) {
+          nlohmann::json o = nlohmann::json::object();
+          for (const auto& [k, v] : e.options) o[k] = v;
+          j.push_back({{"name", e.name},
+                       {"file", e.file},
+                       {"family", e.family},
+                       {"version", e.version},
+                       {"description", e.description},
+                       {"options", o}});
+        }
+        std::cout << j.dump(2) << "\n";
+        return;
+      }
+      std::cout
+          << "Serving engines (bitline serve run|sweep|capacity --engine NAME; --set engine.OPTION=VALUE; docs/serving.md, \"Engines\"):\n";
+      for (const auto& e : list) {
+        std::cout << fmt::format("\n{}  (family {}, {}{})\n  {}\n  {}\n", e.name, e.family, e.version,
+                                 e.name == "vllm" ? ", the default" : "", e.description, e.file);
+        for (const auto& [k, v] : e.options) std::cout << fmt::format("    {:<28} {}\n", k, v);
+      }
+      return;
+    }
     if (!kind->empty()) {
       if (!component->empty() || *impls || *papers)
         throw CLI::ValidationError("describe", "--kind prints one GPU kind: it takes neither a component nor --impls/--papers");

@@ -57,6 +57,8 @@ class IterationModel {
   /// Shapes timed so far (distinct evaluations of the two models).
   int64_t decode_evaluations() const { return int64_t(dec_.size()); }
   int64_t prefill_evaluations() const { return int64_t(pre_.size()); }
+  /// Kernels (and collectives) one forward pass launches.
+  int64_t pass_kernels() const { return pass_kernels_; }
 
  private:
   struct Prefill {

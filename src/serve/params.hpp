@@ -33,6 +33,7 @@ struct ServeParams {
   double watermark = 0;
   int64_t buckets_per_octave = 0;
   int64_t exact_below = 0;
+  int64_t scheduler_steps = 1;
   bool prefix_caching = false;
   Choice<PreemptionMode, preemption_modes> preemption;
   Bytes swap_space{};
@@ -63,6 +64,15 @@ struct ServeParams {
                  "Sarathi-Serve (OSDI 2024) uses token budgets of 512-2048",
        .min = 1,
        .max = 1 << 22});
+    v(scheduler_steps, {.name = "scheduler_steps",
+                        .def = "1",
+                        .desc = "multi-step scheduling (scheduler vllm only): decode passes run in groups of this many steps, scheduled "
+                                "once; waiting requests join at a group's boundary, and a request's tokens of a group are streamed "
+                                "together at its end (a request that finishes inside the group rides along to its end)",
+                        .source = "vLLM v0.6.0 --num-scheduler-steps (PR 7000; the v0.6.0 performance post ran 10): schedule once, run n "
+                                  "forward steps; a batch with a prefill runs one step",
+                        .min = 1,
+                        .max = 1024});
     v(block_tokens, {.name = "block_tokens",
                      .def = "16",
                      .desc = "tokens per PagedAttention KV block (every layer's KV of those tokens)",

@@ -43,6 +43,7 @@ struct Batch {
   double decode_context = 0;     // mean tokens a decode attends over
   int64_t swap_out_blocks = 0;   // KV blocks copied to host memory before the pass (swap preemption)
   int64_t swap_in_blocks = 0;    // and back from it (and prefix-cache units taken from its host tier)
+  int64_t steps = 1;             // decode steps the pass runs (serve.scheduler_steps: a decode-only multi-step group)
   bool empty() const { return prefill.empty() && decode.empty(); }
 };
 

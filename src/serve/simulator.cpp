@@ -29,14 +29,25 @@ Json KvMemory::json() const {
   return {{"kv_bytes_per_token_per_gpu", kv_bytes_per_token},
           {"kv_tokens_per_rank", tokens_per_rank},
           {"attention_ranks", ranks},
-          {"kv_blocks", blocks}};
+          {"kv_blocks", blocks},
+          {"max_running_requests", max_seqs},
+          {"kv_pool_rule", to_string(rule)},
+          {"kv_pool_fraction", fraction}};
 }
 
 bool holds_request(const KvMemory& m, const ServeParams& p, int64_t tokens) {
   return BlockManager(m.blocks, p.block_tokens, p.watermark).holds(tokens);
 }
 
-KvMemory kv_memory(const llm::Server& s, const ServeParams& p) {
+KvMemory kv_memory(const llm::Server& s, const ServeParams& p) { return kv_memory(s, p, ideal_engine()); }
+
+namespace {
+/// SGLang's mem_fraction_static by tensor-parallel size when the profile leaves it to the engine
+/// (python/sglang/srt/server_args.py, ServerArgs.__post_init__).
+double sglang_static_fraction(int64_t tp) { return tp >= 16 ? 0.79 : tp >= 8 ? 0.83 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88; }
+}  // namespace
+
+KvMemory kv_memory(const llm::Server& s, const ServeParams& p, const EngineSetup& e) {
   KvMemory km;
   km.ranks = std::max<int64_t>(s.deployment().ranks, 1);
   const auto ctx = [](int64_t tokens) { return llm::ContextSpec{"", tokens, 0}; };
@@ -50,15 +61,51 @@ KvMemory kv_memory(const llm::Server& s, const ServeParams& p) {
         s.model().name, s.deployment().gpus, s.params().kind, s.deployment().describe(), gb(one.weights), gb(one.reserve),
         gb(one.workspace), p.block_tokens, llm::to_string(one.limit).empty() ? "memory" : llm::to_string(one.limit), gb(one.hbm_capacity),
         s.has_hbf() ? "HBM (weights and KV in HBF)" : "HBM"));
-  // The workspace is sized for max_num_seqs requests per rank (vLLM profiles its activation peak the same way).
-  const int64_t r = (p.max_num_seqs + km.ranks - 1) / km.ranks;
-  if (!s.capacity(r, ctx(1)).fits)
+  // The workspace is sized for max_num_seqs requests per rank (vLLM profiles its activation peak the same way); an
+  // engine that derives its limit from the pool (SGLang) sizes it at one request per rank until the pool is known.
+  const int64_t seqs = p.max_num_seqs > 0 ? p.max_num_seqs : km.ranks;
+  const int64_t r = (seqs + km.ranks - 1) / km.ranks;
+  const llm::Capacity at_r = s.capacity(r, ctx(1));
+  if (!at_r.fits)
     throw ConfigError(fmt::format(
         "serve.max_num_seqs = {}: the activation workspace of {} requests per rank does not fit beside model {}'s weights on {}; "
         "lower serve.max_num_seqs",
-        p.max_num_seqs, r, s.model().name, s.params().kind));
-  km.tokens_per_rank = s.max_context(r) * r;  // the most tokens per request with r requests per rank
+        seqs, r, s.model().name, s.params().kind));
+  km.rule = s.has_hbf() ? KvPoolRule::AllFree : e.kv_pool;  // (on HBF the FTL-less runtime places the KV)
+  km.fraction = km.rule == KvPoolRule::AllFree ? 1.0 : e.kv_fraction;
+  if (km.rule == KvPoolRule::StaticFraction && km.fraction <= 0) km.fraction = sglang_static_fraction(s.deployment().tp);
+  if (km.rule == KvPoolRule::AllFree) {
+    km.tokens_per_rank = s.max_context(r) * r;  // the most tokens per request with r requests per rank
+  } else {
+    // The pool per GPU in bytes; a token's KV takes kv_bytes_per_token on each GPU of its rank.
+    const double hbm = double(at_r.hbm_capacity.raw()), weights = double(at_r.weights.raw());
+    const double others = double(at_r.reserve.raw()) + double(at_r.workspace.raw());
+    double pool = 0;
+    switch (km.rule) {
+      case KvPoolRule::AllFree:
+        break;
+      case KvPoolRule::Utilization:  // vLLM: the share of the GPU, less weights, non-torch memory and activation peak
+        pool = km.fraction * hbm - weights - others;
+        break;
+      case KvPoolRule::StaticFraction:  // SGLang: the share holds weights and the pool
+        pool = km.fraction * hbm - weights;
+        break;
+      case KvPoolRule::FreeFraction:  // TensorRT-LLM: the share of what weights, runtime and buffers leave
+        pool = km.fraction * (hbm - weights - others);
+        break;
+    }
+    km.tokens_per_rank = pool > 0 ? int64_t(pool / double(km.kv_bytes_per_token)) : 0;
+    if (km.tokens_per_rank < p.block_tokens)
+      throw ConfigError(fmt::format(
+          "engine {}: {} = {:g} leaves {:.2f} GB per GPU for the KV pool of model {} on {} (weights {:.1f} GB of {:.1f} GB): not one "
+          "block of {} tokens; raise it, or use more GPUs",
+          e.profile, to_string(km.rule), km.fraction, pool * 1e-9, s.model().name, s.params().kind, gb(at_r.weights), gb(at_r.hbm_capacity),
+          p.block_tokens));
+  }
   km.blocks = km.tokens_per_rank / p.block_tokens * km.ranks;
+  // SGLang's limit when the profile leaves it to the engine: half the pool's tokens, at most 4096 requests
+  // (its scheduler's max_running_requests from max_total_num_tokens).
+  km.max_seqs = p.max_num_seqs > 0 ? p.max_num_seqs : std::clamp<int64_t>(km.tokens_per_rank * km.ranks / 2, 1, 4096);
   return km;
 }
 
@@ -66,7 +113,7 @@ namespace {
 
 /// The prefix cache's unit (tokens per prefix key) of workload `w` under `p`: 0 without prefix caching; ConfigError when
 /// prefix caching is asked for a workload with no prefixes, or a unit that is not a whole number of KV blocks.
-int64_t prefix_unit(const ServeParams& p, const Workload& w) {
+int64_t prefix_unit(const ServeParams& p, const Workload& w, bool engine_default) {
   if (!p.prefix_caching) return 0;
   int64_t unit = 0;
   for (const Request& r : w.requests) {
@@ -76,6 +123,7 @@ int64_t prefix_unit(const ServeParams& p, const Workload& w) {
       throw ConfigError(
           fmt::format("serve.prefix_caching: request {} has prefix units of {} tokens, others {}", r.id, r.prefix_unit, unit));
   }
+  if (unit == 0 && engine_default) return 0;  // the engine caches prefixes; this workload shares none to reuse
   if (unit == 0)
     throw ConfigError(
         "serve.prefix_caching = true: the workload has no prefix to share: synthetic requests share no tokens, and a trace's "
@@ -105,11 +153,13 @@ int64_t host_units(const ServeParams& p, const KvMemory& m, int64_t unit) {
 
 /// One engine instance: its server, memory, queues and the pass it runs.
 struct Instance {
-  Instance(InstanceRole r, const llm::Server& srv, const ServeParams& p, int64_t mean_out, std::vector<Seq>& seqs, int64_t unit)
+  Instance(InstanceRole r, const llm::Server& srv, const ServeParams& sp, const EngineSetup& e, int64_t mean_out, std::vector<Seq>& seqs,
+           int64_t unit)
       : role(r),
         s(&srv),
-        model(srv, p, mean_out),
-        mem(kv_memory(srv, p)),
+        model(srv, sp, mean_out),
+        mem(kv_memory(srv, sp, e)),
+        p(with_limit(sp, mem.max_seqs)),
         st(seqs, BlockManager(mem.blocks, p.block_tokens, p.watermark, unit, host_units(p, mem, unit))),
         // Decode instances take transferred requests into the running batch as they come (their first step a one-token
         // chunk beside the decodes): continuous batching with a token budget, whatever the prefill side's scheduler.
@@ -119,15 +169,21 @@ struct Instance {
     // Host memory for swapped KV: swap_space on each GPU, a request's blocks on the GPUs of its rank.
     st.host_free_blocks = int64_t(double(p.swap_space.raw()) / block_bytes) * mem.ranks;
   }
+  static ServeParams with_limit(ServeParams p, int64_t max_seqs) {
+    p.max_num_seqs = max_seqs;
+    return p;
+  }
   InstanceRole role;
   const llm::Server* s;
   IterationModel model;
   KvMemory mem;
+  ServeParams p;  // the serve parameters with the engine's limit on running requests
   EngineState st;
   std::unique_ptr<Scheduler> scheduler;
   double power_w;      // all its GPUs at board power
   double block_bytes;  // one KV block on each GPU of its attention rank
   Batch batch;
+  Time deliver{};  // how long after the pass its tokens reach the clients (outputs processed beside the next pass)
   bool busy = false, finished_any = false;
   Time busy_time{};
   int64_t iterations = 0;
@@ -137,21 +193,23 @@ struct Instance {
 
 class Engine {
  public:
-  Engine(const Cluster& c, const ServeParams& p, Workload w) : p_(p), w_(std::move(w)), c_(c) {
+  Engine(const Cluster& c, const ServeParams& p, Workload w, const EngineSetup& e) : p_(p), e_(e), w_(std::move(w)), c_(c) {
     const size_t n = w_.requests.size();
     seqs_.resize(n);
-    const int64_t mean_out = mean_output(w_), unit = prefix_unit(p, w_);
+    const int64_t mean_out = mean_output(w_), unit = prefix_unit(p, w_, !e.ideal());
+    if (!unit) p_.prefix_caching = false;
     if (!c.disaggregated()) {
-      inst_.push_back(std::make_unique<Instance>(InstanceRole::Colocated, *c.colocated, p, mean_out, seqs_, unit));
+      inst_.push_back(std::make_unique<Instance>(InstanceRole::Colocated, *c.colocated, p_, e, mean_out, seqs_, unit));
     } else {
       for (int64_t k = 0; k < c.prefill.count; ++k)
-        inst_.push_back(std::make_unique<Instance>(InstanceRole::Prefill, *c.prefill.server, p, mean_out, seqs_, unit));
+        inst_.push_back(std::make_unique<Instance>(InstanceRole::Prefill, *c.prefill.server, p_, e, mean_out, seqs_, unit));
       for (int64_t k = 0; k < c.decode.count; ++k)
-        inst_.push_back(std::make_unique<Instance>(InstanceRole::Decode, *c.decode.server, p, mean_out, seqs_, 0));
+        inst_.push_back(std::make_unique<Instance>(InstanceRole::Decode, *c.decode.server, p_, e, mean_out, seqs_, 0));
     }
     // The engine a request enters (colocated, or the prefill side) prepares it.
     const llm::Server& entry = c.disaggregated() ? *c.prefill.server : *c.colocated;
-    request_host_ = llm::engine_overheads(entry.params().serving.engine, false, llm::engine_workers(entry.deployment())).request;
+    request_host_ = e.ideal() ? llm::engine_overheads(entry.params().serving.engine, false, llm::engine_workers(entry.deployment())).request
+                              : e.host.request;
     rec_.resize(n);
     last_token_.resize(n);
     max_computed_.assign(n, 0);
@@ -159,7 +217,7 @@ class Engine {
       const Request& r = w_.requests[i];
       seqs_[i].input = r.input;
       seqs_[i].output = r.output;
-      if (p.prefix_caching && !r.prefix.empty()) seqs_[i].prefix = &w_.requests[i].prefix, seqs_[i].prefix_unit = r.prefix_unit;
+      if (p_.prefix_caching && !r.prefix.empty()) seqs_[i].prefix = &w_.requests[i].prefix, seqs_[i].prefix_unit = r.prefix_unit;
       rec_[i].id = r.id;
       rec_[i].input = r.input;
       rec_[i].output = r.output;
@@ -253,6 +311,7 @@ class Engine {
     r.decode_tokens = decode_tokens_;
     r.emitted_tokens = emitted_;
     r.padded_decode_tokens = padded_;
+    r.host_serial = host_serial_;
     r.requests_time_integral_s = area_s_;
     r.prefix_caching = p_.prefix_caching;
     for (const Seq& s : seqs_) r.cached_tokens += s.cached_tokens, r.host_cached_tokens += s.host_cached_tokens;
@@ -326,8 +385,9 @@ class Engine {
     rec_[size_t(i)].arrival = now;
     seqs_[size_t(i)].arrived = now;
     ++in_system_;
-    if (request_host_.raw() > 0)
-      heap_.push(now + request_host_, {EvKind::Admit, i});
+    const Time host = request_host_ + e_.host.request_per_input_token * double(w_.requests[size_t(i)].input);
+    if (host.raw() > 0)
+      heap_.push(now + host, {EvKind::Admit, i});
     else
       admit(i);
   }
@@ -356,7 +416,7 @@ class Engine {
     for (int32_t i : in.batch.prefill)
       if (!started_[i]) started_[i] = true, rec_[size_t(i)].scheduled = now;
     const int64_t decodes = std::max<int64_t>(int64_t(in.batch.decode.size()), in.batch.decode_slots);
-    Time t = in.model.pass(in.batch.chunks, decodes, in.batch.decode_context);
+    Time t = pass_time(in, decodes);
     // Swapped KV crosses the host link before the pass (vLLM V0 issues the copies with the step), each GPU its share.
     if (const int64_t blocks = in.batch.swap_out_blocks + in.batch.swap_in_blocks; blocks > 0)
       t += Time(int64_t(std::llround(double(blocks) * in.block_bytes / p_.host_link.raw() * 1e12)));
@@ -389,12 +449,52 @@ class Engine {
     heap_.push(now + t, {EvKind::PassDone, int32_t(k)});
   }
 
-  void emit(Instance& in, int32_t i, Time now) {
+  /// The pass's time under the engine: its GPU time (a multi-step group's steps; CUDA graphs padded to the captured
+  /// size, or an eager pass no shorter than its launches) and the engine's host time around it: the serial parts
+  /// added, the overlapped ones beside the GPU (the pass takes the longer). Sets in.deliver: how long after the pass
+  /// its outputs reach the clients when they are processed beside the next pass.
+  Time pass_time(Instance& in, int64_t decodes) {
+    const Batch& b = in.batch;
+    const int64_t steps = std::max<int64_t>(b.steps, 1);
+    in.deliver = Time{};
+    if (e_.ideal()) {
+      // A group's steps decode at contexts growing by one token a step: the mean context stands for them (the decode
+      // step is linear in the context).
+      const Time t = in.model.pass(b.chunks, decodes, b.decode_context + 0.5 * double(steps - 1));
+      return steps > 1 ? t * double(steps) : t;
+    }
+    int64_t tokens = decodes;
+    for (const Chunk& c : b.chunks) tokens += c.tokens;
+    const bool prompt = !b.chunks.empty();
+    const int64_t graph = e_.graph_batch(tokens, prompt);
+    // A graph replays at its captured batch: the decode rows padded up to it (a mixed pass's prompt rows are real).
+    const int64_t rows = graph > 0 ? decodes + (graph - tokens) : decodes;
+    Time gpu = in.model.pass(b.chunks, rows, b.decode_context + 0.5 * double(steps - 1));
+    if (steps > 1) gpu = gpu * double(steps);
+    if (graph == 0 && e_.host.launch.raw() > 0) gpu = std::max(gpu, e_.host.launch * double(in.model.pass_kernels() * steps));
+    const llm::Deployment& d = in.s->deployment();
+    const int64_t n = int64_t(b.prefill.size() + b.decode.size());
+    const int64_t ranks = std::max<int64_t>(d.ranks, 1);
+    const double seqs = double(llm::engine_sequences(d, (n + ranks - 1) / ranks, n));
+    const HostCosts& h = e_.host;
+    const Time sched = h.schedule + h.schedule_per_sequence * seqs, out = h.output + h.output_per_sequence * seqs;
+    const Time serial = (h.overlap_schedule ? Time{} : sched) + (h.overlap_output ? Time{} : out);
+    const Time beside = (h.overlap_schedule ? sched : Time{}) + (h.overlap_output ? out : Time{});
+    in.deliver = h.overlap_output ? out : Time{};
+    const Time t = serial + std::max(gpu, beside);
+    host_serial_ += t - gpu;
+    return t;
+  }
+
+  /// Request `i` receives `tokens` tokens at `now` (one streamed chunk: one inter-token gap, as a benchmark client
+  /// times the chunks it receives).
+  void emit(Instance& in, int32_t i, Time now, int64_t tokens = 1) {
     Seq& s = seqs_[size_t(i)];
     RequestRecord& r = rec_[size_t(i)];
-    ++s.generated;
-    ++emitted_;
-    if (s.generated == 1)
+    const bool first = s.generated == 0;
+    s.generated += tokens;
+    emitted_ += tokens;
+    if (first)
       r.first_token = now;
     else
       add_gap(r, now - last_token_[size_t(i)]);
@@ -456,11 +556,12 @@ class Engine {
       itl_.push_back({gap.raw(), 1});
   }
 
-  void finish_pass(size_t k, Time now) {
+  void finish_pass(size_t k, Time done) {
     Instance& in = *inst_[k];
     in.busy = false;
     in.finished_any = false;
     const Batch& b = in.batch;
+    const Time now = done + in.deliver;  // when the pass's tokens reach the clients
     for (size_t j = 0; j < b.prefill.size(); ++j) {
       const int32_t i = b.prefill[j];
       Seq& s = seqs_[size_t(i)];
@@ -472,13 +573,17 @@ class Engine {
       max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
       if (s.computed == s.prefill_target()) emit(in, i, now);
     }
+    const int64_t steps = std::max<int64_t>(b.steps, 1);
     for (int32_t i : b.decode) {
       Seq& s = seqs_[size_t(i)];
-      ++decode_tokens_;
-      if (s.computed < max_computed_[size_t(i)]) ++recomputed_;
-      ++s.computed;
+      // A multi-step group's tokens of this request: the group's steps, or what is left of its output.
+      const int64_t n = std::min<int64_t>(steps, s.output - s.generated);
+      decode_tokens_ += n;
+      padded_ += steps - n;
+      recomputed_ += std::clamp<int64_t>(max_computed_[size_t(i)] - s.computed, 0, n);
+      s.computed += n;
       max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
-      emit(in, i, now);
+      emit(in, i, now, n);
     }
     padded_ += std::max<int64_t>(0, b.decode_slots - int64_t(b.decode.size()));
     if (in.finished_any)
@@ -492,6 +597,7 @@ class Engine {
   }
 
   ServeParams p_;
+  EngineSetup e_;
   Workload w_;
   Cluster c_;
   std::vector<Seq> seqs_;
@@ -502,6 +608,7 @@ class Engine {
   std::vector<bool> started_ = std::vector<bool>(w_.requests.size(), false);
   EventHeap<Ev> heap_;
   size_t next_issue_ = 0, done_ = 0;
+  Time host_serial_{};   // the engine's host time the passes took beyond their GPU time
   Time request_host_{};  // the entry engine's host time per request before it is scheduled (serving.engine.request)
   int64_t in_system_ = 0;
   int64_t in_flight_ = 0;     // requests sent and not finished (max_concurrency's slots in use)
@@ -518,13 +625,14 @@ class Engine {
 
 }  // namespace
 
-const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why) {
+const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why,
+                                      const EngineSetup& e) {
   if (why) why->clear();
   const llm::Server* preferred = ds.preferred();
   if (!preferred) throw ConfigError(ds.setup_error(0));
   const auto holds = [&](const llm::Server& srv) {
     try {
-      return holds_request(kv_memory(srv, p), p, longest);
+      return holds_request(kv_memory(srv, p, e), p, longest);
     } catch (const ConfigError&) {  // the model, or its workspace at max_num_seqs, does not fit this deployment
       return false;
     }
@@ -550,6 +658,11 @@ const Registry<KvTransferLink>& kv_transfer_links() {
 }
 
 SimResult simulate(const Cluster& c, const ServeParams& p, Workload w) {
+  if (p.scheduler_steps > 1 && p.scheduler.name() != "vllm")
+    throw ConfigError(
+        fmt::format("serve.scheduler_steps = {}: multi-step scheduling runs with the vllm scheduler only (the "
+                    "scheduler is '{}')",
+                    p.scheduler_steps, p.scheduler.name()));
   if (w.requests.empty()) throw ConfigError("serve: no requests to simulate");
   if (w.concurrency < 0 || w.concurrency > int64_t(w.requests.size()))
     throw ConfigError(
@@ -573,8 +686,8 @@ SimResult simulate(const Cluster& c, const ServeParams& p, Workload w) {
                       "in one NVLink domain of llm.network.gpus_per_node = {} GPUs; use rdma, or a larger domain",
                       pg, dg, domain));
   }
-  Engine e(c, p, std::move(w));
-  return e.run();
+  Engine engine(c, p, std::move(w), c.engine);
+  return engine.run();
 }
 
 SimResult simulate(const llm::Server& s, const ServeParams& p, Workload w) {

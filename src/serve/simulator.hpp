@@ -13,22 +13,28 @@
 #include "core/stats.hpp"
 #include "llm/deployment.hpp"
 #include "llm/serving.hpp"
+#include "serve/engine_profile.hpp"
 #include "serve/params.hpp"
 #include "serve/workload.hpp"
 
 namespace bitline::serve {
 
 /// The KV memory the engine pages: per attention rank, from the GPU memory left after the weights, the runtime
-/// reserve and the activation workspace at max_num_seqs (Server::capacity).
+/// reserve and the activation workspace at max_num_seqs (Server::capacity), or as the engine's rule sizes its pool
+/// (EngineSetup::kv_pool, when the KV lives in HBM).
 struct KvMemory {
   int64_t kv_bytes_per_token = 0;  // on one GPU, all layers
   int64_t tokens_per_rank = 0;     // KV tokens one attention rank holds
   int64_t ranks = 1;
-  int64_t blocks = 0;  // PagedAttention blocks, all ranks
+  int64_t blocks = 0;    // PagedAttention blocks, all ranks
+  int64_t max_seqs = 0;  // the engine's most running requests (serve.max_num_seqs, or SGLang's rule from the pool)
+  KvPoolRule rule = KvPoolRule::AllFree;
+  double fraction = 1;  // the rule's fraction as applied
   Json json() const;
 };
 /// ConfigError (exit 2) when the model does not fit with one block of KV, naming the memory.
-KvMemory kv_memory(const llm::Server& s, const ServeParams& p);
+KvMemory kv_memory(const llm::Server& s, const ServeParams& p, const EngineSetup& e);
+KvMemory kv_memory(const llm::Server& s, const ServeParams& p);  // the ideal engine's
 /// Whether a request of `tokens` tokens (prompt + output) can ever be served in `m`: its blocks within all the blocks
 /// less those the watermark keeps free (the check simulate() makes of every request).
 bool holds_request(const KvMemory& m, const ServeParams& p, int64_t tokens);
@@ -37,7 +43,8 @@ bool holds_request(const KvMemory& m, const ServeParams& p, int64_t tokens);
 /// memory holds such a request, else (unless llm.deployment_search = fixed) the first other candidate that does, in
 /// the order the batch search tries them; `why` says why it is not the preferred one (empty when it is). ConfigError
 /// when the preferred deployment cannot be built.
-const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why);
+const llm::Server* serving_deployment(llm::DeploymentSearch& ds, const ServeParams& p, int64_t longest, std::string* why,
+                                      const EngineSetup& e = ideal_engine());
 
 /// One request's result.
 struct RequestRecord {
@@ -88,6 +95,7 @@ struct Cluster {
   };
   const llm::Server* colocated = nullptr;
   Group prefill, decode;
+  EngineSetup engine = ideal_engine();  // the serving engine every instance runs (--engine)
   bool disaggregated() const { return colocated == nullptr; }
 };
 
@@ -111,7 +119,8 @@ struct SimResult {
   int64_t iterations = 0, preemptions = 0;
   // Token accounting: prompt tokens prefilled (recomputed ones included), decode tokens, tokens emitted.
   int64_t prefill_tokens = 0, recomputed_tokens = 0, decode_tokens = 0, emitted_tokens = 0;
-  int64_t padded_decode_tokens = 0;               // static batching: decode slots of requests already finished
+  int64_t padded_decode_tokens = 0;               // static batching and multi-step: decode slots of requests already finished
+  Time host_serial{};                             // engine host time added to the passes (serial, or beyond the GPU's)
   Time start{}, end{};                            // first arrival, last finish
   double requests_time_integral_s = 0;            // integral over time of the requests in the system (arrived, not finished)
   int64_t decode_shapes = 0, prefill_shapes = 0;  // shapes timed by the iteration model
@@ -143,10 +152,10 @@ struct SimResult {
   double makespan_s() const { return to_s(end - start); }
 };
 
-/// Simulates `w` on `c`. ConfigError (exit 2) for a request that can never be served (its KV exceeds an instance's
-/// memory).
+/// Simulates `w` on `c` under its engine (its KV pool, CUDA graphs and host time; `p` as the engine's profile set it).
+/// ConfigError (exit 2) for a request that can never be served (its KV exceeds an instance's memory).
 SimResult simulate(const Cluster& c, const ServeParams& p, Workload w);
-/// Simulates `w` on one colocated engine of `s`.
+/// Simulates `w` on one colocated engine of `s` (the ideal engine).
 SimResult simulate(const llm::Server& s, const ServeParams& p, Workload w);
 
 }  // namespace bitline::serve

@@ -129,7 +129,7 @@ TEST(ServeCli, TheSameSeedGivesTheSameBytes) {
   const auto a = tmp("a.json"), b = tmp("b.json"), c = tmp("c.json"), ra = tmp("a.csv"), rb = tmp("b.csv");
   const std::string args =
       "serve run --model llama2-7b --system h100x1 --requests 200 --input lognormal:300:0.5 --output uniform:10:80 --rate 6 "
-      "--arrival gamma --cv 2 --scheduler chunked ";
+      "--arrival gamma --cv 2 --engine ideal --scheduler chunked ";
   ASSERT_EQ(run_bitline(args + "--seed 5 --json " + a.string() + " --requests-out " + ra.string()).rc, 0);
   ASSERT_EQ(run_bitline(args + "--seed 5 --json " + b.string() + " --requests-out " + rb.string()).rc, 0);
   ASSERT_EQ(run_bitline(args + "--seed 6 --json " + c.string()).rc, 0);
@@ -311,7 +311,8 @@ TEST(ServeCli, ADeploymentThatCannotHoldTheLongestRequestGivesWayToOneThatCan) {
   // KV of its own requests, 2,080 blocks in all, fewer than a 41K-token request needs; the next candidate of the
   // batch search's order that holds it serves, and the result says why. With --tp (a fixed deployment) it is refused.
   const auto json = tmp("choice.json");
-  const std::string base = "serve run --model qwen3-coder-480b --system h200x8 --rate 1 --input 40000 --output 1000 --requests 3 ";
+  const std::string base =
+      "serve run --model qwen3-coder-480b --system h200x8 --rate 1 --input 40000 --output 1000 --requests 3 --engine ideal ";
   const auto r = run_bitline(base + "--json " + json.string());
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("instead of the preferred"), std::string::npos) << r.out;

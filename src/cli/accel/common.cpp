@@ -13,6 +13,7 @@
 #include "llm/experiment.hpp"
 #include "llm/serving.hpp"
 #include "llm/sessions.hpp"
+#include "serve/engine_profile.hpp"
 
 namespace bitline::cli::accel {
 
@@ -75,6 +76,7 @@ void check_identity(const std::string& kind, const std::string& what, const Conf
 
 ConfigTree KindOptions::tree(const std::string& kind, const std::vector<Override>& experiment) const {
   ConfigTree t = kind_tree(kind);
+  if (!engine.empty()) serve::load_engine_profile(t, engine);
   apply_overrides(t, experiment);
   if (!preset.empty() && preset_kind().empty()) {
     ConfigTree overlay;

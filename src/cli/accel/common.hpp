@@ -25,6 +25,7 @@ namespace bitline::cli::accel {
 struct KindOptions {
   std::string preset, file;
   std::vector<std::string> sets;
+  std::string engine;  // a serving engine profile (--engine: configs/engines/NAME.yaml or a path), loaded after the kind
   void add_to(CLI::App& app);
   /// The GPU kind that --preset names, or empty when --preset is not given or names no GPU kind.
   std::string preset_kind() const;

@@ -18,7 +18,7 @@ namespace {
 /// The deployment that serves a workload whose longest request has `longest` tokens (prompt + output):
 /// serve::serving_deployment (the preferred one when its KV memory holds that request, else the first candidate that
 /// does, docs/llm.md, "Deployment").
-void choose_deployment(Setup& s, int64_t longest) { s.server = serving_deployment(*s.ds, s.sp, longest, &s.choice); }
+void choose_deployment(Setup& s, int64_t longest) { s.server = serving_deployment(*s.ds, s.sp, longest, &s.choice, s.engine); }
 
 std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const std::string& system, int64_t longest, bool quiet) {
   auto s = std::make_unique<Setup>();
@@ -30,12 +30,21 @@ std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const
   if (!o.precision.empty()) k.sets.push_back("llm.precision=" + o.precision);
   if (!o.scheduler.empty()) k.sets.push_back("serve.scheduler=" + o.scheduler);
   if (o.prefix_caching) k.sets.push_back("serve.prefix_caching=true");
+  k.engine = o.engine;
   s->sn = llm::parse_system(system);
   const ConfigTree tree = k.tree(s->sn.kind);
   s->kp = llm::load_kind_params(tree, s->sn.kind);
   s->sp = load_params<ServeParams>(tree, "serve");
+  const hbf::HbmParams& hbm = s->kp.system.hbm;
+  s->engine = load_engine(tree, s->sp, {double(hbm.capacity_per_stack.raw()) * double(hbm.stacks), s->sn.kind});
+  if (!s->engine.ideal() && *s->kp.serving.engine.kind != llm::EngineKind::Auto && *s->kp.serving.engine.kind != llm::EngineKind::None)
+    throw ConfigError(
+        fmt::format("serving.engine.kind = {}: the engine profile '{}' gives the host costs; use --engine ideal to "
+                    "add serving.engine's kind to the kernels instead",
+                    s->kp.serving.engine.kind.name(), o.engine));
   s->config = accel::kind_json(s->kp);
   s->config["serve"] = dump_params(s->sp);
+  s->config["engine"] = s->engine.json();
   s->model = llm::load_model(o.model);
   add_config_inputs(s->inputs, tree);
   s->inputs.push_back({"--model", s->model.origin});
@@ -89,6 +98,7 @@ std::vector<NamedPath> input_files(const ServeOpts& o, const Setup& s) {
 
 Cluster cluster(const Setup& s) {
   Cluster c;
+  c.engine = s.engine;
   if (!s.prefill) {
     c.colocated = s.server;
     return c;
@@ -167,6 +177,9 @@ Json header(const Setup& s, const ServeOpts& o) {
             {"system", fmt::format("{}x{}", s.sn.kind, s.sn.gpus)},
             {"deployment", llm::deployment_json(s.server->deployment())},
             {"deployment_choice", s.choice.empty() ? Json("preferred") : Json(s.choice)},
+            {"engine", s.engine.profile},
+            {"engine_family", std::string(family_name(s.engine.family))},
+            {"engine_version", s.engine.version},
             {"scheduler", std::string(s.sp.scheduler.name())},
             {"seed", o.seed}};
   if (s.prefill) {
@@ -202,7 +215,11 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--tp", o.tp, "attention tensor-parallel degree (sets llm.tp_size, no deployment search; 1: data parallel)")
       ->check(whole_range(1, 1024, "GPUs"));
   cmd.add_option("--precision", o.precision, "weights, activations and KV: model, bf16, fp16, fp8, fp4 (sets llm.precision)");
-  cmd.add_option("--scheduler", o.scheduler, fmt::format("{} (sets serve.scheduler)", schedulers().joined(", ")));
+  cmd.add_option("--engine", o.engine,
+                 "the serving engine: a profile of configs/engines/ (vllm, vllm-v0, sglang, tensorrt-llm, ideal: bitline describe "
+                 "--engines) or a profile's YAML path; its options set with --set engine.OPTION=VALUE")
+      ->capture_default_str();
+  cmd.add_option("--scheduler", o.scheduler, fmt::format("{} (sets serve.scheduler; with --engine ideal)", schedulers().joined(", ")));
   cmd.add_option("--arrival", o.arrival, "open loop arrivals: poisson, gamma or constant")
       ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
   cmd.add_option("--cv", o.cv, "--arrival gamma: coefficient of variation of the gaps (1 = Poisson)")->check(finite_range(1e-3, 100, ""));

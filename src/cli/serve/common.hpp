@@ -24,6 +24,7 @@ using namespace bitline::serve;
 struct ServeOpts {
   std::string model, system, prefill_system, disaggregate, precision, scheduler, lengths, arrival = "poisson", input, output, json,
                                                                                           requests_out, trace, chrome_trace;
+  std::string engine = "vllm";  // --engine: a profile of configs/engines/ or a path
   int64_t tp = 0, concurrency = 0, max_concurrency = 0, requests = 0;
   uint64_t seed = 1;
   bool seed_given = false;
@@ -50,6 +51,7 @@ struct Setup {
   llm::SystemName sn;
   llm::KindParams kp;
   ServeParams sp;
+  EngineSetup engine;  // the serving engine (--engine), which set sp's scheduler and limits
   Json config;
   llm::ModelConfig model;
   std::unique_ptr<llm::DeploymentSearch> ds;

@@ -2,7 +2,11 @@
 // watermark free; max_num_seqs; the pass's max_num_batched_tokens), the pass prefills the waiting requests that fit,
 // first come first served, and decodes nothing; otherwise it decodes every running request. A decode that needs a
 // block when none is free preempts the most recently admitted running request. Swapped-out requests come back before
-// new prompts are admitted (vllm/core/scheduler.py, _schedule_default).
+// new prompts are admitted (vllm/core/scheduler.py, _schedule_default). With serve.scheduler_steps = n > 1 (vLLM
+// v0.6 multi-step), a decode pass is a group of n steps: each request's blocks are grown for the tokens it will
+// compute in them (n, or what is left of its output) before the group starts.
+#include <algorithm>
+
 #include "serve/schedulers/steps.hpp"
 
 namespace bitline::serve::policy {
@@ -22,12 +26,14 @@ class Vllm final : public Scheduler {
     for (int32_t i : order) {
       Seq& s = st.seqs[size_t(i)];
       if (!s.running()) continue;  // preempted meanwhile
-      if (grow_or_preempt(p_, st, b, i, s.computed + 1)) {
+      const int64_t tokens = std::min<int64_t>(p_.scheduler_steps, s.output - s.generated);
+      if (grow_or_preempt(p_, st, b, i, s.computed + std::max<int64_t>(tokens, 1))) {
         s.stamp = st.pass;
         b.decode.push_back(i);
       }
     }
     b.decode_context = mean_context(st, b.decode);
+    b.steps = p_.scheduler_steps;
     return b;
   }
 
