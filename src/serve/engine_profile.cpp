@@ -323,27 +323,28 @@ struct TensorRtLlmOptions {
   template <class V>
   void visit(V& v) {
     v(max_batch_size, {.name = "max_batch_size",
-                       .def = "2048",
+                       .def = "256",
                        .desc = "most requests in flight",
-                       .source = "TensorRT-LLM BuildConfig.max_batch_size = 2048",
+                       .source = "TensorRT-LLM docs, trtllm-serve: --max_batch_size 256 by default",
                        .min = 1,
                        .max = 1 << 16});
     v(max_num_tokens, {.name = "max_num_tokens",
                        .def = "8192",
                        .desc = "most tokens one iteration processes",
-                       .source = "TensorRT-LLM BuildConfig.max_num_tokens = 8192",
+                       .source = "TensorRT-LLM docs, trtllm-serve: --max_num_tokens 8192 by default",
                        .min = 1,
                        .max = 1 << 22});
     v(free_gpu_memory_fraction, {.name = "free_gpu_memory_fraction",
                                  .def = "0.9",
                                  .desc = "share of the memory left after the weights and the runtime for the KV cache",
-                                 .source = "TensorRT-LLM KvCacheConfig.free_gpu_memory_fraction = 0.9",
+                                 .source = "assumption: TensorRT-LLM KvCacheConfig.free_gpu_memory_fraction, commonly "
+                                           "documented as 0.9 (not found at a tag)",
                                  .min = 0.01,
                                  .max = 1});
     v(tokens_per_block, {.name = "tokens_per_block",
-                         .def = "32",
+                         .def = "64",
                          .desc = "tokens per KV block",
-                         .source = "TensorRT-LLM tokens_per_block = 32",
+                         .source = "TensorRT-LLM docs, features/long-sequence.md: tokens_per_block defaults to 64",
                          .min = 1,
                          .max = 1 << 16});
     v(enable_chunked_context, {.name = "enable_chunked_context",
@@ -502,8 +503,8 @@ std::filesystem::path engine_file(const std::string& engine) {
   if (engine.find('/') != std::string::npos || ends(".yaml") || ends(".yml")) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(engine, ec))
-      throw ConfigError(fmt::format("--engine {}: no such file (an engine profile's YAML file, or one of: {})", text_brief(engine),
-                                    fmt::join(shipped_engines(), ", ")));
+      throw ConfigError(fmt::format("--engine {}: no such file (an engine profile's YAML file, or one of: {})",
+                                    engine.size() <= 4096 ? engine : text_brief(engine), fmt::join(shipped_engines(), ", ")));
     return engine;
   }
   const auto names = shipped_engines();

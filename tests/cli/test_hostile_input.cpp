@@ -340,3 +340,29 @@ TEST_F(Hostile, ArgumentErrorsExitTwoHelpAndVersionZero) {
     EXPECT_EQ(r.rc, 0) << ok << "\n" << r.out;
   }
 }
+
+TEST_F(Hostile, ServingEngineProfilesAndOptions) {
+  // --engine: an unknown name, an option of another engine, a value out of range or of the wrong type, a serve key the
+  // engine sets, a profile file with a missing, unknown or misspelt key: exit 2 naming the file, key and value.
+  const std::string base = "serve run --model llama2-7b --system h100x1 --rate 4 --requests 20 --input 100 --output 20 --json " + out();
+  expect_bad_input(base + " --engine vlm", {"--engine vlm", "unknown engine", "did you mean 'vllm'"});
+  expect_bad_input(base + " --engine sglang --set engine.num_scheduler_steps=10",
+                   {"engine.num_scheduler_steps", "an option of engine family vllm_v0, not of sglang"});
+  expect_bad_input(base + " --engine vllm-v0 --set engine.num_scheduler_steps=0", {"engine.num_scheduler_steps", "at least 1", "got 0"});
+  expect_bad_input(base + " --engine vllm --set engine.gpu_memory_utilization=1.5", {"engine.gpu_memory_utilization", "1.5"});
+  expect_bad_input(base + " --engine vllm --set engine.enable_prefix_caching=maybe", {"engine.enable_prefix_caching", "maybe"});
+  expect_bad_input(base + " --engine vllm --scheduler orca", {"serve.scheduler = orca", "engine family vllm sets it", "--engine ideal"});
+  expect_bad_input(base + " --engine vllm --set serve.max_num_seqs=64", {"serve.max_num_seqs = 64", "engine.OPTION"});
+  expect_bad_input(base + " --engine vllm-v0 --set engine.enable_chunked_prefill=true --set engine.num_scheduler_steps=4",
+                   {"engine.num_scheduler_steps = 4", "enable_chunked_prefill"});
+  expect_bad_input(base + " --engine " + quote(path("none.yaml")), {"none.yaml", "no such file"});
+  const std::string partial = write("partial.yaml", "engine:\n  family: vllm\n  version: mine\n  max_num_seqs: 64\n");
+  expect_bad_input(base + " --engine " + quote(partial),
+                   {"partial.yaml", "engine.gpu_memory_utilization", "engine.host.schedule", "missing"});
+  const std::string misspelt = write("misspelt.yaml", "engine:\n  family: sglang2\n");
+  expect_bad_input(base + " --engine " + quote(misspelt), {"misspelt.yaml:2", "engine.family", "sglang2", "did you mean 'sglang'"});
+  const std::string other = write("other.yaml", "engine:\n  family: ideal\nserve:\n  max_num_seqs: 8\n");
+  expect_bad_input(base + " --engine " + quote(other), {"other.yaml", "serve", "only the section engine"});
+  const std::string unknown = write("unknown.yaml", "engine:\n  family: ideal\n  speed: 2\n");
+  expect_bad_input(base + " --engine " + quote(unknown), {"unknown.yaml:3", "engine.speed", "unknown option"});
+}
