@@ -187,7 +187,7 @@ def figure(rows, path):
                         xytext=(-3, 2), textcoords="offset points", ha="center", va="bottom", fontsize=7)
         ax.set_ylim(0, top * 1.15)
         ax.set_xticks(list(xs), [f"{short(r).replace(' req/s', '/s')}\n{r['engine']}" for r in rs], fontsize=7)
-        ax.set_title(METRICS[metric] + (" (median)" if metric != "throughput" else ", 5,000 prompts at once"), fontsize=9)
+        ax.set_title(METRICS[metric] + (", 5,000 prompts at once" if metric == "throughput" else ""), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     ax = axes[1][2]
     ax.axis("off")

@@ -72,7 +72,7 @@ Json run_session_loads(const llm::ModelConfig& m, const std::vector<SessionSyste
   for (const SessionSystem& s : systems) {
     const llm::SystemName sn = llm::parse_system(s.name);
     searches.push_back(std::make_unique<llm::DeploymentSearch>(m, s.kind, sn.gpus));
-    servers.push_back(serving_deployment(*searches.back(), s.serve, longest, nullptr));
+    servers.push_back(serving_deployment(*searches.back(), s.serve, longest, nullptr, s.engine));
     gpus.push_back(sn.gpus);
   }
   const size_t n = systems.size(), jobs = loads.size() * n;
@@ -85,7 +85,10 @@ Json run_session_loads(const llm::ModelConfig& m, const std::vector<SessionSyste
         p.prefix_caching = true;
         Workload w;
         w.requests = reqs[l];
-        return session_result(simulate(*servers[k], p, std::move(w)), *servers[k], gpus[k]);
+        Cluster c;
+        c.colocated = servers[k];
+        c.engine = systems[k].engine;
+        return session_result(simulate(c, p, std::move(w)), *servers[k], gpus[k]);
       },
       [&](size_t done, size_t all, size_t job) {
         if (progress) progress(done, all, fmt::format("{} on {}", loads[job / n].name, systems[job % n].name));

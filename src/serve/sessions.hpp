@@ -30,11 +30,13 @@ inline constexpr double kSessionSecondsPerToken = 50e-9;
 /// served (the paper's experiment: 4.3 M). Each load is also held to llm::kMaxTraceBlocks (requests_from_trace).
 inline constexpr int64_t kMaxSessionPrefixKeys = int64_t(1) << 24;
 
-/// One system of the experiment: a KIND x GPUS name and its kind's parameters and `serve` section.
+/// One system of the experiment: a KIND x GPUS name, its kind's parameters, its `serve` section and the serving engine
+/// (--engine; the ideal one by default).
 struct SessionSystem {
   std::string name;
   llm::KindParams kind;
   ServeParams serve;
+  EngineSetup engine = ideal_engine();
 };
 
 /// The result of one load on one system: hit_rate (prompt tokens served from the prefix cache / those an earlier

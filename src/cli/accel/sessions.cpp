@@ -129,7 +129,11 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   std::vector<serve::SessionSystem> systems;
   for (const std::string& name : ex.systems) {
     const std::string kn = parse_system(name).kind;
-    systems.push_back({name, kinds.at(kn), load_params<serve::ServeParams>(k.tree(kn, ex.set), "serve")});
+    const ConfigTree tree = k.tree(kn, ex.set);
+    serve::SessionSystem s{name, kinds.at(kn), load_params<serve::ServeParams>(tree, "serve")};
+    const hbf::HbmParams& hbm = s.kind.system.hbm;
+    s.engine = serve::load_engine(tree, s.serve, {double(hbm.capacity_per_stack.raw()) * double(hbm.stacks), kn});
+    systems.push_back(std::move(s));
   }
   // Every load on every system, in parallel, with progress on stderr.
   Json runs;
@@ -143,7 +147,10 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   Json j = sessions_json(runs, loads, o.trace);
   j["config"] = config_json(kinds, &k, ex.set);
   j["config"]["sessions"] = dump_params(sp);
-  for (const serve::SessionSystem& s : systems) j["config"][std::string(parse_system(s.name).kind)]["serve"] = dump_params(s.serve);
+  for (const serve::SessionSystem& s : systems) {
+    j["config"][std::string(parse_system(s.name).kind)]["serve"] = dump_params(s.serve);
+    if (!s.engine.ideal()) j["config"][std::string(parse_system(s.name).kind)]["engine"] = s.engine.json();
+  }
   if (!o.json.empty()) write_json_file(o.json, j);
   print_sessions(j, ex, m.name, !o.trace.empty());
   if (!o.json.empty()) fmt::print("wrote {}\n", o.json);
@@ -164,6 +171,9 @@ void add_sessions(CLI::App& accel) {
                   "JSONL trace: bitline's (session, turn, input_tokens, output_tokens, timestamp) or Mooncake's (timestamp, "
                   "input_length, output_length, hash_ids); default: synthetic agentic sessions at each load of the experiment");
   cmd->add_option("--model", o->model, "model (default: sessions.model, else the experiment's)");
+  cmd->add_option("--engine", k->engine,
+                  "the serving engine (a profile of configs/engines/ or a path; default: the idealized engine, kernels only, as the "
+                  "experiment compares the systems' hardware; a profile other than ideal sets serve's scheduler and limits itself)");
   cmd->add_option("--threads", o->threads, "simulations run at once (default: the machine's threads); the results are the same")
       ->check(whole_range(1, 1024, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
