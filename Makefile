@@ -99,6 +99,7 @@ validate: build
 	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
 	$(BITLINE) hbf area --preset csi --vary hbf.area.periphery=bonded,beside --vary hbf.area.layers=64,96,128,160,176,200,232,262,300,350,400,512 --json results/hbf-area.json > /dev/null
 	$(PLOT_PYTHON) scripts/plot_area.py results/hbf-area.json docs/figures
+	$(PLOT_PYTHON) scripts/serve_engines.py $(BITLINE) docs/serving.md results/serve-engines.json docs/figures/serve-engines.png
 
 # The general SSD against real drives (docs/ssd.md, "Against real drives"): runs configs/ssd/drives/ on their
 # fio-shaped workloads and regenerates the table of measured figures beside bitline's.

@@ -19,25 +19,33 @@ double percentile(std::vector<double>& v, double q) {
   return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
 }
 
-Json distribution(std::vector<double> v) {
+std::string percentile_key(double p) {
+  std::string s = fmt::format("p{:g}", p);
+  std::replace(s.begin(), s.end(), '.', '_');
+  return s;
+}
+
+Json distribution(std::vector<double> v, const std::vector<double>& extra) {
   double sum = 0;
   for (double x : v) sum += x;
   const double mean = v.empty() ? 0.0 : sum / double(v.size());
   double squares = 0;  // about the mean (two passes: no cancellation)
   for (double x : v) squares += (x - mean) * (x - mean);
-  return {{"mean", mean},
-          {"std", v.empty() ? 0.0 : std::sqrt(squares / double(v.size()))},
-          {"min", v.empty() ? 0.0 : *std::min_element(v.begin(), v.end())},
-          {"max", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())},
-          {"p50", percentile(v, 0.50)},
-          {"p90", percentile(v, 0.90)},
-          {"p95", percentile(v, 0.95)},
-          {"p99", percentile(v, 0.99)},
-          {"p99_9", percentile(v, 0.999)},
-          {"count", v.size()}};
+  Json j = {{"mean", mean},
+            {"std", v.empty() ? 0.0 : std::sqrt(squares / double(v.size()))},
+            {"min", v.empty() ? 0.0 : *std::min_element(v.begin(), v.end())},
+            {"max", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())},
+            {"p50", percentile(v, 0.50)},
+            {"p90", percentile(v, 0.90)},
+            {"p95", percentile(v, 0.95)},
+            {"p99", percentile(v, 0.99)},
+            {"p99_9", percentile(v, 0.999)},
+            {"count", v.size()}};
+  for (double p : extra) j[percentile_key(p)] = percentile(v, p / 100);
+  return j;
 }
 
-Json distribution(std::vector<std::pair<double, int64_t>> v) {
+Json distribution(std::vector<std::pair<double, int64_t>> v, const std::vector<double>& extra) {
   std::sort(v.begin(), v.end());
   int64_t n = 0;
   double sum = 0;
@@ -60,16 +68,18 @@ Json distribution(std::vector<std::pair<double, int64_t>> v) {
   const double mean = n > 0 ? sum / double(n) : 0.0;
   double squares = 0;
   for (const auto& [x, c] : v) squares += (x - mean) * (x - mean) * double(c);
-  return {{"mean", mean},
-          {"std", n > 0 ? std::sqrt(squares / double(n)) : 0.0},
-          {"min", n > 0 ? v.front().first : 0.0},
-          {"max", n > 0 ? v.back().first : 0.0},
-          {"p50", q(0.50)},
-          {"p90", q(0.90)},
-          {"p95", q(0.95)},
-          {"p99", q(0.99)},
-          {"p99_9", q(0.999)},
-          {"count", n}};
+  Json j = {{"mean", mean},
+            {"std", n > 0 ? std::sqrt(squares / double(n)) : 0.0},
+            {"min", n > 0 ? v.front().first : 0.0},
+            {"max", n > 0 ? v.back().first : 0.0},
+            {"p50", q(0.50)},
+            {"p90", q(0.90)},
+            {"p95", q(0.95)},
+            {"p99", q(0.99)},
+            {"p99_9", q(0.999)},
+            {"count", n}};
+  for (double p : extra) j[percentile_key(p)] = q(p / 100);
+  return j;
 }
 
 namespace {
@@ -80,7 +90,7 @@ bool meets(const RequestRecord& q, const Slo& slo) {
 }
 }  // namespace
 
-Json summary(const SimResult& r, const Slo& slo) {
+Json summary(const SimResult& r, const Slo& slo, const std::vector<double>& percentiles) {
   std::vector<double> ttft, tpot, e2e, queue, itl_mean, itl_max, energy;
   int64_t out_tokens = 0, in_tokens = 0, good = 0;
   for (const auto& q : r.requests) {
@@ -97,13 +107,13 @@ Json summary(const SimResult& r, const Slo& slo) {
   const double n = double(r.requests.size());
   Json s;
   s["requests"] = r.requests.size();
-  s["ttft_ms"] = distribution(ttft);
-  s["tpot_ms"] = distribution(tpot);
+  s["ttft_ms"] = distribution(ttft, percentiles);
+  s["tpot_ms"] = distribution(tpot, percentiles);
   std::vector<std::pair<double, int64_t>> itl;
   itl.reserve(r.itl.size());
   for (const auto& [gap, c] : r.itl) itl.push_back({double(gap) * 1e-9, c});
-  s["itl_ms"] = distribution(std::move(itl));
-  s["e2e_ms"] = distribution(e2e);
+  s["itl_ms"] = distribution(std::move(itl), percentiles);
+  s["e2e_ms"] = distribution(e2e, percentiles);
   s["queueing_ms"] = distribution(queue);
   s["duration_s"] = span;
   s["output_tokens_per_s"] = span > 0 ? double(out_tokens) / span : 0.0;

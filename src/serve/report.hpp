@@ -15,11 +15,15 @@ namespace bitline::serve {
 
 /// The q-quantile (0..1) of `v` (sorted in place), linear between order statistics; 0 for an empty list.
 double percentile(std::vector<double>& v, double q);
-/// {"mean", "p50", "p90", "p95", "p99"} of `v` (in the unit given).
-Json distribution(std::vector<double> v);
+/// {"mean", "std", "min", "max", "p50", "p90", "p95", "p99", "p99_9", "count"} of `v` (in the unit given), and the
+/// percentiles `extra` (0 < p < 100) under keys "p" + p with '_' for the decimal point (99.9: "p99_9", 25: "p25").
+Json distribution(std::vector<double> v, const std::vector<double>& extra = {});
 
 /// The same of values given as (value, count) runs.
-Json distribution(std::vector<std::pair<double, int64_t>> v);
+Json distribution(std::vector<std::pair<double, int64_t>> v, const std::vector<double>& extra = {});
+
+/// The key of percentile `p` (0 < p < 100): "p50", "p99_9".
+std::string percentile_key(double p);
 
 /// SLOs of goodput: a request meets them when its TTFT and its TPOT are within them (0: no SLO on that metric).
 struct Slo {
@@ -29,7 +33,8 @@ struct Slo {
 /// The summary: ttft_ms, tpot_ms (requests of more than one output token), itl_ms (every gap between two tokens of a
 /// request), e2e_ms, queueing_ms, each {mean, p50, p90, p95, p99}; output_tokens_per_s, requests_per_s,
 /// goodput_requests_per_s, slo_attainment, mean_requests_in_system, and the accounting.
-Json summary(const SimResult& r, const Slo& slo);
+/// `percentiles`: more percentiles of each latency (benchmark_serving's --metric-percentiles), as distribution's extra.
+Json summary(const SimResult& r, const Slo& slo, const std::vector<double>& percentiles = {});
 
 /// The empirical CDFs of ttft_ms, tpot_ms and e2e_ms: each the 101 quantiles at 0, 1, ..., 100% (same
 /// interpolation as the percentiles), for plots of latency CDFs (scripts/plot_serve.py).

@@ -460,3 +460,22 @@ TEST(ServeCli, WhatARunDoesNotReadIsRefusedAndValuesAreShownBriefly) {
   EXPECT_LT(r.out.size(), 1000u);
   EXPECT_NE(r.out.find("(100000 characters)"), std::string::npos) << r.out.substr(0, 300);
 }
+
+TEST(ServeCli, PercentilesChosenAsBenchmarkServingsAreInTheSummary) {
+  // --percentiles 25,99.9: p25 and p99_9 beside the fixed ones, from the same interpolation (p50 between p25 and p90).
+  const auto json = tmp("pct.json");
+  const auto r = run_bitline(kBase + "--rate 4 --percentiles 25,99.9 --json " + json.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  for (const char* m : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}) {
+    const auto& d = j["summary"][m];
+    ASSERT_TRUE(d.contains("p25") && d.contains("p99_9")) << m;
+    EXPECT_LE(d["p25"].get<double>(), d["p50"].get<double>()) << m;
+    EXPECT_GE(d["p99_9"].get<double>(), d["p99"].get<double>()) << m;
+  }
+  for (const char* bad : {"0", "100", "abc", "50,"}) {
+    const auto b = run_bitline(kBase + "--rate 4 --percentiles " + std::string(bad));
+    EXPECT_EQ(b.rc, 2) << bad << ": " << b.out;
+    EXPECT_NE(b.out.find("--percentiles"), std::string::npos) << b.out;
+  }
+}

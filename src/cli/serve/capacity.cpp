@@ -13,6 +13,8 @@ namespace {
 
 void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   check_mode(o, true);
+  if (!o.percentiles.empty())
+    throw ConfigError("--percentiles: serve capacity reports the rate it finds; the percentiles are serve run's and serve sweep's");
   if (!o.json.empty()) check_json_output(o.json);
   if (!(o.p90_ttft_ms > 0) || !(o.p99_tpot_ms > 0)) throw ConfigError("serve capacity: give --slo-p90-ttft-ms and --slo-p99-tpot-ms");
   const std::vector<Request> lengths = request_lengths(o);

@@ -209,6 +209,19 @@ Json header(const Setup& s, const ServeOpts& o) {
   return j;
 }
 
+std::vector<double> percentile_list(const ServeOpts& o) {
+  std::vector<double> out;
+  if (o.percentiles.empty()) return out;
+  for (const std::string& item : split_list(o.percentiles, ',', "--percentiles")) {
+    double p = 0;
+    if (!parse_decimal_number(item, p) || !(p > 0 && p < 100))
+      throw ConfigError(fmt::format("--percentiles: '{}' is not a percentile in (0, 100), in decimal", text_brief(item)));
+    if (out.size() >= 16) throw ConfigError("--percentiles: more than 16 percentiles");
+    out.push_back(p);
+  }
+  return out;
+}
+
 void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_option("--model", o.model, "a model of configs/models/ by name, or a config.json path")->required();
   cmd.add_option("--system", o.system, "KIND x GPUS, e.g. h100x8 (KIND: a file of configs/gpus/ or a kind's YAML path)")->required();
@@ -251,6 +264,9 @@ void add_common(CLI::App& cmd, ServeOpts& o) {
   cmd.add_flag("--prefix-caching", o.prefix_caching,
                "reuse the KV of a trace's shared prefixes across requests (sets serve.prefix_caching; needs --trace)");
   cmd.add_option("--json", o.json, "write the result (summary, config) to this file");
+  cmd.add_option("--percentiles", o.percentiles,
+                 "P1,P2,...: more percentiles of TTFT, TPOT, ITL and E2E in the JSON summary (keys pP, '.' as '_': 99.9 -> p99_9), "
+                 "as benchmark_serving's --metric-percentiles");
 }
 
 }  // namespace bitline::cli::serve_cli

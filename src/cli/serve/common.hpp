@@ -25,6 +25,7 @@ struct ServeOpts {
   std::string model, system, prefill_system, disaggregate, precision, scheduler, lengths, arrival = "poisson", input, output, json,
                                                                                           requests_out, trace, chrome_trace;
   std::string engine = "vllm";  // --engine: a profile of configs/engines/ or a path
+  std::string percentiles;      // --percentiles P1,P2,... (0 < P < 100): more percentiles in the summary
   int64_t tp = 0, concurrency = 0, max_concurrency = 0, requests = 0;
   uint64_t seed = 1;
   bool seed_given = false;
@@ -84,6 +85,9 @@ Workload make_workload(const ServeOpts& o, double rate, CsvTraceInfo* info = nul
 void check_mode(const ServeOpts& o, bool capacity);
 /// The model, system(s), deployment(s), scheduler, seed and workload of a result.
 Json header(const Setup& s, const ServeOpts& o);
+
+/// --percentiles P1,P2,...: at most 16 numbers in (0, 100), in decimal (benchmark_serving's --metric-percentiles).
+std::vector<double> percentile_list(const ServeOpts& o);
 
 /// The options every serve subcommand takes.
 void add_common(CLI::App& cmd, ServeOpts& o);

@@ -79,7 +79,7 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
     fmt::print("{}: {} trace, {} rows of failed requests (0 response tokens) skipped\n", o.trace, to_string(csv.format),
                csv.skipped_failed);
   const SimResult r = simulate(cluster(*s), s->sp, std::move(w));
-  const Json sum = summary(r, Slo{o.slo_ttft_ms, o.slo_tpot_ms});
+  const Json sum = summary(r, Slo{o.slo_ttft_ms, o.slo_tpot_ms}, percentile_list(o));
   print_summary(*s, r, sum);
   if (!o.json.empty()) {
     Json j = header(*s, o);

@@ -88,6 +88,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
     return setup;
   });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
+  const std::vector<double> pcts = percentile_list(o);
   fmt::print("{} on {}x{} ({}), scheduler {}: {} {}, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
              s->server->deployment().describe(), s->sp.scheduler.name(), loads.size(), o.rates.empty() ? "concurrency levels" : "rates",
              o.requests);
@@ -108,7 +109,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
         }
         const SimResult r = simulate(cluster(*si), si->sp, std::move(w));
         Json point = loads[i].users > 0 ? Json{{"concurrency", loads[i].users}} : Json{{"rate_per_s", loads[i].rate}};
-        point["summary"] = summary(r, slo);
+        point["summary"] = summary(r, slo, pcts);
         point["cdf"] = cdf(r);
         return point.dump();
       },
