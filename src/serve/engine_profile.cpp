@@ -601,7 +601,7 @@ EngineSetup load_engine(const ConfigTree& tree, ServeParams& sp, const EngineCon
       const SglangOptions& o = p.options;
       e.host = p.host.costs();
       e.host.overlap_schedule = e.host.overlap_output = !o.disable_overlap_schedule;
-      sp.scheduler = decltype(sp.scheduler)::named("vllm", "engine");             // prefill first (SGLang's default policy)
+      sp.scheduler = decltype(sp.scheduler)::named("sglang", "engine");
       sp.max_num_seqs = o.max_running_requests > 0 ? o.max_running_requests : 0;  // 0: set from the pool (kv_memory)
       sp.max_num_batched_tokens = o.chunked_prefill_size;
       sp.block_tokens = o.page_size;

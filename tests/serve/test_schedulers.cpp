@@ -163,3 +163,38 @@ TEST(Schedulers, StaticDecodesItsBatchPaddedToItsSizeUntilTheLongestFinishesWhil
   b = s->next(e.st);
   EXPECT_EQ(b.prefill, ids({2}));  // a new batch
 }
+
+TEST(Schedulers, SglangAdmitsWhileTheKvHoldsTheExpectedOutputAndCutsLongPromptsIntoPrefillOnlyPasses) {
+  // 20 blocks of 16 tokens. Request 0: 64-token prompt, 160 output tokens; its expected KV at admission is its prompt
+  // plus 0.7 x 160 = 112 tokens: 176 tokens, 11 blocks. Request 1 (64 + 160) would need 11 more: 22 > 20, so it waits
+  // although its prompt alone (4 blocks) fits. Request 2 comes after it (first come, first served).
+  Engine e({{64, 160}, {64, 160}, {16, 2}}, 20);
+  auto s = make_scheduler("sglang", limits(8, 512));
+  Batch b = s->next(e.st);
+  EXPECT_EQ(b.prefill, ids({0}));
+  e.complete(b);
+  b = s->next(e.st);  // request 1 still cannot be admitted: request 0 decodes alone
+  EXPECT_TRUE(b.prefill.empty());
+  EXPECT_EQ(b.decode, ids({0}));
+  EXPECT_EQ(e.st.waiting, std::deque<int32_t>({1, 2}));
+  // A prompt longer than the pass's budget (chunked_prefill_size) runs in prefill-only passes of the budget, the
+  // decodes waiting, and goes on first in the next prefill pass.
+  Engine l({{8, 4}, {100, 2}}, 100);
+  auto t = make_scheduler("sglang", limits(8, 40));
+  b = t->next(l.st);
+  EXPECT_EQ(b.prefill, ids({0, 1}));
+  EXPECT_EQ(b.chunks[1].tokens, 32);
+  l.complete(b);
+  b = t->next(l.st);
+  EXPECT_EQ(b.prefill, ids({1}));
+  EXPECT_TRUE(b.decode.empty());  // never mixed
+  EXPECT_EQ(b.chunks[0].offset, 32);
+  EXPECT_EQ(b.chunks[0].tokens, 40);
+  l.complete(b);
+  b = t->next(l.st);
+  EXPECT_EQ(b.chunks[0].offset, 72);
+  EXPECT_EQ(b.chunks[0].tokens, 28);
+  l.complete(b);
+  b = t->next(l.st);  // both prompts done: both decode
+  EXPECT_EQ(b.decode, ids({0, 1}));
+}

@@ -19,7 +19,12 @@ const Registry<SchedulerFactory>& schedulers() {
                      "admission, so none is preempted",
                      policy::make_orca},
                     {"static", "static batching (TensorRT-LLM gptSession): a batch prefilled together and decoded to its longest request",
-                     policy::make_static}});
+                     policy::make_static},
+                    {"sglang",
+                     "SGLang's: prefill first, never mixed, prompts cut to max_num_batched_tokens (chunked_prefill_size); a request "
+                     "admitted while the free KV holds its prompt and new_token_ratio of every running request's remaining output "
+                     "(0.7 decaying to 0.1, back to 0.7 on a retraction); preemption by recompute",
+                     policy::make_sglang}});
   return r;
 }
 
