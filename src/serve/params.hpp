@@ -47,7 +47,8 @@ struct ServeParams {
                   .def = "vllm",
                   .desc = "how the engine forms each iteration's batch (docs/serving.md, \"Schedulers\")",
                   .source = "vLLM V0 scheduler (vllm/core/scheduler.py), Sarathi-Serve (Agrawal et al., OSDI 2024), Orca (Yu et "
-                            "al., OSDI 2022), TensorRT-LLM gptSession static batching"});
+                            "al., OSDI 2022), TensorRT-LLM gptSession static batching, SGLang's scheduler "
+                            "(python/sglang/srt/managers/scheduler.py); an engine profile other than ideal chooses it"});
     v(max_num_seqs, {.name = "max_num_seqs",
                      .def = "256",
                      .desc = "most requests running at once (in the batch, prefilling or decoding)",

@@ -133,6 +133,7 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
     serve::SessionSystem s{name, kinds.at(kn), load_params<serve::ServeParams>(tree, "serve")};
     const hbf::HbmParams& hbm = s.kind.system.hbm;
     s.engine = serve::load_engine(tree, s.serve, {double(hbm.capacity_per_stack.raw()) * double(hbm.stacks), kn});
+    if (!k.engine.empty()) s.engine.profile = k.engine;
     systems.push_back(std::move(s));
   }
   // Every load on every system, in parallel, with progress on stderr.

@@ -37,6 +37,7 @@ std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const
   s->sp = load_params<ServeParams>(tree, "serve");
   const hbf::HbmParams& hbm = s->kp.system.hbm;
   s->engine = load_engine(tree, s->sp, {double(hbm.capacity_per_stack.raw()) * double(hbm.stacks), s->sn.kind});
+  s->engine.profile = o.engine;  // as given: a shipped profile's name, or the file
   if (!s->engine.ideal() && *s->kp.serving.engine.kind != llm::EngineKind::Auto && *s->kp.serving.engine.kind != llm::EngineKind::None)
     throw ConfigError(
         fmt::format("serving.engine.kind = {}: the engine profile '{}' gives the host costs; use --engine ideal to "
