@@ -76,7 +76,21 @@ class Scheduler {
  public:
   virtual ~Scheduler() = default;
   virtual Batch next(EngineState& st) = 0;
+  /// Whether next() would return `b` again, pass after pass, until a request of it finishes, a request arrives or the
+  /// free blocks run out: `b` decodes every running request and nothing else, and the policy's other choices cannot
+  /// change meanwhile. The engine may then time such passes without asking (serve/simulator.cpp, "folded passes") and
+  /// tells the policy with repeated(). False unless a policy says so.
+  virtual bool repeats(const EngineState& st, const Batch& b) const {
+    (void)st, (void)b;
+    return false;
+  }
+  /// `passes` more passes of the last batch ran (st.pass counted them) without next() being called.
+  virtual void repeated(int64_t passes) { (void)passes; }
 };
+
+/// The batch decodes every running request and nothing else, in one step, with nothing swapped out: what repeats() of
+/// the continuous-batching policies asks first (serve/schedulers/steps.cpp).
+bool decodes_all_running(const EngineState& st, const Batch& b);
 
 /// The policy named `name` of the registry (schedulers(), serve.scheduler), built for `p`.
 std::unique_ptr<Scheduler> make_scheduler(std::string_view name, const ServeParams& p);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -183,6 +184,9 @@ struct Instance {
   double power_w;      // all its GPUs at board power
   double block_bytes;  // one KV block on each GPU of its attention rank
   Batch batch;
+  // Folded passes (Engine::fold): the batch runs this many passes back to back, folded[j] the duration of pass j + 1;
+  // empty for one pass.
+  std::vector<Time> folded;
   Time deliver{};  // how long after the pass its tokens reach the clients (outputs processed beside the next pass)
   bool busy = false, finished_any = false;
   Time busy_time{};
@@ -237,6 +241,15 @@ class Engine {
     while (!heap_.empty()) {
       const auto e = heap_.pop();
       const Time now = e.t;
+      if (e.payload.kind == EvKind::PassDone) {
+        // The ends of a folded batch's passes before its last, as the events they would have been.
+        const std::vector<Time>& f = inst_[size_t(e.payload.idx)]->folded;
+        for (size_t j = 0; j + 1 < f.size(); ++j) {
+          const Time end = last_t_ + f[j];
+          area_s_ += double(in_system_) * to_s(end - last_t_);
+          last_t_ = end;
+        }
+      }
       area_s_ += double(in_system_) * to_s(now - last_t_);
       last_t_ = now;
       switch (e.payload.kind) {
@@ -446,7 +459,88 @@ class Engine {
       passes_.push_back({now, t, int32_t(in.batch.prefill.size()), int32_t(decodes), prompt, int32_t(k)});
     }
     ++in.iterations;
-    heap_.push(now + t, {EvKind::PassDone, int32_t(k)});
+    heap_.push(now + t + fold(in, now, t), {EvKind::PassDone, int32_t(k)});
+  }
+
+  /// Folded passes: when the scheduler says its decode-only batch would come back unchanged (Scheduler::repeats),
+  /// the passes after this one that end before the next event, before any request of the batch finishes and while
+  /// the free blocks hold their tokens are timed here, without asking the scheduler, and run as one event; their
+  /// tokens are emitted in finish_pass. Every count, time and sum comes out as pass by pass (the same additions in the
+  /// same order), so results are byte-identical; only the work per decoded token goes. Returns the time they add to
+  /// this pass's `t`. Only a lone colocated engine without a Chrome trace folds.
+  Time fold(Instance& in, Time now, Time t) {
+    in.folded.clear();
+    Batch& b = in.batch;
+    // Every pass must end before the next event (one at the same time would come first): first, cheaply, whether a
+    // second one of about this one's duration could.
+    const Time next = heap_.empty() ? Time(std::numeric_limits<int64_t>::max()) : heap_.next_time();
+    if (!(now + t < next) || next - (now + t) < t * 0.5) return Time{};
+    if (inst_.size() != 1 || w_.record_passes || !in.scheduler->repeats(in.st, b)) return Time{};
+    const int64_t n = int64_t(b.decode.size());
+    // Passes until the first of the batch finishes (this one counted): the last may be that one.
+    int64_t most = std::numeric_limits<int64_t>::max();
+    int64_t context = 0;  // sum over the batch of (computed + 1): this pass's decode contexts
+    for (int32_t i : b.decode) {
+      const Seq& s = seqs_[size_t(i)];
+      most = std::min(most, s.output - s.generated);
+      context += s.computed + 1;
+    }
+    if (most < 2) return Time{};
+    // While the free blocks hold every request's tokens of the passes (monotone in the passes: bisect).
+    const BlockManager& bm = in.st.blocks;
+    const auto need = [&](int64_t passes) {
+      int64_t sum = 0;
+      for (int32_t i : b.decode) {
+        const Seq& s = seqs_[size_t(i)];
+        sum += std::max<int64_t>(0, bm.blocks_for(s.computed + passes) - s.blocks - s.shared);
+      }
+      return sum;
+    };
+    if (need(most) > bm.free()) {
+      int64_t lo = 1, hi = most;  // need(lo) fits (this pass's blocks are held), need(hi) does not
+      while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (need(mid) <= bm.free() ? lo : hi) = mid;
+      }
+      most = lo;
+    }
+    Time end = now + t;
+    const double first_context = b.decode_context;
+    in.folded.push_back(t);
+    for (int64_t j = 1; j < most; ++j) {
+      b.decode_context = double(context + n * j) / double(n);  // mean_context's sum of whole numbers, exact
+      const Time tj = pass_time(in, n);
+      if (!(end + tj < next)) break;
+      end += tj;
+      in.folded.push_back(tj);
+    }
+    b.decode_context = first_context;
+    const int64_t extra = int64_t(in.folded.size()) - 1;
+    if (extra == 0) {
+      in.folded.clear();
+      return Time{};
+    }
+    // The passes' blocks (as each pass's decode would have grown them), their counts and energy, pass by pass.
+    for (int32_t i : b.decode) {
+      Seq& s = seqs_[size_t(i)];
+      if (!in.st.blocks.grow(s, s.computed + 1 + extra)) throw std::logic_error("serve: a folded pass found no free block");
+    }
+    Time added{};
+    for (int64_t j = 1; j <= extra; ++j) {
+      const Time tj = in.folded[size_t(j)];
+      added += tj;
+      in.busy_time += tj;
+      const double e = in.power_w * to_s(tj);
+      in.energy_j += e;
+      in.tokens_computed += n;
+      const double per_token = e / double(n);
+      for (int32_t i : b.decode) rec_[size_t(i)].energy_j += per_token;
+      ++in.iterations;
+    }
+    in.st.pass += uint64_t(extra);
+    for (int32_t i : b.decode) seqs_[size_t(i)].stamp = in.st.pass;
+    in.scheduler->repeated(extra);
+    return added;
   }
 
   /// The pass's time under the engine: its GPU time (a multi-step group's steps; CUDA graphs padded to the captured
@@ -556,12 +650,60 @@ class Engine {
       itl_.push_back({gap.raw(), 1});
   }
 
+  /// Request `i`'s decode in a pass of `steps` steps whose tokens reach the client at `now`.
+  void decode(Instance& in, int32_t i, Time now, int64_t steps) {
+    Seq& s = seqs_[size_t(i)];
+    // A multi-step group's tokens of this request: the group's steps, or what is left of its output.
+    const int64_t n = std::min<int64_t>(steps, s.output - s.generated);
+    decode_tokens_ += n;
+    padded_ += steps - n;
+    recomputed_ += std::clamp<int64_t>(max_computed_[size_t(i)] - s.computed, 0, n);
+    s.computed += n;
+    max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
+    emit(in, i, now, n);
+  }
+
+  /// The tokens of a folded batch's passes before its last (Instance::folded; finish_pass emits the last's at `now`):
+  /// the first pass's request by request, as any decode pass, the others in bulk, each request one token a pass
+  /// with the pass's duration as its gap, as they would have been emitted pass by pass.
+  void emit_folded(Instance& in, Time now) {
+    const std::vector<Time>& f = in.folded;
+    const Batch& b = in.batch;
+    const int64_t n = int64_t(b.decode.size()), middle = int64_t(f.size()) - 2;  // passes after the first, before the last
+    Time end = now;  // (every pass's tokens reach the clients `deliver` after it ends: the same for all)
+    for (const Time& t : f) end -= t;
+    end += f[0];
+    for (int32_t i : b.decode) decode(in, i, end, 1);
+    if (middle <= 0) return;
+    Time longest{};
+    for (int64_t j = 1; j <= middle; ++j) {
+      end += f[size_t(j)];
+      longest = std::max(longest, f[size_t(j)]);
+      if (!itl_.empty() && itl_.back().first == f[size_t(j)].raw())
+        itl_.back().second += n;
+      else
+        itl_.push_back({f[size_t(j)].raw(), n});
+    }
+    decode_tokens_ += middle * n;
+    emitted_ += middle * n;
+    for (int32_t i : b.decode) {
+      Seq& s = seqs_[size_t(i)];
+      recomputed_ += std::clamp<int64_t>(max_computed_[size_t(i)] - s.computed, 0, middle);
+      s.computed += middle;
+      s.generated += middle;
+      max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
+      rec_[size_t(i)].itl_max = std::max(rec_[size_t(i)].itl_max, longest);
+      last_token_[size_t(i)] = end;
+    }
+  }
+
   void finish_pass(size_t k, Time done) {
     Instance& in = *inst_[k];
     in.busy = false;
     in.finished_any = false;
     const Batch& b = in.batch;
     const Time now = done + in.deliver;  // when the pass's tokens reach the clients
+    if (!in.folded.empty()) emit_folded(in, now);
     for (size_t j = 0; j < b.prefill.size(); ++j) {
       const int32_t i = b.prefill[j];
       Seq& s = seqs_[size_t(i)];
@@ -574,18 +716,9 @@ class Engine {
       if (s.computed == s.prefill_target()) emit(in, i, now);
     }
     const int64_t steps = std::max<int64_t>(b.steps, 1);
-    for (int32_t i : b.decode) {
-      Seq& s = seqs_[size_t(i)];
-      // A multi-step group's tokens of this request: the group's steps, or what is left of its output.
-      const int64_t n = std::min<int64_t>(steps, s.output - s.generated);
-      decode_tokens_ += n;
-      padded_ += steps - n;
-      recomputed_ += std::clamp<int64_t>(max_computed_[size_t(i)] - s.computed, 0, n);
-      s.computed += n;
-      max_computed_[size_t(i)] = std::max(max_computed_[size_t(i)], s.computed);
-      emit(in, i, now, n);
-    }
+    for (int32_t i : b.decode) decode(in, i, now, steps);
     padded_ += std::max<int64_t>(0, b.decode_slots - int64_t(b.decode.size()));
+    in.folded.clear();
     if (in.finished_any)
       in.st.running.erase(std::remove_if(in.st.running.begin(), in.st.running.end(),
                                          [&](int32_t i) {

@@ -42,6 +42,11 @@ class Sglang final : public Scheduler {
     b.decode_context = mean_context(st, b.decode);
     return b;
   }
+  // Nothing waits (the ratio's decay could let a waiting request in) and no prompt is in chunks.
+  bool repeats(const EngineState& st, const Batch& b) const override { return decodes_all_running(st, b) && st.waiting.empty(); }
+  void repeated(int64_t passes) override {
+    for (int64_t k = 0; k < passes; ++k) ratio_ = std::max(kMinRatio, ratio_ - kRatioDecay);
+  }
 
  private:
   /// Tokens a request is expected still to write: its prompt's rest and new_token_ratio of its output's rest.

@@ -87,6 +87,17 @@ void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, boo
   }
 }
 
+}  // namespace bitline::serve::policy
+
+namespace bitline::serve {
+bool decodes_all_running(const EngineState& st, const Batch& b) {
+  return b.prefill.empty() && !b.decode.empty() && b.steps == 1 && b.decode_slots == 0 && b.swap_in_blocks == 0 && b.swap_out_blocks == 0 &&
+         st.swapped.empty() && b.decode.size() == st.running.size();
+}
+}  // namespace bitline::serve
+
+namespace bitline::serve::policy {
+
 bool swap_in(const ServeParams& p, EngineState& st, Batch& b) {
   while (!st.swapped.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
     const int32_t i = st.swapped.front();
