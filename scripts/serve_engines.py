@@ -222,6 +222,16 @@ def main():
         f.write("\n")
     lines = table(rows, s)
     replace_generated(doc, "serve-engines", lines)
+    # README.md's line on the engines (beside DOC_MD's folder's parent), its numbers from the same rows.
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(doc))), "README.md")
+    if os.path.exists(readme) and f"<!-- GENERATED serve-engines-headline" in open(readme).read():
+        m, t = s["median_abs_deviation_e2e_tpot_itl_throughput"], s["median_abs_deviation_ttft"]
+        met = "within" if s["meets_median_target"] and s["meets_ttft_target"] else "short of"
+        replace_generated(readme, "serve-engines-headline", [
+            "- `bitline serve` models the engines people run (`--engine vllm|vllm-v0|sglang|tensorrt-llm|ideal`);",
+            f"  against SGLang's published vLLM-vs-SGLang runs it is within a median {m:.1%} (E2E, TPOT, ITL, throughput) and",
+            f"  {t:.1%} (TTFT), {met} the 10% and 20% targets:",
+            "  [docs/serving.md](docs/serving.md#engines-against-published-benchmark-runs);"])
     figure(rows, out_png)
     print("\n".join(lines[-3:]))
     print(f"wrote {out_json}, {out_png} and the serve-engines block of {doc}", file=sys.stderr)
