@@ -102,9 +102,11 @@ validate: build
 	$(PLOT_PYTHON) scripts/serve_engines.py $(BITLINE) docs/serving.md results/serve-engines.json docs/figures/serve-engines.png
 
 # The general SSD against real drives (docs/ssd.md, "Against real drives"): runs configs/ssd/drives/ on their
-# fio-shaped workloads and regenerates the table of measured figures beside bitline's.
+# fio-shaped workloads and regenerates the table of measured figures beside bitline's, and the SLC cache's bandwidth
+# over a 64 GB fill beside the data sheets' rates (docs/ssd.md, "SLC caching").
 ssd-drives: build
 	python3 scripts/ssd_drives.py $(BITLINE) docs/ssd.md
+	$(PLOT_PYTHON) scripts/ssd_slc_cache.py $(BITLINE) results/ssd-slc-cache.json docs/figures/ssd-slc-cache.png
 
 # Serving capacity of the FlashAccel systems request by request (configs/experiments/serve-capacity.yaml; docs/serving.md).
 serve-capacity: build

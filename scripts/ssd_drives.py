@@ -3,7 +3,10 @@
 
 Runs `bitline ssd run` for every drive of configs/ssd/drives/ on every fio-shaped workload of
 configs/ssd/drives/fio/ that configs/ssd/drives/measured.json has a figure (or a null figure) for, and writes the
-table drive | workload | measured | source | bitline | deviation between the GENERATED markers of docs/ssd.md.
+table drive | workload | measured | source | bitline | deviation between the GENERATED markers of docs/ssd.md. A figure
+with "metric": "after_cache" is compared with the run's write rate after the drive's SLC cache is full: the mean of
+its whole bandwidth bins (--throughput-bin) from the first program that found the cache full (the result's
+slc.full_at_s) to the run's end.
 
 usage: ssd_drives.py BITLINE [DOC]     (DOC: the markdown file to update; default docs/ssd.md)
 """
@@ -17,14 +20,29 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVES = os.path.join(ROOT, "configs", "ssd", "drives")
 
 
+BIN_S = 0.25  # seconds of simulated time per bandwidth bin (after_cache figures)
+
+
+def after_cache_MBps(sc):
+    """The mean write rate (MB/s) of the whole bins after the SLC cache filled (None if it never did)."""
+    full, b, end = sc["slc"]["full_at_s"], sc["throughput"]["bin_s"], sc["simulated_s"]
+    if full is None:
+        return None
+    v = [x / b / 1e6 for i, x in enumerate(sc["throughput"]["bytes"]) if i * b >= full and (i + 1) * b <= end]
+    return sum(v) / len(v) if v else None
+
+
 def run(binary, drive, workload, tmp):
     out = os.path.join(tmp, f"{drive}-{workload}.json")
     cmd = [binary, "ssd", "run", "--quiet", "--device", os.path.join(DRIVES, drive + ".xml"), "--workload",
-           os.path.join(DRIVES, "fio", workload + ".xml"), "--json", out]
+           os.path.join(DRIVES, "fio", workload + ".xml"), "--throughput-bin", str(BIN_S), "--json", out]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         sc = json.load(f)["scenarios"][0]
-    return {"IOPS": sc["iops"], "MB/s": sc["flows"][0]["bandwidth_Bps"] / 1e6}
+    r = {"IOPS": sc["iops"], "MB/s": sc["flows"][0]["bandwidth_Bps"] / 1e6}
+    if "slc" in sc:
+        r["after_cache MB/s"] = after_cache_MBps(sc)
+    return r
 
 
 def fmt(x, unit):
@@ -59,9 +77,11 @@ def main():
             key = (fig["drive"], fig["workload"])
             if key not in results:
                 results[key] = run(binary, *key, tmp)
-            model = results[key][fig["unit"]]
+            model = results[key][("after_cache " if fig.get("metric") == "after_cache" else "") + fig["unit"]]
             name = m["drives"][fig["drive"]]
             wl = fig["workload"] + (f" ({fig['note']})" if fig.get("note") else "")
+            if model is None:
+                sys.exit(f"{fig['drive']} {fig['workload']}: the run never filled the SLC cache (no rate after it)")
             if fig["measured"] is None:
                 meas, dev = "-", "-"
             else:

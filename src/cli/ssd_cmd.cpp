@@ -49,6 +49,7 @@ void add_ssd(CLI::App& app) {
     std::vector<std::string> sets;
     bool quiet = false;
     int64_t max_transactions = ssd::kDefaultMaxTransactions;
+    double throughput_bin = 0;
   };
   auto o = std::make_shared<Opts>();
   run->add_option("--device", o->device, "MQSim device configuration XML")->required();
@@ -62,6 +63,10 @@ void add_ssd(CLI::App& app) {
                   "docs/ssd.md, \"Work budget\")")
       ->check(whole_range(1, int64_t(1) << 40, "transactions"));
   run->add_flag("--quiet", o->quiet, "no progress on stderr");
+  run->add_option("--throughput-bin", o->throughput_bin,
+                  "also write the bytes completed per bin of this many seconds of simulated time (the result's "
+                  "`throughput`: bandwidth over time; at most 65536 bins, wider when the run is longer)")
+      ->check(CLI::Range(1e-9, 1e6));
   run->add_option("--set", o->sets,
                   "override a device value of the file, ssd_device.KEY=VALUE, or switch one mechanism of the model, "
                   "ssd_model.KEY=VALUE (repeatable; `bitline describe ssd_device` / `ssd_model` list them)");
@@ -102,6 +107,7 @@ void add_ssd(CLI::App& app) {
     check_sections(tree, kSections, "ssd run");
     opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
     opt.max_transactions = o->max_transactions;
+    opt.throughput_bin = sec(o->throughput_bin);
     if (!o->quiet)
       opt.progress = [](const ssd::Progress& p) {
         std::cerr << fmt::format("ssd: {:.3f} s simulated, {} requests done (at most ~{} estimated)\n", p.simulated_s, p.requests_done,

@@ -114,6 +114,7 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
       model_.destage_pages_per_plane > 0
           ? std::max<int64_t>(1, int64_t(model_.destage_pages_per_plane * double(d.planes() * sectors_per_page_)))
           : INT64_MAX;
+  host_.series = BandwidthSeries(opt.throughput_bin);
   std::vector<std::pair<uint64_t, uint64_t>> precond;
   for (int64_t f = 0; f < nflows; ++f) {
     const FlowXml& x = s.flows[f];
@@ -144,6 +145,9 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
     host_.flows.push_back(std::move(fl));
   }
   if (!precond.empty()) ftl_.precondition(precond);
+  int64_t precond_pages = 0;
+  for (auto [lo, hi] : precond) precond_pages += int64_t(hi - lo);
+  setup_slc(precond_pages);
   for (int64_t p = 0; p < ftl_.planes(); ++p) maybe_start_gc(p);
   if (jobs_.spec) setup_compute();
   work_ = estimate_work();
@@ -217,7 +221,8 @@ WorkEstimate Sim::estimate_work() const {
   WorkEstimate w;
   const double pcie = host_.pcie_rate.raw(), sqe = to_s(host_.sqe_time);
   const Time tr_min = std::min({device_.read_latency[0], device_.read_latency[1], device_.read_latency[2]});
-  const Time tprog_min = std::min({device_.program_latency[0], device_.program_latency[1], device_.program_latency[2]});
+  Time tprog_min = std::min({device_.program_latency[0], device_.program_latency[1], device_.program_latency[2]});
+  if (slc_.on) tprog_min = std::min(tprog_min, device_.slc_program_latency);
   std::vector<std::string> why;
   // a read can be served from the cache only if some flow writes into it
   bool writes = false;
@@ -314,6 +319,9 @@ void Sim::dispatch(const Payload& p) {
       break;
     case Ev::DataInDone:
       on_data_in_done(p.a);
+      break;
+    case Ev::SlcIdle:
+      on_slc_idle(p.a);
       break;
   }
 }

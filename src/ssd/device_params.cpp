@@ -2,6 +2,17 @@
 
 namespace bitline::ssd {
 
+const Registry<SlcCache>& slc_cache_modes() {
+  static const Registry<SlcCache> r(
+      "SLC cache", {{"off", "no SLC cache: every page is programmed at its page type's tPROG (MQSim)", SlcCache::Off},
+                    {"static", "a fixed SLC region of slc_static_bytes", SlcCache::Static},
+                    {"turbowrite",
+                     "a static region plus a dynamic one of up to slc_dynamic_max_bytes, shrinking with free space (Samsung "
+                     "Intelligent TurboWrite)",
+                     SlcCache::TurboWrite}});
+  return r;
+}
+
 const Registry<PlaneAllocation>& plane_allocations() {
   static const Registry<PlaneAllocation> r("Plane_Allocation_Scheme",
                                            {{"CWDP", "channel, then way, then die, then plane",

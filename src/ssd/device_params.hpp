@@ -3,10 +3,14 @@
 // MQSim's (its ssdconfig.xml defaults, as its Device_Parameter_Set constructor sets them) and lives only in `.def`.
 // The MQSim XML reader (mqsim_xml.cpp) maps each element onto its key here; `bitline ssd run --set
 // ssd_device.KEY=VALUE` overrides a value of the file; `bitline describe ssd_device` lists them; every result
-// carries the resolved values.
+// carries the resolved values. The keys of kBitlineOnlyKeys are bitline's own, for what MQSim does not model (the SLC
+// write cache, slc_cache.cpp): off by default, as MQSim; a device file sets them in <Bitline_Parameter_Set>, one
+// element per key (MQSim skips the element).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "core/params.hpp"
 #include "ssd/mqsim_choices.hpp"
@@ -15,6 +19,15 @@ namespace bitline::ssd {
 
 /// Plane_Allocation_Scheme: the 24 fully static schemes, named by their letters (CWDP, ...).
 const Registry<PlaneAllocation>& plane_allocations();
+
+/// ssd_device.slc_cache: the drive's SLC write cache (slc_cache.cpp).
+enum class SlcCache { Off, Static, TurboWrite };
+const Registry<SlcCache>& slc_cache_modes();
+
+/// The keys of ssd_device that no MQSim element sets: a device file gives them in <Bitline_Parameter_Set>.
+inline constexpr std::array<std::string_view, 7> kBitlineOnlyKeys{"slc_cache",           "slc_static_bytes", "slc_dynamic_max_bytes",
+                                                                  "slc_program_latency", "slc_read_latency", "slc_idle_delay",
+                                                                  "slc_fold_when_full"};
 
 struct DeviceParams {
   // Host_Parameter_Set
@@ -64,6 +77,11 @@ struct DeviceParams {
   int64_t pages_per_block = 0;
   int64_t page_size = 0;  // bytes
   int64_t page_metadata = 0;
+  // bitline's own (kBitlineOnlyKeys): the SLC write cache
+  Choice<SlcCache, slc_cache_modes> slc_cache;
+  Bytes slc_static_bytes{}, slc_dynamic_max_bytes{};
+  Time slc_program_latency{}, slc_read_latency{}, slc_idle_delay{};
+  bool slc_fold_when_full = false;
 
   template <class V>
   void visit(V& v) {
@@ -237,6 +255,54 @@ struct DeviceParams {
                       .source = src,
                       .min = 0,
                       .max = 1048576});
+    // ---- bitline's own: the SLC write cache (slc_cache.cpp, docs/ssd.md "SLC caching"); MQSim has none ----
+    v(slc_cache, {.name = "slc_cache",
+                  .def = "off",
+                  .desc = "SLC write cache: host page programs go to an SLC region at slc_program_latency while it has room, "
+                          "then directly to TLC (MLC); folding moves them to TLC in idle time (docs/ssd.md, SLC caching)",
+                  .source = "bitline's model of Samsung's TurboWrite / Intelligent TurboWrite; off by default, as MQSim (no SLC cache)"});
+    v(slc_static_bytes, {.name = "slc_static_bytes",
+                         .def = "0B",
+                         .desc = "data the static SLC region holds (its flash, bits per cell times this, comes out of the "
+                                 "over-provisioning)",
+                         .source = "per drive (the drive files cite theirs); 0 without a cache",
+                         .min = 0,
+                         .max = 1e15});
+    v(slc_dynamic_max_bytes, {.name = "slc_dynamic_max_bytes",
+                              .def = "0B",
+                              .desc = "turbowrite: most data the dynamic SLC region holds; it holds at most the free logical "
+                                      "space / bits per cell, so it shrinks as the drive fills",
+                              .source = "per drive (the drive files cite theirs); 0 without a cache",
+                              .min = 0,
+                              .max = 1e15});
+    v(slc_program_latency, {.name = "slc_program_latency",
+                            .def = "200us",
+                            .desc = "tPROG of a page programmed in SLC mode (a host page into the SLC region)",
+                            .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology: SLC tPROG = 200 us (bitline's "
+                                      "nand.timing.t_prog_slc)",
+                            .min = 0,
+                            .max = 0.1});
+    v(slc_read_latency, {.name = "slc_read_latency",
+                         .def = "22.5us",
+                         .desc = "tR of a page in SLC mode (a fold's read of a cached page)",
+                         .source = "Flash-Cosmos (MICRO 2022), Evaluation Methodology: SLC tR = 22.5 us (bitline's "
+                                   "nand.timing.t_read_slc)",
+                         .min = 0,
+                         .max = 0.1});
+    v(slc_idle_delay, {.name = "slc_idle_delay",
+                       .def = "1ms",
+                       .desc = "folding starts once the host has had no request in the device this long, and pauses at "
+                               "its next request",
+                       .source = "assumption: no drive publishes it; techpowerup's 980 PRO review: 'Any pause in write "
+                                 "activity, even for a second, will give the drive time to free up some SLC cache'",
+                       .min = 0,
+                       .max = 1e3});
+    v(slc_fold_when_full, {.name = "slc_fold_when_full",
+                           .def = "false",
+                           .desc = "folding also starts when a host program finds the SLC region full and then runs to the end "
+                                   "of the run, after every other transaction of its die; false: folding in idle time only",
+                           .source = "assumption: the data sheets rate the writes past TurboWrite at one constant speed (the "
+                                     "TLC written directly), without folding beside them"});
   }
 };
 

@@ -169,13 +169,15 @@ class XferTimes {
 };
 
 // Compute: an operation of a Flash-Cosmos job (compute_jobs.hpp: a segment of its steps on its planes, then its page).
-enum class TxKind : uint8_t { Read, Program, Erase, Compute };
+// Fold: the SLC cache's move of a cached page to its TLC place (slc_cache.cpp: an SLC read and a page program).
+enum class TxKind : uint8_t { Read, Program, Erase, Compute, Fold };
 // Where a transaction comes from, and so what its owner is (Tx's named constructors and accessors below):
 // User: a host request's page (its request); Cache: a page written back from the write cache (its cache version);
 // Update: the read of a partial write's other sectors (its program transaction); Mapping: a translation page read
 // or programmed (lpa = the translation page's key); Gc: a relocation read or program, or an erase (its plane);
-// Compute: a segment of a compute job (its JobSegment).
-enum class TxSource : uint8_t { User, Cache, Update, Mapping, Gc, Compute };
+// Compute: a segment of a compute job (its JobSegment); Fold: the SLC cache's fold of a page, or the erase of an SLC
+// block (the cached pages it frees).
+enum class TxSource : uint8_t { User, Cache, Update, Mapping, Gc, Compute, Fold };
 
 /// A compute transaction's payload: which die's job, which segment of which step template, on how many planes.
 struct JobSegment {
@@ -241,9 +243,15 @@ struct Tx {
     return t;
   }
 
+  /// The SLC cache on `plane`: the fold of the cached page whose TLC place is `ppa`, and the erase of an SLC block
+  /// holding `pages` cached pages (all folded).
+  static Tx fold(int64_t plane, uint32_t ppa) { return make(TxKind::Fold, TxSource::Fold, 0, 0, 0, ppa, plane, 0); }
+  static Tx slc_erase(int64_t plane, int64_t pages) { return make(TxKind::Erase, TxSource::Fold, 0, uint32_t(pages), 0, kNone, plane, 0); }
+
   uint32_t request() const { return owner(TxSource::User); }
   uint32_t cache_version() const { return owner(TxSource::Cache); }
   uint32_t update_program() const { return owner(TxSource::Update); }
+  uint32_t slc_pages() const { return owner(TxSource::Fold); }
 
  private:
   uint32_t owner_ = 0;  // by source: see TxSource
@@ -290,7 +298,8 @@ enum class Ev : uint8_t {
   IspResult,
   SlotRelease,
   WriteArrive,  // a write slice reached the controller's buffer (a = its die)
-  DataInDone    // a write slice is in its die's latches (a = the channel)
+  DataInDone,   // a write slice is in its die's latches (a = the channel)
+  SlcIdle       // the host has been idle slc_idle_delay since its activity count was a (SLC cache: folding)
 };
 struct Payload {
   Ev kind;
@@ -335,8 +344,8 @@ class TxQueue {
 };
 
 struct Die {
-  // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC
-  std::array<TxQueue, 11> q;
+  // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC, SLC folds
+  std::array<TxQueue, 12> q;
   uint32_t nonempty = 0;  // bit l: q[l] holds a transaction
   void push(size_t l, uint32_t tx) {
     q[l].push_back(tx);
@@ -357,6 +366,31 @@ struct Die {
   int64_t pending_xfers = 0;
   // cache read (Flash-Cosmos operations): the transaction whose page is in the cache latch, one sensed waiting for it
   uint32_t c_tx = UINT32_MAX, s_tx = UINT32_MAX;
+};
+
+/// Bytes of the requests completed in each bin of simulated time (ssd run --throughput-bin). At most kMaxBins bins: a
+/// run that goes past them doubles the bin width, merging neighbours, so memory stays bounded whatever its length.
+class BandwidthSeries {
+ public:
+  static constexpr size_t kMaxBins = size_t(1) << 16;
+  explicit BandwidthSeries(Time bin = {}) : bin_(bin) {}
+  bool on() const { return bin_.raw() > 0; }
+  void add(Time t, int64_t b) {
+    size_t i = size_t(t.raw() / bin_.raw());
+    while (i >= kMaxBins) {
+      for (size_t k = 0; k < bytes_.size(); ++k) bytes_[k / 2] = (k % 2 ? bytes_[k / 2] : 0) + bytes_[k];
+      bytes_.resize((bytes_.size() + 1) / 2);
+      bin_ = bin_ * 2.0;
+      i = size_t(t.raw() / bin_.raw());
+    }
+    if (i >= bytes_.size()) bytes_.resize(i + 1, 0);
+    bytes_[i] += b;
+  }
+  nlohmann::json json() const { return {{"bin_s", to_s(bin_)}, {"bytes", bytes_}}; }
+
+ private:
+  Time bin_;
+  std::vector<int64_t> bytes_;
 };
 
 struct GcJob {

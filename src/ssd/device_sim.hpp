@@ -9,6 +9,7 @@
 //   garbage_collection.cpp     victim selection, relocation and erase per plane                GcState gc_
 //   compute_jobs.cpp           Flash-Cosmos jobs and sequential writes (contract:              ComputeJobState jobs_,
 //                              compute_jobs.hpp)                                                SequentialWriteState writes_
+//   slc_cache.cpp              the SLC write cache: host programs into SLC, folding to TLC      SlcCacheState slc_
 //   device.cpp                 construction, the event loop and its dispatch, the entry points (device.hpp)
 // What every stage shares stays in Sim itself: the device and the run's options, the model's switches, the FTL
 // (ftl.hpp), the event heap, a page's sector layout, the counts of the results, the work estimate and the label.
@@ -42,7 +43,8 @@ struct HostInterfaceState {
   // transfer times, computed once: a command (SQE) and a completion (CQE), data alone and data with a completion
   Time sqe_time{}, cqe_time{};
   XferTimes pcie_data_time, pcie_data_cqe_time;
-  int64_t completed = 0;  // requests completed (progress and messages)
+  int64_t completed = 0;   // requests completed (progress and messages)
+  BandwidthSeries series;  // bytes completed over time (RunOptions::throughput_bin; off: 0)
 
   uint32_t new_request(uint32_t flow, bool read, int64_t lba, int64_t sectors, Time arrival) {
     uint32_t id;
@@ -221,6 +223,37 @@ struct SequentialWriteState {
   }
 };
 
+/// The SLC write cache (slc_cache.cpp, whose header is its contract; transaction_scheduler.cpp asks it the program time
+/// of a host page and runs its folds, host_interface.cpp tells it when the host comes and goes): the region's size in
+/// pages of data, what it holds per plane, and the folds under way.
+struct SlcCacheState {
+  struct Run {
+    uint32_t first, count;  // TLC places first, first + 1, ... of pages cached one after the other
+  };
+  bool on = false;       // ssd_device.slc_cache is not off
+  bool dynamic = false;  // turbowrite: a dynamic region beside the static one
+  int64_t static_pages = 0, dynamic_max_pages = 0;
+  int64_t bits = 1;                 // bits per cell of the device's flash
+  int64_t pages_per_slc_block = 1;  // pages per block / bits: the cached pages one SLC block holds
+  int64_t logical_pages = 0;
+  int64_t logical_used = 0;              // logical pages holding data (preconditioned or written): what the dynamic region cannot use
+  int64_t used = 0;                      // SLC pages in use: cached, or folded from a block not yet erased
+  std::vector<std::deque<Run>> cached;   // per plane: the pages to fold, oldest first (run-length: bounded memory)
+  std::vector<int64_t> written, folded;  // per plane: pages cached, folded (the k-th cached page is in SLC block k / n)
+  std::vector<int32_t> in_flight;        // per plane: folds and SLC erases queued or running
+  bool idle_folding = false, full_folding = false;
+  int64_t in_device = 0;  // host requests in the device (0: the host is idle)
+  uint32_t activity = 0;  // counts submissions: an idle timer set before the latest one is stale
+  bool full_seen = false;
+  Time full_at{}, last_fold_end{};
+  int64_t slc_programs = 0, direct_programs = 0, fold_reads = 0, fold_programs = 0, folds_skipped = 0, fold_erases = 0;
+
+  /// Pages of data the region may hold now: the static region, plus (turbowrite) the dynamic one within the free
+  /// logical space at one bit per cell.
+  int64_t capacity() const { return static_pages + (dynamic ? std::min(dynamic_max_pages, (logical_pages - logical_used) / bits) : 0); }
+  bool folding() const { return idle_folding || full_folding; }
+};
+
 class Sim {
  public:
   Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const JobSpec* compute = nullptr, const ComputeRates& rates = {},
@@ -260,6 +293,11 @@ class Sim {
     Request& r = host_.requests[id];
     ++host_.flows[r.flow].outstanding;
     r.enqueued = events_.now();
+    if (slc_.on) {  // the host is busy: idle folding pauses
+      ++slc_.in_device;
+      ++slc_.activity;
+      slc_.idle_folding = false;
+    }
     prefetch_lpa(r.flow, uint32_t(r.lba / sectors_per_page_));
     events_.push(link(host_.link_down_free, host_.sqe_time), {Ev::SqeFetched, id});
   }
@@ -427,9 +465,11 @@ class Sim {
   /// GC queues first); with it true, GC goes last.
   static constexpr size_t kGcLevel = 10;
   static constexpr uint32_t kGcLevelBit = 1u << kGcLevel;
+  static constexpr size_t kFoldLevel = 11;  // the SLC cache's folds: after everything else
   size_t level(const Tx& t) const {
     if (t.src == TxSource::Gc) return kGcLevel;
     if (t.src == TxSource::Compute) return compute_level_;
+    if (t.src == TxSource::Fold) return kFoldLevel;
     bool read = t.kind == TxKind::Read;
     if (t.src == TxSource::Mapping) return read ? 0 : 5;
     return size_t((read ? 1 : 6) + host_.flows[t.flow].priority);
@@ -593,6 +633,21 @@ class Sim {
     enqueue(new_tx(Tx::gc_erase(plane, g.victim)));
   }
 
+  // ---- the SLC write cache (slc_cache.cpp) ----------------------------------------
+  static constexpr int32_t kFoldAhead = 2;  // folds (and SLC erases) of a plane kept queued
+  /// The cache's sizes from the device; `preconditioned_pages`: logical pages holding data before the run.
+  void setup_slc(int64_t preconditioned_pages);
+  /// A host page just placed at `ppa` of `plane` (`fresh`: its logical page held no data): into the SLC region if it
+  /// has room, else directly to TLC. Returns its program time.
+  Time slc_program(uint32_t ppa, int64_t plane, bool fresh);
+  void fill_folds(int64_t plane);
+  /// A fold starts: its die time (an SLC read and the page's program; nothing for a page no longer valid).
+  Time fold_time(const Tx& t);
+  void slc_op_done(const Tx& t);
+  void slc_request_done();
+  void on_slc_idle(uint32_t activity);
+  nlohmann::json slc_results() const;
+
   // ---- events ----------------------------------------------------------------
   void dispatch(const Payload& p);
 
@@ -622,6 +677,7 @@ class Sim {
   GcState gc_;
   ComputeJobState jobs_;
   SequentialWriteState writes_;
+  SlcCacheState slc_;
   // a page's sectors, grouped for the written-sector bits (at most 32 groups: bits_of), and every group's bit
   int64_t sectors_per_page_ = 16, sectors_per_group_ = 1;
   uint32_t full_page_bits_ = 0;

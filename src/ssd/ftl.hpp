@@ -129,6 +129,8 @@ class Ftl {
   /// The first valid page of `block` at or after `from` (returns pages_per_block() when none); its lpa in `lpa`.
   int64_t next_valid(int64_t block, int64_t from, uint32_t& lpa) const;
   int64_t valid_pages(int64_t block) const { return blocks_[block].valid; }
+  /// Whether physical page `ppa` holds valid data (the last write of its logical page).
+  bool holds(uint32_t ppa) const { return is_valid(block_of_ppa(ppa), page_of_ppa(ppa)); }
   /// Erases a victim whose pages have all been relocated (valid count must be zero).
   void erase(int64_t block);
   /// Relocates every valid page of victims and erases them until `plane` is above its threshold

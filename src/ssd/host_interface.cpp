@@ -171,6 +171,7 @@ void Sim::on_complete(uint32_t id) {
   (r.read ? fl.reads : fl.writes) += 1;
   (r.read ? fl.read_bytes : fl.write_bytes) += r.sectors * 512;
   fl.last_done = now;
+  if (host_.series.on()) host_.series.add(now, r.sectors * 512);
   ++host_.completed;
   --fl.outstanding;
   uint32_t f = r.flow;
@@ -181,6 +182,7 @@ void Sim::on_complete(uint32_t id) {
     submit(next);
   }
   if (fl.closed_loop) generate(f, now);
+  if (slc_.on) slc_request_done();  // (after the next request of a closed loop entered)
 }
 
 nlohmann::json Sim::results(double wall) const {
@@ -212,35 +214,39 @@ nlohmann::json Sim::results(double wall) const {
                      {"end_to_end_delay", fl.e2e.json()}});
   }
   const FtlStats& fs = ftl_.stats();
-  return {{"flows", flows},
-          {"simulated_s", to_s(end)},
-          {"requests", total},
-          {"iops", double(total) / secs},
-          {"ftl",
-           {{"host_page_writes", fs.host_page_writes},
-            {"gc_page_writes", fs.gc_page_writes},
-            {"gc_executions", fs.gc_victims},
-            {"erases", fs.erases},
-            {"write_amplification", fs.write_amplification()},
-            {"max_erase_count", ftl_.max_erase_count()},
-            {"mean_erase_count", ftl_.mean_erase_count()},
-            {"mapping_entries", ftl_.mapping_entries()},
-            {"mapping_page_writes", fs.mapping_page_writes},
-            {"cmt_hits", stats_.cmt_hits},
-            {"cmt_misses", stats_.cmt_misses},
-            {"cmt_write_hits", stats_.cmt_write_hits},
-            {"cmt_write_misses", stats_.cmt_write_misses},
-            {"translation_reads", stats_.mapping_reads},
-            {"translation_writebacks", stats_.mapping_writebacks},
-            {"update_reads", stats_.update_reads},
-            {"cache_merges", stats_.cache_merges},
-            {"cache_read_hits", stats_.cache_read_hits}}},
-          {"flash",
-           {{"reads", stats_.flash_reads},
-            {"programs", stats_.flash_programs},
-            {"erases", stats_.flash_erases},
-            {"multiplane_ops", stats_.multiplane_ops}}},
-          {"wall", {{"seconds", wall}, {"events", events_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
+  nlohmann::json out = {
+      {"flows", flows},
+      {"simulated_s", to_s(end)},
+      {"requests", total},
+      {"iops", double(total) / secs},
+      {"ftl",
+       {{"host_page_writes", fs.host_page_writes},
+        {"gc_page_writes", fs.gc_page_writes},
+        {"gc_executions", fs.gc_victims},
+        {"erases", fs.erases},
+        {"write_amplification", fs.write_amplification()},
+        {"max_erase_count", ftl_.max_erase_count()},
+        {"mean_erase_count", ftl_.mean_erase_count()},
+        {"mapping_entries", ftl_.mapping_entries()},
+        {"mapping_page_writes", fs.mapping_page_writes},
+        {"cmt_hits", stats_.cmt_hits},
+        {"cmt_misses", stats_.cmt_misses},
+        {"cmt_write_hits", stats_.cmt_write_hits},
+        {"cmt_write_misses", stats_.cmt_write_misses},
+        {"translation_reads", stats_.mapping_reads},
+        {"translation_writebacks", stats_.mapping_writebacks},
+        {"update_reads", stats_.update_reads},
+        {"cache_merges", stats_.cache_merges},
+        {"cache_read_hits", stats_.cache_read_hits}}},
+      {"flash",
+       {{"reads", stats_.flash_reads},
+        {"programs", stats_.flash_programs},
+        {"erases", stats_.flash_erases},
+        {"multiplane_ops", stats_.multiplane_ops}}},
+      {"wall", {{"seconds", wall}, {"events", events_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
+  if (slc_.on) out["slc"] = slc_results();
+  if (host_.series.on()) out["throughput"] = host_.series.json();
+  return out;
 }
 
 }  // namespace bitline::ssd::detail

@@ -305,6 +305,31 @@ void read_device(const std::string& file, pugi::xml_node node, DeviceValues& d, 
   if (!flash_seen) throw ConfigError(fmt::format("{}: <Device_Parameter_Set> has no <Flash_Parameter_Set>", file));
 }
 
+/// The MQSim element whose value a key of ssd_device holds ("" for bitline's own keys): its declaration's "(<Element>)".
+std::string mqsim_element_of(std::string_view key) {
+  for (const ParamRow& r : describe_params<DeviceParams>("")) {
+    if (r.path != key) continue;
+    const size_t a = r.desc.find("(<"), b = r.desc.find(">)", a);
+    return a == std::string::npos || b == std::string::npos ? std::string() : r.desc.substr(a + 1, b - a);
+  }
+  return {};
+}
+
+/// <Bitline_Parameter_Set>: bitline's own keys of ssd_device (kBitlineOnlyKeys), one element each, the value in the
+/// config syntax with its unit (<slc_static_bytes>6GB</slc_static_bytes>). A key an MQSim element sets is refused here.
+void read_bitline(const std::string& file, pugi::xml_node node, DeviceValues& d) {
+  for (auto child : node.children()) {
+    if (child.type() != pugi::node_element) continue;
+    const std::string el = mqsim_element_of(child.name());
+    if (!el.empty())
+      throw ConfigError(fmt::format("{}: <{}> inside <Bitline_Parameter_Set>: ssd_device.{} is MQSim's element {}; set it there", file,
+                                    shown(child.name()), shown(child.name()), el));
+  }
+  Section s(file, node);
+  for (std::string_view key : kBitlineOnlyKeys) s.on(std::string(key), [&d, &s, key](auto& v, auto) { d.put(s, key, v); });
+  s.run();
+}
+
 void check_device(const DeviceXml& d) {
   const std::string& f = d.file;
   if (d.dies() > 65536) throw ConfigError(fmt::format("{}: {} dies (channels x chips x dies per chip) exceed 65536", f, d.dies()));
@@ -330,6 +355,21 @@ void check_device(const DeviceXml& d) {
                     "must be below {:.4f} of the device with GC_Exec_Threshold {} and {} blocks per plane",
                     f, d.overprovisioning, usable, d.gc_exec_threshold, d.blocks_per_plane));
   if (d.logical_pages() < 1) throw ConfigError(fmt::format("{}: no logical pages", f));
+  if (*d.slc_cache != SlcCache::Off) {
+    if (d.bits_per_cell() == 1)
+      throw ConfigError(fmt::format("{}: ssd_device.slc_cache {}: the flash is SLC already (<Flash_Technology>)", f, d.slc_cache.name()));
+    // the static region lives in the over-provisioning, at bits per cell times the data it holds
+    const double spare = double(d.pages() - d.logical_pages()) * double(d.page_size);
+    const double need = double(d.slc_static_bytes.raw()) * double(d.bits_per_cell());
+    if (need > spare)
+      throw ConfigError(
+          fmt::format("{}: ssd_device.slc_static_bytes {}: a static SLC region of that size takes {:.4g} GB of the flash ({} bits per "
+                      "cell), more than the {:.4g} GB of over-provisioning (<Overprovisioning_Ratio> {}) that holds it",
+                      f, d.slc_static_bytes.raw(), need * 1e-9, d.bits_per_cell(), spare * 1e-9, d.overprovisioning));
+    if (d.slc_static_bytes.raw() + (*d.slc_cache == SlcCache::TurboWrite ? d.slc_dynamic_max_bytes.raw() : 0) < d.page_size)
+      throw ConfigError(fmt::format("{}: ssd_device.slc_cache {}: the SLC region holds less than one page (slc_static_bytes{})", f,
+                                    d.slc_cache.name(), *d.slc_cache == SlcCache::TurboWrite ? ", slc_dynamic_max_bytes" : ""));
+  }
 }
 
 }  // namespace
@@ -355,6 +395,7 @@ DeviceXml parse_device_xml(const std::string& text, const std::string& name, con
     dev_seen = true;
     read_device(name, node, values, defaulted);
   });
+  s.on("Bitline_Parameter_Set", [&](auto&, pugi::xml_node node) { read_bitline(name, node, values); });
   s.run();
   if (!dev_seen) throw ConfigError(fmt::format("{}: <Execution_Parameter_Set> has no <Device_Parameter_Set>", name));
   for (const std::string& set : sets)

@@ -141,6 +141,9 @@ struct RunOptions {
   std::function<void(const Progress&)> progress;
   SsdModelOptions model;
   int64_t max_transactions = kDefaultMaxTransactions;
+  /// Records the bytes of the requests completed per bin of this much simulated time (the result's `throughput`);
+  /// 0: not recorded.
+  Time throughput_bin{};
   std::string budget_note;  // where max_transactions came from when not the option (the workload's remainder)
 };
 

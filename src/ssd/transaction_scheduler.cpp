@@ -8,7 +8,8 @@
 // (MQSim's TSU) it starts only while its channel is idle, a channel-idle pass visiting its units round robin. A read
 // senses (tR of its page type), then moves its page over the channel; a program moves its data in, then programs
 // (tPROG); an erase takes tBERS. A channel carries one transfer at a time, reserved in the order they are asked for.
-// A program without a free page waits until GC has erased a block of its plane.
+// A program without a free page waits until GC has erased a block of its plane. With the SLC cache (slc_cache.cpp) a host
+// page's program takes the SLC program time while the region has room, and folds run after everything else.
 #include "ssd/device_sim.hpp"
 
 #include <fmt/format.h>
@@ -161,13 +162,21 @@ void Sim::execute(int64_t unit) {
       } else {
         b += t.bytes;
       }
-      t.ppa = ftl_.write(t.lpa, t.plane, t.src == TxSource::Gc);
-      t_p = std::max(t_p, device_.program_latency[int(ftl_.page_type(t.ppa))]);
+      if (slc_.on && (t.src == TxSource::User || t.src == TxSource::Cache)) [[unlikely]] {
+        const bool fresh = ftl_.lookup(t.lpa) == FlatMap32::kEmpty;
+        t.ppa = ftl_.write(t.lpa, t.plane, false);
+        t_p = std::max(t_p, slc_program(t.ppa, t.plane, fresh));
+      } else {
+        t.ppa = ftl_.write(t.lpa, t.plane, t.src == TxSource::Gc);
+        t_p = std::max(t_p, device_.program_latency[int(ftl_.page_type(t.ppa))]);
+      }
       ++stats_.flash_programs;
       maybe_start_gc(t.plane);
     }
     Time data_in = b > 0 ? xfer_end(plane0, b) : now;
     events_.push(data_in + t_p, {Ev::DieOpDone, uint32_t(unit)});
+  } else if (f.kind == TxKind::Fold) {
+    events_.push(now + fold_time(f), {Ev::DieOpDone, uint32_t(unit)});
   } else {
     ++stats_.flash_erases;
     events_.push(now + device_.erase_latency, {Ev::DieOpDone, uint32_t(unit)});
@@ -245,7 +254,9 @@ void Sim::on_die_op_done(int64_t unit) {
   for (uint32_t tx : group) {
     Tx t = scheduler_.transactions[tx];
     scheduler_.free_transactions.push_back(tx);
-    if (t.kind == TxKind::Erase) {
+    if (t.src == TxSource::Fold) {
+      slc_op_done(t);
+    } else if (t.kind == TxKind::Erase) {
       ftl_.erase(t.block);
       GcJob& g = gc_.jobs[t.plane];
       g.active = false;
