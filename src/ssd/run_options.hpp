@@ -142,6 +142,7 @@ struct RunOptions {
   SsdModelOptions model;
   int64_t max_transactions = kDefaultMaxTransactions;
   std::string budget_note;  // where max_transactions came from when not the option (the workload's remainder)
+  bool io_stats = false;    // collect each flow's FlowIoStats (ssd/io_stats.hpp; bitline ssd fio)
 };
 
 }  // namespace bitline::ssd
