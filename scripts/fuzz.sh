@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 BUILD=${FUZZ_BUILD:-build/fuzz}
-ALL=(config model sessions nand_command ssd_inputs ssb_query plot)
+ALL=(config model sessions nand_command ssd_inputs ssb_query fio plot)
 PLOT_PYTHON=${PLOT_PYTHON:-/usr/bin/python3}
 if [ $# -gt 0 ]; then HARNESSES=("$@"); else HARNESSES=("${ALL[@]}"); fi
 

@@ -1,4 +1,5 @@
-// `bitline ssd run`: the general SSD on MQSim's inputs (device XML, workload XML, traces).
+// `bitline ssd run`: the general SSD on MQSim's inputs (device XML, workload XML, traces); `bitline ssd fio`: fio's job
+// files on it, with fio's JSON.
 #include <fmt/format.h>
 
 #include <array>
@@ -10,7 +11,9 @@
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "core/param_dump.hpp"
 #include "ssd/device.hpp"
+#include "ssd/fio.hpp"
 #include "ssd/mqsim_result.hpp"
 #include "ssd/mqsim_xml.hpp"
 
@@ -36,6 +39,98 @@ void print_summary(const nlohmann::json& j) {
           f["device_response_time"]["mean_us"].get<double>(), f["device_response_time"]["p99_us"].get<double>(),
           f["end_to_end_delay"]["mean_us"].get<double>());
   }
+}
+
+/// `bitline ssd fio JOBFILE --device DRIVE.xml`: the job file's jobs, group by group (stonewall), on the device.
+void add_ssd_fio(CLI::App& ssd) {
+  auto* fio = ssd.add_subcommand("fio", "run a fio job file on a device XML; fio's JSON output (docs/ssd.md, \"fio job files\")");
+  struct Opts {
+    std::string job_file, device, json;
+    std::vector<std::string> sets;
+    bool quiet = false;
+    double occupancy = 0;
+    int64_t max_transactions = ssd::kDefaultMaxTransactions;
+  };
+  auto o = std::make_shared<Opts>();
+  fio->add_option("JOBFILE", o->job_file, "fio job file ([global] and job sections)")->required();
+  fio->add_option("--device", o->device, "MQSim device configuration XML (the drive)")->required();
+  fio->add_option("--json", o->json, "write fio's JSON result (fio --output-format=json) to this file");
+  fio->add_option("--occupancy", o->occupancy,
+                  "percent of each job's share of the drive already written before the jobs run (analytic preconditioning; "
+                  "default 0, a fresh drive; 100: full, reads of written pages and writes that make garbage collection)")
+      ->check(CLI::Range(0.0, 100.0));
+  fio->add_option("--max-transactions", o->max_transactions,
+                  "refuse a group of jobs whose estimated flash page transactions exceed this (default 2^26; docs/ssd.md, "
+                  "\"Work budget\")")
+      ->check(whole_range(1, int64_t(1) << 40, "transactions"));
+  fio->add_flag("--quiet", o->quiet, "no summary on stdout, no progress on stderr");
+  fio->add_option("--set", o->sets, "ssd_device.KEY=VALUE or ssd_model.KEY=VALUE, as bitline ssd run --set (repeatable)");
+  fio->callback([o] {
+    check_json_output(o->json);
+    check_distinct_files({{"--json", o->json}}, {{"JOBFILE", o->job_file}, {"--device", o->device}});
+    ConfigTree tree;
+    for (const auto& set : o->sets) tree.apply_set(set);
+    static constexpr std::array<std::string_view, 2> kSections{"ssd_device", "ssd_model"};
+    check_sections(tree, kSections, "ssd fio");
+    ssd::DeviceXml d = ssd::read_device_xml(o->device, o->sets);
+    if (o->occupancy > 0) d.preconditioning = true;  // the flows' Initial_Occupancy needs the device's preconditioning
+    std::vector<std::string> notes;
+    const ssd::fio::JobFile file = ssd::fio::read_job_file(o->job_file);
+    const std::vector<ssd::fio::Job> jobs = ssd::fio::resolve_jobs(file, &notes);
+    const ssd::fio::Plan plan = ssd::fio::plan_jobs(file, jobs, d, o->occupancy / 100.0);
+    for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
+    ssd::RunOptions opt;
+    opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
+    opt.io_stats = true;
+    // every group's work is checked before the first runs: the budget per group, and twice it over the file (as a
+    // workload's scenarios under ssd run)
+    const double total_budget = 2.0 * double(o->max_transactions);
+    double spent = 0;
+    std::vector<ssd::RunOptions> per_run;
+    for (size_t i = 0; i < plan.runs.size(); ++i) {
+      ssd::RunOptions ro = opt;
+      ro.max_transactions = std::min<int64_t>(o->max_transactions, int64_t(std::max(0.0, total_budget - spent)));
+      if (ro.max_transactions < o->max_transactions)
+        ro.budget_note = fmt::format(", what the file's {:.0f} (2 x --max-transactions) leaves after the groups before it", total_budget);
+      const std::string label = fmt::format("{}: group {} (jobs run at once up to a stonewall)", o->job_file, i + 1);
+      if (ro.max_transactions < 1)
+        throw ConfigError(
+            fmt::format("{}: the groups before it used the file's budget of {:.0f} page transactions (2 x "
+                        "--max-transactions); split the file or raise --max-transactions",
+                        label, total_budget));
+      spent += double(ssd::estimate_scenario(d, plan.runs[i].scenario, ro, label).page_transactions);
+      per_run.push_back(ro);
+    }
+    std::vector<ssd::ScenarioRun> runs;
+    for (size_t i = 0; i < plan.runs.size(); ++i) {
+      if (!o->quiet)
+        per_run[i].progress = [](const ssd::Progress& p) {
+          std::cerr << fmt::format("ssd fio: {:.3f} s simulated, {} I/Os done (at most ~{} estimated)\n", p.simulated_s, p.requests_done,
+                                   p.requests_estimate);
+        };
+      runs.push_back(ssd::run_scenario(d, plan.runs[i].scenario, per_run[i], fmt::format("{}: group {}", o->job_file, i + 1)));
+    }
+    nlohmann::ordered_json j = ssd::fio::fio_json(plan, runs);
+    j["bitline"]["device"] = d.file;
+    j["bitline"]["occupancy_percent"] = o->occupancy;
+    j["bitline"]["defaults_used"] = d.defaulted;
+    const nlohmann::json resolved = {{"ssd_device", dump_params(static_cast<const ssd::DeviceParams&>(d))},
+                                     {"ssd_model", dump_params(opt.model)}};
+    j["bitline"]["resolved"] = nlohmann::ordered_json::parse(resolved.dump());
+    if (!o->quiet) {
+      fmt::print("{}", ssd::fio::summary(j));
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const auto& w = runs[i].result["wall"];
+        fmt::print("group {}: {:.6g} s simulated, {} requests ({:.2f} s wall)\n", i + 1, runs[i].result["simulated_s"].get<double>(),
+                   runs[i].result["requests"].get<int64_t>(), w["seconds"].get<double>());
+      }
+    }
+    if (!o->json.empty()) {
+      // fio's key order kept (write_json_file takes a sorted json)
+      write_text_file(o->json, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+      if (!o->quiet) fmt::print("wrote {}\n", o->json);
+    }
+  });
 }
 
 }  // namespace
@@ -130,6 +225,7 @@ void add_ssd(CLI::App& app) {
       fmt::print("wrote {}\n", xml_files[i]);
     }
   });
+  add_ssd_fio(*ssd);
 }
 
 }  // namespace bitline::cli

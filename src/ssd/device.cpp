@@ -130,6 +130,18 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
     fl.range_end = fl.start_lba + per_flow;
     fl.end_lba =
         x.kind == FlowKind::Synthetic ? fl.start_lba + std::max<int64_t>(1, int64_t(double(per_flow) * x.working_set)) : fl.range_end;
+    const int64_t share_start = fl.start_lba;
+    if (x.kind == FlowKind::Synthetic && x.range_sectors > 0) {  // an explicit range in the flow's share (bitline ssd fio)
+      if (x.range_offset < 0 || x.range_offset + x.range_sectors > per_flow)
+        throw ConfigError(fmt::format("{}: flow {}: its range, sectors {} to {}, is outside its share of the logical space ({} sectors)",
+                                      label, f, x.range_offset, x.range_offset + x.range_sectors, per_flow));
+      fl.start_lba = share_start + x.range_offset;
+      fl.end_lba = fl.start_lba + x.range_sectors;
+    }
+    if (opt.io_stats) {
+      fl.io = std::make_unique<FlowIoStats>();
+      fl.io->stats_from_ps = fl.io->last_done_ps = x.stats_from.raw();
+    }
     fl.rng = Rng::derive(uint64_t(x.seed) * 1000003u + uint64_t(f), "flow");
     if (x.kind == FlowKind::Trace) {
       fl.trace = std::make_unique<TraceReader>(x.trace_path, x.time_unit);
@@ -139,7 +151,7 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
       if (n == 0) throw ConfigError(fmt::format("{}: trace has no requests", x.trace_path));
     }
     if (d.preconditioning && x.initial_occupancy > 0) {
-      uint64_t lo = uint64_t(fl.start_lba / sectors_per_page_), hi = uint64_t(fl.range_end / sectors_per_page_);
+      uint64_t lo = uint64_t(share_start / sectors_per_page_), hi = uint64_t(fl.range_end / sectors_per_page_);
       precond.push_back({lo, lo + uint64_t(double(hi - lo) * x.initial_occupancy)});
     }
     host_.flows.push_back(std::move(fl));
@@ -154,7 +166,7 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
   if (work_.page_transactions > opt.max_transactions)
     throw ConfigError(
         fmt::format("{}: the estimated work, {} page transactions ({} requests; {}), is more than the budget of {} page transactions{} "
-                    "(bitline ssd run --max-transactions N raises it; each is about 5-7 events of the engine, docs/ssd.md \"Work budget\")",
+                    "(--max-transactions N raises it; each is about 5-7 events of the engine, docs/ssd.md \"Work budget\")",
                     label, work_.page_transactions, work_.requests, work_.why, opt.max_transactions, opt.budget_note));
 }
 
@@ -261,7 +273,10 @@ WorkEstimate Sim::estimate_work() const {
       double by_time = x.stop_time > Time{} ? rate * to_s(x.stop_time) : 1e300;
       requests = x.total_requests > 0 ? std::min(double(x.total_requests), by_time) : by_time;
       if (x.total_requests > 0 && double(x.total_requests) <= by_time)
-        why.push_back(fmt::format("flow {}: <Total_Requests_To_Generate> {}", f, x.total_requests));
+        why.push_back(x.origin_requests.empty() ? fmt::format("flow {}: <Total_Requests_To_Generate> {}", f, x.total_requests)
+                                                : fmt::format("flow {}: {}", f, x.origin_requests));
+      else if (!x.origin_time.empty())
+        why.push_back(fmt::format("flow {}: {} at up to {:.4g} requests/s", f, x.origin_time, rate));
       else
         why.push_back(fmt::format("flow {}: <Stop_Time> {} ns at up to {:.4g} requests/s{}", f, x.stop_time.raw() / 1000, rate,
                                   fl.closed_loop ? "" : fmt::format(" (<Bandwidth> {} B/s)", x.bandwidth)));
@@ -330,21 +345,43 @@ void Sim::dispatch(const Payload& p) {
 
 using detail::Sim;
 
-nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt, const std::string& label) {
+namespace {
+
+ConfigError out_of_memory(const DeviceXml& device, const std::string& label) {
+  // what grows with the inputs: the tables of the device's pages and translation pages, and the requests in flight
+  return ConfigError(fmt::format(
+      "{}: {}: out of memory: the device's {} pages (<Flash_Channel_Count> {} x <Chip_No_Per_Channel> {} x <Die_No_Per_Chip> {} x "
+      "<Plane_No_Per_Die> {} x <Block_No_Per_Plane> {} x <Page_No_Per_Block> {}) and the scenario's requests need more memory "
+      "than this machine has",
+      device.file, label, device.pages(), device.channels, device.chips_per_channel, device.dies_per_chip, device.planes_per_die,
+      device.blocks_per_plane, device.pages_per_block));
+}
+
+}  // namespace
+
+ScenarioRun run_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt, const std::string& label) {
   try {
     Sim sim(device, scenario, opt, nullptr, {}, label);
-    nlohmann::json j = sim.run();
-    j["work_estimate"] = {{"requests", sim.work().requests}, {"page_transactions", sim.work().page_transactions}};
-    return j;
+    ScenarioRun r;
+    r.result = sim.run();
+    r.result["work_estimate"] = {{"requests", sim.work().requests}, {"page_transactions", sim.work().page_transactions}};
+    r.flows = sim.io_stats();
+    return r;
   } catch (const std::bad_alloc&) {
-    // what grows with the inputs: the tables of the device's pages and translation pages, and the requests in flight
-    throw ConfigError(fmt::format(
-        "{}: {}: out of memory: the device's {} pages (<Flash_Channel_Count> {} x <Chip_No_Per_Channel> {} x <Die_No_Per_Chip> {} x "
-        "<Plane_No_Per_Die> {} x <Block_No_Per_Plane> {} x <Page_No_Per_Block> {}) and the scenario's requests need more memory "
-        "than this machine has",
-        device.file, label, device.pages(), device.channels, device.chips_per_channel, device.dies_per_chip, device.planes_per_die,
-        device.blocks_per_plane, device.pages_per_block));
+    throw out_of_memory(device, label);
   }
+}
+
+WorkEstimate estimate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt, const std::string& label) {
+  try {
+    return Sim(device, scenario, opt, nullptr, {}, label).work();
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory(device, label);
+  }
+}
+
+nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt, const std::string& label) {
+  return run_scenario(device, scenario, opt, label).result;
 }
 
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt) {

@@ -6,11 +6,13 @@
 // results are MQSim's per-flow metrics as JSON.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "nand/params.hpp"
 #include "ssd/compute_jobs.hpp"
+#include "ssd/io_stats.hpp"
 #include "ssd/mqsim_xml.hpp"
 #include "ssd/params.hpp"
 #include "ssd/run_options.hpp"
@@ -21,6 +23,19 @@ namespace bitline::ssd {
 /// ConfigError, before it runs, when its estimated work is above opt.max_transactions (`label` names it).
 nlohmann::json simulate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt = {},
                                  const std::string& label = "scenario");
+
+/// A scenario's result and, with RunOptions::io_stats, each flow's I/O as fio counts it (ssd/io_stats.hpp).
+struct ScenarioRun {
+  nlohmann::json result;
+  std::vector<FlowIoStats> flows;
+};
+/// simulate_scenario, returning the flows' FlowIoStats too.
+ScenarioRun run_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt = {},
+                         const std::string& label = "scenario");
+/// The scenario's estimated work (WorkEstimate), without running it; the same ConfigError as simulate_scenario when it
+/// is above opt.max_transactions, and on whatever the device and scenario refuse.
+WorkEstimate estimate_scenario(const DeviceXml& device, const ScenarioXml& scenario, const RunOptions& opt = {},
+                               const std::string& label = "scenario");
 
 /// Simulates every scenario of the workload: {"device": file, "workload": file, "scenarios": [...]}.
 nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& workload, const RunOptions& opt = {});

@@ -20,6 +20,7 @@
 #include "ssd/cmt.hpp"
 #include "ssd/compute_jobs.hpp"
 #include "ssd/ftl.hpp"
+#include "ssd/io_stats.hpp"
 #include "ssd/mqsim_xml.hpp"
 #include "ssd/run_options.hpp"
 
@@ -522,6 +523,7 @@ struct Flow {
   LatencyHist dev, e2e, dev_read, dev_write;
   int64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
   Time first_arrival{INT64_MAX}, last_done{};
+  std::unique_ptr<FlowIoStats> io;  // RunOptions::io_stats: fio's view, counted from FlowXml::stats_from
 };
 
 }  // namespace bitline::ssd::detail

@@ -263,6 +263,13 @@ class Sim {
 
   const ComputeResult& compute_result() const { return jobs_.result; }
   const WorkEstimate& work() const { return work_; }
+  /// Each flow's FlowIoStats (RunOptions::io_stats; empty without it).
+  std::vector<FlowIoStats> io_stats() const {
+    std::vector<FlowIoStats> out;
+    for (const Flow& fl : host_.flows)
+      if (fl.io) out.push_back(*fl.io);
+    return out;
+  }
 
  private:
   /// The scenario's work, estimated before it runs (WorkEstimate). Rates in requests per second.

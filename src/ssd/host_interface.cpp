@@ -172,6 +172,19 @@ void Sim::on_complete(uint32_t id) {
   (r.read ? fl.read_bytes : fl.write_bytes) += r.sectors * 512;
   fl.last_done = now;
   if (host_.series.on()) host_.series.add(now, r.sectors * 512);
+  if (fl.io && now >= fl.x->stats_from) {  // fio's view: slat the wait on the host, clat from the submission queue
+    DirStats& d = fl.io->dir[r.read ? 0 : 1];
+    const uint64_t slat = uint64_t((r.enqueued - r.arrival).raw() / 1000), clat = uint64_t((now - r.enqueued).raw() / 1000),
+                   lat = uint64_t((now - r.arrival).raw() / 1000);
+    ++d.ios;
+    d.bytes += r.sectors * 512;
+    d.slat.add(slat);
+    d.clat.add(clat);
+    d.lat.add(lat);
+    d.clat_hist.add(clat);
+    d.lat_hist.add(lat);
+    fl.io->last_done_ps = now.raw();
+  }
   ++host_.completed;
   --fl.outstanding;
   uint32_t f = r.flow;

@@ -71,6 +71,11 @@ struct FlowXml {
   int64_t bandwidth = 0;  // bytes/s
   Time stop_time{};
   int64_t total_requests = 0;
+  // Set only where a flow comes from another format (bitline ssd fio, ssd/fio.hpp); MQSim's files leave the defaults.
+  int64_t range_offset = 0;                  // sectors from the start of the flow's share of the logical space to its range
+  int64_t range_sectors = 0;                 // sectors of its range (0: Working_Set_Percentage of its share)
+  Time stats_from{};                         // RunOptions::io_stats counts the completions from then on (fio's ramp_time)
+  std::string origin_requests, origin_time;  // what set total_requests / stop_time, named in budget messages
   // trace
   std::string trace_path;  // resolved against the workload file's folder
   std::string trace_file;  // File_Path as written (MQSim names the flow by it)

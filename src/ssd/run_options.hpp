@@ -145,6 +145,7 @@ struct RunOptions {
   /// 0: not recorded.
   Time throughput_bin{};
   std::string budget_note;  // where max_transactions came from when not the option (the workload's remainder)
+  bool io_stats = false;    // collect each flow's FlowIoStats (ssd/io_stats.hpp; bitline ssd fio)
 };
 
 }  // namespace bitline::ssd

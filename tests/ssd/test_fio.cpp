@@ -1,0 +1,571 @@
+// fio's job files on the general SSD (src/ssd/fio.*, bitline ssd fio; docs/ssd.md "fio job files"): the reader by
+// hand (sections, comments, suffixes, [global] inheritance, every modelled option, errors with their lines), the
+// translation of a job into its flows by hand, fio's JSON (keys, iops x bs = bw_bytes, monotone percentiles,
+// group_reporting, ramp_time, determinism), the histogram against fio's bucketing, the shipped jobs against their XML
+// twins, and the refusals end to end (exit 2 naming file, line and option).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../support/run_bitline.hpp"
+#include "core/error.hpp"
+#include "ssd/device.hpp"
+#include "ssd/fio.hpp"
+#include "ssd/io_stats.hpp"
+#include "ssd/mqsim_xml.hpp"
+
+namespace bitline::ssd {
+namespace {
+
+namespace fs = std::filesystem;
+using fio::Job;
+using fio::Pattern;
+
+const std::string kSrc = BITLINE_SOURCE_DIR;
+
+std::vector<Job> jobs_of(const std::string& text, std::vector<std::string>* notes = nullptr) {
+  return fio::resolve_jobs(fio::parse_job_file(text, "t.fio"), notes);
+}
+
+/// The message of the ConfigError `f` throws (fails the test when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ConfigError";
+  return "";
+}
+
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+DeviceXml small_device() { return read_device_xml(kSrc + "/configs/ssd/device.xml"); }
+
+// ---- reading ----------------------------------------------------------------------------------------------------
+
+TEST(SsdFio, ParsesSectionsOptionsCommentsAndLines) {
+  const fio::JobFile f = fio::parse_job_file(
+      "; a comment\n"
+      "# another\n"
+      "[global]\n"
+      "  bs = 8k   ; trailing comment\n"
+      "group_reporting\n"
+      "\n"
+      "[job one]\r\n"
+      "rw=randread # trailing\n",
+      "t.fio");
+  ASSERT_EQ(f.sections.size(), 2u);
+  EXPECT_TRUE(f.sections[0].global());
+  EXPECT_EQ(f.sections[0].line, 3);
+  ASSERT_EQ(f.sections[0].options.size(), 2u);
+  EXPECT_EQ(f.sections[0].options[0].key, "bs");
+  EXPECT_EQ(f.sections[0].options[0].value, "8k");
+  EXPECT_EQ(f.sections[0].options[0].line, 4);
+  EXPECT_FALSE(f.sections[0].options[1].has_value);
+  EXPECT_EQ(f.sections[0].options[1].key, "group_reporting");
+  EXPECT_EQ(f.sections[1].name, "job one");
+  EXPECT_EQ(f.sections[1].line, 7);
+  EXPECT_EQ(f.sections[1].options[0].value, "randread");
+  EXPECT_EQ(f.sections[1].options[0].line, 8);
+}
+
+TEST(SsdFio, SizeSuffixesAsFioReadsThemAtEitherKbBase) {
+  auto bs = [](const std::string& v, const std::string& extra = "") { return jobs_of("[j]\n" + extra + "bs=" + v + "\n")[0].bs; };
+  auto size = [](const std::string& v, const std::string& extra = "") {
+    return jobs_of("[j]\n" + extra + "size=" + v + "\n")[0].size.bytes;
+  };
+  EXPECT_EQ(bs("4096"), 4096);
+  EXPECT_EQ(bs("4k"), 4096);
+  EXPECT_EQ(bs("4K"), 4096);
+  EXPECT_EQ(bs("4kb"), 4096);
+  EXPECT_EQ(bs("4KB"), 4096);
+  EXPECT_EQ(bs("0x1000"), 4096);
+  EXPECT_EQ(bs("4096b"), 4096);
+  EXPECT_EQ(size("1m"), 1048576);
+  EXPECT_EQ(size("1M"), 1048576);
+  EXPECT_EQ(size("2g"), int64_t(2) << 30);
+  EXPECT_EQ(size("1t"), int64_t(1) << 40);
+  EXPECT_EQ(size("1p"), int64_t(1) << 50);
+  EXPECT_EQ(size("1000ki"), 1000000);  // kb_base=1024: the i-suffixes are the powers of 1000
+  EXPECT_EQ(size("1mi"), 1000000);
+  EXPECT_EQ(size("1kib"), 1000);
+  // kb_base=1000: the other way round, wherever in the section it is given
+  EXPECT_EQ(size("1m", "kb_base=1000\n"), 1000000);
+  EXPECT_EQ(size("1mi", "kb_base=1000\n"), 1048576);
+  EXPECT_EQ(jobs_of("[j]\nsize=1k\nkb_base=1000\n")[0].size.bytes, 1000);
+  const Job p = jobs_of("[j]\nsize=20%\noffset=10%\n")[0];
+  EXPECT_TRUE(p.size.percent);
+  EXPECT_DOUBLE_EQ(p.size.pct, 20);
+  EXPECT_DOUBLE_EQ(p.offset.pct, 10);
+}
+
+TEST(SsdFio, TimeSuffixes) {
+  auto rt = [](const std::string& v) { return jobs_of("[j]\nruntime=" + v + "\n")[0].runtime.raw(); };
+  EXPECT_EQ(rt("10"), 10'000'000'000'000);  // seconds without a unit
+  EXPECT_EQ(rt("10s"), 10'000'000'000'000);
+  EXPECT_EQ(rt("500ms"), 500'000'000'000);
+  EXPECT_EQ(rt("500msec"), 500'000'000'000);
+  EXPECT_EQ(rt("250us"), 250'000'000);
+  EXPECT_EQ(rt("2m"), 120'000'000'000'000);  // m is minutes for a time
+  EXPECT_EQ(rt("1h"), 3600'000'000'000'000);
+  EXPECT_EQ(rt("1d"), 86400'000'000'000'000);
+  EXPECT_EQ(jobs_of("[j]\nramp_time=3\nruntime=1\n")[0].ramp_time.raw(), 3'000'000'000'000);
+}
+
+TEST(SsdFio, GlobalSectionsApplyToTheJobsBelowThemAndAJobsOwnOptionsWin) {
+  const auto jobs = jobs_of(
+      "[global]\nbs=8k\niodepth=2\n"
+      "[a]\n"
+      "[b]\nbs=16k\n"
+      "[global]\niodepth=4\n"
+      "[c]\n");
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0].bs, 8192);
+  EXPECT_EQ(jobs[0].iodepth, 2);
+  EXPECT_EQ(jobs[1].bs, 16384);
+  EXPECT_EQ(jobs[1].iodepth, 2);
+  EXPECT_EQ(jobs[2].bs, 8192);
+  EXPECT_EQ(jobs[2].iodepth, 4);
+  EXPECT_EQ(jobs[0].line_of.at("bs"), 2);  // inherited: [global]'s line
+  EXPECT_EQ(jobs[1].line_of.at("bs"), 6);
+}
+
+TEST(SsdFio, EveryModelledOption) {
+  const auto jobs = jobs_of(
+      "[global]\nioengine=io_uring\ndirect=1\nfilename=/dev/nvme0n1\ngroup_reporting\n"
+      "[first]\nname=renamed\nrw=randrw\nrwmixread=70\nbs=16k\niodepth=8\nnumjobs=3\nsize=1g\noffset=4m\n"
+      "runtime=2s\ntime_based\nramp_time=500ms\nrandrepeat=1\nrandseed=42\nnumber_ios=1000\nio_size=64m\n"
+      "percentile_list=99.9:50\nlat_percentiles=1\ndescription=anything\n"
+      "[second]\nreadwrite=readwrite\nrwmixwrite=30\nstonewall\n"
+      "[third]\nrw=write\nnew_group\nwait_for_previous=0\n");
+  ASSERT_EQ(jobs.size(), 3u);
+  const Job& a = jobs[0];
+  EXPECT_EQ(a.name, "renamed");
+  EXPECT_EQ(a.rw, Pattern::RandRw);
+  EXPECT_DOUBLE_EQ(a.read_fraction(), 0.7);
+  EXPECT_EQ(a.bs, 16384);
+  EXPECT_EQ(a.iodepth, 8);
+  EXPECT_EQ(a.numjobs, 3);
+  EXPECT_EQ(a.size.bytes, int64_t(1) << 30);
+  EXPECT_EQ(a.offset.bytes, int64_t(4) << 20);
+  EXPECT_EQ(a.runtime.raw(), 2'000'000'000'000);
+  EXPECT_TRUE(a.time_based);
+  EXPECT_EQ(a.ramp_time.raw(), 500'000'000'000);
+  EXPECT_EQ(a.seed, 42u);
+  EXPECT_EQ(a.number_ios, 1000);
+  EXPECT_EQ(a.io_size, int64_t(64) << 20);
+  EXPECT_EQ(a.percentiles, (std::vector<double>{50, 99.9}));  // sorted, as fio sorts them
+  EXPECT_TRUE(a.lat_percentiles);
+  EXPECT_TRUE(a.group_reporting);  // from [global]
+  EXPECT_TRUE(a.random());
+  const Job& b = jobs[1];
+  EXPECT_EQ(b.rw, Pattern::ReadWrite);
+  EXPECT_DOUBLE_EQ(b.read_fraction(), 0.7);
+  EXPECT_TRUE(b.stonewall);
+  EXPECT_FALSE(b.random());
+  EXPECT_EQ(b.seed, fio::kDefaultSeed);
+  EXPECT_EQ(jobs[2].rw, Pattern::Write);
+  EXPECT_TRUE(jobs[2].new_group);
+  EXPECT_FALSE(jobs[2].stonewall);
+  EXPECT_EQ(jobs_of("[j]\nrw=read\n")[0].read_fraction(), 1.0);
+  EXPECT_EQ(jobs_of("[j]\nrw=randwrite\n")[0].read_fraction(), 0.0);
+  EXPECT_DOUBLE_EQ(jobs_of("[j]\nrw=randrw\n")[0].read_fraction(), 0.5);  // fio's default mix
+  EXPECT_EQ(jobs_of("[j]\n")[0].rw, Pattern::Read);                       // fio's default rw
+  std::vector<std::string> notes;
+  jobs_of("[j]\ndirect=0\nrandrepeat=0\n", &notes);
+  EXPECT_EQ(notes.size(), 2u);
+}
+
+TEST(SsdFio, TheOptionsTableHoldsOnlyFioNames) {
+  for (auto kind : {fio::OptionKind::Modelled, fio::OptionKind::Ignored})
+    for (std::string_view n : fio::options_of(kind)) EXPECT_TRUE(fio::is_fio_option(n)) << n;
+  EXPECT_EQ(fio::options_of(fio::OptionKind::Modelled).size(), 30u);
+  EXPECT_EQ(fio::option_kind("rate"), fio::OptionKind::NotModelled);
+  EXPECT_EQ(fio::option_kind("thinktime"), fio::OptionKind::NotModelled);
+  EXPECT_EQ(fio::option_kind("verify"), fio::OptionKind::NotModelled);
+  EXPECT_EQ(fio::option_kind("zonemode"), fio::OptionKind::NotModelled);
+  EXPECT_EQ(fio::option_kind("bssplit"), fio::OptionKind::NotModelled);
+  EXPECT_EQ(fio::option_kind("ioengine"), fio::OptionKind::Ignored);
+  EXPECT_EQ(fio::option_kind("iodepth"), fio::OptionKind::Modelled);
+  EXPECT_EQ(fio::option_kind("iodepht"), fio::OptionKind::Unknown);
+}
+
+TEST(SsdFio, ErrorsNameTheFileTheLineAndTheOption) {
+  struct Case {
+    const char* text;
+    std::vector<const char*> needles;
+  };
+  const Case cases[] = {
+      {"[j]\nrw=read\nrate=10m\n", {"t.fio:3:", "'rate'", "not modelled"}},
+      {"[j]\nthinktime=10\n", {"t.fio:2:", "'thinktime'", "not modelled"}},
+      {"[j]\nverify=md5\n", {"t.fio:2:", "'verify'"}},
+      {"[j]\nzonemode=zbd\n", {"t.fio:2:", "'zonemode'"}},
+      {"[j]\nbssplit=4k/50:8k/50\n", {"t.fio:2:", "'bssplit'"}},
+      {"[global]\niodepht=4\n[j]\n", {"t.fio:2:", "unknown option 'iodepht'", "did you mean 'iodepth'"}},
+      {"[j]\nfrobnicate=1\n", {"t.fio:2:", "unknown option 'frobnicate'"}},
+      {"[global\n", {"t.fio:1:", "section header"}},
+      {"bs=4k\n[j]\n", {"t.fio:1:", "outside of a section"}},
+      {"[]\n", {"t.fio:1:", "empty section"}},
+      {"[j]\nbs=\n", {"t.fio:2:", "no value"}},
+      {"[j]\nbs=1000\n", {"t.fio:2:", "bs=1000", "multiple of 512"}},
+      {"[j]\nbs=4q\n", {"t.fio:2:", "size suffix"}},
+      {"[j]\nbs=4k,8k\n", {"t.fio:2:", "per direction"}},
+      {"[j]\nrwmixread=101\n", {"t.fio:2:", "0 to 100"}},
+      {"[j]\nrw=randtrim\n", {"t.fio:2:", "trims are not modelled"}},
+      {"[j]\nrw=sideways\n", {"t.fio:2:", "not one of"}},
+      {"[j]\nrw=randread:8\n", {"t.fio:2:", "offset modifier"}},
+      {"[j]\niodepth=0\n", {"t.fio:2:", "iodepth"}},
+      {"[j]\nnumjobs=65\n", {"t.fio:2:", "at most 64"}},
+      {"[j]\nruntime=5parsecs\n", {"t.fio:2:", "time unit"}},
+      {"[j]\ntime_based\n", {"t.fio:2:", "without a runtime"}},
+      {"[j]\nsize=${SIZE}\n", {"t.fio:2:", "environment variables"}},
+      {"[j]\ninclude other.fio\n", {"t.fio:2:", "include"}},
+      {"[j]\ngroup_reporting=2\n", {"t.fio:2:", "1 or 0"}},
+      {"[j]\nsize=0\n", {"t.fio:2:", "above 0"}},
+      {"[j]\nsize=150%\n", {"t.fio:2:", "percentage"}},
+      {"[j]\npercentile_list=50:101\n", {"t.fio:2:", "(0, 100]"}},
+      {"[j]\nsize=99999999999999999999\n", {"t.fio:2:", "too large"}},
+      {"[global]\nbs=4k\n", {"no job section"}},
+  };
+  for (const Case& c : cases) {
+    const std::string msg = error_of([&] { jobs_of(c.text); });
+    for (const char* n : c.needles) EXPECT_TRUE(has(msg, n)) << c.text << "\nexpected: " << n << "\ngot: " << msg;
+  }
+}
+
+// ---- translation ------------------------------------------------------------------------------------------------
+
+TEST(SsdFio, OneJobBecomesItsFlowByHand) {
+  const DeviceXml d = small_device();
+  const fio::JobFile f = fio::parse_job_file("[j]\nrw=randrw\nrwmixread=25\nbs=16k\niodepth=7\nsize=64m\noffset=1m\nrandseed=9\n", "t.fio");
+  const fio::Plan p = fio::plan_jobs(f, fio::resolve_jobs(f), d, 0.5);
+  ASSERT_EQ(p.runs.size(), 1u);
+  ASSERT_EQ(p.runs[0].scenario.flows.size(), 1u);
+  const FlowXml& x = p.runs[0].scenario.flows[0];
+  EXPECT_EQ(x.kind, FlowKind::Synthetic);
+  EXPECT_EQ(x.generator, Generator::QueueDepth);
+  EXPECT_EQ(x.queue_depth, 7);
+  EXPECT_DOUBLE_EQ(x.read_ratio, 0.25);
+  EXPECT_EQ(x.address_distribution, AddressDistribution::RandomUniform);
+  EXPECT_EQ(x.avg_size, 32);  // 16 KiB in sectors
+  EXPECT_EQ(x.alignment_unit, 32);
+  EXPECT_TRUE(x.aligned);
+  EXPECT_EQ(x.size_distribution, SizeDistribution::Fixed);
+  EXPECT_EQ(x.range_offset, 2048);     // 1 MiB in sectors
+  EXPECT_EQ(x.range_sectors, 131072);  // 64 MiB
+  EXPECT_EQ(x.total_requests, 4096);   // size / bs: fio's end of a job that is not time_based
+  EXPECT_EQ(x.stop_time, Time{});
+  EXPECT_EQ(x.seed, 9);
+  EXPECT_DOUBLE_EQ(x.initial_occupancy, 0.5);
+  EXPECT_TRUE(has(x.origin_requests, "t.fio:6 size=64m"));
+}
+
+TEST(SsdFio, TimeBasedRampNumberIosIoSizeAndDefaultsByHand) {
+  const DeviceXml d = small_device();
+  const int64_t logical_sectors = d.logical_pages() * d.sectors_per_page();
+  auto flow = [&](const std::string& text) {
+    const fio::JobFile f = fio::parse_job_file(text, "t.fio");
+    return fio::plan_jobs(f, fio::resolve_jobs(f), d).runs[0].scenario.flows[0];
+  };
+  FlowXml x = flow("[j]\nrw=write\nbs=128k\nruntime=2\nramp_time=500ms\ntime_based\n");
+  EXPECT_EQ(x.address_distribution, AddressDistribution::Streaming);
+  EXPECT_EQ(x.read_ratio, 0.0);
+  EXPECT_EQ(x.stop_time.raw(), 2'500'000'000'000);  // ramp_time + runtime
+  EXPECT_EQ(x.stats_from.raw(), 500'000'000'000);
+  EXPECT_EQ(x.total_requests, 0);  // time_based: only the time ends it
+  EXPECT_EQ(x.range_offset, 0);
+  EXPECT_EQ(x.range_sectors, logical_sectors - logical_sectors % 256);  // the whole device, whole blocks
+  x = flow("[j]\nruntime=1\nnumber_ios=300\n");                         // runtime caps, number_ios ends sooner
+  EXPECT_EQ(x.total_requests, 300);
+  EXPECT_EQ(x.stop_time.raw(), 1'000'000'000'000);
+  EXPECT_TRUE(has(x.origin_requests, "number_ios=300"));
+  x = flow("[j]\nsize=1m\nio_size=8m\n");  // io_size: more I/O than the range, within it
+  EXPECT_EQ(x.total_requests, 2048);
+  EXPECT_EQ(x.range_sectors, 2048);
+  x = flow("[j]\nsize=50%\noffset=25%\nbs=4k\n");
+  EXPECT_EQ(x.range_sectors, (logical_sectors * 512 / 2 - logical_sectors * 512 / 2 % 4096) / 512);
+  EXPECT_EQ(x.range_offset % 8, 0);  // a percentage offset is aligned to bs
+}
+
+TEST(SsdFio, NumjobsClonesStonewallRunsAndReportingGroups) {
+  const DeviceXml d = small_device();
+  const fio::JobFile f = fio::parse_job_file("[a]\nnumjobs=3\n[b]\nnew_group\n[c]\nstonewall\nnumjobs=2\n", "t.fio");
+  const fio::Plan p = fio::plan_jobs(f, fio::resolve_jobs(f), d);
+  ASSERT_EQ(p.runs.size(), 2u);
+  EXPECT_EQ(p.runs[0].scenario.flows.size(), 4u);  // a's 3 clones and b run at once
+  EXPECT_EQ(p.runs[1].scenario.flows.size(), 2u);
+  EXPECT_EQ(p.groupid, (std::vector<int64_t>{0, 1, 2}));
+  // four flows at once: each has a quarter of the logical space, so the default size is a quarter
+  const int64_t quarter = d.logical_pages() * d.sectors_per_page() / 4;
+  EXPECT_EQ(p.runs[0].scenario.flows[0].range_sectors, quarter - quarter % 8);
+  // a range that passes the device is refused with its line
+  const fio::JobFile big = fio::parse_job_file("[a]\nsize=1p\n", "big.fio");
+  std::string msg = error_of([&] { fio::plan_jobs(big, fio::resolve_jobs(big), d); });
+  EXPECT_TRUE(has(msg, "big.fio:2:")) << msg;
+  EXPECT_TRUE(has(msg, "logical space")) << msg;
+  const fio::JobFile two = fio::parse_job_file("[a]\nnumjobs=2\nsize=60%\n", "two.fio");  // 60% of each clone's half
+  EXPECT_NO_THROW(fio::plan_jobs(two, fio::resolve_jobs(two), d));
+  const fio::JobFile many = fio::parse_job_file("[a]\nnumjobs=40\n[b]\nnumjobs=40\n", "many.fio");
+  msg = error_of([&] { fio::plan_jobs(many, fio::resolve_jobs(many), d); });
+  EXPECT_TRUE(has(msg, "many.fio:1:")) << msg;
+  EXPECT_TRUE(has(msg, "at most 64 flows")) << msg;
+}
+
+// ---- the histogram ------------------------------------------------------------------------------------------------
+
+TEST(SsdFio, HistogramBucketsAsFioAndPercentilesWithinHalfABucket) {
+  EXPECT_EQ(IoHist::index(0), 0u);
+  EXPECT_EQ(IoHist::index(127), 127u);
+  EXPECT_EQ(IoHist::index(128), 128u);  // 2^7: group 2, bucket 0
+  EXPECT_EQ(IoHist::value(128), 129u);  // its midpoint: 128 + 0.5 x 2
+  EXPECT_EQ(IoHist::index(255), 191u);
+  EXPECT_EQ(IoHist::index(256), 192u);
+  EXPECT_EQ(IoHist::value(192), 258u);  // 256 + 0.5 x 4
+  for (uint64_t v : {1000ull, 75'000ull, 1'234'567ull, 98'765'432'100ull}) {
+    const double got = double(IoHist::value(IoHist::index(v)));
+    EXPECT_LE(std::abs(got - double(v)) / double(v), 1.0 / 128) << v;
+  }
+  IoHist h;
+  for (uint64_t v = 1; v <= 100; ++v) h.add(v * 1000);
+  const auto p = h.percentiles({1, 50, 99, 100}, 100);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_NEAR(double(p[0]), 1000, 8);
+  EXPECT_NEAR(double(p[1]), 50000, 50000.0 / 128);
+  EXPECT_NEAR(double(p[2]), 99000, 99000.0 / 128);
+  EXPECT_NEAR(double(p[3]), 100000, 100000.0 / 128);
+  IoMoments m;
+  for (uint64_t v : {2u, 4u, 4u, 4u, 5u, 5u, 7u, 9u}) m.add(v);
+  EXPECT_DOUBLE_EQ(m.mean, 5.0);
+  EXPECT_NEAR(m.stddev(), std::sqrt(32.0 / 7.0), 1e-12);  // the sample deviation, as fio's calc_lat
+  IoMoments a, b;
+  for (uint64_t v : {2u, 4u, 4u}) a.add(v);
+  for (uint64_t v : {4u, 5u, 5u, 7u, 9u}) b.add(v);
+  a.merge(b);
+  EXPECT_NEAR(a.mean, 5.0, 1e-12);
+  EXPECT_NEAR(a.stddev(), m.stddev(), 1e-12);
+  EXPECT_EQ(a.min, 2u);
+  EXPECT_EQ(a.max, 9u);
+}
+
+// ---- simulated: fio's JSON ---------------------------------------------------------------------------------------
+
+nlohmann::ordered_json run_fio(const std::string& text, const DeviceXml& d, double occupancy = 0) {
+  const fio::JobFile f = fio::parse_job_file(text, "t.fio");
+  const fio::Plan p = fio::plan_jobs(f, fio::resolve_jobs(f), d, occupancy);
+  RunOptions opt;
+  opt.io_stats = true;
+  std::vector<ScenarioRun> runs;
+  for (const auto& r : p.runs) runs.push_back(run_scenario(d, r.scenario, opt));
+  return fio::fio_json(p, runs);
+}
+
+void expect_consistent(const nlohmann::ordered_json& dir, int64_t bs) {
+  const double iops = dir["iops"].get<double>();
+  const int64_t bw_bytes = dir["bw_bytes"].get<int64_t>();
+  EXPECT_NEAR(iops * double(bs), double(bw_bytes), 1.0);  // bw_bytes is floor(io_bytes / runtime)
+  EXPECT_EQ(dir["bw"].get<int64_t>(), bw_bytes / 1024);
+  EXPECT_EQ(dir["io_bytes"].get<int64_t>(), dir["total_ios"].get<int64_t>() * bs);
+  EXPECT_EQ(dir["io_kbytes"].get<int64_t>(), dir["io_bytes"].get<int64_t>() >> 10);
+  for (const char* lat : {"slat_ns", "clat_ns", "lat_ns"}) {
+    const auto& l = dir[lat];
+    for (const char* k : {"min", "max", "mean", "stddev", "N"}) EXPECT_TRUE(l.contains(k)) << lat << " " << k;
+    EXPECT_EQ(l["N"].get<int64_t>(), dir["total_ios"].get<int64_t>());
+    EXPECT_LE(l["min"].get<double>(), l["mean"].get<double>());
+    EXPECT_LE(l["mean"].get<double>(), l["max"].get<double>());
+  }
+  EXPECT_LE(dir["clat_ns"]["mean"].get<double>(), dir["lat_ns"]["mean"].get<double>());
+  const auto& pct = dir["clat_ns"]["percentile"];
+  ASSERT_EQ(pct.size(), 17u);  // fio's default list
+  for (const char* k : {"1.000000", "50.000000", "99.000000", "99.900000", "99.990000"}) EXPECT_TRUE(pct.contains(k)) << k;
+  double prev = 0;
+  for (const auto& [k, v] : pct.items()) {  // in fio's order: ascending percentiles
+    EXPECT_GE(v.get<double>(), prev) << k;
+    prev = v.get<double>();
+  }
+  const double max = dir["clat_ns"]["max"].get<double>(), min = dir["clat_ns"]["min"].get<double>();
+  EXPECT_LE(pct["99.990000"].get<double>(), max * (1 + 1.0 / 128));
+  EXPECT_GE(pct["1.000000"].get<double>(), min * (1 - 1.0 / 128));
+}
+
+TEST(SsdFio, JsonHasFiosKeysAndConsistentFigures) {
+  const DeviceXml d = small_device();
+  const nlohmann::ordered_json j = run_fio("[global]\nbs=4k\nrandseed=3\n[mix]\nrw=randrw\nrwmixread=60\niodepth=8\nnumber_ios=4000\n", d);
+  EXPECT_EQ(j["fio version"], "bitline-fio");
+  ASSERT_EQ(j["jobs"].size(), 1u);
+  const auto& job = j["jobs"][0];
+  EXPECT_EQ(job["jobname"], "mix");
+  EXPECT_EQ(job["groupid"], 0);
+  EXPECT_EQ(job["error"], 0);
+  EXPECT_EQ(job["job options"]["rw"], "randrw");
+  EXPECT_EQ(j["global options"]["bs"], "4k");
+  const int64_t reads = job["read"]["total_ios"].get<int64_t>(), writes = job["write"]["total_ios"].get<int64_t>();
+  EXPECT_EQ(reads + writes, 4000);
+  EXPECT_NEAR(double(reads) / 4000, 0.6, 0.03);
+  expect_consistent(job["read"], 4096);
+  expect_consistent(job["write"], 4096);
+  EXPECT_FALSE(job["read"]["lat_ns"].contains("percentile"));  // clat percentiles only, fio's default
+  EXPECT_EQ(job["trim"]["total_ios"], 0);
+  EXPECT_EQ(job["read"]["runtime"], job["job_runtime"]);
+  // the run's figures agree with MQSim's view of the same run
+  EXPECT_EQ(j["bitline"]["runs"][0]["requests"], 4000);
+}
+
+TEST(SsdFio, GroupReportingMergesClonesAndJobsOfAGroup) {
+  const DeviceXml d = small_device();
+  const std::string jobs = "[global]\nrw=randread\nbs=4k\nnumber_ios=500\n[a]\nnumjobs=2\n[b]\n";
+  const nlohmann::ordered_json apart = run_fio(jobs, d);
+  ASSERT_EQ(apart["jobs"].size(), 3u);  // a, a, b: fio writes every clone
+  EXPECT_EQ(apart["jobs"][0]["jobname"], "a");
+  EXPECT_EQ(apart["jobs"][1]["jobname"], "a");
+  const nlohmann::ordered_json merged = run_fio("[global]\ngroup_reporting\n" + jobs.substr(9), d);
+  ASSERT_EQ(merged["jobs"].size(), 1u);  // one reporting group: one entry, named after its first job
+  EXPECT_EQ(merged["jobs"][0]["jobname"], "a");
+  EXPECT_EQ(merged["jobs"][0]["read"]["total_ios"], 1500);
+  EXPECT_EQ(merged["jobs"][0]["bitline"]["clones"], 3);
+  const nlohmann::ordered_json two = run_fio("[global]\ngroup_reporting\n" + jobs.substr(9) + "new_group\n", d);
+  ASSERT_EQ(two["jobs"].size(), 2u);
+  EXPECT_EQ(two["jobs"][1]["groupid"], 1);
+  EXPECT_EQ(two["jobs"][0]["read"]["total_ios"], 1000);
+}
+
+TEST(SsdFio, RampTimeIsLeftOutOfTheResults) {
+  const DeviceXml d = small_device();
+  const std::string base = "[j]\nrw=randread\nbs=4k\niodepth=4\ntime_based\nruntime=20ms\n";
+  const nlohmann::ordered_json plain = run_fio(base, d);
+  const nlohmann::ordered_json ramped = run_fio(base + "ramp_time=10ms\n", d);
+  const auto &p = plain["jobs"][0]["read"], &r = ramped["jobs"][0]["read"];
+  // both count 20 ms of I/O (the ramp's 10 ms before it are run, not counted)
+  EXPECT_NEAR(p["runtime"].get<double>(), 20, 1);
+  EXPECT_NEAR(r["runtime"].get<double>(), 20, 1);
+  EXPECT_NEAR(double(r["total_ios"].get<int64_t>()), double(p["total_ios"].get<int64_t>()), 0.1 * double(p["total_ios"].get<int64_t>()));
+  EXPECT_GT(ramped["bitline"]["runs"][0]["requests"].get<int64_t>(), r["total_ios"].get<int64_t>() * 13 / 10);
+}
+
+TEST(SsdFio, SameInputsGiveTheSameJson) {
+  const DeviceXml d = small_device();
+  const std::string text = "[j]\nrw=randrw\nbs=8k\niodepth=16\nnumjobs=2\nnumber_ios=3000\n";
+  EXPECT_EQ(run_fio(text, d).dump(), run_fio(text, d).dump());
+  EXPECT_NE(run_fio(text, d).dump(), run_fio(text + "randseed=5\n", d).dump());
+}
+
+// ---- the shipped jobs and their XML twins -----------------------------------------------------------------------
+
+TEST(SsdFio, ShippedJobsEqualTheirXmlTwins) {
+  const std::string dir = kSrc + "/configs/ssd/drives/fio/";
+  const DeviceXml d = read_device_xml(kSrc + "/configs/ssd/drives/samsung-970evoplus-1tb.xml");
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".fio") continue;
+    ++n;
+    const std::string name = e.path().stem().string();
+    const WorkloadXml w = read_workload_xml(dir + name + ".xml");
+    const FlowXml& t = w.scenarios.at(0).flows.at(0);
+    const fio::JobFile f = fio::read_job_file(e.path().string());
+    const fio::Plan p = fio::plan_jobs(f, fio::resolve_jobs(f), d, t.initial_occupancy);
+    ASSERT_EQ(p.runs.size(), 1u) << name;
+    const FlowXml& x = p.runs[0].scenario.flows.at(0);
+    // the same flow, field by field
+    EXPECT_EQ(x.read_ratio, t.read_ratio) << name;
+    EXPECT_EQ(x.address_distribution, t.address_distribution) << name;
+    EXPECT_EQ(x.avg_size, t.avg_size) << name;
+    EXPECT_EQ(x.alignment_unit, t.alignment_unit) << name;
+    EXPECT_EQ(x.queue_depth, t.queue_depth) << name;
+    EXPECT_EQ(x.total_requests, t.total_requests) << name;
+    EXPECT_EQ(x.seed, t.seed) << name;
+    EXPECT_EQ(x.caching_mode, t.caching_mode) << name;
+    EXPECT_EQ(x.stop_time, t.stop_time) << name;
+    EXPECT_EQ(x.range_offset, 0) << name;
+    // the working set, 100%: the whole device in whole blocks (the twin's last 128 sectors, not a whole 128 KiB block,
+    // are never reached by 40,000 sequential requests of 128 KiB)
+    const int64_t all = d.logical_pages() * d.sectors_per_page();
+    EXPECT_EQ(x.range_sectors, all - all % t.avg_size) << name;
+    // and, for the two shortest, the same run: the same IOPS
+    if (name == "randread-4k-qd1" || name == "seqwrite-128k-qd32") {
+      RunOptions opt;
+      opt.io_stats = true;
+      const ScenarioRun r = run_scenario(d, p.runs[0].scenario, opt);
+      const nlohmann::ordered_json j = fio::fio_json(p, {r});
+      const nlohmann::json twin = simulate_workload(d, w)["scenarios"][0];
+      const auto& dir_json = j["jobs"][0][t.read_ratio > 0 ? "read" : "write"];
+      EXPECT_NEAR(dir_json["iops"].get<double>(), twin["iops"].get<double>(), 1e-6 * twin["iops"].get<double>()) << name;
+      EXPECT_EQ(dir_json["total_ios"].get<int64_t>(), twin["requests"].get<int64_t>()) << name;
+      EXPECT_NEAR(dir_json["clat_ns"]["mean"].get<double>() / 1e3, twin["flows"][0]["device_response_time"]["mean_us"].get<double>(),
+                  1e-6 * dir_json["clat_ns"]["mean"].get<double>())
+          << name;
+    }
+  }
+  EXPECT_EQ(n, 7);
+}
+
+// ---- the command ------------------------------------------------------------------------------------------------
+
+class SsdFioCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("bitline-fio-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  test::CliRun fio(const std::string& job, const std::string& extra = "") {
+    return test::run_bitline("ssd fio " + test::shell_quote(job) + " --device " + test::shell_quote(kSrc + "/configs/ssd/device.xml") +
+                             " --quiet " + extra);
+  }
+  void expect_refused(const std::string& text, std::initializer_list<std::string> needles, const std::string& extra = "") {
+    const std::string job = write("job.fio", text);
+    const std::string out = (dir_ / "out.json").string();
+    const test::CliRun r = fio(job, "--json " + test::shell_quote(out) + " " + extra);
+    EXPECT_EQ(r.rc, 2) << text << "\n" << r.out;
+    for (const auto& n : needles) EXPECT_TRUE(has(r.out, n)) << text << "\nexpected: " << n << "\ngot: " << r.out;
+    EXPECT_FALSE(fs::exists(out)) << "a result was written despite the error";
+  }
+  fs::path dir_;
+};
+
+TEST_F(SsdFioCli, RunsAJobFileAndWritesFiosJson) {
+  const std::string job = write("job.fio", "[global]\nbs=4k\n[rr]\nrw=randread\niodepth=4\nnumber_ios=2000\n");
+  const std::string out = (dir_ / "out.json").string();
+  const test::CliRun r = fio(job, "--json " + test::shell_quote(out));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["fio version"], "bitline-fio");
+  EXPECT_EQ(j["jobs"][0]["read"]["total_ios"], 2000);
+  EXPECT_TRUE(j["bitline"]["resolved"].contains("ssd_device"));
+  const test::CliRun again = fio(job, "--json " + test::shell_quote(out + "2"));
+  std::ifstream a(out), b(out + "2");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}), std::string(std::istreambuf_iterator<char>(b), {}));
+  const test::CliRun loud =
+      test::run_bitline("ssd fio " + test::shell_quote(job) + " --device " + test::shell_quote(kSrc + "/configs/ssd/device.xml"));
+  EXPECT_TRUE(has(loud.out, "rr: (groupid=0, jobs=1)")) << loud.out;
+  EXPECT_TRUE(has(loud.out, "read: IOPS=")) << loud.out;
+  EXPECT_TRUE(has(loud.out, "clat percentiles (usec)")) << loud.out;
+}
+
+TEST_F(SsdFioCli, RefusalsExitTwoNamingFileLineAndOption) {
+  expect_refused("[j]\nrw=randread\nrate=100m\n", {"job.fio:3:", "'rate'", "not modelled"});
+  expect_refused("[j]\niodepht=4\n", {"job.fio:2:", "'iodepht'", "did you mean 'iodepth'"});
+  expect_refused("[j]\nbs=4k\nsize=1p\n", {"job.fio:3:", "size=", "logical space"});
+  expect_refused("[j]\nbs=3000\n", {"job.fio:2:", "multiple of 512"});
+  expect_refused("[j\n", {"job.fio:1:"});
+  // more I/O than the work budget: refused before it runs, naming the line that asks it
+  expect_refused("[j]\nrw=randread\nbs=4k\nnumber_ios=100000000\n", {"job.fio:4 number_ios=100000000", "budget"});
+  expect_refused("[j]\nrw=randread\nbs=4k\niodepth=32\ntime_based\nruntime=1h\n", {"job.fio:6 runtime=1h", "budget"});
+  expect_refused("[j]\nnumber_ios=1000\n", {"--max-transactions"}, "--max-transactions 10");
+  // a later group over the budget stops the file before the first group runs
+  expect_refused("[a]\nnumber_ios=100\n[b]\nstonewall\nnumber_ios=100000000\n", {"group 2", "job.fio:5 number_ios"});
+  expect_refused("[j]\nnumber_ios=10\n", {"--occupancy"}, "--occupancy 101");
+}
+
+}  // namespace
+}  // namespace bitline::ssd
