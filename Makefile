@@ -75,6 +75,8 @@ bench: build
 	@echo "    the 30x target is 1.53 M and 1.02 M requests/s below, the 1/20 memory target 105 / 113 MB of peak RSS)"
 	/usr/bin/time -f "   peak RSS %M KB" $(BITLINE) ssd run --quiet --device configs/ssd/device.xml --workload configs/ssd/read.xml --json results/bench-ssd-read.json | head -n 1
 	/usr/bin/time -f "   peak RSS %M KB" $(BITLINE) ssd run --quiet --device configs/ssd/device.xml --workload configs/ssd/write.xml --json results/bench-ssd-write.json | head -n 1
+	@echo "== general SSD as a modern drive: 200 GB of sequential 128 KiB writes on the 980 PRO through its SLC cache (issue 54 target: < 5 s) =="
+	/usr/bin/time -f "   %e s wall, %U s CPU, peak RSS %M KB" $(BITLINE) ssd fio configs/ssd/bench/seqwrite-200g-128k.fio --device configs/ssd/drives/samsung-980pro-1tb.xml --quiet --json results/bench-ssd-fio.json
 
 # The Star Schema Benchmark in flash (docs/cosmos.md, "Analytical queries in flash"): its table and figures.
 ssb: build
