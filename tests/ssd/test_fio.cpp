@@ -500,7 +500,7 @@ TEST(SsdFio, ShippedJobsEqualTheirXmlTwins) {
           << name;
     }
   }
-  EXPECT_EQ(n, 7);
+  EXPECT_EQ(n, 8);
 }
 
 // ---- the command ------------------------------------------------------------------------------------------------
