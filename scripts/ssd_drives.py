@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """The general SSD against real drives (docs/ssd.md, "Against real drives"; make ssd-drives).
 
-Runs `bitline ssd run` for every drive of configs/ssd/drives/ on every fio-shaped workload of
-configs/ssd/drives/fio/ that configs/ssd/drives/measured.json has a figure (or a null figure) for, and writes the
-table drive | workload | measured | source | bitline | deviation between the GENERATED markers of docs/ssd.md. A figure
+Runs `bitline ssd fio` for every drive of configs/ssd/drives/ on every fio job file of configs/ssd/drives/fio/ that
+configs/ssd/drives/measured.json has a figure (or a null figure) for, at the --occupancy its header names (each .fio
+gives the same flow and IOPS as its .xml twin, SsdFio.ShippedJobsEqualTheirXmlTwins), and writes the table
+drive | workload | measured | source | bitline | deviation between the GENERATED markers of docs/ssd.md. A figure
 with "metric": "after_cache" is compared with the run's write rate after the drive's SLC cache is full: the mean of
-its whole bandwidth bins (--throughput-bin) from the first program that found the cache full (the result's
+its whole bandwidth bins (--throughput-bin) from the first program that found the cache full (the run's
 slc.full_at_s) to the run's end.
 
 usage: ssd_drives.py BITLINE [DOC]     (DOC: the markdown file to update; default docs/ssd.md)
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,14 +34,28 @@ def after_cache_MBps(sc):
     return sum(v) / len(v) if v else None
 
 
+def occupancy_of(job):
+    """The --occupancy a shipped job file's header names (the drive's state before the job is not a fio option)."""
+    with open(job) as f:
+        m = re.search(r"^;.*--occupancy (\d+(?:\.\d+)?)", f.read(), re.M)
+    if not m:
+        sys.exit(f"{job}: no '--occupancy PCT' in its header comment")
+    return m.group(1)
+
+
 def run(binary, drive, workload, tmp):
     out = os.path.join(tmp, f"{drive}-{workload}.json")
-    cmd = [binary, "ssd", "run", "--quiet", "--device", os.path.join(DRIVES, drive + ".xml"), "--workload",
-           os.path.join(DRIVES, "fio", workload + ".xml"), "--throughput-bin", str(BIN_S), "--json", out]
+    job = os.path.join(DRIVES, "fio", workload + ".fio")
+    cmd = [binary, "ssd", "fio", job, "--quiet", "--device", os.path.join(DRIVES, drive + ".xml"), "--occupancy",
+           occupancy_of(job), "--throughput-bin", str(BIN_S), "--json", out]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
-        sc = json.load(f)["scenarios"][0]
-    r = {"IOPS": sc["iops"], "MB/s": sc["flows"][0]["bandwidth_Bps"] / 1e6}
+        j = json.load(f)
+    if len(j["jobs"]) != 1 or len(j["bitline"]["runs"]) != 1:
+        sys.exit(f"{job}: one job in one group expected")
+    job_json, sc = j["jobs"][0], j["bitline"]["runs"][0]
+    r = {"IOPS": sum(job_json[d]["iops"] for d in ("read", "write")),
+         "MB/s": sum(job_json[d]["bw_bytes"] for d in ("read", "write")) / 1e6}
     if "slc" in sc:
         r["after_cache MB/s"] = after_cache_MBps(sc)
     return r

@@ -49,7 +49,7 @@ def datasheet(measured, drive):
     """The drive's rated cached and after-cache sequential write rates (MB/s) with their sources."""
     cached = after = None
     for fig in measured["figures"]:
-        if fig["drive"] != drive or fig["measured"] is None:
+        if fig["drive"] != drive or fig["measured"] is None or fig["kind"] != "spec":  # (reviews: their own workloads)
             continue
         if fig["workload"] == "seqwrite-128k-qd32":
             cached = {"MBps": fig["measured"], "source": fig["source"]}

@@ -50,6 +50,7 @@ void add_ssd_fio(CLI::App& ssd) {
     bool quiet = false;
     double occupancy = 0;
     int64_t max_transactions = ssd::kDefaultMaxTransactions;
+    double throughput_bin = 0;
   };
   auto o = std::make_shared<Opts>();
   fio->add_option("JOBFILE", o->job_file, "fio job file ([global] and job sections)")->required();
@@ -64,6 +65,10 @@ void add_ssd_fio(CLI::App& ssd) {
                   "\"Work budget\")")
       ->check(whole_range(1, int64_t(1) << 40, "transactions"));
   fio->add_flag("--quiet", o->quiet, "no summary on stdout, no progress on stderr");
+  fio->add_option("--throughput-bin", o->throughput_bin,
+                  "also write each group's bytes completed per bin of this many seconds of simulated time (bitline.runs[i]."
+                  "throughput, as ssd run --throughput-bin)")
+      ->check(CLI::Range(1e-9, 1e6));
   fio->add_option("--set", o->sets, "ssd_device.KEY=VALUE or ssd_model.KEY=VALUE, as bitline ssd run --set (repeatable)");
   fio->callback([o] {
     check_json_output(o->json);
@@ -82,6 +87,7 @@ void add_ssd_fio(CLI::App& ssd) {
     ssd::RunOptions opt;
     opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
     opt.io_stats = true;
+    opt.throughput_bin = sec(o->throughput_bin);
     // every group's work is checked before the first runs: the budget per group, and twice it over the file (as a
     // workload's scenarios under ssd run)
     const double total_budget = 2.0 * double(o->max_transactions);

@@ -1036,6 +1036,10 @@ nlohmann::ordered_json fio_json(const Plan& plan, const std::vector<ScenarioRun>
                         {"events", res.contains("wall") ? res["wall"].value("events", int64_t(0)) : res.value("events", int64_t(0))},
                         {"work_estimate", ordered(res.value("work_estimate", nlohmann::json::object()))},
                         {"ftl", ordered(res.value("ftl", nlohmann::json::object()))}});
+    // the SLC cache's counts (a device with one) and the bandwidth over time (RunOptions::throughput_bin), as ssd run
+    // writes them
+    for (const char* key : {"slc", "throughput"})
+      if (res.contains(key)) run_info.back()[key] = ordered(res[key]);
   }
   nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
   for (const Entry& e : entries) {

@@ -30,6 +30,9 @@ const Pinned kPinned[] = {
     {"samsung-970evoplus-1tb", "randread-4k-qd1", 18482},   {"samsung-970evoplus-1tb", "randread-4k-qd32", 348746},
     {"samsung-970evoplus-1tb", "seqread-128k-qd32", 27007}, {"samsung-970evoplus-1tb", "seqwrite-128k-qd32", 24858},
     {"samsung-970evoplus-1tb", "randwrite-4k-qd1", 151795}, {"samsung-970evoplus-1tb", "randwrite-4k-qd32-fresh", 150900},
+    {"samsung-990pro-1tb", "randread-4k-qd1", 20992},       {"samsung-990pro-1tb", "randread-4k-qd32", 261181},
+    {"samsung-990pro-1tb", "seqread-128k-qd32", 54013},     {"samsung-990pro-1tb", "seqwrite-128k-qd32", 22680},
+    {"samsung-990pro-1tb", "randwrite-4k-qd1", 83569},      {"samsung-990pro-1tb", "randwrite-4k-qd32-fresh", 81853},
 };
 
 TEST(SsdDrives, EveryWorkloadOnEveryDriveStaysAtTheModelsValue) {
@@ -42,6 +45,22 @@ TEST(SsdDrives, EveryWorkloadOnEveryDriveStaysAtTheModelsValue) {
     const double iops = j["scenarios"][0]["iops"].get<double>();
     EXPECT_NEAR(iops, p.iops, 0.01 * p.iops) << p.drive << " " << p.workload;
   }
+}
+
+// The 990 PRO's file (configs/ssd/drives/samsung-990pro-1tb.xml): its sourced geometry, read as written: 8 channels
+// (assumption) x 2 dies of 512 Gb (V-NAND v7) x 4 planes (the die's four-plane design), 2,000 MT/s (v7's Toggle
+// interface), and 1 TiB of flash to 0.1% (the 176-layer block of the file's assumption rounds down), with the 980 PRO's
+// TurboWrite sizes (an assumption: none published for it was found).
+TEST(SsdDrives, The990ProFileHasItsSourcedGeometry) {
+  const DeviceXml d = read_device_xml(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/drives/samsung-990pro-1tb.xml");
+  EXPECT_TRUE(d.defaulted.empty());
+  EXPECT_EQ(d.dies(), 16);
+  EXPECT_EQ(d.planes(), 64);
+  EXPECT_EQ(d.channel_transfer_rate, 2000);
+  EXPECT_EQ(d.bits_per_cell(), 3);
+  const double bytes = double(d.pages()) * double(d.page_size);
+  EXPECT_NEAR(bytes / double(int64_t(1) << 40), 1.0, 0.002);
+  EXPECT_DOUBLE_EQ(double(d.slc_static_bytes.raw()) + double(d.slc_dynamic_max_bytes.raw()), 42e9);
 }
 
 }  // namespace

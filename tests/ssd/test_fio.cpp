@@ -500,7 +500,7 @@ TEST(SsdFio, ShippedJobsEqualTheirXmlTwins) {
           << name;
     }
   }
-  EXPECT_EQ(n, 7);
+  EXPECT_EQ(n, 8);
 }
 
 // ---- the command ------------------------------------------------------------------------------------------------
@@ -550,6 +550,32 @@ TEST_F(SsdFioCli, RunsAJobFileAndWritesFiosJson) {
   EXPECT_TRUE(has(loud.out, "rr: (groupid=0, jobs=1)")) << loud.out;
   EXPECT_TRUE(has(loud.out, "read: IOPS=")) << loud.out;
   EXPECT_TRUE(has(loud.out, "clat percentiles (usec)")) << loud.out;
+}
+
+// --throughput-bin: each group's bandwidth over time and, on a drive with an SLC cache, its counts, in bitline.runs[i]
+// as ssd run writes them (make ssd-drives reads the rate after the cache from them)
+TEST_F(SsdFioCli, ThroughputBinsAndSlcCountsPerGroup) {
+  const std::string job = write("job.fio", "[w]\nrw=write\nbs=128k\niodepth=8\nnumber_ios=400\n");
+  const std::string drive = kSrc + "/configs/ssd/drives/samsung-970evoplus-1tb.xml";
+  const auto run = [&](const std::string& out, const std::string& extra) {
+    return test::run_bitline("ssd fio " + test::shell_quote(job) + " --device " + test::shell_quote(drive) + " --quiet --json " +
+                             test::shell_quote(out) + extra);
+  };
+  const std::string out = (dir_ / "out.json").string(), plain = (dir_ / "plain.json").string();
+  ASSERT_EQ(run(out, " --throughput-bin 0.001").rc, 0);
+  ASSERT_EQ(run(plain, "").rc, 0);
+  std::ifstream in(out), in2(plain);
+  const nlohmann::json j = nlohmann::json::parse(in), k = nlohmann::json::parse(in2);
+  const nlohmann::json& r = j["bitline"]["runs"][0];
+  ASSERT_TRUE(r.contains("throughput"));
+  EXPECT_DOUBLE_EQ(r["throughput"]["bin_s"].get<double>(), 0.001);
+  double bytes = 0;
+  for (const auto& b : r["throughput"]["bytes"]) bytes += b.get<double>();
+  EXPECT_DOUBLE_EQ(bytes, 400.0 * 131072);                       // every completed request in one bin
+  EXPECT_EQ(r["slc"]["slc_programs"].get<int64_t>(), 400 * 8);   // 128 KiB = 8 pages of 16 KiB, all into the cache
+  EXPECT_FALSE(k["bitline"]["runs"][0].contains("throughput"));  // only when asked
+  EXPECT_TRUE(k["bitline"]["runs"][0].contains("slc"));
+  EXPECT_EQ(j["jobs"], k["jobs"]);  // the bins change nothing else
 }
 
 TEST_F(SsdFioCli, RefusalsExitTwoNamingFileLineAndOption) {
