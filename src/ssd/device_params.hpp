@@ -25,9 +25,9 @@ enum class SlcCache { Off, Static, TurboWrite };
 const Registry<SlcCache>& slc_cache_modes();
 
 /// The keys of ssd_device that no MQSim element sets: a device file gives them in <Bitline_Parameter_Set>.
-inline constexpr std::array<std::string_view, 7> kBitlineOnlyKeys{"slc_cache",           "slc_static_bytes", "slc_dynamic_max_bytes",
-                                                                  "slc_program_latency", "slc_read_latency", "slc_idle_delay",
-                                                                  "slc_fold_when_full"};
+inline constexpr std::array<std::string_view, 8> kBitlineOnlyKeys{"slc_cache",           "slc_static_bytes",       "slc_dynamic_max_bytes",
+                                                                  "slc_program_latency", "slc_read_latency",       "slc_idle_delay",
+                                                                  "slc_fold_when_full",  "independent_plane_reads"};
 
 struct DeviceParams {
   // Host_Parameter_Set
@@ -82,6 +82,8 @@ struct DeviceParams {
   Bytes slc_static_bytes{}, slc_dynamic_max_bytes{};
   Time slc_program_latency{}, slc_read_latency{}, slc_idle_delay{};
   bool slc_fold_when_full = false;
+  // bitline's own: multi-plane reads of independent pages (transaction_scheduler.cpp)
+  bool independent_plane_reads = false;
 
   template <class V>
   void visit(V& v) {
@@ -303,6 +305,18 @@ struct DeviceParams {
                                    "of the run, after every other transaction of its die; false: folding in idle time only",
                            .source = "assumption: the data sheets rate the writes past TurboWrite at one constant speed (the "
                                      "TLC written directly), without folding beside them"});
+    // ---- bitline's own: multi-plane reads (transaction_scheduler.cpp, docs/ssd.md "Host queues and multi-plane reads") ----
+    v(independent_plane_reads, {.name = "independent_plane_reads",
+                                .def = "false",
+                                .desc = "a multi-plane read may read a different page offset in each plane of its die (an "
+                                        "independent, or asynchronous, multi-plane read: one tR for the die's planes, then "
+                                        "their pages over the channel one after the other); false: a multi-plane read needs "
+                                        "the same page offset in every plane, as MQSim (with ssd_model.multiplane_same_page). "
+                                        "Programs keep the same-offset rule either way",
+                                .source = "ONFI's multi-plane read: 'Page address for reads have to be the same' (MEMCON "
+                                          "tutorial, https://jaehyek.github.io/2016/12/07/eMMC-UFS-FTL-4); independent "
+                                          "plane reads: asynchronous multi-plane independent (AMPI) read, US patent 11657861 "
+                                          "B2; off by default, as MQSim"});
   }
 };
 

@@ -459,9 +459,12 @@ FlowXml read_synthetic(const std::string& file, pugi::xml_node node, std::vector
                         (n == "Total_Requests_To_Generate" && f.stop_time > Time{}) || (n == "Stop_Time" && f.total_requests > 0);
     if (!unused) absent.push_back(std::move(n));
   }
-  if (notes && !absent.empty())
-    notes->push_back(
-        fmt::format("{}: a synthetic flow: {} elements absent, at MQSim's defaults: {}", file, absent.size(), fmt::join(absent, ", ")));
+  if (notes && !absent.empty()) {
+    // Once per file: the flows of a many-queue scenario usually leave out the same elements.
+    std::string note =
+        fmt::format("{}: a synthetic flow: {} elements absent, at MQSim's defaults: {}", file, absent.size(), fmt::join(absent, ", "));
+    if (std::find(notes->begin(), notes->end(), note) == notes->end()) notes->push_back(std::move(note));
+  }
   if (f.stop_time == Time{} && f.total_requests == 0)
     throw ConfigError(
         fmt::format("{}: a synthetic flow needs <Stop_Time> or <Total_Requests_To_Generate> above zero "

@@ -4,7 +4,8 @@
 // in their scheduling unit's queues (a chip with chip_scheduling, else a die) by level: translation reads, user reads
 // by priority class, translation programs, user programs by class, GC (served first unless Preemptible_GC_Enabled).
 // An idle unit starts the first ready transaction of its lowest non-empty level, with same-kind transactions for its
-// die's other planes (multi-plane; at the same page offset with multiplane_same_page); with issue_on_idle_channel
+// die's other planes (multi-plane; at the same page offset with multiplane_same_page, but for reads with
+// ssd_device.independent_plane_reads: any page of each plane, one tR for all); with issue_on_idle_channel
 // (MQSim's TSU) it starts only while its channel is idle, a channel-idle pass visiting its units round robin. A read
 // senses (tR of its page type), then moves its page over the channel; a program moves its data in, then programs
 // (tPROG); an erase takes tBERS. A channel carries one transfer at a time, reserved in the order they are asked for.
@@ -58,7 +59,9 @@ void Sim::start_die(int64_t unit) {
   const Tx& f = scheduler_.transactions[first];
   // (a Flash-Cosmos job already holds every plane of its die that it uses: no companions)
   const bool grouped = f.kind == TxKind::Read || f.kind == TxKind::Program;
-  int64_t off = model_.multiplane_same_page && grouped ? page_offset(f) : 0;
+  // the companions' page offsets must equal the first's (MQSim's rule), unless the die reads its planes independently
+  const bool same_page = model_.multiplane_same_page && !(f.kind == TxKind::Read && device_.independent_plane_reads);
+  int64_t off = same_page && grouped ? page_offset(f) : 0;
   if (grouped && device_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
     int32_t die = scheduler_.die_of_plane[size_t(f.plane)];
     uint32_t used_planes = 1u << scheduler_.plane_in_die[size_t(f.plane)];
@@ -73,7 +76,7 @@ void Sim::start_die(int64_t unit) {
         if (c.kind != f.kind) continue;
         uint32_t bit = 1u << scheduler_.plane_in_die[size_t(c.plane)];  // cheap tests first: tables, not divisions
         if ((used_planes & bit) || scheduler_.die_of_plane[size_t(c.plane)] != die) continue;
-        if (model_.multiplane_same_page && page_offset(c) != off) continue;
+        if (same_page && page_offset(c) != off) continue;
         if (!ready(c)) continue;
         used_planes |= bit;
         D.group.push_back(q[i]);
