@@ -10,6 +10,7 @@
 
 #include "ssd/device.hpp"
 #include "ssd/mqsim_xml.hpp"
+#include "ssd_test_util.hpp"
 
 namespace bitline::ssd {
 namespace {
@@ -52,17 +53,7 @@ ScenarioXml random_reads(int64_t depth, int64_t n) {
 
 const nlohmann::json& times(const nlohmann::json& j) { return j["flows"][0]["device_response_time"]; }
 
-FlowXml trace(const std::string& name, const std::string& lines) {
-  const fs::path dir = fs::temp_directory_path() / ("bitline_queues_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p) << lines;
-  FlowXml f;
-  f.kind = FlowKind::Trace;
-  f.trace_path = p.string();
-  f.caching_mode = CachingMode::TurnedOff;
-  return f;
-}
+FlowXml trace(const std::string& name, const std::string& lines) { return test::trace_flow("bitline_queues", name, lines); }
 
 // A multi-plane read of independent pages: one sensing (tR) for the die's two planes, then the two pages over the
 // channel one after the other. On one die of two planes (CWDP: logical page 2k on plane 0, 2k + 1 on plane 1; 8 KiB

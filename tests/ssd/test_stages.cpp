@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "ssd/device.hpp"
 #include "ssd/mqsim_xml.hpp"
+#include "ssd_test_util.hpp"
 
 namespace bitline::ssd {
 namespace {
@@ -32,15 +33,7 @@ DeviceXml idle_device() {
 
 /// A trace flow of `lines` ("time_ns device lba sectors type", type 1 = read, 0 = write).
 FlowXml trace(const std::string& name, const std::string& lines, CachingMode caching = CachingMode::TurnedOff) {
-  const fs::path dir = fs::temp_directory_path() / ("bitline_stages_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p) << lines;
-  FlowXml f;
-  f.kind = FlowKind::Trace;
-  f.trace_path = p.string();
-  f.caching_mode = caching;
-  return f;
+  return test::trace_flow("bitline_stages", name, lines, caching);
 }
 
 const nlohmann::json& times(const nlohmann::json& j, const char* which = "device_response_time") { return j["flows"][0][which]; }
