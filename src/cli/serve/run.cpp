@@ -24,10 +24,14 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
                s.sp.scheduler.name(), s.decode_instances, s.sn.kind, s.sn.gpus, s.server->deployment().describe(), r.requests.size(),
                r.makespan_s());
   else
-    fmt::print("{} on {}x{} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.kind, s.sn.gpus,
-               s.server->deployment().describe(), s.sp.scheduler.name(), r.requests.size(), r.makespan_s());
-  fmt::print("  KV memory: {} blocks of {} tokens ({} tokens per attention rank, {} bytes per token per GPU)\n", r.memory.blocks,
-             s.sp.block_tokens, r.memory.tokens_per_rank, r.memory.kv_bytes_per_token);
+    fmt::print("{} on {}x{} ({}), engine {} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.kind, s.sn.gpus,
+               s.server->deployment().describe(), s.engine.profile,
+               s.engine.ideal() ? std::string("kernels only") : fmt::format("{} {}", family_name(s.engine.family), s.engine.version),
+               s.sp.scheduler.name(), r.requests.size(), r.makespan_s());
+  fmt::print("  KV memory: {} blocks of {} tokens ({} tokens per attention rank, {} bytes per token per GPU; pool: {})\n", r.memory.blocks,
+             s.sp.block_tokens, r.memory.tokens_per_rank, r.memory.kv_bytes_per_token,
+             r.memory.rule == KvPoolRule::AllFree ? std::string("all free memory")
+                                                  : fmt::format("{} {:g}", to_string(r.memory.rule), r.memory.fraction));
   line("TTFT", "ttft_ms");
   line("TPOT", "tpot_ms");
   line("ITL", "itl_ms");
