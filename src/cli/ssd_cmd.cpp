@@ -73,6 +73,8 @@ void add_ssd_fio(CLI::App& ssd) {
   fio->callback([o] {
     check_json_output(o->json);
     check_distinct_files({{"--json", o->json}}, {{"JOBFILE", o->job_file}, {"--device", o->device}});
+    // fio's logs (write_bw_log, ...) go beside the JSON output, or in the current directory without --json
+    const std::filesystem::path log_dir = o->json.empty() ? std::filesystem::path() : std::filesystem::path(o->json).parent_path();
     ConfigTree tree;
     for (const auto& set : o->sets) tree.apply_set(set);
     static constexpr std::array<std::string_view, 2> kSections{"ssd_device", "ssd_model"};
@@ -84,6 +86,16 @@ void add_ssd_fio(CLI::App& ssd) {
     const std::vector<ssd::fio::Job> jobs = ssd::fio::resolve_jobs(file, &notes);
     const ssd::fio::Plan plan = ssd::fio::plan_jobs(file, jobs, d, o->occupancy / 100.0);
     for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
+    std::vector<std::filesystem::path> log_paths;
+    {
+      std::vector<NamedPath> outs{{"--json", o->json}};
+      for (const std::string& name : ssd::fio::log_names(plan)) {
+        log_paths.push_back(log_dir / name);
+        check_json_output(log_paths.back(), "a fio log (write_*_log)");
+        outs.push_back({fmt::format("fio log {}", name), log_paths.back()});
+      }
+      check_distinct_files(outs, {{"JOBFILE", o->job_file}, {"--device", o->device}});
+    }
     ssd::RunOptions opt;
     opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
     opt.io_stats = true;
@@ -135,6 +147,11 @@ void add_ssd_fio(CLI::App& ssd) {
       // fio's key order kept (write_json_file takes a sorted json)
       write_text_file(o->json, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
       if (!o->quiet) fmt::print("wrote {}\n", o->json);
+    }
+    const std::vector<std::string> texts = ssd::fio::log_texts(plan, runs);
+    for (size_t i = 0; i < log_paths.size(); ++i) {
+      write_text_file(log_paths[i], texts[i]);
+      if (!o->quiet) fmt::print("wrote {}\n", log_paths[i].string());
     }
   });
 }

@@ -141,6 +141,7 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
     if (opt.io_stats) {
       fl.io = std::make_unique<FlowIoStats>();
       fl.io->stats_from_ps = fl.io->last_done_ps = x.stats_from.raw();
+      fl.io->log.window_ps = x.io_log_window.raw();
     }
     fl.rng = Rng::derive(uint64_t(x.seed) * 1000003u + uint64_t(f), "flow");
     if (x.kind == FlowKind::Trace) {

@@ -35,6 +35,7 @@ constexpr const char* kModelled[] = {"allrandrepeat",
                                      "iodepth",
                                      "kb_base",
                                      "lat_percentiles",
+                                     "log_avg_msec",
                                      "name",
                                      "new_group",
                                      "number_ios",
@@ -53,7 +54,10 @@ constexpr const char* kModelled[] = {"allrandrepeat",
                                      "stonewall",
                                      "time_based",
                                      "timeout",
-                                     "wait_for_previous"};
+                                     "wait_for_previous",
+                                     "write_bw_log",
+                                     "write_iops_log",
+                                     "write_lat_log"};
 constexpr const char* kIgnored[] = {"allow_file_create",
                                     "allow_mounted_write",
                                     "buffer_compress_chunk",
@@ -772,6 +776,16 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
     j.name = o.value;
   } else if (k == "description") {
     // text only
+  } else if (k == "write_bw_log" || k == "write_iops_log" || k == "write_lat_log") {
+    // bare: fio names the files after the job (its name as resolve_jobs finally has it)
+    bool& on = k == "write_bw_log" ? j.bw_log : k == "write_iops_log" ? j.iops_log : j.lat_log;
+    std::string& prefix = k == "write_bw_log" ? j.bw_log_prefix : k == "write_iops_log" ? j.iops_log_prefix : j.lat_log_prefix;
+    on = true;
+    prefix = o.has_value ? std::string(trim(o.value)) : std::string();
+    if (o.has_value && prefix.empty()) c.fail("an empty log file prefix (give a name, or the bare option for the job's name)");
+  } else if (k == "log_avg_msec") {
+    need_value();
+    j.log_avg_msec = parse_int(c, o.value, 0, int64_t(1) << 30, "log_avg_msec (ms)");
   }
 }
 
@@ -832,6 +846,8 @@ std::vector<Job> resolve_jobs(const JobFile& f, std::vector<std::string>* notes)
       apply(j, f.file, o, notes);
       j.own_options.emplace_back(o.key, o.has_value ? o.value : std::string());
     }
+    for (std::string* prefix : {&j.bw_log_prefix, &j.iops_log_prefix, &j.lat_log_prefix})
+      if (prefix->empty()) *prefix = j.name;
     if (j.time_based && j.runtime == Time{})
       throw ConfigError(at(f.file, j.line_of.at("time_based")) +
                         fmt::format("job '{}': time_based without a runtime runs until it is stopped: give runtime=", shown(j.name)));
@@ -872,6 +888,7 @@ Plan plan_jobs(const JobFile& f, const std::vector<Job>& jobs, const DeviceXml& 
     for (int64_t c = 0; c < j.numjobs; ++c) p.runs.back().clones.push_back(Clone{i, c});
   }
   const int64_t logical_bytes = d.logical_pages() * d.page_size;
+  int64_t unaveraged = 0;  // I/Os the unaveraged logs of the file keep
   for (RunGroup& r : p.runs) {
     const int64_t n = int64_t(r.clones.size());
     const Job& first = p.jobs[r.clones.front().job];
@@ -944,6 +961,31 @@ Plan plan_jobs(const JobFile& f, const std::vector<Job>& jobs, const DeviceXml& 
       }
       if (x.total_requests > 0)
         x.origin_requests = fmt::format("job '{}' ({}): {} I/Os of {} B", shown(j.name), set_by, x.total_requests, j.bs);
+      if (j.logs()) {
+        x.io_log = true;
+        x.io_log_window = ms(double(j.log_avg_msec));
+        const std::string key = j.bw_log ? "write_bw_log" : j.iops_log ? "write_iops_log" : "write_lat_log";
+        if (j.log_avg_msec == 0) {
+          // one line per I/O: bounded before the run (the lines each clone's logs will have, and all of them together)
+          if (x.total_requests == 0)
+            fail(key, fmt::format("{} without log_avg_msec writes a line per I/O, and a time_based job's I/Os are not known "
+                                  "before it runs: give log_avg_msec= (lines per window) or number_ios=",
+                                  key));
+          if (x.total_requests > kMaxIoLogEntries)
+            fail(key, fmt::format("{} without log_avg_msec writes a line per I/O: {} I/Os, more than the {} (2^22) lines a log "
+                                  "may have; give log_avg_msec= (lines per window)",
+                                  key, x.total_requests, kMaxIoLogEntries));
+          unaveraged += x.total_requests;
+          if (unaveraged > kMaxIoLogEntries)
+            fail(key, fmt::format("{} without log_avg_msec: the job file's unaveraged logs would keep {} I/Os' lines, more than the "
+                                  "{} (2^22) all of them together may; give log_avg_msec= (lines per window)",
+                                  key, unaveraged, kMaxIoLogEntries));
+        } else if (x.stop_time > Time{} && x.stop_time.raw() / x.io_log_window.raw() >= kMaxIoLogEntries) {
+          fail("log_avg_msec", fmt::format("log_avg_msec={} over the job's {:.6g} s makes more than the {} (2^22) windows a log may "
+                                           "have; give a longer log_avg_msec",
+                                           j.log_avg_msec, to_s(x.stop_time), kMaxIoLogEntries));
+        }
+      }
       r.scenario.flows.push_back(std::move(x));
     }
   }
@@ -1059,6 +1101,95 @@ nlohmann::ordered_json fio_json(const Plan& plan, const std::vector<ScenarioRun>
           {"global options", options_json(plan.global_options)},
           {"jobs", jobs},
           {"bitline", {{"job_file", plan.file}, {"runs", run_info}}}};
+}
+
+namespace {
+
+/// One log file of a clone: which values it has (bw, iops, lat, clat, slat).
+enum class LogKind { Bw, Iops, Lat, Clat, Slat };
+struct LogOf {
+  size_t run = 0, flow = 0;  // where its clone's FlowIoStats are
+  const Job* job = nullptr;
+  LogKind kind = LogKind::Bw;
+  std::string name;
+};
+
+std::vector<LogOf> logs_of(const Plan& plan) {
+  std::vector<LogOf> out;
+  int64_t number = 0;  // fio's thread number: the clones of every job, in file order, from 1
+  for (size_t r = 0; r < plan.runs.size(); ++r)
+    for (size_t i = 0; i < plan.runs[r].clones.size(); ++i) {
+      const Job& j = plan.jobs[plan.runs[r].clones[i].job];
+      ++number;
+      auto add = [&](LogKind k, const std::string& prefix, const char* what) {
+        out.push_back(LogOf{r, i, &j, k, fmt::format("{}_{}.{}.log", prefix, what, number)});
+      };
+      if (j.bw_log) add(LogKind::Bw, j.bw_log_prefix, "bw");
+      if (j.iops_log) add(LogKind::Iops, j.iops_log_prefix, "iops");
+      if (j.lat_log) {
+        add(LogKind::Lat, j.lat_log_prefix, "lat");
+        add(LogKind::Clat, j.lat_log_prefix, "clat");
+        add(LogKind::Slat, j.lat_log_prefix, "slat");
+      }
+    }
+  return out;
+}
+
+std::string log_text(const LogOf& l, const IoLog& log) {
+  std::string out;
+  auto line = [&](int64_t t_ms, uint64_t value, int dir, int64_t bs, int64_t offset) {
+    out += fmt::format("{}, {}, {}, {}, {}\n", t_ms, value, dir, bs, offset);
+  };
+  auto latency = [&](uint64_t slat, uint64_t clat, uint64_t lat) {
+    return l.kind == LogKind::Lat ? lat : l.kind == LogKind::Clat ? clat : slat;
+  };
+  if (log.window_ps <= 0) {
+    for (const IoLogRecord& r : log.records) {
+      uint64_t v = 1;  // iops: one I/O
+      if (l.kind == LogKind::Bw)
+        v = r.lat > 0 ? uint64_t(std::floor(double(r.bytes) / 1024.0 / (double(r.lat) * 1e-9))) : 0;
+      else if (l.kind != LogKind::Iops)
+        v = latency(r.slat, r.clat, r.lat);
+      line(r.t_ps / 1000000000, v, r.dir, r.bytes, r.offset);
+    }
+    return out;
+  }
+  const double window_s = double(log.window_ps) * 1e-12;
+  const double rf = l.job->read_fraction();
+  for (size_t w = 0; w < log.windows.size(); ++w) {
+    const int64_t t_ms = (int64_t(w) + 1) * log.window_ps / 1000000000;
+    for (int d = 0; d < 2; ++d) {
+      const IoLogWindow& x = log.windows[w][size_t(d)];
+      if (l.kind == LogKind::Bw || l.kind == LogKind::Iops) {
+        if ((d == 0 && rf <= 0) || (d == 1 && rf >= 1)) continue;  // a direction the job does not do
+        const double v = l.kind == LogKind::Bw ? double(x.bytes) / 1024.0 / window_s : double(x.ios) / window_s;
+        line(t_ms, uint64_t(std::floor(v)), d, 0, 0);
+      } else if (x.ios > 0) {
+        const double n = double(x.ios);
+        line(t_ms, uint64_t(std::floor(latency(uint64_t(x.slat / n), uint64_t(x.clat / n), uint64_t(x.lat / n)))), d, 0, 0);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> log_names(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const LogOf& l : logs_of(plan)) out.push_back(l.name);
+  return out;
+}
+
+std::vector<std::string> log_texts(const Plan& plan, const std::vector<ScenarioRun>& runs) {
+  if (runs.size() != plan.runs.size()) throw ModelError("log_texts: one ScenarioRun per run of the plan");
+  std::vector<std::string> out;
+  for (const LogOf& l : logs_of(plan)) {
+    if (runs[l.run].flows.size() != plan.runs[l.run].clones.size())
+      throw ModelError("log_texts: a run without its flows' I/O statistics (RunOptions::io_stats)");
+    out.push_back(log_text(l, runs[l.run].flows[l.flow].log));
+  }
+  return out;
 }
 
 std::string summary(const nlohmann::ordered_json& r) {

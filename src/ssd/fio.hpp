@@ -83,6 +83,13 @@ struct Job {
   std::vector<double> percentiles{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
   bool clat_percentiles = true, lat_percentiles = false;
   int64_t kb_base = 1024;
+  /// fio's logs (write_bw_log, write_iops_log, write_lat_log): whether each is written, and its file prefix (the
+  /// option's value, or the job's name when bare); log_avg_msec: the window the values are averaged over (0: one line
+  /// per I/O)
+  bool bw_log = false, iops_log = false, lat_log = false;
+  std::string bw_log_prefix, iops_log_prefix, lat_log_prefix;
+  int64_t log_avg_msec = 0;
+  bool logs() const { return bw_log || iops_log || lat_log; }
   /// option -> the line that set it last (its own section's or a [global]'s), for messages
   std::map<std::string, int64_t> line_of;
   /// option -> "FILE:LINE key=value" as written, for messages
@@ -133,6 +140,21 @@ struct Plan {
 /// preconditioning). ConfigError naming file, line and option for a range beyond the device or a run of more than
 /// kMaxFlowsPerGroup flows.
 Plan plan_jobs(const JobFile& f, const std::vector<Job>& jobs, const DeviceXml& device, double occupancy = 0);
+
+/// fio's log files of the plan, in order: per job (clone by clone) PREFIX_bw.N.log, PREFIX_iops.N.log,
+/// PREFIX_lat.N.log, PREFIX_clat.N.log, PREFIX_slat.N.log for the logs it asks for, N the clone's number in the file
+/// (1-based, every job's clones numbered in file order, as fio's thread numbers). Names as the prefixes give them
+/// (the caller places relative ones).
+std::vector<std::string> log_names(const Plan& plan);
+
+/// The logs' text (fio's HOWTO, "Log File Formats"), one per log_names entry in its order. Each line is `time (ms),
+/// value, data direction (0 read, 1 write), block size (bytes), offset (bytes)`. Without log_avg_msec a line per I/O
+/// at its completion: bw in KiB/s (its bytes over its latency), iops 1, lat/clat/slat in ns, its size and offset.
+/// With log_avg_msec=N a line per N ms window (time its end) and direction: bw the window's bytes / N ms in KiB/s,
+/// iops its I/Os / N ms per second (a line each window for each direction the job does, 0 when idle), lat/clat/slat
+/// the mean of the window's I/Os in ns (windows with I/Os), block size and offset 0; a run's last window is divided
+/// by the whole N ms too, so sum(bw x N ms) is the bytes. Integer values, rounded down, as fio writes them.
+std::vector<std::string> log_texts(const Plan& plan, const std::vector<ScenarioRun>& runs);
 
 /// The runs' results in fio's JSON shape, its keys in fio's order (an ordered_json): {"fio version", "global options", "jobs": [{"jobname",
 /// "groupid", "error", "job options", "read", "write", "trim", "job_runtime"}], "bitline": {...}}; with group_reporting, consecutive jobs

@@ -184,6 +184,11 @@ void Sim::on_complete(uint32_t id) {
     d.clat_hist.add(clat);
     d.lat_hist.add(lat);
     fl.io->last_done_ps = now.raw();
+    if (fl.x->io_log && !fl.io->log.add(now.raw(), r.read ? 0 : 1, r.sectors * 512, r.lba * 512, slat, clat, lat))
+      throw ConfigError(
+          fmt::format("flow {}: its I/O log (fio's write_bw_log/write_iops_log/write_lat_log) would pass {} {} at "
+                      "{:.6g} s simulated (bounded memory; a longer log_avg_msec makes fewer windows)",
+                      r.flow, kMaxIoLogEntries, fl.io->log.window_ps > 0 ? "windows" : "lines", to_s(now)));
   }
   ++host_.completed;
   --fl.outstanding;

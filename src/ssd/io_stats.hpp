@@ -115,9 +115,54 @@ struct DirStats {
   }
 };
 
+/// At most this many records (one per I/O) or windows a flow's log keeps (bitline ssd fio refuses more before it
+/// runs where it can tell; the host interface throws past it otherwise).
+inline constexpr int64_t kMaxIoLogEntries = int64_t(1) << 22;
+
+/// One logged I/O (fio's logs without log_avg_msec): its completion (ps), direction, bytes, byte offset and latencies.
+struct IoLogRecord {
+  int64_t t_ps = 0, bytes = 0, offset = 0;
+  uint64_t slat = 0, clat = 0, lat = 0;  // ns
+  int dir = 0;                           // 0 read, 1 write
+};
+
+/// One window's I/O of one direction (fio's logs with log_avg_msec): count, bytes, and the latencies' sums (ns).
+struct IoLogWindow {
+  int64_t ios = 0, bytes = 0;
+  double slat = 0, clat = 0, lat = 0;
+};
+
+/// A flow's log (FlowXml::io_log): a record per I/O (window_ps 0) or per window of window_ps from time 0 (bounded
+/// memory: per window, not per I/O).
+struct IoLog {
+  int64_t window_ps = 0;
+  std::vector<IoLogRecord> records;
+  std::vector<std::array<IoLogWindow, 2>> windows;
+
+  /// Adds one I/O; false (nothing added) past kMaxIoLogEntries.
+  bool add(int64_t t_ps, int dir, int64_t bytes, int64_t offset, uint64_t slat, uint64_t clat, uint64_t lat) {
+    if (window_ps <= 0) {
+      if (int64_t(records.size()) >= kMaxIoLogEntries) return false;
+      records.push_back(IoLogRecord{t_ps, bytes, offset, slat, clat, lat, dir});
+      return true;
+    }
+    const int64_t w = t_ps / window_ps;
+    if (w >= kMaxIoLogEntries) return false;
+    if (int64_t(windows.size()) <= w) windows.resize(size_t(w) + 1);
+    IoLogWindow& x = windows[size_t(w)][size_t(dir)];
+    ++x.ios;
+    x.bytes += bytes;
+    x.slat += double(slat);
+    x.clat += double(clat);
+    x.lat += double(lat);
+    return true;
+  }
+};
+
 /// One flow's I/O counted from its stats_from (a ramp's end): read and write, and its last completion (ps).
 struct FlowIoStats {
   std::array<DirStats, 2> dir;  // 0 read, 1 write
+  IoLog log;                    // FlowXml::io_log: fio's bw, iops and lat logs are made from it
   int64_t stats_from_ps = 0;    // when counting began
   int64_t last_done_ps = 0;     // its last counted completion (stats_from_ps when none)
 

@@ -75,6 +75,8 @@ struct FlowXml {
   int64_t range_offset = 0;                  // sectors from the start of the flow's share of the logical space to its range
   int64_t range_sectors = 0;                 // sectors of its range (0: Working_Set_Percentage of its share)
   Time stats_from{};                         // RunOptions::io_stats counts the completions from then on (fio's ramp_time)
+  bool io_log = false;                       // RunOptions::io_stats also logs the counted I/Os (FlowIoStats::log; fio's logs)
+  Time io_log_window{};                      // averaged over windows of this length (fio's log_avg_msec); 0: one record per I/O
   std::string origin_requests, origin_time;  // what set total_requests / stop_time, named in budget messages
   // trace
   std::string trace_path;  // resolved against the workload file's folder

@@ -1,14 +1,20 @@
 // fio's job files on the general SSD (src/ssd/fio.*, bitline ssd fio; docs/ssd.md "fio job files"): the reader by
 // hand (sections, comments, suffixes, [global] inheritance, every modelled option, errors with their lines), the
 // translation of a job into its flows by hand, fio's JSON (keys, iops x bs = bw_bytes, monotone percentiles,
-// group_reporting, ramp_time, determinism), the histogram against fio's bucketing, the shipped jobs against their XML
+// group_reporting, ramp_time, determinism), fio's bw/iops/lat logs (names, a line per I/O by hand, windows that sum to
+// the JSON's bytes, the bound on unaveraged logs), the histogram against fio's bucketing, the shipped jobs against their XML
 // twins, and the refusals end to end (exit 2 naming file, line and option).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "../support/run_bitline.hpp"
@@ -185,7 +191,9 @@ TEST(SsdFio, EveryModelledOption) {
 TEST(SsdFio, TheOptionsTableHoldsOnlyFioNames) {
   for (auto kind : {fio::OptionKind::Modelled, fio::OptionKind::Ignored})
     for (std::string_view n : fio::options_of(kind)) EXPECT_TRUE(fio::is_fio_option(n)) << n;
-  EXPECT_EQ(fio::options_of(fio::OptionKind::Modelled).size(), 30u);
+  EXPECT_EQ(fio::options_of(fio::OptionKind::Modelled).size(), 34u);
+  EXPECT_EQ(fio::option_kind("write_bw_log"), fio::OptionKind::Modelled);
+  EXPECT_EQ(fio::option_kind("log_avg_msec"), fio::OptionKind::Modelled);
   EXPECT_EQ(fio::option_kind("rate"), fio::OptionKind::NotModelled);
   EXPECT_EQ(fio::option_kind("thinktime"), fio::OptionKind::NotModelled);
   EXPECT_EQ(fio::option_kind("verify"), fio::OptionKind::NotModelled);
@@ -351,6 +359,153 @@ TEST(SsdFio, HistogramBucketsAsFioAndPercentilesWithinHalfABucket) {
   EXPECT_NEAR(a.stddev(), m.stddev(), 1e-12);
   EXPECT_EQ(a.min, 2u);
   EXPECT_EQ(a.max, 9u);
+}
+
+// ---- fio's logs (write_bw_log, write_iops_log, write_lat_log, log_avg_msec) ---------------------------------------
+
+struct LogRun {
+  fio::Plan plan;
+  std::vector<ScenarioRun> runs;
+  nlohmann::ordered_json json;
+  std::vector<std::string> names, texts;
+};
+
+LogRun run_logs(const std::string& text, const DeviceXml& d) {
+  const fio::JobFile f = fio::parse_job_file(text, "t.fio");
+  LogRun r{fio::plan_jobs(f, fio::resolve_jobs(f), d), {}, {}, {}, {}};
+  RunOptions opt;
+  opt.io_stats = true;
+  for (const auto& g : r.plan.runs) r.runs.push_back(run_scenario(d, g.scenario, opt));
+  r.json = fio::fio_json(r.plan, r.runs);
+  r.names = fio::log_names(r.plan);
+  r.texts = fio::log_texts(r.plan, r.runs);
+  return r;
+}
+
+/// A log's lines as their five integer fields (fails the test on a line of another shape).
+std::vector<std::array<int64_t, 5>> log_lines(const std::string& text) {
+  std::vector<std::array<int64_t, 5>> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::array<int64_t, 5> v{};
+    char sep[4] = {};
+    std::istringstream l(line);
+    l >> v[0] >> sep[0] >> v[1] >> sep[1] >> v[2] >> sep[2] >> v[3] >> sep[3] >> v[4];
+    EXPECT_TRUE(l && l.peek() == EOF && sep[0] == ',' && sep[1] == ',' && sep[2] == ',' && sep[3] == ',') << line;
+    EXPECT_EQ(line, fmt::format("{}, {}, {}, {}, {}", v[0], v[1], v[2], v[3], v[4]));  // ", " between, nothing else
+    out.push_back(v);
+  }
+  return out;
+}
+
+TEST(SsdFio, LogNamesFollowFiosThreadNumbers) {
+  const DeviceXml d = small_device();
+  const fio::JobFile f = fio::parse_job_file(
+      "[global]\nbs=4k\nnumber_ios=10\n[a]\nnumjobs=2\nwrite_bw_log=p\n[b]\nwrite_lat_log\nwrite_iops_log=q\n[c]\n", "t.fio");
+  const fio::Plan p = fio::plan_jobs(f, fio::resolve_jobs(f), d);
+  EXPECT_EQ(fio::log_names(p),
+            (std::vector<std::string>{"p_bw.1.log", "p_bw.2.log", "q_iops.3.log", "b_lat.3.log", "b_clat.3.log", "b_slat.3.log"}));
+  EXPECT_TRUE(p.runs[0].scenario.flows[0].io_log);
+  EXPECT_FALSE(p.runs[0].scenario.flows[3].io_log);  // [c] logs nothing
+}
+
+// with log_avg_msec, a line per window and direction: the bw log's sum of bw x window is the bytes fio's JSON reports
+TEST(SsdFio, AveragedLogsSumToTheJsonsBytesAndIos) {
+  const DeviceXml d = small_device();
+  const LogRun r = run_logs(
+      "[m]\nrw=randrw\nrwmixread=50\nbs=4k\niodepth=4\nnumber_ios=3000\nrandseed=5\nwrite_bw_log=x\nwrite_iops_log=x\n"
+      "write_lat_log=x\nlog_avg_msec=2\n",
+      d);
+  ASSERT_EQ(r.names, (std::vector<std::string>{"x_bw.1.log", "x_iops.1.log", "x_lat.1.log", "x_clat.1.log", "x_slat.1.log"}));
+  const auto& job = r.json["jobs"][0];
+  const auto bw = log_lines(r.texts[0]), iops = log_lines(r.texts[1]), lat = log_lines(r.texts[2]);
+  ASSERT_GT(bw.size(), 4u);  // several windows
+  ASSERT_EQ(bw.size(), iops.size());
+  for (int dir = 0; dir < 2; ++dir) {
+    const auto& js = job[dir == 0 ? "read" : "write"];
+    double bytes = 0, ios = 0;
+    int64_t lines = 0;
+    for (size_t i = 0; i < bw.size(); ++i) {
+      EXPECT_EQ(bw[i][0] % 2, 0);  // the windows' ends, ms
+      EXPECT_EQ(bw[i][3], 0);      // no block size nor offset in an averaged line
+      EXPECT_EQ(bw[i][4], 0);
+      if (bw[i][2] != dir) continue;
+      ++lines;
+      bytes += double(bw[i][1]) * 1024.0 * 0.002;  // KiB/s x 2 ms
+      ios += double(iops[i][1]) * 0.002;
+    }
+    const double want = js["io_bytes"].get<double>();
+    EXPECT_GT(want, 0);
+    EXPECT_LE(bytes, want);  // rounded down: at most 1 KiB/s (2.048 B) per line below
+    EXPECT_GE(bytes, want - 2.048 * double(lines)) << dir;
+    EXPECT_LE(ios, js["total_ios"].get<double>());
+    EXPECT_GE(ios, js["total_ios"].get<double>() - 0.002 * double(lines));
+    for (const auto& l : lat)
+      if (l[2] == dir) {
+        EXPECT_GE(double(l[1]), std::floor(js["lat_ns"]["min"].get<double>()));
+        EXPECT_LE(double(l[1]), js["lat_ns"]["max"].get<double>());
+      }
+  }
+  EXPECT_EQ(r.texts,
+            run_logs("[m]\nrw=randrw\nrwmixread=50\nbs=4k\niodepth=4\nnumber_ios=3000\nrandseed=5\nwrite_bw_log=x\nwrite_iops_log=x\n"
+                     "write_lat_log=x\nlog_avg_msec=2\n",
+                     d)
+                .texts);  // deterministic
+}
+
+// without log_avg_msec, a line per I/O at its completion: by hand for three sequential writes at iodepth 1
+TEST(SsdFio, UnaveragedLogsHaveALinePerIo) {
+  const DeviceXml d = small_device();
+  const LogRun r = run_logs("[w]\nrw=write\nbs=4k\niodepth=1\nnumber_ios=3\nwrite_bw_log\nwrite_iops_log\nwrite_lat_log\n", d);
+  ASSERT_EQ(r.names, (std::vector<std::string>{"w_bw.1.log", "w_iops.1.log", "w_lat.1.log", "w_clat.1.log", "w_slat.1.log"}));
+  const auto bw = log_lines(r.texts[0]), iops = log_lines(r.texts[1]), lat = log_lines(r.texts[2]), clat = log_lines(r.texts[3]),
+             slat = log_lines(r.texts[4]);
+  ASSERT_EQ(bw.size(), 3u);
+  const auto& js = r.json["jobs"][0]["write"];
+  double lat_sum = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    for (const auto* log : {&bw, &iops, &lat, &clat, &slat}) {
+      const auto& l = (*log)[i];
+      EXPECT_EQ(l[2], 1);                  // a write
+      EXPECT_EQ(l[3], 4096);               // its block size
+      EXPECT_EQ(l[4], int64_t(i) * 4096);  // its offset: sequential from 0
+      EXPECT_EQ(l[0], lat[i][0]);          // the same completion in every log
+      if (i > 0) {
+        EXPECT_GE(l[0], (*log)[i - 1][0]);
+      }
+    }
+    EXPECT_EQ(iops[i][1], 1);
+    EXPECT_GT(lat[i][1], 0);
+    EXPECT_NEAR(double(lat[i][1]), double(clat[i][1] + slat[i][1]), 1.0);        // each truncated to ns on its own
+    EXPECT_EQ(bw[i][1], int64_t(std::floor(4.0 / (double(lat[i][1]) * 1e-9))));  // 4 KiB over its latency, KiB/s
+    lat_sum += double(lat[i][1]);
+  }
+  EXPECT_NEAR(lat_sum / 3, js["lat_ns"]["mean"].get<double>(), 1e-6 * lat_sum);
+  EXPECT_EQ(std::min({lat[0][1], lat[1][1], lat[2][1]}), js["lat_ns"]["min"].get<int64_t>());
+  EXPECT_EQ(std::max({lat[0][1], lat[1][1], lat[2][1]}), js["lat_ns"]["max"].get<int64_t>());
+  // the completion time, ms since the run began, within the JSON's runtime
+  EXPECT_LE(lat[2][0], js["runtime"].get<int64_t>() + 1);
+}
+
+TEST(SsdFio, RefusesAnUnaveragedLogTooLongBeforeRunning) {
+  const DeviceXml d = small_device();
+  const auto plan = [&](const std::string& text) {
+    const fio::JobFile f = fio::parse_job_file(text, "t.fio");
+    return fio::plan_jobs(f, fio::resolve_jobs(f), d);
+  };
+  std::string msg = error_of([&] { plan("[j]\nbs=4k\nwrite_iops_log=x\nnumber_ios=5000000\n"); });
+  EXPECT_TRUE(has(msg, "t.fio:3:") && has(msg, "write_iops_log") && has(msg, "2^22") && has(msg, "log_avg_msec")) << msg;
+  msg = error_of([&] { plan("[j]\nbs=4k\ntime_based\nruntime=1\nwrite_lat_log\n"); });
+  EXPECT_TRUE(has(msg, "t.fio:5:") && has(msg, "write_lat_log") && has(msg, "time_based")) << msg;
+  // all the file's unaveraged logs together are bounded too
+  msg = error_of([&] { plan("[global]\nbs=512\nwrite_bw_log=x\nio_size=2g\nnumber_ios=3000000\n[a]\n[b]\n"); });
+  EXPECT_TRUE(has(msg, "t.fio:3:") && has(msg, "job 'b'") && has(msg, "all of them together")) << msg;
+  msg = error_of([&] { plan("[j]\nbs=4k\ntime_based\nruntime=1h\nwrite_bw_log\nlog_avg_msec=0\n"); });
+  EXPECT_TRUE(has(msg, "write_bw_log")) << msg;
+  msg = error_of([&] { plan("[j]\nbs=4k\ntime_based\nruntime=100h\nwrite_bw_log\nlog_avg_msec=1\n"); });
+  EXPECT_TRUE(has(msg, "t.fio:6:") && has(msg, "log_avg_msec=1") && has(msg, "windows")) << msg;
+  EXPECT_NO_THROW(plan("[j]\nbs=4k\ntime_based\nruntime=1h\nwrite_bw_log\nlog_avg_msec=1000\n"));
 }
 
 // ---- simulated: fio's JSON ---------------------------------------------------------------------------------------
@@ -580,6 +735,25 @@ TEST_F(SsdFioCli, ThroughputBinsAndSlcCountsPerGroup) {
   EXPECT_EQ(j["jobs"], k["jobs"]);  // the bins change nothing else
 }
 
+TEST_F(SsdFioCli, WritesLogsBesideTheJson) {
+  const std::string job = write("job.fio", "[w]\nrw=write\nbs=4k\nnumber_ios=3\nwrite_bw_log=x\nwrite_lat_log=x\n");
+  fs::create_directories(dir_ / "out");
+  const std::string out = (dir_ / "out" / "r.json").string();
+  ASSERT_EQ(fio(job, "--json " + test::shell_quote(out)).rc, 0);
+  for (const char* name : {"x_bw.1.log", "x_lat.1.log", "x_clat.1.log", "x_slat.1.log"}) {
+    ASSERT_TRUE(fs::exists(dir_ / "out" / name)) << name;
+    std::ifstream in(dir_ / "out" / name);
+    EXPECT_EQ(log_lines(std::string(std::istreambuf_iterator<char>(in), {})).size(), 3u) << name;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "x_iops.1.log"));
+  // a log that would overwrite an input (here the job file itself) is refused before the run
+  const std::string clash = write("x_bw.1.log", "[w]\nrw=write\nbs=4k\nnumber_ios=3\nwrite_bw_log=x\n");
+  const test::CliRun r = fio(clash, "--json " + test::shell_quote((dir_ / "r2.json").string()));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(has(r.out, "x_bw.1.log")) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "r2.json"));
+}
+
 TEST_F(SsdFioCli, RefusalsExitTwoNamingFileLineAndOption) {
   expect_refused("[j]\nrw=randread\nrate=100m\n", {"job.fio:3:", "'rate'", "not modelled"});
   expect_refused("[j]\niodepht=4\n", {"job.fio:2:", "'iodepht'", "did you mean 'iodepth'"});
@@ -593,6 +767,8 @@ TEST_F(SsdFioCli, RefusalsExitTwoNamingFileLineAndOption) {
   // a later group over the budget stops the file before the first group runs
   expect_refused("[a]\nnumber_ios=100\n[b]\nstonewall\nnumber_ios=100000000\n", {"group 2", "job.fio:5 number_ios"});
   expect_refused("[j]\nnumber_ios=10\n", {"--occupancy"}, "--occupancy 101");
+  // an unaveraged log longer than 2^22 lines, before it runs
+  expect_refused("[j]\nrw=randread\nbs=4k\nwrite_bw_log=x\nnumber_ios=5000000\n", {"job.fio:4:", "write_bw_log", "2^22"});
 }
 
 }  // namespace
