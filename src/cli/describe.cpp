@@ -121,7 +121,7 @@ void add_describe(CLI::App& app) {
           << "Serving engines (bitline serve run|sweep|capacity --engine NAME; --set engine.OPTION=VALUE; docs/serving.md, \"Engines\"):\n";
       for (const auto& e : list) {
         std::cout << fmt::format("\n{}  (family {}, {}{})\n  {}\n  {}\n", e.name, e.family, e.version,
-                                 e.name == "vllm" ? ", the default" : "", e.description, e.file);
+                                 e.name == serve::kDefaultEngine ? ", the default" : "", e.description, e.file);
         for (const auto& [k, v] : e.options) std::cout << fmt::format("    {:<28} {}\n", k, v);
       }
       return;

@@ -88,6 +88,12 @@ EngineSetup ideal_engine() {
 
 namespace {
 
+// The section a profile file holds, the keys of it that describe the profile rather than set an option, and the
+// section of the host costs.
+constexpr std::string_view kEngineSection = "engine", kHostSection = "host";
+constexpr std::string_view kProfileKeys[] = {"family", "version", "description"};
+bool is_profile_key(std::string_view k) { return std::find(std::begin(kProfileKeys), std::end(kProfileKeys), k) != std::end(kProfileKeys); }
+
 // ---- the options of each family, under the engine's own names ----------------------------------------------------
 
 /// engine.host: what the engine's host spends (every family but ideal gives all of them; the profile file cites each).
@@ -400,11 +406,9 @@ struct Profile {
   HostParams host;
   template <class V>
   void visit(V& v) {
-    v.also_known("family");
-    v.also_known("version");
-    v.also_known("description");
+    for (std::string_view k : kProfileKeys) v.also_known(k);
     options.visit(v);
-    v.section("host", host);
+    v.section(kHostSection, host);
   }
 };
 
@@ -438,7 +442,7 @@ void check_keys(const ConfigTree& tree, EngineFamily f, const std::vector<std::s
   const ConfigNode* sec = tree.at("engine");
   const std::string fam(family_name(f));
   for (const auto& [k, v] : sec->keys) {
-    if (k == "family" || k == "version" || k == "description" || (k == "host" && f != EngineFamily::Ideal)) continue;
+    if (is_profile_key(k) || (k == kHostSection && f != EngineFamily::Ideal)) continue;
     if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
     const std::string owner = owner_of(k, f);
     std::string known;
@@ -521,10 +525,15 @@ void load_engine_profile(ConfigTree& tree, const std::string& engine) {
   ConfigTree only;
   only.load_file(f);
   for (const auto& [k, v] : only.root().keys)
-    if (k != "engine") throw ConfigError(fmt::format("{}: {}: an engine profile holds only the section engine", v.origin, k));
+    if (k != kEngineSection) throw ConfigError(fmt::format("{}: {}: an engine profile holds only the section engine", v.origin, k));
   if (!only.at("engine.family"))
     throw ConfigError(fmt::format("engine profile {}: engine.family is missing (one of {})", f.string(), engine_families().joined(", ")));
   tree.load_file(f);
+}
+
+EngineContext engine_context(const llm::KindParams& k) {
+  const hbf::HbmParams& hbm = k.system.hbm;
+  return {double(hbm.capacity_per_stack.raw()) * double(hbm.stacks), k.kind};
 }
 
 EngineSetup load_engine(const ConfigTree& tree, ServeParams& sp, const EngineContext& ctx) {
@@ -550,7 +559,6 @@ EngineSetup load_engine(const ConfigTree& tree, ServeParams& sp, const EngineCon
     return e;
   }
   refuse_serve_keys(tree, fam->scalar);
-  sp.preemption = sp.preemption;  // (recompute, the engines' default for single sequences, unless the serve section says)
   switch (e.family) {
     case EngineFamily::Ideal:
       break;
@@ -679,16 +687,17 @@ std::vector<EngineListing> list_engines() {
     t.load_file(l.file);
     const ConfigNode* sec = t.at("engine");
     if (!sec || !sec->is_map()) continue;
+    const auto text = [&](std::string_view key) {
+      const ConfigNode* n = sec->find(key);
+      return n ? n->scalar : std::string();
+    };
+    l.family = text("family");
+    l.version = text("version");
+    l.description = text("description");
     for (const auto& [k, v] : sec->keys) {
-      if (k == "family")
-        l.family = v.scalar;
-      else if (k == "version")
-        l.version = v.scalar;
-      else if (k == "description")
-        l.description = v.scalar;
-      else if (v.kind == ConfigNode::Kind::Scalar)
-        l.options.push_back({k, v.scalar});
-      else if (v.is_map())
+      if (is_profile_key(k)) continue;
+      if (v.kind == ConfigNode::Kind::Scalar) l.options.push_back({k, v.scalar});
+      if (v.is_map())
         for (const auto& [k2, v2] : v.keys) l.options.push_back({k + "." + k2, v2.scalar});
     }
     out.push_back(std::move(l));

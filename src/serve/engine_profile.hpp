@@ -16,6 +16,7 @@
 #include "core/registry.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "llm/names.hpp"
 #include "serve/params.hpp"
 
 namespace bitline::serve {
@@ -72,6 +73,9 @@ struct EngineSetup {
 /// The idealized engine (family ideal): the serve section's scheduler, kernels only.
 EngineSetup ideal_engine();
 
+/// The profile `bitline serve` runs when --engine is not given.
+inline constexpr const char* kDefaultEngine = "vllm";
+
 /// Engines shipped in configs/engines/ (names, file stems) and the profile file a --engine value names: a shipped
 /// name, or a path (a value with '/' or ending in .yaml). ConfigError for an unknown name (did you mean).
 std::vector<std::string> shipped_engines();
@@ -85,6 +89,8 @@ struct EngineContext {
   double hbm_bytes_per_gpu = 0;  // the GPU's memory
   std::string kind;              // the GPU kind (vLLM's rule asks whether the device is an A100)
 };
+/// The context of GPU kind `k`: its HBM stacks' capacity and its name.
+EngineContext engine_context(const llm::KindParams& k);
 
 /// The engine of the tree's section `engine` (absent: the ideal engine), applied to `serve`: a family other than ideal
 /// sets the serve section's scheduler, max_num_seqs, max_num_batched_tokens, block_tokens, watermark,

@@ -550,19 +550,15 @@ class Engine {
   Time pass_time(Instance& in, int64_t decodes) {
     const Batch& b = in.batch;
     const int64_t steps = std::max<int64_t>(b.steps, 1);
-    in.deliver = Time{};
-    if (e_.ideal()) {
-      // A group's steps decode at contexts growing by one token a step: the mean context stands for them (the decode
-      // step is linear in the context).
-      const Time t = in.model.pass(b.chunks, decodes, b.decode_context + 0.5 * double(steps - 1));
-      return steps > 1 ? t * double(steps) : t;
-    }
+    // (The ideal engine has no CUDA-graph rule, no launch cost and no host time: its pass is the GPU's.)
     int64_t tokens = decodes;
     for (const Chunk& c : b.chunks) tokens += c.tokens;
     const bool prompt = !b.chunks.empty();
     const int64_t graph = e_.graph_batch(tokens, prompt);
     // A graph replays at its captured batch: the decode rows padded up to it (a mixed pass's prompt rows are real).
     const int64_t rows = graph > 0 ? decodes + (graph - tokens) : decodes;
+    // A group's steps decode at contexts growing by one token a step: the mean context stands for them (the decode
+    // step is linear in the context).
     Time gpu = in.model.pass(b.chunks, rows, b.decode_context + 0.5 * double(steps - 1));
     if (steps > 1) gpu = gpu * double(steps);
     if (graph == 0 && e_.host.launch.raw() > 0) gpu = std::max(gpu, e_.host.launch * double(in.model.pass_kernels() * steps));

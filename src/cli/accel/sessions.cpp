@@ -131,8 +131,7 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
     const std::string kn = parse_system(name).kind;
     const ConfigTree tree = k.tree(kn, ex.set);
     serve::SessionSystem s{name, kinds.at(kn), load_params<serve::ServeParams>(tree, "serve")};
-    const hbf::HbmParams& hbm = s.kind.system.hbm;
-    s.engine = serve::load_engine(tree, s.serve, {double(hbm.capacity_per_stack.raw()) * double(hbm.stacks), kn});
+    s.engine = serve::load_engine(tree, s.serve, serve::engine_context(s.kind));
     if (!k.engine.empty()) s.engine.profile = k.engine;
     systems.push_back(std::move(s));
   }

@@ -35,8 +35,7 @@ std::unique_ptr<Setup> make_side(accel::KindOptions k, const ServeOpts& o, const
   const ConfigTree tree = k.tree(s->sn.kind);
   s->kp = llm::load_kind_params(tree, s->sn.kind);
   s->sp = load_params<ServeParams>(tree, "serve");
-  const hbf::HbmParams& hbm = s->kp.system.hbm;
-  s->engine = load_engine(tree, s->sp, {double(hbm.capacity_per_stack.raw()) * double(hbm.stacks), s->sn.kind});
+  s->engine = load_engine(tree, s->sp, engine_context(s->kp));
   s->engine.profile = o.engine;  // as given: a shipped profile's name, or the file
   if (!s->engine.ideal() && *s->kp.serving.engine.kind != llm::EngineKind::Auto && *s->kp.serving.engine.kind != llm::EngineKind::None)
     throw ConfigError(

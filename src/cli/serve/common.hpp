@@ -24,8 +24,8 @@ using namespace bitline::serve;
 struct ServeOpts {
   std::string model, system, prefill_system, disaggregate, precision, scheduler, lengths, arrival = "poisson", input, output, json,
                                                                                           requests_out, trace, chrome_trace;
-  std::string engine = "vllm";  // --engine: a profile of configs/engines/ or a path
-  std::string percentiles;      // --percentiles P1,P2,... (0 < P < 100): more percentiles in the summary
+  std::string engine = kDefaultEngine;  // --engine: a profile of configs/engines/ or a path
+  std::string percentiles;              // --percentiles P1,P2,... (0 < P < 100): more percentiles in the summary
   int64_t tp = 0, concurrency = 0, max_concurrency = 0, requests = 0;
   uint64_t seed = 1;
   bool seed_given = false;

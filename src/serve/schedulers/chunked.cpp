@@ -43,12 +43,7 @@ class Chunked final : public Scheduler {
     b.decode_context = mean_context(st, b.decode);
     return b;
   }
-  // Every running request decoding and no chunk: a waiting request found no room (blocks, max_num_seqs), which the
-  // decodes only make scarcer (unless the prefix cache's look-up would touch the cache again: not while max_num_seqs
-  // requests run).
-  bool repeats(const EngineState& st, const Batch& b) const override {
-    return decodes_all_running(st, b) && (st.waiting.empty() || !st.blocks.prefix_cache() || int64_t(st.running.size()) >= p_.max_num_seqs);
-  }
+  bool repeats(const EngineState& st, const Batch& b) const override { return repeats_while_none_joins(p_, st, b); }
 
  private:
   ServeParams p_;

@@ -98,6 +98,10 @@ bool decodes_all_running(const EngineState& st, const Batch& b) {
 
 namespace bitline::serve::policy {
 
+bool repeats_while_none_joins(const ServeParams& p, const EngineState& st, const Batch& b) {
+  return decodes_all_running(st, b) && (st.waiting.empty() || !st.blocks.prefix_cache() || int64_t(st.running.size()) >= p.max_num_seqs);
+}
+
 bool swap_in(const ServeParams& p, EngineState& st, Batch& b) {
   while (!st.swapped.empty() && int64_t(st.running.size()) < p.max_num_seqs) {
     const int32_t i = st.swapped.front();

@@ -33,6 +33,12 @@ void admit(const ServeParams& p, EngineState& st, Batch& b, int64_t& budget, boo
 /// V0 serves the swapped queue before new prefills). Returns whether any is still swapped out.
 bool swap_in(const ServeParams& p, EngineState& st, Batch& b);
 
+/// Repeats (Scheduler::repeats) of the continuous-batching policies that admit from the waiting queue while blocks,
+/// max_num_seqs and the budget allow (vllm, chunked): `b` decodes every running request, and a waiting request that did
+/// not fit fits no better while the decodes take blocks, unless its look-up in the prefix cache, which touches the
+/// cache's order, would run again (it does not while max_num_seqs requests run: admission stops before it).
+bool repeats_while_none_joins(const ServeParams& p, const EngineState& st, const Batch& b);
+
 /// Admits the first waiting request with the blocks of its full context (prompt + output, no watermark: static
 /// batching and Orca allocate a request's KV for its maximum length, so nothing running can run out of blocks), its
 /// cached prefix taken first, as a prefill of the rest of its prompt. False, nothing taken, when the blocks are not

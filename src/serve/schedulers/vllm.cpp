@@ -36,12 +36,7 @@ class Vllm final : public Scheduler {
     b.steps = p_.scheduler_steps;
     return b;
   }
-  // The same decodes until something changes: a waiting request that did not fit (its blocks, max_num_seqs, the
-  // budget) fits no better while the decodes take blocks, unless the prefix cache's look-up of it, which touches the
-  // cache's order, would run again (it does not while max_num_seqs requests run: admission stops before it).
-  bool repeats(const EngineState& st, const Batch& b) const override {
-    return decodes_all_running(st, b) && (st.waiting.empty() || !st.blocks.prefix_cache() || int64_t(st.running.size()) >= p_.max_num_seqs);
-  }
+  bool repeats(const EngineState& st, const Batch& b) const override { return repeats_while_none_joins(p_, st, b); }
 
  private:
   ServeParams p_;
