@@ -119,7 +119,9 @@ void Sim::proceed(uint32_t tx) {
     return enqueue(tx);
   }
   uint32_t lpa = t.lpa, flow = t.flow, bits = t.bits;
-  t.plane = int64_t(ftl_.plane_of(lpa));
+  // the static allocation scheme stripes flash pages' worth of the logical space: a mapping unit's program is queued
+  // on the die of its flash-page-sized logical neighbourhood (its plane is chosen when it is programmed, gather_host_units)
+  t.plane = int64_t(ftl_.plane_of(lpa / uint32_t(ftl_.units_per_flash_page())));
   if (!mapping_.ideal) mark_dirty(flow, lpa);
   uint32_t old_ppa = ftl_.lookup(lpa);
   uint32_t old = 0;

@@ -143,7 +143,9 @@ void Sim::cache_program_done(const Tx& t) {
   }
   auto& w = data_cache_.waiting_writes[c];
   for (size_t i = 0; i < w.size();) {
-    if (destage(w[i]))
+    bool all = false;
+    enqueue_together([&] { all = destage(w[i]); });
+    if (all)
       w.erase(w.begin() + std::ptrdiff_t(i));
     else
       ++i;

@@ -27,9 +27,15 @@
 namespace bitline::ssd {
 namespace detail {
 
-Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const JobSpec* compute, const ComputeRates& rates,
+Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt, const JobSpec* compute, const ComputeRates& rates,
          const std::string& label)
-    : device_(d), options_(opt), model_(opt.model), ftl_(d), label_(label) {
+    : mapped_(mapped_view(physical)), device_(mapped_), options_(opt), model_(opt.model), ftl_(device_), label_(label) {
+  const DeviceXml& d = device_;  // pages are mapping units from here on (mapped_view)
+  if (compute && d.units_per_flash_page > 1)
+    throw ConfigError(
+        fmt::format("{}: ssd_device.mapping_unit {} B: Flash-Cosmos jobs address whole flash pages; they run with "
+                    "page-level mapping (mapping_unit 0)",
+                    d.file, physical.mapping_unit.raw()));
   jobs_.spec = compute;
   jobs_.rates = rates;
   scheduler_.units.resize(size_t(model_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
@@ -112,7 +118,7 @@ Sim::Sim(const DeviceXml& d, const ScenarioXml& s, const RunOptions& opt, const 
   data_cache_.waiting_writes.resize(size_t(ncache));
   data_cache_.max_programming_sectors =
       model_.destage_pages_per_plane > 0
-          ? std::max<int64_t>(1, int64_t(model_.destage_pages_per_plane * double(d.planes() * sectors_per_page_)))
+          ? std::max<int64_t>(1, int64_t(model_.destage_pages_per_plane * double(d.planes() * sectors_per_page_ * d.units_per_flash_page)))
           : INT64_MAX;
   host_.series = BandwidthSeries(opt.throughput_bin);
   std::vector<std::pair<uint64_t, uint64_t>> precond;
@@ -307,7 +313,7 @@ void Sim::dispatch(const Payload& p) {
       on_dram_read_done(p.a);
       break;
     case Ev::EvictionRead:
-      on_eviction_read(p.a);
+      enqueue_together([&] { on_eviction_read(p.a); });
       break;
     case Ev::Complete:
       on_complete(p.a);

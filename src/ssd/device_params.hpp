@@ -25,9 +25,9 @@ enum class SlcCache { Off, Static, TurboWrite };
 const Registry<SlcCache>& slc_cache_modes();
 
 /// The keys of ssd_device that no MQSim element sets: a device file gives them in <Bitline_Parameter_Set>.
-inline constexpr std::array<std::string_view, 8> kBitlineOnlyKeys{"slc_cache",           "slc_static_bytes",       "slc_dynamic_max_bytes",
-                                                                  "slc_program_latency", "slc_read_latency",       "slc_idle_delay",
-                                                                  "slc_fold_when_full",  "independent_plane_reads"};
+inline constexpr std::array<std::string_view, 9> kBitlineOnlyKeys{"slc_cache",           "slc_static_bytes",        "slc_dynamic_max_bytes",
+                                                                  "slc_program_latency", "slc_read_latency",        "slc_idle_delay",
+                                                                  "slc_fold_when_full",  "independent_plane_reads", "mapping_unit"};
 
 struct DeviceParams {
   // Host_Parameter_Set
@@ -84,6 +84,8 @@ struct DeviceParams {
   bool slc_fold_when_full = false;
   // bitline's own: multi-plane reads of independent pages (transaction_scheduler.cpp)
   bool independent_plane_reads = false;
+  // bitline's own: the FTL's mapping unit (0: the flash page, MQSim's page-level mapping)
+  Bytes mapping_unit{};
 
   template <class V>
   void visit(V& v) {
@@ -317,6 +319,20 @@ struct DeviceParams {
                                           "tutorial, https://jaehyek.github.io/2016/12/07/eMMC-UFS-FTL-4); independent "
                                           "plane reads: asynchronous multi-plane independent (AMPI) read, US patent 11657861 "
                                           "B2; off by default, as MQSim"});
+    // ---- bitline's own: the mapping unit (docs/ssd.md "Mapping units") ----
+    v(mapping_unit, {.name = "mapping_unit",
+                     .def = "0B",
+                     .desc = "what one entry of the FTL's mapping table maps: 0 maps whole flash pages (MQSim's page-level "
+                             "mapping: a write smaller than a page programs a page of its own); a divisor of the page, a "
+                             "multiple of 512 B (4KiB), maps units of that size: a host write of a unit is one mapping entry, "
+                             "and one program packs up to page / unit queued units of its plane into a flash page (a page "
+                             "programmed with fewer keeps the rest unwritten); reads sense the page once for every unit of "
+                             "it they want",
+                     .source = "drives map 4 KiB units: their DRAM is sized for one 4-byte entry per 4 KiB (1 GB per 1 TB, "
+                               "e.g. the 980 PRO's 1 GB LPDDR4, techpowerup: 'to store the mapping tables'); 0 by default, "
+                               "as MQSim",
+                     .min = 0,
+                     .max = 32768});
   }
 };
 

@@ -244,9 +244,9 @@ struct Tx {
     return t;
   }
 
-  /// The SLC cache on `plane`: the fold of the cached page whose TLC place is `ppa`, and the erase of an SLC block
-  /// holding `pages` cached pages (all folded).
-  static Tx fold(int64_t plane, uint32_t ppa) { return make(TxKind::Fold, TxSource::Fold, 0, 0, 0, ppa, plane, 0); }
+  /// The SLC cache on `plane`: the fold of `pages` cached pages (mapping units of one flash page; 1 with page-level
+  /// mapping) whose TLC places start at `ppa`, and the erase of an SLC block holding `pages` cached pages (all folded).
+  static Tx fold(int64_t plane, uint32_t ppa, uint32_t pages) { return make(TxKind::Fold, TxSource::Fold, 0, pages, 0, ppa, plane, 0); }
   static Tx slc_erase(int64_t plane, int64_t pages) { return make(TxKind::Erase, TxSource::Fold, 0, uint32_t(pages), 0, kNone, plane, 0); }
 
   uint32_t request() const { return owner(TxSource::User); }

@@ -134,6 +134,7 @@ struct SchedulerState {
   std::vector<uint32_t> free_transactions;  // ids of finished transactions, reused first
   std::vector<Die> units;                   // the scheduling units: chips (chip_scheduling) or dies
   std::vector<uint32_t> finished_group;     // on_die_op_done(): the finished operation's transactions (buffer reused)
+  std::vector<uint32_t> unplaced;           // gather_host_units(): units not placed in their own plane (buffer reused)
   std::vector<int32_t> die_of_plane;
   std::vector<uint8_t> plane_in_die;  // a plane's index in its die
   std::vector<int32_t> unit_of_plane;
@@ -145,6 +146,8 @@ struct SchedulerState {
   std::vector<uint32_t> channel_turn;
   std::vector<uint8_t> channel_wake_pending;
   std::vector<Time> channel_free;  // per channel: when its bus is next free
+  bool deferring = false;          // enqueue_together: idle units start after the request's transactions are queued
+  std::vector<int64_t> deferred;   // the units to start then
   Bandwidth channel_rate{};        // a channel's transfer rate
   XferTimes channel_time;          // transfer times over a channel, computed once
 };
@@ -319,7 +322,7 @@ class Sim {
   void on_sqe_fetched(uint32_t id) {
     Request& r = host_.requests[id];
     if (r.read) {
-      issue_reads(id);
+      enqueue_together([&] { issue_reads(id); });
     } else {
       events_.push(link(host_.link_down_free, host_.pcie_data_time(r.sectors * 512)), {Ev::WriteDmaDone, id});
     }
@@ -414,8 +417,10 @@ class Sim {
 
   void on_write_dma_done(uint32_t id) {
     Request& r = host_.requests[id];
-    if (!host_.flows[r.flow].write_cache) return issue_programs(id);
-    if (!destage(id)) data_cache_.waiting_writes[data_cache_.partition_of(r.flow)].push_back(id);
+    if (!host_.flows[r.flow].write_cache) return enqueue_together([&] { issue_programs(id); });
+    bool all = false;
+    enqueue_together([&] { all = destage(id); });
+    if (!all) data_cache_.waiting_writes[data_cache_.partition_of(r.flow)].push_back(id);
   }
 
   /// Programs of a write without the cache: the request completes when they all end.
@@ -489,7 +494,25 @@ class Sim {
     const Tx& t = scheduler_.transactions[tx];
     int64_t u = unit_of(t.plane);
     scheduler_.units[u].push(level(t), tx);
-    if (!scheduler_.units[u].busy) start_die(u);
+    if (scheduler_.units[u].busy) return;
+    if (scheduler_.deferring) return scheduler_.deferred.push_back(u);
+    start_die(u);
+  }
+
+  /// Mapping units: a request's units are queued together before an idle die starts (so that the units of one flash
+  /// page share its operation), by calling `issue` between these two. With page-level mapping each starts at once.
+  template <class F>
+  void enqueue_together(F issue) {
+    if (ftl_.units_per_flash_page() == 1 || scheduler_.deferring) return issue();
+    scheduler_.deferring = true;
+    issue();
+    scheduler_.deferring = false;
+    std::vector<int64_t> units;
+    units.swap(scheduler_.deferred);
+    for (int64_t u : units)
+      if (!scheduler_.units[size_t(u)].busy) start_die(u);
+    units.clear();
+    scheduler_.deferred.swap(units);
   }
 
   bool ready(const Tx& t) {
@@ -497,8 +520,10 @@ class Sim {
     return ftl_.can_allocate(t.plane, t.src == TxSource::Gc);
   }
 
+  /// The offset in its block of the flash page a read senses or a program writes (multi-plane operations compare them).
   int64_t page_offset(const Tx& t) const {
-    return t.kind == TxKind::Read ? ftl_.page_of_ppa(t.ppa) : ftl_.next_page(t.plane, t.src == TxSource::Gc);
+    return t.kind == TxKind::Read ? ftl_.page_of_ppa(t.ppa) / ftl_.units_per_flash_page()
+                                  : ftl_.next_flash_page(t.plane, t.src == TxSource::Gc);
   }
 
   /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
@@ -509,6 +534,13 @@ class Sim {
   /// multiplane_same_page) and it can allocate a page (as a host or a GC program: their frontiers differ). When none can, the
   /// queues hold no companion for f and need no scan.
   bool program_companion_possible(const Tx& f, int64_t off) const;
+
+  /// Mapping units: D.group's first transaction takes the other units of its flash page(s) into its operation.
+  void gather_units(int64_t unit, size_t lvl, bool same_page, int64_t off);
+  /// Mapping units: a host program's operation takes the die's queued host programs into flash pages of its planes.
+  void gather_host_units(int64_t unit, size_t lvl);
+  /// The planes an operation's transactions are on.
+  int64_t op_planes(const std::vector<uint32_t>& group) const;
 
   int64_t channel_of_plane(int64_t plane) const { return scheduler_.channel_of_plane[size_t(plane)]; }
 
@@ -645,8 +677,9 @@ class Sim {
   /// The cache's sizes from the device; `preconditioned_pages`: logical pages holding data before the run.
   void setup_slc(int64_t preconditioned_pages);
   /// A host page just placed at `ppa` of `plane` (`fresh`: its logical page held no data): into the SLC region if it
-  /// has room, else directly to TLC. Returns its program time.
-  Time slc_program(uint32_t ppa, int64_t plane, bool fresh);
+  /// has room, else directly to TLC. Returns its program time. `page_first`: the first unit of its flash page (counts
+  /// the flash page's program; always, with page-level mapping).
+  Time slc_program(uint32_t ppa, int64_t plane, bool fresh, bool page_first);
   void fill_folds(int64_t plane);
   /// A fold starts: its die time (an SLC read and the page's program; nothing for a page no longer valid).
   Time fold_time(const Tx& t);
@@ -671,7 +704,8 @@ class Sim {
   static constexpr size_t kMaxBacklog = size_t(1) << 18;  // requests waiting on the host per flow (~15 MB)
   static constexpr int64_t kComputeAhead = 2;             // segments of a die's Flash-Cosmos jobs kept queued
   WorkEstimate work_;
-  const DeviceXml& device_;
+  const DeviceXml mapped_;   // the device as the FTL addresses it (mapped_view: a page is a mapping unit)
+  const DeviceXml& device_;  // mapped_: every stage addresses pages of the mapping unit, timed as flash pages
   const RunOptions& options_;
   SsdModelOptions model_;  // options_.model: how closely to follow MQSim
   Ftl ftl_;

@@ -72,6 +72,7 @@ Ftl::Ftl(const DeviceXml& d)
       B_(d.blocks_per_plane),
       G_(d.pages_per_block),
       bits_(d.bits_per_cell()),
+      units_(d.units_per_flash_page),
       planes_(d.planes()),
       planes_per_die_(d.planes_per_die),
       logical_pages_(d.logical_pages()),
@@ -83,6 +84,8 @@ Ftl::Ftl(const DeviceXml& d)
   pages_per_plane32_ = uint32_t(B_ * G_);
   pages_per_block32_ = uint32_t(G_);
   bits32_ = uint32_t(bits_);
+  units32_ = uint32_t(units_);
+  if (units_ < 1 || G_ % units_ != 0) throw ModelError("FTL: a block's units are not whole flash pages");
   gc_threshold_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_exec_threshold * double(B_))));
   hard_reserve_blocks_ = std::max<int64_t>(1, int64_t(std::ceil(d.gc_hard_threshold * double(B_))));
   rga_set_ = std::max<int64_t>(1, int64_t(std::log2(double(B_))));
@@ -203,6 +206,22 @@ uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
   }
   (gc ? stats_.gc_page_writes : int64_t(lpa) >= logical_pages_ ? stats_.mapping_page_writes : stats_.host_page_writes) += 1;
   return ppa;
+}
+
+void Ftl::close_flash_page(int64_t plane, bool gc) {
+  if (units_ == 1) return;
+  int64_t& frontier = planes_state_[plane].frontier[gc];
+  if (frontier < 0) return;
+  Block& b = blocks_[frontier];
+  const uint32_t rest = uint32_t((units_ - int64_t(b.written) % units_) % units_);
+  if (rest == 0) return;
+  b.written += rest;  // written, never valid: GC reclaims them with the block
+  stats_.unwritten_units += rest;
+  if (int64_t(b.written) == G_) {
+    b.state = BlockState::Full;
+    b.seq = ++full_seq_;
+    frontier = -1;
+  }
 }
 
 bool Ftl::gc_candidate(int64_t block) const { return blocks_[block].state == BlockState::Full && int64_t(blocks_[block].valid) < G_; }

@@ -66,6 +66,7 @@ struct FtlStats {
   int64_t mapping_page_writes = 0;  // translation pages (keys at and above logical_pages())
   int64_t erases = 0;
   int64_t gc_victims = 0;
+  int64_t unwritten_units = 0;  // mapping units of flash pages programmed without them (close_flash_page)
   double write_amplification() const {
     return host_page_writes ? double(host_page_writes + gc_page_writes) / double(host_page_writes) : 0.0;
   }
@@ -87,11 +88,15 @@ class Ftl {
   int64_t plane_of_ppa(uint32_t ppa) const { return int64_t(ppa / pages_per_plane32_); }
   int64_t block_of_ppa(uint32_t ppa) const { return int64_t(ppa / pages_per_block32_); }
   int64_t page_of_ppa(uint32_t ppa) const { return int64_t(ppa % pages_per_block32_); }
-  /// Page type (LSB/CSB/MSB) of a physical page.
+  /// Page type (LSB/CSB/MSB) of a physical page (of the flash page holding it, where pages are mapping units).
   PageType page_type(uint32_t ppa) const {
-    int64_t k = int64_t(ppa % pages_per_block32_ % bits32_);
+    int64_t k = int64_t(ppa % pages_per_block32_ / units32_ % bits32_);
     return k == 0 ? PageType::LSB : (bits_ == 2 || k == 2) ? PageType::MSB : PageType::CSB;
   }
+  /// Mapping units in a flash page (DeviceXml::units_per_flash_page; 1: a page is a flash page).
+  int64_t units_per_flash_page() const { return units_; }
+  /// The flash page (device-wide) holding physical page (unit) `ppa`.
+  uint32_t flash_page_of_ppa(uint32_t ppa) const { return ppa / units32_; }
 
   // ---- mapping ----
   /// Page offset (in its block) that the next program in `plane` lands on: a host (or translation) page, or a page
@@ -100,6 +105,11 @@ class Ftl {
     int64_t f = planes_state_[plane].frontier[gc];
     return f < 0 ? 0 : int64_t(blocks_[f].written);
   }
+  /// The offset in its block of the flash page that next_page(plane, gc) is in.
+  int64_t next_flash_page(int64_t plane, bool gc) const { return next_page(plane, gc) / units_; }
+  /// Ends a program of the frontier's flash page: the units of it left unwritten stay so (a flash page is programmed
+  /// once), and the frontier moves to the next flash page. Nothing with one unit per page, or at a page boundary.
+  void close_flash_page(int64_t plane, bool gc);
   /// Physical page of a logical page, or kEmpty when it was never written. Keys at and above
   /// logical_pages() are translation pages (never preconditioned).
   uint32_t lookup(uint32_t lpa) const;
@@ -189,8 +199,8 @@ class Ftl {
   /// The candidates of `plane`, by block index.
   std::vector<int64_t> gc_candidates(int64_t plane) const;
 
-  int64_t C_, W_, D_, P_, B_, G_, bits_;
-  uint32_t pages_per_plane32_, pages_per_block32_, bits32_;
+  int64_t C_, W_, D_, P_, B_, G_, bits_, units_;
+  uint32_t pages_per_plane32_, pages_per_block32_, bits32_, units32_;
   int64_t planes_, planes_per_die_, logical_pages_;
   PlaneAllocation scheme_;
   int64_t gc_threshold_blocks_, hard_reserve_blocks_;

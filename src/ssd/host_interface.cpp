@@ -262,6 +262,10 @@ nlohmann::json Sim::results(double wall) const {
         {"erases", stats_.flash_erases},
         {"multiplane_ops", stats_.multiplane_ops}}},
       {"wall", {{"seconds", wall}, {"events", events_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
+  if (ftl_.units_per_flash_page() > 1) {  // mapping units: the *_page_writes above count units
+    out["ftl"]["mapping_unit_bytes"] = device_.page_size;
+    out["ftl"]["unwritten_units"] = fs.unwritten_units;
+  }
   if (slc_.on) out["slc"] = slc_results();
   if (host_.series.on()) out["throughput"] = host_.series.json();
   return out;

@@ -46,6 +46,17 @@ int64_t DeviceXml::cmt_entry_bytes() const {
   return int64_t(std::ceil((2 * lg + double(sectors_per_page())) / 8));
 }
 
+DeviceXml mapped_view(const DeviceXml& d) {
+  DeviceXml v = d;
+  const int64_t unit = d.mapping_unit.raw();
+  if (unit == 0 || unit == d.page_size || d.units_per_flash_page != 1) return v;
+  const int64_t k = d.page_size / unit;  // check_device: unit divides the page
+  v.page_size = unit;
+  v.pages_per_block = d.pages_per_block * k;
+  v.units_per_flash_page = k;
+  return v;
+}
+
 namespace {
 
 constexpr int64_t kMaxXmlBytes = 16 << 20;  // a configuration file, not a data set
@@ -355,6 +366,11 @@ void check_device(const DeviceXml& d) {
                     "must be below {:.4f} of the device with GC_Exec_Threshold {} and {} blocks per plane",
                     f, d.overprovisioning, usable, d.gc_exec_threshold, d.blocks_per_plane));
   if (d.logical_pages() < 1) throw ConfigError(fmt::format("{}: no logical pages", f));
+  if (const int64_t unit = d.mapping_unit.raw(); unit != 0 && (unit % 512 != 0 || unit > d.page_size || d.page_size % unit != 0))
+    throw ConfigError(
+        fmt::format("{}: ssd_device.mapping_unit {} B: a mapping unit is a multiple of the 512-byte sector that divides "
+                    "the flash page (<Page_Capacity> {} B), or 0 for page-level mapping",
+                    f, unit, d.page_size));
   if (*d.slc_cache != SlcCache::Off) {
     if (d.bits_per_cell() == 1)
       throw ConfigError(fmt::format("{}: ssd_device.slc_cache {}: the flash is SLC already (<Flash_Technology>)", f, d.slc_cache.name()));

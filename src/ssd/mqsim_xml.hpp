@@ -28,6 +28,9 @@ namespace bitline::ssd {
 struct DeviceXml : DeviceParams {
   std::string file;                    // where it came from (for messages)
   std::vector<std::string> defaulted;  // elements absent from the file, at MQSim's default (reported in the results)
+  /// Mapping units in a flash page: 1 as read from a file; mapped_view() sets it where the FTL maps units smaller
+  /// than a page.
+  int64_t units_per_flash_page = 1;
 
   DeviceXml();
   /// Every parameter at its declared default.
@@ -45,6 +48,11 @@ struct DeviceXml : DeviceParams {
   /// Bytes of one CMT entry, MQSim's size: (2 log2(pages) + sectors per page) bits, rounded up to bytes.
   int64_t cmt_entry_bytes() const;
 };
+
+/// The device as the FTL and the engine address it: where ssd_device.mapping_unit maps units of U bytes, k = page /
+/// U of them to a flash page, a "page" of the view is a unit (page_size U, pages_per_block x k) and
+/// units_per_flash_page is k; the flash timings stay those of a flash page. With page-level mapping, the device itself.
+DeviceXml mapped_view(const DeviceXml& d);
 
 enum class FlowKind { Synthetic, Trace };
 

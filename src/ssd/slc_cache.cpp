@@ -50,13 +50,13 @@ void Sim::setup_slc(int64_t preconditioned_pages) {
 
 /// A host page just placed at `ppa` of `plane` (a logical page never written before when `fresh`): into the SLC region
 /// if it has room, else directly to TLC. Returns its program time.
-Time Sim::slc_program(uint32_t ppa, int64_t plane, bool fresh) {
+Time Sim::slc_program(uint32_t ppa, int64_t plane, bool fresh, bool page_first) {
   SlcCacheState& s = slc_;
   if (fresh && s.logical_used < s.logical_pages) ++s.logical_used;
   if (s.used < s.capacity()) {
     ++s.used;
     ++s.written[size_t(plane)];
-    ++s.slc_programs;
+    s.slc_programs += page_first;
     auto& q = s.cached[size_t(plane)];
     if (!q.empty() && q.back().first + q.back().count == ppa)
       ++q.back().count;
@@ -64,7 +64,7 @@ Time Sim::slc_program(uint32_t ppa, int64_t plane, bool fresh) {
       q.push_back({ppa, 1});
     return device_.slc_program_latency;
   }
-  ++s.direct_programs;
+  s.direct_programs += page_first;
   if (!s.full_seen) {
     s.full_seen = true;
     s.full_at = events_.now();
@@ -80,21 +80,24 @@ Time Sim::slc_program(uint32_t ppa, int64_t plane, bool fresh) {
 void Sim::fill_folds(int64_t plane) {
   SlcCacheState& s = slc_;
   auto& q = s.cached[size_t(plane)];
+  const uint32_t units = uint32_t(ftl_.units_per_flash_page());
   while (s.folding() && s.in_flight[size_t(plane)] < kFoldAhead && !q.empty()) {
-    const uint32_t ppa = q.front().first;
-    if (--q.front().count == 0)
-      q.pop_front();
-    else
-      ++q.front().first;
+    // a fold moves a flash page: the cached units of the front run in the flash page of its first
+    const uint32_t ppa = q.front().first, n = std::min(q.front().count, units - ppa % units);
+    q.front().count -= n;
+    q.front().first += n;
+    if (q.front().count == 0) q.pop_front();
     ++s.in_flight[size_t(plane)];
-    enqueue(new_tx(Tx::fold(plane, ppa)));
+    enqueue(new_tx(Tx::fold(plane, ppa, n)));
   }
 }
 
 /// A fold starts on its die: the SLC read and the page program, or nothing for a page no longer valid there.
 Time Sim::fold_time(const Tx& t) {
   SlcCacheState& s = slc_;
-  if (!ftl_.holds(t.ppa)) {
+  bool valid = false;
+  for (uint32_t k = 0; k < t.slc_pages() && !valid; ++k) valid = ftl_.holds(t.ppa + k);
+  if (!valid) {
     ++s.folds_skipped;
     return Time{};
   }
@@ -115,7 +118,7 @@ void Sim::slc_op_done(const Tx& t) {
   if (t.kind == TxKind::Erase) {
     s.used -= t.slc_pages();
     ++s.fold_erases;
-  } else if (++s.folded[p] % s.pages_per_slc_block == 0) {
+  } else if (const int64_t before = s.folded[p]; (s.folded[p] += t.slc_pages()) / s.pages_per_slc_block > before / s.pages_per_slc_block) {
     ++s.in_flight[p];
     enqueue(new_tx(Tx::slc_erase(t.plane, s.pages_per_slc_block)));
   }

@@ -15,6 +15,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <bit>
+
 namespace bitline::ssd::detail {
 
 /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
@@ -62,7 +66,10 @@ void Sim::start_die(int64_t unit) {
   // the companions' page offsets must equal the first's (MQSim's rule), unless the die reads its planes independently
   const bool same_page = model_.multiplane_same_page && !(f.kind == TxKind::Read && device_.independent_plane_reads);
   int64_t off = same_page && grouped ? page_offset(f) : 0;
-  if (grouped && device_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
+  const int64_t units = ftl_.units_per_flash_page();
+  if (grouped && units > 1) {
+    gather_units(unit, lvl, same_page, off);
+  } else if (grouped && device_.planes_per_die > 1 && (f.kind == TxKind::Read || program_companion_possible(f, off))) {
     int32_t die = scheduler_.die_of_plane[size_t(f.plane)];
     uint32_t used_planes = 1u << scheduler_.plane_in_die[size_t(f.plane)];
     bool read = f.kind == TxKind::Read;
@@ -85,10 +92,138 @@ void Sim::start_die(int64_t unit) {
       }
     }
   }
-  if (D.group.size() > 1) ++stats_.multiplane_ops;
+  if (op_planes(D.group) > 1) ++stats_.multiplane_ops;
   D.busy = true;
   execute(unit);
   for (int64_t p : gc_planes) maybe_start_gc(p);
+}
+
+/// Mapping units (ssd_device.mapping_unit): the operation that starts with D.group's first transaction f also takes,
+/// from the queues of f's kind (first 32 of each level from f's), the transactions of the same flash page: per plane of
+/// the die, reads of one flash page (f's on its plane; on the others at f's page offset unless the die reads its planes
+/// independently), or up to units-per-page programs into one flash page (of one write frontier: host or GC; on the other
+/// planes at f's page offset, with multiplane_same_page).
+void Sim::gather_units(int64_t unit, size_t lvl, bool same_page, int64_t off) {
+  Die& D = scheduler_.units[unit];
+  const Tx& f = scheduler_.transactions[D.group[0]];
+  const int64_t units = ftl_.units_per_flash_page(), planes = device_.planes_per_die;
+  const int32_t die = scheduler_.die_of_plane[size_t(f.plane)];
+  const bool read = f.kind == TxKind::Read;
+  if (!read && f.src != TxSource::Gc) return gather_host_units(unit, lvl);
+  // per plane of the die: the transactions taken, and the flash page read (reads) or the frontier written (programs:
+  // 1 for GC's). Every program ends its flash page (close_flash_page), so a frontier is at a page's first unit here.
+  std::array<int64_t, 16> taken{};
+  std::array<uint32_t, 16> page{};
+  auto key = [&](const Tx& t) { return read ? ftl_.flash_page_of_ppa(t.ppa) : uint32_t(t.src == TxSource::Gc); };
+  const size_t pf = scheduler_.plane_in_die[size_t(f.plane)];
+  taken[pf] = 1;
+  page[pf] = key(f);
+  const int64_t most = planes * units;
+  uint32_t levels = D.nonempty & ~((1u << lvl) - 1) & (read ? 0x41Fu : 0x7E0u);
+  for (; levels && int64_t(D.group.size()) < most; levels &= levels - 1) {
+    size_t l = size_t(std::countr_zero(levels));
+    auto& q = D.q[l];
+    for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < most; ++i) {
+      const Tx& c = scheduler_.transactions[q[i]];
+      if (c.kind != f.kind || scheduler_.die_of_plane[size_t(c.plane)] != die) continue;
+      const size_t pc = scheduler_.plane_in_die[size_t(c.plane)];
+      if (taken[pc] > 0) {  // another unit of a plane already in the operation: the same flash page, or frontier
+        if (key(c) != page[pc] || taken[pc] >= units) continue;
+      } else {  // the first of its plane: a multi-plane companion
+        if (same_page && page_offset(c) != off) continue;
+        if (!ready(c)) continue;
+        page[pc] = key(c);
+      }
+      ++taken[pc];
+      D.group.push_back(q[i]);
+      D.erase(l, i);
+      --i;
+    }
+  }
+}
+
+/// Mapping units, a host program first (a user write's unit, one written back from the cache, a translation unit): the
+/// die's queued host programs, up to a flash page on each plane that can take one, go into the die's planes, whatever
+/// plane their address gave them (the write allocates the die by address and the plane at program time, as a drive
+/// programming multi-plane pages does): the planes at the lowest page offset (all of them when programs need not share
+/// one, multiplane_same_page off), as many as the units fill, the units dealt round robin.
+void Sim::gather_host_units(int64_t unit, size_t lvl) {
+  Die& D = scheduler_.units[unit];
+  const int64_t units = ftl_.units_per_flash_page(), planes = device_.planes_per_die;
+  const int32_t die = scheduler_.die_of_plane[size_t(scheduler_.transactions[D.group[0]].plane)];
+  const int64_t first_plane = int64_t(die) * planes;
+  // the die's planes that can take a host page: all of them, or (multiplane_same_page) those at one page offset
+  std::array<int64_t, 16> chosen{}, offset{};
+  int64_t m = 0;
+  for (int64_t p = first_plane; p < first_plane + planes; ++p)
+    if (ftl_.can_allocate(p, false)) {
+      offset[size_t(m)] = ftl_.next_flash_page(p, false);
+      chosen[size_t(m++)] = p;
+    }
+  if (model_.multiplane_same_page && m > 1) {
+    // the offset with the most planes (the lowest among equals: lagging planes catch up), its planes in die order
+    int64_t best = -1, best_n = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t n = std::count(offset.begin(), offset.begin() + m, offset[size_t(i)]);
+      if (n > best_n || (n == best_n && offset[size_t(i)] < best)) best = offset[size_t(i)], best_n = n;
+    }
+    int64_t k = 0;
+    for (int64_t i = 0; i < m; ++i)
+      if (offset[size_t(i)] == best) chosen[size_t(k++)] = chosen[size_t(i)];
+    m = k;
+  }
+  const int64_t most = std::max<int64_t>(1, m) * units;
+  uint32_t levels = D.nonempty & ~((1u << lvl) - 1) & 0x7E0u;  // the program levels from the first's
+  for (; levels && int64_t(D.group.size()) < most; levels &= levels - 1) {
+    size_t l = size_t(std::countr_zero(levels));
+    auto& q = D.q[l];
+    for (size_t i = 0; i < q.size() && i < 32 && int64_t(D.group.size()) < most; ++i) {
+      const Tx& c = scheduler_.transactions[q[i]];
+      if (c.kind != TxKind::Program || c.src == TxSource::Gc || scheduler_.die_of_plane[size_t(c.plane)] != die) continue;
+      D.group.push_back(q[i]);
+      D.erase(l, i);
+      --i;
+    }
+  }
+  if (m == 0) return;  // (the first was ready on its plane: not reached)
+  // as many planes as the units fill, those most of the units name (their address's plane) first; each unit into its
+  // own plane where that plane is used and has room, the rest dealt round robin into the room left
+  const int64_t used = std::min<int64_t>(m, (int64_t(D.group.size()) + units - 1) / units);
+  std::array<int64_t, 16> named{}, fill{};
+  for (uint32_t tx : D.group)
+    for (int64_t i = 0; i < m; ++i)
+      if (chosen[size_t(i)] == scheduler_.transactions[tx].plane) ++named[size_t(i)];
+  for (int64_t i = 0; i < m; ++i)  // a stable selection sort by named, descending
+    for (int64_t j = i + 1; j < m; ++j)
+      if (named[size_t(j)] > named[size_t(i)]) {
+        std::rotate(chosen.begin() + i, chosen.begin() + j, chosen.begin() + j + 1);
+        std::rotate(named.begin() + i, named.begin() + j, named.begin() + j + 1);
+      }
+  std::vector<uint32_t>& rest = scheduler_.unplaced;
+  rest.clear();
+  for (uint32_t tx : D.group) {
+    Tx& t = scheduler_.transactions[tx];
+    const auto at = std::find(chosen.begin(), chosen.begin() + used, t.plane) - chosen.begin();
+    if (at < used && fill[size_t(at)] < units)
+      ++fill[size_t(at)];
+    else
+      rest.push_back(tx);
+  }
+  size_t next = 0;
+  for (uint32_t tx : rest) {
+    while (fill[next] >= units) next = (next + 1) % size_t(used);
+    ++fill[next];
+    scheduler_.transactions[tx].plane = chosen[next];
+    next = (next + 1) % size_t(used);
+  }
+  rest.clear();
+}
+
+/// The planes an operation's transactions are on (a multi-plane operation: more than one).
+int64_t Sim::op_planes(const std::vector<uint32_t>& group) const {
+  uint32_t planes = 0;
+  for (uint32_t tx : group) planes |= 1u << scheduler_.plane_in_die[size_t(scheduler_.transactions[tx].plane)];
+  return std::popcount(planes);
 }
 
 /// Whether another plane of program f's die could take a program with it now: its next page is f's (with
@@ -147,12 +282,13 @@ void Sim::execute(int64_t unit) {
   } else if (f.kind == TxKind::Read) {
     Time t_r{};
     for (uint32_t tx : D.group) t_r = std::max(t_r, device_.read_latency[int(ftl_.page_type(scheduler_.transactions[tx].ppa))]);
-    stats_.flash_reads += int64_t(D.group.size());
+    stats_.flash_reads += ftl_.units_per_flash_page() == 1 ? int64_t(D.group.size()) : op_planes(D.group);  // a sensing per plane
     events_.push(now + t_r, {Ev::ReadSensed, uint32_t(unit)});
   } else if (f.kind == TxKind::Program) {
     int64_t b = 0;
     Time t_p{};
     int64_t plane0 = f.plane;
+    uint32_t programmed = 0;  // planes with a page programmed (mapping units: one flash page for all of a plane's)
     for (uint32_t tx : D.group) {
       Tx& t = scheduler_.transactions[tx];
       if (t.src == TxSource::Gc) {
@@ -165,17 +301,25 @@ void Sim::execute(int64_t unit) {
       } else {
         b += t.bytes;
       }
+      const uint32_t bit = 1u << scheduler_.plane_in_die[size_t(t.plane)];
+      const bool page_first = ftl_.units_per_flash_page() == 1 || !(programmed & bit);  // the first unit of its flash page
+      programmed |= bit;
       if (slc_.on && (t.src == TxSource::User || t.src == TxSource::Cache)) [[unlikely]] {
         const bool fresh = ftl_.lookup(t.lpa) == FlatMap32::kEmpty;
         t.ppa = ftl_.write(t.lpa, t.plane, false);
-        t_p = std::max(t_p, slc_program(t.ppa, t.plane, fresh));
+        t_p = std::max(t_p, slc_program(t.ppa, t.plane, fresh, page_first));
       } else {
         t.ppa = ftl_.write(t.lpa, t.plane, t.src == TxSource::Gc);
         t_p = std::max(t_p, device_.program_latency[int(ftl_.page_type(t.ppa))]);
       }
-      ++stats_.flash_programs;
+      if (page_first) ++stats_.flash_programs;
       maybe_start_gc(t.plane);
     }
+    if (ftl_.units_per_flash_page() > 1)  // the flash pages are programmed: their units left out stay unwritten
+      for (uint32_t tx : D.group) {
+        const Tx& t = scheduler_.transactions[tx];
+        ftl_.close_flash_page(t.plane, t.src == TxSource::Gc);
+      }
     Time data_in = b > 0 ? xfer_end(plane0, b) : now;
     events_.push(data_in + t_p, {Ev::DieOpDone, uint32_t(unit)});
   } else if (f.kind == TxKind::Fold) {
