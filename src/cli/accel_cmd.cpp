@@ -19,16 +19,16 @@
 
 namespace bitline::cli {
 
-void add_accel(CLI::App& app) {
+void add_accel(CLI::App& app, const RunContext& ctx) {
   auto* group = app.add_subcommand("accel", "LLM serving on HBF-equipped GPUs: the FlashAccel evaluation");
   group->require_subcommand(1);
   // The order of `bitline accel --help`.
   accel::add_kinds(*group);
-  accel::add_eval(*group);
+  accel::add_eval(*group, ctx);
   accel::add_ablation(*group);
-  accel::add_sessions(*group);
+  accel::add_sessions(*group, ctx);
   accel::add_run(*group);
-  accel::add_sweep(*group);
+  accel::add_sweep(*group, ctx);
   accel::add_validate(*group);
   accel::add_gemm(*group);
   accel::add_attention(*group);

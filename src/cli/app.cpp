@@ -30,14 +30,14 @@ bool non_decimal_integer(std::string_view v) {
 
 }  // namespace
 
-void add_commands(CLI::App& app) {
+void add_commands(CLI::App& app, const RunContext& ctx) {
   add_describe(app);
   add_nand(app);
   add_hbf(app);
-  add_cosmos(app);
-  add_accel(app);
-  add_ssd(app);
-  add_serve(app);
+  add_cosmos(app, ctx);
+  add_accel(app, ctx);
+  add_ssd(app, ctx);
+  add_serve(app, ctx);
 }
 
 /// An option given an empty value (`--json ''`, `--systems=`) is refused: no option of bitline means anything by one,

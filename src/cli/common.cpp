@@ -153,6 +153,13 @@ void print_progress(size_t i, size_t n, const std::string& what) {
   std::fflush(stderr);
 }
 
+void RunContext::report(bool quiet, size_t done, size_t total, const std::string& what) const {
+  if (progress)
+    progress(ProgressReport{done, total, what});
+  else if (!quiet)
+    print_progress(done, total, what);
+}
+
 Vary parse_vary(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/app.hpp"
 #include "core/config.hpp"
 #include "core/experiment.hpp"
 #include "core/json_io.hpp"
@@ -112,9 +113,9 @@ VaryColumns vary_columns(const std::vector<Vary>& vary);
 void add_describe(CLI::App& app);
 void add_nand(CLI::App& app);
 void add_hbf(CLI::App& app);
-void add_cosmos(CLI::App& app);
-void add_accel(CLI::App& app);
-void add_ssd(CLI::App& app);
-void add_serve(CLI::App& app);
+void add_cosmos(CLI::App& app, const RunContext& ctx);
+void add_accel(CLI::App& app, const RunContext& ctx);
+void add_ssd(CLI::App& app, const RunContext& ctx);
+void add_serve(CLI::App& app, const RunContext& ctx);
 
 }  // namespace bitline::cli

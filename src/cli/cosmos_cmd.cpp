@@ -11,15 +11,15 @@
 
 namespace bitline::cli {
 
-void add_cosmos(CLI::App& app) {
+void add_cosmos(CLI::App& app, const RunContext& ctx) {
   auto* group = app.add_subcommand("cosmos", "the Flash-Cosmos SSD: in-flash bulk bitwise operations and the paper's evaluation");
   group->require_subcommand(1);
   // The order of `bitline cosmos --help`.
-  cosmos_cli::add_eval(*group);
+  cosmos_cli::add_eval(*group, ctx);
   cosmos_cli::add_run(*group);
   cosmos_cli::add_write_bw(*group);
-  cosmos_cli::add_reliability(*group);
-  cosmos_cli::add_ssb(*group);
+  cosmos_cli::add_reliability(*group, ctx);
+  cosmos_cli::add_ssb(*group, ctx);
 }
 
 }  // namespace bitline::cli

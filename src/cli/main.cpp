@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       "High-Bandwidth Flash for LLM inference)"};
   app.set_version_flag("--version", std::string("bitline ") + BITLINE_VERSION);
   app.require_subcommand(1);
-  bitline::cli::add_commands(app);
+  bitline::cli::add_commands(app, bitline::cli::RunContext{});  // progress on stderr
   // Exit codes (docs/commands.md): 0 success, 1 no feasible result, 2 bad input (arguments, configs, model
   // files, traces, an output path that cannot be written, values too large to simulate), 3 an internal error.
   try {

@@ -10,12 +10,12 @@
 
 namespace bitline::cli {
 
-void add_serve(CLI::App& app) {
+void add_serve(CLI::App& app, const RunContext& ctx) {
   auto* group = app.add_subcommand("serve", "request-level LLM serving: arrivals, continuous batching, latency percentiles, goodput");
   group->require_subcommand(1);
-  serve_cli::add_run(*group);
+  serve_cli::add_run(*group, ctx);
   serve_cli::add_capacity(*group);
-  serve_cli::add_sweep(*group);
+  serve_cli::add_sweep(*group, ctx);
 }
 
 }  // namespace bitline::cli

@@ -2,11 +2,13 @@
 // files on it, with fio's JSON.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <numeric>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
@@ -41,8 +43,34 @@ void print_summary(const nlohmann::json& j) {
   }
 }
 
+/// An SSD run's progress (ssd::Progress: a scenario's, about every 2 s of wall time) for a RunContext's callback, as
+/// requests over the whole run: `done` the requests completed (a scenario's count restarts from 0, so those of the
+/// scenarios before it are added and `done` never goes back), `total` the estimate (an upper bound; WorkEstimate) of
+/// what is left on top, the count itself once the run ends.
+class RequestProgress {
+ public:
+  explicit RequestProgress(const RunContext& ctx, size_t later = 0) : ctx_(ctx), later_(later) {}
+  /// A report of the running scenario. Where scenarios follow one another unseen (ssd run), a count below the last
+  /// one starts the next scenario: the last count is added (a lower bound of what the one before completed).
+  void running(const ssd::Progress& p) {
+    if (size_t(p.requests_done) < last_) base_ += last_;
+    last_ = size_t(p.requests_done);
+    ctx_.report(true, base_ + last_, base_ + std::max(last_, size_t(p.requests_estimate)) + later_,
+                fmt::format("{:.3f} s simulated", p.simulated_s));
+  }
+  /// A scenario ended with `requests` completed; `later`: the estimate of the scenarios still to run.
+  void ended(size_t requests, size_t later, const std::string& what) {
+    base_ += requests, last_ = 0, later_ = later;
+    ctx_.report(true, base_, base_ + later_, what);
+  }
+
+ private:
+  const RunContext& ctx_;
+  size_t base_ = 0, last_ = 0, later_ = 0;
+};
+
 /// `bitline ssd fio JOBFILE --device DRIVE.xml`: the job file's jobs, group by group (stonewall), on the device.
-void add_ssd_fio(CLI::App& ssd) {
+void add_ssd_fio(CLI::App& ssd, const RunContext& ctx) {
   auto* fio = ssd.add_subcommand("fio", "run a fio job file on a device XML; fio's JSON output (docs/ssd.md, \"fio job files\")");
   struct Opts {
     std::string job_file, device, json;
@@ -70,7 +98,7 @@ void add_ssd_fio(CLI::App& ssd) {
                   "throughput, as ssd run --throughput-bin)")
       ->check(CLI::Range(1e-9, 1e6));
   fio->add_option("--set", o->sets, "ssd_device.KEY=VALUE or ssd_model.KEY=VALUE, as bitline ssd run --set (repeatable)");
-  fio->callback([o] {
+  fio->callback([o, ctx] {
     check_json_output(o->json);
     check_distinct_files({{"--json", o->json}}, {{"JOBFILE", o->job_file}, {"--device", o->device}});
     // fio's logs (write_bw_log, ...) go beside the JSON output, or in the current directory without --json
@@ -105,6 +133,7 @@ void add_ssd_fio(CLI::App& ssd) {
     const double total_budget = 2.0 * double(o->max_transactions);
     double spent = 0;
     std::vector<ssd::RunOptions> per_run;
+    std::vector<size_t> estimates;  // each group's requests, at most (the progress callback's total)
     for (size_t i = 0; i < plan.runs.size(); ++i) {
       ssd::RunOptions ro = opt;
       ro.max_transactions = std::min<int64_t>(o->max_transactions, int64_t(std::max(0.0, total_budget - spent)));
@@ -116,17 +145,25 @@ void add_ssd_fio(CLI::App& ssd) {
             fmt::format("{}: the groups before it used the file's budget of {:.0f} page transactions (2 x "
                         "--max-transactions); split the file or raise --max-transactions",
                         label, total_budget));
-      spent += double(ssd::estimate_scenario(d, plan.runs[i].scenario, ro, label).page_transactions);
+      const ssd::WorkEstimate e = ssd::estimate_scenario(d, plan.runs[i].scenario, ro, label);
+      spent += double(e.page_transactions);
+      estimates.push_back(size_t(e.requests));
       per_run.push_back(ro);
     }
     std::vector<ssd::ScenarioRun> runs;
+    const auto later = [&](size_t i) { return std::accumulate(estimates.begin() + std::ptrdiff_t(i), estimates.end(), size_t(0)); };
+    RequestProgress counted(ctx, later(0));
     for (size_t i = 0; i < plan.runs.size(); ++i) {
-      if (!o->quiet)
+      if (ctx.progress)
+        per_run[i].progress = [&counted](const ssd::Progress& p) { counted.running(p); };
+      else if (!o->quiet)
         per_run[i].progress = [](const ssd::Progress& p) {
           std::cerr << fmt::format("ssd fio: {:.3f} s simulated, {} I/Os done (at most ~{} estimated)\n", p.simulated_s, p.requests_done,
                                    p.requests_estimate);
         };
       runs.push_back(ssd::run_scenario(d, plan.runs[i].scenario, per_run[i], fmt::format("{}: group {}", o->job_file, i + 1)));
+      counted.ended(size_t(runs.back().result["requests"].get<int64_t>()), later(i + 1),
+                    fmt::format("group {} of {}", i + 1, plan.runs.size()));
     }
     nlohmann::ordered_json j = ssd::fio::fio_json(plan, runs);
     j["bitline"]["device"] = d.file;
@@ -158,7 +195,7 @@ void add_ssd_fio(CLI::App& ssd) {
 
 }  // namespace
 
-void add_ssd(CLI::App& app) {
+void add_ssd(CLI::App& app, const RunContext& ctx) {
   auto* ssd = app.add_subcommand("ssd", "a general SSD (page-level FTL, GC, NVMe queues) on MQSim's input files");
   ssd->require_subcommand(1);
   auto* run = ssd->add_subcommand("run", "simulate a workload XML (MQSim_IO_Scenarios) on a device XML (Execution_Parameter_Set)");
@@ -188,7 +225,7 @@ void add_ssd(CLI::App& app) {
   run->add_option("--set", o->sets,
                   "override a device value of the file, ssd_device.KEY=VALUE, or switch one mechanism of the model, "
                   "ssd_model.KEY=VALUE (repeatable; `bitline describe ssd_device` / `ssd_model` list them)");
-  run->callback([o] {
+  run->callback([o, ctx] {
     check_json_output(o->json);
     ssd::DeviceXml d = ssd::read_device_xml(o->device, o->sets);
     std::vector<std::string> notes;
@@ -226,12 +263,18 @@ void add_ssd(CLI::App& app) {
     opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
     opt.max_transactions = o->max_transactions;
     opt.throughput_bin = sec(o->throughput_bin);
-    if (!o->quiet)
+    RequestProgress counted(ctx);
+    if (ctx.progress)
+      opt.progress = [&counted](const ssd::Progress& p) { counted.running(p); };
+    else if (!o->quiet)
       opt.progress = [](const ssd::Progress& p) {
         std::cerr << fmt::format("ssd: {:.3f} s simulated, {} requests done (at most ~{} estimated)\n", p.simulated_s, p.requests_done,
                                  p.requests_estimate);
       };
     nlohmann::json j = ssd::simulate_workload(d, w, opt);
+    size_t requests = 0;
+    for (const auto& sc : j["scenarios"]) requests += size_t(sc["requests"].get<int64_t>());
+    ctx.report(true, requests, requests, fmt::format("{} scenario(s) done", j["scenarios"].size()));
     print_summary(j);
     // Run metadata (wall time, requests per wall second) is printed, never written into the result: the same inputs
     // give the same bytes. The event count is a result of the model and stays.
@@ -248,7 +291,7 @@ void add_ssd(CLI::App& app) {
       fmt::print("wrote {}\n", xml_files[i]);
     }
   });
-  add_ssd_fio(*ssd);
+  add_ssd_fio(*ssd, ctx);
 }
 
 }  // namespace bitline::cli

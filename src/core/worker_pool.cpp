@@ -23,7 +23,13 @@ void WorkerPool::run(size_t n, const std::function<void(size_t)>& job, const OnD
       }
       std::lock_guard<std::mutex> lock(mu);
       ++done;
-      if (on_done) on_done(done, n, i);
+      if (!on_done) continue;
+      try {
+        on_done(done, n, i);
+      } catch (...) {  // the caller stops the run (a progress callback that raised): no job starts after this one
+        if (!errors[i]) errors[i] = std::current_exception();
+        next = n;
+      }
     }
   };
   const size_t extra = std::min(size_t(threads_), n) > 0 ? std::min(size_t(threads_), n) - 1 : 0;

@@ -14,7 +14,8 @@ namespace bitline {
 
 class WorkerPool {
  public:
-  /// Called once per finished job, serialised: (jobs finished so far, jobs in all, index of the job).
+  /// Called once per finished job, serialised: (jobs finished so far, jobs in all, index of the job). One that throws
+  /// stops the pool: no job starts after it, those running finish, and its exception is that job's error.
   using OnDone = std::function<void(size_t done, size_t total, size_t index)>;
 
   /// `threads` < 1 means one; the pool never starts more threads than jobs.

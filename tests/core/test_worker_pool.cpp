@@ -52,6 +52,24 @@ TEST(WorkerPool, RethrowsTheErrorOfTheLowestIndexAfterAllJobsRan) {
   }
 }
 
+// A progress callback that throws (the Python module's, when the caller's raised) stops the pool: no job starts after
+// it, and its exception is the one rethrown, from the calling thread, whichever worker reported.
+TEST(WorkerPool, AThrowingProgressCallbackStopsThePoolAndIsRethrown) {
+  struct Stop : std::exception {};
+  for (int threads : {1, 4}) {
+    std::atomic<int> ran{0};
+    int reports = 0;
+    EXPECT_THROW(WorkerPool(threads).run(
+                     100, [&](size_t) { ++ran; },
+                     [&](size_t, size_t, size_t) {
+                       if (++reports == 3) throw Stop{};
+                     }),
+                 Stop);
+    EXPECT_LE(ran.load(), 3 + threads - 1) << threads << " threads";  // those running when it threw finish
+    EXPECT_EQ(reports, ran.load());
+  }
+}
+
 TEST(WorkerPool, NoJobsAndNonPositiveThreadCounts) {
   int calls = 0;
   WorkerPool(0).run(0, [&](size_t) { ++calls; });

@@ -154,3 +154,98 @@ def test_every_self_contained_hostile_input_is_refused_and_the_interpreter_survi
         with pytest.raises(bitline.ConfigError):
             bitline._bitline.run(args)
     assert bitline.serve.run(**SERVE)["summary"]["requests"] == 200
+
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+JOB = os.path.join(ROOT, "configs/ssd/drives/fio/randread-4k-qd1.fio")  # 20000 random 4 KiB reads at QD1
+DRIVE = os.path.join(ROOT, "configs/ssd/drives/samsung-980pro-1tb.xml")
+FIO = dict(jobfile=JOB, device=DRIVE, occupancy=100, quiet=True)
+
+
+def test_ssd_fio_is_the_programs():
+    py = bitline.ssd.fio(**FIO)
+    assert py == cli("ssd", "fio", JOB, "--device", DRIVE, "--occupancy", "100", "--quiet")
+    assert json.dumps(py) == json.dumps(cli("ssd", "fio", JOB, "--device", DRIVE, "--occupancy", "100", "--quiet"))  # fio's key order
+    assert py["jobs"][0]["read"]["total_ios"] == 20000
+
+
+def test_ssd_fio_bad_job_file_raises_config_error_naming_its_file_and_line():
+    with tempfile.TemporaryDirectory() as tmp:
+        job = os.path.join(tmp, "bad.fio")
+        with open(job, "w") as f:
+            f.write("[global]\nrw=randread\n\n[j]\nbs=4k\nnumber_ios=10\nread_bandwith=1\n")
+        with pytest.raises(bitline.ConfigError) as e:
+            bitline.ssd.fio(jobfile=job, device=DRIVE, quiet=True)
+        assert f"{job}:7" in str(e.value) and "read_bandwith" in str(e.value)
+    with pytest.raises(bitline.ConfigError, match="jobfile= is required"):
+        bitline.ssd.fio(device=DRIVE)
+
+
+SWEEP = dict(model="llama2-7b", system="h100x1", input=300, output=50, requests=100, rates=[1, 2, 5, 10], threads=2, quiet=True)
+
+
+def progress_of(function, **options):
+    """The result of function(**options, progress=...) and the reports it gave."""
+    reports = []
+    result = function(progress=lambda done, total, what: reports.append((done, total, what)), **options)
+    return result, reports
+
+
+def non_decreasing(reports):
+    return all(a[0] <= b[0] for a, b in zip(reports, reports[1:]))
+
+
+@pytest.mark.parametrize("function,options,units", [
+    (bitline.serve.sweep, SWEEP, 4),  # its rates
+    (bitline.serve.run, SERVE, 1),  # one simulation
+    (bitline.ssd.fio, FIO, 20000),  # its requests
+    (bitline.ssd.run, dict(device=DRIVE, workload=JOB[:-len(".fio")] + ".xml", quiet=True), 20000),  # the job's MQSim twin
+    (bitline.cosmos.eval, dict(preset="flash-cosmos", experiment=os.path.join(ROOT, "tests/mpi/cosmos-tiny.yaml"), quiet=True), 16),
+])
+def test_progress_reports_come_in_order_and_change_nothing(function, options, units):
+    result, reports = progress_of(function, **options)
+    assert reports and non_decreasing(reports)
+    assert reports[-1][:2] == (units, units) and all(isinstance(what, str) for _, _, what in reports)
+    assert json.dumps(result) == json.dumps(function(**options))  # byte-identical without a callback
+
+
+SESSIONS = """experiment: small-sessions
+model: llama2-7b
+systems: [h100x1, h200x1]
+set: [sessions.output=200, sessions.first_input=500, sessions.new_input=100, sessions.turns_max=3]
+loads:
+  - {name: "2 decoding", set: [sessions.decoding=2, sessions.sessions=4]}
+  - {name: "4 decoding", set: [sessions.decoding=4, sessions.sessions=8]}
+"""
+
+
+def test_progress_of_sessions_loads_on_systems(tmp_path):
+    experiment = tmp_path / "sessions.yaml"
+    experiment.write_text(SESSIONS)
+    options = dict(experiment=str(experiment), quiet=True, threads=2)
+    result, reports = progress_of(bitline.accel.sessions, **options)
+    assert non_decreasing(reports) and reports[-1][:2] == (6, 6)  # (a base load and 2 loads) x 2 systems
+    assert json.dumps(result) == json.dumps(bitline.accel.sessions(**options))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_an_exception_in_the_callback_stops_the_run_and_is_raised(threads):
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def stop(done, total, what):
+        calls.append(threading.current_thread())
+        raise Stop(f"stopped at {done} of {total}")
+
+    with pytest.raises(Stop, match="stopped at 1 of 4"):
+        bitline.serve.sweep(progress=stop, **dict(SWEEP, threads=threads, rates=[1, 2, 5, 10]))
+    assert len(calls) == 1  # no report after the one that raised
+    with pytest.raises(ZeroDivisionError):
+        bitline.ssd.fio(progress=lambda done, total, what: 1 / 0, **FIO)
+    with pytest.raises(TypeError):  # a callback of the wrong shape: Python's own error
+        bitline.serve.run(progress=lambda done: None, **SERVE)
+    with pytest.raises(TypeError, match="callable"):
+        bitline.serve.run(progress=3, **SERVE)
+    assert bitline.serve.run(**SERVE)["summary"]["requests"] == 200  # the interpreter goes on

@@ -84,11 +84,11 @@ std::vector<int64_t> parse_dims(const std::string& arg, size_t count, const std:
 
 // The subcommands, one file each; add_accel (accel_cmd.cpp) registers them in this order.
 void add_kinds(CLI::App& accel);
-void add_eval(CLI::App& accel);
+void add_eval(CLI::App& accel, const RunContext& ctx);
 void add_ablation(CLI::App& accel);
-void add_sessions(CLI::App& accel);
+void add_sessions(CLI::App& accel, const RunContext& ctx);
 void add_run(CLI::App& accel);
-void add_sweep(CLI::App& accel);
+void add_sweep(CLI::App& accel, const RunContext& ctx);
 void add_validate(CLI::App& accel);
 void add_gemm(CLI::App& accel);
 void add_attention(CLI::App& accel);

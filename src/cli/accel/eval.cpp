@@ -109,7 +109,7 @@ void print_summary(const Json& j, const EvalExperiment& ex) {
                  p["deployment"]["label"].get<std::string>(), p["deployment"]["tried"][0]["deployment"].get<std::string>());
 }
 
-void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) {
+void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file, const RunContext& ctx) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
   // The setup, agreed by every MPI rank: one rank's error (an output folder only it cannot write) ends them all.
   const EvalExperiment ex = world.agreed([&] {
@@ -136,7 +136,7 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) 
   const auto jobs = world.map(
       eval_job_count(ex), [&](size_t i) { return run_eval_job(models, kinds, ex, i).dump(); }, o.threads,
       [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) print_progress(done, n, ex.models[i / ex.systems.size()] + " on " + ex.systems[i % ex.systems.size()]);
+        ctx.report(o.quiet, done, n, ex.models[i / ex.systems.size()] + " on " + ex.systems[i % ex.systems.size()]);
       });
   if (!world.root()) return;  // rank 0 writes the results
   Json j;
@@ -164,7 +164,7 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file) 
 
 }  // namespace
 
-void add_eval(CLI::App& accel) {
+void add_eval(CLI::App& accel, const RunContext& ctx) {
   auto* cmd = accel.add_subcommand("eval", "a whole matrix: models x contexts x SLOs x systems (default: the paper's)");
   auto k = std::make_shared<KindOptions>();
   auto x = std::make_shared<ExperimentOption>();
@@ -177,7 +177,7 @@ void add_eval(CLI::App& accel) {
   cmd->add_option("--csv", o->csv, "write the points as CSV (one row per point, one column per field) to this file");
   cmd->add_option("--threads", o->threads, "worker threads")->capture_default_str()->check(whole_range(1, 64, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-  cmd->callback([k, o, x] { run_eval(*k, *o, x->file); });
+  cmd->callback([k, o, x, ctx] { run_eval(*k, *o, x->file, ctx); });
 }
 
 }  // namespace bitline::cli::accel

@@ -115,7 +115,7 @@ void print_sessions(const Json& j, const SessionsExperiment& ex, const std::stri
   }
 }
 
-void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string& file) {
+void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string& file, const RunContext& ctx) {
   check_json_output(o.json);
   const SessionsExperiment ex = load_sessions_experiment(file);
   const auto kinds = k.load_all(ex.systems, ex.set);
@@ -138,9 +138,8 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
   // Every load on every system, in parallel, with progress on stderr.
   Json runs;
   try {
-    runs = serve::run_session_loads(m, systems, loads, o.threads, [&](size_t done, size_t all, const std::string& what) {
-      if (!o.quiet) print_progress(done, all, what);
-    });
+    runs = serve::run_session_loads(m, systems, loads, o.threads,
+                                    [&](size_t done, size_t all, const std::string& what) { ctx.report(o.quiet, done, all, what); });
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("{}: {}", o.trace.empty() ? file : "--trace " + o.trace, e.what()));
   }
@@ -158,7 +157,7 @@ void run_sessions(const KindOptions& k, const SessionsOpts& o, const std::string
 
 }  // namespace
 
-void add_sessions(CLI::App& accel) {
+void add_sessions(CLI::App& accel, const RunContext& ctx) {
   auto* cmd = accel.add_subcommand("sessions",
                                    "multi-turn KV reuse on the serving simulation: prefix-cache hit rate, recomputed tokens and latency");
   auto k = std::make_shared<KindOptions>();
@@ -177,7 +176,7 @@ void add_sessions(CLI::App& accel) {
   cmd->add_option("--threads", o->threads, "simulations run at once (default: the machine's threads); the results are the same")
       ->check(whole_range(1, 1024, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-  cmd->callback([k, o, x] { run_sessions(*k, *o, x->file); });
+  cmd->callback([k, o, x, ctx] { run_sessions(*k, *o, x->file, ctx); });
 }
 
 }  // namespace bitline::cli::accel

@@ -51,7 +51,7 @@ Json hbf_area_summary(const hbf::HbfParams& h) {
           {"density_vs_hbm3e", a["comparison"]["density_ratio"]}};
 }
 
-void run_sweep(const KindOptions& k, const SweepOpts& o) {
+void run_sweep(const KindOptions& k, const SweepOpts& o, const RunContext& ctx) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
   // The setup, agreed by every MPI rank: one rank's error (an output folder only it cannot write) ends them all.
   world.agreed([&] {
@@ -94,10 +94,7 @@ void run_sweep(const KindOptions& k, const SweepOpts& o) {
         if (!areas[i].is_null()) j["hbf_area"] = areas[i];
         return j.dump();
       },
-      o.threads,
-      [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) print_progress(done, n, vary_label(vary, combos[i]));
-      });
+      o.threads, [&](size_t done, size_t n, size_t i) { ctx.report(o.quiet, done, n, vary_label(vary, combos[i])); });
   if (!world.root()) return;  // rank 0 prints and writes the results
   std::vector<Json> points;
   for (const auto& t : texts) points.push_back(Json::parse(t));
@@ -118,7 +115,7 @@ void run_sweep(const KindOptions& k, const SweepOpts& o) {
 
 }  // namespace
 
-void add_sweep(CLI::App& accel) {
+void add_sweep(CLI::App& accel, const RunContext& ctx) {
   auto* cmd = accel.add_subcommand("sweep", "one point (model, system, context, SLO) over a grid of parameter values");
   auto k = std::make_shared<KindOptions>();
   auto o = std::make_shared<SweepOpts>();
@@ -133,7 +130,7 @@ void add_sweep(CLI::App& accel) {
   cmd->add_option("--json", o->json, "write the points (and the resolved base config) to this file");
   cmd->add_option("--threads", o->threads, "worker threads")->check(whole_range(1, 256, "threads"))->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-  cmd->callback([k, o] { run_sweep(*k, *o); });
+  cmd->callback([k, o, ctx] { run_sweep(*k, *o, ctx); });
 }
 
 }  // namespace bitline::cli::accel

@@ -25,10 +25,10 @@ struct ExperimentOption {
 };
 
 // The subcommands, one file each; add_cosmos (cosmos_cmd.cpp) registers them in this order.
-void add_eval(CLI::App& cosmos);
+void add_eval(CLI::App& cosmos, const RunContext& ctx);
 void add_run(CLI::App& cosmos);
 void add_write_bw(CLI::App& cosmos);
-void add_reliability(CLI::App& cosmos);
-void add_ssb(CLI::App& cosmos);
+void add_reliability(CLI::App& cosmos, const RunContext& ctx);
+void add_ssb(CLI::App& cosmos, const RunContext& ctx);
 
 }  // namespace bitline::cli::cosmos_cli

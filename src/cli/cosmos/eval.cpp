@@ -45,7 +45,7 @@ void print_summary(const Json& j) {
   }
 }
 
-void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOption& exp) {
+void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOption& exp, const RunContext& ctx) {
   const Distributed& world = Distributed::world();  // first: under mpirun only rank 0 prints, errors included
   // The setup, agreed by every MPI rank: one rank's error (an output folder only it cannot write) ends them all.
   const EvalMatrix matrix = world.agreed([&] {
@@ -69,9 +69,9 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
   const auto points = world.map(
       eval_job_count(matrix), [&](size_t i) { return point_json(run_eval_job(c, matrix, i)).dump(); }, o.threads,
       [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) {
+        if (ctx.progress || !o.quiet) {
           const EvalJob job = eval_job(matrix, i);
-          print_progress(done, n, run_label(job.point, job.system));
+          ctx.report(o.quiet, done, n, run_label(job.point, job.system));
         }
       });
   if (!world.root()) return;  // rank 0 writes the results
@@ -98,7 +98,7 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
 
 }  // namespace
 
-void add_eval(CLI::App& cosmos) {
+void add_eval(CLI::App& cosmos, const RunContext& ctx) {
   auto* cmd = cosmos.add_subcommand("eval", "run every workload point on osp, isp, parabit and fc (timing-only, paper scale)");
   auto cfg = std::make_shared<ConfigOptions>();
   auto o = std::make_shared<EvalOpts>();
@@ -116,7 +116,7 @@ void add_eval(CLI::App& cosmos) {
                   "(MQSim's: a chip starts only while its channel is idle) or eager (the SSD's own, as the points' timing); "
                   "adds general_device_time_s to the points and speedup_on_general_device to the summary")
       ->check(CLI::IsMember(names_of(ssd::device_schedulings())));
-  cmd->callback([cfg, o, exp] { run_eval(*cfg, *o, *exp); });
+  cmd->callback([cfg, o, exp, ctx] { run_eval(*cfg, *o, *exp, ctx); });
 }
 
 }  // namespace bitline::cli::cosmos_cli

@@ -31,8 +31,9 @@ struct ReliabilityOpts {
   bool quiet = false;
 };
 
-/// Progress over the whole run (conditions x {raw SLC, ESP} x trials), on stderr unless --quiet.
+/// Progress over the whole run (conditions x {raw SLC, ESP} x trials), to the run's context (stderr unless --quiet).
 struct TrialProgress {
+  const RunContext& ctx;
   bool quiet = false;
   size_t done = 0, total = 0;
 };
@@ -48,7 +49,7 @@ ReliabilityResult trials_with_progress(const EvalConfig& c, int64_t months, bool
     const ReliabilityResult r = run_reliability(ct, months, esp, 1);
     rr.trials += r.trials, rr.exact += r.exact;
     rr.cells_sensed += r.cells_sensed, rr.bit_errors += r.bit_errors, rr.wrong_result_bits += r.wrong_result_bits;
-    if (!progress.quiet) print_progress(++progress.done, progress.total, what);
+    progress.ctx.report(progress.quiet, ++progress.done, progress.total, what);
   }
   return rr;
 }
@@ -84,7 +85,7 @@ Json reliability_condition(const EvalConfig& c, int64_t months, int64_t operands
   return jc;
 }
 
-void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, const ExperimentOption& exp) {
+void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, const ExperimentOption& exp, const RunContext& ctx) {
   check_json_output(o.json);
   const EvalMatrix matrix = exp.load();
   const ConfigTree tree = cfg.load(matrix.set);
@@ -118,7 +119,7 @@ void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, con
   // --condition: one name of the registry (resolved once), or every condition in its order.
   const bool every = o.condition == kEveryCondition;
   const size_t only = every ? 0 : conditions().index_of(o.condition, "--condition");
-  TrialProgress progress{o.quiet, 0, (every ? conditions().size() : 1) * 2 * size_t(n_trials)};
+  TrialProgress progress{ctx, o.quiet, 0, (every ? conditions().size() : 1) * 2 * size_t(n_trials)};
   for (size_t i = 0; i < conditions().size(); ++i) {
     if (!every && i != only) continue;
     const std::string cond(conditions().names()[i]);
@@ -142,7 +143,7 @@ void run_reliability_cmd(const ConfigOptions& cfg, const ReliabilityOpts& o, con
 
 }  // namespace
 
-void add_reliability(CLI::App& cosmos) {
+void add_reliability(CLI::App& cosmos, const RunContext& ctx) {
   auto* cmd = cosmos.add_subcommand("reliability", "BMI queries on raw SLC (no ESP) vs ESP data with errors on: fraction exact");
   auto cfg = std::make_shared<ConfigOptions>();
   auto o = std::make_shared<ReliabilityOpts>();
@@ -166,7 +167,7 @@ void add_reliability(CLI::App& cosmos) {
       }()));
   cmd->add_option("--json", o->json, "write the result to this file");
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-  cmd->callback([cfg, o, exp] { run_reliability_cmd(*cfg, *o, *exp); });
+  cmd->callback([cfg, o, exp, ctx] { run_reliability_cmd(*cfg, *o, *exp, ctx); });
 }
 
 }  // namespace bitline::cli::cosmos_cli

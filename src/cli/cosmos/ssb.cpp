@@ -71,7 +71,7 @@ void print_table(const Json& j) {
   }
 }
 
-void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
+void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o, const RunContext& ctx) {
   check_json_output(o.json);
   const double sf = sf_option(o.sf);
   ssb::SsbOptions so;
@@ -131,10 +131,7 @@ void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
   check_outputs({{"--json", o.json}}, tree, inputs);
   const auto t0 = std::chrono::steady_clock::now();
   const Json j = ssb::run_ssb(
-      queries, so,
-      [&](size_t i, size_t n, const std::string& what) {
-        if (!o.quiet) print_progress(i, n, what);
-      },
+      queries, so, [&](size_t i, size_t n, const std::string& what) { ctx.report(o.quiet, i, n, what); },
       [](const std::string& line) { fmt::print("{}\n", line); });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!o.json.empty()) write_json_file(o.json, j);
@@ -145,7 +142,7 @@ void run_ssb_cmd(const ConfigOptions& cfg, const SsbOpts& o) {
 
 }  // namespace
 
-void add_ssb(CLI::App& cosmos) {
+void add_ssb(CLI::App& cosmos, const RunContext& ctx) {
   auto* cmd =
       cosmos.add_subcommand("ssb", "the Star Schema Benchmark's 13 queries in flash (bit-sliced predicates, sums, group-bys) vs CRoaring");
   auto cfg = std::make_shared<ConfigOptions>();
@@ -182,7 +179,7 @@ void add_ssb(CLI::App& cosmos) {
       ->capture_default_str()
       ->check(whole_range(1, 256, "threads"));
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-  cmd->callback([cfg, o] { run_ssb_cmd(*cfg, *o); });
+  cmd->callback([cfg, o, ctx] { run_ssb_cmd(*cfg, *o, ctx); });
 }
 
 }  // namespace bitline::cli::cosmos_cli

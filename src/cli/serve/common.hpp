@@ -92,8 +92,8 @@ std::vector<double> percentile_list(const ServeOpts& o);
 /// The options every serve subcommand takes.
 void add_common(CLI::App& cmd, ServeOpts& o);
 
-void add_run(CLI::App& serve);
+void add_run(CLI::App& serve, const RunContext& ctx);
 void add_capacity(CLI::App& serve);
-void add_sweep(CLI::App& serve);
+void add_sweep(CLI::App& serve, const RunContext& ctx);
 
 }  // namespace bitline::cli::serve_cli

@@ -63,7 +63,7 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
              100 * sum["engine_busy_fraction"].get<double>());
 }
 
-void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
+void run_serve(const accel::KindOptions& k, const ServeOpts& o, const RunContext& ctx) {
   check_mode(o, false);
   if (const auto ext = std::filesystem::path(o.requests_out).extension(); !o.requests_out.empty() && ext != ".jsonl" && ext != ".csv")
     throw ConfigError(fmt::format("--requests-out {}: the extension names the format: F.jsonl (JSON Lines) or F.csv", o.requests_out));
@@ -83,6 +83,7 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
     fmt::print("{}: {} trace, {} rows of failed requests (0 response tokens) skipped\n", o.trace, to_string(csv.format),
                csv.skipped_failed);
   const SimResult r = simulate(cluster(*s), s->sp, std::move(w));
+  ctx.report(true, 1, 1, "serve run");  // one simulation: one report as it ends (the program prints none)
   const Json sum = summary(r, Slo{o.slo_ttft_ms, o.slo_tpot_ms}, percentile_list(o));
   print_summary(*s, r, sum);
   if (!o.json.empty()) {
@@ -108,7 +109,7 @@ void run_serve(const accel::KindOptions& k, const ServeOpts& o) {
 
 }  // namespace
 
-void add_run(CLI::App& serve) {
+void add_run(CLI::App& serve, const RunContext& ctx) {
   auto* cmd = serve.add_subcommand("run", "simulate one workload: TTFT/TPOT/ITL/E2E percentiles, throughput, goodput");
   auto k = std::make_shared<accel::KindOptions>();
   auto o = std::make_shared<ServeOpts>();
@@ -127,9 +128,9 @@ void add_run(CLI::App& serve) {
   cmd->add_option("--slo-tpot-ms", o->slo_tpot_ms, "goodput: time-per-output-token SLO, ms")->check(finite_range(1e-6, 3.6e6, "ms"));
   cmd->add_option("--requests-out", o->requests_out, "write one record per request: F.jsonl (JSON lines) or F.csv");
   cmd->add_option("--chrome-trace", o->chrome_trace, "write the iterations as a Chrome trace (Perfetto, chrome://tracing)");
-  cmd->callback([k, o, cmd] {
+  cmd->callback([k, o, cmd, ctx] {
     o->rate_given = cmd->count("--rate") > 0;
-    run_serve(*k, *o);
+    run_serve(*k, *o, ctx);
   });
 }
 

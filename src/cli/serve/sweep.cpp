@@ -53,7 +53,7 @@ struct SweepPoint {
   std::string label() const { return users > 0 ? fmt::format("{} users", users) : fmt::format("rate {:g}/s", rate); }
 };
 
-void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
+void sweep_serve(const accel::KindOptions& k, const ServeOpts& o, const RunContext& ctx) {
   if (o.rates.empty() == o.concurrencies.empty())
     throw ConfigError("serve sweep: give one of --rates R1,R2,... (open loops) and --concurrency C1,C2,... (closed loops)");
   if (o.max_concurrency > 0 && !o.concurrencies.empty())
@@ -113,10 +113,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
         point["cdf"] = cdf(r);
         return point.dump();
       },
-      o.threads,
-      [&](size_t done, size_t n, size_t i) {
-        if (!o.quiet) print_progress(done, n, loads[i].label());
-      });
+      o.threads, [&](size_t done, size_t n, size_t i) { ctx.report(o.quiet, done, n, loads[i].label()); });
   if (!world.root()) return;
   Json points = Json::array();
   Json rows = Json::array();  // the CSV: one row per rate
@@ -171,7 +168,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o) {
 
 }  // namespace
 
-void add_sweep(CLI::App& serve) {
+void add_sweep(CLI::App& serve, const RunContext& ctx) {
   auto* cmd =
       serve.add_subcommand("sweep", "one run per arrival rate (or per concurrency level): throughput-latency curve, latency CDFs, goodput");
   auto k = std::make_shared<accel::KindOptions>();
@@ -189,7 +186,7 @@ void add_sweep(CLI::App& serve) {
       ->check(whole_range(1, 256, "threads"))
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-  cmd->callback([k, o] { sweep_serve(*k, *o); });
+  cmd->callback([k, o, ctx] { sweep_serve(*k, *o, ctx); });
 }
 
 }  // namespace bitline::cli::serve_cli

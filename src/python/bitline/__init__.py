@@ -12,9 +12,14 @@ flag, a list is comma-joined (rates=[1, 5, 20]), set={"llm.compute.kernel_overhe
 vary={"hbf.stacks": [4, 6]} one --vary each. Bad input raises bitline.ConfigError (a ValueError) with the message
 the program prints; a run with no feasible result raises bitline.ModelError. The runs release the GIL, so threads
 run them in parallel; each run is independent of the others (no state is kept between them).
+
+progress=callback (any function) is called as callback(done, total, what) with each progress report of the run,
+instead of the report the program prints on stderr: done of total units (a sweep's points, an evaluation's runs, an
+SSD run's requests), non-decreasing. An exception it raises stops the run and is raised by the function.
 """
 import json
 import os
+import shutil
 import tempfile
 import threading
 
@@ -54,16 +59,26 @@ def _arguments(words, options):
     return args
 
 
-def command(*words, per_request=False, **options):
+def command(*words, per_request=False, progress=None, **options):
     """Runs `bitline WORDS... --OPTION VALUE...` and returns its --json result as a dict. per_request=True (serve run)
-    adds the per-request records (`--requests-out`) as result["requests"], a list of dicts."""
+    adds the per-request records (`--requests-out`) as result["requests"], a list of dicts. progress=callback is
+    called as callback(done, total, what) with each progress report (instead of printing it); what it raises stops
+    the run and is raised here."""
     for own in ("json", "requests_out"):
         if own in options:
             raise ConfigError(f"{own}: the result is returned (per_request=True for the per-request records); give no file")
+    if progress is not None and not callable(progress):
+        raise TypeError("progress: a callable, progress(done, total, what), or None")
     with tempfile.TemporaryDirectory(prefix="bitline-") as tmp:
         out = os.path.join(tmp, "result.json")
         records = os.path.join(tmp, "requests.jsonl")
-        _bitline.run(_arguments(words, options) + ["--json", out] + (["--requests-out", records] if per_request else []))
+        _bitline.run(_arguments(words, options) + ["--json", out] + (["--requests-out", records] if per_request else []),
+                     False, progress)
+        # other files the command wrote beside its --json (fio's write_*_log): to the current folder, where the
+        # program writes them without --json
+        for name in sorted(os.listdir(tmp)):
+            if name not in ("result.json", "requests.jsonl"):
+                shutil.move(os.path.join(tmp, name), os.path.join(os.getcwd(), name))
         with open(out, encoding="utf-8") as f:
             result = json.load(f)
         if per_request:
@@ -94,16 +109,23 @@ def describe(section=None):
 
 
 class _Family:
-    """The commands of one family (bitline.serve.run, ...), each a function of keyword options."""
+    """The commands of one family (bitline.serve.run, ...), each a function of keyword options; `positional` names
+    the keywords that are a command's positional arguments, in order (ssd fio's JOBFILE: jobfile=)."""
 
-    def __init__(self, name, commands):
+    def __init__(self, name, commands, positional=None):
         self._name = name
+        self._positional = positional or {}
         for c in commands:
             setattr(self, c.replace("-", "_"), self._command(c))
 
     def _command(self, c):
-        def run(per_request=False, **options):
-            return command(self._name, c, per_request=per_request, **options)
+        def run(per_request=False, progress=None, **options):
+            words = [self._name, c]
+            for key in self._positional.get(c, ()):
+                if options.get(key) is None:
+                    raise ConfigError(f"bitline.{self._name}.{c.replace('-', '_')}: {key}= is required")
+                words.append(str(os.fspath(options.pop(key))))
+            return command(*words, per_request=per_request, progress=progress, **options)
         run.__name__ = c.replace("-", "_")
         run.__doc__ = f"`bitline {self._name} {c}` with keyword options; returns its --json result (`bitline {self._name} {c} --help`)."
         return run
@@ -115,5 +137,5 @@ class _Family:
 serve = _Family("serve", ["run", "sweep", "capacity"])
 accel = _Family("accel", ["run", "eval", "ablation", "sessions", "sweep", "gemm", "attention", "collective"])
 cosmos = _Family("cosmos", ["run", "eval", "ssb", "write-bw"])
-ssd = _Family("ssd", ["run"])
+ssd = _Family("ssd", ["run", "fio"], positional={"fio": ("jobfile",)})
 hbf = _Family("hbf", ["area", "stream"])
