@@ -116,10 +116,10 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
     data_cache_.partitions.push_back(std::make_unique<WriteCache>(d.data_cache_capacity.raw() / d.page_size / ncache));
   data_cache_.programming_sectors.assign(size_t(ncache), 0);
   data_cache_.waiting_writes.resize(size_t(ncache));
-  data_cache_.max_programming_sectors =
-      model_.destage_pages_per_plane > 0
-          ? std::max<int64_t>(1, int64_t(model_.destage_pages_per_plane * double(d.planes() * sectors_per_page_ * d.units_per_flash_page)))
-          : INT64_MAX;
+  data_cache_.max_programming_sectors = model_.destage_pages_per_plane > 0
+                                            ? std::max<int64_t>(1, int64_t((model_.destage_pages_per_plane + (d.cache_program ? 1 : 0)) *
+                                                                           double(d.planes() * sectors_per_page_ * d.units_per_flash_page)))
+                                            : INT64_MAX;
   host_.series = BandwidthSeries(opt.throughput_bin);
   std::vector<std::pair<uint64_t, uint64_t>> precond;
   for (int64_t f = 0; f < nflows; ++f) {

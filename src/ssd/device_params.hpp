@@ -25,9 +25,9 @@ enum class SlcCache { Off, Static, TurboWrite };
 const Registry<SlcCache>& slc_cache_modes();
 
 /// The keys of ssd_device that no MQSim element sets: a device file gives them in <Bitline_Parameter_Set>.
-inline constexpr std::array<std::string_view, 9> kBitlineOnlyKeys{"slc_cache",           "slc_static_bytes",        "slc_dynamic_max_bytes",
-                                                                  "slc_program_latency", "slc_read_latency",        "slc_idle_delay",
-                                                                  "slc_fold_when_full",  "independent_plane_reads", "mapping_unit"};
+inline constexpr std::array<std::string_view, 10> kBitlineOnlyKeys{
+    "slc_cache",      "slc_static_bytes",   "slc_dynamic_max_bytes",   "slc_program_latency", "slc_read_latency",
+    "slc_idle_delay", "slc_fold_when_full", "independent_plane_reads", "mapping_unit",        "cache_program"};
 
 struct DeviceParams {
   // Host_Parameter_Set
@@ -86,6 +86,8 @@ struct DeviceParams {
   bool independent_plane_reads = false;
   // bitline's own: the FTL's mapping unit (0: the flash page, MQSim's page-level mapping)
   Bytes mapping_unit{};
+  // bitline's own: a plane takes its next page into its cache register while it programs (the write cache's back-pressure)
+  bool cache_program = false;
 
   template <class V>
   void visit(V& v) {
@@ -333,6 +335,14 @@ struct DeviceParams {
                                "as MQSim",
                      .min = 0,
                      .max = 32768});
+    v(cache_program, {.name = "cache_program",
+                      .def = "false",
+                      .desc = "the flash takes a program's next page into a plane's cache register while the plane programs "
+                              "(ONFI's PAGE CACHE PROGRAM): the write cache hands the back end up to one more page per plane "
+                              "(ssd_model.destage_pages_per_plane counts the pages per plane besides it); the transfer of "
+                              "the next page during the program is not modelled (it waits for the die, as without)",
+                      .source = "ONFI 4.2, PAGE CACHE PROGRAM (80h-15h); off by default, as MQSim (whose back-pressure is one "
+                                "page per plane)"});
   }
 };
 

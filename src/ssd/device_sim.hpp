@@ -566,6 +566,8 @@ class Sim {
   void read_done(uint32_t tx);
 
   void on_die_op_done(int64_t unit);
+  /// The transactions of a finished die operation end, each as its source says.
+  void finish_op(const std::vector<uint32_t>& group);
 
   // ---- Flash-Cosmos jobs (compute_jobs.hpp) ------------------------------------------------------------
   // A job's steps are cut into segments, each ending where a page leaves the die (or at the job's end): one Compute

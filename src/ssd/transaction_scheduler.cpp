@@ -161,11 +161,23 @@ void Sim::gather_host_units(int64_t unit, size_t lvl) {
       chosen[size_t(m++)] = p;
     }
   if (model_.multiplane_same_page && m > 1) {
-    // the offset with the most planes (the lowest among equals: lagging planes catch up), its planes in die order
+    // the planes at one page offset: the first unit's plane (its address's, as page-level mapping programs a page
+    // there) and those at its offset, unless the die holds more units than they take: then the offset most planes
+    // share, the lowest among equals (lagging planes catch up)
+    const int64_t anchor = scheduler_.transactions[D.group[0]].plane;
+    int64_t queued = 0;  // the die's queued host units (up to a page on each plane)
+    for (uint32_t levels = D.nonempty & 0x3E0u; levels && queued < planes * units; levels &= levels - 1)
+      queued += int64_t(D.q[size_t(std::countr_zero(levels))].size());
+    queued = std::min(queued + 1, planes * units);
     int64_t best = -1, best_n = 0;
-    for (int64_t i = 0; i < m; ++i) {
-      const int64_t n = std::count(offset.begin(), offset.begin() + m, offset[size_t(i)]);
-      if (n > best_n || (n == best_n && offset[size_t(i)] < best)) best = offset[size_t(i)], best_n = n;
+    for (int64_t i = 0; i < m; ++i)
+      if (chosen[size_t(i)] == anchor) best = offset[size_t(i)], best_n = std::count(offset.begin(), offset.begin() + m, best);
+    if (best < 0 || queued > best_n * units) {  // the offset most planes share, the lowest among equals (lagging planes catch up)
+      best = -1, best_n = 0;
+      for (int64_t i = 0; i < m; ++i) {
+        const int64_t n = std::count(offset.begin(), offset.begin() + m, offset[size_t(i)]);
+        if (n > best_n || (n == best_n && offset[size_t(i)] < best)) best = offset[size_t(i)], best_n = n;
+      }
     }
     int64_t k = 0;
     for (int64_t i = 0; i < m; ++i)
@@ -398,6 +410,14 @@ void Sim::on_die_op_done(int64_t unit) {
   group.swap(D.group);
   D.group.clear();
   D.busy = false;
+  // (mapping units: what the ends admit is queued together before idle dies start)
+  enqueue_together([&] { finish_op(group); });
+  group.clear();
+  start_die(unit);
+}
+
+/// The transactions of a finished die operation end, each as its source says.
+void Sim::finish_op(const std::vector<uint32_t>& group) {
   for (uint32_t tx : group) {
     Tx t = scheduler_.transactions[tx];
     scheduler_.free_transactions.push_back(tx);
@@ -423,8 +443,6 @@ void Sim::on_die_op_done(int64_t unit) {
       events_.push(link(host_.link_up_free, host_.cqe_time), {Ev::Complete, t.request()});
     }
   }
-  group.clear();
-  start_die(unit);
 }
 
 }  // namespace bitline::ssd::detail

@@ -20,28 +20,29 @@ struct Pinned {
 };
 
 // bitline's values of the table (IOPS; MB/s = IOPS x request size / 10^6), with the drives' SLC cache (TurboWrite,
-// docs/ssd.md "SLC caching") and independent multi-plane reads (docs/ssd.md "Host queues and multi-plane reads"): the writes of these
-// workloads all fit in it. The steady-state random writes are not pinned here: 200,000 writes with garbage collection take 20-60 s of this
-// machine (make ssd-drives runs them); nor are the 64 GB fills past the cache (about 4 s each; make ssd-drives, scripts/ssd_slc_cache.py).
+// docs/ssd.md "SLC caching"), independent multi-plane reads (docs/ssd.md "Host queues and multi-plane reads"), 4 KiB mapping
+// units and cache programs (docs/ssd.md "Mapping units"): the writes of these workloads all fit in the cache. The steady-state
+// random writes are not pinned here: 1,000,000 writes with garbage collection take about 8 s each of this machine (make
+// ssd-drives runs them); nor are the 64 GB fills past the cache (about 4 s each; make ssd-drives, scripts/ssd_slc_cache.py).
 const Pinned kPinned[] = {
     {"samsung-980pro-1tb", "randread-4k-qd1", 20612},
     {"samsung-980pro-1tb", "randread-4k-qd32", 440451},
     {"samsung-980pro-1tb", "seqread-128k-qd32", 54012},
-    {"samsung-980pro-1tb", "seqwrite-128k-qd32", 24862},
-    {"samsung-980pro-1tb", "randwrite-4k-qd1", 152200},
-    {"samsung-980pro-1tb", "randwrite-4k-qd32-fresh", 150047},
+    {"samsung-980pro-1tb", "seqwrite-128k-qd32", 35814},
+    {"samsung-980pro-1tb", "randwrite-4k-qd1", 1048996},
+    {"samsung-980pro-1tb", "randwrite-4k-qd32-fresh", 1058729},
     {"samsung-970evoplus-1tb", "randread-4k-qd1", 18482},
     {"samsung-970evoplus-1tb", "randread-4k-qd32", 396612},
     {"samsung-970evoplus-1tb", "seqread-128k-qd32", 27007},
-    {"samsung-970evoplus-1tb", "seqwrite-128k-qd32", 24858},
-    {"samsung-970evoplus-1tb", "randwrite-4k-qd1", 151795},
-    {"samsung-970evoplus-1tb", "randwrite-4k-qd32-fresh", 150900},
+    {"samsung-970evoplus-1tb", "seqwrite-128k-qd32", 25750},
+    {"samsung-970evoplus-1tb", "randwrite-4k-qd1", 726993},
+    {"samsung-970evoplus-1tb", "randwrite-4k-qd32-fresh", 851055},
     {"samsung-990pro-1tb", "randread-4k-qd1", 20992},
     {"samsung-990pro-1tb", "randread-4k-qd32", 407326},
     {"samsung-990pro-1tb", "seqread-128k-qd32", 54013},
-    {"samsung-990pro-1tb", "seqwrite-128k-qd32", 22680},
-    {"samsung-990pro-1tb", "randwrite-4k-qd1", 83569},
-    {"samsung-990pro-1tb", "randwrite-4k-qd32-fresh", 81853},
+    {"samsung-990pro-1tb", "seqwrite-128k-qd32", 34375},
+    {"samsung-990pro-1tb", "randwrite-4k-qd1", 596172},
+    {"samsung-990pro-1tb", "randwrite-4k-qd32-fresh", 591828},
     // the data sheets' conditions of the QD32 random-read ratings: 16 and 4 host queues of 32 (docs/ssd.md, "Host queues
     // and multi-plane reads"), with the drives' independent multi-plane reads
     {"samsung-980pro-1tb", "randread-4k-qd32-t16", 889260},

@@ -1,6 +1,7 @@
 // Mapping units smaller than a flash page (ssd_device.mapping_unit, docs/ssd.md "Mapping units"): 4 KiB writes packed
 // into 16 KiB pages and programmed together, the rest of a page programmed short left unwritten, the units of one
-// page read with one sensing, each time and count written out by hand; and what the key accepts.
+// page read with one sensing, each time and count written out by hand; what the key accepts; and the cache program's
+// deeper back-pressure (ssd_device.cache_program).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -95,6 +96,23 @@ TEST(MappingUnits, PageLevelMappingProgramsAPagePerWrite) {
   EXPECT_EQ(units["flash"]["programs"].get<int64_t>(), 4);
   EXPECT_EQ(units["ftl"]["update_reads"].get<int64_t>(), 0);
   EXPECT_EQ(units["ftl"]["unwritten_units"].get<int64_t>(), 12);
+}
+
+// ssd_device.cache_program: the write cache hands the back end one more page per plane (the plane's cache register).
+// Four 16 KiB cached writes at once on one die of two planes: at MQSim's one page per plane, two are programmed from
+// the cache and the next two wait for a program to end (> tPROG); with cache programs all four enter the cache at once
+// and complete after their DRAM writes.
+TEST(MappingUnits, CacheProgramLetsTheCacheHandOneMorePagePerPlane) {
+  auto slowest = [](bool cache_program) {
+    DeviceXml d = one_die(0);
+    d.cache_program = cache_program;
+    const ScenarioXml s{
+        {test::trace_flow("bitline_units", "cp.trace", "0 0 0 32 0\n0 0 32 32 0\n0 0 64 32 0\n0 0 96 32 0\n", CachingMode::WriteCache)}};
+    return times(simulate_scenario(d, s))["max_us"].get<double>();
+  };
+  EXPECT_FALSE(DeviceXml().cache_program);
+  EXPECT_GT(slowest(false), to_us(kProg));
+  EXPECT_LT(slowest(true), 100.0);
 }
 
 std::string device_with(const std::string& extra) {
