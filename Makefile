@@ -77,6 +77,8 @@ bench: build
 	/usr/bin/time -f "   peak RSS %M KB" $(BITLINE) ssd run --quiet --device configs/ssd/device.xml --workload configs/ssd/write.xml --json results/bench-ssd-write.json | head -n 1
 	@echo "== general SSD as a modern drive: 200 GB of sequential 128 KiB writes on the 980 PRO through its SLC cache (issue 54 target: < 5 s) =="
 	/usr/bin/time -f "   %e s wall, %U s CPU, peak RSS %M KB" $(BITLINE) ssd fio configs/ssd/bench/seqwrite-200g-128k.fio --device configs/ssd/drives/samsung-980pro-1tb.xml --quiet --json results/bench-ssd-fio.json
+	@echo "   the same at page-level mapping without cache programs (MQSim's FTL on the drive; docs/ssd.md, Mapping units):"
+	/usr/bin/time -f "   %e s wall, %U s CPU, peak RSS %M KB" $(BITLINE) ssd fio configs/ssd/bench/seqwrite-200g-128k.fio --device configs/ssd/drives/samsung-980pro-1tb.xml --set ssd_device.mapping_unit=0 --set ssd_device.cache_program=false --quiet --json results/bench-ssd-fio-page.json
 
 # The Star Schema Benchmark in flash (docs/cosmos.md, "Analytical queries in flash"): its table and figures.
 ssb: build

@@ -123,17 +123,19 @@ void Sim::proceed(uint32_t tx) {
   // on the die of its flash-page-sized logical neighbourhood (its plane is chosen when it is programmed, gather_host_units)
   t.plane = int64_t(ftl_.plane_of(lpa / uint32_t(ftl_.units_per_flash_page())));
   if (!mapping_.ideal) mark_dirty(flow, lpa);
-  uint32_t old_ppa = ftl_.lookup(lpa);
-  uint32_t old = 0;
-  if (const uint32_t* p = mapping_.partial_bits.find(lpa))
+  // a write of the whole page (unit) needs no update read, so not its old place either
+  const uint32_t old_ppa = bits == full_page_bits_ ? FlatMap32::kEmpty : ftl_.lookup(lpa);
+  uint32_t old = 0;  // the page's written sector groups before this write
+  if (const uint32_t* p = mapping_.partial_bits.size() != 0 ? mapping_.partial_bits.find(lpa) : nullptr)
     old = *p;
   else if (old_ppa != FlatMap32::kEmpty)
     old = full_page_bits_;
   uint32_t now_bits = old | bits;
-  if (now_bits == full_page_bits_)
-    mapping_.partial_bits.erase(lpa);
-  else
+  if (now_bits == full_page_bits_) {
+    if (mapping_.partial_bits.size() != 0) mapping_.partial_bits.erase(lpa);
+  } else {
     mapping_.partial_bits.set(lpa, now_bits);
+  }
   uint32_t missing = old & ~bits;
   if (model_.update_reads && missing && old_ppa != FlatMap32::kEmpty) {
     int64_t sec = std::min<int64_t>(sectors_per_page_, int64_t(__builtin_popcount(missing)) * sectors_per_group_);

@@ -65,6 +65,7 @@ bool Sim::destage(uint32_t id) {
   WriteCache& wc = *data_cache_.partitions[c];
   int64_t lba = r.lba + r.admitted, end = r.lba + r.sectors, dram_sectors = 0, evicted_sectors = 0;
   uint32_t batch = kNone;
+  prefetch_pages(flow, lba, end - lba);  // (their tables' slots all at once: the loop below then finds them loaded)
   while (lba < end && data_cache_.programming_sectors[c] < data_cache_.max_programming_sectors) {
     uint32_t lpa = uint32_t(lba / sectors_per_page_);
     int64_t off = lba - int64_t(lpa) * sectors_per_page_, n = std::min(end, int64_t(lpa + 1) * sectors_per_page_) - lba;

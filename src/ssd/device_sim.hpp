@@ -284,12 +284,19 @@ class Sim {
 
   Drawn draw_ahead(uint32_t f) {
     Drawn r = draw(f);
-    prefetch_lpa(f, uint32_t(r.lba / sectors_per_page_));
+    prefetch_pages(f, r.lba, r.size);
     return r;
   }
 
   /// Starts loading what the translation and the FTL will touch for logical page lpa (hints only).
   void prefetch_lpa(uint32_t f, uint32_t lpa) const;
+  /// prefetch_lpa for the logical pages of sectors [lba, lba + sectors) (at most kPrefetchPages of them).
+  void prefetch_pages(uint32_t f, int64_t lba, int64_t sectors) const {
+    static constexpr int64_t kPrefetchPages = 32;
+    const int64_t first = lba / sectors_per_page_,
+                  last = std::min((lba + std::max<int64_t>(sectors, 1) - 1) / sectors_per_page_, first + kPrefetchPages - 1);
+    for (int64_t p = first; p <= last; ++p) prefetch_lpa(f, uint32_t(p));
+  }
 
   /// Draws a synthetic request's direction, address and size from the flow's generator.
   Drawn draw(uint32_t f);
@@ -308,7 +315,7 @@ class Sim {
       ++slc_.activity;
       slc_.idle_folding = false;
     }
-    prefetch_lpa(r.flow, uint32_t(r.lba / sectors_per_page_));
+    prefetch_pages(r.flow, r.lba, r.sectors);
     events_.push(link(host_.link_down_free, host_.sqe_time), {Ev::SqeFetched, id});
   }
 

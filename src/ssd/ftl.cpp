@@ -185,7 +185,7 @@ int64_t Ftl::take_free(int64_t plane) {
   return block;
 }
 
-uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
+uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc, uint32_t* old_out) {
   PlaneState& ps = planes_state_[plane];
   int64_t& frontier = ps.frontier[gc];
   if (frontier < 0) frontier = take_free(plane);
@@ -197,6 +197,7 @@ uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc) {
   bd.valid_bits[page / 64] |= uint64_t(1) << (page % 64);
   ++b.valid;
   uint32_t old = lookup(lpa);
+  if (old_out) *old_out = old;
   if (old != FlatMap32::kEmpty) invalidate(old);
   map_.set(lpa, ppa);
   if (int64_t(b.written) == G_) {

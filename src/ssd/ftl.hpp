@@ -129,8 +129,8 @@ class Ftl {
     return int64_t(ps.free.size()) > (gc ? 0 : hard_reserve_blocks_);
   }
   /// Programs `lpa` into the next page of `plane`'s host or GC frontier, invalidating its old copy. Returns the new
-  /// page.
-  uint32_t write(uint32_t lpa, int64_t plane, bool gc);
+  /// page; `old`, if given, receives the old one (kEmpty: the logical page held no data).
+  uint32_t write(uint32_t lpa, int64_t plane, bool gc, uint32_t* old = nullptr);
 
   // ---- garbage collection ----
   bool needs_gc(int64_t plane) const { return int64_t(planes_state_[plane].free.size()) < gc_threshold_blocks_; }

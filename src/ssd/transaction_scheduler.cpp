@@ -301,6 +301,8 @@ void Sim::execute(int64_t unit) {
     Time t_p{};
     int64_t plane0 = f.plane;
     uint32_t programmed = 0;  // planes with a page programmed (mapping units: one flash page for all of a plane's)
+    if (D.group.size() > 1)
+      for (uint32_t tx : D.group) ftl_.prefetch(scheduler_.transactions[tx].lpa);  // the mapping's slots, all at once
     for (uint32_t tx : D.group) {
       Tx& t = scheduler_.transactions[tx];
       if (t.src == TxSource::Gc) {
@@ -317,9 +319,9 @@ void Sim::execute(int64_t unit) {
       const bool page_first = ftl_.units_per_flash_page() == 1 || !(programmed & bit);  // the first unit of its flash page
       programmed |= bit;
       if (slc_.on && (t.src == TxSource::User || t.src == TxSource::Cache)) [[unlikely]] {
-        const bool fresh = ftl_.lookup(t.lpa) == FlatMap32::kEmpty;
-        t.ppa = ftl_.write(t.lpa, t.plane, false);
-        t_p = std::max(t_p, slc_program(t.ppa, t.plane, fresh, page_first));
+        uint32_t old = 0;
+        t.ppa = ftl_.write(t.lpa, t.plane, false, &old);
+        t_p = std::max(t_p, slc_program(t.ppa, t.plane, old == FlatMap32::kEmpty, page_first));
       } else {
         t.ppa = ftl_.write(t.lpa, t.plane, t.src == TxSource::Gc);
         t_p = std::max(t_p, device_.program_latency[int(ftl_.page_type(t.ppa))]);
