@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "ssd/mqsim_xml.hpp"
@@ -24,6 +25,14 @@ inline FlowXml trace_flow(const std::string& folder, const std::string& name, co
   f.trace_path = p.string();
   f.caching_mode = caching;
   return f;
+}
+
+/// MQSim's default device file (configs/ssd/device.xml) with `extra` inside <Execution_Parameter_Set>.
+inline std::string device_with(const std::string& extra) {
+  std::ifstream in(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("</Execution_Parameter_Set>");
+  return text.substr(0, at) + extra + text.substr(at);
 }
 
 }  // namespace bitline::ssd::test

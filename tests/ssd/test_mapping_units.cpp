@@ -4,7 +4,6 @@
 // deeper back-pressure (ssd_device.cache_program).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -115,18 +114,11 @@ TEST(MappingUnits, CacheProgramLetsTheCacheHandOneMorePagePerPlane) {
   EXPECT_LT(slowest(true), 100.0);
 }
 
-std::string device_with(const std::string& extra) {
-  std::ifstream in(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t at = text.find("</Execution_Parameter_Set>");
-  return text.substr(0, at) + extra + text.substr(at);
-}
-
 // The device file sets the unit in <Bitline_Parameter_Set>; a unit that is not a whole number of sectors dividing the
 // page (MQSim's device: 8 KiB pages) is refused naming the key and the page.
 TEST(MappingUnits, TheKeyTakesSectorMultiplesThatDivideThePage) {
   const DeviceXml d =
-      parse_device_xml(device_with("<Bitline_Parameter_Set><mapping_unit>4KiB</mapping_unit></Bitline_Parameter_Set>"), "dev.xml");
+      parse_device_xml(test::device_with("<Bitline_Parameter_Set><mapping_unit>4KiB</mapping_unit></Bitline_Parameter_Set>"), "dev.xml");
   EXPECT_EQ(d.mapping_unit.raw(), 4096);
   const DeviceXml v = mapped_view(d);
   EXPECT_EQ(v.page_size, 4096);
@@ -135,8 +127,9 @@ TEST(MappingUnits, TheKeyTakesSectorMultiplesThatDivideThePage) {
   EXPECT_EQ(mapped_view(DeviceXml()).units_per_flash_page, 1);
   for (const char* bad : {"3000", "6KiB", "16KiB"}) {
     try {
-      parse_device_xml(device_with("<Bitline_Parameter_Set><mapping_unit>" + std::string(bad) + "</mapping_unit></Bitline_Parameter_Set>"),
-                       "dev.xml");
+      parse_device_xml(
+          test::device_with("<Bitline_Parameter_Set><mapping_unit>" + std::string(bad) + "</mapping_unit></Bitline_Parameter_Set>"),
+          "dev.xml");
       ADD_FAILURE() << "accepted mapping_unit " << bad;
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("mapping_unit"), std::string::npos) << e.what();

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "ssd/device.hpp"
 #include "ssd/mqsim_xml.hpp"
+#include "ssd_test_util.hpp"
 
 namespace bitline::ssd {
 namespace {
@@ -171,35 +172,28 @@ TEST(SlcCache, OffByDefault) {
   EXPECT_NEAR(us_of(j, "max_us"), to_us(kWriteIn + kProg[2] + kCqe), 1e-6);
 }
 
-/// MQSim's default device file with `extra` inside <Execution_Parameter_Set>.
-std::string device_with(const std::string& extra) {
-  std::ifstream in(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t at = text.find("</Execution_Parameter_Set>");
-  return text.substr(0, at) + extra + text.substr(at);
-}
-
 // The device file sets the cache in <Bitline_Parameter_Set> (MQSim ignores the element), one element per key.
 TEST(SlcCache, TheDeviceFileSetsTheCacheInItsBitlineSection) {
-  const DeviceXml d = parse_device_xml(device_with("<Bitline_Parameter_Set><slc_cache>turbowrite</slc_cache>"
-                                                   "<slc_static_bytes>6GB</slc_static_bytes>"
-                                                   "<slc_dynamic_max_bytes>36GB</slc_dynamic_max_bytes>"
-                                                   "<slc_program_latency>150us</slc_program_latency></Bitline_Parameter_Set>"),
+  const DeviceXml d = parse_device_xml(test::device_with("<Bitline_Parameter_Set><slc_cache>turbowrite</slc_cache>"
+                                                         "<slc_static_bytes>6GB</slc_static_bytes>"
+                                                         "<slc_dynamic_max_bytes>36GB</slc_dynamic_max_bytes>"
+                                                         "<slc_program_latency>150us</slc_program_latency></Bitline_Parameter_Set>"),
                                        "dev.xml");
   EXPECT_EQ(*d.slc_cache, SlcCache::TurboWrite);
   EXPECT_EQ(d.slc_static_bytes.raw(), int64_t(6e9));
   EXPECT_EQ(d.slc_dynamic_max_bytes.raw(), int64_t(36e9));
   EXPECT_EQ(d.slc_program_latency, us(150));
   // --set overrides the file
-  const DeviceXml o = parse_device_xml(device_with("<Bitline_Parameter_Set><slc_cache>turbowrite</slc_cache></Bitline_Parameter_Set>"),
-                                       "dev.xml", {"ssd_device.slc_cache=off"});
+  const DeviceXml o =
+      parse_device_xml(test::device_with("<Bitline_Parameter_Set><slc_cache>turbowrite</slc_cache></Bitline_Parameter_Set>"), "dev.xml",
+                       {"ssd_device.slc_cache=off"});
   EXPECT_EQ(*o.slc_cache, SlcCache::Off);
 }
 
 TEST(SlcCache, RefusesWhatItCannotModel) {
   auto refused = [](const std::string& extra, const std::string& words) {
     try {
-      parse_device_xml(device_with(extra), "dev.xml");
+      parse_device_xml(test::device_with(extra), "dev.xml");
       ADD_FAILURE() << "accepted: " << extra;
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
