@@ -102,4 +102,19 @@ std::string misspelt_word(CLI::App& app, int argc, const char* const* argv) {
   return {};
 }
 
+std::string overrides_of(int argc, const char* const* argv) {
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto eq = a.find('=');
+    const std::string flag = a.substr(0, eq);
+    if (flag.rfind("--", 0) != 0 || flag == "--json" || flag == "--csv" || flag == "--threads" || flag == "--quiet") continue;
+    std::string value = eq != std::string::npos ? a.substr(eq + 1) : (i + 1 < argc ? argv[i + 1] : "");
+    if (eq == std::string::npos && (value.empty() || value.rfind("--", 0) == 0)) continue;  // a flag without a value
+    if (value.size() > 80) value = value.substr(0, 77) + "...";
+    out += (out.empty() ? "" : ", ") + flag + " " + value;
+  }
+  return out;
+}
+
 }  // namespace bitline::cli

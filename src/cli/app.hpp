@@ -38,4 +38,9 @@ void check_argument_values(int argc, const char* const* argv);
 /// with the closest name ("did you mean"); empty when there is none to suggest.
 std::string misspelt_word(CLI::App& app, int argc, const char* const* argv);
 
+/// The inputs of the command line that change parameters or sizes (--set, --vary, --config, --experiment and the
+/// size options), for an overflow found deep in a run: one of them is the culprit, and the message names them
+/// (empty when there are none). The program and the Python module append them to an OverflowError's message.
+std::string overrides_of(int argc, const char* const* argv);
+
 }  // namespace bitline::cli

@@ -26,23 +26,6 @@ int stdout_failed(const std::string& why, int error) {
   if (error != EPIPE) std::cerr << "bitline: cannot write the output: standard output: " << why << "\n";
   return 2;
 }
-/// The inputs of the command line that change parameters or sizes (--set, --vary, --config, --experiment and the
-/// size options), for an overflow found deep in a run: one of them is the culprit, and the message names them.
-std::string overrides_of(int argc, char** argv) {
-  std::string out;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto eq = a.find('=');
-    const std::string flag = a.substr(0, eq);
-    if (flag.rfind("--", 0) != 0 || flag == "--json" || flag == "--csv" || flag == "--threads" || flag == "--quiet") continue;
-    std::string value = eq != std::string::npos ? a.substr(eq + 1) : (i + 1 < argc ? argv[i + 1] : "");
-    if (eq == std::string::npos && (value.empty() || value.rfind("--", 0) == 0)) continue;  // a flag without a value
-    if (value.size() > 80) value = value.substr(0, 77) + "...";
-    out += (out.empty() ? "" : ", ") + flag + " " + value;
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +61,7 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const bitline::OverflowError& e) {
     // The overflow is found where times or sizes add up, far from the key that made them large: name the inputs.
-    const std::string inputs = overrides_of(argc, argv);
+    const std::string inputs = bitline::cli::overrides_of(argc, argv);
     std::cerr << "bitline: input too large: " << e.what()
               << (inputs.empty() ? std::string() : "; the run's inputs (one is past what can be simulated): " + inputs) << "\n";
     return 2;
@@ -104,7 +87,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "bitline: out of memory: the inputs need more memory than this machine has (see the limits in "
                  "docs/commands.md, \"Hardened inputs\")";
-    const std::string inputs = overrides_of(argc, argv);
+    const std::string inputs = bitline::cli::overrides_of(argc, argv);
     std::cerr << (inputs.empty() ? std::string() : "; the run's inputs: " + inputs) << "\n";
     return 2;
   } catch (const std::exception& e) {

@@ -74,6 +74,10 @@ std::string run(const std::vector<std::string>& args, bool capture, const bitlin
     }
   } catch (const bitline::ModelError& e) {
     failure = {Failure::Kind::Model, e.what()};
+  } catch (const bitline::OverflowError& e) {  // named with the run's inputs, as the program names them
+    const std::string inputs = bitline::cli::overrides_of(argc, argv.data());
+    failure = {Failure::Kind::Config,
+               std::string(e.what()) + (inputs.empty() ? "" : "; the run's inputs (one is past what can be simulated): " + inputs)};
   } catch (const std::exception& e) {  // ConfigError, OverflowError, OutputError, CommandError: the program's exit 2
     failure = {Failure::Kind::Config, e.what()};
   }

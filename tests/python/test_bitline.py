@@ -157,6 +157,129 @@ def test_every_self_contained_hostile_input_is_refused_and_the_interpreter_survi
     assert bitline.serve.run(**SERVE)["summary"]["requests"] == 200
 
 
+# ---- Hostile command lines of tests/cli/test_hostile_surfaces.cpp (issue 57) ---------------------------------------------
+# Its expect_refused(ARGS, {NEEDLES...}[, rc]) calls whose ARGS is made of string literals (adjacent ones joined), kAccelRun,
+# out() (the test's <tmp>/out.json), local `const std::string` variables made of those, and quote(std::string(
+# BITLINE_SOURCE_DIR) + "...") (a file of the source tree), read from that test so the two lists stay one; each is run
+# through bitline._bitline.run with out() in a temporary folder: ConfigError naming every needle, no result written.
+# 57 of its 113 calls are extracted (46 of literals, kAccelRun and out() alone, 9 through the locals m, ssb and sweep, 2 with
+# the source tree's configs/ssb queries); the other 56, and why:
+#   - 36 name a file the test writes first (write(...), or a local holding its path: experiments, models, traces, configs,
+#     queries, a device file): their bytes are replayed in the "Hostile input FILES" section below, through the Python
+#     function that reads such a file, except the ones that section lists as not replayed (--json and --csv on one file,
+#     --json '', --json and --requests-out on one file).
+#   - 16 name a file the test copies, links or spells in its folder (quote(path(...)), dir_ / "." / "out.json", the
+#     preset-folder shadow): mostly outputs over inputs, the "output-" cases of that section where they apply.
+#   - 1 is the loop `for (const std::string& cmd : {...}) expect_refused(cmd + ...)` (GeometriesTheSsdCannotAddressAreRefused,
+#     256-byte pages): a loop variable, not a `std::string NAME = ...;` the parser follows.
+#   - 3 expect rc 1 (NothingValidatedIsNoResult, NoResultAndNoFolderForNoFeasibleBatch, MessagesNameWhatIsWrong's capacity
+#     SLO): no feasible result is bitline.ModelError (test_no_feasible_result_raises_model_error), not a refused input.
+OUT_JSON = "\0out()\0"  # where out() stands in an extracted command line
+
+
+def hostile_surface_command_lines():
+    """(command line, needles) of the expect_refused calls of tests/cli/test_hostile_surfaces.cpp that are made of literals,
+    kAccelRun, out(), locals of those and files of the source tree (out() as OUT_JSON), and the number of calls."""
+    import re
+    import shlex
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "cli", "test_hostile_surfaces.cpp")) as f:
+        source = f.read()
+    tokens = re.findall(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/|::|\w+|\S', source, re.S)  # literals, comments, words, marks
+    tokens = [t for t in tokens if not t.startswith(("//", "/*"))]
+    escapes = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
+
+    def split(toks, sep):  # at the top level of (), [] and {}
+        parts, depth = [[]], 0
+        for t in toks:
+            depth += (t in "([{") - (t in ")]}")
+            if t == sep and depth == 0:
+                parts.append([])
+            else:
+                parts[-1].append(t)
+        return parts
+
+    def text(expr, known):  # the string `expr` makes, None where it holds anything else
+        made = ""
+        for term in split(expr, "+"):
+            if term and all(t.startswith('"') for t in term):  # "a" "b": one literal
+                if any(re.search(r'\\[^nt"\'\\]', t) for t in term):
+                    return None  # an escape this reader does not know (\x..): not extracted
+                made += "".join(re.sub(r"\\(.)", lambda m: escapes[m.group(1)], t[1:-1]) for t in term)
+            elif term == ["out", "(", ")"]:
+                made += OUT_JSON
+            elif term == ["BITLINE_SOURCE_DIR"]:
+                made += os.path.normpath(os.path.join(here, "..", ".."))
+            elif len(term) == 1 and term[0] in known:
+                made += known[term[0]]
+            elif term[:2] in (["quote", "("], ["std::string", "("]) and term[-1] == ")":
+                inner = text(term[2:-1], known)
+                if inner is None:
+                    return None
+                made += shlex.quote(inner) if term[0] == "quote" else inner
+            else:
+                return None
+        return made
+
+    glued = []
+    for t in tokens:  # std :: string as one token
+        if len(glued) >= 2 and glued[-2:] == ["std", "::"] and t == "string":
+            glued[-2:] = ["std::string"]
+        else:
+            glued.append(t)
+    tokens, shared, known, in_test, lines, calls = glued, {}, {}, False, [], 0
+    for i, t in enumerate(tokens):
+        if t == "TEST_F":
+            known, in_test = dict(shared), True  # a test's locals end with it
+        elif t == "std::string" and tokens[i + 2:i + 3] == ["="]:  # [const] std::string NAME = EXPR;
+            value = text(tokens[i + 3:tokens.index(";", i)], known)
+            known.pop(tokens[i + 1], None)
+            if value is not None:
+                known[tokens[i + 1]] = value
+                if not in_test:
+                    shared[tokens[i + 1]] = value  # kAccelRun
+        elif t == "expect_refused" and tokens[i + 1] == "(" and tokens[i + 2] != "const":  # a call, not the definition
+            calls += 1
+            end, depth = i + 1, 0
+            while True:
+                depth += (tokens[end] in "([{") - (tokens[end] in ")]}")
+                if depth == 0:
+                    break
+                end += 1
+            args = split(tokens[i + 2:end], ",")
+            line = text(args[0], known)
+            needles = [text(n, {}) for n in split(args[1][1:-1], ",")]
+            if line is not None and None not in needles and (len(args) == 2 or args[2] == ["2"]):
+                lines.append((line, needles))
+    return lines, calls
+
+
+SURFACE_LINES, SURFACE_CALLS = hostile_surface_command_lines()
+
+
+def test_every_hostile_surface_command_line_is_refused_and_the_interpreter_survives():
+    """Every SURFACE_LINES command raises ConfigError with every needle of its C++ test (an OverflowError's message ends,
+    as the program's, with "; the run's inputs (one is past what can be simulated): --set ..., --batch ..."), leaves
+    nothing in its folder, and the interpreter runs on."""
+    import shlex
+    assert len(SURFACE_LINES) >= 57 and SURFACE_CALLS >= len(SURFACE_LINES)  # a parser that reads fewer fails here
+    failures = []
+    for line, needles in SURFACE_LINES:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out.json")
+            try:
+                bitline._bitline.run(shlex.split(line.replace(OUT_JSON, shlex.quote(out))))
+                failures.append(f"{line!r}: not refused")
+                continue
+            except bitline.ConfigError as e:
+                message = str(e)
+            missing = [n for n in (n.replace(OUT_JSON, out) for n in needles) if n not in message]
+            if missing or "internal error" in message or os.listdir(tmp):
+                failures.append(f"{line!r}: missing {missing}, left {os.listdir(tmp)}, got {message[:500]!r}")
+    assert not failures, "\n".join(failures)
+    assert bitline.serve.run(**SERVE)["summary"]["requests"] == 200
+
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 JOB = os.path.join(ROOT, "configs/ssd/drives/fio/randread-4k-qd1.fio")  # 20000 random 4 KiB reads at QD1
 DRIVE = os.path.join(ROOT, "configs/ssd/drives/samsung-980pro-1tb.xml")
@@ -261,6 +384,8 @@ def test_an_exception_in_the_callback_stops_the_run_and_is_raised(threads):
 #   - Literal command lines (expect_bad_input("...", ...) in tests/cli/*.cpp and tests/ssd/test_hostile.cpp): replayed by
 #     test_every_self_contained_hostile_input_is_refused_and_the_interpreter_survives above (/dev/zero as --config or
 #     --model among them).
+#   - The command lines of tests/cli/test_hostile_surfaces.cpp made of literals, kAccelRun and out(): replayed by
+#     test_every_hostile_surface_command_line_is_refused_and_the_interpreter_survives above.
 #   - Hostile.ArgumentErrorsExitTwoHelpAndVersionZero (--help/--version exit 0), HostileSurfaces.MessagesNameWhatIsWrong's
 #     `serve run --help >/dev/full` (a standard output that cannot take the help): exit codes and stdout of the program,
 #     no input file; Python returns results instead of printing them.
