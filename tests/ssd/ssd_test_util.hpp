@@ -27,6 +27,19 @@ inline FlowXml trace_flow(const std::string& folder, const std::string& name, co
   return f;
 }
 
+/// MQSim's default device with the whole mapping table in DRAM (no translation reads), `channels` channels of one chip
+/// of one die each, and `blocks` blocks per plane: the small devices of the hand-timed tests.
+inline DeviceXml die_per_channel(int64_t channels, int64_t blocks) {
+  DeviceXml d;
+  d.file = "test";
+  d.ideal_mapping_table = true;
+  d.channels = channels;
+  d.chips_per_channel = 1;
+  d.dies_per_chip = 1;
+  d.blocks_per_plane = blocks;
+  return d;
+}
+
 /// MQSim's default device file (configs/ssd/device.xml) with `extra` inside <Execution_Parameter_Set>.
 inline std::string device_with(const std::string& extra) {
   std::ifstream in(std::string(BITLINE_SOURCE_DIR) + "/configs/ssd/device.xml");

@@ -26,13 +26,7 @@ const Time kAlone = bytes(64) / kPcie + kTr + kPage + bytes(4096 + 16) / kPcie; 
 
 /// MQSim's default device with the whole mapping table in DRAM; `dies` channels of one chip of one die of two planes.
 DeviceXml small_device(int64_t dies, bool independent) {
-  DeviceXml d;
-  d.file = "test";
-  d.ideal_mapping_table = true;
-  d.channels = dies;
-  d.chips_per_channel = 1;
-  d.dies_per_chip = 1;
-  d.blocks_per_plane = 64;
+  DeviceXml d = test::die_per_channel(dies, 64);
   d.independent_plane_reads = independent;
   return d;
 }

@@ -23,13 +23,7 @@ const Time kSqe = bytes(64) / kPcie, kCqe = bytes(16) / kPcie;
 
 /// One die of two planes, 16 KiB pages, the whole mapping table in DRAM; `unit`: the mapping unit (0: page-level).
 DeviceXml one_die(int64_t unit) {
-  DeviceXml d;
-  d.file = "test";
-  d.ideal_mapping_table = true;
-  d.channels = 1;
-  d.chips_per_channel = 1;
-  d.dies_per_chip = 1;
-  d.blocks_per_plane = 64;
+  DeviceXml d = test::die_per_channel(1, 64);
   d.page_size = 16384;
   d.mapping_unit = Bytes(unit);
   return d;

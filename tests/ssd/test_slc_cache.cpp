@@ -30,14 +30,8 @@ const Time kCqe = bytes(16) / kPcie;
 /// One channel, one chip, one die, one plane of 16 blocks of 12 TLC pages of 4 KiB (an SLC block: 4 pages): every
 /// operation is serial. 25% over-provisioning leaves 144 logical pages; GC never runs in these runs.
 DeviceXml one_plane(SlcCache mode, int64_t static_pages) {
-  DeviceXml d;
-  d.file = "test";
-  d.ideal_mapping_table = true;
-  d.channels = 1;
-  d.chips_per_channel = 1;
-  d.dies_per_chip = 1;
+  DeviceXml d = test::die_per_channel(1, 16);
   d.planes_per_die = 1;
-  d.blocks_per_plane = 16;
   d.pages_per_block = 12;
   d.page_size = 4096;
   d.technology = FlashTechnology::Tlc;
