@@ -171,7 +171,7 @@ def test_every_self_contained_hostile_input_is_refused_and_the_interpreter_survi
 #   - 16 name a file the test copies, links or spells in its folder (quote(path(...)), dir_ / "." / "out.json", the
 #     preset-folder shadow): mostly outputs over inputs, the "output-" cases of that section where they apply.
 #   - 1 is the loop `for (const std::string& cmd : {...}) expect_refused(cmd + ...)` (GeometriesTheSsdCannotAddressAreRefused,
-#     256-byte pages): a loop variable, not a `std::string NAME = ...;` the parser follows.
+#     256-byte pages): a loop variable, not a `std::string NAME = ...;` the parser follows; replayed by test_the_loop_of_pages_under_a_sector_is_refused_too.
 #   - 3 expect rc 1 (NothingValidatedIsNoResult, NoResultAndNoFolderForNoFeasibleBatch, MessagesNameWhatIsWrong's capacity
 #     SLO): no feasible result is bitline.ModelError (test_no_feasible_result_raises_model_error), not a refused input.
 OUT_JSON = "\0out()\0"  # where out() stands in an extracted command line
@@ -278,6 +278,19 @@ def test_every_hostile_surface_command_line_is_refused_and_the_interpreter_survi
                 failures.append(f"{line!r}: missing {missing}, left {os.listdir(tmp)}, got {message[:500]!r}")
     assert not failures, "\n".join(failures)
     assert bitline.serve.run(**SERVE)["summary"]["requests"] == 200
+
+
+def test_the_loop_of_pages_under_a_sector_is_refused_too():
+    """HostileSurfaces.GeometriesTheSsdCannotAddressAreRefused's loop over two commands, which the extractor above does
+    not follow (a loop variable)."""
+    q11 = os.path.join(ROOT, "configs/ssb/q1.1.yaml")
+    for cmd in (["cosmos", "write-bw", "--bytes", "1MiB"], ["cosmos", "ssb", "--sf", "0.001", "--query", q11]):
+        with tempfile.TemporaryDirectory() as tmp:
+            with pytest.raises(bitline.ConfigError) as e:
+                bitline._bitline.run(cmd + ["--set", "nand.geometry.page_size=256B", "--set", "nand.ecc.codeword=256B", "--json",
+                                            os.path.join(tmp, "out.json")])
+            assert "nand.geometry.page_size = 256 B" in str(e.value) and "512-byte sectors" in str(e.value)
+            assert not os.listdir(tmp)
 
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
