@@ -41,6 +41,7 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
   scheduler_.units.resize(size_t(model_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
   gc_.jobs.resize(size_t(d.planes()));
   gc_.blocked_programs.resize(size_t(d.planes()));
+  scheduler_.host_pages.assign(size_t(d.planes()), 0);
   scheduler_.channel_free.assign(size_t(d.channels), Time{});
   for (int64_t p = 0; p < d.planes(); ++p) {
     int64_t die = ftl_.die_of_plane(p);

@@ -135,6 +135,7 @@ struct SchedulerState {
   std::vector<Die> units;                   // the scheduling units: chips (chip_scheduling) or dies
   std::vector<uint32_t> finished_group;     // on_die_op_done(): the finished operation's transactions (buffer reused)
   std::vector<uint32_t> unplaced;           // gather_host_units(): units not placed in their own plane (buffer reused)
+  std::vector<int64_t> host_pages;          // per plane: host (and translation) flash pages programmed (gather_host_units)
   std::vector<int32_t> die_of_plane;
   std::vector<uint8_t> plane_in_die;  // a plane's index in its die
   std::vector<int32_t> unit_of_plane;

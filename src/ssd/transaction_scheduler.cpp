@@ -163,7 +163,7 @@ void Sim::gather_host_units(int64_t unit, size_t lvl) {
   if (model_.multiplane_same_page && m > 1) {
     // the planes at one page offset: the first unit's plane (its address's, as page-level mapping programs a page
     // there) and those at its offset, unless the die holds more units than they take: then the offset most planes
-    // share, the lowest among equals (lagging planes catch up)
+    // share (below: among equals, the lagging planes')
     const int64_t anchor = scheduler_.transactions[D.group[0]].plane;
     int64_t queued = 0;  // the die's queued host units (up to a page on each plane)
     for (uint32_t levels = D.nonempty & 0x3E0u; levels && queued < planes * units; levels &= levels - 1)
@@ -172,11 +172,15 @@ void Sim::gather_host_units(int64_t unit, size_t lvl) {
     int64_t best = -1, best_n = 0;
     for (int64_t i = 0; i < m; ++i)
       if (chosen[size_t(i)] == anchor) best = offset[size_t(i)], best_n = std::count(offset.begin(), offset.begin() + m, best);
-    if (best < 0 || queued > best_n * units) {  // the offset most planes share, the lowest among equals (lagging planes catch up)
+    if (best < 0 || queued > best_n * units) {
+      // the offset most planes share; among equals the lagging planes' (the fewest host pages programmed: an offset
+      // compares planes only within their blocks), so that they catch up
       best = -1, best_n = 0;
+      int64_t best_done = INT64_MAX;
       for (int64_t i = 0; i < m; ++i) {
         const int64_t n = std::count(offset.begin(), offset.begin() + m, offset[size_t(i)]);
-        if (n > best_n || (n == best_n && offset[size_t(i)] < best)) best = offset[size_t(i)], best_n = n;
+        const int64_t done = scheduler_.host_pages[size_t(chosen[size_t(i)])];
+        if (n > best_n || (n == best_n && done < best_done)) best = offset[size_t(i)], best_n = n, best_done = done;
       }
     }
     int64_t k = 0;
@@ -326,7 +330,10 @@ void Sim::execute(int64_t unit) {
         t.ppa = ftl_.write(t.lpa, t.plane, t.src == TxSource::Gc);
         t_p = std::max(t_p, device_.program_latency[int(ftl_.page_type(t.ppa))]);
       }
-      if (page_first) ++stats_.flash_programs;
+      if (page_first) {
+        ++stats_.flash_programs;
+        if (t.src != TxSource::Gc) ++scheduler_.host_pages[size_t(t.plane)];
+      }
       maybe_start_gc(t.plane);
     }
     if (ftl_.units_per_flash_page() > 1)  // the flash pages are programmed: their units left out stay unwritten

@@ -34,7 +34,7 @@ const Pinned kPinned[] = {
     {"samsung-970evoplus-1tb", "randread-4k-qd1", 18482},
     {"samsung-970evoplus-1tb", "randread-4k-qd32", 396612},
     {"samsung-970evoplus-1tb", "seqread-128k-qd32", 27007},
-    {"samsung-970evoplus-1tb", "seqwrite-128k-qd32", 25750},
+    {"samsung-970evoplus-1tb", "seqwrite-128k-qd32", 26998},
     {"samsung-970evoplus-1tb", "randwrite-4k-qd1", 726993},
     {"samsung-970evoplus-1tb", "randwrite-4k-qd32-fresh", 851055},
     {"samsung-990pro-1tb", "randread-4k-qd1", 20992},
