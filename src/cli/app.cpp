@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,12 +104,14 @@ std::string misspelt_word(CLI::App& app, int argc, const char* const* argv) {
 }
 
 std::string overrides_of(int argc, const char* const* argv) {
+  // options that name outputs or change nothing of the run: never the culprit
+  static constexpr std::array<std::string_view, 4> kNotInputs{"--json", "--csv", "--threads", "--quiet"};
   std::string out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto eq = a.find('=');
     const std::string flag = a.substr(0, eq);
-    if (flag.rfind("--", 0) != 0 || flag == "--json" || flag == "--csv" || flag == "--threads" || flag == "--quiet") continue;
+    if (flag.rfind("--", 0) != 0 || std::find(kNotInputs.begin(), kNotInputs.end(), flag) != kNotInputs.end()) continue;
     std::string value = eq != std::string::npos ? a.substr(eq + 1) : (i + 1 < argc ? argv[i + 1] : "");
     if (eq == std::string::npos && (value.empty() || value.rfind("--", 0) == 0)) continue;  // a flag without a value
     if (value.size() > 80) value = value.substr(0, 77) + "...";

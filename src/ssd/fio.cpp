@@ -776,13 +776,12 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
     j.name = o.value;
   } else if (k == "description") {
     // text only
-  } else if (k == "write_bw_log" || k == "write_iops_log" || k == "write_lat_log") {
+  } else if (const auto* l = std::find(kLogOptions.begin(), kLogOptions.end(), k); l != kLogOptions.end()) {
     // bare: fio names the files after the job (its name as resolve_jobs finally has it)
-    bool& on = k == "write_bw_log" ? j.bw_log : k == "write_iops_log" ? j.iops_log : j.lat_log;
-    std::string& prefix = k == "write_bw_log" ? j.bw_log_prefix : k == "write_iops_log" ? j.iops_log_prefix : j.lat_log_prefix;
-    on = true;
-    prefix = o.has_value ? std::string(trim(o.value)) : std::string();
-    if (o.has_value && prefix.empty()) c.fail("an empty log file prefix (give a name, or the bare option for the job's name)");
+    Job::LogRequest& r = j.log[size_t(l - kLogOptions.begin())];
+    r.on = true;
+    r.prefix = o.has_value ? std::string(trim(o.value)) : std::string();
+    if (o.has_value && r.prefix.empty()) c.fail("an empty log file prefix (give a name, or the bare option for the job's name)");
   } else if (k == "log_avg_msec") {
     need_value();
     j.log_avg_msec = parse_int(c, o.value, 0, int64_t(1) << 30, "log_avg_msec (ms)");
@@ -846,8 +845,8 @@ std::vector<Job> resolve_jobs(const JobFile& f, std::vector<std::string>* notes)
       apply(j, f.file, o, notes);
       j.own_options.emplace_back(o.key, o.has_value ? o.value : std::string());
     }
-    for (std::string* prefix : {&j.bw_log_prefix, &j.iops_log_prefix, &j.lat_log_prefix})
-      if (prefix->empty()) *prefix = j.name;
+    for (Job::LogRequest& r : j.log)
+      if (r.prefix.empty()) r.prefix = j.name;
     if (j.time_based && j.runtime == Time{})
       throw ConfigError(at(f.file, j.line_of.at("time_based")) +
                         fmt::format("job '{}': time_based without a runtime runs until it is stopped: give runtime=", shown(j.name)));
@@ -964,7 +963,8 @@ Plan plan_jobs(const JobFile& f, const std::vector<Job>& jobs, const DeviceXml& 
       if (j.logs()) {
         x.io_log = true;
         x.io_log_window = ms(double(j.log_avg_msec));
-        const std::string key = j.bw_log ? "write_bw_log" : j.iops_log ? "write_iops_log" : "write_lat_log";
+        const auto first = std::find_if(j.log.begin(), j.log.end(), [](const Job::LogRequest& l) { return l.on; });
+        const std::string key(kLogOptions[size_t(first - j.log.begin())]);
         if (j.log_avg_msec == 0) {
           // one line per I/O: bounded before the run (the lines each clone's logs will have, and all of them together)
           if (x.total_requests == 0)
@@ -1124,12 +1124,12 @@ std::vector<LogOf> logs_of(const Plan& plan) {
       auto add = [&](LogKind k, const std::string& prefix, const char* what) {
         out.push_back(LogOf{r, i, &j, k, fmt::format("{}_{}.{}.log", prefix, what, number)});
       };
-      if (j.bw_log) add(LogKind::Bw, j.bw_log_prefix, "bw");
-      if (j.iops_log) add(LogKind::Iops, j.iops_log_prefix, "iops");
-      if (j.lat_log) {
-        add(LogKind::Lat, j.lat_log_prefix, "lat");
-        add(LogKind::Clat, j.lat_log_prefix, "clat");
-        add(LogKind::Slat, j.lat_log_prefix, "slat");
+      if (const auto& l = j.log_of(LogOption::Bw); l.on) add(LogKind::Bw, l.prefix, "bw");
+      if (const auto& l = j.log_of(LogOption::Iops); l.on) add(LogKind::Iops, l.prefix, "iops");
+      if (const auto& l = j.log_of(LogOption::Lat); l.on) {
+        add(LogKind::Lat, l.prefix, "lat");
+        add(LogKind::Clat, l.prefix, "clat");
+        add(LogKind::Slat, l.prefix, "slat");
       }
     }
   return out;

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -69,6 +71,10 @@ inline constexpr uint64_t kDefaultSeed = 0xb1899bedULL;
 inline constexpr int64_t kMaxFlowsPerGroup = 64;
 
 /// One job section with [global]'s options applied before its own, every value parsed and range-checked.
+/// fio's log options, each a file of one kind (write_lat_log: three, lat/clat/slat).
+enum class LogOption { Bw, Iops, Lat };
+inline constexpr std::array<std::string_view, 3> kLogOptions{"write_bw_log", "write_iops_log", "write_lat_log"};  // by LogOption
+
 struct Job {
   std::string name;
   int64_t line = 0;  // its section's
@@ -83,13 +89,19 @@ struct Job {
   std::vector<double> percentiles{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
   bool clat_percentiles = true, lat_percentiles = false;
   int64_t kb_base = 1024;
-  /// fio's logs (write_bw_log, write_iops_log, write_lat_log): whether each is written, and its file prefix (the
-  /// option's value, or the job's name when bare); log_avg_msec: the window the values are averaged over (0: one line
-  /// per I/O)
-  bool bw_log = false, iops_log = false, lat_log = false;
-  std::string bw_log_prefix, iops_log_prefix, lat_log_prefix;
+  /// fio's logs, by LogOption (write_bw_log, write_iops_log, write_lat_log): whether each is written, and its file
+  /// prefix (the option's value, or the job's name when bare); log_avg_msec: the window the values are averaged over
+  /// (0: one line per I/O)
+  struct LogRequest {
+    bool on = false;
+    std::string prefix;
+  };
+  std::array<LogRequest, kLogOptions.size()> log{};
   int64_t log_avg_msec = 0;
-  bool logs() const { return bw_log || iops_log || lat_log; }
+  bool logs() const {
+    return std::any_of(log.begin(), log.end(), [](const LogRequest& l) { return l.on; });
+  }
+  const LogRequest& log_of(LogOption o) const { return log[size_t(o)]; }
   /// option -> the line that set it last (its own section's or a [global]'s), for messages
   std::map<std::string, int64_t> line_of;
   /// option -> "FILE:LINE key=value" as written, for messages
