@@ -70,6 +70,11 @@ std::vector<std::string> read_systems(ExperimentMap& top, std::string_view key, 
       experiment_error(n.items[i], fmt::format("{}[{}]", top.key_path(key), i), e.what());
     }
   }
+  try {
+    check_distinct_labels(systems);
+  } catch (const ConfigError& e) {
+    experiment_error(n, top.key_path(key), e.what());
+  }
   return systems;
 }
 
@@ -217,7 +222,7 @@ Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams
     for (const auto& c : e.contexts)
       for (double slo : e.slos_ms) {
         PointResult p = ds.search(c, bitline::ms(slo));
-        p.system = system;
+        p.system = sn.label;
         p.slo_ms = slo;
         out.push_back(p.json());
       }
@@ -228,7 +233,8 @@ Json run_eval_job(const ModelSet& models, const std::map<std::string, KindParams
 }
 
 Json eval_summary(const Json& points, const EvalExperiment& e) {
-  const std::string& bl = e.baseline;
+  // Points and summary keys name each system by its label (a kind file's stem, not its path).
+  const std::string bl = parse_system(e.baseline).label;
   const auto key_of = [](const Json& p) {
     return fmt::format("{}|{}|{}", p["model"].get<std::string>(), p["context"].get<std::string>(), p["slo_ms"].get<double>());
   };
@@ -236,7 +242,8 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
   for (const auto& p : points)
     if (p["system"] == bl) base[key_of(p)] = &p;
   Json thr = Json::object(), tpj = Json::object(), pwr = Json::object(), tpjb = Json::object();
-  for (const auto& sys : e.systems) {
+  for (const auto& system : e.systems) {
+    const std::string sys = parse_system(system).label;
     if (sys == bl) continue;
     for (double slo : e.slos_ms) {
       const std::string key = fmt::format("{}@{:g}", sys, slo);
@@ -313,7 +320,7 @@ Json run_ablation(const ModelConfig& m, const AblationExperiment& e, const std::
     const PointResult p = s.search(c, bitline::ms(slo_ms));
     Json j;
     j["description"] = e.variants[i].description;
-    j["system"] = fmt::format("{}x{}", k.kind, e.gpus);
+    j["system"] = system_label(k.kind, e.gpus);
     j["step_ms"] = to_s(r.step) * 1e3;
     j["breakdown_ms"] = r.breakdown.json_ms();
     j["fits"] = r.capacity.fits;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string_view>
 #include <system_error>
 
@@ -107,7 +108,26 @@ SystemName parse_system(const std::string& name) {
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("system '{}': {}", name, e.what()));
   }
+  s.label = system_label(s.kind, s.gpus);
   return s;
+}
+
+std::string kind_label(const std::string& kind) {
+  return kind_is_path(kind) ? std::filesystem::path(kind).stem().string() : kind;
+}
+
+std::string system_label(const std::string& kind, int64_t gpus) { return fmt::format("{}x{}", kind_label(kind), gpus); }
+
+void check_distinct_labels(const std::vector<std::string>& systems) {
+  std::map<std::string, std::string> seen;  // label -> the system that printed as it first
+  for (const std::string& s : systems) {
+    const SystemName sn = parse_system(s);
+    const auto [it, fresh] = seen.emplace(sn.label, s);
+    if (!fresh && it->second != s)
+      throw ConfigError(fmt::format("systems '{}' and '{}' would both print as '{}' in the results: a kind given by path prints "
+                                    "as its file's name without .yaml; rename one of the files",
+                                    it->second, s, sn.label));
+  }
 }
 
 ContextSpec parse_context(const std::string& s, const std::vector<ContextSpec>& named) {

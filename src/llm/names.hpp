@@ -46,12 +46,23 @@ const std::vector<RequiredKindKey>& required_kind_keys();
 void check_required_kind_keys(const ConfigTree& tree, const std::string& kind, const KindParams& k);
 
 /// "csix8" -> kind "csi", 8 GPUs; the kind is a file of configs/gpus/ or a path ("./mine.yamlx8").
+/// The label the system prints as (results, tables, legends) is KIND x N with the kind as kind_label() prints it.
 struct SystemName {
   std::string name, kind;
   int64_t gpus = 0;
+  std::string label;
 };
 /// Parses KIND x N (csix8, ...); ConfigError listing the kinds for anything else.
 SystemName parse_system(const std::string& name);
+
+/// What a kind prints as in results, tables and legends: its name, or for a kind given by path its file's stem
+/// (../study/kinds/mi300x.yaml -> mi300x), so that a study's results read the same wherever its files lie.
+std::string kind_label(const std::string& kind);
+/// kind_label(kind) x gpus ("mi300xx8").
+std::string system_label(const std::string& kind, int64_t gpus);
+/// ConfigError when two of one run's systems would print as the same label (a kind file named like a shipped kind,
+/// or two files of one stem in different folders): their results could not be told apart.
+void check_distinct_labels(const std::vector<std::string>& systems);
 
 struct ContextSpec {
   std::string name;

@@ -513,7 +513,7 @@ Json ValidationPoint::json() const {
 ValidationPoint validate_step(const Server& s, int64_t r, const ContextSpec& c) {
   ValidationPoint v;
   v.model = s.model().name;
-  v.system = fmt::format("{}x{}", s.params().kind, s.deployment().gpus);
+  v.system = system_label(s.params().kind, s.deployment().gpus);
   v.requests_per_rank = r;
   const StepGraph g = s.graph(r, c);
   const MemoryTiming mt = MemoryTiming::of(s.system());

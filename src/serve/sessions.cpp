@@ -91,12 +91,12 @@ Json run_session_loads(const llm::ModelConfig& m, const std::vector<SessionSyste
         return session_result(simulate(c, p, std::move(w)), *servers[k], gpus[k]);
       },
       [&](size_t done, size_t all, size_t job) {
-        if (progress) progress(done, all, fmt::format("{} on {}", loads[job / n].name, systems[job % n].name));
+        if (progress) progress(done, all, fmt::format("{} on {}", loads[job / n].name, llm::parse_system(systems[job % n].name).label));
       });
   Json out = Json::array();
   for (size_t l = 0; l < loads.size(); ++l) {
     Json j = {{"name", loads[l].name}, {"trace", llm::trace_summary(loads[l].trace)}, {"systems", Json::object()}};
-    for (size_t k = 0; k < n; ++k) j["systems"][systems[k].name] = results[l * n + k];
+    for (size_t k = 0; k < n; ++k) j["systems"][llm::parse_system(systems[k].name).label] = results[l * n + k];  // kind files by their stem
     out.push_back(std::move(j));
   }
   return out;

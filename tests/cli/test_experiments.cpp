@@ -111,8 +111,22 @@ TEST_F(ExperimentCli, PathsInAnExperimentAreRelativeToItsFolder) {
   const auto j = nlohmann::json::parse(std::ifstream(out));
   ASSERT_EQ(j["points"].size(), 2u);
   EXPECT_EQ(j["points"][0]["model"], "tiny-c");  // the model file, found beside the experiment
-  EXPECT_EQ(j["points"][1]["system"], "../study/kinds/h200-500w.yamlx4");
-  EXPECT_TRUE(j["summary"].contains("throughput_vs_../study/kinds/h200-500w.yamlx4")) << j["summary"].dump();
+  // A kind given by path prints as its file's stem, wherever the file lies (the table, the points, the summary).
+  EXPECT_EQ(j["points"][1]["system"], "h200-500wx4");
+  EXPECT_TRUE(j["summary"].contains("throughput_vs_h200-500wx4")) << j["summary"].dump();
+  EXPECT_TRUE(j["summary"]["throughput_vs_h200-500wx4"].contains("h200x4@20")) << j["summary"].dump();
+  EXPECT_TRUE(contains(r.out, "h200-500wx4")) << r.out;
+  EXPECT_FALSE(contains(r.out, "yamlx4")) << r.out;
+}
+
+// Two systems that would print as one name (a kind file named like a shipped kind) are refused: their points and
+// summary keys could not be told apart.
+TEST_F(ExperimentCli, SystemsThatWouldPrintAsOneNameAreRefused) {
+  fs::create_directories(dir_ / "kinds");
+  std::ofstream(dir_ / "kinds" / "h200.yaml") << "description: an H200 at 500 W\nbase: h200\nllm: {energy: {gpu_tdp: 500W}}\n";
+  expect_bad("accel eval --quiet",
+             "models: [tiny-test]\ncontexts: [\"512:128\"]\nslos_ms: [20]\nsystems: [h200x4, kinds/h200.yamlx4]\nbaseline: h200x4\n",
+             {"bad.yaml:4", "kinds/h200.yamlx4", "h200x4", "both print as"});
 }
 
 // The file's `set:` reaches the components (here the GPU kinds), under the command line's --set.

@@ -44,7 +44,7 @@ EvalExperiment load_experiment(const std::string& file, const std::string& basel
 void print_absolute(const Json& j, const EvalExperiment& ex) {
   fmt::print("decode tokens/s per GPU [batch per attention rank] (c = capacity-bound, otherwise SLO-bound):\n");
   fmt::print("{:<32}", "model / context / SLO");
-  for (const auto& sys : ex.systems) fmt::print(" {:>16}", sys);
+  for (const auto& sys : ex.systems) fmt::print(" {:>16}", parse_system(sys).label);
   fmt::print("\n");
   std::map<std::tuple<std::string, std::string, double, std::string>, const Json*> at;
   std::vector<std::tuple<std::string, std::string, double>> rows;
@@ -55,8 +55,8 @@ void print_absolute(const Json& j, const EvalExperiment& ex) {
   }
   for (const auto& [model, context, slo] : rows) {
     fmt::print("{:<32}", fmt::format("{} / {} / {:g} ms", model, context, slo));
-    for (const auto& sys : ex.systems) {
-      const auto it = at.find({model, context, slo, sys});
+    for (const auto& system : ex.systems) {
+      const auto it = at.find({model, context, slo, parse_system(system).label});
       if (it == at.end() || !(*it->second)["feasible"].get<bool>()) {
         fmt::print(" {:>16}", "-");
         continue;
@@ -77,20 +77,21 @@ void print_absolute(const Json& j, const EvalExperiment& ex) {
 
 /// The summary table (system@SLO vs the baseline), then the points not on their preferred deployment.
 void print_summary(const Json& j, const EvalExperiment& ex) {
+  const std::string bl = parse_system(ex.baseline).label;
   fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {}: activity-based, and at board power)\n",
-             "system@SLO", "mean", "geomean", "points", ex.baseline, ex.baseline);
+             "system@SLO", "mean", "geomean", "points", bl, bl);
   for (const auto& sys : ex.systems)
     for (double slo : ex.slos_ms) {
-      const std::string key = fmt::format("{}@{:g}", sys, slo);
-      if (!j["summary"]["throughput_vs_" + ex.baseline].contains(key)) continue;
-      const Json& v = j["summary"]["throughput_vs_" + ex.baseline][key];
-      const Json& e = j["summary"]["tokens_per_j_vs_" + ex.baseline][key];
+      const std::string key = fmt::format("{}@{:g}", parse_system(sys).label, slo);
+      if (!j["summary"]["throughput_vs_" + bl].contains(key)) continue;
+      const Json& v = j["summary"]["throughput_vs_" + bl][key];
+      const Json& e = j["summary"]["tokens_per_j_vs_" + bl][key];
       if (v["mean"].is_null()) {
         fmt::print("{:<18} {:>8} {:>8} {:>6}\n", key, "-", "-", 0);
         continue;
       }
-      const Json& eb = j["summary"]["tokens_per_j_board_vs_" + ex.baseline][key];
-      const Json& pb = j["summary"]["board_power_vs_" + ex.baseline][key];
+      const Json& eb = j["summary"]["tokens_per_j_board_vs_" + bl][key];
+      const Json& pb = j["summary"]["board_power_vs_" + bl][key];
       fmt::print("{:<18} {:>7.2f}x {:>7.2f}x {:>6}   tokens/J {:.2f}x, at board power {:.2f}x (power {:.2f}x)\n", key,
                  v["mean"].get<double>(), v["geomean"].get<double>(), v["points"].get<int>(), e["mean"].get<double>(),
                  eb["mean"].is_null() ? 0.0 : eb["mean"].get<double>(), pb["mean"].is_null() ? 0.0 : pb["mean"].get<double>());
@@ -136,7 +137,7 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file, 
   const auto jobs = world.map(
       eval_job_count(ex), [&](size_t i) { return run_eval_job(models, kinds, ex, i).dump(); }, o.threads,
       [&](size_t done, size_t n, size_t i) {
-        ctx.report(o.quiet, done, n, ex.models[i / ex.systems.size()] + " on " + ex.systems[i % ex.systems.size()]);
+        ctx.report(o.quiet, done, n, ex.models[i / ex.systems.size()] + " on " + parse_system(ex.systems[i % ex.systems.size()]).label);
       });
   if (!world.root()) return;  // rank 0 writes the results
   Json j;

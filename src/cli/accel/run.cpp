@@ -143,7 +143,7 @@ void run_static(const KindOptions& k, const RunOpts& o) {
     print_class_table(x.prefill, x.decode, m.layers);
   }
   if (!o.json.empty()) {
-    Json j = {{"model", m.name}, {"system", fmt::format("{}x{}", sn.kind, gpus)}, {"context", c.name}};
+    Json j = {{"model", m.name}, {"system", system_label(sn.kind, gpus)}, {"context", c.name}};
     j["deployment"] = deployment_json(s.deployment());
     j["static_batch"] = b.json();
     j["prefill"] = b.prefill.json();
@@ -181,7 +181,7 @@ void run_point(const KindOptions& k, const RunOpts& o) {
     sp = ds.chosen();
     if (!sp) throw ConfigError(p.reason);  // no deployment can be built
   }
-  p.system = fmt::format("{}x{}", sn.kind, gpus);
+  p.system = system_label(sn.kind, gpus);
   const RunExtras x = run_extras(*sp, p, c, o.breakdown);
   print_point(p, *sp);
   print_extras(x, c, m.layers, o.breakdown);

@@ -86,7 +86,7 @@ void run_sweep(const KindOptions& k, const SweepOpts& o, const RunContext& ctx) 
       [&](size_t i) {
         DeploymentSearch ds(m, params[i], sn.gpus);
         PointResult p = ds.search(c, bitline::ms(o.slo));
-        p.system = sn.name;
+        p.system = sn.label;
         Json j = p.json();
         Json values = Json::object();
         for (size_t v = 0; v < vary.size(); ++v) values[vary[v].key] = combos[i][v];
@@ -103,7 +103,7 @@ void run_sweep(const KindOptions& k, const SweepOpts& o, const RunContext& ctx) 
   Json vj = Json::object();
   for (const auto& v : vary) vj[v.key] = v.values;
   Json out = {{"model", m.name},
-              {"system", sn.name},
+              {"system", sn.label},
               {"context", c.name},
               {"slo_ms", o.slo},
               {"vary", vj},

@@ -21,8 +21,8 @@ void capacity_serve(const accel::KindOptions& k, ServeOpts o) {
   check_decode_work(lengths, 1, "serve capacity (per probe)");
   const auto s = make_setup(k, o, Workload{lengths});
   check_distinct_files({{"--json", o.json}}, input_files(o, *s));
-  fmt::print("{} on {}x{}: the highest rate with p90 TTFT <= {:g} ms and p99 TPOT <= {:g} ms ({} requests per probe)\n", s->model.name,
-             s->sn.kind, s->sn.gpus, o.p90_ttft_ms, o.p99_tpot_ms, o.requests);
+  fmt::print("{} on {}: the highest rate with p90 TTFT <= {:g} ms and p99 TPOT <= {:g} ms ({} requests per probe)\n", s->model.name,
+             s->sn.label, o.p90_ttft_ms, o.p99_tpot_ms, o.requests);
   const CapacityQuery q{o.p90_ttft_ms, o.p99_tpot_ms, o.rate_lo > 0 ? o.rate_lo : 0.1, o.tolerance};
   const CapacityResult r = find_capacity(
       cluster(*s), s->sp, lengths, [&](double rate) { return at_rate(o, lengths, rate); }, q,

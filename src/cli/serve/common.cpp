@@ -174,7 +174,7 @@ void check_mode(const ServeOpts& o, bool capacity) {
 
 Json header(const Setup& s, const ServeOpts& o) {
   Json j = {{"model", s.model.name},
-            {"system", fmt::format("{}x{}", s.sn.kind, s.sn.gpus)},
+            {"system", s.sn.label},
             {"deployment", llm::deployment_json(s.server->deployment())},
             {"deployment_choice", s.choice.empty() ? Json("preferred") : Json(s.choice)},
             {"engine", s.engine.profile},
@@ -186,11 +186,11 @@ Json header(const Setup& s, const ServeOpts& o) {
     const Setup& p = *s.prefill;
     j["disaggregation"] = {
         {"prefill",
-         {{"system", fmt::format("{}x{}", p.sn.kind, p.sn.gpus)},
+         {{"system", p.sn.label},
           {"instances", s.prefill_instances},
           {"deployment", llm::deployment_json(p.server->deployment())},
           {"deployment_choice", p.choice.empty() ? Json("preferred") : Json(p.choice)}}},
-        {"decode", {{"system", fmt::format("{}x{}", s.sn.kind, s.sn.gpus)}, {"instances", s.decode_instances}, {"scheduler", "chunked"}}},
+        {"decode", {{"system", s.sn.label}, {"instances", s.decode_instances}, {"scheduler", "chunked"}}},
         {"kv_link", "RDMA: llm.network.rdma per GPU of the smaller side, after llm.network.rdma_latency"}};
   }
   Json w;

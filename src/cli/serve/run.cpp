@@ -19,12 +19,12 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
                d["p50"].get<double>(), d["p90"].get<double>(), d["p95"].get<double>(), d["p99"].get<double>());
   };
   if (s.prefill)
-    fmt::print("{}: {} prefill instance(s) of {}x{} ({}, scheduler {}) -> {} decode instance(s) of {}x{} ({}): {} requests in {:.2f} s\n",
-               s.model.name, s.prefill_instances, s.prefill->sn.kind, s.prefill->sn.gpus, s.prefill->server->deployment().describe(),
-               s.sp.scheduler.name(), s.decode_instances, s.sn.kind, s.sn.gpus, s.server->deployment().describe(), r.requests.size(),
+    fmt::print("{}: {} prefill instance(s) of {} ({}, scheduler {}) -> {} decode instance(s) of {} ({}): {} requests in {:.2f} s\n",
+               s.model.name, s.prefill_instances, s.prefill->sn.label, s.prefill->server->deployment().describe(),
+               s.sp.scheduler.name(), s.decode_instances, s.sn.label, s.server->deployment().describe(), r.requests.size(),
                r.makespan_s());
   else
-    fmt::print("{} on {}x{} ({}), engine {} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.kind, s.sn.gpus,
+    fmt::print("{} on {} ({}), engine {} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.label,
                s.server->deployment().describe(), s.engine.profile,
                s.engine.ideal() ? std::string("kernels only") : fmt::format("{} {}", family_name(s.engine.family), s.engine.version),
                s.sp.scheduler.name(), r.requests.size(), r.makespan_s());

@@ -89,7 +89,7 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o, const RunConte
   });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   const std::vector<double> pcts = percentile_list(o);
-  fmt::print("{} on {}x{} ({}), scheduler {}: {} {}, {} requests each\n", s->model.name, s->sn.kind, s->sn.gpus,
+  fmt::print("{} on {} ({}), scheduler {}: {} {}, {} requests each\n", s->model.name, s->sn.label,
              s->server->deployment().describe(), s->sp.scheduler.name(), loads.size(), o.rates.empty() ? "concurrency levels" : "rates",
              o.requests);
   std::fflush(stdout);
