@@ -112,9 +112,7 @@ SystemName parse_system(const std::string& name) {
   return s;
 }
 
-std::string kind_label(const std::string& kind) {
-  return kind_is_path(kind) ? std::filesystem::path(kind).stem().string() : kind;
-}
+std::string kind_label(const std::string& kind) { return kind_is_path(kind) ? std::filesystem::path(kind).stem().string() : kind; }
 
 std::string system_label(const std::string& kind, int64_t gpus) { return fmt::format("{}x{}", kind_label(kind), gpus); }
 
@@ -124,9 +122,10 @@ void check_distinct_labels(const std::vector<std::string>& systems) {
     const SystemName sn = parse_system(s);
     const auto [it, fresh] = seen.emplace(sn.label, s);
     if (!fresh && it->second != s)
-      throw ConfigError(fmt::format("systems '{}' and '{}' would both print as '{}' in the results: a kind given by path prints "
-                                    "as its file's name without .yaml; rename one of the files",
-                                    it->second, s, sn.label));
+      throw ConfigError(
+          fmt::format("systems '{}' and '{}' would both print as '{}' in the results: a kind given by path prints "
+                      "as its file's name without .yaml; rename one of the files",
+                      it->second, s, sn.label));
   }
 }
 

@@ -184,14 +184,13 @@ Json header(const Setup& s, const ServeOpts& o) {
             {"seed", o.seed}};
   if (s.prefill) {
     const Setup& p = *s.prefill;
-    j["disaggregation"] = {
-        {"prefill",
-         {{"system", p.sn.label},
-          {"instances", s.prefill_instances},
-          {"deployment", llm::deployment_json(p.server->deployment())},
-          {"deployment_choice", p.choice.empty() ? Json("preferred") : Json(p.choice)}}},
-        {"decode", {{"system", s.sn.label}, {"instances", s.decode_instances}, {"scheduler", "chunked"}}},
-        {"kv_link", "RDMA: llm.network.rdma per GPU of the smaller side, after llm.network.rdma_latency"}};
+    j["disaggregation"] = {{"prefill",
+                            {{"system", p.sn.label},
+                             {"instances", s.prefill_instances},
+                             {"deployment", llm::deployment_json(p.server->deployment())},
+                             {"deployment_choice", p.choice.empty() ? Json("preferred") : Json(p.choice)}}},
+                           {"decode", {{"system", s.sn.label}, {"instances", s.decode_instances}, {"scheduler", "chunked"}}},
+                           {"kv_link", "RDMA: llm.network.rdma per GPU of the smaller side, after llm.network.rdma_latency"}};
   }
   Json w;
   if (!o.trace.empty())

@@ -20,9 +20,8 @@ void print_summary(const Setup& s, const SimResult& r, const Json& sum) {
   };
   if (s.prefill)
     fmt::print("{}: {} prefill instance(s) of {} ({}, scheduler {}) -> {} decode instance(s) of {} ({}): {} requests in {:.2f} s\n",
-               s.model.name, s.prefill_instances, s.prefill->sn.label, s.prefill->server->deployment().describe(),
-               s.sp.scheduler.name(), s.decode_instances, s.sn.label, s.server->deployment().describe(), r.requests.size(),
-               r.makespan_s());
+               s.model.name, s.prefill_instances, s.prefill->sn.label, s.prefill->server->deployment().describe(), s.sp.scheduler.name(),
+               s.decode_instances, s.sn.label, s.server->deployment().describe(), r.requests.size(), r.makespan_s());
   else
     fmt::print("{} on {} ({}), engine {} ({}), scheduler {}: {} requests in {:.2f} s\n", s.model.name, s.sn.label,
                s.server->deployment().describe(), s.engine.profile,

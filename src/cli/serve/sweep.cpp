@@ -89,9 +89,8 @@ void sweep_serve(const accel::KindOptions& k, const ServeOpts& o, const RunConte
   });
   const Slo slo{o.slo_ttft_ms, o.slo_tpot_ms};
   const std::vector<double> pcts = percentile_list(o);
-  fmt::print("{} on {} ({}), scheduler {}: {} {}, {} requests each\n", s->model.name, s->sn.label,
-             s->server->deployment().describe(), s->sp.scheduler.name(), loads.size(), o.rates.empty() ? "concurrency levels" : "rates",
-             o.requests);
+  fmt::print("{} on {} ({}), scheduler {}: {} {}, {} requests each\n", s->model.name, s->sn.label, s->server->deployment().describe(),
+             s->sp.scheduler.name(), loads.size(), o.rates.empty() ? "concurrency levels" : "rates", o.requests);
   std::fflush(stdout);
   // The rates over the MPI ranks (one process without mpirun), each rank on its worker pool; each job has its own
   // servers (no state shared between threads).
