@@ -21,7 +21,8 @@ The kind is recognised from the JSON's keys:
                        capacity found
   make serve-capacity (results/serve-capacity*.json, scripts/serve_capacity.py) -> the capacity of every model on every
                        system, `not served` where it does not fit or no rate meets the SLOs
-Legends sit where they cover no bar or line (below or beside a panel); crowded x labels are turned on end or thinned.
+Legends sit where they cover no bar, line or label (below or beside a panel); crowded x labels are turned on end or
+thinned. The kinds not listed with a paper's or a measured figure have none published to draw.
 Anything else is refused with exit 2 and the keys the file has. Same input, same bytes.
 
 Exit codes: 0 the chart is written; 2 anything refused or failed, with one line on stderr starting `plot.py: ` that

@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-from plotting import pyplot, save  # noqa: E402
+from plotting import entries, legend_below, pyplot, save  # noqa: E402
 
 plt = pyplot()
 
@@ -196,8 +196,9 @@ def hit_rate(se, path):
     axes[0].set_title(f"lines: the load swept (think time {t0:g} s {dist}, {t1}-{n0} turns per session);\n"
                       "open markers: one load with another think time or turn count", fontsize=9)
     axes[1].set_title("the rest of each prompt (new input, first turns) is never reusable", fontsize=9)
-    axes[0].legend(fontsize=8)
-    save(fig, path)
+    # Under the panels (inside one, it covered a line or a marker): the systems, then the other loads' markers.
+    drawn = entries(axes[0])
+    save(fig, path, rect=legend_below(fig, [drawn[:len(systems)], drawn[len(systems):]]))
 
 
 def energy(ev, path):
@@ -219,7 +220,8 @@ def energy(ev, path):
         grouped(ax, systems, [f"SLO {slo:g} ms" for slo in slos], vals, f"tokens per joule vs {base}",
                 f"{title} (geomean over models and contexts)")
         ax.axhline(1.0, color="k", ls="--", lw=1, label=f"{base} = 1.0")
-        ax.legend(fontsize=8, loc="lower right")
+        # Below the panel: in its lower right, it covered the last system's bars.
+        ax.legend(fontsize=8, ncol=len(slos) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.09), frameon=False)
     save(fig, path)
 
 
