@@ -4,7 +4,10 @@
   plot.py RESULT.json [OUT.png]          (default OUT: RESULT.png beside the input)
 
 The kind is recognised from the JSON's keys:
-  cosmos eval       -> speedup of every system over OSP per workload point, the paper's averages dashed
+  cosmos eval       -> speedup and energy efficiency (where the points have their energy) of every system over OSP
+                       per workload point, the paper's FC/OSP average dashed; beside, FC's gain over OSP, ISP and
+                       ParaBit averaged over the workloads, the paper's averages beside bitline's (the summary's
+                       `overall`, as docs/validation.md)
   cosmos write-bw   -> write bandwidth per program mode, both schemes, the paper's ESP figure beside
   accel eval        -> per-GPU decode throughput of every system vs the baseline, per SLO, the paper's 2.49x marked
   accel sweep       -> tokens/s per GPU over the swept values (one line per value of the second key)
@@ -407,8 +410,21 @@ def check_cosmos_eval(j):
         param = p.key("param")
         param.key(next(iter(param.obj(least=1)))).num(lo=-MAX_VALUE)
         p.key("time_s").divisor()
+        if p.key("energy_j", optional=True) is not None:
+            p.key("energy_j").divisor()
     if not plot_cosmos.per_point(j.v, "time_s"):
         j.key("points").refuse("no workload (bmi, ims, kcs) has OSP at each of its points (every bar is normalised to OSP)")
+    summary = j.key("summary")
+    for metric in cosmos_metrics(j.v):  # bitline's averages beside the paper's (plot_cosmos.average_panel)
+        gains = summary.key(metric, optional=True)
+        for pair in plot_cosmos.PAIRS if gains is not None else ():
+            if gains.key(pair, optional=True) is not None:
+                gains.key(pair).key("overall").positive()
+
+
+def cosmos_metrics(j):
+    """The rows of a `cosmos eval` chart: speedup, and energy efficiency where every point has its energy."""
+    return ["speedup"] + (["energy_efficiency"] if all("energy_j" in p for p in j["points"]) else [])
 
 
 def check_write_bw(j):
@@ -707,7 +723,7 @@ def draw_cosmos_ssb(j, out):
 
 # kind -> (check: At -> None, or Refused; draw: (the JSON, the .png to write) -> None)
 KINDS = {
-    "cosmos-eval": (check_cosmos_eval, lambda j, out: plot_cosmos.bars(j, "time_s", "speedup", "speedup over OSP (x)", out)),
+    "cosmos-eval": (check_cosmos_eval, lambda j, out: plot_cosmos.bars(j, cosmos_metrics(j), out)),
     "write-bw": (check_write_bw, plot_cosmos.write_bw),
     "accel-eval": (check_accel_eval, plot_accel.throughput),
     "accel-ablation": (check_accel_ablation, plot_accel.ablation),
