@@ -9,7 +9,9 @@ The kind is recognised from the JSON's keys:
                        ParaBit averaged over the workloads, the paper's averages beside bitline's (the summary's
                        `overall`, as docs/validation.md)
   cosmos write-bw   -> write bandwidth per program mode, both schemes, the paper's ESP figure beside
-  accel eval        -> per-GPU decode throughput of every system vs the baseline, per SLO, the paper's 2.49x marked
+  accel eval        -> per-GPU decode throughput of every system vs the baseline, per SLO, the paper's 2.49x marked;
+                       beside, the paper's Llama-3.1-405B batches (15K/6K, 50 ms: 30 on 8 x H200, ~110 on 8 x CSI)
+                       beside bitline's, where the eval holds that point
   accel sweep       -> tokens/s per GPU over the swept values (one line per value of the second key)
   accel ablation    -> the variants' decode step, stacked by part
   accel sessions    -> KV hit rate per system (over the load sweep)
@@ -449,6 +451,9 @@ def check_accel_eval(j):
         p.key("slo_ms").positive()
         if p.key("feasible").flag():
             p.key("tokens_per_s_per_gpu").divisor()
+            for k in ("batch", "bandwidth_bound_batch"):  # beside the paper's batches (plot_accel.llama_batches)
+                if p.key(k, optional=True) is not None:
+                    p.key(k).num(integer=True)
     summary = j.key("summary")
     summary.obj()
     base = plot_accel.baseline_of(j.v)
