@@ -15,7 +15,8 @@ The kind is recognised from the JSON's keys:
   accel sweep       -> tokens/s per GPU over the swept values (one line per value of the second key)
   accel ablation    -> the variants' decode step, stacked by part
   accel sessions    -> KV hit rate per system (over the load sweep)
-  hbf area --vary   -> stack footprint and density over the swept values
+  hbf area --vary   -> stack footprint and density over the swept values; over hbf.area.layers, the paper's HBF stack
+                       (FlashAccel: 149 mm^2 at 96 layers) marked where 96 is swept
   cosmos ssb        -> FC's speedup per query over every system
   serve sweep       -> TTFT and TPOT percentiles against the throughput achieved, and the TTFT CDF per rate
                        (also --disaggregate)
@@ -83,6 +84,8 @@ plt = pyplot()
 import plot_accel  # noqa: E402  (the FlashAccel charts)
 import plot_cosmos  # noqa: E402  (the Flash-Cosmos charts)
 import plot_serve  # noqa: E402  (the serving sweep's chart)
+
+PAPER_HBF = json.load(open(os.path.join(HERE, "paper_figures.json")))["hbf_area"]
 
 MAX_INPUT_BYTES = 64 << 20
 MAX_VALUES = 1 << 21
@@ -683,13 +686,36 @@ def check_hbf_area(j):
         s = p.key("area").key("hbf_stack")
         s.key("footprint_mm2").num()
         s.key("density_gib_per_mm2").num()
+        if s.key("capacity_bytes", optional=True) is not None:  # the paper's density (hbf_paper_marks)
+            s.key("capacity_bytes").num()
     check_sweep(j, j.key("points").items(least=1, most=MAX_SWEEP_POINTS), stack)
+
+
+def hbf_paper_marks(j, xs):
+    """The paper's HBF stack (scripts/paper_figures.json hbf_area: its footprint at its layer count; the density, the
+    swept stack's capacity over that footprint) where the sweep's x is hbf.area.layers and `xs`, sweep_lines' values
+    on it, hold the paper's count: (its x position, footprint mm^2, density GiB/mm^2 or None without the capacity);
+    else None."""
+    first = next(iter(j.get("vary") or j["points"][0]["values"]))
+    paper = [i for i, x in enumerate(xs) if str(x) == str(PAPER_HBF["layers"])]
+    if first != "hbf.area.layers" or not paper:
+        return None
+    at = next(p for p in j["points"] if p["values"][first] == xs[paper[0]])
+    capacity = at["area"]["hbf_stack"].get("capacity_bytes")
+    mm2 = PAPER_HBF["hbf_stack_mm2"]
+    return paper[0], mm2, capacity / 2**30 / mm2 if capacity is not None else None
 
 
 def draw_hbf_area(j, out):
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
-    sweep_lines(axes[0], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["footprint_mm2"], "HBF stack footprint (mm^2)")
+    xs = sweep_lines(axes[0], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["footprint_mm2"], "HBF stack footprint (mm^2)")
     sweep_lines(axes[1], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["density_gib_per_mm2"], "density (GiB/mm^2)")
+    marks = hbf_paper_marks(j, xs)
+    for ax, y in zip(axes, marks[1:] if marks else ()):
+        if y is not None:
+            ax.plot([marks[0]], [y], "*", color="k", ms=12,
+                    label=f"HBF stack, paper (FlashAccel: {PAPER_HBF['hbf_stack_mm2']:g} mm^2, {PAPER_HBF['layers']} layers)")
+            sweep_legend(ax)
     save(fig, out)
 
 
@@ -744,7 +770,7 @@ KINDS = {
 
 
 def sweep_lines(ax, points, vary, value, ylabel):
-    """One line per value of the second swept key (or one line), x = the first key's values in order."""
+    """One line per value of the second swept key (or one line), x = the first key's values in order (returned)."""
     keys = list(vary) if vary else list(points[0]["values"])
     first = keys[0]
     at = {}  # (x, the other keys' values) -> the first point there
@@ -767,9 +793,15 @@ def sweep_lines(ax, points, vary, value, ylabel):
     ax.set_xlabel(first)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    if groups and groups[0]:  # beside the panel, never over a line (up to 64 entries, in columns of 22)
-        ax.legend(fontsize=7 if len(groups) > 8 else 8, loc="upper left", bbox_to_anchor=(1.01, 1),
-                  ncol=math.ceil(len(groups) / 22))
+    if groups and groups[0]:
+        sweep_legend(ax)
+    return xs
+
+
+def sweep_legend(ax):
+    """Beside the panel, never over a line (up to 64 entries, in columns of 22)."""
+    n = len(ax.get_legend_handles_labels()[1])
+    ax.legend(fontsize=7 if n > 8 else 8, loc="upper left", bbox_to_anchor=(1.01, 1), ncol=math.ceil(n / 22))
 
 
 def main():
