@@ -4,13 +4,19 @@
   plot.py RESULT.json [OUT.png]          (default OUT: RESULT.png beside the input)
 
 The kind is recognised from the JSON's keys:
-  cosmos eval       -> speedup of every system over OSP per workload point, the paper's averages dashed
+  cosmos eval       -> speedup and energy efficiency (where the points have their energy) of every system over OSP
+                       per workload point, the paper's FC/OSP average dashed; beside, FC's gain over OSP, ISP and
+                       ParaBit averaged over the workloads, the paper's averages beside bitline's (the summary's
+                       `overall`, as docs/validation.md)
   cosmos write-bw   -> write bandwidth per program mode, both schemes, the paper's ESP figure beside
-  accel eval        -> per-GPU decode throughput of every system vs the baseline, per SLO, the paper's 2.49x marked
+  accel eval        -> per-GPU decode throughput of every system vs the baseline, per SLO, the paper's 2.49x marked;
+                       beside, the paper's Llama-3.1-405B batches (15K/6K, 50 ms: 30 on 8 x H200, ~110 on 8 x CSI)
+                       beside bitline's, where the eval holds that point
   accel sweep       -> tokens/s per GPU over the swept values (one line per value of the second key)
   accel ablation    -> the variants' decode step, stacked by part
   accel sessions    -> KV hit rate per system (over the load sweep)
-  hbf area --vary   -> stack footprint and density over the swept values
+  hbf area --vary   -> stack footprint and density over the swept values; over hbf.area.layers, the paper's HBF stack
+                       (FlashAccel: 149 mm^2 at 96 layers) marked where 96 is swept
   cosmos ssb        -> FC's speedup per query over every system
   serve sweep       -> TTFT and TPOT percentiles against the throughput achieved, and the TTFT CDF per rate
                        (also --disaggregate)
@@ -21,7 +27,8 @@ The kind is recognised from the JSON's keys:
                        capacity found
   make serve-capacity (results/serve-capacity*.json, scripts/serve_capacity.py) -> the capacity of every model on every
                        system, `not served` where it does not fit or no rate meets the SLOs
-Legends sit where they cover no bar or line (below or beside a panel); crowded x labels are turned on end or thinned.
+Legends sit where they cover no bar, line or label (below or beside a panel); crowded x labels are turned on end or
+thinned. The kinds not listed with a paper's or a measured figure have none published to draw.
 Anything else is refused with exit 2 and the keys the file has. Same input, same bytes.
 
 Exit codes: 0 the chart is written; 2 anything refused or failed, with one line on stderr starting `plot.py: ` that
@@ -77,6 +84,8 @@ plt = pyplot()
 import plot_accel  # noqa: E402  (the FlashAccel charts)
 import plot_cosmos  # noqa: E402  (the Flash-Cosmos charts)
 import plot_serve  # noqa: E402  (the serving sweep's chart)
+
+PAPER_HBF = json.load(open(os.path.join(HERE, "paper_figures.json")))["hbf_area"]
 
 MAX_INPUT_BYTES = 64 << 20
 MAX_VALUES = 1 << 21
@@ -406,8 +415,21 @@ def check_cosmos_eval(j):
         param = p.key("param")
         param.key(next(iter(param.obj(least=1)))).num(lo=-MAX_VALUE)
         p.key("time_s").divisor()
+        if p.key("energy_j", optional=True) is not None:
+            p.key("energy_j").divisor()
     if not plot_cosmos.per_point(j.v, "time_s"):
         j.key("points").refuse("no workload (bmi, ims, kcs) has OSP at each of its points (every bar is normalised to OSP)")
+    summary = j.key("summary")
+    for metric in cosmos_metrics(j.v):  # bitline's averages beside the paper's (plot_cosmos.average_panel)
+        gains = summary.key(metric, optional=True)
+        for pair in plot_cosmos.PAIRS if gains is not None else ():
+            if gains.key(pair, optional=True) is not None:
+                gains.key(pair).key("overall").positive()
+
+
+def cosmos_metrics(j):
+    """The rows of a `cosmos eval` chart: speedup, and energy efficiency where every point has its energy."""
+    return ["speedup"] + (["energy_efficiency"] if all("energy_j" in p for p in j["points"]) else [])
 
 
 def check_write_bw(j):
@@ -432,6 +454,9 @@ def check_accel_eval(j):
         p.key("slo_ms").positive()
         if p.key("feasible").flag():
             p.key("tokens_per_s_per_gpu").divisor()
+            for k in ("batch", "bandwidth_bound_batch"):  # beside the paper's batches (plot_accel.llama_batches)
+                if p.key(k, optional=True) is not None:
+                    p.key(k).num(integer=True)
     summary = j.key("summary")
     summary.obj()
     base = plot_accel.baseline_of(j.v)
@@ -661,13 +686,36 @@ def check_hbf_area(j):
         s = p.key("area").key("hbf_stack")
         s.key("footprint_mm2").num()
         s.key("density_gib_per_mm2").num()
+        if s.key("capacity_bytes", optional=True) is not None:  # the paper's density (hbf_paper_marks)
+            s.key("capacity_bytes").num()
     check_sweep(j, j.key("points").items(least=1, most=MAX_SWEEP_POINTS), stack)
+
+
+def hbf_paper_marks(j, xs):
+    """The paper's HBF stack (scripts/paper_figures.json hbf_area: its footprint at its layer count; the density, the
+    swept stack's capacity over that footprint) where the sweep's x is hbf.area.layers and `xs`, sweep_lines' values
+    on it, hold the paper's count: (its x position, footprint mm^2, density GiB/mm^2 or None without the capacity);
+    else None."""
+    first = next(iter(j.get("vary") or j["points"][0]["values"]))
+    paper = [i for i, x in enumerate(xs) if str(x) == str(PAPER_HBF["layers"])]
+    if first != "hbf.area.layers" or not paper:
+        return None
+    at = next(p for p in j["points"] if p["values"][first] == xs[paper[0]])
+    capacity = at["area"]["hbf_stack"].get("capacity_bytes")
+    mm2 = PAPER_HBF["hbf_stack_mm2"]
+    return paper[0], mm2, capacity / 2**30 / mm2 if capacity is not None else None
 
 
 def draw_hbf_area(j, out):
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
-    sweep_lines(axes[0], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["footprint_mm2"], "HBF stack footprint (mm^2)")
+    xs = sweep_lines(axes[0], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["footprint_mm2"], "HBF stack footprint (mm^2)")
     sweep_lines(axes[1], j["points"], j.get("vary"), lambda p: p["area"]["hbf_stack"]["density_gib_per_mm2"], "density (GiB/mm^2)")
+    marks = hbf_paper_marks(j, xs)
+    for ax, y in zip(axes, marks[1:] if marks else ()):
+        if y is not None:
+            ax.plot([marks[0]], [y], "*", color="k", ms=12,
+                    label=f"HBF stack, paper (FlashAccel: {PAPER_HBF['hbf_stack_mm2']:g} mm^2, {PAPER_HBF['layers']} layers)")
+            sweep_legend(ax)
     save(fig, out)
 
 
@@ -706,7 +754,7 @@ def draw_cosmos_ssb(j, out):
 
 # kind -> (check: At -> None, or Refused; draw: (the JSON, the .png to write) -> None)
 KINDS = {
-    "cosmos-eval": (check_cosmos_eval, lambda j, out: plot_cosmos.bars(j, "time_s", "speedup", "speedup over OSP (x)", out)),
+    "cosmos-eval": (check_cosmos_eval, lambda j, out: plot_cosmos.bars(j, cosmos_metrics(j), out)),
     "write-bw": (check_write_bw, plot_cosmos.write_bw),
     "accel-eval": (check_accel_eval, plot_accel.throughput),
     "accel-ablation": (check_accel_ablation, plot_accel.ablation),
@@ -722,7 +770,7 @@ KINDS = {
 
 
 def sweep_lines(ax, points, vary, value, ylabel):
-    """One line per value of the second swept key (or one line), x = the first key's values in order."""
+    """One line per value of the second swept key (or one line), x = the first key's values in order (returned)."""
     keys = list(vary) if vary else list(points[0]["values"])
     first = keys[0]
     at = {}  # (x, the other keys' values) -> the first point there
@@ -745,9 +793,15 @@ def sweep_lines(ax, points, vary, value, ylabel):
     ax.set_xlabel(first)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    if groups and groups[0]:  # beside the panel, never over a line (up to 64 entries, in columns of 22)
-        ax.legend(fontsize=7 if len(groups) > 8 else 8, loc="upper left", bbox_to_anchor=(1.01, 1),
-                  ncol=math.ceil(len(groups) / 22))
+    if groups and groups[0]:
+        sweep_legend(ax)
+    return xs
+
+
+def sweep_legend(ax):
+    """Beside the panel, never over a line (up to 64 entries, in columns of 22)."""
+    n = len(ax.get_legend_handles_labels()[1])
+    ax.legend(fontsize=7 if n > 8 else 8, loc="upper left", bbox_to_anchor=(1.01, 1), ncol=math.ceil(n / 22))
 
 
 def main():

@@ -5,14 +5,18 @@
 
 Writes, as PNG (byte-for-byte the same for the same inputs: no timestamp or version in the file):
   accel-throughput.png  per-GPU decode throughput of each model on each system vs the baseline (8 x H200),
-                        one panel per SLO, the baseline's 1.0 drawn as a line
+                        one panel per SLO, the baseline's 1.0 drawn as a line, the paper's 8 x CSI mean (2.49x at
+                        100 ms) beside bitline's; last, the paper's Llama-3.1-405B batches at 15K/6K and 50 ms (30 on
+                        8 x H200, ~110 on 8 x CSI: scripts/paper_figures.json) beside bitline's (llama_batches)
   accel-ablation.png    the ablation variants' decode-step time, stacked by part of the step
   accel-hit-rate.png    multi-turn KV hit rate and recomputed share of prompt tokens vs the offered load
   accel-energy.png      tokens per joule vs the baseline: activity-based energy, and board power when the
                         evaluation reports it (a numeric point field naming tokens_per_j and board or tdp:
                         tokens_per_j_board, tokens_per_joule_at_tdp, ...)
 
-`make validate` regenerates docs/figures/ with it (Makefile: PLOT_PYTHON, /usr/bin/python3 by default).
+The ablation, hit-rate and energy results have no published figure to draw. Legends lie over no bar, line or
+label (below the panels but the ablation's). `make validate` regenerates docs/figures/ with it (Makefile: PLOT_PYTHON,
+/usr/bin/python3 by default).
 """
 import json
 import math
@@ -20,7 +24,7 @@ import os
 import re
 import sys
 
-from plotting import pyplot, save  # noqa: E402
+from plotting import entries, legend_below, pyplot, save  # noqa: E402
 
 plt = pyplot()
 
@@ -83,13 +87,62 @@ def grouped(ax, groups, series, values, ylabel, title):
     ax.grid(axis="y", alpha=0.3)
 
 
+def llama_batches(ev):
+    """The paper's batch figures (FlashAccel: Llama-3.1-405B at 15K/6K, 50 ms SLO; scripts/paper_figures.json) beside
+    bitline's, as docs/validation.md compares them: [(label, the paper's or None, bitline's or None)]. 8 x H200: the
+    batch (its cap is memory); 8 x CSI: the bandwidth bound (the paper's "could in theory reach"), then the batch the
+    whole step allows (no paper figure). [] when the eval has neither system at that point."""
+    fa = PAPER["flashaccel"]
+    at = fa["llama_agent_point"]
+    pts = {p["system"]: p for p in ev["points"]
+           if (p["model"], p["context"], p["slo_ms"]) == (at["model"], at["context"], at["slo_ms"])}
+    feasible = lambda p, k: p.get(k) if p.get("feasible") else None  # noqa: E731
+    rows = []
+    if "h200x8" in pts:
+        rows.append(("8xH200\nbatch", fa["llama_agent_h200x8_batch"], feasible(pts["h200x8"], "batch")))
+    if "csix8" in pts:
+        rows.append(("8xCSI\nbandwidth\nbound", fa["llama_agent_csix8_batch_at_50ms"],
+                     feasible(pts["csix8"], "bandwidth_bound_batch")))
+        rows.append(("8xCSI\nbatch", None, feasible(pts["csix8"], "batch")))
+    return rows
+
+
+def batch_panel(ax, rows, color):
+    """llama_batches() as bars: the paper's (grey) beside bitline's (`color`: the model's in the other panels), each
+    labelled with its value."""
+    at = PAPER["flashaccel"]["llama_agent_point"]
+    top = max([v for r in rows for v in r[1:] if v is not None] + [1])
+    for offset, i, label, color in ((-0.2, 1, "paper (FlashAccel)", "#bbbbbb"), (0.2, 2, "bitline", color)):
+        drawn = [(x + offset, r[i]) for x, r in enumerate(rows) if r[i] is not None]
+        ax.bar([x for x, _ in drawn], [v for _, v in drawn], 0.4, label=label, color=color,
+               edgecolor="k" if i == 1 else None)
+        for x, v in drawn:
+            ax.text(x, v + top * 0.02, f"{v:g}", ha="center", va="bottom", fontsize=8)
+        for x, r in enumerate(rows):
+            if r[i] is None:
+                ax.text(x + offset, top * 0.02, "none published" if i == 1 else "n/a", rotation=90, ha="center",
+                        va="bottom", fontsize=7, color="0.4")
+    ax.set_xticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+    ax.set_ylim(0, top * 1.15)
+    ax.set_ylabel("batch (requests decoding at once)")
+    ax.set_title(f"{at['model']}, context {at['context']}, SLO {at['slo_ms']:g} ms", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+
+
 def throughput(ev, path):
     base = baseline_of(ev)
     r = ratios(ev, "tokens_per_s_per_gpu")
     models = list(dict.fromkeys(p["model"] for p in ev["points"]))
     systems = [s for s in system_order({p["system"] for p in ev["points"]}) if s != base]
     slos = sorted({p["slo_ms"] for p in ev["points"]})
-    fig, axes = plt.subplots(1, len(slos), figsize=(6.5 * len(slos), 4.2), squeeze=False)
+    batches = llama_batches(ev)
+    fig, axes = plt.subplots(1, len(slos) + bool(batches), figsize=(6.5 * len(slos) + 3.2 * bool(batches), 4.2),
+                             squeeze=False, gridspec_kw={"width_ratios": [6.5] * len(slos) + [3.2] * bool(batches)})
+    if batches:
+        model = PAPER["flashaccel"]["llama_agent_point"]["model"]
+        batch_panel(axes[0][-1], batches, f"C{models.index(model)}")
     for ax, slo in zip(axes[0], slos):
         grouped(ax, systems, models, {(s, m): r.get((m, s, slo)) for s in systems for m in models},
                 f"per-GPU decode tokens/s vs {base}", f"SLO {slo:g} ms (geomean over contexts; n/a: a system infeasible)")
@@ -103,7 +156,7 @@ def throughput(ev, path):
             ax.plot([x - 0.42, x + 0.42], [paper, paper], color="k", lw=2.5, label=f"paper: 8xCSI mean {paper:g}x (FlashAccel)")
             if mean:
                 ax.plot([x - 0.42, x + 0.42], [mean, mean], color="k", lw=2.5, ls=":", label=f"bitline: 8xCSI mean {mean:.2f}x")
-    for ax in axes[0]:  # below the panel: inside, it covered the paper's line or a bar
+    for ax in axes[0][:len(slos)]:  # below the panel: inside, it covered the paper's line or a bar
         ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.09), frameon=False)
     save(fig, path)
 
@@ -196,8 +249,9 @@ def hit_rate(se, path):
     axes[0].set_title(f"lines: the load swept (think time {t0:g} s {dist}, {t1}-{n0} turns per session);\n"
                       "open markers: one load with another think time or turn count", fontsize=9)
     axes[1].set_title("the rest of each prompt (new input, first turns) is never reusable", fontsize=9)
-    axes[0].legend(fontsize=8)
-    save(fig, path)
+    # Under the panels (inside one, it covered a line or a marker): the systems, then the other loads' markers.
+    drawn = entries(axes[0])
+    save(fig, path, rect=legend_below(fig, [drawn[:len(systems)], drawn[len(systems):]]))
 
 
 def energy(ev, path):
@@ -219,7 +273,8 @@ def energy(ev, path):
         grouped(ax, systems, [f"SLO {slo:g} ms" for slo in slos], vals, f"tokens per joule vs {base}",
                 f"{title} (geomean over models and contexts)")
         ax.axhline(1.0, color="k", ls="--", lw=1, label=f"{base} = 1.0")
-        ax.legend(fontsize=8, loc="lower right")
+        # Below the panel: in its lower right, it covered the last system's bars.
+        ax.legend(fontsize=8, ncol=len(slos) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.09), frameon=False)
     save(fig, path)
 
 

@@ -12,7 +12,8 @@ AREA.json is the output of a layer sweep of `bitline hbf area`, e.g.
 (the periphery key is optional). Writes OUTDIR/hbf-area.png (byte-for-byte the same for the same input): left,
 the stack footprint and its flash die's array and circuit dies in mm2; right, the density in GiB/mm2; HBM3e (the
 model's) as a line, and FlashAccel's figures (Wang et al., arXiv 2607.10186: HBF 149 mm2 at 96 layers, HBM3e
-121 mm2; 192 GB and 24 GB per stack) as marked points. `make validate` regenerates docs/figures/ with it.
+121 mm2; 192 GB and 24 GB per stack; scripts/paper_figures.json hbf_area) as marked points; the legends below the
+panels. `make validate` regenerates docs/figures/ with it.
 """
 import json
 import os
@@ -21,6 +22,9 @@ import sys
 from plotting import pyplot, save  # noqa: E402
 
 plt = pyplot()
+
+# FlashAccel's stack figures (its HBF stack at its die's layer count, the HBM3e stack).
+PAPER = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "paper_figures.json")))["hbf_area"]
 
 GIB = float(1 << 30)
 LAYERS = "hbf.area.layers"
@@ -44,12 +48,12 @@ def series(doc):
 def plot(doc, outdir):
     by_kind = series(doc)
     first = next(iter(by_kind.values()))[0][1]
-    paper = first["area"]["comparison"]["paper"]
+    paper = PAPER
     hbm = first["area"]["hbm3e_stack"]
     hbf_cap = first["area"]["hbf_stack"]["capacity_bytes"] / GIB
     hbm_cap = hbm["capacity_bytes"] / GIB
     styles = {"bonded": ("tab:blue", "-"), "beside": ("tab:purple", "--")}
-    fig, (ax_a, ax_d) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax_a, ax_d) = plt.subplots(1, 2, figsize=(11, 5.0))
     all_layers = sorted({lp[0] for s in by_kind.values() for lp in s})
     for kind, pts in by_kind.items():
         colour, line = styles.get(kind, ("tab:gray", "-"))
@@ -67,25 +71,26 @@ def plot(doc, outdir):
     lo, hi = all_layers[0], all_layers[-1]
     ax_a.hlines(hbm["footprint_mm2"], lo, hi, colors="tab:red", label="HBM3e stack (bitline)")
     ax_d.hlines(hbm["capacity_bytes"] / GIB / hbm["footprint_mm2"], lo, hi, colors="tab:red", label="HBM3e (bitline)")
-    # The paper's figures: the HBF stack at its 96 layers; HBM3e has no layer count (a dashed line).
-    ax_a.plot([96], [paper["hbf_stack_mm2"]], "*", color="black", ms=13, label=f"HBF, paper ({paper['hbf_stack_mm2']:g} mm$^2$, 96 layers)")
+    # The paper's figures: the HBF stack at its layer count; HBM3e has no layer count (a dashed line).
+    ax_a.plot([paper["layers"]], [paper["hbf_stack_mm2"]], "*", color="black", ms=13,
+              label=f"HBF, paper ({paper['hbf_stack_mm2']:g} mm$^2$, {paper['layers']} layers)")
     ax_a.hlines(paper["hbm3e_stack_mm2"], lo, hi, colors="tab:red", linestyles="dashed",
                 label=f"HBM3e, paper ({paper['hbm3e_stack_mm2']:g} mm$^2$)")
-    ax_d.plot([96], [hbf_cap / paper["hbf_stack_mm2"]], "*", color="black", ms=13, label="HBF, paper (96 layers)")
+    ax_d.plot([paper["layers"]], [hbf_cap / paper["hbf_stack_mm2"]], "*", color="black", ms=13,
+              label=f"HBF, paper ({paper['layers']} layers)")
     ax_d.hlines(hbm_cap / paper["hbm3e_stack_mm2"], lo, hi, colors="tab:red", linestyles="dashed", label="HBM3e, paper")
     ax_a.set_xlabel("word-line layers (hbf.area.layers)")
     ax_a.set_ylabel("stack footprint, mm$^2$ (its largest die)")
-    top = max([paper["hbf_stack_mm2"]] + [lp[1]["area"]["hbf_stack"]["footprint_mm2"] for pts in by_kind.values() for lp in pts])
-    ax_a.set_ylim(0, 1.6 * top)  # room for the legend above the curves
+    ax_a.set_ylim(bottom=0)
     ax_a.set_title(f"Area of one stack ({hbf_cap:.0f} GiB HBF, {hbm_cap:.0f} GiB HBM3e)")
-    ax_a.legend(fontsize=7.5, loc="upper right", ncol=2)
     ax_a.grid(alpha=0.3)
     ax_d.set_xlabel("word-line layers (hbf.area.layers)")
     ax_d.set_ylabel("density, GiB per mm$^2$ of footprint")
     ax_d.set_ylim(bottom=0)
     ax_d.set_title("Density: capacity / footprint")
-    ax_d.legend(fontsize=7.5, loc="center right")
     ax_d.grid(alpha=0.3)
+    for ax in (ax_a, ax_d):  # below each panel: inside, the density legend covered the circuits-beside curve
+        ax.legend(fontsize=7.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
     os.makedirs(outdir, exist_ok=True)
     path = os.path.join(outdir, "hbf-area.png")
     save(fig, path)

@@ -4,22 +4,27 @@
   plot_cosmos.py EVAL_JSON WRITE_BW_JSON OUT_DIR
 
 Writes, each with the paper's published value beside bitline's (Park et al., Flash-Cosmos, MICRO 2022,
-arXiv 2209.05566: the averages of its evaluation and abstract, scripts/paper_figures.json):
+arXiv 2209.05566: the averages of its evaluation and abstract, scripts/paper_figures.json), byte-for-byte the same
+for the same inputs:
   cosmos-vs-paper.png   the headline averages (speedup and energy efficiency of FC over OSP, ISP, ParaBit)
   cosmos-speedup.png    per workload and input size, the four systems' speedup over OSP (log scale), the paper's
-                        average FC/OSP and FC/ParaBit gains dashed
-  cosmos-energy.png     the same for energy efficiency
+                        average FC/OSP gain dashed; beside, FC's gain over OSP, ISP and ParaBit averaged over the
+                        workloads, the paper's averages (32x, 25x, 3.5x) beside bitline's
+  cosmos-energy.png     the same for energy efficiency (the paper: 95x over OSP, 3.3x over ParaBit, none over ISP)
   cosmos-write-bw.png   sequential write bandwidth per program mode, both MLC/TLC programming schemes, the
                         paper's ESP figure beside
+bitline's averages are the eval's summary (`overall`): as docs/validation.md, the arithmetic mean over a workload's
+points, then the geometric mean over the workloads.
 Exits 2 with a message when an input is not the JSON of `cosmos eval` / `cosmos write-bw`.
 """
 import json
 import os
 import sys
 
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plotting import entries, legend_below, pyplot, save  # noqa: E402
+
+plt = pyplot()
+
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,6 +33,13 @@ PAPER_LABEL = "paper (Flash-Cosmos, MICRO 2022)"
 SYSTEMS = ["osp", "isp", "parabit", "fc"]
 WORKLOADS = [("bmi", "months"), ("ims", "images"), ("kcs", "k")]
 COLORS = {"osp": "#9e9e9e", "isp": "#6a9fd4", "parabit": "#e0a040", "fc": "#3a8a3a"}
+NAMES = {"osp": "OSP", "isp": "ISP", "parabit": "ParaBit", "fc": "FC"}
+PAPER_COLOR = "#bbbbbb"
+# FC's gains the paper reports as averages over its workloads (speedup over all three; energy efficiency without ISP).
+PAIRS = ("fc/osp", "fc/isp", "fc/parabit")
+# metric of the summary -> (the point's field a ratio is taken of, the y label of its bars)
+METRICS = {"speedup": ("time_s", "speedup over OSP (x)"),
+           "energy_efficiency": ("energy_j", "energy efficiency over OSP (x)")}
 
 
 def fail(msg):
@@ -65,61 +77,106 @@ def per_point(ev, key):
     return out
 
 
+def averages(ev, metric):
+    """[(pair, the paper's average or None, bitline's or None)] of FC's gain over each system in PAIRS for `metric`
+    (speedup, energy_efficiency). bitline's is the summary's `overall`, the mean docs/validation.md compares
+    (scripts/validation.py): the arithmetic mean over each workload's points, the geometric mean over the workloads."""
+    summary = ev.get("summary", {}).get(metric, {})
+    return [(pair, PAPER[metric].get(pair), summary.get(pair, {}).get("overall")) for pair in PAIRS]
+
+
+def gain_bars(ax, xs, values, offset, label, color, fmt, **kw):
+    """Bars of FC's gains at xs + offset (a value of None: no bar), each labelled with its value above it."""
+    drawn = [(x + offset, v) for x, v in zip(xs, values) if v is not None]
+    ax.bar([x for x, _ in drawn], [v for _, v in drawn], 0.4, label=label, color=color, **kw)
+    for x, v in drawn:
+        ax.text(x, v * 1.08, fmt(v), ha="center", fontsize=8)
+
+
 def headline(ev, path):
     """The paper's averages beside bitline's (same means: per-workload mean, geometric mean over the workloads)."""
     rows = []
     for metric, label in (("speedup", "speedup"), ("energy_efficiency", "energy efficiency")):
-        for pair, published in PAPER[metric].items():
-            model = ev["summary"].get(metric, {}).get(pair, {}).get("overall")
-            if model is not None:
+        for pair, published, model in averages(ev, metric):
+            if published is not None and model is not None:
                 rows.append((f"{label}\n{pair}", published, model))
     if not rows:
         fail("the eval's summary has none of the paper's pairs (fc/osp, fc/isp, fc/parabit)")
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    fig, ax = plt.subplots(figsize=(9, 4.4))
     xs = range(len(rows))
-    ax.bar([x - 0.2 for x in xs], [r[1] for r in rows], 0.4, label=PAPER_LABEL, color="#bbbbbb", edgecolor="k")
-    ax.bar([x + 0.2 for x in xs], [r[2] for r in rows], 0.4, label="bitline", color=COLORS["fc"])
-    for x, (_, p, m) in zip(xs, rows):
-        ax.text(x - 0.2, p * 1.08, f"{p:g}x", ha="center", fontsize=8)
-        ax.text(x + 0.2, m * 1.08, f"{m:.3g}x", ha="center", fontsize=8)
+    gain_bars(ax, xs, [r[1] for r in rows], -0.2, PAPER_LABEL, PAPER_COLOR, lambda v: f"{v:g}x", edgecolor="k")
+    gain_bars(ax, xs, [r[2] for r in rows], 0.2, "bitline", COLORS["fc"], lambda v: f"{v:.3g}x")
     ax.set_xticks(list(xs), [r[0] for r in rows], fontsize=8)
     ax.set_yscale("log")
+    ax.set_ylim(top=max(max(r[1], r[2]) for r in rows) * 1.5)  # room for the labels above the tallest bars
     plain_log_ticks(ax)
     ax.set_ylabel("FC's gain (x)")
     acc = ev.get("config", {}).get("cosmos", {}).get("energy_accounting", "?")
     ax.set_title(f"Flash-Cosmos averages over BMI, IMS, KCS: paper vs bitline (energy accounting: {acc})", fontsize=9)
-    ax.legend(loc="upper center", fontsize=8)
+    # Below the panel: inside, it covered the tallest bars' labels.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8, frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
-def bars(ev, key, metric, ylabel, path):
-    data = per_point(ev, key)
-    if not data:
+def average_panel(ax, ev, metric):
+    """FC's gain over each system of PAIRS averaged over the workloads: the paper's average (grey) beside bitline's
+    (averages()); a pair the paper gives no figure for says so where its bar would be."""
+    rows = averages(ev, metric)
+    xs = range(len(rows))
+    gain_bars(ax, xs, [p for _, p, _ in rows], -0.2, f"{PAPER_LABEL}: average", PAPER_COLOR, lambda v: f"{v:g}x",
+              edgecolor="k")
+    gain_bars(ax, xs, [m for _, _, m in rows], 0.2, "bitline: average (mean per workload, geomean of the workloads)",
+              COLORS["fc"], lambda v: f"{v:.3g}x")
+    shown = [v for r in rows for v in r[1:] if v is not None]
+    bottom = min(shown + [1.0]) / 1.6
+    for x, (_, p, m) in zip(xs, rows):
+        for offset, v, what in ((-0.2, p, "none published"), (0.2, m, "n/a")):
+            if v is None:
+                ax.text(x + offset, bottom * 1.1, what, rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
+    ax.set_xticks(list(xs), [NAMES[pair.split("/")[1]] for pair in PAIRS])
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom, max(shown + [1.0]) * 2.0)  # room for the labels above the bars
+    plain_log_ticks(ax)
+    ax.set_xlabel("FC's gain over")
+    ax.set_title("average over the workloads", fontsize=9)
+    ax.set_ylabel("FC's gain (x)")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def bars(ev, metrics, path):
+    """A row of panels per metric of METRICS: per workload, each input size's bars of the four systems over OSP, the
+    paper's FC/OSP average dashed across; last, average_panel (the paper's averages of FC over OSP, ISP, ParaBit)."""
+    data = {metric: per_point(ev, METRICS[metric][0]) for metric in metrics}
+    workloads = [wp for wp in WORKLOADS if wp[0] in data[metrics[0]]]
+    if not workloads:
         fail("the eval has no workload with OSP among its systems (every bar is normalised to OSP)")
-    fig, axes = plt.subplots(1, len(data), figsize=(4.4 * len(data), 4.2), squeeze=False)
-    for ax, (w, param) in zip(axes[0], [wp for wp in WORKLOADS if wp[0] in data]):
-        vals, series = data[w]
-        width = 0.8 / len(series)
-        for i, (s, ys) in enumerate(series.items()):
-            ax.bar([x + i * width for x in range(len(vals))], ys, width, label=f"bitline {s}", color=COLORS[s])
-        # The paper reports averages over all workloads, not per point: dashed, labelled as such.
-        fc_osp = PAPER[metric].get("fc/osp")
-        if fc_osp:
-            ax.axhline(fc_osp, color="k", ls="--", lw=1, label=f"{PAPER_LABEL}: FC/OSP average {fc_osp:g}x")
-        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(vals))], [str(v) for v in vals])
-        ax.set_yscale("log")
-        plain_log_ticks(ax)
-        ax.set_xlabel(f"{w.upper()}: {param}")
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel(ylabel)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig, axes = plt.subplots(len(metrics), len(workloads) + 1, figsize=(4.4 * len(workloads) + 3.4, 4.2 * len(metrics)),
+                             squeeze=False, gridspec_kw={"width_ratios": [1.0] * len(workloads) + [0.75]})
+    for row, metric in zip(axes, metrics):
+        for ax, (w, param) in zip(row, workloads):
+            vals, series = data[metric][w]
+            width = 0.8 / len(series)
+            for i, (s, ys) in enumerate(series.items()):
+                ax.bar([x + i * width for x in range(len(vals))], ys, width, label=f"bitline {s}", color=COLORS[s])
+            # The paper reports averages over all workloads, not per point: dashed, labelled as such.
+            fc_osp = PAPER[metric].get("fc/osp")
+            if fc_osp:
+                ax.axhline(fc_osp, color="k", ls="--", lw=1, label=f"{PAPER_LABEL}: FC/OSP average {fc_osp:g}x")
+            ax.set_xticks([x + 0.4 - width / 2 for x in range(len(vals))], [str(v) for v in vals])
+            ax.set_yscale("log")
+            plain_log_ticks(ax)
+            ax.set_xlabel(f"{w.upper()}: {param}")
+            ax.grid(axis="y", alpha=0.3)
+        row[0].set_ylabel(METRICS[metric][1])
+        average_panel(row[-1], ev, metric)
+    # Under the panels: bitline's four systems, then the paper's figures (each row's FC/OSP line) and the averages.
+    per_point_entries = list(dict((label, (h, label)) for row in axes for h, label in entries(row[0])).values())
+    averaged = entries(axes[0][-1])
+    rect = legend_below(fig, [[e for e in per_point_entries if e[1].startswith("bitline ")],
+                              [e for e in per_point_entries if not e[1].startswith("bitline ")] + averaged])
+    save(fig, path, rect=rect)
 
 
 def write_bw(wb, path):
@@ -140,9 +197,7 @@ def write_bw(wb, path):
     ax.set_ylim(0, max(main + [a for a in alt if a == a]) * 1.35)
     ax.legend(loc="upper center", ncol=2, fontsize=8, frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def main():
@@ -154,8 +209,8 @@ def main():
     out = sys.argv[3]
     os.makedirs(out, exist_ok=True)
     headline(ev, os.path.join(out, "cosmos-vs-paper.png"))
-    bars(ev, "time_s", "speedup", "speedup over OSP (x)", os.path.join(out, "cosmos-speedup.png"))
-    bars(ev, "energy_j", "energy_efficiency", "energy efficiency over OSP (x)", os.path.join(out, "cosmos-energy.png"))
+    bars(ev, ["speedup"], os.path.join(out, "cosmos-speedup.png"))
+    bars(ev, ["energy_efficiency"], os.path.join(out, "cosmos-energy.png"))
     write_bw(wb, os.path.join(out, "cosmos-write-bw.png"))
     print(f"wrote {out}/cosmos-vs-paper.png, cosmos-speedup.png, cosmos-energy.png, cosmos-write-bw.png")
 

@@ -330,13 +330,10 @@ def sweep(j, out):
     ax.set_xlabel("time to first token (ms)")
     ax.set_ylabel("fraction of requests")
     ax.grid(alpha=0.3)
-    # A few rates: the legend in the lower right, which a CDF leaves empty; more: beside the panel, never over a curve.
+    # Beside the panel, never over a curve or the SLO's line (in the lower right it covered the SLO at the axis' end).
     closed = "concurrency" in pts[0]
     what = "closed loop" if closed else "arrival rate"
-    if len(pts) <= 8:
-        ax.legend(fontsize=7, title=what, title_fontsize=7, loc="lower right")
-    else:
-        ax.legend(fontsize=6, title=what, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.legend(fontsize=7 if len(pts) <= 8 else 6, title=what, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     wl = j.get("workload", {})
     load = "closed loops" if closed else f"{wl.get('arrival', '')} arrivals"
     fig.suptitle(f"{where_of(j)}, scheduler {j.get('scheduler', '')}, "

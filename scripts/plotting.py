@@ -51,10 +51,44 @@ def plain_log(ax, axis="y"):
     a.set_minor_formatter(FuncFormatter(minor))
 
 
+def legend_below(fig, rows, fontsize=8):
+    """A figure legend under the panels, where it covers nothing: one line of entries per list of (handle, label) in
+    `rows`, the longest first (a legend fills its columns first, so the entries are interleaved column by column).
+    Returns the `rect` for save() that keeps the panels above it."""
+    rows = [row for row in rows if row]
+    ncol = max(len(row) for row in rows)
+    entries = [row[c] for c in range(ncol) for row in rows if c < len(row)]
+    fig.legend([h for h, _ in entries], [label for _, label in entries], loc="lower center", ncol=ncol,
+               fontsize=fontsize, frameon=False)
+    return (0, (0.1 + 0.2 * len(rows) * fontsize / 8) / fig.get_figheight(), 1, 1)
+
+
+def entries(ax):
+    """The (handle, label) pairs of `ax`'s legend."""
+    return list(zip(*ax.get_legend_handles_labels()))
+
+
+def turn_crowded_ticks(fig):
+    """Turns on end the x labels of every panel where two of them overlap as laid out (a sweep's many values in a panel
+    narrowed by the legend beside it); returns whether any panel's were turned."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    turned = False
+    for ax in fig.axes:
+        labels = [t for t in ax.get_xticklabels(which="both") if t.get_visible() and t.get_text() and not t.get_rotation()]
+        boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
+        if any(a.x1 + 2 > b.x0 for a, b in zip(boxes, boxes[1:])):
+            ax.tick_params(axis="x", which="both", labelrotation=90)
+            turned = True
+    return turned
+
+
 def save(fig, path, rect=None):
-    """Lays `fig` out (within `rect` of the figure, leaving room for a figure legend), writes it to `path` with the
-    settings above and closes it."""
+    """Lays `fig` out (within `rect` of the figure, leaving room for a figure legend; x labels that would overlap turned
+    on end), writes it to `path` with the settings above and closes it."""
     import matplotlib.pyplot as plt
     fig.tight_layout(rect=rect)
+    if turn_crowded_ticks(fig):
+        fig.tight_layout(rect=rect)
     fig.savefig(path, dpi=DPI, metadata=PNG_METADATA)
     plt.close(fig)

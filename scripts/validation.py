@@ -44,9 +44,11 @@ def accel_rows(ev):
     dev, v = verdict(model, fa["csix8_vs_h200x8_at_100ms"], fa["csix8_tolerance"])
     rows.append(("8xCSI / 8xH200 tokens/s/GPU @100ms", fa["csix8_vs_h200x8_at_100ms"], model, dev, f"{v} ±20%"))
 
+    at = fa["llama_agent_point"]
+
     def point(system):
         for p in ev["points"]:
-            if p["model"] == "llama3.1-405b" and p["context"] == "agent" and p["slo_ms"] == 50 and p["system"] == system:
+            if (p["model"], p["context"], p["slo_ms"], p["system"]) == (at["model"], at["context"], at["slo_ms"], system):
                 return p
         return {}
     b = point("h200x8").get("batch", float("nan"))

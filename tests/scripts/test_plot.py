@@ -1,5 +1,7 @@
 """scripts/plot.py on valid and hostile inputs (issue 51, class 4): every refusal exits 2 with one line naming the file,
-the key path, the value and the reason, and leaves no output; every valid result of each kind draws a PNG.
+the key path, the value and the reason, and leaves no output; every valid result of each kind draws a PNG, with the
+papers' published figures beside bitline's where they exist and no legend over a bar, line or label (issue 56; the
+chart scripts of docs/figures too).
 
 Run by ctest (Scripts.PlotPy) as `/usr/bin/python3 -m pytest tests/scripts`: Debian's interpreter, which sees
 python3-matplotlib and python3-pytest. The inputs are tests/scripts/data/ (small real results, configs dropped) and
@@ -213,6 +215,206 @@ def test_a_write_bw_without_the_other_scheme_draws(tmp_path):
     assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
 
 
+# ---- the papers' figures beside bitline's; legends that cover nothing ------------------------------------------
+
+PAPER = json.load(open(os.path.join(SCRIPTS, "paper_figures.json")))
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures plot.py (or a chart script) saves from here on, kept as they are written."""
+    import matplotlib.figure
+    figures, savefig = [], matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kw):
+        figures.append(fig)
+        return savefig(fig, *args, **kw)
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    return figures
+
+
+def bars_at_ticks(ax, prefix):
+    """{x tick label: bar height} of the bars of `ax` whose series label starts with `prefix`."""
+    ticks = list(zip(ax.get_xticks(), (t.get_text() for t in ax.get_xticklabels())))
+    out = {}
+    for series in (c for c in ax.containers if c.get_label().startswith(prefix)):
+        for bar in series:
+            x = bar.get_x() + bar.get_width() / 2
+            out[min(ticks, key=lambda t: abs(t[0] - x))[1]] = bar.get_height()
+    return out
+
+
+def panels_with(fig, prefix):
+    return [ax for ax in fig.axes if any(c.get_label().startswith(prefix) for c in ax.containers)]
+
+
+def covered(fig):
+    """What a legend of `fig` lies over: the bars, lines, markers and labels inside any panel, as drawn."""
+    from matplotlib.transforms import Bbox
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+    found = []
+    for box in (legend.get_window_extent(renderer) for legend in legends):
+        for ax in fig.axes:
+            inside = Bbox.intersection(box, ax.bbox)  # a legend beside or below a panel covers nothing of it
+            if inside is None or inside.width < 1 or inside.height < 1:
+                continue
+            for bar in ax.patches:
+                shown = Bbox.intersection(bar.get_window_extent(renderer), ax.bbox)
+                if bar.get_visible() and shown is not None and shown.width * shown.height > 1 and inside.overlaps(shown):
+                    found.append(f"a bar at x={bar.get_x():g} of {ax.get_title()!r}")
+            for line in ax.lines:
+                path = line.get_transform().transform_path(line.get_path())
+                if len(path.vertices) and (path.intersects_bbox(inside, filled=False) or inside.count_contains(path.vertices)):
+                    found.append(f"the line {line.get_label()!r} of {ax.get_title()!r}")
+            for text in ax.texts:
+                if text.get_text() and inside.overlaps(text.get_window_extent(renderer)):
+                    found.append(f"the label {text.get_text()!r} of {ax.get_title()!r}")
+    return found
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_legend_covers_a_bar_line_or_label(tmp_path, drawn, kind):
+    assert run(write(tmp_path / "r.json", fixture(kind)), tmp_path / "r.png").returncode == 0
+    assert drawn and covered(drawn[-1]) == []
+
+
+def cosmos_eval_with_every_average():
+    """The fixture with bitline's averages of every pair the paper reports, both metrics."""
+    j = fixture("cosmos-eval")
+    j["summary"]["speedup"]["fc/isp"] = {"overall": 7.5}
+    j["summary"]["energy_efficiency"] = {pair: {"overall": v} for pair, v in
+                                         (("fc/osp", 90.0), ("fc/isp", 9.5), ("fc/parabit", 3.6))}
+    return j
+
+
+def test_a_cosmos_eval_draws_every_average_the_paper_published_beside_bitlines(tmp_path, drawn):
+    """Speedup of FC over OSP, ISP and ParaBit, energy efficiency over OSP and ParaBit (the paper gives none over ISP):
+    each a bar at its system beside bitline's summary average (docs/validation.md's mean), a row per metric."""
+    j = cosmos_eval_with_every_average()
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+    names = {"fc/osp": "OSP", "fc/isp": "ISP", "fc/parabit": "ParaBit"}
+    rows = panels_with(drawn[-1], "paper")
+    assert len(rows) == 2
+    for ax, metric in zip(rows, ("speedup", "energy_efficiency")):
+        assert bars_at_ticks(ax, "paper") == {names[p]: v for p, v in PAPER["flash_cosmos"][metric].items()}
+        assert bars_at_ticks(ax, "bitline") == {names[p]: v["overall"] for p, v in j["summary"][metric].items()}
+    assert "none published" in [t.get_text() for t in rows[1].texts]  # energy efficiency over ISP
+    # Without the points' energy, speedup alone.
+    for p in j["points"]:
+        del p["energy_j"]
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+    assert len(panels_with(drawn[-1], "paper")) == 1
+
+
+def test_the_cosmos_charts_draw_the_papers_averages_and_no_legend_covers_anything(tmp_path, drawn, monkeypatch):
+    """scripts/plot_cosmos.py (docs/figures): the headline and both per-point charts carry every published average
+    bitline has a figure for, the write chart the ESP figure; no legend lies over a bar or a label."""
+    import plot_cosmos
+    j = cosmos_eval_with_every_average()
+    monkeypatch.setattr(sys, "argv", ["plot_cosmos.py", write(tmp_path / "e.json", j),
+                                      write(tmp_path / "w.json", fixture("cosmos-write-bw")), tmp_path])
+    with contextlib.redirect_stdout(io.StringIO()):
+        plot_cosmos.main()
+    headline, speedup, energy, write_bw = drawn
+    published = [v for metric in ("speedup", "energy_efficiency") for v in PAPER["flash_cosmos"][metric].values()]
+    assert sorted(bars_at_ticks(headline.axes[0], "paper").values()) == sorted(published)
+    assert sorted(bars_at_ticks(panels_with(speedup, "paper")[0], "paper").values()) == sorted(
+        PAPER["flash_cosmos"]["speedup"].values())
+    assert sorted(bars_at_ticks(panels_with(energy, "paper")[0], "paper").values()) == sorted(
+        PAPER["flash_cosmos"]["energy_efficiency"].values())
+    assert any(f"{PAPER['flash_cosmos']['esp_write_gb_per_s']:g} GB/s" in line.get_label() for line in write_bw.axes[0].lines)
+    for fig in drawn:
+        assert covered(fig) == []
+
+
+def accel_eval_with_the_llama_point():
+    """The fixture's Llama-3.1-405B points moved to the paper's agentic context, 8 x CSI's bandwidth bound added."""
+    j = fixture("accel-eval")
+    at = PAPER["flashaccel"]["llama_agent_point"]
+    for p in j["points"]:
+        if p["model"] == at["model"]:
+            p["context"] = at["context"]
+            if p["system"] == "csix8" and p["slo_ms"] == at["slo_ms"]:
+                p["bandwidth_bound_batch"] = p["batch"] + 20
+    return j
+
+
+def test_an_accel_eval_draws_the_papers_llama_batches_beside_bitlines(tmp_path, drawn):
+    """FlashAccel's Llama-3.1-405B at 15K/6K, 50 ms: its 30 on 8 x H200 beside bitline's batch, its ~110 on 8 x CSI
+    beside bitline's bandwidth bound (as docs/validation.md), bitline's whole-step batch on its own; no panel where
+    the eval does not hold that point."""
+    j = accel_eval_with_the_llama_point()
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+    [ax] = panels_with(drawn[-1], "paper")
+    fa, at = PAPER["flashaccel"], PAPER["flashaccel"]["llama_agent_point"]
+    point = {p["system"]: p for p in j["points"] if (p["model"], p["context"], p["slo_ms"]) ==
+             (at["model"], at["context"], at["slo_ms"])}
+    assert bars_at_ticks(ax, "paper") == {"8xH200\nbatch": fa["llama_agent_h200x8_batch"],
+                                          "8xCSI\nbandwidth\nbound": fa["llama_agent_csix8_batch_at_50ms"]}
+    assert bars_at_ticks(ax, "bitline") == {"8xH200\nbatch": point["h200x8"]["batch"],
+                                            "8xCSI\nbandwidth\nbound": point["csix8"]["bandwidth_bound_batch"],
+                                            "8xCSI\nbatch": point["csix8"]["batch"]}
+    assert covered(drawn[-1]) == []
+    assert run(write(tmp_path / "r.json", fixture("accel-eval")), tmp_path / "r.png").returncode == 0
+    assert panels_with(drawn[-1], "paper") == []  # the fixture's Llama points are of another context
+
+
+def test_the_accel_charts_keep_their_legends_off_bars_lines_and_markers(tmp_path, drawn, monkeypatch):
+    """scripts/plot_accel.py (docs/figures): the hit-rate legend covered a line and a marker, the energy legend the
+    last system's bars; the throughput chart carries the paper's 2.49x and Llama batches."""
+    import plot_accel
+    srcs = [write(tmp_path / f"{k}.json", j) for k, j in (("e", accel_eval_with_the_llama_point()),
+                                                          ("a", fixture("accel-ablation")), ("s", fixture("accel-sessions")))]
+    monkeypatch.setattr(sys, "argv", ["plot_accel.py", *srcs, tmp_path])
+    with contextlib.redirect_stdout(io.StringIO()):
+        plot_accel.main()
+    assert len(drawn) == 4
+    throughput = drawn[0]
+    labels = [line.get_label() for ax in throughput.axes for line in ax.lines]
+    assert any(f"paper: 8xCSI mean {PAPER['flashaccel']['csix8_vs_h200x8_at_100ms']:g}x" in label for label in labels)
+    assert len(panels_with(throughput, "paper")) == 1
+    for fig in drawn:
+        assert covered(fig) == []
+
+
+def test_a_layer_sweep_marks_the_papers_hbf_stack(tmp_path, drawn):
+    """hbf area --vary hbf.area.layers=...,96,...: the paper's 149 mm^2 at 96 layers on the footprint panel, its
+    density (the stack's capacity over 149 mm^2) on the other; no mark where 96 layers is not swept."""
+    j = fixture("hbf-area")
+    for p in j["points"]:
+        p["area"]["hbf_stack"]["capacity_bytes"] = 192 << 30
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+    paper = PAPER["hbf_area"]
+    marks = [[(ax.get_xticklabels()[int(x)].get_text(), y) for line in ax.lines if line.get_label().startswith("HBF stack, paper")
+              for x, y in zip(line.get_xdata(), line.get_ydata())] for ax in drawn[-1].axes[:2]]
+    assert marks == [[(str(paper["layers"]), paper["hbf_stack_mm2"])], [(str(paper["layers"]), 192 / paper["hbf_stack_mm2"])]]
+    for p in j["points"]:
+        p["values"]["hbf.area.layers"] = {"96": "64"}.get(p["values"]["hbf.area.layers"], p["values"]["hbf.area.layers"])
+    j["vary"]["hbf.area.layers"] = ["64", "232"]
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+    assert not any("paper" in line.get_label() for ax in drawn[-1].axes for line in ax.lines)
+
+
+def test_crowded_sweep_labels_are_turned_on_end(tmp_path, drawn):
+    """Twelve layer counts in a panel narrowed by the legend beside it overlapped ("64 96128160..."): as laid out,
+    overlapping x labels are turned on end and then none overlaps."""
+    j = fixture("hbf-area")
+    template = j["points"][0]
+    layers = ["64", "96", "128", "160", "176", "200", "232", "262", "300", "350", "400", "512"]
+    j["vary"] = {"hbf.area.layers": layers, "hbf.area.periphery": ["bonded", "beside"]}
+    j["points"] = [dict(template, values={"hbf.area.layers": n, "hbf.area.periphery": k}) for n in layers
+                   for k in ("bonded", "beside")]
+    assert run(write(tmp_path / "r.json", j), tmp_path / "r.png").returncode == 0
+    fig = drawn[-1]
+    fig.canvas.draw()
+    for ax in fig.axes:
+        boxes = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+        assert not any(a.x1 > b.x0 for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in ax.get_xticklabels()]
+    assert {t.get_rotation() for t in fig.axes[0].get_xticklabels()} == {90}
+
+
 # ---- fields: missing, mistyped, zero, NaN, negative, out of range ----------------------------------------------
 
 
@@ -233,6 +435,12 @@ def test_a_write_bw_without_the_other_scheme_draws(tmp_path):
     ("serve-sweep", "points[0].cdf.ttft_ms", [1.0, 2.0], ["points[0].cdf.ttft_ms: a list of 2: not the 101 quantiles"]),
     ("accel-eval", "points[0].model", "a$b$", ['points[0].model: "a$b$": holds `$`']),
     ("accel-eval", "points[0].feasible", 1, ["points[0].feasible: 1: not true or false"]),
+    ("accel-eval", "points[0].batch", 2.5, ["points[0].batch: 2.5: not an integer"]),
+    ("accel-eval", "points[0].bandwidth_bound_batch", -3, ["points[0].bandwidth_bound_batch: -3: below 0"]),
+    ("cosmos-eval", "summary.speedup.fc/osp.overall", 0, ["summary.speedup.fc/osp.overall: 0: below 1e-12"]),
+    ("cosmos-eval", "summary.speedup.fc/parabit", {"bmi": 2.0}, ["summary.speedup.fc/parabit.overall: missing"]),
+    ("cosmos-eval", "points[3].energy_j", "1 J", ['points[3].energy_j: "1 J": not a number']),
+    ("hbf-area", "points[1].area.hbf_stack.capacity_bytes", [1], ["capacity_bytes: a list of 1: not a number"]),
     ("accel-sessions", "systems", {}, ["systems: an object of 0 key(s): at least 1"]),
     ("serve-run", "summary.ttft_ms.p90", KeyError, ["summary.ttft_ms.p90: missing"]),
     ("serve-run", "summary.output_tokens_per_s", "fast", ['summary.output_tokens_per_s: "fast": not a number']),
