@@ -1,6 +1,7 @@
 #include "serve/block_manager.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace bitline::serve {
@@ -65,6 +66,7 @@ int64_t PrefixCache::host_run(const std::vector<uint64_t>& keys, int64_t from, i
 BlockManager::BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit, int64_t host_units)
     : total_(total), block_tokens_(block_tokens), watermark_(int64_t(std::floor(watermark * double(total)))), free_(total) {
   if (prefix_unit > 0) cache_.emplace(prefix_unit / block_tokens, host_units);
+  if (block_tokens > 0 && (block_tokens & (block_tokens - 1)) == 0) shift_ = std::countr_zero(uint64_t(block_tokens));
 }
 
 bool BlockManager::grow(Seq& s, int64_t tokens) {

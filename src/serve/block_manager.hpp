@@ -92,9 +92,14 @@ class BlockManager {
   BlockManager(int64_t total, int64_t block_tokens, double watermark, int64_t prefix_unit = 0, int64_t host_units = 0);
   int64_t total() const { return total_; }
   int64_t free() const { return free_ + (cache_ ? cache_->evictable_blocks() : 0); }
+  /// The free blocks no cached unit holds: taken without evicting one.
+  int64_t unused() const { return free_; }
   int64_t watermark_blocks() const { return watermark_; }
   int64_t block_tokens() const { return block_tokens_; }
-  int64_t blocks_for(int64_t tokens) const { return (tokens + block_tokens_ - 1) / block_tokens_; }
+  int64_t blocks_for(int64_t tokens) const {
+    const int64_t x = tokens + block_tokens_ - 1;
+    return shift_ >= 0 && x >= 0 ? x >> shift_ : x / block_tokens_;  // (a shift for the usual power-of-two blocks)
+  }
   /// Whether a request of `tokens` tokens can ever run here: its blocks within all of them less the watermark's.
   bool holds(int64_t tokens) const { return blocks_for(tokens) <= total_ - watermark_; }
   /// A new request may take `n` blocks if `watermark` blocks stay free after (vLLM's can_allocate).
@@ -121,6 +126,7 @@ class BlockManager {
 
  private:
   int64_t total_, block_tokens_, watermark_, free_;
+  int shift_ = -1;  // log2(block_tokens_) when it is a power of two
   std::optional<PrefixCache> cache_;
 };
 

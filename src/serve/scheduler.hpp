@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -77,12 +78,13 @@ class Scheduler {
   virtual ~Scheduler() = default;
   virtual Batch next(EngineState& st) = 0;
   /// Whether next() would return `b` again, pass after pass, until a request of it finishes, a request arrives or the
-  /// free blocks run out: `b` decodes every running request and nothing else, and the policy's other choices cannot
-  /// change meanwhile. The engine may then time such passes without asking (serve/simulator.cpp, "folded passes") and
-  /// tells the policy with repeated(). False unless a policy says so.
-  virtual bool repeats(const EngineState& st, const Batch& b) const {
+  /// passes have taken the blocks returned: `b` decodes every running request and nothing else, and the policy's other
+  /// choices cannot change meanwhile. The engine may then time such passes without asking (serve/simulator.cpp,
+  /// "folded passes") and tells the policy with repeated(). Returns the blocks those passes may take (at most
+  /// st.blocks.free()), or nothing when `b` does not repeat (unless a policy says so).
+  virtual std::optional<int64_t> repeats(const EngineState& st, const Batch& b) const {
     (void)st, (void)b;
-    return false;
+    return std::nullopt;
   }
   /// `passes` more passes of the last batch ran (st.pass counted them) without next() being called.
   virtual void repeated(int64_t passes) { (void)passes; }

@@ -85,6 +85,7 @@ Json run_session_loads(const llm::ModelConfig& m, const std::vector<SessionSyste
         p.prefix_caching = true;
         Workload w;
         w.requests = reqs[l];
+        w.record_itl = w.record_request_energy = false;  // session_result reports neither
         Cluster c;
         c.colocated = servers[k];
         c.engine = systems[k].engine;

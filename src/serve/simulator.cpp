@@ -324,6 +324,7 @@ class Engine {
     r.decode_tokens = decode_tokens_;
     r.emitted_tokens = emitted_;
     r.padded_decode_tokens = padded_;
+    r.folded_passes = folded_passes_;
     r.host_serial = host_serial_;
     r.requests_time_integral_s = area_s_;
     r.prefix_caching = p_.prefix_caching;
@@ -442,7 +443,7 @@ class Engine {
     int64_t tokens = int64_t(in.batch.decode.size());
     for (const Chunk& c : in.batch.chunks) tokens += c.tokens;
     in.tokens_computed += tokens;
-    if (tokens > 0) {
+    if (tokens > 0 && w_.record_request_energy) {
       const double per_token = e / double(tokens);
       for (size_t j = 0; j < in.batch.prefill.size(); ++j)
         rec_[size_t(in.batch.prefill[j])].energy_j += per_token * double(in.batch.chunks[j].tokens);
@@ -475,7 +476,9 @@ class Engine {
     // second one of about this one's duration could.
     const Time next = heap_.empty() ? Time(std::numeric_limits<int64_t>::max()) : heap_.next_time();
     if (!(now + t < next) || next - (now + t) < t * 0.5) return Time{};
-    if (inst_.size() != 1 || w_.record_passes || !in.scheduler->repeats(in.st, b)) return Time{};
+    if (inst_.size() != 1 || w_.record_passes) return Time{};
+    const std::optional<int64_t> blocks = in.scheduler->repeats(in.st, b);
+    if (!blocks) return Time{};
     const int64_t n = int64_t(b.decode.size());
     // Passes until the first of the batch finishes (this one counted): the last may be that one.
     int64_t most = std::numeric_limits<int64_t>::max();
@@ -486,21 +489,23 @@ class Engine {
       context += s.computed + 1;
     }
     if (most < 2) return Time{};
-    // While the free blocks hold every request's tokens of the passes (monotone in the passes: bisect).
+    // While the blocks the scheduler allows hold every request's tokens of the passes (monotone in the passes: bisect).
     const BlockManager& bm = in.st.blocks;
+    fold_held_.clear();  // each request's (computed, blocks held), side by side for the bisection
+    for (int32_t i : b.decode) {
+      const Seq& s = seqs_[size_t(i)];
+      fold_held_.push_back({s.computed, s.blocks + s.shared});
+    }
     const auto need = [&](int64_t passes) {
       int64_t sum = 0;
-      for (int32_t i : b.decode) {
-        const Seq& s = seqs_[size_t(i)];
-        sum += std::max<int64_t>(0, bm.blocks_for(s.computed + passes) - s.blocks - s.shared);
-      }
+      for (const auto& [computed, blocks] : fold_held_) sum += std::max<int64_t>(0, bm.blocks_for(computed + passes) - blocks);
       return sum;
     };
-    if (need(most) > bm.free()) {
+    if (need(most) > *blocks) {
       int64_t lo = 1, hi = most;  // need(lo) fits (this pass's blocks are held), need(hi) does not
       while (hi - lo > 1) {
         const int64_t mid = lo + (hi - lo) / 2;
-        (need(mid) <= bm.free() ? lo : hi) = mid;
+        (need(mid) <= *blocks ? lo : hi) = mid;
       }
       most = lo;
     }
@@ -526,6 +531,7 @@ class Engine {
       if (!in.st.blocks.grow(s, s.computed + 1 + extra)) throw std::logic_error("serve: a folded pass found no free block");
     }
     Time added{};
+    per_token_.resize(size_t(extra));
     for (int64_t j = 1; j <= extra; ++j) {
       const Time tj = in.folded[size_t(j)];
       added += tj;
@@ -533,11 +539,18 @@ class Engine {
       const double e = in.power_w * to_s(tj);
       in.energy_j += e;
       in.tokens_computed += n;
-      const double per_token = e / double(n);
-      for (int32_t i : b.decode) rec_[size_t(i)].energy_j += per_token;
+      per_token_[size_t(j - 1)] = e / double(n);
       ++in.iterations;
     }
+    // Each request's share of every pass, added in pass order (as pass by pass), one request at a time.
+    if (w_.record_request_energy)
+      for (int32_t i : b.decode) {
+        double energy = rec_[size_t(i)].energy_j;
+        for (const double x : per_token_) energy += x;
+        rec_[size_t(i)].energy_j = energy;
+      }
     in.st.pass += uint64_t(extra);
+    folded_passes_ += extra;
     for (int32_t i : b.decode) seqs_[size_t(i)].stamp = in.st.pass;
     in.scheduler->repeated(extra);
     return added;
@@ -586,7 +599,7 @@ class Engine {
     emitted_ += tokens;
     if (first)
       r.first_token = now;
-    else
+    else if (w_.record_itl)
       add_gap(r, now - last_token_[size_t(i)]);
     last_token_[size_t(i)] = now;
     s.phase = Phase::Decode;
@@ -674,6 +687,7 @@ class Engine {
     Time longest{};
     for (int64_t j = 1; j <= middle; ++j) {
       end += f[size_t(j)];
+      if (!w_.record_itl) continue;
       longest = std::max(longest, f[size_t(j)]);
       if (!itl_.empty() && itl_.back().first == f[size_t(j)].raw())
         itl_.back().second += n;
@@ -742,13 +756,15 @@ class Engine {
   int64_t in_system_ = 0;
   int64_t in_flight_ = 0;     // requests sent and not finished (max_concurrency's slots in use)
   std::deque<int32_t> held_;  // requests due while every slot was in use, in the order they came due
-  int64_t prefill_tokens_ = 0, recomputed_ = 0, decode_tokens_ = 0, emitted_ = 0, padded_ = 0;
+  int64_t prefill_tokens_ = 0, recomputed_ = 0, decode_tokens_ = 0, emitted_ = 0, padded_ = 0, folded_passes_ = 0;
   int64_t kv_transfers_ = 0;
   double kv_transfer_bytes_ = 0;
   Time kv_transfer_time_{};
   double area_s_ = 0;
   std::vector<std::pair<int64_t, int64_t>> itl_;
   std::vector<PassRecord> passes_;
+  std::vector<double> per_token_;                       // fold(): each folded pass's energy per token
+  std::vector<std::pair<int64_t, int64_t>> fold_held_;  // fold(): the batch's (computed, blocks held)
   Time last_t_{};
 };
 

@@ -111,6 +111,10 @@ struct Workload {
   // taken before the request is sent, its timer started after).
   int64_t max_concurrency = 0;
   bool record_passes = false;  // keep every iteration (SimResult::passes), for a Chrome trace, at most kMaxRecordedPasses
+  // What a caller that reports neither may go without (accel sessions): every inter-token gap (SimResult::itl, and
+  // RequestRecord::itl_max) and each request's share of the passes' energy (RequestRecord::energy_j); both left 0.
+  bool record_itl = true;
+  bool record_request_energy = true;
 };
 
 struct SimResult {
@@ -124,6 +128,7 @@ struct SimResult {
   Time start{}, end{};                            // first arrival, last finish
   double requests_time_integral_s = 0;            // integral over time of the requests in the system (arrived, not finished)
   int64_t decode_shapes = 0, prefill_shapes = 0;  // shapes timed by the iteration model
+  int64_t folded_passes = 0;                      // of the iterations, those timed in a fold (without the scheduler)
   Time busy{};                                    // time the engine ran passes
   Power board_power{};                            // of one GPU package (llm::Server::board_power; the decode side's)
   int64_t gpus = 0;                               // all instances

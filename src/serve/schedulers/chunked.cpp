@@ -43,7 +43,7 @@ class Chunked final : public Scheduler {
     b.decode_context = mean_context(st, b.decode);
     return b;
   }
-  bool repeats(const EngineState& st, const Batch& b) const override { return repeats_while_none_joins(p_, st, b); }
+  std::optional<int64_t> repeats(const EngineState& st, const Batch& b) const override { return repeats_while_none_joins(p_, st, b); }
 
  private:
   ServeParams p_;

@@ -43,7 +43,10 @@ class Sglang final : public Scheduler {
     return b;
   }
   // Nothing waits (the ratio's decay could let a waiting request in) and no prompt is in chunks.
-  bool repeats(const EngineState& st, const Batch& b) const override { return decodes_all_running(st, b) && st.waiting.empty(); }
+  std::optional<int64_t> repeats(const EngineState& st, const Batch& b) const override {
+    if (!decodes_all_running(st, b) || !st.waiting.empty()) return std::nullopt;
+    return st.blocks.free();
+  }
   void repeated(int64_t passes) override {
     for (int64_t k = 0; k < passes; ++k) ratio_ = std::max(kMinRatio, ratio_ - kRatioDecay);
   }

@@ -98,8 +98,10 @@ bool decodes_all_running(const EngineState& st, const Batch& b) {
 
 namespace bitline::serve::policy {
 
-bool repeats_while_none_joins(const ServeParams& p, const EngineState& st, const Batch& b) {
-  return decodes_all_running(st, b) && (st.waiting.empty() || !st.blocks.prefix_cache() || int64_t(st.running.size()) >= p.max_num_seqs);
+std::optional<int64_t> repeats_while_none_joins(const ServeParams& p, const EngineState& st, const Batch& b) {
+  if (!decodes_all_running(st, b)) return std::nullopt;
+  const bool looks_up = !st.waiting.empty() && st.blocks.prefix_cache() && int64_t(st.running.size()) < p.max_num_seqs;
+  return looks_up ? st.blocks.unused() : st.blocks.free();
 }
 
 bool swap_in(const ServeParams& p, EngineState& st, Batch& b) {

@@ -22,8 +22,9 @@ class Vllm final : public Scheduler {
     if (!swap_in(p_, st, b)) admit(p_, st, b, budget, false, true);
     if (!b.empty()) return b;
     // Decode every running request (in admission order), preempting from the back when blocks run out.
-    const std::vector<int32_t> order = st.running;
-    for (int32_t i : order) {
+    order_.assign(st.running.begin(), st.running.end());
+    b.decode.reserve(order_.size());
+    for (int32_t i : order_) {
       Seq& s = st.seqs[size_t(i)];
       if (!s.running()) continue;  // preempted meanwhile
       const int64_t tokens = std::min<int64_t>(p_.scheduler_steps, s.output - s.generated);
@@ -36,10 +37,11 @@ class Vllm final : public Scheduler {
     b.steps = p_.scheduler_steps;
     return b;
   }
-  bool repeats(const EngineState& st, const Batch& b) const override { return repeats_while_none_joins(p_, st, b); }
+  std::optional<int64_t> repeats(const EngineState& st, const Batch& b) const override { return repeats_while_none_joins(p_, st, b); }
 
  private:
   ServeParams p_;
+  std::vector<int32_t> order_;  // next(): the running requests as the pass began (preemption changes st.running)
 };
 
 }  // namespace
