@@ -68,6 +68,7 @@ class PrefixCache {
   /// into the request's own blocks; the host keeps them).
   int64_t host_run(const std::vector<uint64_t>& keys, int64_t from, int64_t max_units);
   int64_t host_units() const { return int64_t(host_map_.size()); }
+  int64_t host_capacity() const { return host_cap_; }
 
  private:
   struct Entry {

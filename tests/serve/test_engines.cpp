@@ -276,47 +276,44 @@ TEST(ServeEngines, FoldedPassesGiveExactlyThePassByPassResults) {
 TEST(ServeEngines, FoldedPassesWhileRequestsWaitForAFullPrefixCacheAreExact) {
   // Multi-turn requests with prefix caching on a KV pool of a few requests: requests wait, and each pass looks the
   // first of them up in the prefix cache (touching its order) while decodes take blocks and evict cached units. Passes
-  // are folded then only while they take blocks no cached unit holds (steps.hpp, repeats_while_none_joins), and every
-  // record comes out as pass by pass, evictions and cached tokens included.
+  // are folded then (steps.hpp, repeats_while_none_joins; with a host tier only while they take blocks no cached unit
+  // holds), and every record comes out as pass by pass, evictions and cached tokens included.
   Fixture f;
-  for (const auto& name : std::vector<std::string>{"vllm-v0", "vllm"}) {
-    Loaded l = load(name, {"engine.gpu_memory_utilization=0.2"});
-    l.p.prefix_caching = true;
-    l.p.prefix_host_cache = Bytes(int64_t(64) * 512 * 1024 * 16);  // a host tier of 16 units (64 tokens of 512 KiB)
-    Workload w;
-    w.requests = make_requests(240, LengthSpec::parse("10", "--input"), LengthSpec::parse("uniform:20:200", "--output"), 7);
-    for (Request& r : w.requests) {  // session id % 12, turn id / 12 (units cycling 2..9): a turn's prompt starts with the earlier turns'
-      const int64_t session = r.id % 12, units = 2 + r.id / 12 % 8;
-      r.prefix_unit = 64;
-      r.input = units * 64 + 10;
-      for (int64_t u = 0; u < units; ++u) r.prefix.push_back(uint64_t(session * 100 + u));
+  for (const auto& name : std::vector<std::string>{"vllm-v0", "vllm"})
+    for (const int64_t host_units : {0, 16}) {
+      Loaded l = load(name, {"engine.gpu_memory_utilization=0.2"});
+      l.p.prefix_caching = true;
+      l.p.prefix_host_cache = Bytes(int64_t(64) * 512 * 1024 * host_units);  // units of 64 tokens of 512 KiB
+      Workload w;
+      w.requests = make_requests(240, LengthSpec::parse("10", "--input"), LengthSpec::parse("uniform:20:200", "--output"), 7);
+      for (Request& r : w.requests) {  // session id % 12, turn id / 12 (units cycling 2..9): a turn's prompt starts with the earlier turns'
+        const int64_t session = r.id % 12, units = 2 + r.id / 12 % 8;
+        r.prefix_unit = 64;
+        r.input = units * 64 + 10;
+        for (int64_t u = 0; u < units; ++u) r.prefix.push_back(uint64_t(session * 100 + u));
+      }
+      set_open_loop_arrivals(w.requests, 5.0, ArrivalKind::Poisson, 1.0, 7);
+      const SimResult folded = run(f, l, w);
+      w.record_passes = true;
+      const SimResult each = run(f, l, w);
+      ASSERT_EQ(folded.requests.size(), each.requests.size());
+      for (size_t i = 0; i < each.requests.size(); ++i) {
+        const RequestRecord &a = folded.requests[i], &b = each.requests[i];
+        EXPECT_EQ(a.first_token, b.first_token) << name << " host " << host_units << " " << i;
+        EXPECT_EQ(a.finish, b.finish) << name << " host " << host_units << " " << i;
+        EXPECT_EQ(a.cached_tokens, b.cached_tokens) << name << " host " << host_units << " " << i;
+        EXPECT_EQ(a.energy_j, b.energy_j) << name << " host " << host_units << " " << i;
+      }
+      EXPECT_EQ(folded.itl, each.itl) << name << " host " << host_units;
+      EXPECT_EQ(folded.prefix_evictions, each.prefix_evictions) << name << " host " << host_units;
+      EXPECT_EQ(folded.cached_tokens, each.cached_tokens) << name << " host " << host_units;
+      EXPECT_EQ(folded.preemptions, each.preemptions) << name << " host " << host_units;
+      EXPECT_EQ(folded.iterations, each.iterations) << name << " host " << host_units;
+      EXPECT_EQ(folded.requests_time_integral_s, each.requests_time_integral_s) << name << " host " << host_units;
+      // What the case is for: a full cache that evicts, requests that wait, and passes folded meanwhile.
+      EXPECT_GT(folded.prefix_evictions, 50) << name << " host " << host_units;
+      EXPECT_GT(folded.cached_tokens, 0) << name << " host " << host_units;
+      EXPECT_GT(summary(folded, Slo{})["queueing_ms"]["mean"].get<double>(), 100.0) << name << " host " << host_units;
+      EXPECT_GT(folded.folded_passes, folded.iterations / 4) << name << " host " << host_units;
     }
-    set_open_loop_arrivals(w.requests, 5.0, ArrivalKind::Poisson, 1.0, 7);
-    const SimResult folded = run(f, l, w);
-    w.record_passes = true;
-    const SimResult each = run(f, l, w);
-    ASSERT_EQ(folded.requests.size(), each.requests.size());
-    for (size_t i = 0; i < each.requests.size(); ++i) {
-      const RequestRecord &a = folded.requests[i], &b = each.requests[i];
-      EXPECT_EQ(a.first_token, b.first_token) << name << " " << i;
-      EXPECT_EQ(a.finish, b.finish) << name << " " << i;
-      EXPECT_EQ(a.cached_tokens, b.cached_tokens) << name << " " << i;
-      EXPECT_EQ(a.energy_j, b.energy_j) << name << " " << i;
-    }
-    EXPECT_EQ(folded.itl, each.itl) << name;
-    EXPECT_EQ(folded.prefix_evictions, each.prefix_evictions) << name;
-    EXPECT_EQ(folded.cached_tokens, each.cached_tokens) << name;
-    EXPECT_EQ(folded.preemptions, each.preemptions) << name;
-    EXPECT_EQ(folded.iterations, each.iterations) << name;
-    EXPECT_EQ(folded.requests_time_integral_s, each.requests_time_integral_s) << name;
-    // What the case is for: a full cache that evicts, requests that wait, and passes folded meanwhile.
-    EXPECT_GT(folded.prefix_evictions, 50) << name << " blocks " << folded.memory.blocks << " evictions " << folded.prefix_evictions
-                                           << " q " << summary(folded, Slo{})["queueing_ms"]["mean"] << " folded " << folded.folded_passes
-                                           << " of " << folded.iterations;
-    EXPECT_GT(folded.cached_tokens, 0) << name << " blocks " << folded.memory.blocks << " evictions " << folded.prefix_evictions << " q "
-                                       << summary(folded, Slo{})["queueing_ms"]["mean"] << " folded " << folded.folded_passes << " of "
-                                       << folded.iterations;
-    EXPECT_GT(summary(folded, Slo{})["queueing_ms"]["mean"].get<double>(), 100.0) << name;
-    EXPECT_GT(folded.folded_passes, folded.iterations / 4) << name;
-  }
 }

@@ -100,8 +100,9 @@ namespace bitline::serve::policy {
 
 std::optional<int64_t> repeats_while_none_joins(const ServeParams& p, const EngineState& st, const Batch& b) {
   if (!decodes_all_running(st, b)) return std::nullopt;
-  const bool looks_up = !st.waiting.empty() && st.blocks.prefix_cache() && int64_t(st.running.size()) < p.max_num_seqs;
-  return looks_up ? st.blocks.unused() : st.blocks.free();
+  const PrefixCache* cache = st.blocks.prefix_cache();
+  const bool looks_up = !st.waiting.empty() && cache && int64_t(st.running.size()) < p.max_num_seqs;
+  return looks_up && cache->host_capacity() > 0 ? st.blocks.unused() : st.blocks.free();
 }
 
 bool swap_in(const ServeParams& p, EngineState& st, Batch& b) {

@@ -36,9 +36,11 @@ bool swap_in(const ServeParams& p, EngineState& st, Batch& b);
 /// Repeats (Scheduler::repeats) of the continuous-batching policies that admit from the waiting queue while blocks,
 /// max_num_seqs and the budget allow (vllm, chunked): `b` decodes every running request, and a waiting request that did
 /// not fit fits no better while the decodes take blocks. Its look-up in the prefix cache runs again each pass (unless
-/// max_num_seqs requests run: admission stops before it); it takes and puts back the same cached units, leaving the
-/// cache as it was, as long as no unit is evicted between look-ups: then the passes may take only the blocks free
-/// without evicting (BlockManager::unused), else every free one.
+/// max_num_seqs requests run: admission stops before it); it takes and puts back the same cached units, which the last
+/// look-up left most recently used, so the cache's order is as it was even when the decodes evict (least recently used
+/// first, its units last, the tail of its head first, and a look-up takes the head's units still cached). With a host
+/// tier it is not: evicted units enter the host's order, and a look-up moves the head's host units after them; the
+/// passes may then take only the blocks free without evicting (BlockManager::unused).
 std::optional<int64_t> repeats_while_none_joins(const ServeParams& p, const EngineState& st, const Batch& b);
 
 /// Admits the first waiting request with the blocks of its full context (prompt + output, no watermark: static
