@@ -35,17 +35,21 @@ IterationModel::IterationModel(const llm::Server& s, const ServeParams& p, int64
   }
 }
 
-IterationModel::Span IterationModel::span(double x) const {
+IterationModel::Span IterationModel::span(double x, Cell& cell) const {
   Span sp;
   const double e = double(p_.exact_below);
   if (p_.buckets_per_octave <= 0 || x <= e) {
     sp.lo = int64_t(std::floor(x));
     sp.hi = int64_t(std::ceil(x));
+  } else if (x >= double(cell.lo + 1) && x <= double(cell.hi - 1)) {
+    sp.lo = cell.lo;  // (the rounding below cannot move them: x is a token inside both)
+    sp.hi = cell.hi;
   } else {
     const double b = double(p_.buckets_per_octave);
     const double k = std::floor(b * std::log2(x / e));
     sp.lo = int64_t(std::llround(e * std::exp2(k / b)));
     sp.hi = int64_t(std::llround(e * std::exp2((k + 1) / b)));
+    cell = {sp.lo, sp.hi};
     sp.lo = std::min<int64_t>(sp.lo, int64_t(std::floor(x)));  // (rounding)
     sp.hi = std::max<int64_t>(sp.hi, int64_t(std::ceil(x)));
   }
@@ -72,13 +76,19 @@ IterationModel::Decode IterationModel::decode(int64_t requests, double context) 
   const int64_t per_rank = (requests + ranks_ - 1) / ranks_;
   if (per_rank >= (int64_t(1) << 23) || context >= double(int64_t(1) << 40))
     throw ConfigError(fmt::format("serve: a decode of {} requests at {:.0f} tokens is too large to time", requests, context));
-  const Span sr = span(double(per_rank)), sc = span(std::max(context, 1.0));
+  const Span sr = span(double(per_rank), requests_cell_), sc = span(std::max(context, 1.0), context_cell_);
+  Corners& c = corners_;
+  if (c.r_lo != sr.lo || c.r_hi != sr.hi || c.c_lo != sc.lo || c.c_hi != sc.hi) c = Corners{sr.lo, sr.hi, sc.lo, sc.hi};
   Decode out;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j) {
       const double w = (i ? sr.w : 1 - sr.w) * (j ? sc.w : 1 - sc.w);
-      if (w == 0) continue;
-      const Decode d = decode_exact(std::max<int64_t>(i ? sr.hi : sr.lo, 1), std::max<int64_t>(j ? sc.hi : sc.lo, 1));
+      if (w == 0) continue;  // (a corner of no weight is not timed)
+      if (!c.known[i][j]) {
+        c.d[i][j] = decode_exact(std::max<int64_t>(i ? sr.hi : sr.lo, 1), std::max<int64_t>(j ? sc.hi : sc.lo, 1));
+        c.known[i][j] = true;
+      }
+      const Decode& d = c.d[i][j];
       out.step_ps += w * d.step_ps;
       out.shared_ps += w * d.shared_ps;
     }
@@ -111,7 +121,8 @@ IterationModel::Prefill IterationModel::prefill_exact(int64_t tokens) {
 
 IterationModel::Prefill IterationModel::prefill(int64_t tokens) {
   if (tokens <= 0) return {};
-  const Span sp = span(double(tokens));
+  Cell cell;  // (prompt sizes vary pass by pass: no cell kept)
+  const Span sp = span(double(tokens), cell);
   const Prefill lo = prefill_exact(std::max<int64_t>(sp.lo, 1));
   if (sp.w == 0) return lo;
   const Prefill hi = prefill_exact(sp.hi);

@@ -72,7 +72,20 @@ class IterationModel {
     int64_t lo = 0, hi = 0;
     double w = 0;
   };
-  Span span(double x) const;
+  /// The grid cell of the last x above exact_below that span() placed in one (llround of the grid points k and
+  /// k + 1). An x at least one token inside it is in it too (a grid point is within half a token of its rounding, and
+  /// far more than log2's rounding error from it): span() places it there without log2 and exp2.
+  struct Cell {
+    int64_t lo = 0, hi = -1;
+  };
+  Span span(double x, Cell& cell) const;
+  Cell requests_cell_, context_cell_;
+  // The decode corners last interpolated between (decode()): the cells, and each corner's value once looked up.
+  struct Corners {
+    int64_t r_lo = -1, r_hi = -1, c_lo = -1, c_hi = -1;
+    Decode d[2][2];
+    bool known[2][2] = {{false, false}, {false, false}};
+  } corners_;
 
   const llm::Server& s_;
   ServeParams p_;
