@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 
 namespace bitline::llm {
 
@@ -89,8 +90,11 @@ MemoryTiming MemoryTiming::of(const hbf::System& sys) {
 
 FastTimer::FastTimer(const MemoryTiming& mt) : mt_(mt) {
   frontier_.assign(size_t(mt.megaplanes), 0);
-  starts_.assign(size_t(mt.distance + 1), 0);
-  const size_t stacks = size_t(std::max<int64_t>(mt.stacks, 1)), ring = size_t(mt.distance + 1);
+  // The ring holds at least the last distance + 1 tiles, a power of two of them so that a slot is a mask, not a
+  // division (the older slots are never read).
+  const size_t stacks = size_t(std::max<int64_t>(mt.stacks, 1)), ring = std::bit_ceil(size_t(mt.distance + 1));
+  ring_mask_ = int64_t(ring) - 1;
+  starts_.assign(ring, 0);
   held_plane_.assign(ring * size_t(mt.megaplanes), 0);
   held_base_.assign(ring * stacks, 0);
   plane_.assign(size_t(mt.megaplanes), Pool{});
@@ -137,7 +141,7 @@ inline void account_tile(Breakdown& bd, const StepTile& t, Time dur, int64_t mem
 }  // namespace
 
 void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
-  const int64_t d = mt_.distance, ring = d + 1;
+  const int64_t d = mt_.distance, mask = ring_mask_;
   const int64_t tr = mt_.t_read.raw();
   const int64_t x_full = mt_.megaplanes > 0 ? (Bytes(mt_.megapage) / mt_.interface).raw() : 0;
   const auto after = [&](int64_t bytes) { return mt_.megaplanes > 0 ? (Bytes(bytes) / mt_.die_link + mt_.t_ecc).raw() : 0; };
@@ -147,7 +151,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   for (const StepTile& t : plan.tiles) {
     const int64_t S = now_;
     if (tiles_ == 0) first_start_ = S;
-    starts_[size_t(tiles_ % ring)] = S;
+    starts_[size_t(tiles_ & mask)] = S;
     // SramPrefetch of this tile's megapages, in the queue of their megaplane: each takes a slot of its megaplane's
     // plane SRAM, else of its stack's base-die SRAM, behind the tiles t-d..t-1 still holding theirs (hbf/timing.cpp's
     // admit()); a pool has room for the next megapage from the start of the earliest tile t' from which the tiles
@@ -160,19 +164,19 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
     // Slide the windows' sums to the tiles oldest..t-1 (the ring still holds every tile that leaves them: they start
     // at t-1-d or later), then reuse the ring's slot of tile t-1-d for this tile.
     for (; win_lo_ < oldest; ++win_lo_) {
-      const size_t slot = size_t(win_lo_ % ring);
+      const size_t slot = size_t(win_lo_ & mask);
       for (int64_t m = 0; m < nm; ++m) win_plane_[size_t(m)] -= held_plane_[slot * size_t(nm) + size_t(m)];
       for (int64_t s = 0; s < ns; ++s) win_base_[size_t(s)] -= held_base_[slot * size_t(ns) + size_t(s)];
     }
-    int32_t* plane_now = held_plane_.empty() ? nullptr : &held_plane_[size_t(t_now % ring) * size_t(nm)];
-    int32_t* base_now = &held_base_[size_t(t_now % ring) * size_t(ns)];
+    int32_t* plane_now = held_plane_.empty() ? nullptr : &held_plane_[size_t(t_now & mask) * size_t(nm)];
+    int32_t* base_now = &held_base_[size_t(t_now & mask) * size_t(ns)];
     if (plane_now) std::fill(plane_now, plane_now + nm, 0);
     std::fill(base_now, base_now + ns, 0);
     if (mt_.prefetch && t.count > 0)
       for (int64_t s = 0; s < ns; ++s) base_[size_t(s)] = Pool{oldest, 0, win_base_[size_t(s)]};
     // The earliest tile from which pool p has a slot (t_now: none before this tile starts).
     const auto room = [&](Pool& p, const int32_t* held, int64_t stride, int64_t i, int64_t cap) {
-      while (p.first < t_now && p.occ + p.taken + 1 > cap) p.occ -= held[size_t(p.first % ring) * size_t(stride) + size_t(i)], ++p.first;
+      while (p.first < t_now && p.occ + p.taken + 1 > cap) p.occ -= held[size_t(p.first & mask) * size_t(stride) + size_t(i)], ++p.first;
       return p.occ + p.taken + 1 > cap ? t_now : p.first;
     };
     auto issue_of = [&](int64_t m, int64_t s) {
@@ -188,7 +192,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
         ++pp.taken, ++plane_now[m], ++win_plane_[size_t(m)];
       else
         ++bp.taken, ++base_now[s], ++win_base_[size_t(s)];
-      return f == 0 ? first_start_ : starts_[size_t(f % ring)];
+      return f == 0 ? first_start_ : starts_[size_t(f & mask)];
     };
     ++tiles_;
 

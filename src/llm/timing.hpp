@@ -97,7 +97,8 @@ class FastTimer {
  private:
   const MemoryTiming& mt_;
   std::vector<int64_t> frontier_;  // per megaplane: when it finishes sensing what it was given
-  std::vector<int64_t> starts_;    // ring of the last distance + 1 tile starts
+  std::vector<int64_t> starts_;    // ring of (at least) the last distance + 1 tile starts
+  int64_t ring_mask_ = 0;          // the rings' length (a power of two) - 1
   // Rings of the last distance + 1 tiles: megapages each tile prefetched into plane SRAM ([tile][megaplane]) and into
   // base-die SRAM ([tile][stack]).
   std::vector<int32_t> held_plane_, held_base_;

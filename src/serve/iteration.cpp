@@ -78,7 +78,10 @@ IterationModel::Decode IterationModel::decode(int64_t requests, double context) 
     throw ConfigError(fmt::format("serve: a decode of {} requests at {:.0f} tokens is too large to time", requests, context));
   const Span sr = span(double(per_rank), requests_cell_), sc = span(std::max(context, 1.0), context_cell_);
   Corners& c = corners_;
-  if (c.r_lo != sr.lo || c.r_hi != sr.hi || c.c_lo != sc.lo || c.c_hi != sc.hi) c = Corners{sr.lo, sr.hi, sc.lo, sc.hi};
+  if (c.r_lo != sr.lo || c.r_hi != sr.hi || c.c_lo != sc.lo || c.c_hi != sc.hi) {
+    c = Corners{};
+    c.r_lo = sr.lo, c.r_hi = sr.hi, c.c_lo = sc.lo, c.c_hi = sc.hi;
+  }
   Decode out;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j) {
