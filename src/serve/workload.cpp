@@ -486,7 +486,7 @@ std::vector<int64_t> reusable_prefix_tokens(const std::vector<Request>& reqs) {
     while (k < max_units && computed.count(r.prefix[size_t(k)])) ++k;
     out[i] = k * r.prefix_unit;
     const int64_t units = std::min<int64_t>(int64_t(r.prefix.size()), (r.input + r.output - 1) / r.prefix_unit);
-    for (int64_t u = 0; u < units; ++u) computed.insert(r.prefix[size_t(u)]);
+    for (int64_t u = k; u < units; ++u) computed.insert(r.prefix[size_t(u)]);  // (the first k are in it)
   }
   return out;
 }
