@@ -15,6 +15,9 @@ it is written as NAME.yaml before the commands run. Commands run in a scratch fo
 those files and links to the repository's configs/ and build/, so `results/...` outputs land
 in the scratch folder, never in the clone. A failing command prints its file, line, command
 and the end of its output; the script then exits 1.
+
+Then the figures the prose repeats from generated tables, and the CSV columns the docs list, are checked against
+their sources (scripts/doc_values.py, with this program for the CSV headers): a disagreement fails the same way.
 """
 import os
 import re
@@ -23,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import doc_values
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 SKIP = re.compile(r"#\s*skip:\s*(.*)$")
@@ -111,6 +116,9 @@ def main():
         print(f"{status:>10} {time.time() - start:6.1f} s  {md}:{n}: {cmd}")
         if rc != 0:
             failures.append(f"{md}:{n}: {cmd}\n    exit {rc}; last output:\n" + "\n".join("    " + l for l in tail.splitlines()))
+    values = doc_values.check(root, binary)
+    print(f"{'ok' if not values else 'FAILED':>10}           doc_values: {len(doc_values.marks(root)[0])} marked figures and column lists")
+    failures += values
     for s in skipped:
         print(f"{'skipped':>10}           {s}")
     shutil.rmtree(scratch, ignore_errors=True)
