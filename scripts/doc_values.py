@@ -23,7 +23,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARK = re.compile(r"<!--v:([^>]*?)-->(.*?)<!--/v-->", re.S)
+# A mark right after a backquote is an example of the syntax in inline code, not a mark.
+MARK = re.compile(r"(?<!`)<!--v:([^>]*?)-->(.*?)<!--/v-->", re.S)
 # Files written whole by a make target: a source there is a section ("## heading"), not a GENERATED block.
 WHOLE = {"docs/validation.md"}
 
@@ -195,7 +196,7 @@ def marks(root):
         text = open(os.path.join(root, path), encoding="utf-8").read()
         fences = [m.start() for m in re.finditer(r"^\s*```", text, re.M)]
         ms = list(MARK.finditer(text))
-        if text.count("<!--v:") != len(ms) or text.count("<!--/v-->") != len(ms):
+        if len(re.findall(r"(?<!`)<!--v:", text)) != len(ms) or len(re.findall(r"<!--/v-->(?!`)", text)) != len(ms):
             bad.append(f"{path}: a mark without its end, or an end without its mark (<!--v:NAME-->value<!--/v-->)")
         for m in ms:
             n = text.count("\n", 0, m.start()) + 1
