@@ -18,6 +18,7 @@ tests/scripts/test_doc_values.py, without it). Standard library only.
 import glob
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,12 +86,45 @@ def _pick(text, pick, fmt):
     return fmt(text) if fmt else text
 
 
+def rows(text):
+    """Every row of every table in text, as {header: cell}."""
+    return [dict(zip(h, r)) for h, rs in tables(text) for r in rs if len(r) == len(h)]
+
+
+def number(text):
+    """The first number in a cell ('+10.3% **>15%**' -> 10.3, '1,055,528' -> 1055528), or None."""
+    m = re.search(r"[-+]?\d[\d,]*(\.\d+)?", text)
+    return float(m.group(0).replace(",", "")) if m else None
+
+
 def count(test, rows_of=None):
     """The number of rows (of every table in the source, or of those `rows_of` keeps) for which test(row dict) holds."""
     def get(text):
-        rows = [dict(zip(h, r)) for h, rs in tables(text) for r in rs if len(r) == len(h)]
-        return str(sum(1 for r in rows if (rows_of is None or rows_of(r)) and test(r)))
+        return str(sum(1 for r in rows(text) if (rows_of is None or rows_of(r)) and test(r)))
     return get
+
+
+def over(column, where, reduce):
+    """reduce(the numbers in `column` of the rows that where(row dict) keeps): a figure about several rows, e.g.
+    over("deviation", lambda r: r["GPU"] == "A100", span("{:+.0f} to {:+.0f}%"))."""
+    def get(text):
+        xs = [number(r[column]) for r in rows(text) if column in r and where(r) and number(r[column]) is not None]
+        if not xs:
+            raise LookupError(f"no row with a number in column '{column}'")
+        return reduce(xs)
+    return get
+
+
+def span(fmt, absolute=False):
+    """The smallest and largest of the numbers (of their magnitudes), through fmt."""
+    def get(xs):
+        xs = [abs(x) for x in xs] if absolute else xs
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def largest(fmt):
+    return lambda xs: fmt.format(max(abs(x) for x in xs))
 
 
 class Columns:
@@ -131,20 +165,142 @@ class Columns:
 # ---------------------------------------------------------------- the registry: NAME -> (source, how)
 
 HEADLINE = ("README.md", "headline")
+REAL = ("docs/calibration.md", "real-gpus")
+OTHER = ("docs/calibration.md", "real-gpus-other")
+RELEASES = ("docs/calibration.md", "real-gpus-releases")
+H200 = ("docs/calibration.md", "real-gpus-h200")
+BATCH = ("docs/calibration.md", "real-gpus-batch")
+GEMM = ("docs/calibration.md", "gemm-kernels")
+B200 = ("docs/calibration.md", "gemm-kernels-b200")
+ATTN = ("docs/calibration.md", "attention-kernels")
+COLL = ("docs/calibration.md", "collective-kernels")
 ACCEL = ("docs/llm.md", "accel-results")
 SESSIONS = ("docs/llm.md", "accel-sessions")
+LLAMA = ("docs/llm.md", "llama-point")
+DESIGN = ("docs/llm.md", "design-space")
+SENSITIVITY = ("docs/calibration.md", "calibration-sensitivity")
 COSMOS = ("docs/validation.md", "## Flash-Cosmos (MICRO 2022)")
 DRIVES = ("docs/ssd.md", "drives")
+
+
+def first_token(gpu, tokens):
+    return lambda r: r["GPU"] == gpu and r["in/out"] == f"{tokens}/1"
 
 
 def within_15(r):
     return r["deviation"] != "-" and "**>15%**" not in r["deviation"]
 
 
+def mean_of(s):
+    return s.split(" / ")[0]
+
+
 VALUES = {
-    # README's sample: the Llama-3.1-405B 15K/6K point on 8 x CSI at 50 ms
+    # the FlashAccel headline and the paper's Llama-3.1-405B 15K/6K point (README, docs/llm.md)
+    "csix8-100": (ACCEL, cell("csix8@100", "throughput", fmt=mean_of)),
+    "csix8-100-geomean": (ACCEL, cell("csix8@100", "throughput", pick=r"/ (\S+)$")),
+    "csix8-100-points": (ACCEL, cell("csix8@100", "points")),
+    "csix8-100-diff": (HEADLINE, cell("8xCSI / 8xH200 tokens/s/GPU @100ms", "diff")),
+    "csix8-100-qwen": (ACCEL, cell("csix8@100", "qwen3-235b", pick=r"^([\d.]+)x")),
+    "csix8-100-coder": (ACCEL, cell("csix8@100", "qwen3-coder-480b", pick=r"^([\d.]+)x")),
+    "csix8-100-llama": (ACCEL, cell("csix8@100", "llama3.1-405b", pick=r"^([\d.]+)x")),
+    "csix8-100-deepseek": (ACCEL, cell("csix8@100", "deepseek-v3", pick=r"^([\d.]+)x")),
+    "llama-h200x8-batch": (HEADLINE, cell("Llama-405B 15K/6K batch, 8xH200", "bitline")),
     "llama-csix8-bound": (HEADLINE, cell("Llama-405B 15K/6K 8xCSI @50ms, bandwidth bound", "bitline")),
     "llama-csix8-batch": (HEADLINE, cell("Llama-405B 15K/6K 8xCSI @50ms, full step", "bitline")),
+    "llama-csix8-step": (LLAMA, cell("csix8", "step")),
+    "llama-csix8-weights": (LLAMA, cell("csix8", "weights")),
+    "llama-csix8-kv": (LLAMA, cell("csix8", "KV")),
+    "llama-csix8-compute": (LLAMA, cell("csix8", "compute")),
+    "llama-csix8-comm": (LLAMA, cell("csix8", "communication")),
+    "llama-csix8-overhead": (LLAMA, cell("csix8", "kernel overhead")),
+    "llama-csix8-kernels": (LLAMA, cell("csix8", "kernel overhead", fmt=lambda s: f"{float(s) / 0.002:,.0f}")),
+    "llama-csix8-exposed": (LLAMA, cell("csix8", "exposed flash latency")),
+    "llama-csix8-write": (LLAMA, cell("csix8", "KV write + erase")),
+    "llama-csix8-nvlink": (LLAMA, cell("csix8", "NVLink MB")),
+    "llama-csix8-flash-gb": (LLAMA, cell("csix8", "flash GB read")),
+    "llama-csix8-hbm-gb": (LLAMA, cell("csix8", "HBM GB read")),
+    # docs/calibration.md: the paper's kinds under the real GPUs' calibration
+    "cal-h100-headline": (SENSITIVITY, cell("csix8@100", "the H100's calibration")),
+    "cal-kernel-overhead-most": (SENSITIVITY, match(r"at most (\d+%)")),
+    # docs/calibration.md: whole runs against TensorRT-LLM and NeMo (real-gpus)
+    "cal-real-rows": (REAL, match(r"(\d+) rows: median")),
+    "real-median": (REAL, match(r"median \|deviation\| ([\d.]+%)")),
+    "real-largest": (REAL, match(r"largest ([\d.]+%)")),
+    "real-within": (REAL, match(r"(\d+) of \d+ within 20%")),
+    "real-trt09-rows": (REAL, count(lambda r: r["source"] == "[trt09]")),
+    "real-trt09-median": (REAL, over("deviation", lambda r: r["source"] == "[trt09]",
+                                     lambda xs: f"{statistics.median(abs(x) for x in xs):.1f}%")),
+    "cal-fp16-rows": (REAL, count(lambda r: r["precision"] == "FP16")),
+    "cal-fp16-fast": (REAL, count(lambda r: r["precision"] == "FP16" and number(r["deviation"]) < -20)),
+    "cal-fp16-fast-range": (REAL, over("deviation", lambda r: r["precision"] == "FP16" and number(r["deviation"]) < -20,
+                                       span("{:.0f}-{:.0f}%", absolute=True))),
+    "real-ttft128-fp8": (REAL, over("deviation", lambda r: r["GPU"] in ("H100", "H200-SXM") and r["in/out"] == "128/1",
+                                    span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "real-ttft128-a100": (REAL, over("deviation", first_token("A100", 128), span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "real-a100-2048": (REAL, over("deviation", first_token("A100", 2048), span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "real-nemo": (REAL, over("deviation", lambda r: r["source"] == "[nemo]",
+                             lambda xs: "/".join(f"{x:+.0f}" for x in xs) + "%")),
+    "real-nemo-a100": (REAL, cell(("A100", "llama2-7b", "FP16", "1", "1", "128/20"), "deviation")),
+    "real-h200-7b-896": (REAL, cell(("H200-SXM", "llama2-7b", "FP8", "896"), "deviation")),
+    "real-h100-7b-896": (REAL, cell(("H100", "llama2-7b", "FP8", "896"), "deviation")),
+    "real-h100-70b-long": (REAL, cell(("H100", "llama2-70b", "FP8", "512", "4", "128/2048"), "deviation",
+                                      fmt=lambda s: f"{number(s):+.0f}%")),
+    # the rest of the file, the releases, the H200 against the H100, the batch's first token
+    "other-rows": (OTHER, match(r"(\d+) rows: median")),
+    "other-median": (OTHER, match(r"rows: median \|deviation\| ([\d.]+%)")),
+    "other-within": (OTHER, match(r"(\d+) of \d+ within 20%")),
+    "rel-061-median": (RELEASES, match(r"0\.6\.1 -> 0\.9\.0.*?median \|change\| ([\d.]+)%", lambda s: f"{float(s):.0f}%")),
+    "rel-061-largest": (RELEASES, match(r"0\.6\.1 -> 0\.9\.0.*?largest ([\d.]+)%", lambda s: f"{float(s):.0f}%")),
+    "rel-080-median": (RELEASES, match(r"0\.8\.0 -> 0\.9\.0.*?median \|change\| ([\d.]+%)")),
+    "rel-050-ttft": (RELEASES, over("0.9.0 against it", lambda r: r["release"] == "0.5.0" and r["GPU"] == "H100" and
+                                    r["in/out"].endswith("/1"), span("{:.0f}-{:.0f}%", absolute=True))),
+    "rel-bitline-061": (RELEASES, match(r"against 0\.6\.1's \d+ rows: median \|deviation\| ([\d.]+%)")),
+    "rel-bitline-080": (RELEASES, match(r"against 0\.8\.0's \d+ rows: median \|deviation\| ([\d.]+%)")),
+    "rel-bitline-050": (RELEASES, match(r"against 0\.5\.0's \d+ rows: median \|deviation\| ([\d.]+%)")),
+    "h200-ttft128-measured": (H200, match(r"128 prompt tokens: ([\d.]+-[\d.]+x) faster")),
+    "h200-ttft128-bitline": (H200, match(r"faster on the H200, bitline ([\d.]+-[\d.]+x)")),
+    "h200-static-bitline": (H200, match(r"static batches: [\d.-]+x, bitline ([\d.]+-[\d.]+x)")),
+    "batch-ttft-largest": (BATCH, match(r"first token, \d+ rows: mean \|deviation\| [\d.]+%, largest ([\d.]+%)")),
+    "batch-ttft-mean": (BATCH, match(r"first token, \d+ rows: mean \|deviation\| ([\d.]+%)")),
+    "batch-ttft-gptj-512": (BATCH, cell(("gpt-j-6b", "512", "128/128", "the batch's first token (ms)"), "deviation")),
+    "batch-ttft-others": (BATCH, over("deviation", lambda r: r["metric"].startswith("the batch's first token") and
+                                      not (r["model"] == "gpt-j-6b" and r["batch"] == "512"), largest("{:.0f}%"))),
+    "batch-tps-512": (BATCH, over("deviation", lambda r: r["metric"] == "output tokens/s per GPU" and r["batch"] == "512",
+                                  span("{:+.0f} to {:+.0f}%"))),
+    "batch-tps-2048": (BATCH, over("deviation", lambda r: r["metric"] == "output tokens/s per GPU" and
+                                   r["in/out"].startswith("2048/"), largest("{:.0f}%"))),
+    # kernels: GEMMs on the H100 and the B200, attention, collectives
+    "gemm-kernels": (GEMM, cell("all", "kernels")),
+    "gemm-compute": (GEMM, cell("1,024-4,096 rows (compute)", "mean abs deviation")),
+    "gemm-streaming": (GEMM, cell("1-16 rows (weight streaming)", "mean abs deviation")),
+    "gemm-between": (GEMM, cell("128-512 rows (between)", "mean abs deviation")),
+    "gemm-between-median": (GEMM, cell("128-512 rows (between)", "median deviation")),
+    "b200-kernels": (B200, over("kernels", lambda r: True, lambda xs: f"{sum(xs):.0f}")),
+    "b200-bf16-compute": (B200, cell(("BF16", "1,024-8,192 rows"), "median deviation")),
+    "b200-fp8-compute": (B200, cell(("FP8", "1,024-8,192 rows"), "median deviation")),
+    "b200-fp4-compute": (B200, cell(("FP4", "1,024-8,192 rows"), "median deviation")),
+    "b200-fp8-fp4-streaming": (B200, over("median deviation", lambda r: r["precision"] in ("FP8", "FP4") and
+                                          r["regime"] == "1-16 rows", span("{:.0f}-{:.0f}%", absolute=True))),
+    "attn-mean": (ATTN, match(r"mean \|deviation\| ([\d.]+%)")),
+    "attn-median": (ATTN, match(r"median ([\d.]+%)")),
+    "attn-largest": (ATTN, match(r"largest ([\d.]+)%", lambda s: f"{float(s):.0f}%")),
+    "attn-256-causal": (ATTN, lambda text: span("{:+.0f} to {:+.0f}%")(
+        [number(re.search(r"\(([^)]*)\)", c).group(1)) for c in next(r for r in rows(text) if r["head dim"] == "256" and
+                                                                       r["mask"] == "causal").values() if "(" in c])),
+    "attn-64-causal-short": (ATTN, cell(("64", "causal"), "512", pick=r"\(([+-]\d+%)\)")),
+    "coll-8-mean": (COLL, cell("8", "mean abs deviation")),
+    "coll-8-largest": (COLL, lambda text: largest("{:.0f}%")(
+        [number(re.search(r"\(([^)]*)\)", c).group(1)) for c in next(r for r in rows(text) if r["GPUs"] == "8").values()
+         if "(" in c])),
+    "coll-2-small": (COLL, lambda text: span("{:.0f}-{:.0f}%", absolute=True)(
+        [number(re.search(r"\(([^)]*)\)", next(r for r in rows(text) if r["GPUs"] == "2")[k]).group(1))
+         for k in ("1 MiB", "2 MiB", "4 MiB")])),
+    "coll-4-1mib": (COLL, cell("4", "1 MiB", pick=r"\(-(\d+%)\)")),
+    "coll-16mib-points": (COLL, match(r"from 16 MiB up \((\d+) points\)")),
+    "coll-16mib-mean": (COLL, match(r"from 16 MiB up \(\d+ points\): mean ([\d.]+%)")),
+    "coll-16mib-largest": (COLL, match(r"from 16 MiB up \(\d+ points\): mean [\d.]+%, largest ([\d.]+)%",
+                                       lambda s: f"{float(s):.0f}%")),
     # the general SSD against the 980 PRO's and 970 EVO Plus's published figures
     "drives-980-970-within": (DRIVES, count(within_15, lambda r: "990" not in r["drive"])),
     "drives-980-970-published": (DRIVES, count(lambda r: r["deviation"] != "-", lambda r: "990" not in r["drive"])),

@@ -187,6 +187,26 @@ def accel_tables(acc, abl):
     return out
 
 
+def llama_point_table(acc):
+    """docs/llm.md's "Validation against the paper": the point the paper discusses (Llama-3.1-405B, 15K/6K, 50 ms)
+    on 8 x H200 and 8 x CSI, its step on the critical path and its bandwidth bound."""
+    parts = [("weights", "weights"), ("kv", "KV"), ("compute", "compute"), ("communication", "communication"),
+             ("overhead", "kernel overhead"), ("exposed_flash_latency", "exposed flash latency")]
+    out = ["| system | batch | bound | step | " + " | ".join(n for _, n in parts) +
+           " | KV write + erase | NVLink MB | flash GB read | HBM GB read | bytes at peak bandwidth | bandwidth bound |",
+           "|---|---|---|---|" + "---|" * len(parts) + "---|---|---|---|---|---|"]
+    for p in acc["points"]:
+        if (p["model"], p["context"], p["slo_ms"]) == ("llama3.1-405b", "agent", 50) and p["system"] in ("h200x8", "csix8"):
+            b = p["breakdown_ms"]
+            by = p.get("bytes_read_per_gpu", {})
+            out.append(f"| {p['system']} | {p['batch']} | {p['bound_by']} | {p['step_ms']:.1f} | " +
+                       " | ".join(f"{b.get(k, 0.0):.2f}" for k, _ in parts) +
+                       f" | {b.get('kv_write', 0.0) + b.get('kv_erase', 0.0):.2f} | {p['collectives']['nvlink_bytes'] / 1e6:,.1f} | "
+                       f"{by.get('flash', 0) / 1e9:.1f} | {by.get('hbm', 0) / 1e9:.1f} | {p['memory_time_ms']:.1f} | "
+                       f"{p['bandwidth_bound_batch']} |")
+    return out + ["", "(ms per step on the critical path unless a unit is given; bytes per GPU per step.)"]
+
+
 MODELS = ["qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3"]
 
 
@@ -229,6 +249,73 @@ def sessions_table(ses):
     lines += ["", "KV memory the cache shares with the running requests: "
               + ", ".join(f"{s} {ses['systems'][s]['retention_bytes'] * 1e-9:,.0f} GB" for s in order) + "."]
     return lines
+
+
+# What the paper's kinds would give with the real GPUs' calibration (docs/calibration.md) and what the HBM that the
+# spec's roles leave idle would buy (docs/llm.md): `accel eval` again under each set of options.
+def h100_busbw():
+    """The H100's measured all-reduce curve (configs/gpus/h100.yaml), for kinds that have none."""
+    text = open(os.path.join(HERE, "..", "configs", "gpus", "h100.yaml")).read()
+    return text.split("busbw:", 1)[1].split("\n", 1)[0].strip()
+
+
+CALIBRATION_VARIANTS = [
+    ("hbm 0.84", ["llm.compute.hbm_efficiency=0.84"]),
+    ("the H100's calibration", ["llm.compute.hbm_efficiency=0.84", "llm.compute.weight_efficiency=0.78",
+                                "llm.network.collectives=measured", "llm.network.busbw=H100_BUSBW",
+                                "llm.compute.kernel_overhead=1.3us"]),
+    ("kernel overhead 1.3 us", ["llm.compute.kernel_overhead=1.3us"]),
+]
+DESIGN_VARIANTS = [
+    ("`serving.kv_offload=fill`", ["serving.kv_offload=fill"]),
+    ("`serving.hbm_weight_cache=8GB`", ["serving.hbm_weight_cache=8GB"]),
+    ("`serving.hbm_weight_cache=16GB`", ["serving.hbm_weight_cache=16GB"]),
+    ("both (fill, 8 GB)", ["serving.kv_offload=fill", "serving.hbm_weight_cache=8GB"]),
+    ("`hbf.runtime.kv_span=all`", ["hbf.runtime.kv_span=all"]),
+]
+
+
+def accel_variants(binary, tmp, variants):
+    """{name: accel eval summary} under each variant's --set options."""
+    out = {}
+    for i, (name, sets) in enumerate(variants):
+        path = os.path.join(tmp, f"variant{i}.json")
+        cmd = [binary, "accel", "eval", "--quiet", "--json", path]
+        for s in sets:
+            cmd += ["--set", s.replace("H100_BUSBW", h100_busbw())]
+        run(cmd)
+        out[name] = json.load(open(path))["summary"]
+    return out
+
+
+def calibration_sensitivity_table(acc, var):
+    """docs/calibration.md's "The FlashAccel evaluation keeps the peak": the headline ratios under the real GPUs'
+    calibration."""
+    cols = [("peak (default)", acc["summary"])] + [(n, var[n]) for n, _ in CALIBRATION_VARIANTS]
+    keys = ["csix8@100", "csix8@50", "csix16@100", "clix8@100", "clix8@50", "h200x16@100", "csix4@50"]
+    out = ["| mean throughput vs 8 x H200 | " + " | ".join(n for n, _ in cols) + " |", "|---|" + "---|" * len(cols)]
+    for k in keys:
+        out.append(f"| {k} | " + " | ".join(f"{s['throughput_vs_h200x8'][k]['mean']:.2f}x" for _, s in cols) + " |")
+    geo = acc["summary"]["throughput_vs_h200x8"]["csix8@100"]["geomean"]
+    geo_h100 = var["the H100's calibration"]["throughput_vs_h200x8"]["csix8@100"]["geomean"]
+    peak = acc["summary"]["throughput_vs_h200x8"]
+    ko = var["kernel overhead 1.3 us"]["throughput_vs_h200x8"]
+    moves = {k: ko[k]["mean"] / peak[k]["mean"] - 1 for k in keys}
+    most = max(moves, key=lambda k: abs(moves[k]))
+    out += ["", f"csix8@100's geometric mean: {geo:.2f}x at the peak, {geo_h100:.2f}x with the H100's calibration. "
+            f"Kernel overhead 1.3 us moves each mean by at most {abs(moves[most]):.0%} ({most}: {peak[most]['mean']:.2f}x -> "
+            f"{ko[most]['mean']:.2f}x)."]
+    return out
+
+
+def design_space_table(acc, var):
+    """docs/llm.md's "Design-space options": throughput / tokens per joule against 8 x H200 under each option."""
+    keys = ["csix8@100", "csix8@50", "clix8@100", "clix8@50"]
+    out = ["| option | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
+    for name, s in [("defaults (spec)", acc["summary"])] + [(n, var[n]) for n, _ in DESIGN_VARIANTS]:
+        out.append(f"| {name} | " + " | ".join(f"{s['throughput_vs_h200x8'][k]['mean']:.2f}x / {s['tokens_per_j_vs_h200x8'][k]['mean']:.2f}"
+                                               for k in keys) + " |")
+    return out
 
 
 def readme_headline(rows, wb, arows, acc, real):
@@ -644,6 +731,7 @@ def main():
         ses_path = os.path.join(tmp, "sessions.json")
         run([binary, "accel", "sessions", "--quiet", "--json", ses_path])
         ses = json.load(open(ses_path))
+        variants = accel_variants(binary, tmp, CALIBRATION_VARIANTS + DESIGN_VARIANTS)
         real = real_gpu_rows(binary, tmp)
         other = real_gpu_rows(binary, tmp, PAPER["real_gpus_other"]["rows"], "other")
         batch = real_gpu_rows(binary, tmp, PAPER["real_gpus_batch"]["rows"], "batch")
@@ -660,6 +748,10 @@ def main():
                "median_target": PAPER["real_gpus"]["median_target"], "max_target": PAPER["real_gpus"]["max_target"]},
               open(os.path.join("results", "real-gpus.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "llama-point", llama_point_table(acc))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "design-space", design_space_table(acc, variants))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "calibration-sensitivity",
+                      calibration_sensitivity_table(acc, variants))
     replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "real-gpus", real_gpu_table(real))
     json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in other]},
               open(os.path.join("results", "real-gpus-other.json"), "w"), indent=1)
