@@ -178,6 +178,9 @@ ACCEL = ("docs/llm.md", "accel-results")
 SESSIONS = ("docs/llm.md", "accel-sessions")
 LLAMA = ("docs/llm.md", "llama-point")
 DESIGN = ("docs/llm.md", "design-space")
+WRITES = ("docs/llm.md", "accel-writes")
+COLLECTIVES = ("docs/llm.md", "accel-collectives")
+LATENCY = ("docs/llm.md", "accel-run-latency")
 SENSITIVITY = ("docs/calibration.md", "calibration-sensitivity")
 COSMOS = ("docs/validation.md", "## Flash-Cosmos (MICRO 2022)")
 DRIVES = ("docs/ssd.md", "drives")
@@ -189,6 +192,13 @@ def first_token(gpu, tokens):
 
 def within_15(r):
     return r["deviation"] != "-" and "**>15%**" not in r["deviation"]
+
+
+def lowest_highest(row, fmt, each=lambda s: s):
+    """A table row's `lowest` and `highest` cells, through fmt."""
+    def get(text):
+        return fmt.format(each(cell(row, "lowest")(text)), each(cell(row, "highest")(text)))
+    return get
 
 
 def mean_of(s):
@@ -220,6 +230,79 @@ VALUES = {
     "llama-csix8-nvlink": (LLAMA, cell("csix8", "NVLink MB")),
     "llama-csix8-flash-gb": (LLAMA, cell("csix8", "flash GB read")),
     "llama-csix8-hbm-gb": (LLAMA, cell("csix8", "HBM GB read")),
+    # docs/llm.md: the ablation (the last table of accel-results)
+    "abl-full-step": (ACCEL, cell("full FlashAccel", "step")),
+    "abl-full-kv": (ACCEL, cell("full FlashAccel", "kv")),
+    "abl-full-compute": (ACCEL, cell("full FlashAccel", "compute")),
+    "abl-full-comm": (ACCEL, cell("full FlashAccel", "communication")),
+    "abl-full-overhead": (ACCEL, cell("full FlashAccel", "overhead")),
+    "abl-full-weights": (ACCEL, cell("full FlashAccel", "weights")),
+    "abl-full-exposed": (ACCEL, cell("full FlashAccel", "exposed flash latency")),
+    "abl-full-write": (ACCEL, cell("full FlashAccel", "kv write")),
+    "abl-full-erase": (ACCEL, cell("full FlashAccel", "kv erase")),
+    "abl-full-arrange": (ACCEL, cell("full FlashAccel", "kv arrange")),
+    "abl-full-tps": (ACCEL, cell("full FlashAccel", "tokens/s/GPU at 100 ms (batch)", pick=r"^(\d+)")),
+    "abl-no-prefetch-step": (ACCEL, cell("no prefetch", "step")),
+    "abl-no-prefetch-exposed": (ACCEL, cell("no prefetch", "exposed flash latency")),
+    "abl-no-weight-layout-step": (ACCEL, cell("no weight layout", "step")),
+    "abl-no-weight-layout-exposed": (ACCEL, cell("no weight layout", "exposed flash latency")),
+    "abl-no-kv-layout-step": (ACCEL, cell("no KV layout", "step")),
+    "abl-no-kv-layout-kv": (ACCEL, cell("no KV layout", "kv")),
+    "abl-no-kv-layout-exposed": (ACCEL, cell("no KV layout", "exposed flash latency")),
+    "abl-plain-step": (ACCEL, cell("plain HBF", "step")),
+    "abl-plain-exposed": (ACCEL, cell("plain HBF", "exposed flash latency")),
+    "abl-hbm-step": (ACCEL, cell("HBM only (H200)", "step")),
+    "abl-hbm-weights": (ACCEL, cell("HBM only (H200)", "weights")),
+    "abl-hbm-kv": (ACCEL, cell("HBM only (H200)", "kv")),
+    "abl-hbm-batch": (ACCEL, cell("HBM only (H200)", "tokens/s/GPU at 100 ms (batch)", pick=r"\((\d+)")),
+    "abl-hbm-tps": (ACCEL, cell("HBM only (H200)", "tokens/s/GPU at 100 ms (batch)", pick=r"^(\d+)")),
+    "csix8-100-tpj": (ACCEL, cell("csix8@100", "tokens/J (activity)")),
+    "csix8-100-tpj-board": (ACCEL, cell("csix8@100", "tokens/J (board power)")),
+    "writes-kv": (WRITES, lowest_highest("KV writes (GB/s per GPU)", "{}-{}")),
+    "writes-program": (WRITES, lowest_highest("programming (% of the planes' time)", "{}-{}")),
+    "writes-erase": (WRITES, lowest_highest("erasing (% of the planes' time)", "{}-{}")),
+    "writes-tbw": (WRITES, lowest_highest("bytes written in 5 years (% of the TBW)", "{}-{}")),
+    "writes-pe": (WRITES, lowest_highest("block erases in 5 years (% of the P/E budget)", "{}-{}")),
+    "writes-power-csi": (WRITES, lowest_highest("average power per GPU (W), csix8", "{}-{}")),
+    "writes-power-h200": (WRITES, lowest_highest("average power per GPU (W), h200x8", "{}-{}")),
+    "writes-tpj-points": (WRITES, lowest_highest("tokens per joule (activity) against h200x8, per point", "{}-{}",
+                                                 lambda s: s.rstrip("x"))),
+    "clix8-100-tpj": (ACCEL, cell("clix8@100", "tokens/J (activity)")),
+    "clix8-100-tpj-board": (ACCEL, cell("clix8@100", "tokens/J (board power)")),
+    "board-csix8": (ACCEL, cell("csix8@100", "board power")),
+    "board-clix8": (ACCEL, cell("clix8@100", "board power")),
+    "board-h200x16": (ACCEL, cell("h200x16@100", "board power")),
+    "board-csix16": (ACCEL, cell("csix16@100", "board power")),
+    "board-csix4": (ACCEL, cell("csix4@100", "board power")),
+    "qwen-agent-h200x8-batch": (ACCEL, cell(("qwen3-235b", "agent", "100"), "h200x8", pick=r"\((\d+)")),
+    "qwen-agent-csix8-batch": (ACCEL, cell(("qwen3-235b", "agent", "100"), "csix8", pick=r"\((\d+)")),
+    # docs/llm.md: the multi-turn sessions (accel-sessions: "hit rate (prefilled %, mean TTFT)" per load and system)
+    "ses-fits-recomputed": (SESSIONS, cell("32 decoding", "csix8", pick=r"\((\d+%)")),
+    "ses-128-h200x8": (SESSIONS, cell("128 decoding", "h200x8", pick=r"^([\d.]+)")),
+    "ses-512-h200x8-ttft": (SESSIONS, cell("512 decoding", "h200x8", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-h200x16-ttft": (SESSIONS, cell("1024 decoding", "h200x16", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-csix8-ttft": (SESSIONS, cell("1024 decoding", "csix8", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-clix8-ttft": (SESSIONS, cell("1024 decoding", "clix8", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-csix8": (SESSIONS, cell("1024 decoding", "csix8", pick=r"^([\d.]+)")),
+    "ses-1024-clix8": (SESSIONS, cell("1024 decoding", "clix8", pick=r"^([\d.]+)")),
+    "ses-2048-csix8": (SESSIONS, cell("2048 decoding", "csix8", pick=r"^([\d.]+)")),
+    "ses-2048-clix8": (SESSIONS, cell("2048 decoding", "clix8", pick=r"^([\d.]+)")),
+    # docs/llm.md: single points (collectives per step, accel run's prefill)
+    "coll-qwen-csix8": (COLLECTIVES, cell("qwen3-235b, long, 100 ms, csix8", "all-to-all")),
+    "coll-qwen-h200x16": (COLLECTIVES, cell("qwen3-235b, long, 100 ms, h200x16", "all-to-all")),
+    "coll-qwen-csix16": (COLLECTIVES, cell("qwen3-235b, long, 100 ms, csix16", "all-to-all")),
+    "coll-deepseek-nccl": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16", "all-to-all")),
+    "coll-deepseek-dedup": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16, `llm.network.all_to_all=dedup`",
+                                              "all-to-all")),
+    "coll-deepseek-nccl-tps": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16", "tokens/s per GPU")),
+    "coll-deepseek-dedup-tps": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16, `llm.network.all_to_all=dedup`",
+                                                  "tokens/s per GPU")),
+    "prefill-whole": (LATENCY, match(r"s against ([\d.]+) s whole")),
+    "prefill-chunked": (LATENCY, match(r"\): ([\d.]+) s against")),
+    "prefill-chunked-cost": (LATENCY, match(r"s whole \(([+-][\d.]+%)\)")),
+    "design-csix8-fill": (DESIGN, cell("`serving.kv_offload=fill`", "csix8@100", fmt=mean_of)),
+    "design-clix8-wc8": (DESIGN, cell("`serving.hbm_weight_cache=8GB`", "clix8@100", fmt=mean_of)),
+    "design-clix8-wc16": (DESIGN, cell("`serving.hbm_weight_cache=16GB`", "clix8@100", fmt=mean_of)),
     # docs/calibration.md: the paper's kinds under the real GPUs' calibration
     "cal-h100-headline": (SENSITIVITY, cell("csix8@100", "the H100's calibration")),
     "cal-kernel-overhead-most": (SENSITIVITY, match(r"at most (\d+%)")),

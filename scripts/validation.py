@@ -207,6 +207,93 @@ def llama_point_table(acc):
     return out + ["", "(ms per step on the critical path unless a unit is given; bytes per GPU per step.)"]
 
 
+def accel_writes_table(acc, system="csix8", slo=100):
+    """docs/llm.md's "Writes and energy": the range over the 8 model x context points of 8 x CSI at 100 ms."""
+    pts = {(p["model"], p["context"], p["system"]): p for p in acc["points"] if p["slo_ms"] == slo and p["feasible"]}
+    mine = [p for (m, c, s), p in pts.items() if s == system]
+    base = [p for (m, c, s), p in pts.items() if s == "h200x8"]
+    tpj = {(m, c): p["tokens_per_j"] / pts[(m, c, "h200x8")]["tokens_per_j"] for (m, c, s), p in pts.items()
+           if s == system and (m, c, "h200x8") in pts}
+    rows = [("KV writes (GB/s per GPU)", [p["kv_write_bytes_per_s"] / 1e9 for p in mine], "{:.2f}"),
+            ("programming (% of the planes' time)", [100 * p["endurance"]["program_time_fraction"] for p in mine], "{:.2f}"),
+            ("erasing (% of the planes' time)", [100 * p["endurance"]["erase_time_fraction"] for p in mine], "{:.2f}"),
+            ("bytes written in 5 years (% of the TBW)", [100 * p["endurance"]["lifetime_writes_vs_tbw"] for p in mine], "{:.0f}"),
+            ("block erases in 5 years (% of the P/E budget)", [100 * p["endurance"]["lifetime_erases_vs_pe_budget"] for p in mine], "{:.0f}"),
+            (f"average power per GPU (W), {system}", [p["power_w"] for p in mine], "{:.0f}"),
+            ("average power per GPU (W), h200x8", [p["power_w"] for p in base], "{:.0f}"),
+            (f"tokens per joule (activity) against h200x8, per point", list(tpj.values()), "{:.2f}x")]
+    out = [f"| {system} at {slo} ms, over its {len(mine)} points | lowest | highest |", "|---|---|---|"]
+    for name, xs, f in rows:
+        out.append(f"| {name} | {f.format(min(xs))} | {f.format(max(xs))} |")
+    return out
+
+
+COLLECTIVE_EXAMPLES = [("qwen3-235b", "long", 100, "csix8"), ("llama3.1-405b", "agent", 50, "csix8"),
+                       ("qwen3-235b", "long", 100, "h200x16"), ("qwen3-235b", "long", 100, "csix16"),
+                       ("deepseek-v3", "long", 100, "csix16")]
+# accel run examples of docs/llm.md: (label, arguments)
+RUN_EXAMPLES = [("Llama-3.1-405B, 8 x H200, 15000:6000, SLO 50", ["--model", "llama3.1-405b", "--system", "h200", "--gpus", "8",
+                                                                 "--context", "15000:6000", "--slo", "50"]),
+                ("GPT-J-6B, 8 x H100, 2000:500, SLO 50", ["--model", "gpt-j-6b", "--system", "h100", "--gpus", "8",
+                                                          "--context", "2000:500", "--slo", "50"]),
+                ("GPT-NeoX-20B, 8 x H100, 2000:500, SLO 50", ["--model", "gpt-neox-20b", "--system", "h100", "--gpus", "8",
+                                                              "--context", "2000:500", "--slo", "50"]),
+                ("OPT-66B, 8 x H100, 2000:500, SLO 50", ["--model", "opt-66b", "--system", "h100", "--gpus", "8",
+                                                         "--context", "2000:500", "--slo", "50"])]
+CLASSES = [("projection_gemms", "projection GEMMs"), ("attention", "attention"), ("norms_activations", "norms / activations"),
+           ("collectives", "collectives"), ("weight_reads", "weight reads"), ("kv_reads", "KV reads"),
+           ("kv_writes", "KV writes"), ("kernel_overhead", "kernel overhead"), ("exposed_flash_latency", "exposed flash latency")]
+
+
+def accel_run(binary, tmp, name, args):
+    path = os.path.join(tmp, f"{name}.json")
+    run([binary, "accel", "run", *args, "--json", path])
+    return json.load(open(path))
+
+
+def accel_examples(binary, tmp, acc):
+    """docs/llm.md's examples of single points: collectives per step (from the eval, and DeepSeek-V3's all-to-all
+    deduplicated), `accel run`'s request latency, its prefill in chunks, and its breakdown by operator class."""
+    pts = {(p["model"], p["context"], p["slo_ms"], p["system"]): p for p in acc["points"]}
+    col = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
+    coll = ["| model, context, SLO, system | " + " | ".join(c.replace("_", "-") for c in col) + " | tokens/s per GPU |",
+            "|---|" + "---|" * (len(col) + 1)]
+    for k in COLLECTIVE_EXAMPLES:
+        p = pts[k]
+        coll.append(f"| {k[0]}, {k[1]}, {k[2]:g} ms, {k[3]} | " + " | ".join(f"{p['collectives']['time_ms'][c]:.2f}" for c in col) +
+                    f" | {p['tokens_per_s_per_gpu']:.0f} |")
+    dd = accel_run(binary, tmp, "dedup", ["--model", "deepseek-v3", "--system", "csi", "--gpus", "16", "--context",
+                                          "8110:2530", "--slo", "100", "--set", "llm.network.all_to_all=dedup"])
+    coll.append("| deepseek-v3, long, 100 ms, csix16, `llm.network.all_to_all=dedup` | " +
+                " | ".join(f"{dd['collectives']['time_ms'][c]:.2f}" for c in col) + f" | {dd['tokens_per_s_per_gpu']:.0f} |")
+    lat = ["| model, system, context | TTFT | KV transfer | TPOT (batch) | end to end |", "|---|---|---|---|---|"]
+    first = None
+    for i, (label, args) in enumerate(RUN_EXAMPLES):
+        r = accel_run(binary, tmp, f"run{i}", args + (["--breakdown"] if i == 0 else []))
+        first = first or r
+        lt = r["latency"]
+        lat.append(f"| {label} | {lt['ttft_ms']:,.1f} ms | {lt['kv_transfer_ms']:.1f} ms | {lt['tpot_ms']:.1f} ms ({r['batch']}) | "
+                   f"{lt['end_to_end_ms'] / 1000:.1f} s |")
+    chunked = accel_run(binary, tmp, "chunked", RUN_EXAMPLES[0][1] + ["--set", "serving.prefill.chunk=4096"])
+    whole, parts = first["latency"]["ttft_ms"], chunked["latency"]["ttft_ms"]
+    lat += ["", f"The first row's prefill in chunks of 4,096 tokens (`--set serving.prefill.chunk=4096`): "
+            f"{parts / 1000:.2f} s against {whole / 1000:.2f} s whole ({parts / whole - 1:+.1%})."]
+    b = first["breakdown_by_class"]
+    brk = [f"Llama-3.1-405B on 8 x H200, 15000:6000 (batch {first['batch']}; ms):", "",
+           "| class | prefill | per layer | decode step | per layer |", "|---|---|---|---|---|"]
+
+    def per_layer(phase, c):
+        layers = b[phase]["layers_ms"]
+        return sum(l.get(c, 0.0) for l in layers) / len(layers)
+    for c, name in CLASSES:
+        if b["prefill"]["total_ms"].get(c, 0.0) == 0 and b["decode"]["total_ms"].get(c, 0.0) == 0:
+            continue
+        brk.append(f"| {name} | {b['prefill']['total_ms'].get(c, 0.0):,.1f} | {per_layer('prefill', c):.2f} | "
+                   f"{b['decode']['total_ms'].get(c, 0.0):.2f} | {per_layer('decode', c):.3f} |")
+    brk.append(f"| total | {sum(b['prefill']['total_ms'].values()):,.1f} | | {sum(b['decode']['total_ms'].values()):.2f} | |")
+    return {"accel-collectives": coll, "accel-run-latency": lat, "accel-run-breakdown": brk}
+
+
 MODELS = ["qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3"]
 
 
@@ -732,6 +819,7 @@ def main():
         run([binary, "accel", "sessions", "--quiet", "--json", ses_path])
         ses = json.load(open(ses_path))
         variants = accel_variants(binary, tmp, CALIBRATION_VARIANTS + DESIGN_VARIANTS)
+        examples = accel_examples(binary, tmp, acc)
         real = real_gpu_rows(binary, tmp)
         other = real_gpu_rows(binary, tmp, PAPER["real_gpus_other"]["rows"], "other")
         batch = real_gpu_rows(binary, tmp, PAPER["real_gpus_batch"]["rows"], "batch")
@@ -749,6 +837,9 @@ def main():
               open(os.path.join("results", "real-gpus.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "llama-point", llama_point_table(acc))
+    for name, lines in examples.items():
+        replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), name, lines)
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-writes", accel_writes_table(acc))
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "design-space", design_space_table(acc, variants))
     replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "calibration-sensitivity",
                       calibration_sensitivity_table(acc, variants))
