@@ -184,6 +184,9 @@ LATENCY = ("docs/llm.md", "accel-run-latency")
 SENSITIVITY = ("docs/calibration.md", "calibration-sensitivity")
 COSMOS = ("docs/validation.md", "## Flash-Cosmos (MICRO 2022)")
 DRIVES = ("docs/ssd.md", "drives")
+ENGINES = ("docs/serving.md", "serve-engines")
+CAPACITY = ("docs/serving.md", "serve-capacity")
+COLOCATED = ("docs/serving.md", "serve-capacity-colocated")
 
 
 def first_token(gpu, tokens):
@@ -198,6 +201,41 @@ def lowest_highest(row, fmt, each=lambda s: s):
     """A table row's `lowest` and `highest` cells, through fmt."""
     def get(text):
         return fmt.format(each(cell(row, "lowest")(text)), each(cell(row, "highest")(text)))
+    return get
+
+
+def engine_rows(text, engine, metric):
+    """serve-engines' rows of one engine and metric (their names start so): [(setting, published, bitline)]."""
+    return [(r["setting"], number(r["published"]), number(r["bitline"])) for r in rows(text)
+            if r["engine"] == engine and r["metric"].startswith(metric)]
+
+
+def engine_ratio(engines, num, den, column, fmt):
+    """The range over the engines' settings of metric num / metric den, published or bitline's, through fmt."""
+    def get(text):
+        i = {"published": 1, "bitline": 2}[column]
+        xs = []
+        for e in engines:
+            d = {s[0]: s[i] for s in engine_rows(text, e, den)}
+            xs += [s[i] / d[s[0]] for s in engine_rows(text, e, num)]
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def engine_gap(engine, metric, fmt):
+    """The range over the settings of published - bitline of one metric."""
+    def get(text):
+        xs = [p - b for _, p, b in engine_rows(text, engine, metric)]
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def capacity_ratio(system, models, fmt):
+    """The range over `models` of `system`'s capacity over 8 x H200's (a serve-capacity table), through fmt."""
+    def get(text):
+        cap = {(r["model"], r["system"]): number(r["capacity (requests/s)"]) for r in rows(text)}
+        xs = [cap[(m, system)] / cap[(m, "h200x8")] for m in models]
+        return fmt.format(min(xs), max(xs))
     return get
 
 
@@ -384,6 +422,35 @@ VALUES = {
     "coll-16mib-mean": (COLL, match(r"from 16 MiB up \(\d+ points\): mean ([\d.]+%)")),
     "coll-16mib-largest": (COLL, match(r"from 16 MiB up \(\d+ points\): mean [\d.]+%, largest ([\d.]+)%",
                                        lambda s: f"{float(s):.0f}%")),
+    # docs/serving.md: the engines against SGLang's published runs
+    "engines-rows": (ENGINES, count(lambda r: True)),
+    "engines-faster": (ENGINES, count(lambda r: number(r["deviation"]) < 0 if "(ms)" in r["metric"]
+                                      else number(r["deviation"]) > 0)),
+    "engines-vllm-offline-8b": (ENGINES, cell(("Llama-3.1-8B, 1 x A100-80G, offline", "vLLM"), "deviation")),
+    "engines-vllm-offline-70b": (ENGINES, cell(("Llama-3.1-70B, 4 x H100, offline", "vLLM"), "deviation")),
+    "engines-vllm-itl-tpot-published": (ENGINES, engine_ratio(["vLLM"], "ITL", "TPOT", "published", "{:.1f}-{:.1f}")),
+    "engines-vllm-itl-tpot-bitline": (ENGINES, engine_ratio(["vLLM"], "ITL", "TPOT", "bitline", "{:.1f}-{:.1f}")),
+    "engines-e2e-tpot-published": (ENGINES, engine_ratio(["SGLang", "vLLM"], "E2E", "TPOT", "published", "{:.0f}-{:.0f}")),
+    "engines-e2e-tpot-bitline": (ENGINES, engine_ratio(["SGLang", "vLLM"], "E2E", "TPOT", "bitline", "{:.0f}-{:.0f}")),
+    "engines-tpot-short": (ENGINES, over("deviation", lambda r: r["metric"].startswith("TPOT"), span("{:.0f}-{:.0f}%", absolute=True))),
+    "engines-ttft-short": (ENGINES, over("deviation", lambda r: r["metric"].startswith("TTFT"), span("{:.0f}-{:.0f}%", absolute=True))),
+    "engines-ttft-gap-sglang": (ENGINES, engine_gap("SGLang", "TTFT", "{:.0f}-{:.0f}")),
+    "engines-ttft-gap-vllm": (ENGINES, engine_gap("vLLM", "TTFT", "{:.0f}-{:.0f}")),
+    "engines-sglang-offline": (ENGINES, over("deviation", lambda r: r["engine"] == "SGLang" and r["metric"] == "output tokens/s",
+                                             span("{:.0f}-{:.0f}%"))),
+    "engines-vllm-offline": (ENGINES, over("deviation", lambda r: r["engine"] == "vLLM" and r["metric"] == "output tokens/s",
+                                           span("{:.0f}-{:.0f}%"))),
+    # docs/serving.md: the FlashAccel systems' serving capacity, against 8 x H200
+    "cap-deepseek-csix8": (CAPACITY, cell(("deepseek-v3", "csix8"), "capacity (requests/s)")),
+    "cap-csix8-qwen": (CAPACITY, capacity_ratio("csix8", ["qwen3-235b"], "{:.2f}x")),
+    "cap-csix8-deepseek": (CAPACITY, capacity_ratio("csix8", ["deepseek-v3"], "{:.2f}x")),
+    "cap-csix8-llama": (CAPACITY, capacity_ratio("csix8", ["llama3.1-405b"], "{:.2f}x")),
+    "cap-csix8-coder": (CAPACITY, capacity_ratio("csix8", ["qwen3-coder-480b"], "{:.1f}x")),
+    "cap-clix8-others": (CAPACITY, capacity_ratio("clix8", ["qwen3-235b", "llama3.1-405b", "deepseek-v3"], "{:.2f}-{:.2f}x")),
+    "cap-clix8-coder": (CAPACITY, capacity_ratio("clix8", ["qwen3-coder-480b"], "{:.1f}x")),
+    "cap-colocated-csix8-others": (COLOCATED, capacity_ratio("csix8", ["qwen3-235b", "llama3.1-405b", "deepseek-v3"],
+                                                             "{:.2f}-{:.2f}x")),
+    "cap-colocated-csix8-coder": (COLOCATED, capacity_ratio("csix8", ["qwen3-coder-480b"], "{:.1f}x")),
     # the general SSD against the 980 PRO's and 970 EVO Plus's published figures
     "drives-980-970-within": (DRIVES, count(within_15, lambda r: "990" not in r["drive"])),
     "drives-980-970-published": (DRIVES, count(lambda r: r["deviation"] != "-", lambda r: "990" not in r["drive"])),
