@@ -113,7 +113,7 @@ validate: build
 # over a 64 GB fill beside the data sheets' rates (docs/ssd.md, "SLC caching").
 ssd-drives: build
 	python3 scripts/ssd_drives.py $(BITLINE) docs/ssd.md
-	$(PLOT_PYTHON) scripts/ssd_slc_cache.py $(BITLINE) results/ssd-slc-cache.json docs/figures/ssd-slc-cache.png
+	$(PLOT_PYTHON) scripts/ssd_slc_cache.py $(BITLINE) results/ssd-slc-cache.json docs/figures/ssd-slc-cache.png docs/ssd.md
 	python3 scripts/doc_values.py write
 
 # Serving capacity of the FlashAccel systems request by request (configs/experiments/serve-capacity.yaml; docs/serving.md).

@@ -193,6 +193,35 @@ def first_token(gpu, tokens):
     return lambda r: r["GPU"] == gpu and r["in/out"] == f"{tokens}/1"
 
 
+def drive(name, workload, column, measured="", fmt=None):
+    """A cell of the drives table: the rows of drive `name` (its first word after Samsung) and `workload` (the
+    workload's name before any note) whose measured cell starts with `measured`; they must agree."""
+    def get(text):
+        cells = {r[column] for r in rows(text) if r["drive"].split()[1] == name and r["workload"].split(" (")[0] == workload
+                 and r["measured"].startswith(measured)}
+        if len(cells) != 1:
+            raise LookupError(f"{len(cells)} different cells of {name} {workload} ({measured}) in '{column}'")
+        text = cells.pop()
+        return fmt(text) if fmt else text
+    return get
+
+
+def pct(s):
+    return re.match(r"[+-]?\d+%", s).group(0)
+
+
+def kilo(s):
+    return f"{number(s) / 1e3:,.0f} K"
+
+
+def kilo1(s):
+    return f"{number(s) / 1e3:,.1f} K"
+
+
+def mega(s):
+    return f"{number(s) / 1e6:.2f} M"
+
+
 def within_15(r):
     return r["deviation"] != "-" and "**>15%**" not in r["deviation"]
 
@@ -422,6 +451,17 @@ VALUES = {
     "coll-16mib-mean": (COLL, match(r"from 16 MiB up \(\d+ points\): mean ([\d.]+%)")),
     "coll-16mib-largest": (COLL, match(r"from 16 MiB up \(\d+ points\): mean [\d.]+%, largest ([\d.]+)%",
                                        lambda s: f"{float(s):.0f}%")),
+    # Flash-Cosmos (docs/validation.md's per-workload table: speedup, arithmetic mean per workload, geometric overall)
+    "fc-isp": (COSMOS, cell(("fc/isp", "speedup"), "overall")),
+    "fc-isp-bmi": (COSMOS, cell(("fc/isp", "speedup"), "BMI")),
+    "fc-isp-ims": (COSMOS, cell(("fc/isp", "speedup"), "IMS")),
+    "fc-isp-kcs": (COSMOS, cell(("fc/isp", "speedup"), "KCS")),
+    "fc-osp": (COSMOS, cell(("fc/osp", "speedup"), "overall")),
+    "fc-osp-bmi": (COSMOS, cell(("fc/osp", "speedup"), "BMI")),
+    "fc-osp-ims": (COSMOS, cell(("fc/osp", "speedup"), "IMS")),
+    "fc-osp-kcs": (COSMOS, cell(("fc/osp", "speedup"), "KCS")),
+    "fc-parabit": (COSMOS, cell(("fc/parabit", "speedup"), "overall")),
+    "isp-osp": (COSMOS, cell(("isp/osp", "speedup"), "overall")),
     # docs/serving.md: the engines against SGLang's published runs
     "engines-rows": (ENGINES, count(lambda r: True)),
     "engines-faster": (ENGINES, count(lambda r: number(r["deviation"]) < 0 if "(ms)" in r["metric"]
@@ -452,6 +492,38 @@ VALUES = {
                                                              "{:.2f}-{:.2f}x")),
     "cap-colocated-csix8-coder": (COLOCATED, capacity_ratio("csix8", ["qwen3-coder-480b"], "{:.1f}x")),
     # the general SSD against the 980 PRO's and 970 EVO Plus's published figures
+    "drv-980-qd1-read": (DRIVES, drive("980", "randread-4k-qd1", "bitline", fmt=kilo1)),
+    "drv-990-qd1-read": (DRIVES, drive("990", "randread-4k-qd1", "bitline", fmt=kilo1)),
+    "drv-990-qd1-read-dev": (DRIVES, drive("990", "randread-4k-qd1", "deviation", "20,020", fmt=pct)),
+    "drv-990-seqread": (DRIVES, drive("990", "seqread-128k-qd32", "deviation", "7,450", fmt=pct)),
+    "drv-980-seqwrite": (DRIVES, drive("980", "seqwrite-128k-qd32", "bitline")),
+    "drv-970-seqwrite": (DRIVES, drive("970", "seqwrite-128k-qd32", "bitline")),
+    "drv-990-seqwrite": (DRIVES, drive("990", "seqwrite-128k-qd32", "bitline")),
+    "drv-980-seqwrite-dev": (DRIVES, drive("980", "seqwrite-128k-qd32", "deviation", fmt=pct)),
+    "drv-970-seqwrite-dev": (DRIVES, drive("970", "seqwrite-128k-qd32", "deviation", fmt=pct)),
+    "drv-990-seqwrite-dev": (DRIVES, drive("990", "seqwrite-128k-qd32", "deviation", "6,900", fmt=pct)),
+    "drv-980-fill": (DRIVES, drive("980", "seqwrite-128k-qd32-fill", "bitline")),
+    "drv-970-fill": (DRIVES, drive("970", "seqwrite-128k-qd32-fill", "bitline")),
+    "drv-990-fill": (DRIVES, drive("990", "seqwrite-128k-qd32-fill", "bitline")),
+    "drv-980-fill-dev": (DRIVES, drive("980", "seqwrite-128k-qd32-fill", "deviation", fmt=pct)),
+    "drv-970-fill-dev": (DRIVES, drive("970", "seqwrite-128k-qd32-fill", "deviation", fmt=pct)),
+    "drv-980-randread-dev": (DRIVES, drive("980", "randread-4k-qd32-t16", "deviation", fmt=pct)),
+    "drv-970-randread-dev": (DRIVES, drive("970", "randread-4k-qd32-t4", "deviation", fmt=pct)),
+    "drv-990-randread-dev": (DRIVES, drive("990", "randread-4k-qd32-t16", "deviation", "1,200,000", fmt=pct)),
+    "drv-980-randread": (DRIVES, drive("980", "randread-4k-qd32-t16", "bitline")),
+    "drv-970-randread": (DRIVES, drive("970", "randread-4k-qd32-t4", "bitline")),
+    "drv-980-randwrite": (DRIVES, drive("980", "randwrite-4k-qd32-fresh", "bitline", fmt=mega)),
+    "drv-970-randwrite": (DRIVES, drive("970", "randwrite-4k-qd32-fresh", "bitline", fmt=kilo)),
+    "drv-990-randwrite": (DRIVES, drive("990", "randwrite-4k-qd32-fresh", "bitline", fmt=kilo)),
+    "drv-980-randwrite-dev": (DRIVES, drive("980", "randwrite-4k-qd32-fresh", "deviation", fmt=pct)),
+    "drv-970-randwrite-dev": (DRIVES, drive("970", "randwrite-4k-qd32-fresh", "deviation", "550,000", fmt=pct)),
+    "drv-970-randwrite-review-dev": (DRIVES, drive("970", "randwrite-4k-qd32-fresh", "deviation", "354,973", fmt=pct)),
+    "drv-990-randwrite-dev": (DRIVES, drive("990", "randwrite-4k-qd32-fresh", "deviation", "1,550,000", fmt=pct)),
+    "drv-970-qd1-write-dev": (DRIVES, drive("970", "randwrite-4k-qd1", "deviation", "60,000", fmt=pct)),
+    "drv-970-qd1-write-review-dev": (DRIVES, drive("970", "randwrite-4k-qd1", "deviation", "163,140", fmt=pct)),
+    "drv-980-steady": (DRIVES, drive("980", "randwrite-4k-qd32-steady", "bitline", fmt=kilo1)),
+    "drv-970-steady": (DRIVES, drive("970", "randwrite-4k-qd32-steady", "bitline", fmt=kilo1)),
+    "drv-990-steady": (DRIVES, drive("990", "randwrite-4k-qd32-steady", "bitline", fmt=kilo1)),
     "drives-980-970-within": (DRIVES, count(within_15, lambda r: "990" not in r["drive"])),
     "drives-980-970-published": (DRIVES, count(lambda r: r["deviation"] != "-", lambda r: "990" not in r["drive"])),
     # the CSV columns of `serve run --requests-out F.csv` and `serve sweep --csv F`
