@@ -186,6 +186,7 @@ COSMOS = ("docs/validation.md", "## Flash-Cosmos (MICRO 2022)")
 DRIVES = ("docs/ssd.md", "drives")
 ENGINES = ("docs/serving.md", "serve-engines")
 CAPACITY = ("docs/serving.md", "serve-capacity")
+SSB = ("docs/cosmos.md", "ssb-table")
 COLOCATED = ("docs/serving.md", "serve-capacity-colocated")
 
 
@@ -266,6 +267,20 @@ def capacity_ratio(system, models, fmt):
         xs = [cap[(m, system)] / cap[(m, "h200x8")] for m in models]
         return fmt.format(min(xs), max(xs))
     return get
+
+
+def ssb(column, fmt, part=0, of=None, queries=None):
+    """The range over the SSB queries (not the geomean row; only `queries` if given) of a column's numbers (`part`:
+    which of "a / b / c"), or of of(row dict) when given; fmt takes (lowest, highest)."""
+    def get(text):
+        qs = [r for r in rows(text) if r["query"].startswith("Q") and (queries is None or r["query"] in queries)]
+        xs = [of(r) if of else number(r[column].split("/")[part]) for r in qs]
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def croaring_over_fc(r):
+    return number(r["CRoaring ms*"]) / number(r["FC ms"])
 
 
 def mean_of(s):
@@ -462,6 +477,52 @@ VALUES = {
     "fc-osp-kcs": (COSMOS, cell(("fc/osp", "speedup"), "KCS")),
     "fc-parabit": (COSMOS, cell(("fc/parabit", "speedup"), "overall")),
     "isp-osp": (COSMOS, cell(("isp/osp", "speedup"), "overall")),
+    "fc-osp-energy": (COSMOS, cell(("fc/osp", "energy efficiency"), "overall")),
+    "fc-osp-energy-diff": (COSMOS, cell("energy efficiency fc/osp", "diff", fmt=lambda s: f"{number(s):+.0f}%")),
+    "fc-osp-energy-over-speedup": (COSMOS, lambda text: "{:.1f}".format(
+        number(cell(("fc/osp", "energy efficiency"), "overall")(text)) / number(cell(("fc/osp", "speedup"), "overall")(text)))),
+    "fc-osp-energy-bmi": (COSMOS, cell(("fc/osp", "energy efficiency"), "BMI")),
+    "fc-osp-energy-ims": (COSMOS, cell(("fc/osp", "energy efficiency"), "IMS", fmt=lambda s: f"{number(s):.0f}")),
+    "fc-osp-energy-kcs": (COSMOS, cell(("fc/osp", "energy efficiency"), "KCS")),
+    "fc-parabit-energy": (COSMOS, cell(("fc/parabit", "energy efficiency"), "overall")),
+    "fc-parabit-energy-diff": (COSMOS, cell("energy efficiency fc/parabit", "diff", fmt=lambda s: f"{number(s):+.0f}%")),
+    "fc-parabit-energy-ims": (COSMOS, cell(("fc/parabit", "energy efficiency"), "IMS")),
+    "fc-parabit-energy-bmi": (COSMOS, cell(("fc/parabit", "energy efficiency"), "BMI", fmt=lambda s: f"{number(s):.1f}")),
+    "bmi-24-osp": (COSMOS, cell("24", "speedup over OSP")),
+    "bmi-36-osp": (COSMOS, cell("36", "speedup over OSP")),
+    "bmi-24-isp": (COSMOS, cell("24", "ISP")),
+    "bmi-36-isp": (COSMOS, cell("36", "ISP")),
+    "bmi-24-parabit": (COSMOS, cell("24", "ParaBit")),
+    "bmi-36-parabit": (COSMOS, cell("36", "ParaBit")),
+    "bmi-dip": (COSMOS, lambda text: f"{1 - number(cell('36', 'speedup over OSP')(text)) / number(cell('24', 'speedup over OSP')(text)):.1%}"),
+    "rel-stress-wrong": (COSMOS, cell(("10000 P/E, 365 days", "SLC, no ESP"), "wrong result bits per query",
+                                      fmt=lambda s: f"{round(number(s), -1):,.0f}")),
+    "rel-stress-rber": (COSMOS, cell(("10000 P/E, 365 days", "SLC, no ESP"), "RBER sensed", fmt=lambda s: f"{float(s):.1e}".replace("e-0", "e-"))),
+    "rel-fresh-wrong": (COSMOS, cell(("0 P/E, 0 days", "SLC, no ESP"), "wrong result bits per query", fmt=lambda s: f"{number(s):.0f}")),
+    "rel-fresh-rber": (COSMOS, cell(("0 P/E, 0 days", "SLC, no ESP"), "RBER sensed", fmt=lambda s: f"{float(s):.1e}".replace("e-0", "e-"))),
+    "isp-osp-range": (COSMOS, lambda text: "{:.2f}-{:.2f}".format(*sorted(
+        number(cell(("isp/osp", "speedup"), w)(text)) for w in ("BMI", "IMS", "KCS"))[::2])),
+    "isp-osp-ims": (COSMOS, cell(("isp/osp", "speedup"), "IMS")),
+    "isp-osp-bmi": (COSMOS, cell(("isp/osp", "speedup"), "BMI")),
+    "isp-osp-kcs": (COSMOS, cell(("isp/osp", "speedup"), "KCS")),
+    "wbw-esp": (COSMOS, match(r"Sequential write bandwidth \(GB/s\):.*?esp ([\d.]+)")),
+    "wbw-mlc": (COSMOS, match(r"Sequential write bandwidth \(GB/s\):.*?mlc ([\d.]+)")),
+    "wbw-tlc": (COSMOS, match(r"Sequential write bandwidth \(GB/s\):.*?tlc ([\d.]+)")),
+    # docs/cosmos.md: the Star Schema Benchmark at SF 1 (make ssb)
+    "ssb-reads": (SSB, ssb("fc_reads", "{:.0f}-{:.0f}")),
+    "ssb-fc-ms": (SSB, ssb("FC ms", "{:.0f}-{:.0f}")),
+    "ssb-vs-osp": (SSB, ssb("FC vs OSP / ISP / ParaBit", "{:.1f}-{:.1f}", 0)),
+    "ssb-vs-isp": (SSB, ssb("FC vs OSP / ISP / ParaBit", "{:.1f}-{:.1f}", 1)),
+    "ssb-vs-parabit": (SSB, ssb("FC vs OSP / ISP / ParaBit", "{:.1f}-{:.1f}", 2)),
+    "ssb-energy": (SSB, ssb("FC energy vs OSP", "{:.1f}-{:.1f}")),
+    "ssb-croaring-selective": (SSB, ssb(None, "{:.1f}-{:.1f}", of=croaring_over_fc, queries=("Q2.3", "Q3.4", "Q4.3"))),
+    "ssb-croaring-unselective": (SSB, ssb(None, "{:.0f}-{:.0f}", of=croaring_over_fc, queries=("Q1.1", "Q3.1"))),
+    "ssb-croaring": (SSB, match(r"FC vs CRoaring ([\d.]+x)")),
+    "ssb-flash-vs-osp": (SSB, cell("geomean", "flash aggregation: reads, FC ms, FC vs OSP", pick=r"([\d.]+)$",
+                                   fmt=lambda s: f"{float(s):.0f}")),
+    "ssb-flash-reads": (SSB, ssb(None, "{:,.0f} to {:,.0f}", of=lambda r: number(r["flash aggregation: reads, FC ms, FC vs OSP"]))),
+    "ssb-flash-slowdown": (SSB, ssb(None, "{:.1f}-{:,.0f}", of=lambda r: float(
+        r["flash aggregation: reads, FC ms, FC vs OSP"].split(", ")[1]) / number(r["FC ms"]))),
     # docs/serving.md: the engines against SGLang's published runs
     "engines-rows": (ENGINES, count(lambda r: True)),
     "engines-faster": (ENGINES, count(lambda r: number(r["deviation"]) < 0 if "(ms)" in r["metric"]
