@@ -139,7 +139,7 @@ def main():
                 failures.append(f"{md}:{start + k}: the sample output's line is not what `{todo[i][2]}` prints (in this "
                                 f"order):\n    {line}\n    it prints:\n" + "\n".join("    " + l for l in out))
                 break
-    print(f"{'ok' if len(failures) == len(bad) else 'FAILED':>10}           {len(shown)} sample outputs against their commands'")
+    print(f"{'ok' if len(failures) == len(bad) else 'FAILED':>10}           {len(shown)} sample output(s) against what their commands print")
     values = doc_values.check(root, binary)
     print(f"{'ok' if not values else 'FAILED':>10}           doc_values: {len(doc_values.marks(root)[0])} marked figures and column lists")
     failures += values
