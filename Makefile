@@ -104,7 +104,7 @@ validate: build
 	$(BITLINE) accel sessions --json results/accel-sessions.json > /dev/null
 	$(PLOT_PYTHON) scripts/plot_accel.py results/accel-eval.json results/accel-ablation.json results/accel-sessions.json docs/figures
 	$(BITLINE) hbf area --preset csi --vary hbf.area.periphery=bonded,beside --vary hbf.area.layers=64,96,128,160,176,200,232,262,300,350,400,512 --json results/hbf-area.json > /dev/null
-	$(PLOT_PYTHON) scripts/plot_area.py results/hbf-area.json docs/figures
+	$(PLOT_PYTHON) scripts/plot_area.py results/hbf-area.json docs/figures docs/hbf.md
 	$(PLOT_PYTHON) scripts/serve_engines.py $(BITLINE) docs/serving.md results/serve-engines.json docs/figures/serve-engines.png
 	python3 scripts/doc_values.py write
 

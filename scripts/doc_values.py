@@ -187,6 +187,8 @@ DRIVES = ("docs/ssd.md", "drives")
 ENGINES = ("docs/serving.md", "serve-engines")
 CAPACITY = ("docs/serving.md", "serve-capacity")
 SSB = ("docs/cosmos.md", "ssb-table")
+HBF_AREA = ("docs/hbf.md", "hbf-area")
+HBF_LAYERS = ("docs/hbf.md", "hbf-area-layers")
 COLOCATED = ("docs/serving.md", "serve-capacity-colocated")
 
 
@@ -523,6 +525,14 @@ VALUES = {
     "ssb-flash-reads": (SSB, ssb(None, "{:,.0f} to {:,.0f}", of=lambda r: number(r["flash aggregation: reads, FC ms, FC vs OSP"]))),
     "ssb-flash-slowdown": (SSB, ssb(None, "{:.1f}-{:,.0f}", of=lambda r: float(
         r["flash aggregation: reads, FC ms, FC vs OSP"].split(", ")[1]) / number(r["FC ms"]))),
+    # docs/hbf.md: the stack's area against the paper's (make validate, scripts/plot_area.py)
+    "hbf-ratios-within": (HBF_AREA, over("deviation", lambda r: r["figure"].startswith("HBF / HBM3e"), largest("{:.0f}%"))),
+    "hbf-96-array": (HBF_LAYERS, cell("96", "array die")),
+    "hbf-96-circuit": (HBF_LAYERS, cell("96", "circuit die")),
+    "hbf-beside": (HBF_AREA, match(r"96 layers: ([\d.]+) mm\^2")),
+    "hbf-beside-dev": (HBF_AREA, match(r"mm\^2 \(([+-]\d+%) from")),
+    "hbf-beside-area": (HBF_AREA, match(r"HBF / HBM3e area ([\d.]+x), density")),
+    "hbf-beside-density": (HBF_AREA, match(r", density ([\d.]+x)\.")),
     # docs/serving.md: the engines against SGLang's published runs
     "engines-rows": (ENGINES, count(lambda r: True)),
     "engines-faster": (ENGINES, count(lambda r: number(r["deviation"]) < 0 if "(ms)" in r["metric"]

@@ -4,7 +4,8 @@
   validation.py table EVAL_JSON          print the Flash-Cosmos summary against the paper
   validation.py accel ACCEL_EVAL_JSON    print the FlashAccel figures against the paper
   validation.py docs BITLINE OUT.md      run every validation experiment and write OUT.md (and the GENERATED
-                                         blocks of README.md, docs/llm.md, docs/calibration.md, docs/cosmos.md)
+                                         blocks of README.md, docs/llm.md, docs/calibration.md, docs/cosmos.md;
+                                         scripts/doc_values.py write then rewrites the figures the prose repeats)
 
 Standard library only. The paper's figures come from scripts/paper_figures.json.
 """
