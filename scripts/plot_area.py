@@ -2,7 +2,7 @@
 """Chart of the HBF stack's area and density against layer count, beside HBM3e (matplotlib, Debian
 python3-matplotlib; style of plot_accel.py).
 
-  plot_area.py AREA.json OUTDIR
+  plot_area.py AREA.json OUTDIR [DOC_MD]
 
 AREA.json is the output of a layer sweep of `bitline hbf area`, e.g.
 
@@ -13,7 +13,9 @@ AREA.json is the output of a layer sweep of `bitline hbf area`, e.g.
 the stack footprint and its flash die's array and circuit dies in mm2; right, the density in GiB/mm2; HBM3e (the
 model's) as a line, and FlashAccel's figures (Wang et al., arXiv 2607.10186: HBF 149 mm2 at 96 layers, HBM3e
 121 mm2; 192 GB and 24 GB per stack; scripts/paper_figures.json hbf_area) as marked points; the legends below the
-panels. `make validate` regenerates docs/figures/ with it.
+panels. `make validate` regenerates docs/figures/ with it. With DOC_MD (docs/hbf.md), also the tables between its
+`GENERATED hbf-area` and `GENERATED hbf-area-layers` markers: the 96-layer stack against the paper's figures, and the
+footprint by layer count.
 """
 import json
 import os
@@ -97,12 +99,64 @@ def plot(doc, outdir):
     return path
 
 
+LAYERS_SHOWN = [96, 128, 176, 232, 300, 400]
+
+
+def area_tables(doc):
+    """{block name: lines} for docs/hbf.md: the paper's 96-layer stack against bitline's (bonded, and the circuits
+    beside the array), and the bonded footprint by layer count."""
+    by_kind = series(doc)
+    at = {kind: dict(pts) for kind, pts in by_kind.items()}
+    a = at["bonded"][96]["area"]
+    c, paper = a["comparison"], a["comparison"]["paper"]
+    rows = [("HBF stack area", f"{paper['hbf_stack_mm2']:g} mm^2", f"{a['hbf_stack']['footprint_mm2']:.1f} mm^2", "hbf_stack"),
+            ("HBM3e stack area", f"{paper['hbm3e_stack_mm2']:g} mm^2", f"{a['hbm3e_stack']['footprint_mm2']:.1f} mm^2", "hbm3e_stack"),
+            ("HBF / HBM3e area", f"{paper['area_ratio']:.2f}x", f"{c['area_ratio']:.3f}x", "area_ratio"),
+            ("HBF / HBM3e density", f"{paper['density_ratio']:.2f}x", f"{c['density_ratio']:.3f}x", "density_ratio")]
+    comparison = ["| figure | paper | bitline | deviation |", "|---|---|---|---|"]
+    comparison += [f"| {n} | {p} | {m} | {c['deviation'][k]:+.1%} |" for n, p, m, k in rows]
+    if 96 in at.get("beside", {}):
+        b = at["beside"][96]["area"]
+        comparison += ["", f"With the circuits beside the array (`hbf.area.periphery=beside`), 96 layers: "
+                       f"{b['hbf_stack']['footprint_mm2']:.1f} mm^2 ({b['comparison']['deviation']['hbf_stack']:+.0%} from "
+                       f"{paper['hbf_stack_mm2']:g} mm^2), HBF / HBM3e area {b['comparison']['area_ratio']:.2f}x, density "
+                       f"{b['comparison']['density_ratio']:.2f}x."]
+    layers = ["| layers | array die | circuit die | footprint | GiB/mm^2 | vs HBM3e: area | density |",
+              "|---|---|---|---|---|---|---|"]
+    for n in LAYERS_SHOWN:
+        if n not in at["bonded"]:
+            continue
+        s = at["bonded"][n]["area"]
+        h, f = s["hbf_stack"], s["hbf_stack"]["flash_die_mm2"]
+        layers.append(f"| {n} | {f['array_die']:.2f} | {f['circuit_die']:.2f} | {h['footprint_mm2']:.2f} "
+                      f"({h['limited_by'].split()[0]}) | {h['density_gib_per_mm2']:.2f} | {s['comparison']['area_ratio']:.2f}x | "
+                      f"{s['comparison']['density_ratio']:.2f}x |")
+    return {"hbf-area": comparison, "hbf-area-layers": layers}
+
+
+def replace_generated(path, name, lines):
+    """The same GENERATED markers as scripts/validation.py."""
+    begin, end = f"<!-- GENERATED {name}: make validate -->", f"<!-- END GENERATED {name} -->"
+    with open(path) as f:
+        text = f.read()
+    if begin not in text or end not in text:
+        sys.exit(f"{path}: markers for {name} missing")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w") as f:
+        f.write(head + begin + "\n" + "\n".join(lines) + "\n" + end + tail)
+
+
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         sys.exit(__doc__)
     with open(argv[1]) as f:
         doc = json.load(f)
     print("wrote", plot(doc, argv[2]))
+    if len(argv) == 4:
+        for name, lines in area_tables(doc).items():
+            replace_generated(argv[3], name, lines)
+        print("wrote the hbf-area tables of", argv[3])
 
 
 if __name__ == "__main__":

@@ -5,9 +5,10 @@ Runs `bitline ssd run` on each drive of configs/ssd/drives/ with the fio-shaped 
 (fio/seqwrite-128k-qd32-fill.xml: 128 KiB sequential writes at queue depth 32 over an empty drive, well past its SLC
 cache) and --throughput-bin, and writes the write bandwidth over time (JSON) and a chart of it beside the data
 sheet's rates: the cached rate (the rated sequential write) and the rate after the cache (TurboWrite) is full.
-The data sheet's figures and their sources come from configs/ssd/drives/measured.json.
+The data sheet's figures and their sources come from configs/ssd/drives/measured.json. With DOC_MD, also the table
+of both rates and when the cache filled between its `GENERATED slc-cache` markers (docs/ssd.md, "SLC caching").
 
-usage: ssd_slc_cache.py BITLINE OUT_JSON OUT_PNG
+usage: ssd_slc_cache.py BITLINE OUT_JSON OUT_PNG [DOC_MD]
 """
 import json
 import os
@@ -16,6 +17,7 @@ import sys
 import tempfile
 
 from plotting import pyplot, save
+from ssd_drives import replace_generated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVES = os.path.join(ROOT, "configs", "ssd", "drives")
@@ -58,10 +60,27 @@ def datasheet(measured, drive):
     return cached, after
 
 
+def table(data):
+    """The rates into and past the cache, bitline's beside the data sheet's."""
+    def pair(sheet, mine):
+        if mine is None:
+            return "-"
+        if not sheet:
+            return f"none found / {mine:,.0f} MB/s"
+        return f"{sheet['MBps']:,} / {mine:,.0f} MB/s ({mine / sheet['MBps'] - 1:+.0%})"
+    out = ["| drive | into the cache: data sheet / bitline | cache full after | past the cache: data sheet / bitline |",
+           "|---|---|---|---|"]
+    for d in data["drives"].values():
+        full = "-" if d["full_at_s"] is None else f"{d['full_at_s']:.1f} s, {d['slc']['capacity_bytes_at_end'] / 1e9:.0f} GB"
+        out.append(f"| {d['name']} | {pair(d['datasheet_cached'], d['bitline_cached_MBps'])} | {full} | "
+                   f"{pair(d['datasheet_after_cache'], d['bitline_after_cache_MBps'])} |")
+    return out
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    binary, out_json, out_png = sys.argv[1:]
+    binary, out_json, out_png = sys.argv[1:4]
     with open(os.path.join(DRIVES, "measured.json")) as f:
         measured = json.load(f)
     data = {"workload": f"configs/ssd/drives/fio/{WORKLOAD}.xml", "bin_s": BIN_S, "drives": {}}
@@ -106,6 +125,8 @@ def main():
     for d in drives:
         print(f"{d['name']}: bitline {d['bitline_cached_MBps']:.0f} MB/s cached, full at {d['full_at_s']} s, "
               f"{d['bitline_after_cache_MBps']:.0f} MB/s after", file=sys.stderr)
+    if len(sys.argv) == 5:
+        replace_generated(sys.argv[4], "slc-cache", table(data))
     print(f"wrote {out_json} and {out_png}", file=sys.stderr)
 
 

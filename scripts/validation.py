@@ -4,7 +4,8 @@
   validation.py table EVAL_JSON          print the Flash-Cosmos summary against the paper
   validation.py accel ACCEL_EVAL_JSON    print the FlashAccel figures against the paper
   validation.py docs BITLINE OUT.md      run every validation experiment and write OUT.md (and the GENERATED
-                                         blocks of README.md, docs/llm.md, docs/calibration.md, docs/cosmos.md)
+                                         blocks of README.md, docs/llm.md, docs/calibration.md, docs/cosmos.md;
+                                         scripts/doc_values.py write then rewrites the figures the prose repeats)
 
 Standard library only. The paper's figures come from scripts/paper_figures.json.
 """
@@ -189,6 +190,113 @@ def accel_tables(acc, abl):
     return out
 
 
+def llama_point_table(acc):
+    """docs/llm.md's "Validation against the paper": the point the paper discusses (Llama-3.1-405B, 15K/6K, 50 ms)
+    on 8 x H200 and 8 x CSI, its step on the critical path and its bandwidth bound."""
+    parts = [("weights", "weights"), ("kv", "KV"), ("compute", "compute"), ("communication", "communication"),
+             ("overhead", "kernel overhead"), ("exposed_flash_latency", "exposed flash latency")]
+    out = ["| system | batch | bound | step | " + " | ".join(n for _, n in parts) +
+           " | KV write + erase | NVLink MB | flash GB read | HBM GB read | bytes at peak bandwidth | bandwidth bound |",
+           "|---|---|---|---|" + "---|" * len(parts) + "---|---|---|---|---|---|"]
+    for p in acc["points"]:
+        if (p["model"], p["context"], p["slo_ms"]) == ("llama3.1-405b", "agent", 50) and p["system"] in ("h200x8", "csix8"):
+            b = p["breakdown_ms"]
+            by = p.get("bytes_read_per_gpu", {})
+            out.append(f"| {p['system']} | {p['batch']} | {p['bound_by']} | {p['step_ms']:.1f} | " +
+                       " | ".join(f"{b.get(k, 0.0):.2f}" for k, _ in parts) +
+                       f" | {b.get('kv_write', 0.0) + b.get('kv_erase', 0.0):.2f} | {p['collectives']['nvlink_bytes'] / 1e6:,.1f} | "
+                       f"{by.get('flash', 0) / 1e9:.1f} | {by.get('hbm', 0) / 1e9:.1f} | {p['memory_time_ms']:.1f} | "
+                       f"{p['bandwidth_bound_batch']} |")
+    return out + ["", "(ms per step on the critical path unless a unit is given; bytes per GPU per step.)"]
+
+
+def accel_writes_table(acc, system="csix8", slo=100):
+    """docs/llm.md's "Writes and energy": the range over the 8 model x context points of 8 x CSI at 100 ms."""
+    pts = {(p["model"], p["context"], p["system"]): p for p in acc["points"] if p["slo_ms"] == slo and p["feasible"]}
+    mine = [p for (m, c, s), p in pts.items() if s == system]
+    base = [p for (m, c, s), p in pts.items() if s == "h200x8"]
+    tpj = {(m, c): p["tokens_per_j"] / pts[(m, c, "h200x8")]["tokens_per_j"] for (m, c, s), p in pts.items()
+           if s == system and (m, c, "h200x8") in pts}
+    rows = [("KV writes (GB/s per GPU)", [p["kv_write_bytes_per_s"] / 1e9 for p in mine], "{:.2f}"),
+            ("programming (% of the planes' time)", [100 * p["endurance"]["program_time_fraction"] for p in mine], "{:.2f}"),
+            ("erasing (% of the planes' time)", [100 * p["endurance"]["erase_time_fraction"] for p in mine], "{:.2f}"),
+            ("bytes written in 5 years (% of the TBW)", [100 * p["endurance"]["lifetime_writes_vs_tbw"] for p in mine], "{:.0f}"),
+            ("block erases in 5 years (% of the P/E budget)", [100 * p["endurance"]["lifetime_erases_vs_pe_budget"] for p in mine], "{:.0f}"),
+            (f"average power per GPU (W), {system}", [p["power_w"] for p in mine], "{:.0f}"),
+            ("average power per GPU (W), h200x8", [p["power_w"] for p in base], "{:.0f}"),
+            (f"tokens per joule (activity) against h200x8, per point", list(tpj.values()), "{:.2f}x")]
+    out = [f"| {system} at {slo} ms, over its {len(mine)} points | lowest | highest |", "|---|---|---|"]
+    for name, xs, f in rows:
+        out.append(f"| {name} | {f.format(min(xs))} | {f.format(max(xs))} |")
+    return out
+
+
+COLLECTIVE_EXAMPLES = [("qwen3-235b", "long", 100, "csix8"), ("llama3.1-405b", "agent", 50, "csix8"),
+                       ("qwen3-235b", "long", 100, "h200x16"), ("qwen3-235b", "long", 100, "csix16"),
+                       ("deepseek-v3", "long", 100, "csix16")]
+# accel run examples of docs/llm.md: (label, arguments)
+RUN_EXAMPLES = [("Llama-3.1-405B, 8 x H200, 15000:6000, SLO 50", ["--model", "llama3.1-405b", "--system", "h200", "--gpus", "8",
+                                                                 "--context", "15000:6000", "--slo", "50"]),
+                ("GPT-J-6B, 8 x H100, 2000:500, SLO 50", ["--model", "gpt-j-6b", "--system", "h100", "--gpus", "8",
+                                                          "--context", "2000:500", "--slo", "50"]),
+                ("GPT-NeoX-20B, 8 x H100, 2000:500, SLO 50", ["--model", "gpt-neox-20b", "--system", "h100", "--gpus", "8",
+                                                              "--context", "2000:500", "--slo", "50"]),
+                ("OPT-66B, 8 x H100, 2000:500, SLO 50", ["--model", "opt-66b", "--system", "h100", "--gpus", "8",
+                                                         "--context", "2000:500", "--slo", "50"])]
+CLASSES = [("projection_gemms", "projection GEMMs"), ("attention", "attention"), ("norms_activations", "norms / activations"),
+           ("collectives", "collectives"), ("weight_reads", "weight reads"), ("kv_reads", "KV reads"),
+           ("kv_writes", "KV writes"), ("kernel_overhead", "kernel overhead"), ("exposed_flash_latency", "exposed flash latency")]
+
+
+def accel_run(binary, tmp, name, args):
+    path = os.path.join(tmp, f"{name}.json")
+    run([binary, "accel", "run", *args, "--json", path])
+    return json.load(open(path))
+
+
+def accel_examples(binary, tmp, acc):
+    """docs/llm.md's examples of single points: collectives per step (from the eval, and DeepSeek-V3's all-to-all
+    deduplicated), `accel run`'s request latency, its prefill in chunks, and its breakdown by operator class."""
+    pts = {(p["model"], p["context"], p["slo_ms"], p["system"]): p for p in acc["points"]}
+    col = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
+    coll = ["| model, context, SLO, system | " + " | ".join(c.replace("_", "-") for c in col) + " | tokens/s per GPU |",
+            "|---|" + "---|" * (len(col) + 1)]
+    for k in COLLECTIVE_EXAMPLES:
+        p = pts[k]
+        coll.append(f"| {k[0]}, {k[1]}, {k[2]:g} ms, {k[3]} | " + " | ".join(f"{p['collectives']['time_ms'][c]:.2f}" for c in col) +
+                    f" | {p['tokens_per_s_per_gpu']:.0f} |")
+    dd = accel_run(binary, tmp, "dedup", ["--model", "deepseek-v3", "--system", "csi", "--gpus", "16", "--context",
+                                          "8110:2530", "--slo", "100", "--set", "llm.network.all_to_all=dedup"])
+    coll.append("| deepseek-v3, long, 100 ms, csix16, `llm.network.all_to_all=dedup` | " +
+                " | ".join(f"{dd['collectives']['time_ms'][c]:.2f}" for c in col) + f" | {dd['tokens_per_s_per_gpu']:.0f} |")
+    lat = ["| model, system, context | TTFT | KV transfer | TPOT (batch) | end to end |", "|---|---|---|---|---|"]
+    first = None
+    for i, (label, args) in enumerate(RUN_EXAMPLES):
+        r = accel_run(binary, tmp, f"run{i}", args + (["--breakdown"] if i == 0 else []))
+        first = first or r
+        lt = r["latency"]
+        lat.append(f"| {label} | {lt['ttft_ms']:,.1f} ms | {lt['kv_transfer_ms']:.1f} ms | {lt['tpot_ms']:.1f} ms ({r['batch']}) | "
+                   f"{lt['end_to_end_ms'] / 1000:.1f} s |")
+    chunked = accel_run(binary, tmp, "chunked", RUN_EXAMPLES[0][1] + ["--set", "serving.prefill.chunk=4096"])
+    whole, parts = first["latency"]["ttft_ms"], chunked["latency"]["ttft_ms"]
+    lat += ["", f"The first row's prefill in chunks of 4,096 tokens (`--set serving.prefill.chunk=4096`): "
+            f"{parts / 1000:.2f} s against {whole / 1000:.2f} s whole ({parts / whole - 1:+.1%})."]
+    b = first["breakdown_by_class"]
+    brk = [f"Llama-3.1-405B on 8 x H200, 15000:6000 (batch {first['batch']}; ms):", "",
+           "| class | prefill | per layer | decode step | per layer |", "|---|---|---|---|---|"]
+
+    def per_layer(phase, c):
+        layers = b[phase]["layers_ms"]
+        return sum(l.get(c, 0.0) for l in layers) / len(layers)
+    for c, name in CLASSES:
+        if b["prefill"]["total_ms"].get(c, 0.0) == 0 and b["decode"]["total_ms"].get(c, 0.0) == 0:
+            continue
+        brk.append(f"| {name} | {b['prefill']['total_ms'].get(c, 0.0):,.1f} | {per_layer('prefill', c):.2f} | "
+                   f"{b['decode']['total_ms'].get(c, 0.0):.2f} | {per_layer('decode', c):.3f} |")
+    brk.append(f"| total | {sum(b['prefill']['total_ms'].values()):,.1f} | | {sum(b['decode']['total_ms'].values()):.2f} | |")
+    return {"accel-collectives": coll, "accel-run-latency": lat, "accel-run-breakdown": brk}
+
+
 MODELS = ["qwen3-235b", "qwen3-coder-480b", "llama3.1-405b", "deepseek-v3"]
 
 
@@ -231,6 +339,73 @@ def sessions_table(ses):
     lines += ["", "KV memory the cache shares with the running requests: "
               + ", ".join(f"{s} {ses['systems'][s]['retention_bytes'] * 1e-9:,.0f} GB" for s in order) + "."]
     return lines
+
+
+# What the paper's kinds would give with the real GPUs' calibration (docs/calibration.md) and what the HBM that the
+# spec's roles leave idle would buy (docs/llm.md): `accel eval` again under each set of options.
+def h100_busbw():
+    """The H100's measured all-reduce curve (configs/gpus/h100.yaml), for kinds that have none."""
+    text = open(os.path.join(HERE, "..", "configs", "gpus", "h100.yaml")).read()
+    return text.split("busbw:", 1)[1].split("\n", 1)[0].strip()
+
+
+CALIBRATION_VARIANTS = [
+    ("hbm 0.84", ["llm.compute.hbm_efficiency=0.84"]),
+    ("the H100's calibration", ["llm.compute.hbm_efficiency=0.84", "llm.compute.weight_efficiency=0.78",
+                                "llm.network.collectives=measured", "llm.network.busbw=H100_BUSBW",
+                                "llm.compute.kernel_overhead=1.3us"]),
+    ("kernel overhead 1.3 us", ["llm.compute.kernel_overhead=1.3us"]),
+]
+DESIGN_VARIANTS = [
+    ("`serving.kv_offload=fill`", ["serving.kv_offload=fill"]),
+    ("`serving.hbm_weight_cache=8GB`", ["serving.hbm_weight_cache=8GB"]),
+    ("`serving.hbm_weight_cache=16GB`", ["serving.hbm_weight_cache=16GB"]),
+    ("both (fill, 8 GB)", ["serving.kv_offload=fill", "serving.hbm_weight_cache=8GB"]),
+    ("`hbf.runtime.kv_span=all`", ["hbf.runtime.kv_span=all"]),
+]
+
+
+def accel_variants(binary, tmp, variants):
+    """{name: accel eval summary} under each variant's --set options."""
+    out = {}
+    for i, (name, sets) in enumerate(variants):
+        path = os.path.join(tmp, f"variant{i}.json")
+        cmd = [binary, "accel", "eval", "--quiet", "--json", path]
+        for s in sets:
+            cmd += ["--set", s.replace("H100_BUSBW", h100_busbw())]
+        run(cmd)
+        out[name] = json.load(open(path))["summary"]
+    return out
+
+
+def calibration_sensitivity_table(acc, var):
+    """docs/calibration.md's "The FlashAccel evaluation keeps the peak": the headline ratios under the real GPUs'
+    calibration."""
+    cols = [("peak (default)", acc["summary"])] + [(n, var[n]) for n, _ in CALIBRATION_VARIANTS]
+    keys = ["csix8@100", "csix8@50", "csix16@100", "clix8@100", "clix8@50", "h200x16@100", "csix4@50"]
+    out = ["| mean throughput vs 8 x H200 | " + " | ".join(n for n, _ in cols) + " |", "|---|" + "---|" * len(cols)]
+    for k in keys:
+        out.append(f"| {k} | " + " | ".join(f"{s['throughput_vs_h200x8'][k]['mean']:.2f}x" for _, s in cols) + " |")
+    geo = acc["summary"]["throughput_vs_h200x8"]["csix8@100"]["geomean"]
+    geo_h100 = var["the H100's calibration"]["throughput_vs_h200x8"]["csix8@100"]["geomean"]
+    peak = acc["summary"]["throughput_vs_h200x8"]
+    ko = var["kernel overhead 1.3 us"]["throughput_vs_h200x8"]
+    moves = {k: ko[k]["mean"] / peak[k]["mean"] - 1 for k in keys}
+    most = max(moves, key=lambda k: abs(moves[k]))
+    out += ["", f"csix8@100's geometric mean: {geo:.2f}x at the peak, {geo_h100:.2f}x with the H100's calibration. "
+            f"Kernel overhead 1.3 us moves each mean by at most {abs(moves[most]):.0%} ({most}: {peak[most]['mean']:.2f}x -> "
+            f"{ko[most]['mean']:.2f}x)."]
+    return out
+
+
+def design_space_table(acc, var):
+    """docs/llm.md's "Design-space options": throughput / tokens per joule against 8 x H200 under each option."""
+    keys = ["csix8@100", "csix8@50", "clix8@100", "clix8@50"]
+    out = ["| option | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
+    for name, s in [("defaults (spec)", acc["summary"])] + [(n, var[n]) for n, _ in DESIGN_VARIANTS]:
+        out.append(f"| {name} | " + " | ".join(f"{s['throughput_vs_h200x8'][k]['mean']:.2f}x / {s['tokens_per_j_vs_h200x8'][k]['mean']:.2f}"
+                                               for k in keys) + " |")
+    return out
 
 
 def readme_headline(rows, wb, arows, acc, real):
@@ -646,6 +821,8 @@ def main():
         ses_path = os.path.join(tmp, "sessions.json")
         run([binary, "accel", "sessions", "--quiet", "--json", ses_path])
         ses = json.load(open(ses_path))
+        variants = accel_variants(binary, tmp, CALIBRATION_VARIANTS + DESIGN_VARIANTS)
+        examples = accel_examples(binary, tmp, acc)
         real = real_gpu_rows(binary, tmp)
         other = real_gpu_rows(binary, tmp, PAPER["real_gpus_other"]["rows"], "other")
         batch = real_gpu_rows(binary, tmp, PAPER["real_gpus_batch"]["rows"], "batch")
@@ -662,6 +839,13 @@ def main():
                "median_target": PAPER["real_gpus"]["median_target"], "max_target": PAPER["real_gpus"]["max_target"]},
               open(os.path.join("results", "real-gpus.json"), "w"), indent=1)
     replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-results", accel_tables(acc, abl))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "llama-point", llama_point_table(acc))
+    for name, lines in examples.items():
+        replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), name, lines)
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "accel-writes", accel_writes_table(acc))
+    replace_generated(os.path.join(HERE, "..", "docs", "llm.md"), "design-space", design_space_table(acc, variants))
+    replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "calibration-sensitivity",
+                      calibration_sensitivity_table(acc, variants))
     replace_generated(os.path.join(HERE, "..", "docs", "calibration.md"), "real-gpus", real_gpu_table(real))
     json.dump({"rows": [dict(r, model_value=v, deviation=d) for r, v, d in other]},
               open(os.path.join("results", "real-gpus-other.json"), "w"), indent=1)

@@ -1,0 +1,726 @@
+#!/usr/bin/env python3
+"""The model's figures that the prose of README.md and docs/*.md repeats, kept equal to the generated tables.
+
+A figure the prose repeats from a generated table is marked where it stands: `<!--v:NAME-->2.57x<!--/v-->` (HTML
+comments: the rendered page shows 2.57x). NAME is registered once, in VALUES below, with where the figure is read: a
+table or line of a GENERATED block (written by `make validate`, `make ssd-drives`, `make ssb` or `make
+serve-capacity`) or of a section of docs/validation.md (written whole by `make validate`), and how. A list of CSV
+columns the docs give is marked the same way and registered with the command that writes that CSV.
+
+  doc_values.py check [BITLINE]   exit 1 if a marked figure differs from its source, a mark names no registered NAME,
+                                  a registered NAME is marked nowhere, or a mark is malformed. With BITLINE, the
+                                  marked column lists are also compared with the CSV headers the program writes.
+  doc_values.py write             rewrite every marked figure from its source (the make targets above run it last)
+
+Run by `make doc-commands` (scripts/check_doc_commands.py, with the program) and by ctest (Scripts.PlotPy:
+tests/scripts/test_doc_values.py, without it). Standard library only.
+"""
+import glob
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A mark right after a backquote is an example of the syntax in inline code, not a mark.
+MARK = re.compile(r"(?<!`)<!--v:([^>]*?)-->(.*?)<!--/v-->", re.S)
+# Files written whole by a make target: a source there is a section ("## heading"), not a GENERATED block.
+WHOLE = {"docs/validation.md"}
+
+
+# ---------------------------------------------------------------- how a figure is read from its source text
+
+
+def cells(line):
+    """The cells of a Markdown table row (a `\\|` inside a cell is no separator)."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def tables(text):
+    """(header cells, rows of cells) of every table in text."""
+    out, cur = [], None
+    for line in text.split("\n"):
+        if line.startswith("|"):
+            if cur is None:
+                cur = (cells(line), [])
+                out.append(cur)
+            elif not re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", line.strip()):
+                cur[1].append(cells(line))
+        else:
+            cur = None
+    return out
+
+
+def cell(row, column, pick=None, fmt=None):
+    """The cell in `column` (its header) of the one row whose first cells are `row` (a string or a tuple); `pick`, a
+    regular expression, takes its first group (or whole match) from the cell, `fmt` turns the text into the figure."""
+    key = (row,) if isinstance(row, str) else tuple(row)
+
+    def get(text):
+        found = [r[h.index(column)] for h, rows in tables(text) if column in h
+                 for r in rows if tuple(r[:len(key)]) == key and len(r) == len(h)]
+        if len(found) != 1:
+            raise LookupError(f"{len(found)} cells in column '{column}' of a row {' | '.join(key)}")
+        return _pick(found[0], pick, fmt)
+    return get
+
+
+def match(pattern, fmt=None):
+    """Group 1 of the one match of `pattern` in the source text (it must match once)."""
+    def get(text):
+        found = re.findall(pattern, text)
+        if len(found) != 1:
+            raise LookupError(f"{len(found)} matches of /{pattern}/")
+        return fmt(found[0]) if fmt else found[0]
+    return get
+
+
+def _pick(text, pick, fmt):
+    if pick:
+        m = re.search(pick, text)
+        if not m:
+            raise LookupError(f"/{pick}/ not in '{text}'")
+        text = m.group(1) if m.groups() else m.group(0)
+    return fmt(text) if fmt else text
+
+
+def rows(text):
+    """Every row of every table in text, as {header: cell}."""
+    return [dict(zip(h, r)) for h, rs in tables(text) for r in rs if len(r) == len(h)]
+
+
+def number(text):
+    """The first number in a cell ('+10.3% **>15%**' -> 10.3, '1,055,528' -> 1055528), or None."""
+    m = re.search(r"[-+]?\d[\d,]*(\.\d+)?", text)
+    return float(m.group(0).replace(",", "")) if m else None
+
+
+def count(test, rows_of=None):
+    """The number of rows (of every table in the source, or of those `rows_of` keeps) for which test(row dict) holds."""
+    def get(text):
+        return str(sum(1 for r in rows(text) if (rows_of is None or rows_of(r)) and test(r)))
+    return get
+
+
+def over(column, where, reduce):
+    """reduce(the numbers in `column` of the rows that where(row dict) keeps): a figure about several rows, e.g.
+    over("deviation", lambda r: r["GPU"] == "A100", span("{:+.0f} to {:+.0f}%"))."""
+    def get(text):
+        xs = [number(r[column]) for r in rows(text) if column in r and where(r) and number(r[column]) is not None]
+        if not xs:
+            raise LookupError(f"no row with a number in column '{column}'")
+        return reduce(xs)
+    return get
+
+
+def span(fmt, absolute=False):
+    """The smallest and largest of the numbers (of their magnitudes), through fmt."""
+    def get(xs):
+        xs = [abs(x) for x in xs] if absolute else xs
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def largest(fmt):
+    return lambda xs: fmt.format(max(abs(x) for x in xs))
+
+
+class Columns:
+    """A CSV's columns as the docs list them (backquoted names in order; `name.*` stands for one or more columns
+    `name.x`), checked against the header of the CSV that `bitline ARGS` writes to {csv}."""
+
+    def __init__(self, *args):
+        self.args = args
+
+    def header(self, binary):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "out.csv")
+            subprocess.run([binary, *(a.replace("{csv}", path) for a in self.args)], cwd=ROOT, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+            with open(path, encoding="utf-8") as f:
+                return f.readline().strip().split(",")
+
+    @staticmethod
+    def differ(documented, header):
+        """Where the documented list and the header part, or None when they agree."""
+        names = re.findall(r"`([^`]+)`", documented)
+        i = 0
+        for n in names:
+            if n.endswith(".*"):
+                j = i
+                while j < len(header) and header[j].startswith(n[:-1]):
+                    j += 1
+                if j == i:
+                    return f"`{n}` matches no column at {header[i] if i < len(header) else 'the end'}"
+                i = j
+            elif i < len(header) and header[i] == n:
+                i += 1
+            else:
+                return f"`{n}` documented where the CSV has {header[i] if i < len(header) else 'no more columns'}"
+        return None if i == len(header) else f"undocumented columns: {', '.join(header[i:])}"
+
+
+# ---------------------------------------------------------------- the registry: NAME -> (source, how)
+
+HEADLINE = ("README.md", "headline")
+REAL = ("docs/calibration.md", "real-gpus")
+OTHER = ("docs/calibration.md", "real-gpus-other")
+RELEASES = ("docs/calibration.md", "real-gpus-releases")
+H200 = ("docs/calibration.md", "real-gpus-h200")
+BATCH = ("docs/calibration.md", "real-gpus-batch")
+GEMM = ("docs/calibration.md", "gemm-kernels")
+B200 = ("docs/calibration.md", "gemm-kernels-b200")
+ATTN = ("docs/calibration.md", "attention-kernels")
+COLL = ("docs/calibration.md", "collective-kernels")
+ACCEL = ("docs/llm.md", "accel-results")
+SESSIONS = ("docs/llm.md", "accel-sessions")
+LLAMA = ("docs/llm.md", "llama-point")
+DESIGN = ("docs/llm.md", "design-space")
+WRITES = ("docs/llm.md", "accel-writes")
+COLLECTIVES = ("docs/llm.md", "accel-collectives")
+LATENCY = ("docs/llm.md", "accel-run-latency")
+SENSITIVITY = ("docs/calibration.md", "calibration-sensitivity")
+COSMOS = ("docs/validation.md", "## Flash-Cosmos (MICRO 2022)")
+DRIVES = ("docs/ssd.md", "drives")
+ENGINES = ("docs/serving.md", "serve-engines")
+CAPACITY = ("docs/serving.md", "serve-capacity")
+SSB = ("docs/cosmos.md", "ssb-table")
+HBF_AREA = ("docs/hbf.md", "hbf-area")
+HBF_LAYERS = ("docs/hbf.md", "hbf-area-layers")
+COLOCATED = ("docs/serving.md", "serve-capacity-colocated")
+
+
+def first_token(gpu, tokens):
+    return lambda r: r["GPU"] == gpu and r["in/out"] == f"{tokens}/1"
+
+
+def drive(name, workload, column, measured="", fmt=None):
+    """A cell of the drives table: the rows of drive `name` (its first word after Samsung) and `workload` (the
+    workload's name before any note) whose measured cell starts with `measured`; they must agree."""
+    def get(text):
+        cells = {r[column] for r in rows(text) if r["drive"].split()[1] == name and r["workload"].split(" (")[0] == workload
+                 and r["measured"].startswith(measured)}
+        if len(cells) != 1:
+            raise LookupError(f"{len(cells)} different cells of {name} {workload} ({measured}) in '{column}'")
+        text = cells.pop()
+        return fmt(text) if fmt else text
+    return get
+
+
+def pct(s):
+    return re.match(r"[+-]?\d+%", s).group(0)
+
+
+def kilo(s):
+    return f"{number(s) / 1e3:,.0f} K"
+
+
+def kilo1(s):
+    return f"{number(s) / 1e3:,.1f} K"
+
+
+def mega(s):
+    return f"{number(s) / 1e6:.2f} M"
+
+
+def within_15(r):
+    return r["deviation"] != "-" and "**>15%**" not in r["deviation"]
+
+
+def lowest_highest(row, fmt, each=lambda s: s):
+    """A table row's `lowest` and `highest` cells, through fmt."""
+    def get(text):
+        return fmt.format(each(cell(row, "lowest")(text)), each(cell(row, "highest")(text)))
+    return get
+
+
+def engine_rows(text, engine, metric):
+    """serve-engines' rows of one engine and metric (their names start so): [(setting, published, bitline)]."""
+    return [(r["setting"], number(r["published"]), number(r["bitline"])) for r in rows(text)
+            if r["engine"] == engine and r["metric"].startswith(metric)]
+
+
+def engine_ratio(engines, num, den, column, fmt):
+    """The range over the engines' settings of metric num / metric den, published or bitline's, through fmt."""
+    def get(text):
+        i = {"published": 1, "bitline": 2}[column]
+        xs = []
+        for e in engines:
+            d = {s[0]: s[i] for s in engine_rows(text, e, den)}
+            xs += [s[i] / d[s[0]] for s in engine_rows(text, e, num)]
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def engine_gap(engine, metric, fmt):
+    """The range over the settings of published - bitline of one metric."""
+    def get(text):
+        xs = [p - b for _, p, b in engine_rows(text, engine, metric)]
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def capacity_ratio(system, models, fmt):
+    """The range over `models` of `system`'s capacity over 8 x H200's (a serve-capacity table), through fmt."""
+    def get(text):
+        cap = {(r["model"], r["system"]): number(r["capacity (requests/s)"]) for r in rows(text)}
+        xs = [cap[(m, system)] / cap[(m, "h200x8")] for m in models]
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def ssb(column, fmt, part=0, of=None, queries=None):
+    """The range over the SSB queries (not the geomean row; only `queries` if given) of a column's numbers (`part`:
+    which of "a / b / c"), or of of(row dict) when given; fmt takes (lowest, highest)."""
+    def get(text):
+        qs = [r for r in rows(text) if r["query"].startswith("Q") and (queries is None or r["query"] in queries)]
+        xs = [of(r) if of else number(r[column].split("/")[part]) for r in qs]
+        return fmt.format(min(xs), max(xs))
+    return get
+
+
+def croaring_over_fc(r):
+    return number(r["CRoaring ms*"]) / number(r["FC ms"])
+
+
+def mean_of(s):
+    return s.split(" / ")[0]
+
+
+VALUES = {
+    # the FlashAccel headline and the paper's Llama-3.1-405B 15K/6K point (README, docs/llm.md)
+    "csix8-100": (ACCEL, cell("csix8@100", "throughput", fmt=mean_of)),
+    "csix8-100-geomean": (ACCEL, cell("csix8@100", "throughput", pick=r"/ (\S+)$")),
+    "csix8-100-points": (ACCEL, cell("csix8@100", "points")),
+    "csix8-100-diff": (HEADLINE, cell("8xCSI / 8xH200 tokens/s/GPU @100ms", "diff")),
+    "csix8-100-qwen": (ACCEL, cell("csix8@100", "qwen3-235b", pick=r"^([\d.]+)x")),
+    "csix8-100-coder": (ACCEL, cell("csix8@100", "qwen3-coder-480b", pick=r"^([\d.]+)x")),
+    "csix8-100-llama": (ACCEL, cell("csix8@100", "llama3.1-405b", pick=r"^([\d.]+)x")),
+    "csix8-100-deepseek": (ACCEL, cell("csix8@100", "deepseek-v3", pick=r"^([\d.]+)x")),
+    "llama-h200x8-batch": (HEADLINE, cell("Llama-405B 15K/6K batch, 8xH200", "bitline")),
+    "llama-csix8-bound": (HEADLINE, cell("Llama-405B 15K/6K 8xCSI @50ms, bandwidth bound", "bitline")),
+    "llama-csix8-batch": (HEADLINE, cell("Llama-405B 15K/6K 8xCSI @50ms, full step", "bitline")),
+    "llama-csix8-step": (LLAMA, cell("csix8", "step")),
+    "llama-csix8-weights": (LLAMA, cell("csix8", "weights")),
+    "llama-csix8-kv": (LLAMA, cell("csix8", "KV")),
+    "llama-csix8-compute": (LLAMA, cell("csix8", "compute")),
+    "llama-csix8-comm": (LLAMA, cell("csix8", "communication")),
+    "llama-csix8-overhead": (LLAMA, cell("csix8", "kernel overhead")),
+    "llama-csix8-kernels": (LLAMA, cell("csix8", "kernel overhead", fmt=lambda s: f"{float(s) / 0.002:,.0f}")),
+    "llama-csix8-exposed": (LLAMA, cell("csix8", "exposed flash latency")),
+    "llama-csix8-write": (LLAMA, cell("csix8", "KV write + erase")),
+    "llama-csix8-nvlink": (LLAMA, cell("csix8", "NVLink MB")),
+    "llama-csix8-flash-gb": (LLAMA, cell("csix8", "flash GB read")),
+    "llama-csix8-hbm-gb": (LLAMA, cell("csix8", "HBM GB read")),
+    # docs/llm.md: the ablation (the last table of accel-results)
+    "abl-full-step": (ACCEL, cell("full FlashAccel", "step")),
+    "abl-full-kv": (ACCEL, cell("full FlashAccel", "kv")),
+    "abl-full-compute": (ACCEL, cell("full FlashAccel", "compute")),
+    "abl-full-comm": (ACCEL, cell("full FlashAccel", "communication")),
+    "abl-full-overhead": (ACCEL, cell("full FlashAccel", "overhead")),
+    "abl-full-weights": (ACCEL, cell("full FlashAccel", "weights")),
+    "abl-full-exposed": (ACCEL, cell("full FlashAccel", "exposed flash latency")),
+    "abl-full-write": (ACCEL, cell("full FlashAccel", "kv write")),
+    "abl-full-erase": (ACCEL, cell("full FlashAccel", "kv erase")),
+    "abl-full-arrange": (ACCEL, cell("full FlashAccel", "kv arrange")),
+    "abl-full-tps": (ACCEL, cell("full FlashAccel", "tokens/s/GPU at 100 ms (batch)", pick=r"^(\d+)")),
+    "abl-no-prefetch-step": (ACCEL, cell("no prefetch", "step")),
+    "abl-no-prefetch-exposed": (ACCEL, cell("no prefetch", "exposed flash latency")),
+    "abl-no-weight-layout-step": (ACCEL, cell("no weight layout", "step")),
+    "abl-no-weight-layout-exposed": (ACCEL, cell("no weight layout", "exposed flash latency")),
+    "abl-no-kv-layout-step": (ACCEL, cell("no KV layout", "step")),
+    "abl-no-kv-layout-kv": (ACCEL, cell("no KV layout", "kv")),
+    "abl-no-kv-layout-exposed": (ACCEL, cell("no KV layout", "exposed flash latency")),
+    "abl-plain-step": (ACCEL, cell("plain HBF", "step")),
+    "abl-plain-exposed": (ACCEL, cell("plain HBF", "exposed flash latency")),
+    "abl-hbm-step": (ACCEL, cell("HBM only (H200)", "step")),
+    "abl-hbm-weights": (ACCEL, cell("HBM only (H200)", "weights")),
+    "abl-hbm-kv": (ACCEL, cell("HBM only (H200)", "kv")),
+    "abl-hbm-batch": (ACCEL, cell("HBM only (H200)", "tokens/s/GPU at 100 ms (batch)", pick=r"\((\d+)")),
+    "abl-hbm-tps": (ACCEL, cell("HBM only (H200)", "tokens/s/GPU at 100 ms (batch)", pick=r"^(\d+)")),
+    "csix8-100-tpj": (ACCEL, cell("csix8@100", "tokens/J (activity)")),
+    "csix8-100-tpj-board": (ACCEL, cell("csix8@100", "tokens/J (board power)")),
+    "writes-kv": (WRITES, lowest_highest("KV writes (GB/s per GPU)", "{}-{}")),
+    "writes-program": (WRITES, lowest_highest("programming (% of the planes' time)", "{}-{}")),
+    "writes-erase": (WRITES, lowest_highest("erasing (% of the planes' time)", "{}-{}")),
+    "writes-tbw": (WRITES, lowest_highest("bytes written in 5 years (% of the TBW)", "{}-{}")),
+    "writes-pe": (WRITES, lowest_highest("block erases in 5 years (% of the P/E budget)", "{}-{}")),
+    "writes-power-csi": (WRITES, lowest_highest("average power per GPU (W), csix8", "{}-{}")),
+    "writes-power-h200": (WRITES, lowest_highest("average power per GPU (W), h200x8", "{}-{}")),
+    "writes-tpj-points": (WRITES, lowest_highest("tokens per joule (activity) against h200x8, per point", "{}-{}",
+                                                 lambda s: s.rstrip("x"))),
+    "clix8-100-tpj": (ACCEL, cell("clix8@100", "tokens/J (activity)")),
+    "clix8-100-tpj-board": (ACCEL, cell("clix8@100", "tokens/J (board power)")),
+    "board-csix8": (ACCEL, cell("csix8@100", "board power")),
+    "board-clix8": (ACCEL, cell("clix8@100", "board power")),
+    "board-h200x16": (ACCEL, cell("h200x16@100", "board power")),
+    "board-csix16": (ACCEL, cell("csix16@100", "board power")),
+    "board-csix4": (ACCEL, cell("csix4@100", "board power")),
+    "qwen-agent-h200x8-batch": (ACCEL, cell(("qwen3-235b", "agent", "100"), "h200x8", pick=r"\((\d+)")),
+    "qwen-agent-csix8-batch": (ACCEL, cell(("qwen3-235b", "agent", "100"), "csix8", pick=r"\((\d+)")),
+    # docs/llm.md: the multi-turn sessions (accel-sessions: "hit rate (prefilled %, mean TTFT)" per load and system)
+    "ses-fits-recomputed": (SESSIONS, cell("32 decoding", "csix8", pick=r"\((\d+%)")),
+    "ses-128-h200x8": (SESSIONS, cell("128 decoding", "h200x8", pick=r"^([\d.]+)")),
+    "ses-512-h200x8-ttft": (SESSIONS, cell("512 decoding", "h200x8", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-h200x16-ttft": (SESSIONS, cell("1024 decoding", "h200x16", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-csix8-ttft": (SESSIONS, cell("1024 decoding", "csix8", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-clix8-ttft": (SESSIONS, cell("1024 decoding", "clix8", pick=r", ([\d,.]+ m?s)\)")),
+    "ses-1024-csix8": (SESSIONS, cell("1024 decoding", "csix8", pick=r"^([\d.]+)")),
+    "ses-1024-clix8": (SESSIONS, cell("1024 decoding", "clix8", pick=r"^([\d.]+)")),
+    "ses-2048-csix8": (SESSIONS, cell("2048 decoding", "csix8", pick=r"^([\d.]+)")),
+    "ses-2048-clix8": (SESSIONS, cell("2048 decoding", "clix8", pick=r"^([\d.]+)")),
+    # docs/llm.md: single points (collectives per step, accel run's prefill)
+    "coll-qwen-csix8": (COLLECTIVES, cell("qwen3-235b, long, 100 ms, csix8", "all-to-all")),
+    "coll-qwen-h200x16": (COLLECTIVES, cell("qwen3-235b, long, 100 ms, h200x16", "all-to-all")),
+    "coll-qwen-csix16": (COLLECTIVES, cell("qwen3-235b, long, 100 ms, csix16", "all-to-all")),
+    "coll-deepseek-nccl": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16", "all-to-all")),
+    "coll-deepseek-dedup": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16, `llm.network.all_to_all=dedup`",
+                                              "all-to-all")),
+    "coll-deepseek-nccl-tps": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16", "tokens/s per GPU")),
+    "coll-deepseek-dedup-tps": (COLLECTIVES, cell("deepseek-v3, long, 100 ms, csix16, `llm.network.all_to_all=dedup`",
+                                                  "tokens/s per GPU")),
+    "prefill-whole": (LATENCY, match(r"s against ([\d.]+) s whole")),
+    "prefill-chunked": (LATENCY, match(r"\): ([\d.]+) s against")),
+    "prefill-chunked-cost": (LATENCY, match(r"s whole \(([+-][\d.]+%)\)")),
+    "design-csix8-fill": (DESIGN, cell("`serving.kv_offload=fill`", "csix8@100", fmt=mean_of)),
+    "design-clix8-wc8": (DESIGN, cell("`serving.hbm_weight_cache=8GB`", "clix8@100", fmt=mean_of)),
+    "design-clix8-wc16": (DESIGN, cell("`serving.hbm_weight_cache=16GB`", "clix8@100", fmt=mean_of)),
+    # docs/calibration.md: the paper's kinds under the real GPUs' calibration
+    "cal-h100-headline": (SENSITIVITY, cell("csix8@100", "the H100's calibration")),
+    "cal-kernel-overhead-most": (SENSITIVITY, match(r"at most (\d+%)")),
+    # docs/calibration.md: whole runs against TensorRT-LLM and NeMo (real-gpus)
+    "cal-real-rows": (REAL, match(r"(\d+) rows: median")),
+    "real-median": (REAL, match(r"median \|deviation\| ([\d.]+%)")),
+    "real-largest": (REAL, match(r"largest ([\d.]+%)")),
+    "real-within": (REAL, match(r"(\d+) of \d+ within 20%")),
+    "real-trt09-rows": (REAL, count(lambda r: r["source"] == "[trt09]")),
+    "real-trt09-median": (REAL, over("deviation", lambda r: r["source"] == "[trt09]",
+                                     lambda xs: f"{statistics.median(abs(x) for x in xs):.1f}%")),
+    "cal-fp16-rows": (REAL, count(lambda r: r["precision"] == "FP16")),
+    "cal-fp16-fast": (REAL, count(lambda r: r["precision"] == "FP16" and number(r["deviation"]) < -20)),
+    "cal-fp16-fast-range": (REAL, over("deviation", lambda r: r["precision"] == "FP16" and number(r["deviation"]) < -20,
+                                       span("{:.0f}-{:.0f}%", absolute=True))),
+    "real-ttft128-fp8": (REAL, over("deviation", lambda r: r["GPU"] in ("H100", "H200-SXM") and r["in/out"] == "128/1",
+                                    span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "real-ttft128-a100": (REAL, over("deviation", first_token("A100", 128), span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "real-a100-2048": (REAL, over("deviation", first_token("A100", 2048), span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "real-nemo": (REAL, over("deviation", lambda r: r["source"] == "[nemo]",
+                             lambda xs: "/".join(f"{x:+.0f}" for x in xs) + "%")),
+    "real-nemo-a100": (REAL, cell(("A100", "llama2-7b", "FP16", "1", "1", "128/20"), "deviation")),
+    "real-h200-7b-896": (REAL, cell(("H200-SXM", "llama2-7b", "FP8", "896"), "deviation")),
+    "real-h100-7b-896": (REAL, cell(("H100", "llama2-7b", "FP8", "896"), "deviation")),
+    "real-h100-70b-long": (REAL, cell(("H100", "llama2-70b", "FP8", "512", "4", "128/2048"), "deviation",
+                                      fmt=lambda s: f"{number(s):+.0f}%")),
+    # the rest of the file, the releases, the H200 against the H100, the batch's first token
+    "other-rows": (OTHER, match(r"(\d+) rows: median")),
+    "other-median": (OTHER, match(r"rows: median \|deviation\| ([\d.]+%)")),
+    "other-within": (OTHER, match(r"(\d+) of \d+ within 20%")),
+    "rel-061-median": (RELEASES, match(r"0\.6\.1 -> 0\.9\.0.*?median \|change\| ([\d.]+)%", lambda s: f"{float(s):.0f}%")),
+    "rel-061-largest": (RELEASES, match(r"0\.6\.1 -> 0\.9\.0.*?largest ([\d.]+)%", lambda s: f"{float(s):.0f}%")),
+    "rel-080-median": (RELEASES, match(r"0\.8\.0 -> 0\.9\.0.*?median \|change\| ([\d.]+%)")),
+    "rel-050-ttft": (RELEASES, over("0.9.0 against it", lambda r: r["release"] == "0.5.0" and r["GPU"] == "H100" and
+                                    r["in/out"].endswith("/1"), span("{:.0f}-{:.0f}%", absolute=True))),
+    "rel-bitline-061": (RELEASES, match(r"against 0\.6\.1's \d+ rows: median \|deviation\| ([\d.]+%)")),
+    "rel-bitline-080": (RELEASES, match(r"against 0\.8\.0's \d+ rows: median \|deviation\| ([\d.]+%)")),
+    "rel-bitline-050": (RELEASES, match(r"against 0\.5\.0's \d+ rows: median \|deviation\| ([\d.]+%)")),
+    "h200-ttft128-measured": (H200, match(r"128 prompt tokens: ([\d.]+-[\d.]+x) faster")),
+    "h200-ttft128-bitline": (H200, match(r"faster on the H200, bitline ([\d.]+-[\d.]+x)")),
+    "h200-static-bitline": (H200, match(r"static batches: [\d.-]+x, bitline ([\d.]+-[\d.]+x)")),
+    "batch-ttft-largest": (BATCH, match(r"first token, \d+ rows: mean \|deviation\| [\d.]+%, largest ([\d.]+%)")),
+    "batch-ttft-mean": (BATCH, match(r"first token, \d+ rows: mean \|deviation\| ([\d.]+%)")),
+    "batch-ttft-gptj-512": (BATCH, cell(("gpt-j-6b", "512", "128/128", "the batch's first token (ms)"), "deviation")),
+    "batch-ttft-others": (BATCH, over("deviation", lambda r: r["metric"].startswith("the batch's first token") and
+                                      not (r["model"] == "gpt-j-6b" and r["batch"] == "512"), largest("{:.0f}%"))),
+    "batch-tps-512": (BATCH, over("deviation", lambda r: r["metric"] == "output tokens/s per GPU" and r["batch"] == "512",
+                                  span("{:+.0f} to {:+.0f}%"))),
+    "batch-tps-2048": (BATCH, over("deviation", lambda r: r["metric"] == "output tokens/s per GPU" and
+                                   r["in/out"].startswith("2048/"), largest("{:.0f}%"))),
+    # kernels: GEMMs on the H100 and the B200, attention, collectives
+    "gemm-kernels": (GEMM, cell("all", "kernels")),
+    "gemm-compute": (GEMM, cell("1,024-4,096 rows (compute)", "mean abs deviation")),
+    "gemm-streaming": (GEMM, cell("1-16 rows (weight streaming)", "mean abs deviation")),
+    "gemm-between": (GEMM, cell("128-512 rows (between)", "mean abs deviation")),
+    "gemm-between-median": (GEMM, cell("128-512 rows (between)", "median deviation")),
+    "b200-kernels": (B200, over("kernels", lambda r: True, lambda xs: f"{sum(xs):.0f}")),
+    "b200-bf16-compute": (B200, cell(("BF16", "1,024-8,192 rows"), "median deviation")),
+    "b200-fp8-compute": (B200, cell(("FP8", "1,024-8,192 rows"), "median deviation")),
+    "b200-fp4-compute": (B200, cell(("FP4", "1,024-8,192 rows"), "median deviation")),
+    "b200-fp8-fp4-streaming": (B200, over("median deviation", lambda r: r["precision"] in ("FP8", "FP4") and
+                                          r["regime"] == "1-16 rows", span("{:.0f}-{:.0f}%", absolute=True))),
+    "attn-mean": (ATTN, match(r"mean \|deviation\| ([\d.]+%)")),
+    "attn-median": (ATTN, match(r"median ([\d.]+%)")),
+    "attn-largest": (ATTN, match(r"largest ([\d.]+)%", lambda s: f"{float(s):.0f}%")),
+    "attn-256-causal": (ATTN, lambda text: span("{:+.0f} to {:+.0f}%")(
+        [number(re.search(r"\(([^)]*)\)", c).group(1)) for c in next(r for r in rows(text) if r["head dim"] == "256" and
+                                                                       r["mask"] == "causal").values() if "(" in c])),
+    "attn-64-causal-short": (ATTN, cell(("64", "causal"), "512", pick=r"\(([+-]\d+%)\)")),
+    "coll-8-mean": (COLL, cell("8", "mean abs deviation")),
+    "coll-8-largest": (COLL, lambda text: largest("{:.0f}%")(
+        [number(re.search(r"\(([^)]*)\)", c).group(1)) for c in next(r for r in rows(text) if r["GPUs"] == "8").values()
+         if "(" in c])),
+    "coll-2-small": (COLL, lambda text: span("{:.0f}-{:.0f}%", absolute=True)(
+        [number(re.search(r"\(([^)]*)\)", next(r for r in rows(text) if r["GPUs"] == "2")[k]).group(1))
+         for k in ("1 MiB", "2 MiB", "4 MiB")])),
+    "coll-4-1mib": (COLL, cell("4", "1 MiB", pick=r"\(-(\d+%)\)")),
+    "coll-16mib-points": (COLL, match(r"from 16 MiB up \((\d+) points\)")),
+    "coll-16mib-mean": (COLL, match(r"from 16 MiB up \(\d+ points\): mean ([\d.]+%)")),
+    "coll-16mib-largest": (COLL, match(r"from 16 MiB up \(\d+ points\): mean [\d.]+%, largest ([\d.]+)%",
+                                       lambda s: f"{float(s):.0f}%")),
+    # Flash-Cosmos (docs/validation.md's per-workload table: speedup, arithmetic mean per workload, geometric overall)
+    "fc-isp": (COSMOS, cell(("fc/isp", "speedup"), "overall")),
+    "fc-isp-bmi": (COSMOS, cell(("fc/isp", "speedup"), "BMI")),
+    "fc-isp-ims": (COSMOS, cell(("fc/isp", "speedup"), "IMS")),
+    "fc-isp-kcs": (COSMOS, cell(("fc/isp", "speedup"), "KCS")),
+    "fc-osp": (COSMOS, cell(("fc/osp", "speedup"), "overall")),
+    "fc-osp-bmi": (COSMOS, cell(("fc/osp", "speedup"), "BMI")),
+    "fc-osp-ims": (COSMOS, cell(("fc/osp", "speedup"), "IMS")),
+    "fc-osp-kcs": (COSMOS, cell(("fc/osp", "speedup"), "KCS")),
+    "fc-parabit": (COSMOS, cell(("fc/parabit", "speedup"), "overall")),
+    "isp-osp": (COSMOS, cell(("isp/osp", "speedup"), "overall")),
+    "fc-osp-energy": (COSMOS, cell(("fc/osp", "energy efficiency"), "overall")),
+    "fc-osp-energy-diff": (COSMOS, cell("energy efficiency fc/osp", "diff", fmt=lambda s: f"{number(s):+.0f}%")),
+    "fc-osp-energy-over-speedup": (COSMOS, lambda text: "{:.1f}".format(
+        number(cell(("fc/osp", "energy efficiency"), "overall")(text)) / number(cell(("fc/osp", "speedup"), "overall")(text)))),
+    "fc-osp-energy-bmi": (COSMOS, cell(("fc/osp", "energy efficiency"), "BMI")),
+    "fc-osp-energy-ims": (COSMOS, cell(("fc/osp", "energy efficiency"), "IMS", fmt=lambda s: f"{number(s):.0f}")),
+    "fc-osp-energy-kcs": (COSMOS, cell(("fc/osp", "energy efficiency"), "KCS")),
+    "fc-parabit-energy": (COSMOS, cell(("fc/parabit", "energy efficiency"), "overall")),
+    "fc-parabit-energy-diff": (COSMOS, cell("energy efficiency fc/parabit", "diff", fmt=lambda s: f"{number(s):+.0f}%")),
+    "fc-parabit-energy-ims": (COSMOS, cell(("fc/parabit", "energy efficiency"), "IMS")),
+    "fc-parabit-energy-bmi": (COSMOS, cell(("fc/parabit", "energy efficiency"), "BMI", fmt=lambda s: f"{number(s):.1f}")),
+    "bmi-24-osp": (COSMOS, cell("24", "speedup over OSP")),
+    "bmi-36-osp": (COSMOS, cell("36", "speedup over OSP")),
+    "bmi-24-isp": (COSMOS, cell("24", "ISP")),
+    "bmi-36-isp": (COSMOS, cell("36", "ISP")),
+    "bmi-24-parabit": (COSMOS, cell("24", "ParaBit")),
+    "bmi-36-parabit": (COSMOS, cell("36", "ParaBit")),
+    "bmi-dip": (COSMOS, lambda text: f"{1 - number(cell('36', 'speedup over OSP')(text)) / number(cell('24', 'speedup over OSP')(text)):.1%}"),
+    "rel-stress-wrong": (COSMOS, cell(("10000 P/E, 365 days", "SLC, no ESP"), "wrong result bits per query",
+                                      fmt=lambda s: f"{round(number(s), -1):,.0f}")),
+    "rel-stress-rber": (COSMOS, cell(("10000 P/E, 365 days", "SLC, no ESP"), "RBER sensed", fmt=lambda s: f"{float(s):.1e}".replace("e-0", "e-"))),
+    "rel-fresh-wrong": (COSMOS, cell(("0 P/E, 0 days", "SLC, no ESP"), "wrong result bits per query", fmt=lambda s: f"{number(s):.0f}")),
+    "rel-fresh-rber": (COSMOS, cell(("0 P/E, 0 days", "SLC, no ESP"), "RBER sensed", fmt=lambda s: f"{float(s):.1e}".replace("e-0", "e-"))),
+    "isp-osp-range": (COSMOS, lambda text: "{:.2f}-{:.2f}".format(*sorted(
+        number(cell(("isp/osp", "speedup"), w)(text)) for w in ("BMI", "IMS", "KCS"))[::2])),
+    "isp-osp-ims": (COSMOS, cell(("isp/osp", "speedup"), "IMS")),
+    "isp-osp-bmi": (COSMOS, cell(("isp/osp", "speedup"), "BMI")),
+    "isp-osp-kcs": (COSMOS, cell(("isp/osp", "speedup"), "KCS")),
+    "wbw-esp": (COSMOS, match(r"Sequential write bandwidth \(GB/s\):.*?esp ([\d.]+)")),
+    "wbw-mlc": (COSMOS, match(r"Sequential write bandwidth \(GB/s\):.*?mlc ([\d.]+)")),
+    "wbw-tlc": (COSMOS, match(r"Sequential write bandwidth \(GB/s\):.*?tlc ([\d.]+)")),
+    # docs/cosmos.md: the Star Schema Benchmark at SF 1 (make ssb)
+    "ssb-reads": (SSB, ssb("fc_reads", "{:.0f}-{:.0f}")),
+    "ssb-fc-ms": (SSB, ssb("FC ms", "{:.0f}-{:.0f}")),
+    "ssb-vs-osp": (SSB, ssb("FC vs OSP / ISP / ParaBit", "{:.1f}-{:.1f}", 0)),
+    "ssb-vs-isp": (SSB, ssb("FC vs OSP / ISP / ParaBit", "{:.1f}-{:.1f}", 1)),
+    "ssb-vs-parabit": (SSB, ssb("FC vs OSP / ISP / ParaBit", "{:.1f}-{:.1f}", 2)),
+    "ssb-energy": (SSB, ssb("FC energy vs OSP", "{:.1f}-{:.1f}")),
+    "ssb-croaring-selective": (SSB, ssb(None, "{:.1f}-{:.1f}", of=croaring_over_fc, queries=("Q2.3", "Q3.4", "Q4.3"))),
+    "ssb-croaring-unselective": (SSB, ssb(None, "{:.0f}-{:.0f}", of=croaring_over_fc, queries=("Q1.1", "Q3.1"))),
+    "ssb-croaring": (SSB, match(r"FC vs CRoaring ([\d.]+x)")),
+    "ssb-flash-vs-osp": (SSB, cell("geomean", "flash aggregation: reads, FC ms, FC vs OSP", pick=r"([\d.]+)$",
+                                   fmt=lambda s: f"{float(s):.0f}")),
+    "ssb-flash-reads": (SSB, ssb(None, "{:,.0f} to {:,.0f}", of=lambda r: number(r["flash aggregation: reads, FC ms, FC vs OSP"]))),
+    "ssb-flash-slowdown": (SSB, ssb(None, "{:.1f}-{:,.0f}", of=lambda r: float(
+        r["flash aggregation: reads, FC ms, FC vs OSP"].split(", ")[1]) / number(r["FC ms"]))),
+    # docs/hbf.md: the stack's area against the paper's (make validate, scripts/plot_area.py)
+    "hbf-ratios-within": (HBF_AREA, over("deviation", lambda r: r["figure"].startswith("HBF / HBM3e"), largest("{:.0f}%"))),
+    "hbf-96-array": (HBF_LAYERS, cell("96", "array die")),
+    "hbf-96-circuit": (HBF_LAYERS, cell("96", "circuit die")),
+    "hbf-beside": (HBF_AREA, match(r"96 layers: ([\d.]+) mm\^2")),
+    "hbf-beside-dev": (HBF_AREA, match(r"mm\^2 \(([+-]\d+%) from")),
+    "hbf-beside-area": (HBF_AREA, match(r"HBF / HBM3e area ([\d.]+x), density")),
+    "hbf-beside-density": (HBF_AREA, match(r", density ([\d.]+x)\.")),
+    # docs/serving.md: the engines against SGLang's published runs
+    "engines-rows": (ENGINES, count(lambda r: True)),
+    "engines-faster": (ENGINES, count(lambda r: number(r["deviation"]) < 0 if "(ms)" in r["metric"]
+                                      else number(r["deviation"]) > 0)),
+    "engines-vllm-offline-8b": (ENGINES, cell(("Llama-3.1-8B, 1 x A100-80G, offline", "vLLM"), "deviation")),
+    "engines-vllm-offline-70b": (ENGINES, cell(("Llama-3.1-70B, 4 x H100, offline", "vLLM"), "deviation")),
+    "engines-vllm-itl-tpot-published": (ENGINES, engine_ratio(["vLLM"], "ITL", "TPOT", "published", "{:.1f}-{:.1f}")),
+    "engines-vllm-itl-tpot-bitline": (ENGINES, engine_ratio(["vLLM"], "ITL", "TPOT", "bitline", "{:.1f}-{:.1f}")),
+    "engines-e2e-tpot-published": (ENGINES, engine_ratio(["SGLang", "vLLM"], "E2E", "TPOT", "published", "{:.0f}-{:.0f}")),
+    "engines-e2e-tpot-bitline": (ENGINES, engine_ratio(["SGLang", "vLLM"], "E2E", "TPOT", "bitline", "{:.0f}-{:.0f}")),
+    "engines-tpot-short": (ENGINES, over("deviation", lambda r: r["metric"].startswith("TPOT"), span("{:.0f}-{:.0f}%", absolute=True))),
+    "engines-ttft-short": (ENGINES, over("deviation", lambda r: r["metric"].startswith("TTFT"), span("{:.0f}-{:.0f}%", absolute=True))),
+    "engines-ttft-gap-sglang": (ENGINES, engine_gap("SGLang", "TTFT", "{:.0f}-{:.0f}")),
+    "engines-ttft-gap-vllm": (ENGINES, engine_gap("vLLM", "TTFT", "{:.0f}-{:.0f}")),
+    "engines-sglang-offline": (ENGINES, over("deviation", lambda r: r["engine"] == "SGLang" and r["metric"] == "output tokens/s",
+                                             span("{:.0f}-{:.0f}%"))),
+    "engines-vllm-offline": (ENGINES, over("deviation", lambda r: r["engine"] == "vLLM" and r["metric"] == "output tokens/s",
+                                           span("{:.0f}-{:.0f}%"))),
+    # docs/serving.md: the FlashAccel systems' serving capacity, against 8 x H200
+    "cap-deepseek-csix8": (CAPACITY, cell(("deepseek-v3", "csix8"), "capacity (requests/s)")),
+    "cap-csix8-qwen": (CAPACITY, capacity_ratio("csix8", ["qwen3-235b"], "{:.2f}x")),
+    "cap-csix8-deepseek": (CAPACITY, capacity_ratio("csix8", ["deepseek-v3"], "{:.2f}x")),
+    "cap-csix8-llama": (CAPACITY, capacity_ratio("csix8", ["llama3.1-405b"], "{:.2f}x")),
+    "cap-csix8-coder": (CAPACITY, capacity_ratio("csix8", ["qwen3-coder-480b"], "{:.1f}x")),
+    "cap-clix8-others": (CAPACITY, capacity_ratio("clix8", ["qwen3-235b", "llama3.1-405b", "deepseek-v3"], "{:.2f}-{:.2f}x")),
+    "cap-clix8-coder": (CAPACITY, capacity_ratio("clix8", ["qwen3-coder-480b"], "{:.1f}x")),
+    "cap-colocated-csix8-others": (COLOCATED, capacity_ratio("csix8", ["qwen3-235b", "llama3.1-405b", "deepseek-v3"],
+                                                             "{:.2f}-{:.2f}x")),
+    "cap-colocated-csix8-coder": (COLOCATED, capacity_ratio("csix8", ["qwen3-coder-480b"], "{:.1f}x")),
+    # the general SSD against the 980 PRO's and 970 EVO Plus's published figures
+    "drv-980-qd1-read": (DRIVES, drive("980", "randread-4k-qd1", "bitline", fmt=kilo1)),
+    "drv-990-qd1-read": (DRIVES, drive("990", "randread-4k-qd1", "bitline", fmt=kilo1)),
+    "drv-990-qd1-read-dev": (DRIVES, drive("990", "randread-4k-qd1", "deviation", "20,020", fmt=pct)),
+    "drv-990-seqread": (DRIVES, drive("990", "seqread-128k-qd32", "deviation", "7,450", fmt=pct)),
+    "drv-980-seqwrite": (DRIVES, drive("980", "seqwrite-128k-qd32", "bitline")),
+    "drv-970-seqwrite": (DRIVES, drive("970", "seqwrite-128k-qd32", "bitline")),
+    "drv-990-seqwrite": (DRIVES, drive("990", "seqwrite-128k-qd32", "bitline")),
+    "drv-980-seqwrite-dev": (DRIVES, drive("980", "seqwrite-128k-qd32", "deviation", fmt=pct)),
+    "drv-970-seqwrite-dev": (DRIVES, drive("970", "seqwrite-128k-qd32", "deviation", fmt=pct)),
+    "drv-990-seqwrite-dev": (DRIVES, drive("990", "seqwrite-128k-qd32", "deviation", "6,900", fmt=pct)),
+    "drv-980-fill": (DRIVES, drive("980", "seqwrite-128k-qd32-fill", "bitline")),
+    "drv-970-fill": (DRIVES, drive("970", "seqwrite-128k-qd32-fill", "bitline")),
+    "drv-990-fill": (DRIVES, drive("990", "seqwrite-128k-qd32-fill", "bitline")),
+    "drv-980-fill-dev": (DRIVES, drive("980", "seqwrite-128k-qd32-fill", "deviation", fmt=pct)),
+    "drv-970-fill-dev": (DRIVES, drive("970", "seqwrite-128k-qd32-fill", "deviation", fmt=pct)),
+    "drv-980-randread-dev": (DRIVES, drive("980", "randread-4k-qd32-t16", "deviation", fmt=pct)),
+    "drv-970-randread-dev": (DRIVES, drive("970", "randread-4k-qd32-t4", "deviation", fmt=pct)),
+    "drv-990-randread-dev": (DRIVES, drive("990", "randread-4k-qd32-t16", "deviation", "1,200,000", fmt=pct)),
+    "drv-980-randread": (DRIVES, drive("980", "randread-4k-qd32-t16", "bitline")),
+    "drv-970-randread": (DRIVES, drive("970", "randread-4k-qd32-t4", "bitline")),
+    "drv-980-randwrite": (DRIVES, drive("980", "randwrite-4k-qd32-fresh", "bitline", fmt=mega)),
+    "drv-970-randwrite": (DRIVES, drive("970", "randwrite-4k-qd32-fresh", "bitline", fmt=kilo)),
+    "drv-990-randwrite": (DRIVES, drive("990", "randwrite-4k-qd32-fresh", "bitline", fmt=kilo)),
+    "drv-980-randwrite-dev": (DRIVES, drive("980", "randwrite-4k-qd32-fresh", "deviation", fmt=pct)),
+    "drv-970-randwrite-dev": (DRIVES, drive("970", "randwrite-4k-qd32-fresh", "deviation", "550,000", fmt=pct)),
+    "drv-970-randwrite-review-dev": (DRIVES, drive("970", "randwrite-4k-qd32-fresh", "deviation", "354,973", fmt=pct)),
+    "drv-990-randwrite-dev": (DRIVES, drive("990", "randwrite-4k-qd32-fresh", "deviation", "1,550,000", fmt=pct)),
+    "drv-970-qd1-write-dev": (DRIVES, drive("970", "randwrite-4k-qd1", "deviation", "60,000", fmt=pct)),
+    "drv-970-qd1-write-review-dev": (DRIVES, drive("970", "randwrite-4k-qd1", "deviation", "163,140", fmt=pct)),
+    "drv-980-steady": (DRIVES, drive("980", "randwrite-4k-qd32-steady", "bitline", fmt=kilo1)),
+    "drv-970-steady": (DRIVES, drive("970", "randwrite-4k-qd32-steady", "bitline", fmt=kilo1)),
+    "drv-990-steady": (DRIVES, drive("990", "randwrite-4k-qd32-steady", "bitline", fmt=kilo1)),
+    "drives-980-970-within": (DRIVES, count(within_15, lambda r: "990" not in r["drive"])),
+    "drives-980-970-published": (DRIVES, count(lambda r: r["deviation"] != "-", lambda r: "990" not in r["drive"])),
+    # the CSV columns of `serve run --requests-out F.csv` and `serve sweep --csv F`
+    "serve-requests-csv": (None, Columns("serve", "run", "--model", "llama2-7b", "--system", "h100x1", "--rate", "4",
+                                         "--input", "300", "--output", "50", "--requests", "20", "--requests-out",
+                                         "{csv}")),
+    "serve-sweep-csv": (None, Columns("serve", "sweep", "--model", "llama2-7b", "--system", "h100x1", "--rates", "1,4",
+                                      "--input", "300", "--output", "50", "--requests", "20", "--csv", "{csv}")),
+}
+
+
+# ---------------------------------------------------------------- the check and the rewrite
+
+
+def docs(root):
+    return ["README.md"] + sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "docs", "*.md")))
+
+
+def source_text(root, source, cache):
+    """The text of a GENERATED block, or of a section of a file written whole."""
+    if source not in cache:
+        path, block = source
+        text = open(os.path.join(root, path), encoding="utf-8").read()
+        if path in WHOLE:
+            m = re.search(r"^" + re.escape(block) + r"\n(.*?)(?=^#{1,2} |\Z)", text, re.S | re.M)
+        else:
+            m = re.search(r"<!-- GENERATED " + re.escape(block) + r": [^>]*-->\n(.*?)<!-- END GENERATED " +
+                          re.escape(block) + r" -->", text, re.S)
+        if not m:
+            raise LookupError(f"{path} has no {'section' if path in WHOLE else 'GENERATED block'} '{block}'")
+        cache[source] = m.group(1)
+    return cache[source]
+
+
+def expected(root, name, cache):
+    source, how = VALUES[name]
+    try:
+        return how(source_text(root, source, cache)), None
+    except (LookupError, ValueError, OSError) as e:
+        return None, f"{name}: cannot read it from {source[0]} ({source[1]}): {e}"
+
+
+def marks(root):
+    """(file, line number, name, value, (start, end) of the value in the file's text) of every mark, and the problems
+    of malformed ones. A value may run over lines (a list of columns); a figure is one line."""
+    found, bad = [], []
+    for path in docs(root):
+        text = open(os.path.join(root, path), encoding="utf-8").read()
+        fences = [m.start() for m in re.finditer(r"^\s*```", text, re.M)]
+        ms = list(MARK.finditer(text))
+        if len(re.findall(r"(?<!`)<!--v:", text)) != len(ms) or len(re.findall(r"<!--/v-->(?!`)", text)) != len(ms):
+            bad.append(f"{path}: a mark without its end, or an end without its mark (<!--v:NAME-->value<!--/v-->)")
+        for m in ms:
+            n = text.count("\n", 0, m.start()) + 1
+            if sum(1 for f in fences if f < m.start()) % 2:
+                bad.append(f"{path}:{n}: a mark inside a code block (it would show)")
+            if "<!--" in m.group(2):
+                bad.append(f"{path}:{n}: a mark inside a mark")
+            found.append((path, n, m.group(1), m.group(2), m.span(2)))
+    return found, bad
+
+
+def check(root=ROOT, binary=None):
+    """Every problem, one line each (none: the docs agree with their sources)."""
+    found, problems = marks(root)
+    cache, headers, used = {}, {}, set()
+    for path, n, name, value, _ in found:
+        used.add(name)
+        if name not in VALUES:
+            problems.append(f"{path}:{n}: unknown value name '{name}' (register it in scripts/doc_values.py VALUES)")
+            continue
+        source, how = VALUES[name]
+        if isinstance(how, Columns):
+            if binary:
+                if name not in headers:
+                    headers[name] = how.header(binary)
+                why = Columns.differ(value, headers[name])
+                if why:
+                    problems.append(f"{path}:{n}: {name}: the documented columns differ from the CSV's: {why}")
+            continue
+        want, err = expected(root, name, cache)
+        if err:
+            problems.append(f"{path}:{n}: {err}")
+        elif value != want:
+            problems.append(f"{path}:{n}: {name} is '{value}' here but '{want}' in {source[0]} ({source[1]}); "
+                            "`python3 scripts/doc_values.py write` rewrites it")
+    for name in sorted(set(VALUES) - used):
+        problems.append(f"scripts/doc_values.py: '{name}' is registered but marked nowhere (remove it)")
+    return problems
+
+
+def write(root=ROOT):
+    """Rewrites every marked figure from its source; returns the problems left (check's, without the program)."""
+    found, problems = marks(root)
+    cache, edits = {}, {}
+    for path, n, name, value, span in found:
+        if name in VALUES and not isinstance(VALUES[name][1], Columns):
+            want, err = expected(root, name, cache)
+            if err:
+                problems.append(f"{path}:{n}: {err}")
+            elif want != value:
+                edits.setdefault(path, []).append((span, want))
+    for path, changes in edits.items():
+        full = os.path.join(root, path)
+        text = open(full, encoding="utf-8").read()
+        for (a, b), want in sorted(changes, reverse=True):
+            text = text[:a] + want + text[b:]
+        open(full, "w", encoding="utf-8").write(text)
+        print(f"doc_values: {len(changes)} figure(s) rewritten in {path}")
+    return problems or check(root)
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "check" and len(sys.argv) <= 3:
+        problems = check(ROOT, os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else None)
+        n = len(marks(ROOT)[0])
+    elif sys.argv[1:] == ["write"]:
+        problems, n = write(ROOT), len(marks(ROOT)[0])
+    else:
+        print(__doc__)
+        return 2
+    for p in problems:
+        print("  " + p)
+    print(f"doc_values: {n} marked figures, {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
