@@ -102,6 +102,7 @@ FastTimer::FastTimer(const MemoryTiming& mt) : mt_(mt) {
   seen_.assign(size_t(mt.megaplanes), -1);
   win_plane_.assign(size_t(mt.megaplanes), 0);
   win_base_.assign(stacks, 0);
+  arrivals_.resize(stacks);
 }
 
 void FastTimer::shift(Time dt) {
@@ -199,7 +200,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
     int64_t flash_end = S, xfer = 0;
     if (t.count > 0) {
       std::fill(stack_sum.begin(), stack_sum.end(), 0);
-      scratch_.clear();
+      for (auto& b : arrivals_) b.clear();
       int64_t latest = 0;
       double bytes = 0;
       for (uint32_t i = t.first; i < t.first + t.count; ++i) {
@@ -212,19 +213,21 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
         const int64_t ready = f + (full ? after_full : after(u.bytes));
         stack_sum[size_t(s)] += x;
         latest = std::max(latest, ready);
-        scratch_.emplace_back(s, std::max(S, ready), x);
+        arrivals_[size_t(s)].emplace_back(std::max(S, ready), x);
         bytes += u.bytes;
       }
       for (int64_t v : stack_sum) xfer = std::max(xfer, v);
       if (latest <= S) {
         flash_end = S + xfer;  // everything was sensed before the kernel asked: the interfaces alone
       } else {
-        std::sort(scratch_.begin(), scratch_.end());
-        int64_t cur_stack = -1, busy = 0;
-        for (const auto& [s, a, x] : scratch_) {
-          if (s != cur_stack) cur_stack = s, busy = S;
-          busy = std::max(busy, a) + x;
-          flash_end = std::max(flash_end, busy);
+        // Each stack's interface moves its megapages in the order they arrive (equal arrivals: the shorter first).
+        for (auto& b : arrivals_) {
+          std::sort(b.begin(), b.end());
+          int64_t busy = S;
+          for (const auto& [a, x] : b) {
+            busy = std::max(busy, a) + x;
+            flash_end = std::max(flash_end, busy);
+          }
         }
       }
       rc.flash_units += t.count;

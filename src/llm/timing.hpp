@@ -115,7 +115,7 @@ class FastTimer {
   int64_t win_lo_ = 0;
   int64_t tiles_ = 0, now_ = 0, first_start_ = 0;
   int64_t gate_ = -1;                                           // the latest gate tile started (its prefetch waited for it)
-  std::vector<std::tuple<int64_t, int64_t, int64_t>> scratch_;  // (stack, arrival, transfer) of a tile's megapages
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> arrivals_;  // per stack: (arrival, transfer) of a tile's megapages
 };
 
 struct StepTiming {
