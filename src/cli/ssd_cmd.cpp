@@ -15,7 +15,7 @@
 #include "core/json_io.hpp"
 #include "core/param_dump.hpp"
 #include "ssd/device.hpp"
-#include "ssd/fio.hpp"
+#include "ssd/fio_report.hpp"
 #include "ssd/mqsim_result.hpp"
 #include "ssd/mqsim_xml.hpp"
 

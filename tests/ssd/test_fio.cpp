@@ -20,7 +20,7 @@
 #include "../support/run_bitline.hpp"
 #include "core/error.hpp"
 #include "ssd/device.hpp"
-#include "ssd/fio.hpp"
+#include "ssd/fio_report.hpp"
 #include "ssd/io_stats.hpp"
 #include "ssd/mqsim_xml.hpp"
 
