@@ -77,6 +77,125 @@ nlohmann::json choices_json(const std::vector<ChoiceRow>& choices) {
 
 }  // namespace
 
+namespace {
+
+/// describe --engines: the serving engine profiles of configs/engines/.
+void print_engines(bool as_json) {
+  const auto list = serve::list_engines();
+  if (as_json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& e : list) {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& [k, v] : e.options) o[k] = v;
+      j.push_back({{"name", e.name},
+                   {"file", e.file},
+                   {"family", e.family},
+                   {"version", e.version},
+                   {"description", e.description},
+                   {"options", o}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout
+      << "Serving engines (bitline serve run|sweep|capacity --engine NAME; --set engine.OPTION=VALUE; docs/serving.md, \"Engines\"):\n";
+  for (const auto& e : list) {
+    std::cout << fmt::format("\n{}  (family {}, {}{})\n  {}\n  {}\n", e.name, e.family, e.version,
+                             e.name == serve::kDefaultEngine ? ", the default" : "", e.description, e.file);
+    for (const auto& [k, v] : e.options) std::cout << fmt::format("    {:<28} {}\n", k, v);
+  }
+}
+
+/// describe --kind KIND: every parameter of the kind as it resolves, and where it comes from.
+void print_kind(const std::string& kind, bool as_json) {
+  const std::vector<accel::KindValue> rows = accel::kind_provenance(kind);
+  if (as_json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(r.json());
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  size_t own = 0, width = 0;
+  for (const auto& r : rows) {
+    own += r.origin.has_value();
+    width = std::max(width, r.key.size());
+  }
+  std::cout << fmt::format("GPU kind {}: {} parameters, {} from its files, {} defaults\n", kind, rows.size(), own, rows.size() - own);
+  for (const auto& r : rows)
+    std::cout << fmt::format("{:<{}}  {:<16}  {}\n", r.key, width, r.value.is_string() ? r.value.get<std::string>() : r.value.dump(),
+                             r.origin.value_or("default"));
+}
+
+/// describe --papers: the papers that sources cite.
+void print_papers(bool as_json) {
+  if (as_json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& p : kPapers) j.push_back({{"name", p.name}, {"citation", p.citation}, {"link", p.link}});
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << papers_text();
+  }
+}
+
+/// describe [COMPONENT] [--impls]: the parameters of every component (or those under COMPONENT), or only the policies
+/// chosen by name.
+void print_components(const std::string& component, bool as_json, bool impls) {
+  std::vector<ParamRow> rows;
+  bool matched = component.empty();
+  for (const auto& c : catalogue()) {
+    for (auto& r : c.rows(c.path)) {
+      if (component.empty() || r.path == component || r.path.rfind(component + ".", 0) == 0) {
+        matched = true;
+        if (!impls || !r.choices.empty()) rows.push_back(r);
+      }
+    }
+  }
+  if (!matched) {
+    std::string known;
+    for (const auto& c : catalogue()) known += (known.empty() ? "" : ", ") + c.path;
+    throw CLI::ValidationError("describe", fmt::format("unknown component '{}' (components: {})", component, known));
+  }
+  const bool others = impls && component.empty();
+  if (as_json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json e = {{"key", r.path},    {"type", r.type},        {"default", r.def},
+                          {"range", r.range}, {"description", r.desc}, {"source", r.source}};
+      if (!r.choices.empty()) e["kind"] = r.kind, e["choices"] = choices_json(r.choices);
+      j.push_back(std::move(e));
+    }
+    if (others)
+      for (const auto& o : other_policies())
+        j.push_back({{"key", o.where}, {"kind", o.impls->kind()}, {"choices", choices_json(rows_of(*o.impls))}});
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  if (impls) {
+    std::cout << "Policies chosen by name (core/registry.hpp): each key with its implementations\n\n";
+    for (const auto& r : rows) std::cout << fmt::format("{}  ({}, default {})\n{}", r.path, r.kind, r.def, choice_lines(r.choices, "    "));
+    if (others) {
+      std::cout << "\nChosen outside the config sections:\n\n";
+      for (const auto& o : other_policies())
+        std::cout << fmt::format("{}  ({})\n{}", o.where, o.impls->kind(), choice_lines(rows_of(*o.impls), "    "));
+    }
+    return;
+  }
+  if (component.empty()) {
+    std::cout << papers_text() << "\n";
+    std::cout << "Components (bitline describe NAME for one; --impls for the policies chosen by name):\n";
+    for (const auto& c : catalogue()) std::cout << fmt::format("  {:<10} {}\n", c.path, c.summary);
+    std::cout << "\n";
+  }
+  for (const auto& r : rows) {
+    std::cout << fmt::format("{}  ({}{}{})\n    default: {}\n    {}\n", r.path, r.kind.empty() ? r.type : "choice of " + r.kind,
+                             r.range.empty() ? "" : ", ", r.range, r.def, r.desc);
+    if (!r.choices.empty()) std::cout << "    choices:\n" << choice_lines(r.choices, "      ");
+    std::cout << fmt::format("    source: {}\n", r.source);
+  }
+}
+
+}  // namespace
+
 void add_describe(CLI::App& app) {
   auto* cmd = app.add_subcommand("describe", "list components and their parameters (default, unit, source)");
   auto component = std::make_shared<std::string>();
@@ -101,114 +220,15 @@ void add_describe(CLI::App& app) {
     if (*engines) {
       if (!component->empty() || *impls || *papers || !kind->empty())
         throw CLI::ValidationError("describe", "--engines lists the engine profiles: it takes no component nor --impls/--papers/--kind");
-      const auto list = serve::list_engines();
-      if (*as_json) {
-        nlohmann::json j = nlohmann::json::array();
-        for (const auto& e : list) {
-          nlohmann::json o = nlohmann::json::object();
-          for (const auto& [k, v] : e.options) o[k] = v;
-          j.push_back({{"name", e.name},
-                       {"file", e.file},
-                       {"family", e.family},
-                       {"version", e.version},
-                       {"description", e.description},
-                       {"options", o}});
-        }
-        std::cout << j.dump(2) << "\n";
-        return;
-      }
-      std::cout
-          << "Serving engines (bitline serve run|sweep|capacity --engine NAME; --set engine.OPTION=VALUE; docs/serving.md, \"Engines\"):\n";
-      for (const auto& e : list) {
-        std::cout << fmt::format("\n{}  (family {}, {}{})\n  {}\n  {}\n", e.name, e.family, e.version,
-                                 e.name == serve::kDefaultEngine ? ", the default" : "", e.description, e.file);
-        for (const auto& [k, v] : e.options) std::cout << fmt::format("    {:<28} {}\n", k, v);
-      }
-      return;
-    }
-    if (!kind->empty()) {
+      print_engines(*as_json);
+    } else if (!kind->empty()) {
       if (!component->empty() || *impls || *papers)
         throw CLI::ValidationError("describe", "--kind prints one GPU kind: it takes neither a component nor --impls/--papers");
-      const std::vector<accel::KindValue> rows = accel::kind_provenance(*kind);
-      if (*as_json) {
-        nlohmann::json j = nlohmann::json::array();
-        for (const auto& r : rows) j.push_back(r.json());
-        std::cout << j.dump(2) << "\n";
-        return;
-      }
-      size_t own = 0, width = 0;
-      for (const auto& r : rows) {
-        own += r.origin.has_value();
-        width = std::max(width, r.key.size());
-      }
-      std::cout << fmt::format("GPU kind {}: {} parameters, {} from its files, {} defaults\n", *kind, rows.size(), own, rows.size() - own);
-      for (const auto& r : rows)
-        std::cout << fmt::format("{:<{}}  {:<16}  {}\n", r.key, width, r.value.is_string() ? r.value.get<std::string>() : r.value.dump(),
-                                 r.origin.value_or("default"));
-      return;
-    }
-    if (*papers) {
-      if (*as_json) {
-        nlohmann::json j = nlohmann::json::array();
-        for (const auto& p : kPapers) j.push_back({{"name", p.name}, {"citation", p.citation}, {"link", p.link}});
-        std::cout << j.dump(2) << "\n";
-      } else {
-        std::cout << papers_text();
-      }
-      return;
-    }
-    std::vector<ParamRow> rows;
-    bool matched = component->empty();
-    for (const auto& c : catalogue()) {
-      for (auto& r : c.rows(c.path)) {
-        if (component->empty() || r.path == *component || r.path.rfind(*component + ".", 0) == 0) {
-          matched = true;
-          if (!*impls || !r.choices.empty()) rows.push_back(r);
-        }
-      }
-    }
-    if (!matched) {
-      std::string known;
-      for (const auto& c : catalogue()) known += (known.empty() ? "" : ", ") + c.path;
-      throw CLI::ValidationError("describe", fmt::format("unknown component '{}' (components: {})", *component, known));
-    }
-    const bool others = *impls && component->empty();
-    if (*as_json) {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& r : rows) {
-        nlohmann::json e = {{"key", r.path},    {"type", r.type},        {"default", r.def},
-                            {"range", r.range}, {"description", r.desc}, {"source", r.source}};
-        if (!r.choices.empty()) e["kind"] = r.kind, e["choices"] = choices_json(r.choices);
-        j.push_back(std::move(e));
-      }
-      if (others)
-        for (const auto& o : other_policies())
-          j.push_back({{"key", o.where}, {"kind", o.impls->kind()}, {"choices", choices_json(rows_of(*o.impls))}});
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    if (*impls) {
-      std::cout << "Policies chosen by name (core/registry.hpp): each key with its implementations\n\n";
-      for (const auto& r : rows)
-        std::cout << fmt::format("{}  ({}, default {})\n{}", r.path, r.kind, r.def, choice_lines(r.choices, "    "));
-      if (others) {
-        std::cout << "\nChosen outside the config sections:\n\n";
-        for (const auto& o : other_policies())
-          std::cout << fmt::format("{}  ({})\n{}", o.where, o.impls->kind(), choice_lines(rows_of(*o.impls), "    "));
-      }
-      return;
-    }
-    if (component->empty()) {
-      std::cout << papers_text() << "\n";
-      std::cout << "Components (bitline describe NAME for one; --impls for the policies chosen by name):\n";
-      for (const auto& c : catalogue()) std::cout << fmt::format("  {:<10} {}\n", c.path, c.summary);
-      std::cout << "\n";
-    }
-    for (const auto& r : rows) {
-      std::cout << fmt::format("{}  ({}{}{})\n    default: {}\n    {}\n", r.path, r.kind.empty() ? r.type : "choice of " + r.kind,
-                               r.range.empty() ? "" : ", ", r.range, r.def, r.desc);
-      if (!r.choices.empty()) std::cout << "    choices:\n" << choice_lines(r.choices, "      ");
-      std::cout << fmt::format("    source: {}\n", r.source);
+      print_kind(*kind, *as_json);
+    } else if (*papers) {
+      print_papers(*as_json);
+    } else {
+      print_components(*component, *as_json, *impls);
     }
   });
 }

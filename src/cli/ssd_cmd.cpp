@@ -69,18 +69,122 @@ class RequestProgress {
   size_t base_ = 0, last_ = 0, later_ = 0;
 };
 
+/// `bitline ssd fio`'s options.
+struct FioOpts {
+  std::string job_file, device, json;
+  std::vector<std::string> sets;
+  bool quiet = false;
+  double occupancy = 0;
+  int64_t max_transactions = ssd::kDefaultMaxTransactions;
+  double throughput_bin = 0;
+};
+
+/// Each group's run options with its share of the work budget: --max-transactions per group, and twice it over the
+/// file (as a workload's scenarios under ssd run), every group's work checked before the first runs; `estimates` gets
+/// each group's requests, at most (the progress callback's total).
+std::vector<ssd::RunOptions> group_budgets(const FioOpts& o, const ssd::fio::Plan& plan, const ssd::DeviceXml& d,
+                                           const ssd::RunOptions& opt, std::vector<size_t>& estimates) {
+  const double total_budget = 2.0 * double(o.max_transactions);
+  double spent = 0;
+  std::vector<ssd::RunOptions> per_run;
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    ssd::RunOptions ro = opt;
+    ro.max_transactions = std::min<int64_t>(o.max_transactions, int64_t(std::max(0.0, total_budget - spent)));
+    if (ro.max_transactions < o.max_transactions)
+      ro.budget_note = fmt::format(", what the file's {:.0f} (2 x --max-transactions) leaves after the groups before it", total_budget);
+    const std::string label = fmt::format("{}: group {} (jobs run at once up to a stonewall)", o.job_file, i + 1);
+    if (ro.max_transactions < 1)
+      throw ConfigError(
+          fmt::format("{}: the groups before it used the file's budget of {:.0f} page transactions (2 x "
+                      "--max-transactions); split the file or raise --max-transactions",
+                      label, total_budget));
+    const ssd::WorkEstimate e = ssd::estimate_scenario(d, plan.runs[i].scenario, ro, label);
+    spent += double(e.page_transactions);
+    estimates.push_back(size_t(e.requests));
+    per_run.push_back(ro);
+  }
+  return per_run;
+}
+
+/// Runs the job file's groups on the device, writes fio's JSON and logs, prints the summary.
+void run_fio(const FioOpts& o, const RunContext& ctx) {
+  check_json_output(o.json);
+  check_distinct_files({{"--json", o.json}}, {{"JOBFILE", o.job_file}, {"--device", o.device}});
+  // fio's logs (write_bw_log, ...) go beside the JSON output, or in the current directory without --json
+  const std::filesystem::path log_dir = o.json.empty() ? std::filesystem::path() : std::filesystem::path(o.json).parent_path();
+  ConfigTree tree;
+  for (const auto& set : o.sets) tree.apply_set(set);
+  static constexpr std::array<std::string_view, 2> kSections{"ssd_device", "ssd_model"};
+  check_sections(tree, kSections, "ssd fio");
+  ssd::DeviceXml d = ssd::read_device_xml(o.device, o.sets);
+  if (o.occupancy > 0) d.preconditioning = true;  // the flows' Initial_Occupancy needs the device's preconditioning
+  std::vector<std::string> notes;
+  const ssd::fio::JobFile file = ssd::fio::read_job_file(o.job_file);
+  const std::vector<ssd::fio::Job> jobs = ssd::fio::resolve_jobs(file, &notes);
+  const ssd::fio::Plan plan = ssd::fio::plan_jobs(file, jobs, d, o.occupancy / 100.0);
+  for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
+  std::vector<std::filesystem::path> log_paths;
+  {
+    std::vector<NamedPath> outs{{"--json", o.json}};
+    for (const std::string& name : ssd::fio::log_names(plan)) {
+      log_paths.push_back(log_dir / name);
+      check_json_output(log_paths.back(), "a fio log (write_*_log)");
+      outs.push_back({fmt::format("fio log {}", name), log_paths.back()});
+    }
+    check_distinct_files(outs, {{"JOBFILE", o.job_file}, {"--device", o.device}});
+  }
+  ssd::RunOptions opt;
+  opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
+  opt.io_stats = true;
+  opt.throughput_bin = sec(o.throughput_bin);
+  std::vector<size_t> estimates;  // each group's requests, at most (the progress callback's total)
+  std::vector<ssd::RunOptions> per_run = group_budgets(o, plan, d, opt, estimates);
+  std::vector<ssd::ScenarioRun> runs;
+  const auto later = [&](size_t i) { return std::accumulate(estimates.begin() + std::ptrdiff_t(i), estimates.end(), size_t(0)); };
+  RequestProgress counted(ctx, later(0));
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    if (ctx.progress)
+      per_run[i].progress = [&counted](const ssd::Progress& p) { counted.running(p); };
+    else if (!o.quiet)
+      per_run[i].progress = [](const ssd::Progress& p) {
+        std::cerr << fmt::format("ssd fio: {:.3f} s simulated, {} I/Os done (at most ~{} estimated)\n", p.simulated_s, p.requests_done,
+                                 p.requests_estimate);
+      };
+    runs.push_back(ssd::run_scenario(d, plan.runs[i].scenario, per_run[i], fmt::format("{}: group {}", o.job_file, i + 1)));
+    counted.ended(size_t(runs.back().result["requests"].get<int64_t>()), later(i + 1),
+                  fmt::format("group {} of {}", i + 1, plan.runs.size()));
+  }
+  nlohmann::ordered_json j = ssd::fio::fio_json(plan, runs);
+  j["bitline"]["device"] = d.file;
+  j["bitline"]["occupancy_percent"] = o.occupancy;
+  j["bitline"]["defaults_used"] = d.defaulted;
+  const nlohmann::json resolved = {{"ssd_device", dump_params(static_cast<const ssd::DeviceParams&>(d))},
+                                   {"ssd_model", dump_params(opt.model)}};
+  j["bitline"]["resolved"] = nlohmann::ordered_json::parse(resolved.dump());
+  if (!o.quiet) {
+    fmt::print("{}", ssd::fio::summary(j));
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto& w = runs[i].result["wall"];
+      fmt::print("group {}: {:.6g} s simulated, {} requests ({:.2f} s wall)\n", i + 1, runs[i].result["simulated_s"].get<double>(),
+                 runs[i].result["requests"].get<int64_t>(), w["seconds"].get<double>());
+    }
+  }
+  if (!o.json.empty()) {
+    // fio's key order kept (write_json_file takes a sorted json)
+    write_text_file(o.json, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    if (!o.quiet) fmt::print("wrote {}\n", o.json);
+  }
+  const std::vector<std::string> texts = ssd::fio::log_texts(plan, runs);
+  for (size_t i = 0; i < log_paths.size(); ++i) {
+    write_text_file(log_paths[i], texts[i]);
+    if (!o.quiet) fmt::print("wrote {}\n", log_paths[i].string());
+  }
+}
+
 /// `bitline ssd fio JOBFILE --device DRIVE.xml`: the job file's jobs, group by group (stonewall), on the device.
 void add_ssd_fio(CLI::App& ssd, const RunContext& ctx) {
   auto* fio = ssd.add_subcommand("fio", "run a fio job file on a device XML; fio's JSON output (docs/ssd.md, \"fio job files\")");
-  struct Opts {
-    std::string job_file, device, json;
-    std::vector<std::string> sets;
-    bool quiet = false;
-    double occupancy = 0;
-    int64_t max_transactions = ssd::kDefaultMaxTransactions;
-    double throughput_bin = 0;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<FioOpts>();
   fio->add_option("JOBFILE", o->job_file, "fio job file ([global] and job sections)")->required();
   fio->add_option("--device", o->device, "MQSim device configuration XML (the drive)")->required();
   fio->add_option("--json", o->json, "write fio's JSON result (fio --output-format=json) to this file");
@@ -98,99 +202,7 @@ void add_ssd_fio(CLI::App& ssd, const RunContext& ctx) {
                   "throughput, as ssd run --throughput-bin)")
       ->check(CLI::Range(1e-9, 1e6));
   fio->add_option("--set", o->sets, "ssd_device.KEY=VALUE or ssd_model.KEY=VALUE, as bitline ssd run --set (repeatable)");
-  fio->callback([o, ctx] {
-    check_json_output(o->json);
-    check_distinct_files({{"--json", o->json}}, {{"JOBFILE", o->job_file}, {"--device", o->device}});
-    // fio's logs (write_bw_log, ...) go beside the JSON output, or in the current directory without --json
-    const std::filesystem::path log_dir = o->json.empty() ? std::filesystem::path() : std::filesystem::path(o->json).parent_path();
-    ConfigTree tree;
-    for (const auto& set : o->sets) tree.apply_set(set);
-    static constexpr std::array<std::string_view, 2> kSections{"ssd_device", "ssd_model"};
-    check_sections(tree, kSections, "ssd fio");
-    ssd::DeviceXml d = ssd::read_device_xml(o->device, o->sets);
-    if (o->occupancy > 0) d.preconditioning = true;  // the flows' Initial_Occupancy needs the device's preconditioning
-    std::vector<std::string> notes;
-    const ssd::fio::JobFile file = ssd::fio::read_job_file(o->job_file);
-    const std::vector<ssd::fio::Job> jobs = ssd::fio::resolve_jobs(file, &notes);
-    const ssd::fio::Plan plan = ssd::fio::plan_jobs(file, jobs, d, o->occupancy / 100.0);
-    for (auto& n : notes) std::cerr << "bitline: note: " << n << "\n";
-    std::vector<std::filesystem::path> log_paths;
-    {
-      std::vector<NamedPath> outs{{"--json", o->json}};
-      for (const std::string& name : ssd::fio::log_names(plan)) {
-        log_paths.push_back(log_dir / name);
-        check_json_output(log_paths.back(), "a fio log (write_*_log)");
-        outs.push_back({fmt::format("fio log {}", name), log_paths.back()});
-      }
-      check_distinct_files(outs, {{"JOBFILE", o->job_file}, {"--device", o->device}});
-    }
-    ssd::RunOptions opt;
-    opt.model = load_params<ssd::SsdModelOptions>(tree, "ssd_model");
-    opt.io_stats = true;
-    opt.throughput_bin = sec(o->throughput_bin);
-    // every group's work is checked before the first runs: the budget per group, and twice it over the file (as a
-    // workload's scenarios under ssd run)
-    const double total_budget = 2.0 * double(o->max_transactions);
-    double spent = 0;
-    std::vector<ssd::RunOptions> per_run;
-    std::vector<size_t> estimates;  // each group's requests, at most (the progress callback's total)
-    for (size_t i = 0; i < plan.runs.size(); ++i) {
-      ssd::RunOptions ro = opt;
-      ro.max_transactions = std::min<int64_t>(o->max_transactions, int64_t(std::max(0.0, total_budget - spent)));
-      if (ro.max_transactions < o->max_transactions)
-        ro.budget_note = fmt::format(", what the file's {:.0f} (2 x --max-transactions) leaves after the groups before it", total_budget);
-      const std::string label = fmt::format("{}: group {} (jobs run at once up to a stonewall)", o->job_file, i + 1);
-      if (ro.max_transactions < 1)
-        throw ConfigError(
-            fmt::format("{}: the groups before it used the file's budget of {:.0f} page transactions (2 x "
-                        "--max-transactions); split the file or raise --max-transactions",
-                        label, total_budget));
-      const ssd::WorkEstimate e = ssd::estimate_scenario(d, plan.runs[i].scenario, ro, label);
-      spent += double(e.page_transactions);
-      estimates.push_back(size_t(e.requests));
-      per_run.push_back(ro);
-    }
-    std::vector<ssd::ScenarioRun> runs;
-    const auto later = [&](size_t i) { return std::accumulate(estimates.begin() + std::ptrdiff_t(i), estimates.end(), size_t(0)); };
-    RequestProgress counted(ctx, later(0));
-    for (size_t i = 0; i < plan.runs.size(); ++i) {
-      if (ctx.progress)
-        per_run[i].progress = [&counted](const ssd::Progress& p) { counted.running(p); };
-      else if (!o->quiet)
-        per_run[i].progress = [](const ssd::Progress& p) {
-          std::cerr << fmt::format("ssd fio: {:.3f} s simulated, {} I/Os done (at most ~{} estimated)\n", p.simulated_s, p.requests_done,
-                                   p.requests_estimate);
-        };
-      runs.push_back(ssd::run_scenario(d, plan.runs[i].scenario, per_run[i], fmt::format("{}: group {}", o->job_file, i + 1)));
-      counted.ended(size_t(runs.back().result["requests"].get<int64_t>()), later(i + 1),
-                    fmt::format("group {} of {}", i + 1, plan.runs.size()));
-    }
-    nlohmann::ordered_json j = ssd::fio::fio_json(plan, runs);
-    j["bitline"]["device"] = d.file;
-    j["bitline"]["occupancy_percent"] = o->occupancy;
-    j["bitline"]["defaults_used"] = d.defaulted;
-    const nlohmann::json resolved = {{"ssd_device", dump_params(static_cast<const ssd::DeviceParams&>(d))},
-                                     {"ssd_model", dump_params(opt.model)}};
-    j["bitline"]["resolved"] = nlohmann::ordered_json::parse(resolved.dump());
-    if (!o->quiet) {
-      fmt::print("{}", ssd::fio::summary(j));
-      for (size_t i = 0; i < runs.size(); ++i) {
-        const auto& w = runs[i].result["wall"];
-        fmt::print("group {}: {:.6g} s simulated, {} requests ({:.2f} s wall)\n", i + 1, runs[i].result["simulated_s"].get<double>(),
-                   runs[i].result["requests"].get<int64_t>(), w["seconds"].get<double>());
-      }
-    }
-    if (!o->json.empty()) {
-      // fio's key order kept (write_json_file takes a sorted json)
-      write_text_file(o->json, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
-      if (!o->quiet) fmt::print("wrote {}\n", o->json);
-    }
-    const std::vector<std::string> texts = ssd::fio::log_texts(plan, runs);
-    for (size_t i = 0; i < log_paths.size(); ++i) {
-      write_text_file(log_paths[i], texts[i]);
-      if (!o->quiet) fmt::print("wrote {}\n", log_paths[i].string());
-    }
-  });
+  fio->callback([o, ctx] { run_fio(*o, ctx); });
 }
 
 }  // namespace
