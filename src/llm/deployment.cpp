@@ -123,7 +123,7 @@ PointResult DeploymentSearch::search(const ContextSpec& c, Time slo) {
     const Server* s = server(i);
     PointResult& p = results[i];
     if (s) {
-      p = s->search(c, slo);
+      p = s->search(c, slo, &memo_[{i, c.input, c.output}]);
     } else {
       p.model = m_.name;
       p.context = c.name;

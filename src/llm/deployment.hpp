@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -72,6 +74,9 @@ class DeploymentSearch {
   std::vector<DeploymentCandidate> cands_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<std::string> errors_;
+  // Steps timed so far, by candidate and context (input, output tokens): the searches of one context at several SLOs
+  // share them.
+  std::map<std::tuple<size_t, int64_t, int64_t>, Server::StepMemo> memo_;
   std::vector<bool> built_;
   const Server* chosen_ = nullptr;
 };

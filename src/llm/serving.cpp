@@ -427,7 +427,7 @@ int64_t largest_within(Eval& eval, const Metric& metric, int64_t lo, int64_t hi,
 
 }  // namespace
 
-PointResult Server::search(const ContextSpec& c, Time slo) const {
+PointResult Server::search(const ContextSpec& c, Time slo, StepMemo* memo) const {
   PointResult p;
   p.model = m_.name;
   p.context = c.name;
@@ -459,14 +459,18 @@ PointResult Server::search(const ContextSpec& c, Time slo) const {
     p.capacity_limit = to_string(c1.limit);
     return p;
   }
-  std::map<int64_t, StepReport> seen;
+  StepMemo own;
+  StepMemo& steps = memo ? *memo : own;
+  std::map<int64_t, const StepReport*> seen;  // the steps this search looked at
   auto eval = [&](int64_t r) -> const StepReport& {
     auto it = seen.find(r);
     if (it == seen.end()) {
-      it = seen.emplace(r, step(r, c)).first;
+      auto s = steps.find(r);
+      if (s == steps.end()) s = steps.emplace(r, step(r, c)).first;
+      it = seen.emplace(r, &s->second).first;
       ++p.evaluations;
     }
-    return it->second;
+    return *it->second;
   };
   if (eval(1).step > slo) {
     p.reason = fmt::format("no batch meets the SLO: the step takes {:.2f} ms at batch {} (> {:.0f} ms)", to_ms(eval(1).step), eval(1).batch,

@@ -74,8 +74,12 @@ class Server {
   /// `requests_total`: as graph_at's.
   StepReport step_at(const std::vector<int64_t>& contexts, const ContextSpec& c, bool disaggregated, const EngineOverheads& engine,
                      int64_t requests_total = 0) const;
-  /// The largest batch meeting `slo` and fitting in memory.
-  PointResult search(const ContextSpec& c, Time slo) const;
+  /// Steps already timed at one context, by requests per rank: searches of the same context at several SLOs share them
+  /// (a step is the same whatever the SLO).
+  using StepMemo = std::map<int64_t, StepReport>;
+  /// The largest batch meeting `slo` and fitting in memory. `memo` (optional): steps of context `c` timed before, and
+  /// where this search's go (PointResult::evaluations still counts the steps this search looked at).
+  PointResult search(const ContextSpec& c, Time slo, StepMemo* memo = nullptr) const;
   /// The share of the HBF's lifetime writes (flash capacity x P/E cycles over serving.endurance_years) that a write
   /// rate of `bytes_per_s` per GPU uses (StepReport::lifetime_writes_fraction); 0 without HBF.
   double lifetime_writes_fraction(double bytes_per_s) const;
