@@ -12,6 +12,15 @@
 
 namespace bitline {
 
+/// The set bits of a 64-bit word, inline (SWAR): x86-64's baseline has no POPCNT instruction, and the compiler's
+/// __builtin_popcountll is then a call into libgcc per word.
+inline int popcount64(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  return int((x * 0x0101010101010101ULL) >> 56);
+}
+
 class BitVector {
  public:
   BitVector() = default;
@@ -66,7 +75,7 @@ class BitVector {
   }
   size_t popcount() const {
     size_t n = 0;
-    for (auto w : words_) n += size_t(__builtin_popcountll(w));
+    for (auto w : words_) n += size_t(popcount64(w));
     return n;
   }
   bool operator==(const BitVector& o) const { return bits_ == o.bits_ && words_ == o.words_; }

@@ -430,7 +430,7 @@ PageRead Die::correct_read(const PageAddress& a, const CommandResult& r1, const 
   for (size_t w0 = 0; w0 < raw.word_count(); w0 += cw_words) {
     size_t w1 = std::min(raw.word_count(), w0 + cw_words);
     uint64_t errs = 0;
-    for (size_t w = w0; w < w1; ++w) errs += uint64_t(__builtin_popcountll(raw.data()[w] ^ truth.data()[w]));
+    for (size_t w = w0; w < w1; ++w) errs += uint64_t(popcount64(raw.data()[w] ^ truth.data()[w]));
     if (errs == 0) continue;
     if (int64_t(errs) <= p_.ecc.correctable_bits) {
       for (size_t w = w0; w < w1; ++w) raw.data()[w] = truth.data()[w];

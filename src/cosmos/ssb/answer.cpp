@@ -327,7 +327,7 @@ OpResults results_of(const std::vector<BitVector>& bits, int64_t rows) {
   };
   r.count = [&bits, word](size_t i) {
     uint64_t c = 0;
-    for (size_t w = 0; w < bits.at(i).word_count(); ++w) c += uint64_t(__builtin_popcountll(word(i, w)));
+    for (size_t w = 0; w < bits.at(i).word_count(); ++w) c += uint64_t(popcount64(word(i, w)));
     return c;
   };
   r.rows = [&bits, word](size_t i) {

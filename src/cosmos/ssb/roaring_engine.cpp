@@ -102,7 +102,7 @@ roaring_bitmap_t* to_roaring(const BitVector& v) {
   std::vector<Chunk> chunks;
   for (size_t w0 = 0; w0 < words; w0 += kChunkWords) {
     uint32_t card = 0;
-    for (size_t w = w0; w < std::min(words, w0 + kChunkWords); ++w) card += uint32_t(__builtin_popcountll(v.data()[w]));
+    for (size_t w = w0; w < std::min(words, w0 + kChunkWords); ++w) card += uint32_t(popcount64(v.data()[w]));
     if (card) chunks.push_back({uint16_t(w0 / kChunkWords), card, w0});
   }
   if (chunks.size() > 65536) throw ModelError("internal: more than 2^32 rows in one Roaring bitmap");
