@@ -21,11 +21,12 @@
 
 namespace bitline::serve {
 
-/// Output tokens one `accel sessions` run may simulate, summed over its loads and systems: 4e9, about 200 s of one core
-/// of this project's 2-core machine at the measured ~50 ns per decoded token (the paper's experiment: 2.5e9, 122 s on
-/// one core, half on two threads). Checked before any simulation runs (docs/commands.md, "Work budgets").
+/// Output tokens one `accel sessions` run may simulate, summed over its loads and systems: 4e9, about 40 s of one core
+/// of this project's 2-core machine at the measured ~10 ns per decoded token (the paper's experiment: 2.5e9, 25 s on
+/// one core, 13 s on two threads; ~50 ns before issue 55's folds with requests waiting). Checked before any simulation
+/// runs (docs/commands.md, "Work budgets").
 inline constexpr double kMaxSessionOutputTokens = 4e9;
-inline constexpr double kSessionSecondsPerToken = 50e-9;
+inline constexpr double kSessionSecondsPerToken = 10e-9;
 /// Prefix keys (one per 512 tokens of a turn's context) of all loads together: 2^24, about 1.3 GB at ~80 B each while
 /// served (the paper's experiment: 4.3 M). Each load is also held to llm::kMaxTraceBlocks (requests_from_trace).
 inline constexpr int64_t kMaxSessionPrefixKeys = int64_t(1) << 24;
