@@ -5,17 +5,23 @@ A figure the prose repeats from a generated table is marked where it stands: `<!
 comments: the rendered page shows 2.57x). NAME is registered once, in VALUES below, with where the figure is read: a
 table or line of a GENERATED block (written by `make validate`, `make ssd-drives`, `make ssb` or `make
 serve-capacity`) or of a section of docs/validation.md (written whole by `make validate`), and how. A list of CSV
-columns the docs give is marked the same way and registered with the command that writes that CSV.
+columns the docs give is marked the same way and registered with the command that writes that CSV. A figure of an
+example run that no table holds (`accel run ... --static-batch` drops the prefill from 5.15 to 4.76 s) is registered
+with the command, Run(ARGS...), and read from what `bitline ARGS` prints (or from the JSON it writes to {json}).
 
   doc_values.py check [BITLINE]   exit 1 if a marked figure differs from its source, a mark names no registered NAME,
                                   a registered NAME is marked nowhere, or a mark is malformed. With BITLINE, the
-                                  marked column lists are also compared with the CSV headers the program writes.
-  doc_values.py write             rewrite every marked figure from its source (the make targets above run it last)
+                                  marked column lists are also compared with the CSV headers the program writes,
+                                  and the figures of example runs with what their commands print.
+  doc_values.py write [BITLINE]   rewrite every marked figure from its source, with BITLINE those of example runs
+                                  too (the make targets above run it last)
 
 Run by `make doc-commands` (scripts/check_doc_commands.py, with the program) and by ctest (Scripts.PlotPy:
-tests/scripts/test_doc_values.py, without it). Standard library only.
+tests/scripts/test_doc_values.py, without it: the figures of example runs are then not checked). Standard library
+only.
 """
 import glob
+import json
 import os
 import re
 import statistics
@@ -162,6 +168,54 @@ class Columns:
         return None if i == len(header) else f"undocumented columns: {', '.join(header[i:])}"
 
 
+class Run:
+    """The source of the figures of an example run the prose gives, which no generated table holds: what `bitline
+    ARGS` prints on standard output, or, where an argument holds {json}, the JSON it writes there. Each command runs
+    once per check (the marks reading it share its output); keep it to a few seconds."""
+
+    def __init__(self, *args):
+        self.args = args
+
+    def __eq__(self, other):
+        return isinstance(other, Run) and self.args == other.args
+
+    def __hash__(self):
+        return hash(self.args)
+
+    def __str__(self):
+        return "`bitline " + " ".join(self.args) + "`"
+
+    def output(self, binary):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "out.json")
+            try:
+                env = dict(os.environ)
+                env.setdefault("BITLINE_CONFIG_DIR", os.path.join(ROOT, "configs"))
+                p = subprocess.run([binary, *(a.replace("{json}", path) for a in self.args)], cwd=ROOT, text=True,
+                                   capture_output=True, timeout=300, env=env)
+            except subprocess.TimeoutExpired:
+                raise LookupError("it ran past 300 s")
+            if p.returncode != 0:
+                raise LookupError(f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}")
+            if any("{json}" in a for a in self.args):
+                with open(path, encoding="utf-8") as f:
+                    return f.read()
+            return p.stdout
+
+
+def json_at(path, fmt=None):
+    """The value at a dotted path of the JSON a Run wrote (`summary.ttft_ms.mean`; a list's item by its index)."""
+    def get(text):
+        value = json.loads(text)
+        for key in path.split("."):
+            try:
+                value = value[int(key)] if isinstance(value, list) else value[key]
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise LookupError(f"no '{key}' of '{path}' in the JSON")
+        return fmt(value) if fmt else str(value)
+    return get
+
+
 # ---------------------------------------------------------------- the registry: NAME -> (source, how)
 
 HEADLINE = ("README.md", "headline")
@@ -289,6 +343,87 @@ def mean_of(s):
     return s.split(" / ")[0]
 
 
+def field(*first, at, fmt=None, after=None):
+    """Word `at` (an index; -1 the last) of the printed line whose first words are `first`: the one such line, or
+    with `after` (a regular expression) the first such line after its first match (e.g. a table's title)."""
+    def get(text):
+        if after:
+            m = re.search(after, text)
+            if not m:
+                raise LookupError(f"/{after}/ not in the output")
+            text = text[m.end():]
+        found = [line.split() for line in text.split("\n") if line.split()[:len(first)] == list(first)]
+        if not found or (len(found) > 1 and not after):
+            raise LookupError(f"{len(found)} lines starting '{' '.join(first)}'")
+        try:
+            word = found[0][at]
+        except IndexError:
+            raise LookupError(f"no word {at} on the line starting '{' '.join(first)}'")
+        return fmt(word) if fmt else word
+    return get
+
+
+def fixed(digits, scale=1.0):
+    """A number through a scale, printed with `digits` decimals (ms -> s: fixed(2, 1e-3))."""
+    return lambda s: f"{number(s) * scale:,.{digits}f}"
+
+
+def ratio(num, den, fmt):
+    """num(text) / den(text), two figures read from the same source, through fmt."""
+    return lambda text: fmt.format(number(num(text)) / number(den(text)))
+
+
+def thousands(s):
+    return f"{number(s):,.0f}"
+
+
+def serve_llama2(system, *sets):
+    """docs/llm.md's serving-engine example: `serve run` of Llama-2-7B at 4 requests/s under --engine ideal."""
+    return Run("serve", "run", "--model", "llama2-7b", "--system", system, "--rate", "4", "--input", "300", "--output",
+               "50", "--requests", "200", "--engine", "ideal", *[a for kv in sets for a in ("--set", kv)])
+
+
+def full_left(text):
+    """HBM left for KV in `accel run`'s memory line: the HBM less the weights, the reserve and the workspace (GB)."""
+    total = number(match(r"HBM used [\d.]+ of ([\d.]+) GB")(text))
+    return total - sum(number(match(p + r" ([\d.]+) GB")(text)) for p in ("weights", "runtime reserve", "workspace"))
+
+
+
+def engine_lone(engine):
+    """docs/serving.md's lone request of 1,000 + 200 tokens of Llama-3.1-8B on one H100 under an engine profile."""
+    return Run("serve", "run", "--model", "llama3.1-8b", "--system", "h100x1", "--concurrency", "1", "--input", "1000",
+               "--output", "200", "--requests", "5", "--engine", engine)
+
+
+def disaggregation(*more):
+    """docs/serving.md's disaggregation example: Llama-3.1-70B on 4 x H100 per instance at 3 requests/s."""
+    return Run("serve", "run", "--model", "llama3.1-70b", "--system", "h100x4", "--rate", "3", "--input",
+               "lognormal:2000:0.5", "--output", "300", "--requests", "500", *more)
+
+
+def swap_example(*more):
+    """docs/serving.md's preemption example: Llama-2-7B on one H100, 200 users of 1,500 + 1,000 tokens."""
+    return Run("serve", "run", "--model", "llama2-7b", "--system", "h100x1", "--concurrency", "200", "--input", "1500",
+               "--output", "1000", "--requests", "400", "--engine", "ideal", "--json", "{json}", *more)
+
+
+
+PREFIX = Run("serve", "run", "--model", "llama3.1-70b", "--system", "h100x4", "--trace",
+             "configs/traces/mooncake-example.jsonl", "--engine", "ideal")
+CODER_H200 = Run("accel", "run", "--model", "qwen3-coder-480b", "--system", "h200x8", "--context", "long", "--slo", "100")
+GEMM_H100 = Run("accel", "gemm", "--system", "h100", "--precision", "fp8", "--set", "llm.compute.fp8_util_max=0", "--gemm",
+                "4096x1536x24576", "--gemm", "4096x512x32768")
+SPAN_ALL_LLAMA = Run("accel", "run", "--model", "llama3.1-405b", "--system", "csix8", "--context", "long", "--slo",
+                     "100000", "--set", "hbf.runtime.kv_span=all")
+FULL_H200 = Run("accel", "run", "--model", "llama3.1-405b", "--system", "h200x8", "--context", "agent", "--slo", "100000",
+                "--set", "serving.capacity_context=full")
+ABLATION_FULL = Run("accel", "run", "--model", "qwen3-235b", "--system", "csi", "--gpus", "8", "--context", "8110:2530",
+                    "--slo", "100", "--batch", "256")
+BOARD_H200 = Run("accel", "run", "--model", "qwen3-235b", "--system", "h200x8", "--context", "long", "--slo", "100")
+BOARD_CLI = Run("accel", "run", "--model", "qwen3-235b", "--system", "clix8", "--context", "long", "--slo", "100")
+
+
 VALUES = {
     # the FlashAccel headline and the paper's Llama-3.1-405B 15K/6K point (README, docs/llm.md)
     "csix8-100": (ACCEL, cell("csix8@100", "throughput", fmt=mean_of)),
@@ -349,6 +484,8 @@ VALUES = {
     "writes-pe": (WRITES, lowest_highest("block erases in 5 years (% of the P/E budget)", "{}-{}")),
     "writes-power-csi": (WRITES, lowest_highest("average power per GPU (W), csix8", "{}-{}")),
     "writes-power-h200": (WRITES, lowest_highest("average power per GPU (W), h200x8", "{}-{}")),
+    "writes-power-all": (WRITES, lambda text: "{}-{}".format(cell("average power per GPU (W), h200x8", "lowest")(text),
+                                                             cell("average power per GPU (W), csix8", "highest")(text))),
     "writes-tpj-points": (WRITES, lowest_highest("tokens per joule (activity) against h200x8, per point", "{}-{}",
                                                  lambda s: s.rstrip("x"))),
     "clix8-100-tpj": (ACCEL, cell("clix8@100", "tokens/J (activity)")),
@@ -603,6 +740,88 @@ VALUES = {
                                          "{csv}")),
     "serve-sweep-csv": (None, Columns("serve", "sweep", "--model", "llama2-7b", "--system", "h100x1", "--rates", "1,4",
                                       "--input", "300", "--output", "50", "--requests", "20", "--csv", "{csv}")),
+    # ---- figures of example runs (Run: read from what the command prints; checked by make doc-commands)
+    # docs/llm.md
+    "run-validate-classic": (Run("accel", "validate", "--models", "gpt-j-6b", "opt-66b", "gpt-neox-20b", "mixtral-8x7b",
+                                 "falcon-180b", "--systems", "csix8", "clix4", "--batch", "16"),
+                             match(r"largest \|error\| of the fast model: ([\d.]+%)")),
+    "run-coder-dp-hbm": (CODER_H200, match(r"dp -> .*?, ([\d.]+) GB of HBM used")),
+    "run-coder-tp2": (CODER_H200, match(r"tp2 -> batch (\d+)")),
+    "run-coder-tp4": (CODER_H200, match(r"tp4 -> batch (\d+)")),
+    "run-coder-tp8": (CODER_H200, match(r"tp8 -> batch (\d+)")),
+    "coder-h200x8-long-batch": (ACCEL, cell(("qwen3-coder-480b", "long", "100"), "h200x8", pick=r"\((\d+)")),
+    "coder-h200x8-agent-batch": (ACCEL, cell(("qwen3-coder-480b", "agent", "100"), "h200x8", pick=r"\((\d+)")),
+    "coder-h200x8-long-tps": (ACCEL, cell(("qwen3-coder-480b", "long", "100"), "h200x8", pick=r"^(\d+)")),
+    "coder-h200x8-agent-tps": (ACCEL, cell(("qwen3-coder-480b", "agent", "100"), "h200x8", pick=r"^(\d+)")),
+    "run-gemm-24576": (GEMM_H100, field("4096", "1536", "24576", at=-3, fmt=fixed(0))),
+    "run-gemm-32768": (GEMM_H100, field("4096", "512", "32768", at=-3, fmt=fixed(0))),
+    "run-nvls-ring": (Run("accel", "run", "--model", "llama2-70b", "--system", "h100x8", "--context", "128:1", "--batch",
+                          "1024", "--static-batch"), match(r"prefill ([\d.]+) ms", fixed(2, 1e-3))),
+    "run-nvls-nvls": (Run("accel", "run", "--model", "llama2-70b", "--system", "h100x8", "--context", "128:1", "--batch",
+                          "1024", "--static-batch", "--set", "llm.network.node_all_reduce=nvls"),
+                      match(r"prefill ([\d.]+) ms", fixed(2, 1e-3))),
+    "run-sarathi-ttft": (serve_llama2("h100x1", "serving.engine.kind=sarathi_serve"), field("TTFT", "mean", at=2, fmt=fixed(1))),
+    "run-sarathi-tpot": (serve_llama2("h100x1", "serving.engine.kind=sarathi_serve"), field("TPOT", "mean", at=2)),
+    "run-none-ttft": (serve_llama2("h100x1"), field("TTFT", "mean", at=2, fmt=fixed(1))),
+    "run-none-ttft-2": (serve_llama2("h100x1"), field("TTFT", "mean", at=2)),
+    "run-none-tpot": (serve_llama2("h100x1"), field("TPOT", "mean", at=2)),
+    "run-sarathi-tp2-tpot": (serve_llama2("h100x2", "serving.engine.kind=sarathi_serve"), field("TPOT", "mean", at=2)),
+    "run-none-tp2-tpot": (serve_llama2("h100x2"), field("TPOT", "mean", at=2)),
+    "run-request-ttft": (serve_llama2("h100x1", "serving.engine.kind=custom", "serving.engine.request=2ms"),
+                         field("TTFT", "mean", at=2)),
+    "run-span-all-llama": (SPAN_ALL_LLAMA, match(r"(?m)^  batch (\d+) \(")),
+    "run-span-all-llama-kv": (SPAN_ALL_LLAMA, ratio(match(r"KV ([\d.]+) GB"), match(r"(?m)^  batch (\d+) \("), "{:.1f}")),
+    "run-span-all-qwen": (Run("accel", "run", "--model", "qwen3-235b", "--system", "csix8", "--context", "long", "--slo",
+                              "100000", "--set", "hbf.runtime.kv_span=all"), match(r"\((\d+) per attention rank\)")),
+    "run-span-fit-llama": (Run("accel", "run", "--model", "llama3.1-405b", "--system", "csix8", "--context", "long",
+                               "--slo", "100000"), match(r"(?m)^  batch (\d+) \(", thousands)),
+    "run-full-batch": (FULL_H200, match(r"(?m)^  batch (\d+) \(")),
+    "run-full-weights": (FULL_H200, match(r"weights ([\d.]+) GB", fixed(1))),
+    "run-full-left": (FULL_H200, lambda text: f"{full_left(text):.1f}"),
+    "run-full-requests": (FULL_H200, lambda text: f"{full_left(text) / 1.355:.1f}"),
+    "run-full-no-reserve": (Run("accel", "run", "--model", "llama3.1-405b", "--system", "h200x8", "--context", "agent",
+                                "--slo", "100000", "--set", "serving.capacity_context=full", "--set",
+                                "llm.runtime_reserve=0GB"), match(r"(?m)^  batch (\d+) \(")),
+    "run-board-h200-die": (BOARD_H200, match(r"GPU die (\d+)")),
+    "run-board-h200-hbm": (BOARD_H200, match(r"HBM stacks (\d+)")),
+    "run-board-csi-hbm": (ABLATION_FULL, match(r"HBM stacks (\d+)")),
+    "run-board-cli-hbm": (BOARD_CLI, match(r"HBM stacks (\d+)")),
+    "run-board-csi-hbf": (ABLATION_FULL, match(r"HBF stacks (\d+)")),
+    "run-board-cli-hbf": (BOARD_CLI, match(r"HBF stacks (\d+)")),
+    "run-board-csi-base": (ABLATION_FULL, match(r"HBF base dies (\d+)")),
+    "run-board-cli-base": (BOARD_CLI, match(r"HBF base dies (\d+)")),
+    "run-board-h200": (BOARD_H200, match(r"board power (\d+) W")),
+    "run-board-csi": (ABLATION_FULL, match(r"board power (\d+) W")),
+    "run-board-cli": (BOARD_CLI, match(r"board power (\d+) W")),
+    "run-ablation-blocks": (ABLATION_FULL, match(r"HBF blocks (\d+) of")),
+    "run-ablation-kv": (ABLATION_FULL, match(r"KV ([\d.]+) GB", fixed(0))),
+    # docs/serving.md
+    **{f"run-engine-{e}-{what}": (engine_lone(e), how) for e in ("ideal", "vllm", "vllm-v0", "sglang", "tensorrt-llm")
+       for what, how in (("pool", match(r"\((\d+) tokens per attention rank", thousands)),
+                         ("ttft", field("TTFT", "mean", at=2)), ("tpot", field("TPOT", "mean", at=2)))},
+    "run-engine-ideal-tpot-2": (engine_lone("ideal"), field("TPOT", "mean", at=2)),
+    "run-engine-ideal-ttft-2": (engine_lone("ideal"), field("TTFT", "mean", at=2)),
+    "run-swap-recompute-preemptions": (swap_example(), json_at("summary.preemptions")),
+    "run-swap-recompute-tokens": (swap_example(), json_at("summary.tokens.recomputed", lambda v: f"{v / 1e3:.0f}K")),
+    "run-swap-preemptions": (swap_example("--set", "serve.preemption=swap"), json_at("summary.preemptions")),
+    "run-swap-out": (swap_example("--set", "serve.preemption=swap"), json_at("summary.swaps.out")),
+    "run-swap-tokens": (swap_example("--set", "serve.preemption=swap"),
+                        json_at("summary.tokens.recomputed", lambda v: f"{v / 1e3:.0f}K")),
+    "run-swap-recompute-tps": (swap_example(), json_at("summary.output_tokens_per_s", lambda v: f"{v:,.0f}")),
+    "run-swap-tps": (swap_example("--set", "serve.preemption=swap"), json_at("summary.output_tokens_per_s", lambda v: f"{v:,.0f}")),
+    "run-prefix-off-ttft": (PREFIX, field("TTFT", "mean", at=2, fmt=fixed(0))),
+    "run-prefix-on-ttft": (Run(*PREFIX.args, "--prefix-caching"), field("TTFT", "mean", at=2, fmt=fixed(0))),
+    "run-prefix-hit": (Run(*PREFIX.args, "--prefix-caching"), match(r"served from it \(([\d.]+%)")),
+    "run-disagg-colocated-tpot": (disaggregation(), field("TPOT", "mean", at=2, fmt=fixed(1))),
+    "run-disagg-colocated-itl": (disaggregation(), field("ITL", "mean", at=-2, fmt=fixed(0))),
+    "run-disagg-colocated-ttft": (disaggregation(), field("TTFT", "mean", at=2, fmt=fixed(0))),
+    "run-disagg-tpot": (disaggregation("--disaggregate", "1:1"), field("TPOT", "mean", at=2, fmt=fixed(1))),
+    "run-disagg-itl": (disaggregation("--disaggregate", "1:1"), field("ITL", "mean", at=-2, fmt=fixed(0))),
+    "run-disagg-ttft": (disaggregation("--disaggregate", "1:1"), field("TTFT", "mean", at=2, fmt=fixed(0))),
+    "run-disagg-transfer": (disaggregation("--disaggregate", "1:1"), match(r"mean ([\d.]+) ms each")),
+    "run-ablation-arrange-whole": (Run("accel", "run", "--model", "qwen3-235b", "--system", "csi", "--gpus", "8",
+                                       "--context", "8110:2530", "--slo", "100", "--batch", "256", "--set",
+                                       "serving.kv_arrange=whole"), match(r"GroupArrange copy to HBM ([\d.]+)", fixed(2))),
 }
 
 
@@ -613,28 +832,45 @@ def docs(root):
     return ["README.md"] + sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "docs", "*.md")))
 
 
-def source_text(root, source, cache):
-    """The text of a GENERATED block, or of a section of a file written whole."""
+def source_text(root, source, cache, binary=None):
+    """The text of a GENERATED block, of a section of a file written whole, or of what a Run's command printed."""
     if source not in cache:
-        path, block = source
-        text = open(os.path.join(root, path), encoding="utf-8").read()
-        if path in WHOLE:
-            m = re.search(r"^" + re.escape(block) + r"\n(.*?)(?=^#{1,2} |\Z)", text, re.S | re.M)
+        if isinstance(source, Run):
+            try:
+                cache[source] = source.output(binary)
+            except (LookupError, OSError) as e:
+                cache[source] = LookupError(str(e))
         else:
-            m = re.search(r"<!-- GENERATED " + re.escape(block) + r": [^>]*-->\n(.*?)<!-- END GENERATED " +
-                          re.escape(block) + r" -->", text, re.S)
-        if not m:
-            raise LookupError(f"{path} has no {'section' if path in WHOLE else 'GENERATED block'} '{block}'")
-        cache[source] = m.group(1)
+            path, block = source
+            text = open(os.path.join(root, path), encoding="utf-8").read()
+            if path in WHOLE:
+                m = re.search(r"^" + re.escape(block) + r"\n(.*?)(?=^#{1,2} |\Z)", text, re.S | re.M)
+            else:
+                m = re.search(r"<!-- GENERATED " + re.escape(block) + r": [^>]*-->\n(.*?)<!-- END GENERATED " +
+                              re.escape(block) + r" -->", text, re.S)
+            if not m:
+                raise LookupError(f"{path} has no {'section' if path in WHOLE else 'GENERATED block'} '{block}'")
+            cache[source] = m.group(1)
+    if isinstance(cache[source], Exception):
+        raise cache[source]
     return cache[source]
 
 
-def expected(root, name, cache):
+def where(source):
+    return str(source) if isinstance(source, Run) else f"{source[0]} ({source[1]})"
+
+
+def of_run(name):
+    """Whether NAME is a figure of an example run (checked only with the program)."""
+    return name in VALUES and isinstance(VALUES[name][0], Run)
+
+
+def expected(root, name, cache, binary=None):
     source, how = VALUES[name]
     try:
-        return how(source_text(root, source, cache)), None
+        return how(source_text(root, source, cache, binary)), None
     except (LookupError, ValueError, OSError) as e:
-        return None, f"{name}: cannot read it from {source[0]} ({source[1]}): {e}"
+        return None, f"{name}: cannot read it from {where(source)}: {e}"
 
 
 def marks(root):
@@ -670,29 +906,38 @@ def check(root=ROOT, binary=None):
         if isinstance(how, Columns):
             if binary:
                 if name not in headers:
-                    headers[name] = how.header(binary)
+                    try:
+                        headers[name] = how.header(binary)
+                    except (subprocess.SubprocessError, OSError) as e:
+                        headers[name] = e
+                if isinstance(headers[name], Exception):
+                    problems.append(f"{path}:{n}: {name}: no CSV header from the program: {headers[name]}")
+                    continue
                 why = Columns.differ(value, headers[name])
                 if why:
                     problems.append(f"{path}:{n}: {name}: the documented columns differ from the CSV's: {why}")
             continue
-        want, err = expected(root, name, cache)
+        if of_run(name) and not binary:
+            continue
+        want, err = expected(root, name, cache, binary)
         if err:
             problems.append(f"{path}:{n}: {err}")
         elif value != want:
-            problems.append(f"{path}:{n}: {name} is '{value}' here but '{want}' in {source[0]} ({source[1]}); "
-                            "`python3 scripts/doc_values.py write` rewrites it")
+            problems.append(f"{path}:{n}: {name} is '{value}' here but '{want}' in {where(source)}; "
+                            f"`python3 scripts/doc_values.py write{' BITLINE' if of_run(name) else ''}` rewrites it")
     for name in sorted(set(VALUES) - used):
         problems.append(f"scripts/doc_values.py: '{name}' is registered but marked nowhere (remove it)")
     return problems
 
 
-def write(root=ROOT):
-    """Rewrites every marked figure from its source; returns the problems left (check's, without the program)."""
+def write(root=ROOT, binary=None):
+    """Rewrites every marked figure from its source (those of example runs only with the program); returns the
+    problems left (check's)."""
     found, problems = marks(root)
     cache, edits = {}, {}
     for path, n, name, value, span in found:
-        if name in VALUES and not isinstance(VALUES[name][1], Columns):
-            want, err = expected(root, name, cache)
+        if name in VALUES and not isinstance(VALUES[name][1], Columns) and (binary or not of_run(name)):
+            want, err = expected(root, name, cache, binary)
             if err:
                 problems.append(f"{path}:{n}: {err}")
             elif want != value:
@@ -704,21 +949,22 @@ def write(root=ROOT):
             text = text[:a] + want + text[b:]
         open(full, "w", encoding="utf-8").write(text)
         print(f"doc_values: {len(changes)} figure(s) rewritten in {path}")
-    return problems or check(root)
+    return problems or check(root, binary)
 
 
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] == "check" and len(sys.argv) <= 3:
-        problems = check(ROOT, os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else None)
-        n = len(marks(ROOT)[0])
-    elif sys.argv[1:] == ["write"]:
-        problems, n = write(ROOT), len(marks(ROOT)[0])
+    if len(sys.argv) in (2, 3) and sys.argv[1] in ("check", "write"):
+        binary = os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else None
+        problems = (check if sys.argv[1] == "check" else write)(ROOT, binary)
     else:
         print(__doc__)
         return 2
+    found = marks(ROOT)[0]
+    runs = sum(1 for m in found if of_run(m[2]))
     for p in problems:
         print("  " + p)
-    print(f"doc_values: {n} marked figures, {len(problems)} problem(s)")
+    print(f"doc_values: {len(found)} marked figures ({runs} of example runs, "
+          f"{'read from their commands' if binary else 'not checked without BITLINE'}), {len(problems)} problem(s)")
     return 1 if problems else 0
 
 
