@@ -203,6 +203,32 @@ class Run:
             return p.stdout
 
 
+class Runs:
+    """Several example runs whose outputs one figure compares (`how` gets the list of their texts): the 990 PRO's
+    sequential write with 4 KiB units against page level."""
+
+    def __init__(self, *runs):
+        self.runs = runs
+
+    def __eq__(self, other):
+        return isinstance(other, Runs) and self.runs == other.runs
+
+    def __hash__(self):
+        return hash(self.runs)
+
+    def __str__(self):
+        return " against ".join(str(r) for r in self.runs)
+
+
+def change(read, fmt="{:+.0%}", absolute=False):
+    """The relative change from the first run's figure to the second's, each read by `read` (a Runs source); its
+    magnitude with `absolute` (prose that says "lower by")."""
+    def get(texts):
+        x = number(read(texts[1])) / number(read(texts[0])) - 1
+        return fmt.format(abs(x) if absolute else x)
+    return get
+
+
 def json_at(path, fmt=None):
     """The value at a dotted path of the JSON a Run wrote (`summary.ttft_ms.mean`; a list's item by its index)."""
     def get(text):
@@ -408,6 +434,78 @@ def swap_example(*more):
                "--output", "1000", "--requests", "400", "--engine", "ideal", "--json", "{json}", *more)
 
 
+
+def fio(drive, workload, *sets):
+    """`ssd fio` of a shipped drive job (configs/ssd/drives/fio/WORKLOAD.fio at the occupancy its header names) on
+    samsung-DRIVE-1tb.xml, with `--set` overrides (docs/ssd.md)."""
+    job = f"configs/ssd/drives/fio/{workload}.fio"
+    with open(os.path.join(ROOT, job), encoding="utf-8") as f:
+        occupancy = re.search(r"--occupancy (\d+)", f.read()).group(1)
+    return Run("ssd", "fio", job, "--device", f"configs/ssd/drives/samsung-{drive}-1tb.xml", "--occupancy", occupancy,
+               *[a for kv in sets for a in ("--set", kv)])
+
+
+def mqsim_inputs(device, workload, *sets):
+    """`ssd run` of the shipped MQSim-shaped inputs of configs/ssd/ (docs/ssd.md, "Side by side with MQSim")."""
+    return Run("ssd", "run", "--device", f"configs/ssd/{device}", "--workload", f"configs/ssd/{workload}", "--json",
+               "{json}", *[a for kv in sets for a in ("--set", kv)])
+
+
+MBPS = match(r"\(([\d.]+)MB/s\)")
+CLAT = match(r"clat \(usec\): .*?avg=([\d.]+)", fixed(0))
+PAGE_LEVEL = ("ssd_device.mapping_unit=0", "ssd_device.cache_program=false")
+ONE_PLANE = "ssd_device.independent_plane_reads=false"
+NO_GATING = "ssd_model.issue_on_idle_channel=false"
+
+
+def kilo_of(s):
+    return f"{number(s) / 1e3:.0f} K"
+
+
+def against(rated, fmt="{:+.0%}"):
+    """A figure's deviation from a published one (the text gives the published figure beside it)."""
+    return lambda s: fmt.format(number(s) / rated - 1)
+
+
+def share_of(bound, fmt="{:.0%}"):
+    """A figure as a share of a bound the text derives by hand."""
+    return lambda s: fmt.format(number(s) / bound)
+
+
+def scenario(key, fmt=thousands):
+    return json_at("scenarios.0." + key, lambda v: fmt(str(v)))
+
+
+def flow(i, key, fmt=thousands):
+    return json_at(f"scenarios.0.flows.{i}.{key}", lambda v: fmt(str(v)))
+
+
+def mqsim_dev(mqsim, fmt="{:+.1%}"):
+    """bitline's figure against MQSim's (the table's MQSim column)."""
+    return lambda s: fmt.format(number(s) / mqsim - 1).replace("+0.0%", "+0.0%")
+
+
+
+def units_per_page(text):
+    """Host 4 KiB units per flash page programmed (into SLC) in an `ssd fio` JSON."""
+    run = json.loads(text)["bitline"]["runs"][0]
+    return f"{run['ftl']['host_page_writes'] / (run['slc']['slc_programs'] + run['slc']['direct_programs']):.2f}"
+
+
+def weighted_latency(fmt):
+    """The mean device response over a scenario's flows, weighted by their requests (us)."""
+    def get(text):
+        flows = json.loads(text)["scenarios"][0]["flows"]
+        return fmt(sum(f["device_response_time"]["mean_us"] * f["requests"] for f in flows) / sum(f["requests"] for f in flows))
+    return get
+
+
+GC_FIGURES = {
+    "iops": scenario("iops", fixed(0)), "requests": scenario("requests"), "gc": scenario("ftl.gc_executions"),
+    "pages": ratio(json_at("scenarios.0.ftl.gc_page_writes"), json_at("scenarios.0.ftl.gc_executions"), "{:.1f}"),
+    "wa": scenario("ftl.write_amplification", fixed(2)), "lat": flow(0, "device_response_time.mean_us", fixed(0))}
+MQ_WRITE = mqsim_inputs("device.xml", "write.xml")
+MQ_READ = mqsim_inputs("device.xml", "read.xml")
 
 PREFIX = Run("serve", "run", "--model", "llama3.1-70b", "--system", "h100x4", "--trace",
              "configs/traces/mooncake-example.jsonl", "--engine", "ideal")
@@ -819,6 +917,120 @@ VALUES = {
     "run-disagg-itl": (disaggregation("--disaggregate", "1:1"), field("ITL", "mean", at=-2, fmt=fixed(0))),
     "run-disagg-ttft": (disaggregation("--disaggregate", "1:1"), field("TTFT", "mean", at=2, fmt=fixed(0))),
     "run-disagg-transfer": (disaggregation("--disaggregate", "1:1"), match(r"mean ([\d.]+) ms each")),
+    # docs/ssd.md: the work estimate, MQSim's scheduler per run, the drives' one-off runs, MQSim's inputs
+    "run-read-estimated": (mqsim_inputs("device.xml", "read.xml"), scenario("work_estimate.requests",
+                                                                            lambda s: f"{number(s) / 1e6:.1f} M")),
+    "run-read-simulated": (mqsim_inputs("device.xml", "read.xml"), scenario("requests", lambda s: f"{number(s) / 1e6:.2f} M")),
+    **{f"run-mqsim-sched-{w}-{sys_}": (Run("cosmos", "run", "--workload", w, "--system", sys_, "--general-device"),
+                                       match(r"\(([+-][\d.]+%)\); SSD part"))
+       for w in ("bmi", "ims", "kcs") for sys_ in ("osp", "isp", "parabit", "fc")},
+    "drv-980-qd1-latency": (DRIVES, drive("980", "randread-4k-qd1", "bitline", fmt=lambda s: f"{1e6 / number(s):.1f}")),
+    "drv-970-qd1-latency": (DRIVES, drive("970", "randread-4k-qd1", "bitline", fmt=lambda s: f"{1e6 / number(s):.1f}")),
+    "drv-990-qd1-latency": (DRIVES, drive("990", "randread-4k-qd1", "bitline", fmt=lambda s: f"{1e6 / number(s):.1f}")),
+    "drv-980-qd32-little": (DRIVES, drive("980", "randread-4k-qd1", "bitline", fmt=lambda s: f"{32 * number(s) / 1e3:.0f} K")),
+    "drv-970-qd32-little": (DRIVES, drive("970", "randread-4k-qd1", "bitline", fmt=lambda s: f"{32 * number(s) / 1e3:.0f} K")),
+    "drv-980-randwrite-of-bound": (DRIVES, drive("980", "randwrite-4k-qd32-fresh", "bitline", fmt=share_of(32 * 8 / 223.4e-6))),
+    "drv-990-randwrite-of-bound": (DRIVES, drive("990", "randwrite-4k-qd32-fresh", "bitline", "1,550,000",
+                                                 fmt=share_of(16 * 16 / 232.8e-6))),
+    "run-980-seqwrite-one-page": (fio("980pro", "seqwrite-128k-qd32", "ssd_device.cache_program=false"),
+                                  match(r"\(([\d.]+)MB/s\)", thousands)),
+    "run-980-seqwrite-one-page-dev": (fio("980pro", "seqwrite-128k-qd32", "ssd_device.cache_program=false"),
+                                      match(r"\(([\d.]+)MB/s\)", against(5000))),
+    "run-980-seqwrite-one-page-share": (fio("980pro", "seqwrite-128k-qd32", "ssd_device.cache_program=false"),
+                                        match(r"\(([\d.]+)MB/s\)", share_of(4700))),
+    "run-980-randread-one-plane-dev": (fio("980pro", "randread-4k-qd32-t16", ONE_PLANE), match(r"IOPS=(\d+)", against(1e6))),
+    "run-970-randread-one-plane-dev": (fio("970evoplus", "randread-4k-qd32-t4", ONE_PLANE), match(r"IOPS=(\d+)", against(6e5))),
+    "run-980-randread-qd32-k": (fio("980pro", "randread-4k-qd32"), match(r"IOPS=(\d+)", kilo_of)),
+    "run-970-randread-qd32-k": (fio("970evoplus", "randread-4k-qd32"), match(r"IOPS=(\d+)", kilo_of)),
+    "run-990-randread-qd32-k": (fio("990pro", "randread-4k-qd32"), match(r"IOPS=(\d+)", kilo_of)),
+    "run-980-units-per-page": (Run(*fio("980pro", "randwrite-4k-qd32-fresh").args, "--json", "{json}"), units_per_page),
+    "run-990-units-per-page": (Run(*fio("990pro", "randwrite-4k-qd32-fresh").args, "--json", "{json}"), units_per_page),
+    **{f"run-{d}-randwrite-page-k": (fio(d, "randwrite-4k-qd32-fresh", *PAGE_LEVEL), match(r"IOPS=(\d+)", kilo_of))
+       for d in ("980pro", "970evoplus", "990pro")},
+    "run-980pro-randwrite-page-dev": (fio("980pro", "randwrite-4k-qd32-fresh", *PAGE_LEVEL), match(r"IOPS=(\d+)", against(1e6))),
+    "run-970evoplus-randwrite-page-dev": (fio("970evoplus", "randwrite-4k-qd32-fresh", *PAGE_LEVEL),
+                                          match(r"IOPS=(\d+)", against(550000))),
+    "run-990pro-randwrite-page-dev": (fio("990pro", "randwrite-4k-qd32-fresh", *PAGE_LEVEL), match(r"IOPS=(\d+)", against(1.55e6))),
+    "run-970-qd1-write-page-k": (fio("970evoplus", "randwrite-4k-qd1", *PAGE_LEVEL), match(r"IOPS=(\d+)", kilo_of)),
+    "run-970-qd1-write-page-dev": (fio("970evoplus", "randwrite-4k-qd1", *PAGE_LEVEL), match(r"IOPS=(\d+)", against(163140))),
+    # docs/ssd.md: the mapping units and the cache program, each alone (the "both" column is the drives table's)
+    **{f"run-units-{d}-{w}-{col}": (fio(d, w, *sets), match(r"IOPS=(\d+)", thousands) if w.startswith("rand")
+                                    else match(r"\(([\d.]+)MB/s\)", thousands))
+       for d in ("980pro", "970evoplus", "990pro") for w in ("randwrite-4k-qd32-fresh", "seqwrite-128k-qd32")
+       for col, sets in (("page", PAGE_LEVEL), ("units", ("ssd_device.cache_program=false",)),
+                         ("cache", ("ssd_device.mapping_unit=0",)))},
+    "run-units-980pro-randwrite-both": (DRIVES, drive("980", "randwrite-4k-qd32-fresh", "bitline")),
+    "run-units-970evoplus-randwrite-both": (DRIVES, drive("970", "randwrite-4k-qd32-fresh", "bitline")),
+    "run-units-990pro-randwrite-both": (DRIVES, drive("990", "randwrite-4k-qd32-fresh", "bitline")),
+    "run-units-980pro-seqwrite-both": (DRIVES, drive("980", "seqwrite-128k-qd32", "bitline", fmt=lambda s: s.split()[0])),
+    "run-units-970evoplus-seqwrite-both": (DRIVES, drive("970", "seqwrite-128k-qd32", "bitline", fmt=lambda s: s.split()[0])),
+    "run-units-990pro-seqwrite-both": (DRIVES, drive("990", "seqwrite-128k-qd32", "bitline", fmt=lambda s: s.split()[0])),
+    "run-units-990-seqwrite-change": (Runs(fio("990pro", "seqwrite-128k-qd32", *PAGE_LEVEL),
+                                           fio("990pro", "seqwrite-128k-qd32", "ssd_device.cache_program=false")),
+                                      change(MBPS, "{:.0%}", absolute=True)),
+    # docs/ssd.md: host queues and multi-plane reads
+    "run-hq-980-t16-one": (fio("980pro", "randread-4k-qd32-t16", ONE_PLANE), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-980-t16-one-dev": (fio("980pro", "randread-4k-qd32-t16", ONE_PLANE), match(r"IOPS=(\d+)", against(1e6))),
+    "run-hq-980-t16-one-clat": (fio("980pro", "randread-4k-qd32-t16", ONE_PLANE), CLAT),
+    "run-hq-980-t16-clat": (fio("980pro", "randread-4k-qd32-t16"), CLAT),
+    "run-hq-980-qd32-one": (fio("980pro", "randread-4k-qd32", ONE_PLANE), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-980-qd32": (fio("980pro", "randread-4k-qd32"), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-970-t4-one": (fio("970evoplus", "randread-4k-qd32-t4", ONE_PLANE), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-970-t4-one-dev": (fio("970evoplus", "randread-4k-qd32-t4", ONE_PLANE), match(r"IOPS=(\d+)", against(6e5))),
+    "run-hq-970-t4-one-clat": (fio("970evoplus", "randread-4k-qd32-t4", ONE_PLANE), CLAT),
+    "run-hq-970-t4-clat": (fio("970evoplus", "randread-4k-qd32-t4"), CLAT),
+    "run-hq-970-qd32-one": (fio("970evoplus", "randread-4k-qd32", ONE_PLANE), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-970-qd32": (fio("970evoplus", "randread-4k-qd32"), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-980-no-gating": (fio("980pro", "randread-4k-qd32-t16", NO_GATING), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-980-no-gating-share": (fio("980pro", "randread-4k-qd32-t16", NO_GATING),
+                                   match(r"IOPS=(\d+)", share_of(32 * 2 / (45e-6 + 2 * 2.93e-6)))),
+    "run-hq-970-no-gating": (fio("970evoplus", "randread-4k-qd32-t4", NO_GATING), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-980-no-gating-one": (fio("980pro", "randread-4k-qd32-t16", NO_GATING, ONE_PLANE), match(r"IOPS=(\d+)", thousands)),
+    "run-hq-970-no-gating-one": (fio("970evoplus", "randread-4k-qd32-t4", NO_GATING, ONE_PLANE), match(r"IOPS=(\d+)", thousands)),
+    # docs/ssd.md: side by side with MQSim (bitline's columns; MQSim's are its measured figures)
+    "run-mq-w-iops": (MQ_WRITE, scenario("iops", fixed(0))),
+    "run-mq-w-iops-0": (MQ_WRITE, flow(0, "iops", fixed(0))),
+    "run-mq-w-iops-1": (MQ_WRITE, flow(1, "iops", fixed(0))),
+    "run-mq-w-iops-dev": (MQ_WRITE, scenario("iops", mqsim_dev(37143))),
+    "run-mq-w-lat": (MQ_WRITE, flow(0, "device_response_time.mean_us", fixed(0))),
+    "run-mq-w-lat-dev": (MQ_WRITE, flow(0, "device_response_time.mean_us", mqsim_dev(484))),
+    "run-mq-r-iops": (MQ_READ, scenario("iops", fixed(0))),
+    "run-mq-r-iops-0": (MQ_READ, flow(0, "iops", fixed(0))),
+    "run-mq-r-iops-1": (MQ_READ, flow(1, "iops", fixed(0))),
+    "run-mq-r-iops-dev": (MQ_READ, scenario("iops", mqsim_dev(153146, "{:+.2%}"))),
+    "run-mq-r-lat-0": (MQ_READ, flow(0, "device_response_time.mean_us", fixed(0))),
+    "run-mq-r-lat-1": (MQ_READ, flow(1, "device_response_time.mean_us", fixed(0))),
+    "run-mq-r-lat": (MQ_READ, weighted_latency(lambda x: f"{x:.0f}")),
+    "run-mq-r-lat-dev": (MQ_READ, weighted_latency(lambda x: mqsim_dev(209)(str(x)))),
+    "run-mq-w-cmt-misses": (MQ_WRITE, scenario("ftl.cmt_write_misses")),
+    "run-mq-w-cmt-hits": (MQ_WRITE, scenario("ftl.cmt_write_hits")),
+    "run-mq-w-translation-reads": (MQ_WRITE, scenario("ftl.translation_reads")),
+    "run-mq-w-writebacks": (MQ_WRITE, scenario("ftl.translation_writebacks")),
+    "run-mq-w-flash-reads": (MQ_WRITE, scenario("flash.reads")),
+    "run-mq-w-flash-programs": (MQ_WRITE, scenario("flash.programs")),
+    "run-mq-r-cmt-misses": (MQ_READ, scenario("ftl.cmt_misses")),
+    "run-mq-r-cmt-hits": (MQ_READ, scenario("ftl.cmt_hits")),
+    "run-mq-r-translation-reads": (MQ_READ, scenario("ftl.translation_reads")),
+    "run-mq-r-writebacks": (MQ_READ, scenario("ftl.translation_writebacks")),
+    "run-mq-r-writebacks-more": (MQ_READ, scenario("ftl.translation_writebacks", lambda s: f"{72233 / number(s) - 1:.0%}")),
+    "run-mq-r-flash-reads": (MQ_READ, scenario("flash.reads")),
+    "run-mq-r-multiplane": (MQ_READ, scenario("flash.multiplane_ops")),
+    **{f"run-gc-{p.lower()}-{what}": (mqsim_inputs("device-gc.xml", "gc-write.xml", f"ssd_device.gc_policy={p}"), how)
+       for p, whats in (("GREEDY", "iops gc pages lat"), ("RGA", "iops requests gc pages wa lat"),
+                        ("RANDOM", "iops gc pages lat"), ("FIFO", "iops"))
+       for what, how in GC_FIGURES.items() if what in whats.split()},
+    "run-gc-rga-iops-dev": (mqsim_inputs("device-gc.xml", "gc-write.xml", "ssd_device.gc_policy=RGA"),
+                            scenario("iops", mqsim_dev(1620))),
+    "run-gc-rga-lat-dev": (mqsim_inputs("device-gc.xml", "gc-write.xml", "ssd_device.gc_policy=RGA"),
+                           flow(0, "device_response_time.mean_us", mqsim_dev(9875))),
+    "run-gc-greedy-iops-dev": (mqsim_inputs("device-gc.xml", "gc-write.xml", "ssd_device.gc_policy=GREEDY"),
+                               scenario("iops", mqsim_dev(1646))),
+    "run-gc-random-iops-dev": (mqsim_inputs("device-gc.xml", "gc-write.xml", "ssd_device.gc_policy=RANDOM"),
+                               scenario("iops", mqsim_dev(1439))),
+    "run-gc-greedy-lat-dev": (mqsim_inputs("device-gc.xml", "gc-write.xml", "ssd_device.gc_policy=GREEDY"),
+                              flow(0, "device_response_time.mean_us", mqsim_dev(9728))),
+    "run-gc-random-lat-dev": (mqsim_inputs("device-gc.xml", "gc-write.xml", "ssd_device.gc_policy=RANDOM"),
+                              flow(0, "device_response_time.mean_us", mqsim_dev(11180))),
     "run-ablation-arrange-whole": (Run("accel", "run", "--model", "qwen3-235b", "--system", "csi", "--gpus", "8",
                                        "--context", "8110:2530", "--slo", "100", "--batch", "256", "--set",
                                        "serving.kv_arrange=whole"), match(r"GroupArrange copy to HBM ([\d.]+)", fixed(2))),
@@ -835,7 +1047,12 @@ def docs(root):
 def source_text(root, source, cache, binary=None):
     """The text of a GENERATED block, of a section of a file written whole, or of what a Run's command printed."""
     if source not in cache:
-        if isinstance(source, Run):
+        if isinstance(source, Runs):
+            try:
+                cache[source] = [source_text(root, r, cache, binary) for r in source.runs]
+            except LookupError as e:
+                cache[source] = e
+        elif isinstance(source, Run):
             try:
                 cache[source] = source.output(binary)
             except (LookupError, OSError) as e:
@@ -857,12 +1074,12 @@ def source_text(root, source, cache, binary=None):
 
 
 def where(source):
-    return str(source) if isinstance(source, Run) else f"{source[0]} ({source[1]})"
+    return str(source) if isinstance(source, (Run, Runs)) else f"{source[0]} ({source[1]})"
 
 
 def of_run(name):
-    """Whether NAME is a figure of an example run (checked only with the program)."""
-    return name in VALUES and isinstance(VALUES[name][0], Run)
+    """Whether NAME is a figure of example runs (checked only with the program)."""
+    return name in VALUES and isinstance(VALUES[name][0], (Run, Runs))
 
 
 def expected(root, name, cache, binary=None):
