@@ -509,6 +509,25 @@ MQ_READ = mqsim_inputs("device.xml", "read.xml")
 
 PREFIX = Run("serve", "run", "--model", "llama3.1-70b", "--system", "h100x4", "--trace",
              "configs/traces/mooncake-example.jsonl", "--engine", "ideal")
+SSB1_INDEX = Run("cosmos", "ssb", "--sf", "1", "--timing-only", "--json", "{json}")
+SSB100 = Run("cosmos", "ssb", "--sf", "100", "--timing-only")
+SSB100_INDEX = Run("cosmos", "ssb", "--sf", "100", "--timing-only", "--json", "{json}")
+SSB_RELIABILITY = Run("cosmos", "ssb", "--sf", "0.1", "--reliability", "--json", "{json}")
+GENERAL_DEVICE_SLOWER = Runs(*(Run("cosmos", "run", "--workload", w, "--system", sys_, "--general-device")
+                               for w, sys_ in (("bmi", "isp"), ("ims", "isp"), ("kcs", "isp"), ("bmi", "parabit"),
+                                               ("kcs", "parabit"))))
+
+
+def ssb100_column(system):
+    """The smallest and largest of a system's ms per query in `cosmos ssb --sf 100 --timing-only`'s table."""
+    def get(text):
+        head = [w for w in next(line.split() for line in text.split("\n") if line.startswith("query")) if w != "ms"]
+        col = head.index(system)
+        xs = [float(line.split()[col]) for line in text.split("\n") if re.match(r"Q\d\.\d ", line)]
+        return f"{min(xs):.0f}-{max(xs):.0f}"
+    return get
+
+
 CODER_H200 = Run("accel", "run", "--model", "qwen3-coder-480b", "--system", "h200x8", "--context", "long", "--slo", "100")
 GEMM_H100 = Run("accel", "gemm", "--system", "h100", "--precision", "fp8", "--set", "llm.compute.fp8_util_max=0", "--gemm",
                 "4096x1536x24576", "--gemm", "4096x512x32768")
@@ -1031,6 +1050,37 @@ VALUES = {
                               flow(0, "device_response_time.mean_us", mqsim_dev(9728))),
     "run-gc-random-lat-dev": (mqsim_inputs("device-gc.xml", "gc-write.xml", "ssd_device.gc_policy=RANDOM"),
                               flow(0, "device_response_time.mean_us", mqsim_dev(11180))),
+    # docs/cosmos.md
+    "run-general-device-slower": (GENERAL_DEVICE_SLOWER, lambda texts: "{:.0f}-{:.0f}".format(*(
+        f(number(match(r"\(\+([\d.]+)%\); SSD part")(t)) for t in texts) for f in (min, max)))),
+    "run-ims-isp-channels-busy": (Run("cosmos", "run", "--workload", "ims", "--system", "isp"),
+                                  ratio(match(r"channels ([\d.]+) s \(sum\)", lambda x: str(number(x) / 8)),
+                                        match(r"time ([\d.]+) s,"), "{:.0%}")),
+    "run-ssb1-fc-bitmaps": (SSB1_INDEX, json_at("index.systems.fc.bitmaps")),
+    "run-ssb1-fc-mb": (SSB1_INDEX, json_at("index.systems.fc.bytes", lambda v: f"{v / 1e6:.0f}")),
+    "run-ssb1-fc-blocks": (SSB1_INDEX, json_at("index.systems.fc.blocks_per_plane")),
+    "run-ssb1-fc-write-ms": (SSB1_INDEX, json_at("index.systems.fc.write_time_s", lambda v: f"{v * 1e3:.0f}")),
+    "run-ssb1-osp-bitmaps": (SSB1_INDEX, json_at("index.systems.osp.bitmaps")),
+    "run-ssb1-osp-mb": (SSB1_INDEX, json_at("index.systems.osp.bytes", lambda v: f"{v / 1e6:.0f}")),
+    "run-ssb1-parabit-bitmaps": (SSB1_INDEX, json_at("index.systems.parabit.bitmaps")),
+    "run-ssb1-parabit-mb": (SSB1_INDEX, json_at("index.systems.parabit.bytes", lambda v: f"{v / 1e6:.0f}")),
+    "run-ssb100-fc-gb": (SSB100_INDEX, json_at("index.systems.fc.bytes", lambda v: f"{v / 1e9:.1f}")),
+    "run-ssb100-fc-write-s": (SSB100_INDEX, json_at("index.systems.fc.write_time_s", lambda v: f"{v:.1f}")),
+    "run-ssb100-fc-ms": (SSB100, ssb100_column("fc")),
+    "run-ssb100-vs-osp": (SSB100, match(r"speedup fc/osp\s+([\d.]+x)")),
+    "run-ssb100-vs-isp": (SSB100, match(r"speedup fc/isp\s+([\d.]+x)")),
+    "run-ssb100-vs-parabit": (SSB100, match(r"speedup fc/parabit\s+([\d.]+x)")),
+    "ssb-unselective-rows": (SSB, ssb(None, "{:.0f}-{:.1f}", of=lambda r: 100 * number(r["rows selected"]) / 5997952,
+                                      queries=("Q1.1", "Q3.1"))),
+    "run-rel-rows": (SSB_RELIABILITY, json_at("tables.lineorder", lambda v: f"{v / 1e3:.0f} K")),
+    "run-rel-reads": (SSB_RELIABILITY, json_at("reliability.slc_no_esp.reads")),
+    "run-rel-cells": (SSB_RELIABILITY, json_at("reliability.slc_no_esp.cells_sensed", lambda v: f"{v:.1e}".replace("e+0", "e"))),
+    "run-rel-exact": (SSB_RELIABILITY, json_at("reliability.slc_no_esp.exact")),
+    "run-rel-rber": (SSB_RELIABILITY, json_at("reliability.slc_no_esp.rber_sensed", lambda v: f"{v:.1e}".replace("e-0", "e-"))),
+    "run-rel-wrong": (SSB_RELIABILITY, json_at("reliability.slc_no_esp.wrong_filter_rows_per_query", lambda v: f"{v:.0f}")),
+    "run-rel-wrong-all": (SSB_RELIABILITY, json_at("reliability.slc_no_esp.wrong_filter_rows", lambda v: f"{v:,}")),
+    "run-rel-esp-exact": (SSB_RELIABILITY, json_at("reliability.esp.exact")),
+    "run-rel-esp-wrong": (SSB_RELIABILITY, json_at("reliability.esp.wrong_filter_rows")),
     "run-ablation-arrange-whole": (Run("accel", "run", "--model", "qwen3-235b", "--system", "csi", "--gpus", "8",
                                        "--context", "8110:2530", "--slo", "100", "--batch", "256", "--set",
                                        "serving.kv_arrange=whole"), match(r"GroupArrange copy to HBM ([\d.]+)", fixed(2))),
