@@ -528,6 +528,33 @@ def ssb100_column(system):
     return get
 
 
+HBF_AREA_CSI = Run("hbf", "area", "--preset", "csi")
+
+
+def hbf_stream(tensor="12MiB", layout="execution", prefetch=True, json_out=False):
+    """docs/hbf.md's measured streams: `hbf stream --preset csi --bytes 100GiB` of one tensor size and layout."""
+    return Run("hbf", "stream", "--preset", "csi", "--bytes", "100GiB", "--tensor", tensor, "--layout", layout,
+               *(() if prefetch else ("--no-prefetch",)), *(("--json", "{json}") if json_out else ()))
+
+
+def area_sweep(key, *sets):
+    """`hbf area --preset csi --vary KEY` (with `--set` overrides): its printed table."""
+    return Run("hbf", "area", "--preset", "csi", *[a for kv in sets for a in ("--set", kv)], "--vary", key)
+
+
+def area_row(value, column):
+    """A column of the row of one value in `hbf area --vary`'s table (value, GiB/stk, sense, array, circuit, base,
+    footprint, limited by (two words), GiB/mm2, area, dens)."""
+    at = {"array": 3, "circuit": 4, "base": 5, "footprint": 6, "GiB/mm2": -3, "area": -2, "dens": -1}[column]
+
+    def get(text):
+        rows = [line.split() for line in text.split("\n")[1:] if line.split()[:1] == [value]]
+        if len(rows) != 1:
+            raise LookupError(f"{len(rows)} rows of {value}")
+        return rows[0][at]
+    return get
+
+
 CODER_H200 = Run("accel", "run", "--model", "qwen3-coder-480b", "--system", "h200x8", "--context", "long", "--slo", "100")
 GEMM_H100 = Run("accel", "gemm", "--system", "h100", "--precision", "fp8", "--set", "llm.compute.fp8_util_max=0", "--gemm",
                 "4096x1536x24576", "--gemm", "4096x512x32768")
@@ -1081,6 +1108,49 @@ VALUES = {
     "run-rel-wrong-all": (SSB_RELIABILITY, json_at("reliability.slc_no_esp.wrong_filter_rows", lambda v: f"{v:,}")),
     "run-rel-esp-exact": (SSB_RELIABILITY, json_at("reliability.esp.exact")),
     "run-rel-esp-wrong": (SSB_RELIABILITY, json_at("reliability.esp.wrong_filter_rows")),
+    # docs/hbf.md: the stack's area by component, the sweeps' points, the measured streams and writes
+    **{f"run-area-{k}": (HBF_AREA_CSI, how) for k, how in {
+        "cells": match(r"cells ([\d.]+) \+ TSVs"), "array-tsv": match(r"cells [\d.]+ \+ TSVs ([\d.]+)"),
+        "array": match(r"array\s+([\d.]+) mm2"), "buffers": match(r"page buffers ([\d.]+)"),
+        "switches": match(r"word-line switches ([\d.]+)"), "plane-sram": match(r"plane SRAM ([\d.]+)"),
+        "logic": match(r"megaplane logic ([\d.]+)"), "periphery": match(r"periphery ([\d.]+)"),
+        "circuit-tsv": match(r"periphery [\d.]+ \+ TSVs ([\d.]+)"), "circuit": match(r"circuit\s+([\d.]+) mm2"),
+        "die": match(r"die\s+([\d.]+) mm2\n"), "base-sram": match(r"SRAM ([\d.]+) \+ PHY"),
+        "base": match(r"base die\s+([\d.]+) mm2 ="), "footprint": match(r"stack footprint ([\d.]+) mm2"),
+        "density": match(r"GiB -> ([\d.]+) GiB/mm2\n  per"), "hbm-core": match(r"core die ([\d.]+) mm2"),
+        "hbm-base": match(r"base die ([\d.]+) mm2 ->"), "hbm-density": match(r"GiB -> ([\d.]+) GiB/mm2\nHBF", fixed(3)),
+        "cells-1": match(r"cells ([\d.]+) \+ TSVs", fixed(1)), "hbm-core-1": match(r"core die ([\d.]+) mm2", fixed(1)),
+        "buffers-0": match(r"page buffers ([\d.]+)", fixed(0))}.items()},
+    "run-area-crossover": (area_sweep("hbf.area.layers=256,258,260,262,264,266"),
+                           lambda t: next(r.split()[0] for r in t.split("\n")[1:] if "circuit die" in r)),
+    "run-area-beside-232": (area_sweep("hbf.area.layers=232,300", "hbf.area.periphery=beside"), lambda t: fixed(2)(area_row("232", "GiB/mm2")(t))),
+    "run-area-beside-300": (area_sweep("hbf.area.layers=232,300", "hbf.area.periphery=beside"), lambda t: fixed(2)(area_row("300", "GiB/mm2")(t))),
+    "run-area-m1-circuit": (area_sweep("hbf.geometry.planes_per_megaplane=1,2"), lambda t: fixed(1)(area_row("1", "circuit")(t))),
+    "run-area-m1-area": (area_sweep("hbf.geometry.planes_per_megaplane=1,2"), lambda t: f"{number(area_row('1', 'area')(t)):.2f}x"),
+    "run-area-sram-1mib": (area_sweep("hbf.sram.plane_sram=1MiB"), lambda t: fixed(1)(area_row("1MiB", "circuit")(t))),
+    "run-area-planes-48": (area_sweep("hbf.geometry.planes_per_die=48,192", "hbf.geometry.planes_per_megaplane=16"),
+                           area_row("48", "GiB/mm2")),
+    "run-area-planes-192": (area_sweep("hbf.geometry.planes_per_die=48,192", "hbf.geometry.planes_per_megaplane=16"),
+                            area_row("192", "GiB/mm2")),
+    **{f"run-stream-{t}-{l}-{p}": (hbf_stream(t, l, p == "on"), match(r"= ([\d.]+) GB/s per stack"))
+       for t, l, p in (("12MiB", "execution", "on"), ("12MiB", "declaration", "on"), ("12MiB", "execution", "off"),
+                       ("12MiB", "declaration", "off"), ("1MiB", "execution", "on"), ("1MiB", "declaration", "on"),
+                       ("1MiB", "declaration", "off"))},
+    **{f"run-stream-{t}-{l}-{p}-pct": (hbf_stream(t, l, p == "on"), match(r"\(([\d.]+)% of the interface", fixed(1)))
+       for t, l, p in (("12MiB", "execution", "on"), ("12MiB", "declaration", "on"), ("12MiB", "execution", "off"),
+                       ("12MiB", "declaration", "off"), ("1MiB", "execution", "on"), ("1MiB", "declaration", "on"),
+                       ("1MiB", "declaration", "off"))},
+    **{f"run-stream-{t}-{l}-{p}-load": (hbf_stream(t, l, p == "on", json_out=True),
+                                        json_at("tile_max_plane_load_mean", lambda v: f"{v:.2f}"))
+       for t, l, p in (("12MiB", "execution", "on"), ("12MiB", "declaration", "on"), ("12MiB", "execution", "off"),
+                       ("12MiB", "declaration", "off"), ("1MiB", "execution", "on"), ("1MiB", "declaration", "on"),
+                       ("1MiB", "declaration", "off"))},
+    **{f"run-stream-cost-{t}-{p}": (Runs(hbf_stream(t, "declaration", p == "on"), hbf_stream(t, "execution", p == "on")),
+                                    change(match(r"= ([\d.]+) GB/s per stack"), "{:.1%}"))
+       for t in ("12MiB", "1MiB") for p in ("on", "off")},
+    "run-stream-events": (hbf_stream(), match(r"(\d+) events in", lambda s: f"{number(s) / 1e6:.2f} M")),
+    "run-write-csi": (Run("hbf", "write-bw", "--preset", "csi"), match(r"s, ([\d.]+) GB/s \(")),
+    "run-write-cli": (Run("hbf", "write-bw", "--preset", "cli"), match(r"s, ([\d.]+) GB/s \(", fixed(1))),
     "run-ablation-arrange-whole": (Run("accel", "run", "--model", "qwen3-235b", "--system", "csi", "--gpus", "8",
                                        "--context", "8110:2530", "--slo", "100", "--batch", "256", "--set",
                                        "serving.kv_arrange=whole"), match(r"GroupArrange copy to HBM ([\d.]+)", fixed(2))),
