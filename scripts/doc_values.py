@@ -403,6 +403,16 @@ def thousands(s):
     return f"{number(s):,.0f}"
 
 
+def oth(gpus, models, metric, inout=None, but=None):
+    """A where() over the rows of real-gpus-other: GPUs, models, metric (its first word: `output` or `first-token`),
+    prompt/output, and a row to leave out (a (GPU, model, in/out, batch) tuple)."""
+    def where(r):
+        return (r["GPU"] in gpus and r["model"] in models and r["metric"].startswith(metric) and
+                (inout is None or r["in/out"] == inout) and
+                (but is None or (r["GPU"], r["model"], r["in/out"], r["batch"]) != but))
+    return where
+
+
 def serve_llama2(system, *sets):
     """docs/llm.md's serving-engine example: `serve run` of Llama-2-7B at 4 requests/s under --engine ideal."""
     return Run("serve", "run", "--model", "llama2-7b", "--system", system, "--rate", "4", "--input", "300", "--output",
@@ -555,6 +565,21 @@ def area_row(value, column):
     return get
 
 
+DECODE_ATTN = Run("accel", "attention", "--system", "h100", "--precision", "fp16", "--decode", "64x64x8x32x128",
+                  "--decode", "64x64x8x512x128")
+B200_CALL = Run("accel", "attention", "--system", "b200", "--prefill", "128x32x128x128", "--prefill", "8x32x2048x128",
+                "--prefill", "1x32x16384x128")
+
+
+def attn_row(first, column, fmt=None):
+    """A column (its index from the end: -1 the last) of the row of `accel attention` whose first words are `first`."""
+    return field(*first.split(), at=column, fmt=fmt)
+
+
+def with_gaps(s):
+    return str(number(s) + 2 * 1.3)
+
+
 CODER_H200 = Run("accel", "run", "--model", "qwen3-coder-480b", "--system", "h200x8", "--context", "long", "--slo", "100")
 GEMM_H100 = Run("accel", "gemm", "--system", "h100", "--precision", "fp8", "--set", "llm.compute.fp8_util_max=0", "--gemm",
                 "4096x1536x24576", "--gemm", "4096x512x32768")
@@ -694,6 +719,76 @@ VALUES = {
     "real-h100-7b-896": (REAL, cell(("H100", "llama2-7b", "FP8", "896"), "deviation")),
     "real-h100-70b-long": (REAL, cell(("H100", "llama2-70b", "FP8", "512", "4", "128/2048"), "deviation",
                                       fmt=lambda s: f"{number(s):+.0f}%")),
+    # docs/calibration.md: the last column of the mechanisms' table (the rows today)
+    "mech-h100-70b-b1024-tp2-128-128": (REAL, cell(("H100", "llama2-70b", "FP8", "1024", "2", "128/128"), "deviation")),
+    "mech-h100-70b-b512-tp4-128-2048": (REAL, cell(("H100", "llama2-70b", "FP8", "512", "4", "128/2048"), "deviation")),
+    "mech-h100-70b-b96-tp2-2048-128": (REAL, cell(("H100", "llama2-70b", "FP8", "96", "2", "2048/128"), "deviation")),
+    "mech-h100-70b-b64-tp2-2048-2048": (REAL, cell(("H100", "llama2-70b", "FP8", "64", "2", "2048/2048"), "deviation")),
+    "mech-h100-7b-b896-128-128": (REAL, cell(("H100", "llama2-7b", "FP8", "896", "1", "128/128"), "deviation")),
+    "mech-h100-7b-b56-2048-2048": (REAL, cell(("H100", "llama2-7b", "FP8", "56", "1", "2048/2048"), "deviation")),
+    "mech-h200-70b-b1024-tp1-128-128": (REAL, cell(("H200-SXM", "llama2-70b", "FP8", "1024", "1", "128/128"), "deviation")),
+    "mech-h200-70b-b64-tp1-2048-2048": (REAL, cell(("H200-SXM", "llama2-70b", "FP8", "64", "1", "2048/2048"), "deviation")),
+    "mech-h200-7b-b896-128-128": (REAL, cell(("H200-SXM", "llama2-7b", "FP8", "896", "1", "128/128"), "deviation")),
+    "mech-h100-7b-ttft-128": (REAL, cell(("H100", "llama2-7b", "FP8", "1", "1", "128/1"), "deviation")),
+    "mech-h100-7b-ttft-2048": (REAL, cell(("H100", "llama2-7b", "FP8", "1", "1", "2048/1"), "deviation")),
+    "mech-h100-70b-tp4-ttft-128": (REAL, cell(("H100", "llama2-70b", "FP8", "1", "4", "128/1"), "deviation")),
+    "mech-h100-70b-tp8-ttft-2048": (REAL, cell(("H100", "llama2-70b", "FP8", "1", "8", "2048/1"), "deviation")),
+    "mech-h200-7b-ttft-128": (REAL, cell(("H200-SXM", "llama2-7b", "FP8", "1", "1", "128/1"), "deviation")),
+    "mech-h200-7b-ttft-2048": (REAL, cell(("H200-SXM", "llama2-7b", "FP8", "1", "1", "2048/1"), "deviation")),
+    "mech-h200-70b-tp4-ttft-128": (REAL, cell(("H200-SXM", "llama2-70b", "FP8", "1", "4", "128/1"), "deviation")),
+    "mech-h200-70b-tp4-ttft-2048": (REAL, cell(("H200-SXM", "llama2-70b", "FP8", "1", "4", "2048/1"), "deviation")),
+    "mech-a100": (REAL, over("deviation", lambda r: r["source"] == "[trt05]", span("-{:.1f} to -{:.1f}%", absolute=True))),
+    "mech-nemo": (REAL, over("deviation", lambda r: r["source"] == "[nemo]", lambda xs: ", ".join(f"{x:.1f}" for x in xs) + "%")),
+    # docs/calibration.md, "The rest of the same file": the prose's ranges over its rows
+    "oth-llama-a100": (OTHER, over("deviation", oth(["A100"], ["llama2-7b", "llama2-70b"], "output"),
+                                   span("{:+.0f} to {:+.0f}%"))),
+    "oth-gptj-h100": (OTHER, over("deviation", oth(["H100"], ["gpt-j-6b"], "output"), largest("{:.0f}%"))),
+    "oth-gptj-h200": (OTHER, over("deviation", oth(["H200"], ["gpt-j-6b"], "output"),
+                                  lambda xs: span("{:+.0f} to {:+.0f}%")(xs).replace("-0%", "0%"))),
+    "oth-llama7b-h200": (OTHER, over("deviation", oth(["H200"], ["llama2-7b"], "output"), span("{:+.0f} to {:+.0f}%"))),
+    "oth-gqa": (OTHER, over("deviation", oth(["H100", "H200", "A100"], ["mistral-7b", "falcon-180b"], "output"),
+                            span("{:+.0f} to {:+.0f}%"))),
+    "oth-mixtral": (OTHER, over("deviation", oth(["H100", "H200"], ["mixtral-8x7b"], "output",
+                                                 but=("H100", "mixtral-8x7b", "2048/2048", "32")),
+                                span("{:+.0f} to {:+.0f}%"))),
+    "oth-mixtral-h100-long": (OTHER, cell(("H100", "mixtral-8x7b", "FP8", "32", "2", "2048/2048"), "deviation",
+                                          fmt=lambda s: f"{number(s):+.0f}%")),
+    "oth-mixtral-first-2048": (OTHER, over("deviation", oth(["H100", "H200"], ["mixtral-8x7b"], "first-token", "2048/1"),
+                                           span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "oth-mixtral-a100-long": (OTHER, cell(("A100", "mixtral-8x7b", "FP16", "32", "2", "2048/2048"), "deviation",
+                                          fmt=lambda s: f"{number(s):+.0f}%")),
+    "oth-mixtral-a100-first": (OTHER, cell(("A100", "mixtral-8x7b", "FP16", "1", "2", "128/1"), "deviation",
+                                           fmt=lambda s: f"{number(s):+.0f}%")),
+    "oth-first-2048": (OTHER, over("deviation", oth(["H100", "H200"], ["gpt-j-6b", "mistral-7b", "falcon-180b"],
+                                                    "first-token", "2048/1"), largest("{:.0f}%"))),
+    "oth-first-2048-a100": (OTHER, over("deviation", oth(["A100"], ["gpt-j-6b", "mistral-7b", "mixtral-8x7b",
+                                                                   "falcon-180b", "llama2-7b", "llama2-70b"],
+                                                         "first-token", "2048/1"), span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "oth-first-128": (OTHER, over("deviation", oth(["H100", "H200"], ["gpt-j-6b", "mistral-7b", "falcon-180b"],
+                                                   "first-token", "128/1"), span("-{:.0f} to -{:.0f}%", absolute=True))),
+    "oth-mixtral-first-128-h100": (OTHER, cell(("H100", "mixtral-8x7b", "FP8", "1", "2", "128/1"), "deviation")),
+    "oth-mixtral-first-128-h200": (OTHER, cell(("H200", "mixtral-8x7b", "FP8", "1", "2", "128/1"), "deviation")),
+    "rel-061-70b-long": (RELEASES, cell(("0.6.1", "H100", "llama2-70b", "FP8", "64", "2", "2048/2048"), "deviation",
+                                        fmt=lambda s: f"{number(s):+.0f}%")),
+    **{f"rel-050-{m}-first": (RELEASES, cell(("0.5.0", "H100", m, "FP8", "1", tp, "128/1"), "bitline", fmt=fixed(1)))
+       for m, tp in (("llama2-7b", "1"), ("gpt-j-6b", "1"), ("llama2-70b", "4"))},
+    # docs/calibration.md: found, not adopted (the model's side of each comparison)
+    "run-decode-attn-32": (DECODE_ATTN, attn_row("64 64 8 32", -3, fixed(1))),
+    "run-decode-attn-512": (DECODE_ATTN, attn_row("64 64 8 512", -3, fixed(1))),
+    "run-decode-attn-32-call": (DECODE_ATTN, attn_row("64 64 8 32", -3, lambda s: fixed(1)(with_gaps(s)))),
+    "run-decode-attn-512-call": (DECODE_ATTN, attn_row("64 64 8 512", -3, lambda s: fixed(0)(with_gaps(s)))),
+    "run-decode-attn-32-dev": (DECODE_ATTN, attn_row("64 64 8 32", -3, lambda s: against(15.1)(with_gaps(s)))),
+    "run-decode-attn-512-dev": (DECODE_ATTN, attn_row("64 64 8 512", -3, lambda s: against(61.9)(with_gaps(s)))),
+    "run-call-h100": (Run("accel", "attention", "--system", "h100", "--prefill", "1x32x2048x128"),
+                      attn_row("1 32 2048", -1, fixed(0))),
+    "run-call-a100": (Run("accel", "attention", "--system", "a100", "--prefill", "1x32x2048x128"),
+                      attn_row("1 32 2048", -1, fixed(0))),
+    "run-call-b200-128": (B200_CALL, attn_row("128 32 128", -1, fixed(0))),
+    "run-call-b200-2048": (B200_CALL, attn_row("8 32 2048", -1, fixed(0))),
+    "run-call-b200-16384": (B200_CALL, attn_row("1 32 16384", -1, thousands)),
+    "run-call-b200-128-dev": (B200_CALL, attn_row("128 32 128", -1, against(309))),
+    "run-call-b200-2048-dev": (B200_CALL, attn_row("8 32 2048", -1, against(507))),
+    "run-call-b200-16384-dev": (B200_CALL, attn_row("1 32 16384", -1, against(2066))),
     # the rest of the file, the releases, the H200 against the H100, the batch's first token
     "other-rows": (OTHER, match(r"(\d+) rows: median")),
     "other-median": (OTHER, match(r"rows: median \|deviation\| ([\d.]+%)")),
