@@ -789,6 +789,20 @@ VALUES = {
     "run-call-b200-128-dev": (B200_CALL, attn_row("128 32 128", -1, against(309))),
     "run-call-b200-2048-dev": (B200_CALL, attn_row("8 32 2048", -1, against(507))),
     "run-call-b200-16384-dev": (B200_CALL, attn_row("1 32 16384", -1, against(2066))),
+    # docs/calibration.md, "GEMM kernels": single kernels the prose names (the deviation in a cell's brackets)
+    "gemm-70b-down-1024": (GEMM, cell(("llama2-70b", "1", "1,024"), "down: measured / bitline us", pick=r"\(([+-]\d+%)\)")),
+    "gemm-70b-o-tp8-4096": (GEMM, cell(("llama2-70b", "8", "4,096"), "o: measured / bitline us", pick=r"\(([+-]\d+%)\)")),
+    "gemm-7b-up-256": (GEMM, cell(("llama2-7b", "1", "256"), "up: measured / bitline us", pick=r"\(([+-]\d+%)\)")),
+    "gemm-tp8-small-worst": (GEMM, lambda text: "{:+.0f}%".format(min(
+        number(re.search(r"\(([+-]\d+)%\)", v).group(1)) for r in rows(text) if r.get("TP") == "8" and
+        r["rows (tokens)"] in ("128", "256") for k, v in r.items() if k.endswith("bitline us")))),
+    # docs/calibration.md, "On a B200": the regimes' medians the prose names, and a user's run
+    **{f"b200-{p.lower()}-{r}": (B200, cell((p, rows_), "median deviation", fmt=lambda s: f"{number(s):+.0f}%"))
+       for p in ("BF16", "FP8", "FP4") for r, rows_ in (("streaming", "1-16 rows"), ("between", "128-512 rows"))
+       if not (p == "BF16" and r == "between")},
+    "run-b200-fp8-prefill": (Run("accel", "run", "--static-batch", "--model", "llama2-70b", "--system", "b200x1",
+                                 "--context", "2048:128", "--batch", "64", "--precision", "fp8"),
+                             match(r"prefill ([\d.]+) ms", fixed(2, 1e-3))),
     # the rest of the file, the releases, the H200 against the H100, the batch's first token
     "other-rows": (OTHER, match(r"(\d+) rows: median")),
     "other-median": (OTHER, match(r"rows: median \|deviation\| ([\d.]+%)")),
