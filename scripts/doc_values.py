@@ -580,6 +580,9 @@ def with_gaps(s):
     return str(number(s) + 2 * 1.3)
 
 
+SERVE_BENCH = Run("serve", "run", "--model", "llama3.1-70b", "--system", "h100x8", "--engine", "vllm", "--rate", "12",
+                  "--input", "lognormal:1024:0.6", "--output", "lognormal:256:0.6", "--requests", "100000", "--json",
+                  "{json}")
 CODER_H200 = Run("accel", "run", "--model", "qwen3-coder-480b", "--system", "h200x8", "--context", "long", "--slo", "100")
 GEMM_H100 = Run("accel", "gemm", "--system", "h100", "--precision", "fp8", "--set", "llm.compute.fp8_util_max=0", "--gemm",
                 "4096x1536x24576", "--gemm", "4096x512x32768")
@@ -994,6 +997,9 @@ VALUES = {
     "serve-sweep-csv": (None, Columns("serve", "sweep", "--model", "llama2-7b", "--system", "h100x1", "--rates", "1,4",
                                       "--input", "300", "--output", "50", "--requests", "20", "--csv", "{csv}")),
     # ---- figures of example runs (Run: read from what the command prints; checked by make doc-commands)
+    # README.md: the sample's command prints this many lines (its text block shows some of them)
+    "run-sample-lines": (Run("accel", "run", "--model", "llama3.1-405b", "--system", "csi", "--gpus", "8", "--context",
+                             "15000:6000", "--slo", "50"), lambda text: str(len(text.strip("\n").split("\n")))),
     # docs/llm.md
     "run-validate-classic": (Run("accel", "validate", "--models", "gpt-j-6b", "opt-66b", "gpt-neox-20b", "mixtral-8x7b",
                                  "falcon-180b", "--systems", "csix8", "clix4", "--batch", "16"),
@@ -1062,6 +1068,12 @@ VALUES = {
                         json_at("summary.tokens.recomputed", lambda v: f"{v / 1e3:.0f}K")),
     "run-swap-recompute-tps": (swap_example(), json_at("summary.output_tokens_per_s", lambda v: f"{v:,.0f}")),
     "run-swap-tps": (swap_example("--set", "serve.preemption=swap"), json_at("summary.output_tokens_per_s", lambda v: f"{v:,.0f}")),
+    "run-bench-iterations": (SERVE_BENCH, json_at("summary.iterations", lambda v: f"{v:,}")),
+    "run-bench-ideal-iterations": (Run(*SERVE_BENCH.args[:7], "ideal", *SERVE_BENCH.args[8:]),
+                                   json_at("summary.iterations", lambda v: f"{v:,}")),
+    "run-bench-decode-shapes": (SERVE_BENCH, json_at("summary.shapes_timed.decode")),
+    "run-bench-prefill-shapes": (SERVE_BENCH, json_at("summary.shapes_timed.prefill")),
+    "run-bench-shapes": (SERVE_BENCH, lambda t: str(sum(json.loads(t)["summary"]["shapes_timed"].values()))),
     "run-prefix-off-ttft": (PREFIX, field("TTFT", "mean", at=2, fmt=fixed(0))),
     "run-prefix-on-ttft": (Run(*PREFIX.args, "--prefix-caching"), field("TTFT", "mean", at=2, fmt=fixed(0))),
     "run-prefix-hit": (Run(*PREFIX.args, "--prefix-caching"), match(r"served from it \(([\d.]+%)")),
