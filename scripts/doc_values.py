@@ -7,7 +7,8 @@ table or line of a GENERATED block (written by `make validate`, `make ssd-drives
 serve-capacity`) or of a section of docs/validation.md (written whole by `make validate`), and how. A list of CSV
 columns the docs give is marked the same way and registered with the command that writes that CSV. A figure of an
 example run that no table holds (`accel run ... --static-batch` drops the prefill from 5.15 to 4.76 s) is registered
-with the command, Run(ARGS...), and read from what `bitline ARGS` prints (or from the JSON it writes to {json}).
+with the command, Run(ARGS...), and read from what `bitline ARGS` prints (or from the JSON it writes to {json});
+one comparing runs with Runs(Run, Run). Those commands are cheap (under a second or two each; ~10 s in all).
 
   doc_values.py check [BITLINE]   exit 1 if a marked figure differs from its source, a mark names no registered NAME,
                                   a registered NAME is marked nowhere, or a mark is malformed. With BITLINE, the
@@ -17,8 +18,8 @@ with the command, Run(ARGS...), and read from what `bitline ARGS` prints (or fro
                                   too (the make targets above run it last)
 
 Run by `make doc-commands` (scripts/check_doc_commands.py, with the program) and by ctest (Scripts.PlotPy:
-tests/scripts/test_doc_values.py, without it: the figures of example runs are then not checked). Standard library
-only.
+tests/scripts/test_doc_values.py, which checks the figures of example runs only where $BITLINE or
+build/release/bitline is a program). Standard library only.
 """
 import glob
 import json
