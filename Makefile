@@ -87,10 +87,11 @@ ssb: build
 	$(BITLINE) cosmos ssb --sf 1 --quiet --json results/ssb-sf1.json
 	$(BITLINE) cosmos ssb --sf 1 --quiet --timing-only --aggregation flash --json results/ssb-sf1-flash.json
 	$(PLOT_PYTHON) scripts/plot_ssb.py results/ssb-sf1.json results/ssb-sf1-flash.json docs/figures docs/cosmos.md
-	python3 scripts/doc_values.py write
+	python3 scripts/doc_values.py write $(BITLINE)
 
 # Regenerates docs/validation.md (paper vs bitline), README.md's headline tables, docs/parameters.md and the charts in docs/figures from the model,
-# then the figures the prose repeats from those tables (scripts/doc_values.py; as do ssb, ssd-drives and serve-capacity).
+# then the figures the prose repeats from those tables and from example runs (scripts/doc_values.py; as do ssb, ssd-drives
+# and serve-capacity).
 validate: build
 	python3 scripts/validation.py docs $(BITLINE) docs/validation.md
 	$(PLOT_PYTHON) scripts/plot_real_gpus.py results/real-gpus.json docs/figures
@@ -108,7 +109,7 @@ validate: build
 	$(BITLINE) hbf area --preset csi --vary hbf.area.periphery=bonded,beside --vary hbf.area.layers=64,96,128,160,176,200,232,262,300,350,400,512 --json results/hbf-area.json > /dev/null
 	$(PLOT_PYTHON) scripts/plot_area.py results/hbf-area.json docs/figures docs/hbf.md
 	$(PLOT_PYTHON) scripts/serve_engines.py $(BITLINE) docs/serving.md results/serve-engines.json docs/figures/serve-engines.png
-	python3 scripts/doc_values.py write
+	python3 scripts/doc_values.py write $(BITLINE)
 
 # The general SSD against real drives (docs/ssd.md, "Against real drives"): runs configs/ssd/drives/ on their
 # fio-shaped workloads and regenerates the table of measured figures beside bitline's, and the SLC cache's bandwidth
@@ -116,13 +117,13 @@ validate: build
 ssd-drives: build
 	python3 scripts/ssd_drives.py $(BITLINE) docs/ssd.md
 	$(PLOT_PYTHON) scripts/ssd_slc_cache.py $(BITLINE) results/ssd-slc-cache.json docs/figures/ssd-slc-cache.png docs/ssd.md
-	python3 scripts/doc_values.py write
+	python3 scripts/doc_values.py write $(BITLINE)
 
 # Serving capacity of the FlashAccel systems request by request (configs/experiments/serve-capacity.yaml; docs/serving.md).
 serve-capacity: build
 	$(PLOT_PYTHON) scripts/serve_capacity.py $(BITLINE) configs/experiments/serve-capacity.yaml results/serve-capacity.json docs/figures/serve-capacity.png docs/serving.md
 	$(PLOT_PYTHON) scripts/serve_capacity.py $(BITLINE) configs/experiments/serve-capacity-colocated.yaml results/serve-capacity-colocated.json docs/figures/serve-capacity-colocated.png docs/serving.md
-	python3 scripts/doc_values.py write
+	python3 scripts/doc_values.py write $(BITLINE)
 
 # Every command shown in README.md and docs/*.md, run as written on the built tree, then every figure the prose repeats
 # from a generated table and every CSV column list against the program's (CI; scripts/check_doc_commands.py, doc_values.py).

@@ -19,8 +19,10 @@ those files and links to the repository's configs/ and build/, so `results/...` 
 in the scratch folder, never in the clone. A failing command prints its file, line, command
 and the end of its output; the script then exits 1.
 
-Then the figures the prose repeats from generated tables, and the CSV columns the docs list, are checked against
-their sources (scripts/doc_values.py, with this program for the CSV headers): a disagreement fails the same way.
+Then the figures the prose repeats from generated tables, the figures of example runs (each registered with the
+command that prints it), and the CSV columns the docs list, are checked against their sources
+(scripts/doc_values.py, with this program for the example runs and the CSV headers): a disagreement fails the same
+way.
 """
 import os
 import re
@@ -141,7 +143,9 @@ def main():
                 break
     print(f"{'ok' if len(failures) == len(bad) else 'FAILED':>10}           {len(shown)} sample output(s) against what their commands print")
     values = doc_values.check(root, binary)
-    print(f"{'ok' if not values else 'FAILED':>10}           doc_values: {len(doc_values.marks(root)[0])} marked figures and column lists")
+    found = doc_values.marks(root)[0]
+    print(f"{'ok' if not values else 'FAILED':>10}           doc_values: {len(found)} marked figures and column lists "
+          f"({sum(1 for m in found if doc_values.of_run(m[2]))} of them from the output of the commands they name)")
     failures += values
     for s in skipped:
         print(f"{'skipped':>10}           {s}")
