@@ -129,6 +129,7 @@ serve-capacity: build
 # from a generated table and every CSV column list against the program's (CI; scripts/check_doc_commands.py, doc_values.py).
 doc-commands: build
 	python3 scripts/check_doc_commands.py $(BITLINE) README.md $(wildcard docs/*.md)
+	BITLINE=$(abspath $(BITLINE)) $(PLOT_PYTHON) -m pytest -q -p no:cacheprovider tests/scripts/test_doc_values.py
 
 # The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (g++).
 asan:
