@@ -209,7 +209,7 @@ TEST_F(HostileSurfaces, LongRunsAreRefusedWithTheirEstimate) {
              ", \"turn\": 1, \"input_tokens\": 1000, \"output_tokens\": 4000000, \"timestamp\": " + std::to_string(s) + "}\n";
   const std::string trace = write("long.jsonl", turns);
   expect_refused("accel sessions --trace " + trace + " --json " + out(), {"--trace", "long.jsonl", "4.8e+09 output tokens to simulate",
-                                                                          "1 loads x 4 systems", "more than the 4e+09", "estimated 240 s"});
+                                                                          "1 loads x 4 systems", "more than the 4e+09", "estimated 48 s"});
   // 1,100 turns of 4 M prompt tokens: 8.6 M prefix keys of 512 tokens, over the 2^23 a trace may make; refused before
   // any is made (they would take ~700 MB).
   std::string wide;
