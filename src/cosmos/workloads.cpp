@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "core/error.hpp"
 #include "core/experiment.hpp"
@@ -350,12 +351,22 @@ EvalJob eval_job(const EvalMatrix& matrix, size_t i) {
 
 std::string run_label(const Point& p, System s) { return fmt::format("{} {}={} on {}", p.workload, p.param, p.value, to_string(s)); }
 
-void check_eval_placement(const EvalConfig& cfg, const EvalMatrix& matrix) {
-  for (size_t i = 0; i < eval_job_count(matrix); ++i) {
-    const EvalJob job = eval_job(matrix, i);
-    CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, cfg.seed);
-    prepare(ssd, job.point, cfg.workload, job.system, cfg.seed);
-  }
+void check_eval_placement(const EvalConfig& cfg, const EvalMatrix& matrix, int threads) {
+  // Every job placed on the pool; the error of the first job (in matrix order) that fails is the one thrown, whatever
+  // the threads' timing.
+  const std::vector<std::exception_ptr> errors =
+      WorkerPool(threads).map<std::exception_ptr>(eval_job_count(matrix), [&](size_t i) -> std::exception_ptr {
+        try {
+          const EvalJob job = eval_job(matrix, i);
+          CosmosSsd ssd(cfg.nand, cfg.ssd, cfg.host, cfg.cosmos, false, cfg.seed);
+          prepare(ssd, job.point, cfg.workload, job.system, cfg.seed);
+          return nullptr;
+        } catch (...) {
+          return std::current_exception();
+        }
+      });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t i) {
@@ -368,7 +379,7 @@ PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t
 
 std::vector<PointResult> run_eval(const EvalConfig& cfg, const EvalMatrix& matrix,
                                   const std::function<void(size_t, size_t, const std::string&)>& progress, int threads) {
-  check_eval_placement(cfg, matrix);
+  check_eval_placement(cfg, matrix, threads);
   return WorkerPool(threads).map<PointResult>(
       eval_job_count(matrix), [&](size_t i) { return run_eval_job(cfg, matrix, i); },
       [&](size_t done, size_t n, size_t i) {

@@ -218,8 +218,8 @@ PointResult run_eval_job(const EvalConfig& cfg, const EvalMatrix& matrix, size_t
 size_t eval_job_count(const EvalMatrix& matrix);
 /// Places every job's operands (timing-only: the firmware's placement, no NAND work; ~1 ms a job at paper scale)
 /// before any job runs, so that an SSD too small for a later point fails at once (ModelError naming the point and the
-/// system), not after the points before it have run.
-void check_eval_placement(const EvalConfig& cfg, const EvalMatrix& matrix);
+/// system), not after the points before it have run. On `threads` threads (0: the machine's); the first failing job's error.
+void check_eval_placement(const EvalConfig& cfg, const EvalMatrix& matrix, int threads);
 /// One result as a point of the evaluation JSON.
 Json point_json(const PointResult& r);
 /// The JSON of the issue: points, summary (speedup, energy efficiency over the matrix's pairs), config.

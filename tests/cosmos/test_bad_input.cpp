@@ -196,16 +196,17 @@ TEST(CosmosWork, AnSsdTooSmallForALaterPointIsFoundBeforeAnyPointRuns) {
   EvalMatrix m;
   m.systems = {System::Osp, System::Fc};
   m.points = {Point{"bmi", "months", 1}, Point{"bmi", "months", 3}};
-  EXPECT_NO_THROW(check_eval_placement(c, m));
+  EXPECT_NO_THROW(check_eval_placement(c, m, 2));
   m.points.push_back(Point{"bmi", "months", 36});
-  try {
-    check_eval_placement(c, m);
-    ADD_FAILURE() << "not refused";
-  } catch (const ModelError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("bmi months=36 on osp: SSD too small"), std::string::npos) << what;
-    EXPECT_NE(what.find("nand.geometry.blocks_per_plane"), std::string::npos) << what;
-  }
+  for (const int threads : {1, 2, 3})  // the first failing job's error (osp before fc), on any number of threads
+    try {
+      check_eval_placement(c, m, threads);
+      ADD_FAILURE() << "not refused";
+    } catch (const ModelError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("bmi months=36 on osp: SSD too small"), std::string::npos) << threads << ": " << what;
+      EXPECT_NE(what.find("nand.geometry.blocks_per_plane"), std::string::npos) << what;
+    }
   // run_eval checks the same before its first job.
   EXPECT_THROW(run_eval(c, m, {}, 1), ModelError);
 }

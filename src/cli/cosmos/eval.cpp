@@ -61,7 +61,7 @@ void run_eval(const ConfigOptions& cfg, const EvalOpts& o, const ExperimentOptio
     if (!o.general_device.empty())
       ec.general_device = ssd::model_options(ssd::device_schedulings().at(o.general_device, "--general-device"));
     check_eval_work(matrix, ec.workload, ec.nand.geometry.page_size.raw());
-    check_eval_placement(ec, matrix);  // an SSD too small for any point: refused before the first point runs
+    check_eval_placement(ec, matrix, o.threads);  // an SSD too small for any point: refused before the first point runs
     return ec;
   });
   auto t0 = std::chrono::steady_clock::now();
