@@ -239,6 +239,33 @@ TEST(ServeEngines, MultiStepRunsWithTheVllmSchedulerOnly) {
   EXPECT_THROW(simulate(f.s, p, lone_requests(1, 100, 10)), ConfigError);
 }
 
+namespace {
+
+/// A folded run is the pass-by-pass run, bit for bit: every request's times, gaps, energy and cached tokens, and the
+/// run's sums (serve/simulator.cpp, Engine::fold).
+void expect_same_run(const SimResult& folded, const SimResult& each, const std::string& label) {
+  ASSERT_EQ(folded.requests.size(), each.requests.size()) << label;
+  for (size_t i = 0; i < each.requests.size(); ++i) {
+    const RequestRecord &a = folded.requests[i], &b = each.requests[i];
+    EXPECT_EQ(a.first_token, b.first_token) << label << " " << i;
+    EXPECT_EQ(a.finish, b.finish) << label << " " << i;
+    EXPECT_EQ(a.itl_max, b.itl_max) << label << " " << i;
+    EXPECT_EQ(a.energy_j, b.energy_j) << label << " " << i;
+    EXPECT_EQ(a.cached_tokens, b.cached_tokens) << label << " " << i;
+  }
+  EXPECT_EQ(folded.itl, each.itl) << label;
+  EXPECT_EQ(folded.iterations, each.iterations) << label;
+  EXPECT_EQ(folded.requests_time_integral_s, each.requests_time_integral_s) << label;
+  EXPECT_EQ(folded.energy_j, each.energy_j) << label;
+  EXPECT_EQ(folded.busy, each.busy) << label;
+  EXPECT_EQ(folded.decode_tokens, each.decode_tokens) << label;
+  EXPECT_EQ(folded.preemptions, each.preemptions) << label;
+  EXPECT_EQ(folded.prefix_evictions, each.prefix_evictions) << label;
+  EXPECT_EQ(folded.cached_tokens, each.cached_tokens) << label;
+}
+
+}  // namespace
+
 TEST(ServeEngines, FoldedPassesGiveExactlyThePassByPassResults) {
   // A run with a Chrome trace times every pass on its own (no folding); without, repeated decode passes are folded
   // (serve/simulator.cpp, Engine::fold). Every record, sum and gap must be the same bits, under the ideal engine and a
@@ -253,20 +280,7 @@ TEST(ServeEngines, FoldedPassesGiveExactlyThePassByPassResults) {
     const SimResult folded = run(f, l, w);
     w.record_passes = true;
     const SimResult each = run(f, l, w);
-    ASSERT_EQ(folded.requests.size(), each.requests.size());
-    for (size_t i = 0; i < each.requests.size(); ++i) {
-      const RequestRecord &a = folded.requests[i], &b = each.requests[i];
-      EXPECT_EQ(a.first_token, b.first_token) << name << " " << i;
-      EXPECT_EQ(a.finish, b.finish) << name << " " << i;
-      EXPECT_EQ(a.itl_max, b.itl_max) << name << " " << i;
-      EXPECT_EQ(a.energy_j, b.energy_j) << name << " " << i;
-    }
-    EXPECT_EQ(folded.itl, each.itl) << name;
-    EXPECT_EQ(folded.iterations, each.iterations) << name;
-    EXPECT_EQ(folded.requests_time_integral_s, each.requests_time_integral_s) << name;
-    EXPECT_EQ(folded.energy_j, each.energy_j) << name;
-    EXPECT_EQ(folded.busy, each.busy) << name;
-    EXPECT_EQ(folded.decode_tokens, each.decode_tokens) << name;
+    expect_same_run(folded, each, name);
     EXPECT_GT(each.iterations, 3000) << name;  // long decode runs: what folding is for
     EXPECT_GT(folded.folded_passes, each.iterations / 2) << name;
     EXPECT_EQ(each.folded_passes, 0) << name;
@@ -296,20 +310,7 @@ TEST(ServeEngines, FoldedPassesWhileRequestsWaitForAFullPrefixCacheAreExact) {
       const SimResult folded = run(f, l, w);
       w.record_passes = true;
       const SimResult each = run(f, l, w);
-      ASSERT_EQ(folded.requests.size(), each.requests.size());
-      for (size_t i = 0; i < each.requests.size(); ++i) {
-        const RequestRecord &a = folded.requests[i], &b = each.requests[i];
-        EXPECT_EQ(a.first_token, b.first_token) << name << " host " << host_units << " " << i;
-        EXPECT_EQ(a.finish, b.finish) << name << " host " << host_units << " " << i;
-        EXPECT_EQ(a.cached_tokens, b.cached_tokens) << name << " host " << host_units << " " << i;
-        EXPECT_EQ(a.energy_j, b.energy_j) << name << " host " << host_units << " " << i;
-      }
-      EXPECT_EQ(folded.itl, each.itl) << name << " host " << host_units;
-      EXPECT_EQ(folded.prefix_evictions, each.prefix_evictions) << name << " host " << host_units;
-      EXPECT_EQ(folded.cached_tokens, each.cached_tokens) << name << " host " << host_units;
-      EXPECT_EQ(folded.preemptions, each.preemptions) << name << " host " << host_units;
-      EXPECT_EQ(folded.iterations, each.iterations) << name << " host " << host_units;
-      EXPECT_EQ(folded.requests_time_integral_s, each.requests_time_integral_s) << name << " host " << host_units;
+      expect_same_run(folded, each, name + " host " + std::to_string(host_units));
       // What the case is for: a full cache that evicts, requests that wait, and passes folded meanwhile.
       EXPECT_GT(folded.prefix_evictions, 50) << name << " host " << host_units;
       EXPECT_GT(folded.cached_tokens, 0) << name << " host " << host_units;
