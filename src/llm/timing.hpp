@@ -114,7 +114,7 @@ class FastTimer {
   std::vector<int64_t> win_plane_, win_base_;
   int64_t win_lo_ = 0;
   int64_t tiles_ = 0, now_ = 0, first_start_ = 0;
-  int64_t gate_ = -1;                                           // the latest gate tile started (its prefetch waited for it)
+  int64_t gate_ = -1;                                               // the latest gate tile started (its prefetch waited for it)
   std::vector<std::vector<std::pair<int64_t, int64_t>>> arrivals_;  // per stack: (arrival, transfer) of a tile's megapages
 };
 
