@@ -17,9 +17,9 @@ one comparing runs with Runs(Run, Run). Those commands are cheap (under a second
   doc_values.py write [BITLINE]   rewrite every marked figure from its source, with BITLINE those of example runs
                                   too (the make targets above run it last)
 
-Run by `make doc-commands` (scripts/check_doc_commands.py, with the program) and by ctest (Scripts.PlotPy:
-tests/scripts/test_doc_values.py, which checks the figures of example runs only where $BITLINE or
-build/release/bitline is a program). Standard library only.
+Run by `make doc-commands` (scripts/check_doc_commands.py, with the program, then tests/scripts/test_doc_values.py
+with $BITLINE set) and by ctest (Scripts.DocValues: tests/scripts/test_doc_values.py without the program, so the
+figures of example runs are left to make doc-commands). Standard library only.
 """
 import glob
 import json
