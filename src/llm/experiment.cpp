@@ -242,8 +242,7 @@ Json eval_summary(const Json& points, const EvalExperiment& e) {
   for (const auto& p : points)
     if (p["system"] == bl) base[key_of(p)] = &p;
   Json thr = Json::object(), tpj = Json::object(), pwr = Json::object(), tpjb = Json::object();
-  for (const auto& system : e.systems) {
-    const std::string sys = parse_system(system).label;
+  for (const std::string& sys : system_labels(e.systems)) {
     if (sys == bl) continue;
     for (double slo : e.slos_ms) {
       const std::string key = fmt::format("{}@{:g}", sys, slo);

@@ -116,6 +116,12 @@ std::string kind_label(const std::string& kind) { return kind_is_path(kind) ? st
 
 std::string system_label(const std::string& kind, int64_t gpus) { return fmt::format("{}x{}", kind_label(kind), gpus); }
 
+std::vector<std::string> system_labels(const std::vector<std::string>& systems) {
+  std::vector<std::string> out;
+  for (const std::string& s : systems) out.push_back(parse_system(s).label);
+  return out;
+}
+
 void check_distinct_labels(const std::vector<std::string>& systems) {
   std::map<std::string, std::string> seen;  // label -> the system that printed as it first
   for (const std::string& s : systems) {

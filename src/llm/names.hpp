@@ -60,6 +60,8 @@ SystemName parse_system(const std::string& name);
 std::string kind_label(const std::string& kind);
 /// kind_label(kind) x gpus ("mi300xx8").
 std::string system_label(const std::string& kind, int64_t gpus);
+/// The labels of systems KIND x N, in order (parse_system's, each parsed once).
+std::vector<std::string> system_labels(const std::vector<std::string>& systems);
 /// ConfigError when two of one run's systems would print as the same label (a kind file named like a shipped kind,
 /// or two files of one stem in different folders): their results could not be told apart.
 void check_distinct_labels(const std::vector<std::string>& systems);

@@ -76,6 +76,9 @@ Json run_session_loads(const llm::ModelConfig& m, const std::vector<SessionSyste
     gpus.push_back(sn.gpus);
   }
   const size_t n = systems.size(), jobs = loads.size() * n;
+  std::vector<std::string> names;
+  for (const SessionSystem& s : systems) names.push_back(s.name);
+  const std::vector<std::string> labels = llm::system_labels(names);  // what each prints as (a kind file by its stem)
   const WorkerPool pool(threads);
   const std::vector<Json> results = pool.map<Json>(
       jobs,
@@ -92,12 +95,12 @@ Json run_session_loads(const llm::ModelConfig& m, const std::vector<SessionSyste
         return session_result(simulate(c, p, std::move(w)), *servers[k], gpus[k]);
       },
       [&](size_t done, size_t all, size_t job) {
-        if (progress) progress(done, all, fmt::format("{} on {}", loads[job / n].name, llm::parse_system(systems[job % n].name).label));
+        if (progress) progress(done, all, fmt::format("{} on {}", loads[job / n].name, labels[job % n]));
       });
   Json out = Json::array();
   for (size_t l = 0; l < loads.size(); ++l) {
     Json j = {{"name", loads[l].name}, {"trace", llm::trace_summary(loads[l].trace)}, {"systems", Json::object()}};
-    for (size_t k = 0; k < n; ++k) j["systems"][llm::parse_system(systems[k].name).label] = results[l * n + k];  // kind files by their stem
+    for (size_t k = 0; k < n; ++k) j["systems"][labels[k]] = results[l * n + k];
     out.push_back(std::move(j));
   }
   return out;

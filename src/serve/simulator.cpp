@@ -399,19 +399,16 @@ class Engine {
     // Passes until the first of the batch finishes (this one counted): the last may be that one.
     int64_t most = std::numeric_limits<int64_t>::max();
     int64_t context = 0;  // sum over the batch of (computed + 1): this pass's decode contexts
+    fold_held_.clear();   // each request's (computed, blocks held), side by side for the bisection below
     for (int32_t i : b.decode) {
       const Seq& s = seqs_[size_t(i)];
       most = std::min(most, s.output - s.generated);
       context += s.computed + 1;
+      fold_held_.push_back({s.computed, s.blocks + s.shared});
     }
     if (most < 2) return Time{};
     // While the blocks the scheduler allows hold every request's tokens of the passes (monotone in the passes: bisect).
     const BlockManager& bm = in.st.blocks;
-    fold_held_.clear();  // each request's (computed, blocks held), side by side for the bisection
-    for (int32_t i : b.decode) {
-      const Seq& s = seqs_[size_t(i)];
-      fold_held_.push_back({s.computed, s.blocks + s.shared});
-    }
     const auto need = [&](int64_t passes) {
       int64_t sum = 0;
       for (const auto& [computed, blocks] : fold_held_) sum += std::max<int64_t>(0, bm.blocks_for(computed + passes) - blocks);

@@ -44,6 +44,18 @@ def first_mark(root, name):
     raise AssertionError(f"{name} is marked nowhere")
 
 
+def append_zero(copy, marks):
+    """Writes a 0 after each marked figure of `marks` (doc_values.marks' rows) in the docs under `copy`."""
+    by_file = {}
+    for path, n, name, value, span in marks:
+        by_file.setdefault(path, []).append((span, value))
+    for path, spans in by_file.items():
+        text = (copy / path).read_text()
+        for (a, b), value in sorted(spans, reverse=True):
+            text = text[:a] + value + "0" + text[b:]
+        (copy / path).write_text(text)
+
+
 def test_the_docs_agree_with_their_generated_tables():
     assert doc_values.check(ROOT) == []
 
@@ -77,14 +89,7 @@ def test_every_marked_figure_is_checked(copy):
     marks = [m for m in doc_values.marks(str(copy))[0] if not isinstance(doc_values.VALUES[m[2]][1], doc_values.Columns)
              and not doc_values.of_run(m[2])]
     assert marks
-    by_file = {}
-    for path, n, name, value, span in marks:
-        by_file.setdefault(path, []).append((span, value))
-    for path, spans in by_file.items():
-        text = (copy / path).read_text()
-        for (a, b), value in sorted(spans, reverse=True):
-            text = text[:a] + value + "0" + text[b:]
-        (copy / path).write_text(text)
+    append_zero(copy, marks)
     problems = doc_values.check(str(copy))
     for path, n, name, value, _ in marks:
         assert any(p.startswith(f"{path}:{n}: {name} is '{value}0' here") for p in problems), name
@@ -212,14 +217,7 @@ def test_every_figure_of_an_example_run_agrees_with_the_program_and_fails_when_c
     every command once: ~10-20 s."""
     marks = [m for m in doc_values.marks(str(copy))[0] if doc_values.of_run(m[2])]
     assert marks
-    by_file = {}
-    for path, n, name, value, span in marks:
-        by_file.setdefault(path, []).append((span, value))
-    for path, spans in by_file.items():
-        text = (copy / path).read_text()
-        for (a, b), value in sorted(spans, reverse=True):
-            text = text[:a] + value + "0" + text[b:]
-        (copy / path).write_text(text)
+    append_zero(copy, marks)
     problems = doc_values.check(str(copy), BITLINE)
     for path, n, name, value, _ in marks:
         assert any(p.startswith(f"{path}:{n}: {name} is '{value}0' here") for p in problems), name

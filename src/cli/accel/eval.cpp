@@ -44,7 +44,8 @@ EvalExperiment load_experiment(const std::string& file, const std::string& basel
 void print_absolute(const Json& j, const EvalExperiment& ex) {
   fmt::print("decode tokens/s per GPU [batch per attention rank] (c = capacity-bound, otherwise SLO-bound):\n");
   fmt::print("{:<32}", "model / context / SLO");
-  for (const auto& sys : ex.systems) fmt::print(" {:>16}", parse_system(sys).label);
+  const std::vector<std::string> labels = system_labels(ex.systems);
+  for (const auto& label : labels) fmt::print(" {:>16}", label);
   fmt::print("\n");
   std::map<std::tuple<std::string, std::string, double, std::string>, const Json*> at;
   std::vector<std::tuple<std::string, std::string, double>> rows;
@@ -55,8 +56,8 @@ void print_absolute(const Json& j, const EvalExperiment& ex) {
   }
   for (const auto& [model, context, slo] : rows) {
     fmt::print("{:<32}", fmt::format("{} / {} / {:g} ms", model, context, slo));
-    for (const auto& system : ex.systems) {
-      const auto it = at.find({model, context, slo, parse_system(system).label});
+    for (const auto& label : labels) {
+      const auto it = at.find({model, context, slo, label});
       if (it == at.end() || !(*it->second)["feasible"].get<bool>()) {
         fmt::print(" {:>16}", "-");
         continue;
@@ -80,9 +81,9 @@ void print_summary(const Json& j, const EvalExperiment& ex) {
   const std::string bl = parse_system(ex.baseline).label;
   fmt::print("{:<18} {:>8} {:>8} {:>6}   (per-GPU decode throughput vs {}; tokens/J vs {}: activity-based, and at board power)\n",
              "system@SLO", "mean", "geomean", "points", bl, bl);
-  for (const auto& sys : ex.systems)
+  for (const auto& label : system_labels(ex.systems))
     for (double slo : ex.slos_ms) {
-      const std::string key = fmt::format("{}@{:g}", parse_system(sys).label, slo);
+      const std::string key = fmt::format("{}@{:g}", label, slo);
       if (!j["summary"]["throughput_vs_" + bl].contains(key)) continue;
       const Json& v = j["summary"]["throughput_vs_" + bl][key];
       const Json& e = j["summary"]["tokens_per_j_vs_" + bl][key];
@@ -132,12 +133,13 @@ void run_eval(const KindOptions& k, const EvalOpts& o, const std::string& file, 
       warnings[name].push_back(w);
       if (world.root()) fmt::print(stderr, "warning: model {}: {}\n", name, w);
     }
+  const std::vector<std::string> labels = system_labels(ex.systems);
   const auto t0 = std::chrono::steady_clock::now();
   // The jobs (model x system) over the MPI ranks (one process without mpirun), each rank on its worker pool.
   const auto jobs = world.map(
       eval_job_count(ex), [&](size_t i) { return run_eval_job(models, kinds, ex, i).dump(); }, o.threads,
       [&](size_t done, size_t n, size_t i) {
-        ctx.report(o.quiet, done, n, ex.models[i / ex.systems.size()] + " on " + parse_system(ex.systems[i % ex.systems.size()]).label);
+        ctx.report(o.quiet, done, n, ex.models[i / ex.systems.size()] + " on " + labels[i % ex.systems.size()]);
       });
   if (!world.root()) return;  // rank 0 writes the results
   Json j;

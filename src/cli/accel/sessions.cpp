@@ -103,13 +103,14 @@ void print_sessions(const Json& j, const SessionsExperiment& ex, const std::stri
       "hit rate (recomputed share of prompt tokens) by offered load; alive = sessions waiting for a next turn "
       "(Little's law):\n  {:<16} {:>8} {:>6}",
       "load", "sess/s", "alive");
-  for (const auto& sys : ex.systems) fmt::print(" {:>12}", parse_system(sys).label);
+  const std::vector<std::string> labels = system_labels(ex.systems);
+  for (const auto& label : labels) fmt::print(" {:>12}", label);
   fmt::print("\n");
   for (const auto& l : j["loads"]) {
     fmt::print("  {:<16} {:>8.4g} {:>6.0f}", l["name"].get<std::string>(), l["offered"]["arrival_per_s"].get<double>(),
                l["trace"]["sessions_alive"].get<double>());
-    for (const auto& system : ex.systems) {
-      const Json& v = l["systems"][parse_system(system).label];
+    for (const auto& label : labels) {
+      const Json& v = l["systems"][label];
       fmt::print(" {:>5.3f} ({:>3.0f}%)", v["hit_rate"].get<double>(), 100 * v["recomputed_fraction"].get<double>());
     }
     fmt::print("\n");
