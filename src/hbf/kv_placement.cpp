@@ -258,12 +258,10 @@ class FlashAccelLayout final : public KvLayoutPolicy {
     r.hbm_replicas = p.offload(loads, total, kv.replica_budget, r.staged_bytes, kv.tokens_per_slice * kv.token_bytes, r.rounds);
     r.flash_reads = total - r.hbm_replicas;
     if (!sink) return r;
-    const int64_t per_tile = std::max<int64_t>(1, tiling.hyperpages), k = int64_t(loads.size());
+    const int64_t per_tile = std::max<int64_t>(1, tiling.hyperpages);
     const int64_t slice_bytes = kv.tokens_per_slice * kv.token_bytes;
     for (int64_t r0 = 0; r0 < r.rounds; r0 += per_tile) {
-      for (int64_t round = r0; round < std::min(r.rounds, r0 + per_tile); ++round)
-        for (int64_t d = 0; d < k; ++d)
-          if (loads[size_t(d)] > round) sink->read(d, slice_bytes);
+      for (int64_t round = r0; round < std::min(r.rounds, r0 + per_tile); ++round) sink->read_round(loads, round, slice_bytes);
       sink->end_tile();
     }
     return r;

@@ -86,6 +86,12 @@ struct LayerReads {
 class KvReadSink {
  public:
   virtual void read(int64_t dealing_index, int64_t bytes) = 0;
+  /// One round of the flashaccel layout: a read of `bytes` from every dealing index whose load exceeds `round`, in
+  /// index order (the same reads as calling read() for each; a sink may take them without a call per read).
+  virtual void read_round(std::span<const int64_t> loads, int64_t round, int64_t bytes) {
+    for (size_t d = 0; d < loads.size(); ++d)
+      if (loads[d] > round) read(int64_t(d), bytes);
+  }
   virtual void end_tile() = 0;
 
  protected:

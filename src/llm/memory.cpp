@@ -256,6 +256,12 @@ class PlanSink final : public hbf::KvReadSink {
     plan_.units.push_back(FlashUnit{deal_[size_t(d)], uint32_t(bytes)});
     ++cur_.count;
   }
+  void read_round(std::span<const int64_t> loads, int64_t round, int64_t bytes) override {
+    const size_t before = plan_.units.size();
+    for (size_t d = 0; d < loads.size(); ++d)
+      if (loads[d] > round) plan_.units.push_back(FlashUnit{deal_[d], uint32_t(bytes)});
+    cur_.count += uint32_t(plan_.units.size() - before);
+  }
   void end_tile() override {
     plan_.tiles.push_back(cur_);
     start();

@@ -102,7 +102,6 @@ FastTimer::FastTimer(const MemoryTiming& mt) : mt_(mt) {
   seen_.assign(size_t(mt.megaplanes), -1);
   win_plane_.assign(size_t(mt.megaplanes), 0);
   win_base_.assign(stacks, 0);
-  arrivals_.resize(stacks);
 }
 
 void FastTimer::shift(Time dt) {
@@ -148,7 +147,30 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   const auto after = [&](int64_t bytes) { return mt_.megaplanes > 0 ? (Bytes(bytes) / mt_.die_link + mt_.t_ecc).raw() : 0; };
   const int64_t after_full = after(mt_.megapage);
   const int64_t h_full = mt_.hbm.raw() > 0 ? (Bytes(std::max<int64_t>(mt_.megapage, 1)) / mt_.hbm).raw() : 0;  // 0: no HBM
-  std::vector<int64_t> stack_sum(size_t(std::max<int64_t>(mt_.stacks, 1)));
+  const size_t nstacks = size_t(std::max<int64_t>(mt_.stacks, 1));
+  std::vector<int64_t> stack_sum(nstacks);
+  // Per stack, when a tile's megapages are not all sensed by its start: its interface's busy time, its last (arrival,
+  // transfer) and whether they came in order (a sorted sequence needs no sort: it sorts to itself).
+  std::vector<int64_t> busy(nstacks);
+  std::vector<std::pair<int64_t, int64_t>> last(nstacks);
+  std::vector<uint8_t> in_order(nstacks);
+  // A partial megapage's interface and after-sense times, for the size seen last (a layout's partial pages mostly
+  // share one size): the same divisions, done once per size run instead of once per megapage.
+  int64_t part_bytes = -1, part_x = 0, part_after = 0;
+  // The per-megapage loop's tables as locals: the compiler cannot keep a member vector's data pointer in a register
+  // across the loop's stores, and reloaded them for every megapage.
+  const bool prefetch = mt_.prefetch;
+  const int64_t plane_cap = mt_.plane_units, base_cap = mt_.base_units;
+  Pool* const plane_pool = plane_.data();
+  Pool* const base_pool = base_.data();
+  int64_t* const seen = seen_.data();
+  int64_t* const win_plane = win_plane_.data();
+  int64_t* const win_base = win_base_.data();
+  const int32_t* const held_plane = held_plane_.data();
+  const int32_t* const held_base = held_base_.data();
+  const int64_t* const starts = starts_.data();
+  int64_t* const frontier = frontier_.data();
+  const uint16_t* const stack_of = mt_.stack_of.data();
   for (const StepTile& t : plan.tiles) {
     const int64_t S = now_;
     if (tiles_ == 0) first_start_ = S;
@@ -181,57 +203,84 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
       return p.occ + p.taken + 1 > cap ? t_now : p.first;
     };
     auto issue_of = [&](int64_t m, int64_t s) {
-      if (!mt_.prefetch) return S;
-      Pool& pp = plane_[size_t(m)];
-      if (seen_[size_t(m)] != t_now) seen_[size_t(m)] = t_now, pp = Pool{oldest, 0, win_plane_[size_t(m)]};
-      Pool& bp = base_[size_t(s)];
-      const int64_t fp = room(pp, held_plane_.data(), nm, m, mt_.plane_units);
-      const int64_t fb = room(bp, held_base_.data(), ns, s, mt_.base_units);
+      if (!prefetch) return S;
+      Pool& pp = plane_pool[m];
+      if (seen[m] != t_now) seen[m] = t_now, pp = Pool{oldest, 0, win_plane[m]};
+      const int64_t fp = room(pp, held_plane, nm, m, plane_cap);
+      Pool& bp = base_pool[s];
+      // The plane SRAM has room from the window's first tile: no pool is earlier, and it wins ties, so the base die's
+      // pool is not asked (asking advances it only as far as its next question will).
+      const int64_t fb = fp == oldest && fp < t_now ? fp : room(bp, held_base, ns, s, base_cap);
       const int64_t f = std::min(fp, fb);
       if (f >= t_now) return S;
       if (fp <= fb)
-        ++pp.taken, ++plane_now[m], ++win_plane_[size_t(m)];
+        ++pp.taken, ++plane_now[m], ++win_plane[m];
       else
-        ++bp.taken, ++base_now[s], ++win_base_[size_t(s)];
-      return f == 0 ? first_start_ : starts_[size_t(f & mask)];
+        ++bp.taken, ++base_now[s], ++win_base[s];
+      return f == 0 ? first_start_ : starts[f & mask];
     };
     ++tiles_;
 
     int64_t flash_end = S, xfer = 0;
     if (t.count > 0) {
       std::fill(stack_sum.begin(), stack_sum.end(), 0);
-      for (auto& b : arrivals_) b.clear();
+      if (arrivals_.size() < t.count) arrivals_.resize(t.count);
+      std::pair<int64_t, int64_t>* const arrival = arrivals_.data();  // per megapage of the tile: (arrival, transfer)
       int64_t latest = 0;
-      double bytes = 0;
+      int64_t bytes = 0;  // (whole bytes: the sum is exact, and the double it is added to as before)
+      // The stack of the megapages just before, and their transfers (added to stack_sum when the stack changes: a
+      // sum in a register, not a load and a store per megapage that waits for the one before)
+      int64_t run_stack = 0, run_sum = 0;
       for (uint32_t i = t.first; i < t.first + t.count; ++i) {
         const FlashUnit& u = plan.units[i];
-        const int64_t s = mt_.stack_of[u.megaplane];
-        int64_t& f = frontier_[u.megaplane];
+        const int64_t s = stack_of[u.megaplane];
+        int64_t& f = frontier[u.megaplane];
         f = std::max(issue_of(int64_t(u.megaplane), s), f) + tr;
-        const bool full = int64_t(u.bytes) == mt_.megapage;
-        const int64_t x = full ? x_full : (Bytes(u.bytes) / mt_.interface).raw();
-        const int64_t ready = f + (full ? after_full : after(u.bytes));
-        stack_sum[size_t(s)] += x;
+        int64_t x = x_full, after_sense = after_full;
+        if (int64_t(u.bytes) != mt_.megapage) {
+          if (int64_t(u.bytes) != part_bytes)
+            part_bytes = u.bytes, part_x = (Bytes(u.bytes) / mt_.interface).raw(), part_after = after(u.bytes);
+          x = part_x, after_sense = part_after;
+        }
+        const int64_t ready = f + after_sense;
+        if (s != run_stack) stack_sum[size_t(run_stack)] += run_sum, run_stack = s, run_sum = 0;
+        run_sum += x;
         latest = std::max(latest, ready);
-        arrivals_[size_t(s)].emplace_back(std::max(S, ready), x);
+        arrival[i - t.first] = {std::max(S, ready), x};
         bytes += u.bytes;
       }
+      stack_sum[size_t(run_stack)] += run_sum;
       for (int64_t v : stack_sum) xfer = std::max(xfer, v);
       if (latest <= S) {
         flash_end = S + xfer;  // everything was sensed before the kernel asked: the interfaces alone
       } else {
-        // Each stack's interface moves its megapages in the order they arrive (equal arrivals: the shorter first).
-        for (auto& b : arrivals_) {
-          std::sort(b.begin(), b.end());
-          int64_t busy = S;
-          for (const auto& [a, x] : b) {
-            busy = std::max(busy, a) + x;
-            flash_end = std::max(flash_end, busy);
+        // Each stack's interface moves its megapages in the order they arrive (equal arrivals: the shorter first):
+        // one pass in the tile's order, exact for every stack whose megapages came in that order; the others are
+        // sorted and moved again.
+        std::fill(busy.begin(), busy.end(), S);
+        std::fill(last.begin(), last.end(), std::pair<int64_t, int64_t>{INT64_MIN, INT64_MIN});
+        std::fill(in_order.begin(), in_order.end(), 1);
+        for (uint32_t k = 0; k < t.count; ++k) {
+          const size_t s = stack_of[plan.units[t.first + k].megaplane];
+          const auto& [a, x] = arrival[k];
+          if (a < last[s].first || (a == last[s].first && x < last[s].second)) in_order[s] = 0;
+          last[s] = arrival[k];
+          busy[s] = std::max(busy[s], a) + x;
+        }
+        for (size_t s = 0; s < nstacks; ++s) {
+          if (!in_order[s]) {
+            sorted_.clear();
+            for (uint32_t k = 0; k < t.count; ++k)
+              if (stack_of[plan.units[t.first + k].megaplane] == s) sorted_.push_back(arrival[k]);
+            std::sort(sorted_.begin(), sorted_.end());
+            busy[s] = S;
+            for (const auto& [a, x] : sorted_) busy[s] = std::max(busy[s], a) + x;
           }
+          flash_end = std::max(flash_end, busy[s]);
         }
       }
       rc.flash_units += t.count;
-      rc.flash_bytes += bytes;
+      rc.flash_bytes += double(bytes);
     }
     int64_t hbm_time = 0;
     if (t.hbm_bytes > 0) {

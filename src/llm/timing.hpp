@@ -114,8 +114,9 @@ class FastTimer {
   std::vector<int64_t> win_plane_, win_base_;
   int64_t win_lo_ = 0;
   int64_t tiles_ = 0, now_ = 0, first_start_ = 0;
-  int64_t gate_ = -1;                                               // the latest gate tile started (its prefetch waited for it)
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> arrivals_;  // per stack: (arrival, transfer) of a tile's megapages
+  int64_t gate_ = -1;                                  // the latest gate tile started (its prefetch waited for it)
+  std::vector<std::pair<int64_t, int64_t>> arrivals_;  // per megapage of the tile timed: (arrival, transfer)
+  std::vector<std::pair<int64_t, int64_t>> sorted_;    // one stack's arrivals, sorted (when they came out of order)
 };
 
 struct StepTiming {
