@@ -3,15 +3,45 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 
 namespace bitline::serve {
+
+void PrefixCache::Lru::push_back(std::vector<Unit>& v, uint32_t i) {
+  v[i].prev = tail;
+  v[i].next = kNil;
+  (tail == kNil ? head : v[tail].next) = i;
+  tail = i;
+  ++size;
+}
+
+void PrefixCache::Lru::erase(std::vector<Unit>& v, uint32_t i) {
+  const uint32_t p = v[i].prev, n = v[i].next;
+  (p == kNil ? head : v[p].next) = n;
+  (n == kNil ? tail : v[n].prev) = p;
+  v[i].prev = v[i].next = kNil;
+  --size;
+}
+
+uint32_t PrefixCache::take(std::vector<Unit>& slab, std::vector<uint32_t>& free, uint64_t key) {
+  uint32_t i;
+  if (!free.empty()) {
+    i = free.back();
+    free.pop_back();
+  } else {
+    i = uint32_t(slab.size());
+    slab.emplace_back();
+  }
+  slab[i] = Unit{key, 0, kNil, kNil};
+  return i;
+}
 
 int64_t PrefixCache::acquire(const std::vector<uint64_t>& keys, int64_t max_units) {
   int64_t h = 0;
   while (h < max_units && h < int64_t(keys.size())) {
-    const auto it = map_.find(keys[size_t(h)]);
-    if (it == map_.end()) break;
-    if (it->second.refs++ == 0) lru_.erase(it->second.lru);
+    const uint32_t* u = map_.find(keys[size_t(h)]);
+    if (!u) break;
+    if (units_[*u].refs++ == 0) lru_.erase(units_, *u);
     ++h;
   }
   return h;
@@ -19,19 +49,27 @@ int64_t PrefixCache::acquire(const std::vector<uint64_t>& keys, int64_t max_unit
 
 void PrefixCache::release(const std::vector<uint64_t>& keys, int64_t n) {
   for (int64_t k = n - 1; k >= 0; --k) {  // tail first: the head ends most recently used
-    Entry& e = map_.at(keys[size_t(k)]);
-    if (--e.refs == 0) e.lru = lru_.insert(lru_.end(), keys[size_t(k)]);
+    const uint32_t* u = map_.find(keys[size_t(k)]);
+    if (!u) throw std::logic_error("prefix cache: a released key is not cached");
+    if (--units_[*u].refs == 0) lru_.push_back(units_, *u);
   }
 }
 
-void PrefixCache::insert(uint64_t key) { map_.emplace(key, Entry{0, lru_.insert(lru_.end(), key)}); }
+void PrefixCache::insert(uint64_t key) {
+  if (map_.contains(key)) throw std::logic_error("prefix cache: a key inserted twice");
+  const uint32_t u = take(units_, free_units_, key);
+  map_.set(key, u);
+  lru_.push_back(units_, u);
+}
 
 int64_t PrefixCache::evict(int64_t blocks) {
   int64_t freed = 0;
-  while (freed < blocks && !lru_.empty()) {
-    const uint64_t key = lru_.front();
+  while (freed < blocks && lru_.size > 0) {
+    const uint32_t u = lru_.head;
+    const uint64_t key = units_[u].key;
+    lru_.erase(units_, u);
     map_.erase(key);
-    lru_.pop_front();
+    free_units_.push_back(u);
     to_host(key);
     freed += bpu_;
     ++evictions_;
@@ -41,23 +79,31 @@ int64_t PrefixCache::evict(int64_t blocks) {
 
 void PrefixCache::to_host(uint64_t key) {
   if (host_cap_ <= 0) return;
-  if (const auto it = host_map_.find(key); it != host_map_.end()) {  // already there: most recently used now
-    host_lru_.splice(host_lru_.end(), host_lru_, it->second);
+  if (const uint32_t* u = host_map_.find(key)) {  // already there: most recently used now
+    const uint32_t i = *u;
+    host_lru_.erase(host_units_, i);
+    host_lru_.push_back(host_units_, i);
     return;
   }
   if (int64_t(host_map_.size()) >= host_cap_) {
-    host_map_.erase(host_lru_.front());
-    host_lru_.pop_front();
+    const uint32_t old = host_lru_.head;
+    host_map_.erase(host_units_[old].key);
+    host_lru_.erase(host_units_, old);
+    free_host_units_.push_back(old);
   }
-  host_map_.emplace(key, host_lru_.insert(host_lru_.end(), key));
+  const uint32_t u = take(host_units_, free_host_units_, key);
+  host_map_.set(key, u);
+  host_lru_.push_back(host_units_, u);
 }
 
 int64_t PrefixCache::host_run(const std::vector<uint64_t>& keys, int64_t from, int64_t max_units) {
   int64_t n = 0;
   while (n < max_units && from + n < int64_t(keys.size())) {
-    const auto it = host_map_.find(keys[size_t(from + n)]);
-    if (it == host_map_.end()) break;
-    host_lru_.splice(host_lru_.end(), host_lru_, it->second);
+    const uint32_t* u = host_map_.find(keys[size_t(from + n)]);
+    if (!u) break;
+    const uint32_t i = *u;
+    host_lru_.erase(host_units_, i);
+    host_lru_.push_back(host_units_, i);
     ++n;
   }
   return n;

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
+#include "core/flat_map.hpp"
 #include "core/units.hpp"
 
 namespace bitline::serve {
@@ -50,15 +49,15 @@ class PrefixCache {
   /// least recently used unit dropped when full); a request whose head continues in it takes those units back.
   explicit PrefixCache(int64_t blocks_per_unit, int64_t host_units = 0) : bpu_(blocks_per_unit), host_cap_(host_units) {}
   int64_t blocks_per_unit() const { return bpu_; }
-  int64_t evictable_blocks() const { return int64_t(lru_.size()) * bpu_; }
+  int64_t evictable_blocks() const { return int64_t(lru_.size) * bpu_; }
   int64_t held_blocks() const { return int64_t(map_.size()) * bpu_; }
   /// Takes a reference on the leading keys of `keys` that are cached, at most `max_units`; returns how many.
   int64_t acquire(const std::vector<uint64_t>& keys, int64_t max_units);
   /// Drops the references on keys[0, n).
   void release(const std::vector<uint64_t>& keys, int64_t n);
   /// Whether `key` is cached.
-  bool has(uint64_t key) const { return map_.count(key) > 0; }
-  /// Caches `key` with no reference (its blocks given by the caller).
+  bool has(uint64_t key) const { return map_.contains(key); }
+  /// Caches `key`, not cached yet, with no reference (its blocks given by the caller).
   void insert(uint64_t key);
   /// Evicts units no request uses, least recently used first, until `blocks` blocks are freed or none is left;
   /// returns the blocks freed.
@@ -71,17 +70,33 @@ class PrefixCache {
   int64_t host_capacity() const { return host_cap_; }
 
  private:
-  struct Entry {
-    int64_t refs = 0;
-    std::list<uint64_t>::iterator lru;  // valid while refs == 0
+  static constexpr uint32_t kNil = UINT32_MAX;
+  /// A cached unit, in a slab (`units_`, `host_units_`) with the links of its tier's recency list.
+  struct Unit {
+    uint64_t key = 0;
+    int64_t refs = 0;  // (GPU tier) running requests using it; on the LRU list while 0
+    uint32_t prev = kNil, next = kNil;
   };
+  /// A recency list over a slab's units, least recently used first (std::list's order, with no allocation per unit).
+  struct Lru {
+    uint32_t head = kNil, tail = kNil;
+    size_t size = 0;
+    void push_back(std::vector<Unit>& v, uint32_t i);
+    void erase(std::vector<Unit>& v, uint32_t i);
+  };
+  /// A slab slot for `key` (a freed one first).
+  static uint32_t take(std::vector<Unit>& slab, std::vector<uint32_t>& free, uint64_t key);
   int64_t bpu_;
-  std::unordered_map<uint64_t, Entry> map_;
-  std::list<uint64_t> lru_;  // evictable keys, least recently used first
+  FlatMap64 map_;  // key -> its unit in units_
+  std::vector<Unit> units_;
+  std::vector<uint32_t> free_units_;
+  Lru lru_;  // evictable units
   int64_t evictions_ = 0;
   int64_t host_cap_;
-  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> host_map_;
-  std::list<uint64_t> host_lru_;  // least recently used first
+  FlatMap64 host_map_;  // key -> its unit in host_units_
+  std::vector<Unit> host_units_;
+  std::vector<uint32_t> free_host_units_;
+  Lru host_lru_;
   void to_host(uint64_t key);
 };
 

@@ -8,9 +8,9 @@
 #include <numbers>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/flat_map.hpp"
 #include "core/input.hpp"
 #include "core/json_io.hpp"
 #include "core/text.hpp"
@@ -477,16 +477,16 @@ std::vector<Request> read_csv_trace(const std::filesystem::path& file, int64_t l
 
 std::vector<int64_t> reusable_prefix_tokens(const std::vector<Request>& reqs) {
   std::vector<int64_t> out(reqs.size(), 0);
-  std::unordered_set<uint64_t> computed;
+  FlatMap64 computed;  // the keys whose KV some earlier request computed (a set: the values are unused)
   for (size_t i = 0; i < reqs.size(); ++i) {
     const Request& r = reqs[i];
     if (r.prefix.empty() || r.prefix_unit <= 0) continue;
     const int64_t max_units = std::min<int64_t>(int64_t(r.prefix.size()), (r.input - 1) / r.prefix_unit);
     int64_t k = 0;
-    while (k < max_units && computed.count(r.prefix[size_t(k)])) ++k;
+    while (k < max_units && computed.contains(r.prefix[size_t(k)])) ++k;
     out[i] = k * r.prefix_unit;
     const int64_t units = std::min<int64_t>(int64_t(r.prefix.size()), (r.input + r.output - 1) / r.prefix_unit);
-    for (int64_t u = k; u < units; ++u) computed.insert(r.prefix[size_t(u)]);  // (the first k are in it)
+    for (int64_t u = k; u < units; ++u) computed.set(r.prefix[size_t(u)], 0);  // (the first k are in it)
   }
   return out;
 }

@@ -1,0 +1,62 @@
+// FlatMap64 against std::unordered_map: the same answers after any sequence of sets and erases, including keys that
+// share a home slot (linear probing's clusters, which an erase must close up without losing a key behind the hole).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/flat_map.hpp"
+#include "core/rng.hpp"
+
+namespace bitline {
+namespace {
+
+TEST(FlatMap64, SetFindEraseAndSize) {
+  FlatMap64 m;
+  EXPECT_EQ(m.size(), 0u);
+  EXPECT_FALSE(m.contains(0));
+  EXPECT_TRUE(m.set(0, 7));   // key 0 is an ordinary key
+  EXPECT_FALSE(m.set(0, 8));  // an existing key: its value replaced, not inserted again
+  ASSERT_NE(m.find(0), nullptr);
+  EXPECT_EQ(*m.find(0), 8u);
+  EXPECT_TRUE(m.set(UINT64_MAX, 1));
+  EXPECT_EQ(m.size(), 2u);
+  EXPECT_TRUE(m.erase(0));
+  EXPECT_FALSE(m.erase(0));
+  EXPECT_EQ(m.find(0), nullptr);
+  EXPECT_EQ(*m.find(UINT64_MAX), 1u);
+  EXPECT_EQ(m.size(), 1u);
+}
+
+TEST(FlatMap64, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
+  FlatMap64 m;
+  std::unordered_map<uint64_t, uint32_t> ref;
+  Rng rng(12345);
+  // few distinct keys, so that sets, erases of present keys and look-ups of erased ones all happen often; keys
+  // multiplied so that many share high bits (the table's home slot is the hash's top bits)
+  for (int op = 0; op < 200000; ++op) {
+    const uint64_t key = rng.below(5000) << 40;
+    const uint64_t r = rng.below(3);
+    if (r == 0) {
+      EXPECT_EQ(m.erase(key), ref.erase(key) == 1) << op;
+    } else if (r == 1) {
+      const uint32_t v = uint32_t(op);
+      EXPECT_EQ(m.set(key, v), !ref.count(key)) << op;
+      ref[key] = v;
+    } else {
+      const uint32_t* f = m.find(key);
+      const auto it = ref.find(key);
+      ASSERT_EQ(f != nullptr, it != ref.end()) << op;
+      if (f) EXPECT_EQ(*f, it->second) << op;
+    }
+    ASSERT_EQ(m.size(), ref.size()) << op;
+  }
+  for (const auto& [k, v] : ref) {
+    ASSERT_NE(m.find(k), nullptr);
+    EXPECT_EQ(*m.find(k), v);
+  }
+}
+
+}  // namespace
+}  // namespace bitline
