@@ -11,6 +11,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -21,6 +24,18 @@
 #include "core/units.hpp"
 
 namespace bitline {
+
+/// A payload may sort its events into lanes: `int event_lane(const Payload&)`, found by argument-dependent look-up,
+/// returning a lane in [0, kEventLanes). An event no earlier than the last one of its lane joins the end of that lane
+/// (a FIFO: no sifting); any other goes to the heap. Every lane stays in (time, sequence) order, so the earliest of the
+/// lanes' fronts and the heap's is the earliest event, and events run in exactly the heap's order. Models whose events
+/// of a kind mostly come in time order (a die's sensing ends at now + the same time, a channel's transfers) then pop
+/// most of them from a lane. Payloads without event_lane use the heap alone.
+inline constexpr int kEventLanes = 32;
+template <class P>
+concept LanedPayload = requires(const P& p) {
+  { event_lane(p) } -> std::convertible_to<int>;
+};
 
 template <class Payload>
 class EventHeap {
@@ -33,8 +48,12 @@ class EventHeap {
 
   /// The time of the event popped last (zero before the first).
   Time now() const { return now_; }
-  bool empty() const { return !has_front_ && heap_.empty(); }
-  size_t size() const { return heap_.size() + (has_front_ ? 1 : 0); }
+  bool empty() const { return !has_front_ && heap_.empty() && lanes_used_ == 0; }
+  size_t size() const {
+    size_t n = heap_.size() + (has_front_ ? 1 : 0);
+    for (const Lane& l : lanes_) n += l.size;
+    return n;
+  }
   /// Events popped so far.
   uint64_t executed() const { return executed_; }
 
@@ -42,6 +61,15 @@ class EventHeap {
   void push(Time t, Payload p) {
     if (t < now_) throw std::logic_error("event scheduled in the past (" + format(t) + " < now " + format(now_) + ")");
     const uint64_t seq = seq_++;
+    if constexpr (LanedPayload<Payload>) {
+      const int k = event_lane(p);
+      Lane& l = lanes_[size_t(k)];
+      if (l.size == 0 || !(t < l.back().t)) {
+        l.push_back(Event{t, seq, std::move(p)});
+        lanes_used_ |= uint32_t(1) << k;
+        return;
+      }
+    }
     // The front slot holds an event that runs before everything in the heap (it enters only sooner than the
     // heap's earliest, and whatever comes later goes to the heap): in a model's typical chain (an event schedules
     // a sooner one) that event neither climbs the heap nor sinks out of it. (A sorted buffer of four such events
@@ -64,10 +92,24 @@ class EventHeap {
     }
   }
   /// Time of the next event (the queue must not be empty).
-  Time next_time() const { return has_front_ ? front_.t : heap_.front().t; }
+  Time next_time() const {
+    if constexpr (LanedPayload<Payload>) {
+      if (const int k = earliest_lane(); k >= 0) return lanes_[size_t(k)].front().t;
+    }
+    return has_front_ ? front_.t : heap_.front().t;
+  }
   /// Removes and returns the earliest event, and advances now() to its time.
   Event pop() {
     Event top;
+    if constexpr (LanedPayload<Payload>) {
+      if (const int k = earliest_lane(); k >= 0) {
+        top = lanes_[size_t(k)].pop_front();
+        if (lanes_[size_t(k)].size == 0) lanes_used_ &= ~(uint32_t(1) << k);
+        now_ = top.t;
+        ++executed_;
+        return top;
+      }
+    }
     if (has_front_) {  // the earliest of all
       top = std::move(front_);
       has_front_ = false;
@@ -125,6 +167,43 @@ class EventHeap {
     return ((U(uint64_t(t.raw())) << 64) | seq) < ((U(uint64_t(y.t.raw())) << 64) | y.seq);
   }
   static bool earlier(const Event& x, const Event& y) { return earlier(x.t, x.seq, y); }
+
+  /// A lane: a FIFO of events in (time, sequence) order, in a ring of a power-of-two capacity that doubles when full.
+  struct Lane {
+    std::vector<Event> ring;
+    size_t head = 0, size = 0;
+    const Event& front() const { return ring[head]; }
+    const Event& back() const { return ring[(head + size - 1) & (ring.size() - 1)]; }
+    void push_back(Event e) {
+      if (size == ring.size()) {
+        std::vector<Event> grown(std::max<size_t>(8, 2 * ring.size()));
+        for (size_t i = 0; i < size; ++i) grown[i] = std::move(ring[(head + i) & (ring.size() - 1)]);
+        ring.swap(grown);
+        head = 0;
+      }
+      ring[(head + size) & (ring.size() - 1)] = std::move(e);
+      ++size;
+    }
+    Event pop_front() {
+      Event e = std::move(ring[head]);
+      head = (head + 1) & (ring.size() - 1);
+      --size;
+      return e;
+    }
+  };
+  /// The lane whose front runs before every other lane's front and the heap's earliest; -1 when the heap's runs first.
+  int earliest_lane() const {
+    int best = -1;
+    const Event* b = has_front_ ? &front_ : heap_.empty() ? nullptr : &heap_.front();
+    for (uint32_t m = lanes_used_; m != 0; m &= m - 1) {
+      const int k = std::countr_zero(m);
+      const Event& f = lanes_[size_t(k)].front();
+      if (!b || earlier(f, *b)) b = &f, best = k;
+    }
+    return best;
+  }
+  std::array<Lane, LanedPayload<Payload> ? kEventLanes : 0> lanes_{};
+  uint32_t lanes_used_ = 0;  // bit k: lane k holds events
   std::vector<Event> heap_;
   Event front_{};
   bool has_front_ = false;

@@ -214,12 +214,14 @@ bool Sim::issue_job(uint32_t die) {
     writes_.held[die] = 0;
     writes_.claimed[die] += g.data_in;
   }
-  const Tx t = Tx::compute(JobSegment{die, k, j.tmpl, j.active}, int64_t(die) * device_.planes_per_die,
-                           g.route == Route::None ? 0 : int64_t(j.active) * device_.page_size);
+  const uint32_t tx = new_tx_from([&] {
+    return Tx::compute(JobSegment{die, k, j.tmpl, j.active}, int64_t(die) * device_.planes_per_die,
+                       g.route == Route::None ? 0 : int64_t(j.active) * device_.page_size);
+  });
   if (k == 0) ++jobs_.result.jobs;
   if (++jobs_.next_segment[die] == jobs_.segments[j.tmpl].size()) jobs_.next_segment[die] = 0, ++jobs_.next_job[die];
   ++jobs_.queued_segments[die];
-  enqueue(new_tx(t));
+  enqueue(tx);
   return true;
 }
 

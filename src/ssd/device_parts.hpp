@@ -306,6 +306,10 @@ struct Payload {
   Ev kind;
   uint32_t a;
 };
+/// The event heap's lane of an event (core/event_queue.hpp): its kind. Events of a kind mostly come in time order
+/// (a Flash-Cosmos run's sensing ends, transfers, ISP results: all but about one in a million).
+inline int event_lane(const Payload& p) { return int(p.kind); }
+static_assert(int(Ev::SlcIdle) < kEventLanes, "an event kind past the event heap's lanes");
 
 /// A FIFO of transaction ids in a ring buffer (a power-of-two capacity that doubles when full), with
 /// indexing and removal from the middle: what a die's queues need, without std::deque's block bookkeeping.

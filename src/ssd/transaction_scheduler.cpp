@@ -19,6 +19,8 @@
 #include <array>
 #include <bit>
 
+#include "core/bitvector.hpp"
+
 namespace bitline::ssd::detail {
 
 /// Starts the highest-priority ready transaction on an idle unit, with same-kind transactions on the
@@ -92,7 +94,7 @@ void Sim::start_die(int64_t unit) {
       }
     }
   }
-  if (op_planes(D.group) > 1) ++stats_.multiplane_ops;
+  if (D.group.size() > 1 && op_planes(D.group) > 1) ++stats_.multiplane_ops;  // (one transaction: one plane)
   D.busy = true;
   execute(unit);
   for (int64_t p : gc_planes) maybe_start_gc(p);
@@ -239,7 +241,7 @@ void Sim::gather_host_units(int64_t unit, size_t lvl) {
 int64_t Sim::op_planes(const std::vector<uint32_t>& group) const {
   uint32_t planes = 0;
   for (uint32_t tx : group) planes |= 1u << scheduler_.plane_in_die[size_t(scheduler_.transactions[tx].plane)];
-  return std::popcount(planes);
+  return popcount64(planes);
 }
 
 /// Whether another plane of program f's die could take a program with it now: its next page is f's (with
