@@ -48,6 +48,10 @@ struct Ev {
   uint32_t kind;
   uint32_t arg;
 };
+/// The event heap's lane of an event (core/event_queue.hpp): its kind. Sensings end a fixed tR after they start, and
+/// arrivals and transfers mostly come in time order too, so most events skip the heap.
+inline int event_lane(const Ev& e) { return int(e.kind); }
+static_assert(kArrived < kEventLanes);
 
 Time max(Time a, Time b) { return a > b ? a : b; }
 
