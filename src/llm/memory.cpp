@@ -140,13 +140,16 @@ void GpuMemory::weight_tiles(const StepGraph&, const Op& op, uint32_t op_index, 
     const int64_t reading = std::min(nunits_[t], want - taken);
     // The cached part of what is read (the first units of the range: a prefix of every expert / shard) comes from HBM.
     const int64_t cached = int64_t(std::floor(double(reading) * opt_.weight_cache_fraction));
+    // (the dealing position of unit u is (pos_[t] + u) mod k_: counted on, not divided per unit)
+    int64_t d = cached < reading ? (pos_[t] + cached) % k_ : 0;
     for (int64_t u = 0; u < reading; ++u, ++taken) {
       const int64_t b = std::min(unit_, bytes - u * unit_);
       if (u < cached) {
         hbm += b;
         continue;
       }
-      plan.units.push_back(FlashUnit{deal_[size_t((pos_[t] + u) % k_)], uint32_t(b)});
+      plan.units.push_back(FlashUnit{deal_[size_t(d)], uint32_t(b)});
+      if (++d == k_) d = 0;
       if (++cur.count == uint32_t(tile_units_)) {
         plan.tiles.push_back(cur);
         cur = StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Weights, op_index};
