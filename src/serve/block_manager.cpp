@@ -47,6 +47,12 @@ int64_t PrefixCache::acquire(const std::vector<uint64_t>& keys, int64_t max_unit
   return h;
 }
 
+int64_t PrefixCache::cached_run(const std::vector<uint64_t>& keys, int64_t max_units) const {
+  int64_t h = 0;
+  while (h < max_units && h < int64_t(keys.size()) && map_.contains(keys[size_t(h)])) ++h;
+  return h;
+}
+
 void PrefixCache::release(const std::vector<uint64_t>& keys, int64_t n) {
   for (int64_t k = n - 1; k >= 0; --k) {  // tail first: the head ends most recently used
     const uint32_t* u = map_.find(keys[size_t(k)]);

@@ -53,6 +53,8 @@ class PrefixCache {
   int64_t held_blocks() const { return int64_t(map_.size()) * bpu_; }
   /// Takes a reference on the leading keys of `keys` that are cached, at most `max_units`; returns how many.
   int64_t acquire(const std::vector<uint64_t>& keys, int64_t max_units);
+  /// How many leading keys of `keys` are cached, at most `max_units` (a look-up only: no reference taken).
+  int64_t cached_run(const std::vector<uint64_t>& keys, int64_t max_units) const;
   /// Drops the references on keys[0, n).
   void release(const std::vector<uint64_t>& keys, int64_t n);
   /// Whether `key` is cached.

@@ -270,11 +270,24 @@ struct VllmV0Options {
   }
 };
 
+/// SGLang's schedule_policy: the order a prefill batch tries the waiting requests in (the two it had in v0.3-v0.4
+/// besides random and dfs-weight, which are not modelled).
+enum class SglangSchedulePolicy { Lpm, Fcfs };
+const Registry<SglangSchedulePolicy>& sglang_schedule_policies() {
+  static const Registry<SglangSchedulePolicy> r(
+      "schedule_policy",
+      {{"lpm", "longest prefix match: the waiting requests with the longest prefix in the radix cache first (the scheduler sglang-lpm)",
+        SglangSchedulePolicy::Lpm},
+       {"fcfs", "first come first served (the scheduler sglang)", SglangSchedulePolicy::Fcfs}});
+  return r;
+}
+
 /// SGLang (python/sglang/srt/server_args.py).
 struct SglangOptions {
   int64_t max_running_requests = 0, chunked_prefill_size = 0, page_size = 0, cuda_graph_max_bs = 0;
   double mem_fraction_static = 0;
   bool disable_radix_cache = false, disable_overlap_schedule = false, disable_cuda_graph = false;
+  Choice<SglangSchedulePolicy, sglang_schedule_policies> schedule_policy;
   template <class V>
   void visit(V& v) {
     v(max_running_requests, {.name = "max_running_requests",
@@ -302,6 +315,11 @@ struct SglangOptions {
                   .source = "SGLang ServerArgs.page_size = 1",
                   .min = 1,
                   .max = 1 << 16});
+    v(schedule_policy, {.name = "schedule_policy",
+                        .def = "lpm",
+                        .desc = "the order waiting requests are tried in: lpm (longest prefix in the radix cache first; first "
+                                "come first served when more than 128 wait or the cache is off) or fcfs",
+                        .source = "SGLang v0.3-v0.4 ServerArgs.schedule_policy = \"lpm\"; schedule_policy.py calc_priority"});
     v(disable_radix_cache, {.name = "disable_radix_cache",
                             .def = "false",
                             .desc = "no radix prefix cache",
@@ -609,7 +627,9 @@ EngineSetup load_engine(const ConfigTree& tree, ServeParams& sp, const EngineCon
       const SglangOptions& o = p.options;
       e.host = p.host.costs();
       e.host.overlap_schedule = e.host.overlap_output = !o.disable_overlap_schedule;
-      sp.scheduler = decltype(sp.scheduler)::named("sglang", "engine");
+      // lpm needs the radix cache (SGLang turns it to fcfs without one)
+      const bool lpm = *o.schedule_policy == SglangSchedulePolicy::Lpm && !o.disable_radix_cache;
+      sp.scheduler = decltype(sp.scheduler)::named(lpm ? "sglang-lpm" : "sglang", "engine");
       sp.max_num_seqs = o.max_running_requests > 0 ? o.max_running_requests : 0;  // 0: set from the pool (kv_memory)
       sp.max_num_batched_tokens = o.chunked_prefill_size;
       sp.block_tokens = o.page_size;

@@ -15,12 +15,20 @@ const Registry<PreemptionMode>& preemption_modes() {
   return r;
 }
 
-void enqueue_waiting(EngineState& st, int32_t i) {
-  const auto before = [&](int32_t a, int32_t b) {
+namespace {
+/// Arrival order: by Seq::arrived, then by request number.
+auto arrives_before(const EngineState& st) {
+  return [&st](int32_t a, int32_t b) {
     const Time ta = st.seqs[size_t(a)].arrived, tb = st.seqs[size_t(b)].arrived;
     return ta < tb || (ta == tb && a < b);
   };
-  st.waiting.insert(std::lower_bound(st.waiting.begin(), st.waiting.end(), i, before), i);
 }
+}  // namespace
+
+void enqueue_waiting(EngineState& st, int32_t i) {
+  st.waiting.insert(std::lower_bound(st.waiting.begin(), st.waiting.end(), i, arrives_before(st)), i);
+}
+
+void sort_waiting_by_arrival(EngineState& st) { std::sort(st.waiting.begin(), st.waiting.end(), arrives_before(st)); }
 
 }  // namespace bitline::serve

@@ -68,6 +68,8 @@ struct EngineState {
 /// Puts request `i` in the waiting queue in arrival order (Seq::arrived, then request number; a session's later turn
 /// is numbered by its trace time but arrives when its previous turn is answered).
 void enqueue_waiting(EngineState& st, int32_t i);
+/// Puts the waiting queue back in arrival order (after a policy tried its requests in another order).
+void sort_waiting_by_arrival(EngineState& st);
 
 /// A scheduling policy. Contract: next(st) starts a pass (st.pass counts it) and returns its batch: it may admit
 /// waiting requests, grow running ones' KV blocks, preempt running requests (back to `waiting`, or to `swapped` under

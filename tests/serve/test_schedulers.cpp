@@ -2,6 +2,7 @@
 // batch checked by hand against what the policy's paper or engine does (docs/serving.md, "Schedulers").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -197,4 +198,42 @@ TEST(Schedulers, SglangAdmitsWhileTheKvHoldsTheExpectedOutputAndCutsLongPromptsI
   l.complete(b);
   b = t->next(l.st);  // both prompts done: both decode
   EXPECT_EQ(b.decode, ids({0, 1}));
+}
+
+TEST(Schedulers, SglangLpmTriesTheLongestCachedPrefixFirstAndArrivalOrderWhenMoreThan128Wait) {
+  // Units of 16 tokens (one block each). A finished request leaves keys 1, 2, 3 in the cache. Waiting, in arrival
+  // order: request 0 shares nothing, request 1 its first two units, request 2 all three. Each has a 64-token prompt
+  // (at most (64 - 1) / 16 = 3 units from the cache); the pass's budget is 64 tokens.
+  const std::vector<uint64_t> none{7, 8, 9, 10}, two{1, 2, 9, 10}, three{1, 2, 3, 10}, donor{1, 2, 3};
+  const auto run = [&](const char* policy, size_t waiting) {
+    std::vector<Seq> seqs(waiting + 1);
+    EngineState st(seqs, BlockManager(1000, 16, 0, 16));
+    Seq& d = seqs.back();  // the finished request: 48 tokens computed in 3 blocks of its own
+    d.prefix = &donor, d.prefix_unit = 16, d.input = 48, d.output = 1, d.computed = 48;
+    EXPECT_TRUE(st.blocks.grow(d, 48));
+    st.blocks.finish(d);
+    for (size_t i = 0; i < waiting; ++i) {
+      Seq& s = seqs[i];
+      s.input = 64, s.output = 4, s.prefix_unit = 16;
+      s.prefix = i + 1 == waiting ? &three : i + 2 == waiting ? &two : &none;
+      enqueue_waiting(st, int32_t(i));
+    }
+    auto s = make_scheduler(policy, limits(512, 64));
+    Batch b = s->next(st);
+    return std::pair{b.prefill, std::vector<int32_t>(st.waiting.begin(), st.waiting.end())};
+  };
+  // First come first served: request 0's whole prompt takes the budget.
+  EXPECT_EQ(run("sglang", 3).first, ids({0}));
+  // lpm: request 2 (48 tokens cached, 16 to compute), then 1 (32 + 32), then 0 with the 16 tokens left.
+  EXPECT_EQ(run("sglang-lpm", 3).first, ids({2, 1, 0}));
+  // 129 waiting: the matching is skipped, first come first served; the ones not admitted stay in arrival order.
+  const auto [admitted, left] = run("sglang-lpm", 129);
+  EXPECT_EQ(admitted, ids({0}));
+  ASSERT_EQ(left.size(), 128u);
+  EXPECT_TRUE(std::is_sorted(left.begin(), left.end()));
+  // 128 waiting: lpm again; those left wait in arrival order.
+  const auto [admitted128, left128] = run("sglang-lpm", 128);
+  EXPECT_EQ(admitted128, ids({127, 126, 0}));
+  EXPECT_TRUE(std::is_sorted(left128.begin(), left128.end()));
+  EXPECT_EQ(left128.size(), 125u);
 }

@@ -24,7 +24,12 @@ const Registry<SchedulerFactory>& schedulers() {
                      "SGLang's: prefill first, never mixed, prompts cut to max_num_batched_tokens (chunked_prefill_size); a request "
                      "admitted while the free KV holds its prompt and new_token_ratio of every running request's remaining output "
                      "(0.7 decaying to 0.1, back to 0.7 on a retraction); preemption by recompute",
-                     policy::make_sglang}});
+                     policy::make_sglang},
+                    {"sglang-lpm",
+                     "SGLang's with its lpm schedule policy (its default in v0.3-v0.4): before a prefill batch, the waiting requests "
+                     "are tried longest prefix in the prefix cache first (equals in arrival order; first come first served when "
+                     "more than 128 wait)",
+                     policy::make_sglang_lpm}});
   return r;
 }
 

@@ -9,7 +9,15 @@
 // recently admitted request. The ratio starts at 0.7, falls by 0.001 with every decode pass to 0.1, and is reset to
 // 0.7 when a decode has to retract (SGLang global_config: init_new_token_ratio, base_min_new_token_ratio,
 // new_token_ratio_decay; retract_decode raises the ratio again, here to its initial value).
+// `sglang-lpm` is the same with SGLang's default schedule_policy, lpm (ServerArgs.schedule_policy = "lpm" in v0.3-v0.4;
+// schedule_policy.py, SchedulePolicy.calc_priority): before a prefill batch is formed, the waiting requests are tried
+// longest prefix in the radix cache first (a stable sort: equals in arrival order), unless more than 128 wait (then
+// first come first served: the matching is too expensive) or the cache is off. SGLang keeps the queue in that order;
+// here the requests not admitted go back to arrival order, so equals are always in arrival order. Not modelled: the
+// in-batch prefix check of later versions (a request whose prefix only other waiting requests share is tried later).
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "serve/schedulers/steps.hpp"
 
@@ -19,10 +27,12 @@ namespace {
 // SGLang's global_config (python/sglang/global_config.py, v0.3) and CLIP_MAX_NEW_TOKENS (schedule_policy.py).
 constexpr double kInitRatio = 0.7, kMinRatio = 0.1, kRatioDecay = 0.001;
 constexpr int64_t kClipMaxNewTokens = 4096;
+// SchedulePolicy.calc_priority: lpm turns to first come first served when more requests than this wait.
+constexpr size_t kLpmMaxWaiting = 128;
 
 class Sglang final : public Scheduler {
  public:
-  explicit Sglang(const ServeParams& p) : p_(p) {}
+  Sglang(const ServeParams& p, bool longest_prefix_first) : p_(p), lpm_(longest_prefix_first) {}
   Batch next(EngineState& st) override {
     Batch b;
     ++st.pass;
@@ -76,6 +86,8 @@ class Sglang final : public Scheduler {
       b.chunks.push_back({s.computed, n});
       budget -= n;
     }
+    const bool ordered = lpm_ && st.blocks.prefix_cache() && st.waiting.size() > 1 && st.waiting.size() <= kLpmMaxWaiting;
+    if (ordered) longest_prefix_first(st);
     while (!st.waiting.empty() && budget > 0 && int64_t(st.running.size()) < p_.max_num_seqs) {
       Seq& s = st.seqs[size_t(st.waiting.front())];
       st.blocks.admit_prefix(s);
@@ -90,14 +102,32 @@ class Sglang final : public Scheduler {
       reserved += std::max<int64_t>(later, 0);
       budget -= n;
     }
+    if (ordered) sort_waiting_by_arrival(st);
+  }
+
+  /// The waiting queue, longest cached prefix first (in units of the prefix cache, as admit_prefix would take
+  /// them), equals in their order.
+  static void longest_prefix_first(EngineState& st) {
+    const PrefixCache& cache = *st.blocks.prefix_cache();
+    std::vector<std::pair<int64_t, int32_t>> by_match;
+    by_match.reserve(st.waiting.size());
+    for (int32_t i : st.waiting) {
+      const Seq& s = st.seqs[size_t(i)];
+      const int64_t units = s.prefix && s.prefix_unit > 0 ? cache.cached_run(*s.prefix, (s.prefill_target() - 1) / s.prefix_unit) : 0;
+      by_match.push_back({units, i});
+    }
+    std::stable_sort(by_match.begin(), by_match.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t k = 0; k < by_match.size(); ++k) st.waiting[k] = by_match[k].second;
   }
 
   ServeParams p_;
+  bool lpm_ = false;
   double ratio_ = kInitRatio;
 };
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_sglang(const ServeParams& p) { return std::make_unique<Sglang>(p); }
+std::unique_ptr<Scheduler> make_sglang(const ServeParams& p) { return std::make_unique<Sglang>(p, false); }
+std::unique_ptr<Scheduler> make_sglang_lpm(const ServeParams& p) { return std::make_unique<Sglang>(p, true); }
 
 }  // namespace bitline::serve::policy

@@ -56,5 +56,6 @@ std::unique_ptr<Scheduler> make_chunked(const ServeParams& p);
 std::unique_ptr<Scheduler> make_orca(const ServeParams& p);
 std::unique_ptr<Scheduler> make_static(const ServeParams& p);
 std::unique_ptr<Scheduler> make_sglang(const ServeParams& p);
+std::unique_ptr<Scheduler> make_sglang_lpm(const ServeParams& p);
 
 }  // namespace bitline::serve::policy
