@@ -360,6 +360,8 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
   } else if (k == "log_avg_msec") {
     need_value();
     j.log_avg_msec = parse_int(c, o.value, 0, int64_t(1) << 30, "log_avg_msec (ms)");
+  } else if (k == "log_offset") {
+    j.log_offset = parse_bool(c);
   }
 }
 

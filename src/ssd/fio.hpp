@@ -98,6 +98,7 @@ struct Job {
   };
   std::array<LogRequest, kLogOptions.size()> log{};
   int64_t log_avg_msec = 0;
+  bool log_offset = false;  // log_offset: the logs' lines carry the I/O's offset (after its block size)
   bool logs() const {
     return std::any_of(log.begin(), log.end(), [](const LogRequest& l) { return l.on; });
   }

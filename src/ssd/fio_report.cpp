@@ -153,8 +153,13 @@ std::vector<LogOf> logs_of(const Plan& plan) {
 
 std::string log_text(const LogOf& l, const IoLog& log) {
   std::string out;
+  // fio's line (iolog.c flush_samples): time, value, direction, block size, the offset with log_offset, and the
+  // command priority: 0, an I/O outside the real-time class (bitline models no I/O priorities)
   auto line = [&](int64_t t_ms, uint64_t value, int dir, int64_t bs, int64_t offset) {
-    out += fmt::format("{}, {}, {}, {}, {}\n", t_ms, value, dir, bs, offset);
+    if (l.job->log_offset)
+      out += fmt::format("{}, {}, {}, {}, {}, 0\n", t_ms, value, dir, bs, offset);
+    else
+      out += fmt::format("{}, {}, {}, {}, 0\n", t_ms, value, dir, bs);
   };
   auto latency = [&](uint64_t slat, uint64_t clat, uint64_t lat) {
     return l.kind == LogKind::Lat ? lat : l.kind == LogKind::Clat ? clat : slat;

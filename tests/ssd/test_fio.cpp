@@ -191,9 +191,10 @@ TEST(SsdFio, EveryModelledOption) {
 TEST(SsdFio, TheOptionsTableHoldsOnlyFioNames) {
   for (auto kind : {fio::OptionKind::Modelled, fio::OptionKind::Ignored})
     for (std::string_view n : fio::options_of(kind)) EXPECT_TRUE(fio::is_fio_option(n)) << n;
-  EXPECT_EQ(fio::options_of(fio::OptionKind::Modelled).size(), 34u);
+  EXPECT_EQ(fio::options_of(fio::OptionKind::Modelled).size(), 35u);
   EXPECT_EQ(fio::option_kind("write_bw_log"), fio::OptionKind::Modelled);
   EXPECT_EQ(fio::option_kind("log_avg_msec"), fio::OptionKind::Modelled);
+  EXPECT_EQ(fio::option_kind("log_offset"), fio::OptionKind::Modelled);
   EXPECT_EQ(fio::option_kind("rate"), fio::OptionKind::NotModelled);
   EXPECT_EQ(fio::option_kind("thinktime"), fio::OptionKind::NotModelled);
   EXPECT_EQ(fio::option_kind("verify"), fio::OptionKind::NotModelled);
@@ -382,19 +383,26 @@ LogRun run_logs(const std::string& text, const DeviceXml& d) {
   return r;
 }
 
-/// A log's lines as their five integer fields (fails the test on a line of another shape).
-std::vector<std::array<int64_t, 5>> log_lines(const std::string& text) {
+/// A log's lines as fio writes them (iolog.c flush_samples): time, value, direction, block size, then the offset
+/// with log_offset (`with_offset`), then the command priority, 0 for every I/O here. Returns the first four fields and
+/// the offset (0 without it); fails the test on a line of another shape.
+std::vector<std::array<int64_t, 5>> log_lines(const std::string& text, bool with_offset = false) {
   std::vector<std::array<int64_t, 5>> out;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    std::array<int64_t, 5> v{};
-    char sep[4] = {};
+    std::vector<int64_t> f;
     std::istringstream l(line);
-    l >> v[0] >> sep[0] >> v[1] >> sep[1] >> v[2] >> sep[2] >> v[3] >> sep[3] >> v[4];
-    EXPECT_TRUE(l && l.peek() == EOF && sep[0] == ',' && sep[1] == ',' && sep[2] == ',' && sep[3] == ',') << line;
-    EXPECT_EQ(line, fmt::format("{}, {}, {}, {}, {}", v[0], v[1], v[2], v[3], v[4]));  // ", " between, nothing else
-    out.push_back(v);
+    int64_t x = 0;
+    char sep = ',';
+    while (sep == ',' && l >> x) f.push_back(x), sep = l.peek() == EOF ? '\0' : char(l.get());
+    EXPECT_EQ(f.size(), with_offset ? 6u : 5u) << line;
+    if (f.size() != (with_offset ? 6u : 5u)) continue;
+    std::string want;
+    for (size_t i = 0; i < f.size(); ++i) want += (i ? ", " : "") + std::to_string(f[i]);
+    EXPECT_EQ(line, want);           // ", " between, nothing else
+    EXPECT_EQ(f.back(), 0) << line;  // the command priority
+    out.push_back({f[0], f[1], f[2], f[3], with_offset ? f[4] : 0});
   }
   return out;
 }
@@ -428,8 +436,7 @@ TEST(SsdFio, AveragedLogsSumToTheJsonsBytesAndIos) {
     int64_t lines = 0;
     for (size_t i = 0; i < bw.size(); ++i) {
       EXPECT_EQ(bw[i][0] % 2, 0);  // the windows' ends, ms
-      EXPECT_EQ(bw[i][3], 0);      // no block size nor offset in an averaged line
-      EXPECT_EQ(bw[i][4], 0);
+      EXPECT_EQ(bw[i][3], 0);      // no block size in an averaged line
       if (bw[i][2] != dir) continue;
       ++lines;
       bytes += double(bw[i][1]) * 1024.0 * 0.002;  // KiB/s x 2 ms
@@ -457,10 +464,11 @@ TEST(SsdFio, AveragedLogsSumToTheJsonsBytesAndIos) {
 // without log_avg_msec, a line per I/O at its completion: by hand for three sequential writes at iodepth 1
 TEST(SsdFio, UnaveragedLogsHaveALinePerIo) {
   const DeviceXml d = small_device();
-  const LogRun r = run_logs("[w]\nrw=write\nbs=4k\niodepth=1\nnumber_ios=3\nwrite_bw_log\nwrite_iops_log\nwrite_lat_log\n", d);
+  const LogRun r =
+      run_logs("[w]\nrw=write\nbs=4k\niodepth=1\nnumber_ios=3\nwrite_bw_log\nwrite_iops_log\nwrite_lat_log\nlog_offset=1\n", d);
   ASSERT_EQ(r.names, (std::vector<std::string>{"w_bw.1.log", "w_iops.1.log", "w_lat.1.log", "w_clat.1.log", "w_slat.1.log"}));
-  const auto bw = log_lines(r.texts[0]), iops = log_lines(r.texts[1]), lat = log_lines(r.texts[2]), clat = log_lines(r.texts[3]),
-             slat = log_lines(r.texts[4]);
+  const auto bw = log_lines(r.texts[0], true), iops = log_lines(r.texts[1], true), lat = log_lines(r.texts[2], true),
+             clat = log_lines(r.texts[3], true), slat = log_lines(r.texts[4], true);
   ASSERT_EQ(bw.size(), 3u);
   const auto& js = r.json["jobs"][0]["write"];
   double lat_sum = 0;
@@ -486,6 +494,11 @@ TEST(SsdFio, UnaveragedLogsHaveALinePerIo) {
   EXPECT_EQ(std::max({lat[0][1], lat[1][1], lat[2][1]}), js["lat_ns"]["max"].get<int64_t>());
   // the completion time, ms since the run began, within the JSON's runtime
   EXPECT_LE(lat[2][0], js["runtime"].get<int64_t>() + 1);
+  // without log_offset (fio's default) the same lines have no offset: time, value, direction, block size, priority
+  const LogRun plain = run_logs("[w]\nrw=write\nbs=4k\niodepth=1\nnumber_ios=3\nwrite_lat_log\n", d);
+  const auto plain_lat = log_lines(plain.texts[0]);
+  ASSERT_EQ(plain_lat.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(plain_lat[i], (std::array<int64_t, 5>{lat[i][0], lat[i][1], lat[i][2], lat[i][3], 0}));
 }
 
 TEST(SsdFio, RefusesAnUnaveragedLogTooLongBeforeRunning) {
