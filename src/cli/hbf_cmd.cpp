@@ -119,12 +119,8 @@ void print_area(const System& s, const AreaReport& r) {
   fmt::print("HBM3e stack: core die {:.2f} mm2, base die {:.2f} mm2 -> footprint {:.2f} mm2 (the {}); {:.4g} GiB -> {:.4g} GiB/mm2\n",
              to_mm2(m.core_die), to_mm2(m.base_die), to_mm2(m.footprint), to_string(m.limited_by), gib(m.capacity),
              gib_per_mm2(m.density()));
-  fmt::print("HBF / HBM3e: area {:.3f}x (paper {}x: {:+.1f}%), density {:.3f}x (paper {:.2f}x: {:+.1f}%)\n", r.area_ratio(),
-             kPaperAreaRatio, 100 * (r.area_ratio() / kPaperAreaRatio - 1), r.density_ratio(), kPaperDensityRatio,
-             100 * (r.density_ratio() / kPaperDensityRatio - 1));
-  fmt::print("  stacks: HBF {:.1f} mm2 (paper {} mm2: {:+.1f}%), HBM3e {:.1f} mm2 (paper {} mm2: {:+.1f}%)\n", to_mm2(h.footprint),
-             kPaperHbfStackMm2, 100 * (to_mm2(h.footprint) / kPaperHbfStackMm2 - 1), to_mm2(m.footprint), kPaperHbm3eStackMm2,
-             100 * (to_mm2(m.footprint) / kPaperHbm3eStackMm2 - 1));
+  fmt::print("HBF / HBM3e: area {:.3f}x, density {:.3f}x (FlashAccel's figures beside these: docs/hbf.md, \"Area and density\")\n",
+             r.area_ratio(), r.density_ratio());
 }
 
 /// `hbf area --vary`: one row per point, the varied values first.

@@ -184,20 +184,7 @@ nlohmann::json AreaReport::json() const {
   j["hbm3e_stack"] = {{"core_die_mm2", mm2_of(hbm3e.core_die)},   {"base_die_mm2", mm2_of(hbm3e.base_die)},
                       {"footprint_mm2", mm2_of(hbm3e.footprint)}, {"limited_by", to_string(hbm3e.limited_by)},
                       {"capacity_bytes", hbm3e.capacity.raw()},   {"density_gib_per_mm2", gib_per_mm2(hbm3e.density())}};
-  const double hbf_dev = mm2_of(hbf.footprint) / kPaperHbfStackMm2 - 1, hbm_dev = mm2_of(hbm3e.footprint) / kPaperHbm3eStackMm2 - 1;
-  j["comparison"] = {{"area_ratio", area_ratio()},
-                     {"density_ratio", density_ratio()},
-                     {"paper",
-                      {{"source", "FlashAccel (Wang et al., arXiv 2607.10186), energy and area"},
-                       {"hbf_stack_mm2", kPaperHbfStackMm2},
-                       {"hbm3e_stack_mm2", kPaperHbm3eStackMm2},
-                       {"area_ratio", kPaperAreaRatio},
-                       {"density_ratio", kPaperDensityRatio}}},
-                     {"deviation",
-                      {{"hbf_stack", hbf_dev},
-                       {"hbm3e_stack", hbm_dev},
-                       {"area_ratio", area_ratio() / kPaperAreaRatio - 1},
-                       {"density_ratio", density_ratio() / kPaperDensityRatio - 1}}}};
+  j["comparison"] = {{"area_ratio", area_ratio()}, {"density_ratio", density_ratio()}};
   return j;
 }
 

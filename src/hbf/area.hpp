@@ -337,18 +337,13 @@ struct Hbm3eStackArea {
   double density() const { return double(capacity.raw()) / footprint.raw(); }
 };
 
-/// FlashAccel's figures (Wang et al., arXiv 2607.10186, energy/area): what the model is compared with, never fitted to.
-inline constexpr double kPaperHbfStackMm2 = 149.0;
-inline constexpr double kPaperHbm3eStackMm2 = 121.0;
-inline constexpr double kPaperAreaRatio = 1.23;
-inline constexpr double kPaperDensityRatio = 6.50;
-
 struct AreaReport {
   HbfStackArea hbf;
   Hbm3eStackArea hbm3e;
   double area_ratio() const { return hbf.footprint / hbm3e.footprint; }
   double density_ratio() const { return hbf.density() / hbm3e.density(); }
-  /// The breakdown (mm2), the densities, the ratios and the paper's figures with the deviations.
+  /// The breakdown (mm2), the densities and the ratios. (FlashAccel's published figures are compared with in
+  /// scripts/plot_area.py, from scripts/paper_figures.json: never in the model's code.)
   nlohmann::json json() const;
 };
 
