@@ -102,6 +102,10 @@ FastTimer::FastTimer(const MemoryTiming& mt) : mt_(mt) {
   seen_.assign(size_t(mt.megaplanes), -1);
   win_plane_.assign(size_t(mt.megaplanes), 0);
   win_base_.assign(stacks, 0);
+  stack_sum_.assign(stacks, 0);
+  busy_.assign(stacks, 0);
+  last_.assign(stacks, {});
+  in_order_.assign(stacks, 1);
 }
 
 void FastTimer::shift(Time dt) {
@@ -148,12 +152,10 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   const int64_t after_full = after(mt_.megapage);
   const int64_t h_full = mt_.hbm.raw() > 0 ? (Bytes(std::max<int64_t>(mt_.megapage, 1)) / mt_.hbm).raw() : 0;  // 0: no HBM
   const size_t nstacks = size_t(std::max<int64_t>(mt_.stacks, 1));
-  std::vector<int64_t> stack_sum(nstacks);
-  // Per stack, when a tile's megapages are not all sensed by its start: its interface's busy time, its last (arrival,
-  // transfer) and whether they came in order (a sorted sequence needs no sort: it sorts to itself).
-  std::vector<int64_t> busy(nstacks);
-  std::vector<std::pair<int64_t, int64_t>> last(nstacks);
-  std::vector<uint8_t> in_order(nstacks);
+  std::vector<int64_t>& stack_sum = stack_sum_;
+  std::vector<int64_t>& busy = busy_;
+  std::vector<std::pair<int64_t, int64_t>>& last = last_;
+  std::vector<uint8_t>& in_order = in_order_;
   // A partial megapage's interface and after-sense times, for the size seen last (a layout's partial pages mostly
   // share one size): the same divisions, done once per size run instead of once per megapage.
   int64_t part_bytes = -1, part_x = 0, part_after = 0;

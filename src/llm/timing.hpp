@@ -117,6 +117,12 @@ class FastTimer {
   int64_t gate_ = -1;                                  // the latest gate tile started (its prefetch waited for it)
   std::vector<std::pair<int64_t, int64_t>> arrivals_;  // per megapage of the tile timed: (arrival, transfer)
   std::vector<std::pair<int64_t, int64_t>> sorted_;    // one stack's arrivals, sorted (when they came out of order)
+  // Per stack, reset for each tile that uses them: its transfers' sum; when a tile's megapages are not all sensed by
+  // its start, its interface's busy time, its last (arrival, transfer) and whether they came in order (a sorted
+  // sequence needs no sort: it sorts to itself)
+  std::vector<int64_t> stack_sum_, busy_;
+  std::vector<std::pair<int64_t, int64_t>> last_;
+  std::vector<uint8_t> in_order_;
 };
 
 struct StepTiming {

@@ -7,8 +7,10 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "core/param_dump.hpp"
@@ -243,6 +245,15 @@ std::vector<double> parse_percentiles(const Ctx& c) {
   return out;
 }
 
+/// fio's switches that set a flag of the job (bare = 1), by their names and aliases.
+struct FlagOption {
+  std::string_view name;
+  bool Job::*flag;
+};
+constexpr FlagOption kFlagOptions[] = {{"time_based", &Job::time_based}, {"group_reporting", &Job::group_reporting},
+                                       {"stonewall", &Job::stonewall},   {"wait_for_previous", &Job::stonewall},
+                                       {"new_group", &Job::new_group},   {"log_offset", &Job::log_offset}};
+
 /// Applies one option to a job (its kind already checked: Modelled or Ignored).
 void apply(Job& j, const std::string& file, const Option& o, std::vector<std::string>* notes) {
   const Ctx c{file, o};
@@ -319,14 +330,10 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
   } else if (k == "ramp_time") {
     need_value();
     j.ramp_time = parse_time(c, o.value);
-  } else if (k == "time_based") {
-    j.time_based = parse_bool(c);
-  } else if (k == "group_reporting") {
-    j.group_reporting = parse_bool(c);
-  } else if (k == "stonewall" || k == "wait_for_previous") {
-    j.stonewall = parse_bool(c);
-  } else if (k == "new_group") {
-    j.new_group = parse_bool(c);
+  } else if (const auto* f =
+                 std::find_if(std::begin(kFlagOptions), std::end(kFlagOptions), [&](const FlagOption& x) { return x.name == k; });
+             f != std::end(kFlagOptions)) {
+    j.*(f->flag) = parse_bool(c);
   } else if (k == "randrepeat" || k == "allrandrepeat") {
     if (!parse_bool(c) && notes)
       notes->push_back(at(file, o.line) +
@@ -360,8 +367,6 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
   } else if (k == "log_avg_msec") {
     need_value();
     j.log_avg_msec = parse_int(c, o.value, 0, int64_t(1) << 30, "log_avg_msec (ms)");
-  } else if (k == "log_offset") {
-    j.log_offset = parse_bool(c);
   }
 }
 

@@ -107,10 +107,10 @@ class Sglang final : public Scheduler {
 
   /// The waiting queue, longest cached prefix first (in units of the prefix cache, as admit_prefix would take
   /// them), equals in their order.
-  static void longest_prefix_first(EngineState& st) {
+  void longest_prefix_first(EngineState& st) {
     const PrefixCache& cache = *st.blocks.prefix_cache();
-    std::vector<std::pair<int64_t, int32_t>> by_match;
-    by_match.reserve(st.waiting.size());
+    std::vector<std::pair<int64_t, int32_t>>& by_match = by_match_;
+    by_match.clear();
     for (int32_t i : st.waiting) {
       const Seq& s = st.seqs[size_t(i)];
       const int64_t units = s.prefix && s.prefix_unit > 0 ? cache.cached_run(*s.prefix, (s.prefill_target() - 1) / s.prefix_unit) : 0;
@@ -123,6 +123,7 @@ class Sglang final : public Scheduler {
   ServeParams p_;
   bool lpm_ = false;
   double ratio_ = kInitRatio;
+  std::vector<std::pair<int64_t, int32_t>> by_match_;  // longest_prefix_first(): (cached units, request), reused
 };
 
 }  // namespace
