@@ -44,7 +44,10 @@ uint32_t Firmware::allocate_block(const std::string& operand) {
 
 uint32_t Firmware::pool_for(const std::string& group, uint32_t lane, bool inverted, const WriteOptions& opt, int64_t bytes,
                             const std::string& operand) {
-  std::string key = fmt::format("{}/{}{}", group, lane, inverted ? "/inv" : "");
+  std::string key = group;  // group/lane[/inv] (built without a format call: one per operand written)
+  key += '/';
+  key += std::to_string(lane);
+  if (inverted) key += "/inv";
   auto it = pool_index_.find(key);
   if (it != pool_index_.end()) {
     const Pool& p = pools_[it->second];
@@ -64,7 +67,8 @@ uint32_t Firmware::pool_for(const std::string& group, uint32_t lane, bool invert
   p.randomize = opt.randomize;
   p.bytes = bytes;
   p.columns = columns_of(bytes);
-  uint32_t declared = declared_.count(group) ? declared_.at(group) : uint32_t(wordlines_);
+  const auto d = declared_.find(group);
+  uint32_t declared = d != declared_.end() ? d->second : uint32_t(wordlines_);
   p.chunk_width = uint32_t(std::min<int64_t>(declared, wordlines_));
   p.per_string = uint32_t(wordlines_ / p.chunk_width);
   pools_.push_back(p);
@@ -99,7 +103,7 @@ const Operand& Firmware::write(const std::string& name, int64_t bytes, const Wri
   std::string group = opt.group.empty() ? name : opt.group;
   if (opt.copies != WriteOptions::Copies::Inverted) op.normal = add_to_pool(pool_for(group, opt.lane, false, opt, bytes, name), name);
   if (opt.copies != WriteOptions::Copies::Normal) op.inverted = add_to_pool(pool_for(group, opt.lane, true, opt, bytes, name), name);
-  return operands_[name] = op;
+  return operands_.emplace(name, std::move(op)).first->second;
 }
 
 void Firmware::erase_group(const std::string& group) {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "nand/command.hpp"
@@ -128,10 +129,12 @@ class Firmware {
   nand::NandParams nand_;
   ssd::SsdParams ssd_;
   int64_t planes_, page_, wordlines_, subblocks_;
-  std::map<std::string, Operand> operands_;
+  // Looked up by name once or more per operand (KCS writes 1,024 x (k + 1) of them): hashed, not ordered (nothing
+  // iterates them in an order that shows).
+  std::unordered_map<std::string, Operand> operands_;
   std::vector<Pool> pools_;
-  std::map<std::string, uint32_t> pool_index_;
-  std::map<std::string, uint32_t> declared_;
+  std::unordered_map<std::string, uint32_t> pool_index_;  // by Pool::key
+  std::unordered_map<std::string, uint32_t> declared_;
   int64_t next_block_ = 0;
   std::set<uint32_t> free_blocks_;
 
