@@ -144,6 +144,49 @@ inline void account_tile(Breakdown& bd, const StepTile& t, Time dur, int64_t mem
 }
 }  // namespace
 
+/// Slides the SRAM windows' sums to the tiles oldest..t-1: the ring still holds every tile that leaves them (they
+/// start at t-1-d or later).
+void FastTimer::slide_windows(int64_t oldest) {
+  const int64_t nm = mt_.megaplanes, ns = int64_t(base_.size());
+  for (; win_lo_ < oldest; ++win_lo_) {
+    const size_t slot = size_t(win_lo_ & ring_mask_);
+    for (int64_t m = 0; m < nm; ++m) win_plane_[size_t(m)] -= held_plane_[slot * size_t(nm) + size_t(m)];
+    for (int64_t s = 0; s < ns; ++s) win_base_[size_t(s)] -= held_base_[slot * size_t(ns) + size_t(s)];
+  }
+}
+
+/// When tile t's megapages (their arrivals in arrivals_, some after the tile's start S) have all crossed their stacks'
+/// interfaces. Each interface moves its megapages in the order they arrive (equal arrivals: the shorter first): one
+/// pass in the tile's order, exact for every stack whose megapages came in that order; the others are sorted and
+/// moved again.
+int64_t FastTimer::interfaces_end(const TilePlan& plan, const StepTile& t, int64_t S) {
+  const std::pair<int64_t, int64_t>* const arrival = arrivals_.data();
+  const uint16_t* const stack_of = mt_.stack_of.data();
+  std::fill(busy_.begin(), busy_.end(), S);
+  std::fill(last_.begin(), last_.end(), std::pair<int64_t, int64_t>{INT64_MIN, INT64_MIN});
+  std::fill(in_order_.begin(), in_order_.end(), 1);
+  for (uint32_t k = 0; k < t.count; ++k) {
+    const size_t s = stack_of[plan.units[t.first + k].megaplane];
+    const auto& [a, x] = arrival[k];
+    if (a < last_[s].first || (a == last_[s].first && x < last_[s].second)) in_order_[s] = 0;
+    last_[s] = arrival[k];
+    busy_[s] = std::max(busy_[s], a) + x;
+  }
+  int64_t end = S;
+  for (size_t s = 0; s < busy_.size(); ++s) {
+    if (!in_order_[s]) {
+      sorted_.clear();
+      for (uint32_t k = 0; k < t.count; ++k)
+        if (stack_of[plan.units[t.first + k].megaplane] == s) sorted_.push_back(arrival[k]);
+      std::sort(sorted_.begin(), sorted_.end());
+      busy_[s] = S;
+      for (const auto& [a, x] : sorted_) busy_[s] = std::max(busy_[s], a) + x;
+    }
+    end = std::max(end, busy_[s]);
+  }
+  return end;
+}
+
 void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   const int64_t d = mt_.distance, mask = ring_mask_;
   const int64_t tr = mt_.t_read.raw();
@@ -151,11 +194,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
   const auto after = [&](int64_t bytes) { return mt_.megaplanes > 0 ? (Bytes(bytes) / mt_.die_link + mt_.t_ecc).raw() : 0; };
   const int64_t after_full = after(mt_.megapage);
   const int64_t h_full = mt_.hbm.raw() > 0 ? (Bytes(std::max<int64_t>(mt_.megapage, 1)) / mt_.hbm).raw() : 0;  // 0: no HBM
-  const size_t nstacks = size_t(std::max<int64_t>(mt_.stacks, 1));
   std::vector<int64_t>& stack_sum = stack_sum_;
-  std::vector<int64_t>& busy = busy_;
-  std::vector<std::pair<int64_t, int64_t>>& last = last_;
-  std::vector<uint8_t>& in_order = in_order_;
   // A partial megapage's interface and after-sense times, for the size seen last (a layout's partial pages mostly
   // share one size): the same divisions, done once per size run instead of once per megapage.
   int64_t part_bytes = -1, part_x = 0, part_after = 0;
@@ -188,11 +227,7 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
     const int64_t nm = mt_.megaplanes;
     // Slide the windows' sums to the tiles oldest..t-1 (the ring still holds every tile that leaves them: they start
     // at t-1-d or later), then reuse the ring's slot of tile t-1-d for this tile.
-    for (; win_lo_ < oldest; ++win_lo_) {
-      const size_t slot = size_t(win_lo_ & mask);
-      for (int64_t m = 0; m < nm; ++m) win_plane_[size_t(m)] -= held_plane_[slot * size_t(nm) + size_t(m)];
-      for (int64_t s = 0; s < ns; ++s) win_base_[size_t(s)] -= held_base_[slot * size_t(ns) + size_t(s)];
-    }
+    slide_windows(oldest);
     int32_t* plane_now = held_plane_.empty() ? nullptr : &held_plane_[size_t(t_now & mask) * size_t(nm)];
     int32_t* base_now = &held_base_[size_t(t_now & mask) * size_t(ns)];
     if (plane_now) std::fill(plane_now, plane_now + nm, 0);
@@ -253,34 +288,8 @@ void FastTimer::run(const TilePlan& plan, Breakdown& bd, ReadCounters& rc) {
       }
       stack_sum[size_t(run_stack)] += run_sum;
       for (int64_t v : stack_sum) xfer = std::max(xfer, v);
-      if (latest <= S) {
-        flash_end = S + xfer;  // everything was sensed before the kernel asked: the interfaces alone
-      } else {
-        // Each stack's interface moves its megapages in the order they arrive (equal arrivals: the shorter first):
-        // one pass in the tile's order, exact for every stack whose megapages came in that order; the others are
-        // sorted and moved again.
-        std::fill(busy.begin(), busy.end(), S);
-        std::fill(last.begin(), last.end(), std::pair<int64_t, int64_t>{INT64_MIN, INT64_MIN});
-        std::fill(in_order.begin(), in_order.end(), 1);
-        for (uint32_t k = 0; k < t.count; ++k) {
-          const size_t s = stack_of[plan.units[t.first + k].megaplane];
-          const auto& [a, x] = arrival[k];
-          if (a < last[s].first || (a == last[s].first && x < last[s].second)) in_order[s] = 0;
-          last[s] = arrival[k];
-          busy[s] = std::max(busy[s], a) + x;
-        }
-        for (size_t s = 0; s < nstacks; ++s) {
-          if (!in_order[s]) {
-            sorted_.clear();
-            for (uint32_t k = 0; k < t.count; ++k)
-              if (stack_of[plan.units[t.first + k].megaplane] == s) sorted_.push_back(arrival[k]);
-            std::sort(sorted_.begin(), sorted_.end());
-            busy[s] = S;
-            for (const auto& [a, x] : sorted_) busy[s] = std::max(busy[s], a) + x;
-          }
-          flash_end = std::max(flash_end, busy[s]);
-        }
-      }
+      // everything sensed before the kernel asked: the interfaces alone
+      flash_end = latest <= S ? S + xfer : interfaces_end(plan, t, S);
       rc.flash_units += t.count;
       rc.flash_bytes += double(bytes);
     }

@@ -95,6 +95,8 @@ class FastTimer {
   void shift(Time dt);
 
  private:
+  void slide_windows(int64_t oldest);
+  int64_t interfaces_end(const TilePlan& plan, const StepTile& t, int64_t S);
   const MemoryTiming& mt_;
   std::vector<int64_t> frontier_;  // per megaplane: when it finishes sensing what it was given
   std::vector<int64_t> starts_;    // ring of (at least) the last distance + 1 tile starts

@@ -38,6 +38,31 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
                     d.file, physical.mapping_unit.raw()));
   jobs_.spec = compute;
   jobs_.rates = rates;
+  setup_topology();
+  setup_links(rates);
+  const int64_t nflows = int64_t(s.flows.size());
+  const int64_t per_flow = nflows > 0 ? d.logical_pages() * sectors_per_page_ / nflows : 0;  // sectors of each flow's share
+  setup_mapping(nflows, per_flow);
+  setup_data_cache(nflows);
+  host_.series = BandwidthSeries(opt.throughput_bin);
+  const std::vector<std::pair<uint64_t, uint64_t>> precond = setup_flows(s, per_flow);
+  if (!precond.empty()) ftl_.precondition(precond);
+  int64_t precond_pages = 0;
+  for (auto [lo, hi] : precond) precond_pages += int64_t(hi - lo);
+  setup_slc(precond_pages);
+  for (int64_t p = 0; p < ftl_.planes(); ++p) maybe_start_gc(p);
+  if (jobs_.spec) setup_compute();
+  work_ = estimate_work();
+  if (work_.page_transactions > opt.max_transactions)
+    throw ConfigError(
+        fmt::format("{}: the estimated work, {} page transactions ({} requests; {}), is more than the budget of {} page transactions{} "
+                    "(--max-transactions N raises it; each is about 5-7 events of the engine, docs/ssd.md \"Work budget\")",
+                    label, work_.page_transactions, work_.requests, work_.why, opt.max_transactions, opt.budget_note));
+}
+
+/// The scheduling units, the tables of the device's topology by plane, unit and channel, and the channels' state.
+void Sim::setup_topology() {
+  const DeviceXml& d = device_;
   scheduler_.units.resize(size_t(model_.chip_scheduling ? d.dies() / d.dies_per_chip : d.dies()));
   gc_.jobs.resize(size_t(d.planes()));
   gc_.blocked_programs.resize(size_t(d.planes()));
@@ -62,6 +87,12 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
   scheduler_.channel_turn.assign(size_t(d.channels), 0);
   scheduler_.channel_wake_pending.assign(size_t(d.channels), 0);
   sectors_per_page_ = d.sectors_per_page();
+}
+
+/// The channels' and the PCIe link's rates and their transfer times, computed once (Flash-Cosmos jobs may give the
+/// channel's exact rate), and the DRAM's access times.
+void Sim::setup_links(const ComputeRates& rates) {
+  const DeviceXml& d = device_;
   scheduler_.channel_rate =
       jobs_.spec && rates.channel.raw() > 0 ? rates.channel : bytes_per_s(double(d.channel_transfer_rate) * 1e6 * double(d.channel_width));
   host_.pcie_rate = bytes_per_s(d.pcie_lane_bandwidth.raw() * double(d.pcie_lane_count));
@@ -71,10 +102,12 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
   host_.pcie_data_cqe_time = XferTimes(host_.pcie_rate, kCqeBytes);
   scheduler_.channel_time = XferTimes(scheduler_.channel_rate, 0);
   for (int64_t k = 0; k <= XferTimes::kSectors; ++k) data_cache_.dram_times.push_back(dram_time(k * 512));
-  int64_t nflows = int64_t(s.flows.size());
-  int64_t logical_sectors = d.logical_pages() * sectors_per_page_;
-  int64_t per_flow = nflows > 0 ? logical_sectors / nflows : 0;
   host_.submission_queue_depth = d.io_queue_depth;
+}
+
+/// MQSim's cached mapping: the translation pages per flow (`per_flow` sectors each), their entries, and the CMTs.
+void Sim::setup_mapping(int64_t nflows, int64_t per_flow) {
+  const DeviceXml& d = device_;
   // CMT: MQSim's entry is (2 log2(pages) + sectors per page) bits; translation pages hold page / GTD entry entries
   double lg = std::log2(double(d.pages()));
   int64_t cmt_entry = d.cmt_entry_bytes();
@@ -112,6 +145,11 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
   }
   mapping_.arriving.assign(size_t(tpages), kNotArriving);
   mapping_.departing.assign(size_t(tpages), 0);
+}
+
+/// The DRAM write cache: one partition shared, or one per flow, and MQSim's destage back-pressure.
+void Sim::setup_data_cache(int64_t nflows) {
+  const DeviceXml& d = device_;
   int ncache = shared(*d.data_cache_sharing) ? 1 : int(nflows);
   for (int i = 0; i < ncache; ++i)
     data_cache_.partitions.push_back(std::make_unique<WriteCache>(d.data_cache_capacity.raw() / d.page_size / ncache));
@@ -121,8 +159,14 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
                                             ? std::max<int64_t>(1, int64_t((model_.destage_pages_per_plane + (d.cache_program ? 1 : 0)) *
                                                                            double(d.planes() * sectors_per_page_ * d.units_per_flash_page)))
                                             : INT64_MAX;
-  host_.series = BandwidthSeries(opt.throughput_bin);
+}
+
+/// The host's flows, each over its share of `per_flow` sectors (or its explicit range in it), with its generator or
+/// trace; returns the logical page ranges to precondition.
+std::vector<std::pair<uint64_t, uint64_t>> Sim::setup_flows(const ScenarioXml& s, int64_t per_flow) {
+  const DeviceXml& d = device_;
   std::vector<std::pair<uint64_t, uint64_t>> precond;
+  const int64_t nflows = int64_t(s.flows.size());
   for (int64_t f = 0; f < nflows; ++f) {
     const FlowXml& x = s.flows[f];
     Flow fl;
@@ -141,11 +185,11 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
     if (x.kind == FlowKind::Synthetic && x.range_sectors > 0) {  // an explicit range in the flow's share (bitline ssd fio)
       if (x.range_offset < 0 || x.range_offset + x.range_sectors > per_flow)
         throw ConfigError(fmt::format("{}: flow {}: its range, sectors {} to {}, is outside its share of the logical space ({} sectors)",
-                                      label, f, x.range_offset, x.range_offset + x.range_sectors, per_flow));
+                                      label_, f, x.range_offset, x.range_offset + x.range_sectors, per_flow));
       fl.start_lba = share_start + x.range_offset;
       fl.end_lba = fl.start_lba + x.range_sectors;
     }
-    if (opt.io_stats) {
+    if (options_.io_stats) {
       fl.io = std::make_unique<FlowIoStats>();
       fl.io->stats_from_ps = fl.io->last_done_ps = x.stats_from.raw();
       fl.io->log.window_ps = x.io_log_window.raw();
@@ -164,18 +208,7 @@ Sim::Sim(const DeviceXml& physical, const ScenarioXml& s, const RunOptions& opt,
     }
     host_.flows.push_back(std::move(fl));
   }
-  if (!precond.empty()) ftl_.precondition(precond);
-  int64_t precond_pages = 0;
-  for (auto [lo, hi] : precond) precond_pages += int64_t(hi - lo);
-  setup_slc(precond_pages);
-  for (int64_t p = 0; p < ftl_.planes(); ++p) maybe_start_gc(p);
-  if (jobs_.spec) setup_compute();
-  work_ = estimate_work();
-  if (work_.page_transactions > opt.max_transactions)
-    throw ConfigError(
-        fmt::format("{}: the estimated work, {} page transactions ({} requests; {}), is more than the budget of {} page transactions{} "
-                    "(--max-transactions N raises it; each is about 5-7 events of the engine, docs/ssd.md \"Work budget\")",
-                    label, work_.page_transactions, work_.requests, work_.why, opt.max_transactions, opt.budget_note));
+  return precond;
 }
 
 nlohmann::json Sim::run() {

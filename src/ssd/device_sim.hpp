@@ -594,6 +594,12 @@ class Sim {
   // combines the job's pages in a slot of its SRAM and sends the result to the host from there. A program segment
   // (a sequential write) is queued once its slices are in the die's latches.
   void setup_compute();
+  // The constructor's parts, in the order it runs them (device.cpp).
+  void setup_topology();
+  void setup_links(const ComputeRates& rates);
+  void setup_mapping(int64_t nflows, int64_t per_flow);
+  void setup_data_cache(int64_t nflows);
+  std::vector<std::pair<uint64_t, uint64_t>> setup_flows(const ScenarioXml& s, int64_t per_flow);
 
   /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
   /// A program waits (held) until its slices are in the die's latches. Returns whether it queued one.
