@@ -402,7 +402,7 @@ Json point_json(const PointResult& r) {
             {"bytes_over_pcie", r.read.timing.pcie_bytes},
             {"bytes_over_channels", r.read.timing.channel_bytes},
             {"sensings", r.read.timing.sensings},
-            {"bottleneck", r.read.timing.bottleneck},
+            {"bottleneck", ssd::to_string(r.read.timing.bottleneck)},
             {"events", r.read.timing.events}};
   if (r.read.device) j["general_device_time_s"] = to_s(r.read.device->total);
   return j;

@@ -18,7 +18,7 @@ void ComputeResult::register_stats(StatGroup& g) const {
       .add("sensings", sensings, "plane-level sensings")
       .add("bytes_over_channels", channel_bytes, "bytes moved over the flash channels")
       .add("bytes_over_pcie", pcie_bytes, "bytes moved over PCIe")
-      .add("bottleneck", bottleneck, "the most utilised resource");
+      .derived("bottleneck", [this] { return std::string(to_string(bottleneck)); }, "the most utilised resource");
   g.group("busy_s")
       .add("dies_sum", die_busy, "die busy time, summed over dies")
       .add("channels_sum", channel_busy, "channel busy time, summed over channels")
@@ -29,6 +29,24 @@ void ComputeResult::register_stats(StatGroup& g) const {
       .add("sram_peak_bytes", isp_sram_peak, "most ISP SRAM held at once (partial results + results waiting for PCIe)")
       .add("link_wait_s", isp_link_wait, "time finished ISP results waited for PCIe, summed over results");
   g.add("ssd_active_s", ssd_active, "time the SSD is active (until its last transfer to the host)");
+}
+
+const char* to_string(Bottleneck b) {
+  switch (b) {
+    case Bottleneck::None:
+      return "none";
+    case Bottleneck::Dies:
+      return "dies";
+    case Bottleneck::Channels:
+      return "channels";
+    case Bottleneck::Pcie:
+      return "pcie";
+    case Bottleneck::Isp:
+      return "isp";
+    case Bottleneck::Host:
+      return "host";
+  }
+  return "none";
 }
 
 const Registry<DeviceScheduling>& device_schedulings() {
@@ -363,11 +381,12 @@ void Sim::finish_compute() {
   jobs_.result.ssd_active = std::min(jobs_.ssd_end, jobs_.result.total);
   const double t = double(jobs_.result.total.raw());
   if (t <= 0) return;
-  const std::pair<const char*, double> us[] = {{"dies", double(jobs_.result.die_busy.raw()) / (t * double(device_.dies()))},
-                                               {"channels", double(jobs_.result.channel_busy.raw()) / (t * double(device_.channels))},
-                                               {"pcie", double(jobs_.result.pcie_busy.raw()) / t},
-                                               {"isp", double(jobs_.result.isp_busy.raw()) / t},
-                                               {"host", double(jobs_.result.host_busy.raw()) / t}};
+  const std::pair<Bottleneck, double> us[] = {
+      {Bottleneck::Dies, double(jobs_.result.die_busy.raw()) / (t * double(device_.dies()))},
+      {Bottleneck::Channels, double(jobs_.result.channel_busy.raw()) / (t * double(device_.channels))},
+      {Bottleneck::Pcie, double(jobs_.result.pcie_busy.raw()) / t},
+      {Bottleneck::Isp, double(jobs_.result.isp_busy.raw()) / t},
+      {Bottleneck::Host, double(jobs_.result.host_busy.raw()) / t}};
   const auto* best = &us[0];
   for (const auto& u : us)
     if (u.second > best->second) best = &u;

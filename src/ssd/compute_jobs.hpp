@@ -104,6 +104,12 @@ struct ComputeRates {
   }
 };
 
+/// The most utilised resource of a run (busy time over the run's time; dies and channels per die and per channel).
+/// None: a run of no time.
+enum class Bottleneck { None, Dies, Channels, Pcie, Isp, Host };
+/// Its name in results and messages: none | dies | channels | pcie | isp | host.
+const char* to_string(Bottleneck b);
+
 /// What a run of jobs did: one stats tree (register_stats) for every system and for writes.
 struct ComputeResult {
   Time total{};                                                              // until the last piece of work has ended (the host's included)
@@ -116,7 +122,7 @@ struct ComputeResult {
   // Energy per operation / per bit, counted as the run goes: NAND steps, channel and PCIe bits, ISP operand bits,
   // host DRAM bits.
   Energy nand_sense{}, nand_io{}, pcie{}, isp{}, dram_access{};
-  std::string bottleneck;  // the most utilised of dies, channels, pcie, isp, host
+  Bottleneck bottleneck = Bottleneck::None;
 
   /// Registers the run's statistics (time, busy times, bytes, the bottleneck) into a stats group.
   void register_stats(StatGroup& g) const;

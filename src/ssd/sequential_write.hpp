@@ -27,6 +27,7 @@
 #include "core/units.hpp"
 #include "nand/command.hpp"
 #include "nand/params.hpp"
+#include "ssd/compute_jobs.hpp"
 #include "ssd/params.hpp"
 
 namespace bitline::ssd {
@@ -36,7 +37,7 @@ struct WriteResult {
   int64_t bytes = 0;
   uint64_t events = 0, programs = 0;
   Time die_busy{}, channel_busy{}, pcie_busy{};
-  std::string bottleneck;  // dies | channels | pcie (highest utilisation)
+  Bottleneck bottleneck = Bottleneck::None;  // dies, channels or pcie (the highest utilisation)
   double gb_per_s() const { return total.raw() > 0 ? double(bytes) / to_s(total) / 1e9 : 0.0; }
 };
 

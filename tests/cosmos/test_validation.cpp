@@ -167,9 +167,9 @@ TEST(Validation, PaperEvaluation) {
     SCOPED_TRACE("bottlenecks (spec, Fig. 7)");
     // OSP is bound by external I/O, ISP by the channels, ParaBit by its serial sensings.
     const int64_t images = sweep_of(e.matrix, "ims").front();
-    EXPECT_EQ(e.find("ims", images, System::Osp).read.timing.bottleneck, "pcie");
-    EXPECT_EQ(e.find("ims", images, System::Isp).read.timing.bottleneck, "channels");
-    EXPECT_EQ(e.find("bmi", sweep_of(e.matrix, "bmi").back(), System::ParaBit).read.timing.bottleneck, "dies");
+    EXPECT_EQ(e.find("ims", images, System::Osp).read.timing.bottleneck, ssd::Bottleneck::Pcie);
+    EXPECT_EQ(e.find("ims", images, System::Isp).read.timing.bottleneck, ssd::Bottleneck::Channels);
+    EXPECT_EQ(e.find("bmi", sweep_of(e.matrix, "bmi").back(), System::ParaBit).read.timing.bottleneck, ssd::Bottleneck::Dies);
     // The ISP moves only results over PCIe and keeps the channels busy (SRAM slots taken at the first
     // transfer, not the first sensing): faster than OSP on every workload, as in the paper.
     for (const char* w : {"bmi", "ims", "kcs"}) EXPECT_GT(e.speedup("isp/osp", w), 1.1) << w;

@@ -76,7 +76,7 @@ TEST(ComputeJobs, OneDieOneReadToHost) {
   EXPECT_EQ(p.channel_busy.raw(), kChan);
   EXPECT_EQ(p.pcie_busy.raw(), kPcie);
   EXPECT_EQ(p.host_busy.raw(), 0);
-  EXPECT_EQ(p.bottleneck, "dies");  // 22.5 of 39.2 us
+  EXPECT_EQ(p.bottleneck, Bottleneck::Dies);  // 22.5 of 39.2 us
 }
 
 TEST(ComputeJobs, NoJobsTakesNoTime) {
@@ -157,7 +157,7 @@ TEST(ComputeJobs, CacheReadStillWaitsForTheCacheLatch) {
   r.spec.die_jobs[0] = {Job{1, 0}, Job{1, 0}, Job{1, 0}};
   ComputeResult p = r.run();
   EXPECT_EQ(p.total.raw(), kTR + 3 * chan + kPcie + kLat);
-  EXPECT_EQ(p.bottleneck, "channels");
+  EXPECT_EQ(p.bottleneck, Bottleneck::Channels);
 }
 
 TEST(ComputeJobs, IspSramOfOnePageSerialisesJobs) {
@@ -252,32 +252,32 @@ TEST(ComputeJobs, BottleneckNamesTheBusiestResource) {
   {  // one die, one page: sensing dominates
     Rig r(1, 1);
     single(r, 4);
-    EXPECT_EQ(r.run().bottleneck, "dies");
+    EXPECT_EQ(r.run().bottleneck, Bottleneck::Dies);
   }
   {  // eight dies share one channel
     Rig r(1, 8);
     single(r, 4);
-    EXPECT_EQ(r.run().bottleneck, "channels");
+    EXPECT_EQ(r.run().bottleneck, Bottleneck::Channels);
   }
   {  // eight channels of one die each into a slow host link
     Rig r(8, 1);
     r.ssd.pcie_lane_rate = GBps(0.125);  // a x4 link of 0.5 GB/s raw
     single(r, 4);
-    EXPECT_EQ(r.run().bottleneck, "pcie");
+    EXPECT_EQ(r.run().bottleneck, Bottleneck::Pcie);
   }
   {  // a slow bit count on the host
     Rig r(8, 1);
     r.host.popcount_throughput = GBps(0.1);
     r.spec.host.popcount_result = true;
     single(r, 4);
-    EXPECT_EQ(r.run().bottleneck, "host");
+    EXPECT_EQ(r.run().bottleneck, Bottleneck::Host);
   }
   {  // a slow ISP
     Rig r(8, 1);
     r.ssd.isp_throughput = GBps(0.1);
     r.spec.templates = {{read_step(Route::ToIsp)}};
     for (auto& jl : r.spec.die_jobs) jl.assign(4, Job{1, 0});
-    EXPECT_EQ(r.run().bottleneck, "isp");
+    EXPECT_EQ(r.run().bottleneck, Bottleneck::Isp);
   }
 }
 
@@ -314,7 +314,7 @@ TEST(ComputeJobs, PerOperationEnergyIsCounted) {
   StatsTree stats;
   p.register_stats(stats);
   const Json j = stats.dump();
-  EXPECT_EQ(j["bottleneck"], p.bottleneck);
+  EXPECT_EQ(j["bottleneck"], to_string(p.bottleneck));
   EXPECT_FALSE(j.contains("energy_j"));  // the run's energy is the accounting's (cosmos/energy.hpp)
 }
 

@@ -92,17 +92,17 @@ TEST(SequentialWrite, ModesOnThePapersSsd) {
   const double esp = r.write(ProgramMode::Esp, GiB(1)).gb_per_s();
   const double mlc = r.write(ProgramMode::Mlc, GiB(1)).gb_per_s(), tlc = r.write(ProgramMode::Tlc, GiB(1)).gb_per_s();
   // SLC is bound by the host link's payload rate; ESP (tPROG x 2) by the dies: 64 x 32 KiB / 400 us.
-  EXPECT_EQ(r.write(ProgramMode::Slc, GiB(1)).bottleneck, "pcie");
+  EXPECT_EQ(r.write(ProgramMode::Slc, GiB(1)).bottleneck, Bottleneck::Pcie);
   EXPECT_NEAR(esp, 64 * 32768 / 400e-6 / 1e9, 0.02);
   EXPECT_GT(slc, esp);
   EXPECT_GT(esp, mlc);
   EXPECT_GT(mlc, tlc);
   EXPECT_NEAR(mlc, 64 * 32768 / 500e-6 / 1e9, 0.02);
   EXPECT_NEAR(tlc, 64 * 32768 / 700e-6 / 1e9, 0.02);
-  EXPECT_EQ(r.write(ProgramMode::Tlc, GiB(1)).bottleneck, "dies");
+  EXPECT_EQ(r.write(ProgramMode::Tlc, GiB(1)).bottleneck, Bottleneck::Dies);
   // One shot: MLC/TLC program 2/3 pages per tPROG, more than the link takes.
   r.nand.timing.multi_bit_program = nand::MultiBitProgram::OneShot;
-  EXPECT_EQ(r.write(ProgramMode::Tlc, GiB(1)).bottleneck, "pcie");
+  EXPECT_EQ(r.write(ProgramMode::Tlc, GiB(1)).bottleneck, Bottleneck::Pcie);
   EXPECT_GT(r.write(ProgramMode::Mlc, GiB(1)).gb_per_s(), esp);
 }
 

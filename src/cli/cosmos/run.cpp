@@ -23,7 +23,7 @@ void print_breakdown(const ReadResult& r) {
   const auto& t = r.timing;
   double T = to_s(t.total);
   fmt::print("system {}: time {:.6g} s, energy {:.6g} J ({} accounting), bottleneck: {}\n", to_string(r.system), T, r.energy.total().raw(),
-             r.energy.accounting.name(), t.bottleneck);
+             r.energy.accounting.name(), ssd::to_string(t.bottleneck));
   if (!r.plan.empty()) fmt::print("  plan per page column: {}\n", r.plan);
   fmt::print("  sensings (plane-level) {}, die commands {}, bytes over channels {}, over PCIe {}, events {}\n", t.sensings, r.die_commands,
              t.channel_bytes, t.pcie_bytes, t.events);

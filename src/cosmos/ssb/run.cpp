@@ -180,7 +180,7 @@ SystemResult run_system(System s, const std::vector<QueryPlan>& plans, const Ind
              {"sensings", t.sensings},
              {"bytes_over_pcie", t.pcie_bytes},
              {"bytes_over_channels", t.channel_bytes},
-             {"bottleneck", t.bottleneck}};
+             {"bottleneck", ssd::to_string(t.bottleneck)}};
       if (functional) {
         r.answer = assemble_answer(p, results_of(rr.results, layout.rows), layout.rows);
         r.j["bit_errors"] = rr.bit_errors;
