@@ -18,7 +18,8 @@ void ComputeResult::register_stats(StatGroup& g) const {
       .add("sensings", sensings, "plane-level sensings")
       .add("bytes_over_channels", channel_bytes, "bytes moved over the flash channels")
       .add("bytes_over_pcie", pcie_bytes, "bytes moved over PCIe")
-      .derived("bottleneck", [this] { return std::string(to_string(bottleneck)); }, "the most utilised resource");
+      .derived(
+          "bottleneck", [this] { return std::string(to_string(bottleneck)); }, "the most utilised resource");
   g.group("busy_s")
       .add("dies_sum", die_busy, "die busy time, summed over dies")
       .add("channels_sum", channel_busy, "channel busy time, summed over channels")

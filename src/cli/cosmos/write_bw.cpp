@@ -91,8 +91,8 @@ void run_write_bw(const ConfigOptions& cfg, const WriteBwOpts& o) {
                                   {"page_by_page_gb_per_s", page_by_page ? r.gb_per_s() : alt},
                                   {"one_shot_gb_per_s", page_by_page ? alt : r.gb_per_s()},
                                   {"events", r.events}};
-    rows.push_back(
-        fmt::format("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>14.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog, ssd::to_string(r.bottleneck), alt));
+    rows.push_back(fmt::format("{:<4} {:>9.3f} {:>9.0f}us  {:<9} {:>14.3f}\n", nand::to_string(m), r.gb_per_s(), t_prog,
+                               ssd::to_string(r.bottleneck), alt));
   }
   fmt::print(
       "sequential write bandwidth per program mode; MLC/TLC pages programmed {} (nand.timing.multi_bit_program), the "
