@@ -139,9 +139,19 @@ void BlockManager::release(Seq& s) {
   s.shared = 0;
 }
 
+namespace {
+/// The most prefix units a request may take from the cache: at least one prompt token is computed.
+int64_t max_prefix_units(const Seq& s) { return (s.prefill_target() - 1) / s.prefix_unit; }
+}  // namespace
+
+int64_t BlockManager::cached_prefix_units(const Seq& s) const {
+  if (!cache_ || !s.prefix || s.prefix_unit <= 0) return 0;
+  return cache_->cached_run(*s.prefix, max_prefix_units(s));
+}
+
 void BlockManager::admit_prefix(Seq& s) {
   if (!cache_ || !s.prefix || s.computed != 0 || s.blocks != 0 || s.hits != 0) return;
-  const int64_t max_units = (s.prefill_target() - 1) / s.prefix_unit;  // at least one prompt token is computed
+  const int64_t max_units = max_prefix_units(s);
   s.hits = cache_->acquire(*s.prefix, max_units);
   s.shared = s.hits * cache_->blocks_per_unit();
   s.host_hits = cache_->host_run(*s.prefix, s.hits, max_units - s.hits);

@@ -129,6 +129,9 @@ class BlockManager {
   /// A request about to prefill from scratch (computed == 0, no blocks): with prefix caching, takes the cached
   /// leading units of its context (leaving at least one prompt token to compute) and starts `s.computed` after them.
   void admit_prefix(Seq& s);
+  /// The units of `s`'s prefix that admit_prefix would find in the GPU tier of the prefix cache now (a look-up only;
+  /// 0 without a cache or a prefix).
+  int64_t cached_prefix_units(const Seq& s) const;
   /// Undoes admit_prefix when the request is not admitted after all.
   void drop_prefix(Seq& s);
   /// The request is admitted: the blocks of its host-tier units, to copy in before its pass.

@@ -108,14 +108,9 @@ class Sglang final : public Scheduler {
   /// The waiting queue, longest cached prefix first (in units of the prefix cache, as admit_prefix would take
   /// them), equals in their order.
   void longest_prefix_first(EngineState& st) {
-    const PrefixCache& cache = *st.blocks.prefix_cache();
     std::vector<std::pair<int64_t, int32_t>>& by_match = by_match_;
     by_match.clear();
-    for (int32_t i : st.waiting) {
-      const Seq& s = st.seqs[size_t(i)];
-      const int64_t units = s.prefix && s.prefix_unit > 0 ? cache.cached_run(*s.prefix, (s.prefill_target() - 1) / s.prefix_unit) : 0;
-      by_match.push_back({units, i});
-    }
+    for (int32_t i : st.waiting) by_match.push_back({st.blocks.cached_prefix_units(st.seqs[size_t(i)]), i});
     std::stable_sort(by_match.begin(), by_match.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     for (size_t k = 0; k < by_match.size(); ++k) st.waiting[k] = by_match[k].second;
   }
