@@ -1,92 +1,181 @@
-// FlatMap64: a hash map from 64-bit keys to 32-bit values in one array (open addressing, linear probing,
-// backward-shift deletion), for hot paths where std::unordered_map's node per entry (an allocation per insert, a
-// pointer chase per look-up) dominates. Iteration order is not offered: a caller that needs an order keeps it itself,
-// so results never depend on the table's layout.
+// Open-addressing hash tables for hot paths, where std::unordered_map's node per entry (an allocation per insert, a
+// pointer chase per look-up) dominates. One definition of the table (OpenTable: linear probing from a Fibonacci
+// hash's top bits, backward-shift deletion, at most kMaxLoadPercent full, a zeroed slot empty) serves three users:
+//   FlatMap32  uint32 -> uint32 in 8-byte slots (the general SSD's mapping table, its hot-page and partial-page sets);
+//   FlatMap64  uint64 -> uint32 (serve's prefix cache and reuse measure);
+//   ssd::Cmt   its entries inline, 16-byte slots (ssd/cmt.hpp).
+// Iteration order is not offered to results: a caller that needs an order keeps it itself, so results never depend
+// on the table's layout.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <utility>
+
+#include "core/big_array.hpp"
 
 namespace bitline {
 
-class FlatMap64 {
+/// The table of `Slot`s. Contract for Slot: trivially copyable, all-zero bytes = empty; `bool empty() const` and
+/// `Key key() const` (a used slot's key). The caller fills a slot that emplace() hands it (its key included) and
+/// may keep a slot's index until the next emplace() or erase_at().
+template <class Slot, unsigned kMaxLoadPercent = 70>
+class OpenTable {
  public:
-  explicit FlatMap64(size_t initial = 16) { rehash(initial < 16 ? 16 : initial); }
+  using Key = decltype(std::declval<const Slot&>().key());
+  static constexpr size_t kNone = SIZE_MAX;
+
+  /// Room for `initial` slots (rounded up to a power of two, at least 16).
+  explicit OpenTable(size_t initial = 16) { rehash(std::bit_ceil(initial < 16 ? size_t(16) : initial)); }
 
   size_t size() const { return size_; }
-  bool contains(uint64_t key) const { return find(key) != nullptr; }
+  size_t slots() const { return t_.size(); }
+  size_t bytes() const { return t_.size() * sizeof(Slot); }
+  Slot& operator[](size_t i) { return t_[i]; }
+  const Slot& operator[](size_t i) const { return t_[i]; }
 
-  /// Pointer to the key's value, or null (valid until the next insertion or erasure).
-  const uint32_t* find(uint64_t key) const {
-    for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.key == key) return &s.value;
+  /// The slot a key's probe starts at.
+  size_t home(Key key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
+  /// Starts loading the key's home slot (a hint).
+  void prefetch(Key key) const { bitline::prefetch(&t_[home(key)]); }
+
+  /// The key's slot, or kNone.
+  size_t find(Key key) const {
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
+      const Slot& s = t_[i];
+      if (s.empty()) return kNone;
+      if (s.key() == key) return i;
     }
   }
-  uint32_t* find(uint64_t key) { return const_cast<uint32_t*>(static_cast<const FlatMap64*>(this)->find(key)); }
-
-  /// Sets the key's value (inserting it if absent). Returns whether it was inserted.
-  bool set(uint64_t key, uint32_t value) {
-    if (4 * (size_ + 1) > 3 * slots_.size()) rehash(2 * slots_.size());  // (at most three quarters full)
-    for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (!s.used) {
-        s = Slot{key, value, 1};
+  /// The key's slot and false, or (growing the table first when the new key would fill it past its load) the
+  /// empty slot it takes, counted, and true: the caller fills that slot.
+  std::pair<size_t, bool> emplace(Key key) {
+    if ((size_ + 1) * 100 > t_.size() * kMaxLoadPercent) rehash(t_.size() * 2);
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
+      const Slot& s = t_[i];
+      if (s.empty()) {
         ++size_;
-        return true;
+        return {i, true};
       }
-      if (s.key == key) {
-        s.value = value;
-        return false;
-      }
+      if (s.key() == key) return {i, false};
     }
   }
-
-  /// Removes the key; returns whether it was there.
-  bool erase(uint64_t key) {
-    size_t i = slot_of(key);
-    for (;; i = (i + 1) & mask_) {
-      if (!slots_[i].used) return false;
-      if (slots_[i].key == key) break;
-    }
-    // backward shift: move up each following entry whose home slot is at or before the hole (cyclically)
-    for (size_t j = (i + 1) & mask_;; j = (j + 1) & mask_) {
-      if (!slots_[j].used) break;
-      const size_t home = slot_of(slots_[j].key);
-      if (((j - home) & mask_) >= ((j - i) & mask_)) {
-        slots_[i] = slots_[j];
+  /// Empties slot i, moving back each following entry of its cluster whose home is not after the hole (cyclically),
+  /// so that every probe chain stays unbroken.
+  void erase_at(size_t i) {
+    for (size_t j = (i + 1) & mask_; !t_[j].empty(); j = (j + 1) & mask_) {
+      const size_t h = home(t_[j].key());
+      if (((j - h) & mask_) >= ((j - i) & mask_)) {
+        t_[i] = t_[j];
         i = j;
       }
     }
-    slots_[i].used = 0;
+    t_[i] = Slot{};
     --size_;
+  }
+  /// Removes every entry, keeping the table's size (a table refilled to a similar size is not grown again).
+  void clear() {
+    for (Slot& s : t_) s = Slot{};
+    size_ = 0;
+  }
+  /// Calls f(slot) for every used slot (in the table's order: for updates that need none).
+  template <class F>
+  void for_each(F&& f) {
+    for (Slot& s : t_)
+      if (!s.empty()) f(s);
+  }
+
+ private:
+  /// A table of n slots (a power of two), the entries moved into it in the old table's order.
+  void rehash(size_t n) {
+    BigArray<Slot> old = std::move(t_);
+    t_ = BigArray<Slot>(n);  // zeroed: all empty
+    mask_ = n - 1;
+    shift_ = 64 - std::countr_zero(n);
+    for (const Slot& s : old) {
+      if (s.empty()) continue;
+      size_t i = home(s.key());
+      while (!t_[i].empty()) i = (i + 1) & mask_;
+      t_[i] = s;
+    }
+  }
+  BigArray<Slot> t_;
+  size_t mask_ = 0, size_ = 0;
+  int shift_ = 64;
+};
+
+/// A map from uint32 to uint32 in 8-byte slots: the key's complement in the high half (a zeroed slot is key
+/// kEmpty: the one key it cannot hold), the value in the low half.
+class FlatMap32 {
+ public:
+  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
+  explicit FlatMap32(size_t initial = 1024) : t_(initial) {}
+  /// Pointer to the key's value, or null (valid until the next set or erase).
+  uint32_t* find(uint32_t key) {
+    const size_t i = t_.find(key);
+    return i == Table::kNone ? nullptr : &t_[i].value;
+  }
+  const uint32_t* find(uint32_t key) const { return const_cast<FlatMap32*>(this)->find(key); }
+  /// Starts loading the slot where `key` would be (a hint: the table is not changed).
+  void prefetch(uint32_t key) const { t_.prefetch(key); }
+  void set(uint32_t key, uint32_t value) { t_[t_.emplace(key).first] = Slot{value, ~key}; }
+  /// Removes the key; returns whether it was there.
+  bool erase(uint32_t key) {
+    const size_t i = t_.find(key);
+    if (i == Table::kNone) return false;
+    t_.erase_at(i);
+    return true;
+  }
+  size_t size() const { return t_.size(); }
+  size_t bytes() const { return t_.bytes(); }
+  void clear() { t_.clear(); }
+
+ private:
+  struct Slot {
+    uint32_t value, nkey;
+    bool empty() const { return nkey == 0; }
+    uint32_t key() const { return ~nkey; }
+  };
+  using Table = OpenTable<Slot, 70>;
+  Table t_;
+};
+
+/// A map from uint64 (every value a key) to uint32.
+class FlatMap64 {
+ public:
+  explicit FlatMap64(size_t initial = 16) : t_(initial) {}
+  size_t size() const { return t_.size(); }
+  bool contains(uint64_t key) const { return t_.find(key) != Table::kNone; }
+  /// Pointer to the key's value, or null (valid until the next insertion or erasure).
+  const uint32_t* find(uint64_t key) const {
+    const size_t i = t_.find(key);
+    return i == Table::kNone ? nullptr : &t_[i].value;
+  }
+  uint32_t* find(uint64_t key) { return const_cast<uint32_t*>(static_cast<const FlatMap64*>(this)->find(key)); }
+  /// Sets the key's value (inserting it if absent). Returns whether it was inserted.
+  bool set(uint64_t key, uint32_t value) {
+    const auto [i, inserted] = t_.emplace(key);
+    t_[i] = Slot{key, value, 1};
+    return inserted;
+  }
+  /// Removes the key; returns whether it was there.
+  bool erase(uint64_t key) {
+    const size_t i = t_.find(key);
+    if (i == Table::kNone) return false;
+    t_.erase_at(i);
     return true;
   }
 
  private:
   struct Slot {
-    uint64_t key = 0;
-    uint32_t value = 0;
-    uint32_t used = 0;
+    uint64_t k;
+    uint32_t value, used;
+    bool empty() const { return used == 0; }
+    uint64_t key() const { return k; }
   };
-  size_t slot_of(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_); }
-  void rehash(size_t capacity) {
-    size_t n = 16;
-    while (n < capacity) n *= 2;
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(n, Slot{});
-    mask_ = n - 1;
-    shift_ = 64 - __builtin_ctzll(n);
-    size_ = 0;
-    for (const Slot& s : old)
-      if (s.used) set(s.key, s.value);
-  }
-  std::vector<Slot> slots_;
-  size_t mask_ = 0, size_ = 0;
-  int shift_ = 60;
+  using Table = OpenTable<Slot, 75>;
+  Table t_;
 };
 
 }  // namespace bitline

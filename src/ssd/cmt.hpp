@@ -3,7 +3,8 @@
 // read from flash), clean or dirty. Built for the simulator's hot path, where
 // nearly every request of a random workload misses, evicts and inserts:
 // - the entries live inline in an open-addressing table keyed by logical page
-//   (16 bytes a slot, linear probing, deletion by backward shift);
+//   (core/flat_map.hpp's OpenTable: 16 bytes a slot, linear probing, deletion
+//   by backward shift);
 // - the LRU order is a ring of keys in access order. A touch appends the key
 //   again and leaves a dead copy behind (an entry is live only at the ring
 //   position it records); eviction pops from the old end, skipping dead
@@ -23,7 +24,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ssd/big_array.hpp"
+#include "core/big_array.hpp"
+#include "core/flat_map.hpp"
 
 namespace bitline::ssd {
 
@@ -41,21 +43,19 @@ class Cmt {
     if (cap_ == 0) return;
     cnt_ = BigArray<uint16_t>(size_t(npages_) << (sh_ + 1));
     epoch_ = BigArray<uint32_t>(npages_);
-    rehash(std::bit_ceil(std::max<size_t>(std::min<size_t>(cap_, 1 << 16) * 2, 16)));
+    t_ = Table(std::min<size_t>(cap_, 1 << 16) * 2);
     ring_ = BigArray<uint32_t>(std::bit_ceil(std::max<size_t>(std::min<size_t>(cap_, 1 << 16), 16)));
     rmask_ = ring_.size() - 1;
   }
 
   size_t capacity() const { return cap_; }
-  size_t size() const { return size_; }
-  bool full() const { return size_ >= cap_; }
+  size_t size() const { return t_.size(); }
+  bool full() const { return t_.size() >= cap_; }
 
   /// Slot of a logical page, or kAbsent; valid until the next insert or evict.
   uint32_t find(uint32_t lpa) const {
-    for (size_t i = home(lpa);; i = (i + 1) & mask_) {
-      if (t_[i].nkey == ~lpa) return uint32_t(i);
-      if (t_[i].nkey == 0) return kAbsent;
-    }
+    const size_t i = t_.find(lpa);
+    return i == Table::kNone ? kAbsent : uint32_t(i);
   }
   State state(uint32_t s) const {
     const Slot& x = t_[s];
@@ -82,14 +82,11 @@ class Cmt {
   /// translation page `page` that holds its entry.
   void insert(uint32_t lpa, uint32_t page, uint32_t sector, State st) {
     uint32_t rel = page - page_lo_;
-    if (rel >= npages_ || sector >= sectors_ || size_ >= cap_ || lpa == kAbsent) throw std::logic_error("Cmt::insert out of range");
-    if ((size_ + 1) * 10 > t_.size() * 7) rehash(t_.size() * 2);
-    size_t i = home(lpa);
-    while (t_[i].nkey != 0) i = (i + 1) & mask_;
+    if (rel >= npages_ || sector >= sectors_ || t_.size() >= cap_ || lpa == kAbsent) throw std::logic_error("Cmt::insert out of range");
+    const size_t i = t_.emplace(lpa).first;  // (absent: a new slot)
     uint32_t cell = (rel << sh_) | sector;
     t_[i] = Slot{~lpa, 0, cell, tag_for(cell, st)};
     count(cell, st, +1);
-    ++size_;
     push(uint32_t(i));
   }
   /// Removes the least recently used entry (the table must not be empty): its translation page and whether
@@ -104,7 +101,7 @@ class Cmt {
       State st = state(s);
       uint32_t cell = t_[s].cell;
       count(cell, st, -1);
-      erase(s);
+      t_.erase_at(s);
       return {page_lo_ + (cell >> sh_), st == State::Dirty};
     }
   }
@@ -126,12 +123,12 @@ class Cmt {
   /// Starts loading what a lookup and an insert of `lpa` (of translation page `page`) will touch.
   void prefetch(uint32_t lpa, uint32_t page) const {
     if (cap_ == 0) return;
-    ssd::prefetch(&t_[home(lpa)]);
+    t_.prefetch(lpa);
     uint32_t rel = page - page_lo_;
     if (rel < npages_) prefetch_page(rel);
   }
   /// Bytes held (for memory accounting).
-  size_t bytes() const { return t_.size() * sizeof(Slot) + ring_.size() * 4 + cnt_.size() * 2 + epoch_.size() * 4; }
+  size_t bytes() const { return t_.bytes() + ring_.size() * 4 + cnt_.size() * 2 + epoch_.size() * 4; }
 
  private:
   // tags: waiting, clean, else the page's write-back epoch when the entry became dirty (dirty while equal)
@@ -140,9 +137,10 @@ class Cmt {
   struct Slot {
     // the logical page's complement (0: an empty slot), ring position, (page - page_lo) << sh | sector, tag
     uint32_t nkey, pos, cell, tag;
+    bool empty() const { return nkey == 0; }
+    uint32_t key() const { return ~nkey; }
   };
-
-  size_t home(uint32_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
+  using Table = OpenTable<Slot, 70>;
   uint32_t tag_for(uint32_t cell, State st) const {
     return st == State::Waiting ? kTagWaiting : st == State::Clean ? kTagClean : epoch_[cell >> sh_];
   }
@@ -155,15 +153,15 @@ class Cmt {
   /// Prefetches for the evictions to come: the slot of the victim kAhead evictions ahead and, through
   /// the slot of the victim kAhead / 2 ahead (prefetched earlier), its sector counts and epoch.
   void prefetch_victims() const {
-    if (tail_ + kAhead < head_) ssd::prefetch(&t_[home(ring_[(tail_ + kAhead) & rmask_])]);
+    if (tail_ + kAhead < head_) t_.prefetch(ring_[(tail_ + kAhead) & rmask_]);
     if (tail_ + kAhead / 2 < head_) {
       uint32_t s = find(ring_[(tail_ + kAhead / 2) & rmask_]);
       if (s != kAbsent) prefetch_page(t_[s].cell >> sh_);
     }
   }
   void prefetch_page(uint32_t rel) const {
-    ssd::prefetch(&cnt_[size_t(rel) << (sh_ + 1)]);
-    ssd::prefetch(&epoch_[rel]);
+    bitline::prefetch(&cnt_[size_t(rel) << (sh_ + 1)]);
+    bitline::prefetch(&epoch_[rel]);
   }
   /// Appends slot s at the young end of the ring.
   void push(uint32_t s) {
@@ -173,7 +171,7 @@ class Cmt {
   }
   /// The ring is full: doubles it while most of it is live, else drops the dead copies.
   void make_ring_room() {
-    if (size_ * 2 > ring_.size()) {
+    if (t_.size() * 2 > ring_.size()) {
       BigArray<uint32_t> bigger(ring_.size() * 2);
       size_t m = bigger.size() - 1;
       for (uint64_t p = tail_; p < head_; ++p) bigger[p & m] = ring_[p & rmask_];
@@ -191,46 +189,19 @@ class Cmt {
     }
     head_ = w;
   }
-  void erase(size_t i) {
-    // backward-shift deletion keeps every probe chain unbroken
-    for (size_t j = i;;) {
-      j = (j + 1) & mask_;
-      if (t_[j].nkey == 0) break;
-      size_t h = home(~t_[j].nkey);
-      if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
-        t_[i] = t_[j];
-        i = j;
-      }
-    }
-    t_[i].nkey = 0;
-    --size_;
-  }
-  void rehash(size_t n) {
-    BigArray<Slot> old = std::move(t_);
-    t_ = BigArray<Slot>(n);  // zeroed: all empty
-    mask_ = n - 1;
-    shift_ = 64 - std::countr_zero(n);
-    for (const Slot& x : old) {
-      if (x.nkey == 0) continue;
-      size_t i = home(~x.nkey);
-      while (t_[i].nkey != 0) i = (i + 1) & mask_;
-      t_[i] = x;
-    }
-  }
   /// The page's epoch would reach a reserved tag: all its entries are clean (a write-back just ran), so mark
   /// them so and restart its epochs.
   void renumber(uint32_t rel) {
-    for (Slot& x : t_)
-      if (x.nkey != 0 && (x.cell >> sh_) == rel && x.tag != kTagWaiting) x.tag = kTagClean;
+    t_.for_each([&](Slot& x) {
+      if ((x.cell >> sh_) == rel && x.tag != kTagWaiting) x.tag = kTagClean;
+    });
     epoch_[rel] = 0;
   }
 
-  size_t cap_, size_ = 0;
+  size_t cap_;
   uint32_t page_lo_, npages_, sectors_ = 1;
   int sh_ = 0;
-  BigArray<Slot> t_;
-  size_t mask_ = 0;
-  int shift_ = 64;
+  Table t_;
   BigArray<uint32_t> ring_;  // keys in access order, positions [tail_, head_) (index: position & rmask_)
   uint64_t tail_ = 0, head_ = 0;
   size_t rmask_ = 0;

@@ -11,57 +11,6 @@
 
 namespace bitline::ssd {
 
-// ---- FlatMap32 ---------------------------------------------------------------
-
-FlatMap32::FlatMap32(size_t initial) { rehash(std::bit_ceil(std::max<size_t>(initial, 16))); }
-
-void FlatMap32::rehash(size_t capacity) {
-  BigArray<uint64_t> old = std::move(slots_);
-  slots_ = BigArray<uint64_t>(capacity);  // zeroed: all empty
-  mask_ = capacity - 1;
-  shift_ = 64 - std::countr_zero(capacity);
-  size_ = 0;
-  for (uint64_t s : old)
-    if (key_of(s) != kEmpty) set(key_of(s), uint32_t(s));
-}
-
-void FlatMap32::set(uint32_t key, uint32_t value) {
-  if ((size_ + 1) * 10 > slots_.size() * 7) rehash(slots_.size() * 2);
-  for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-    uint32_t k = key_of(slots_[i]);
-    if (k == key || k == kEmpty) {
-      if (k == kEmpty) ++size_;
-      slots_[i] = slot(key, value);
-      return;
-    }
-  }
-}
-
-bool FlatMap32::erase(uint32_t key) {
-  size_t i = slot_of(key);
-  for (;; i = (i + 1) & mask_) {
-    uint32_t k = key_of(slots_[i]);
-    if (k == key) break;
-    if (k == kEmpty) return false;
-  }
-  // backward-shift deletion keeps every probe chain unbroken
-  size_t j = i;
-  while (true) {
-    j = (j + 1) & mask_;
-    uint32_t k = key_of(slots_[j]);
-    if (k == kEmpty) break;
-    size_t home = slot_of(k);
-    bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
-    if (movable) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i] = 0;
-  --size_;
-  return true;
-}
-
 // ---- Ftl -----------------------------------------------------------------------
 
 Ftl::Ftl(const DeviceXml& d)

@@ -14,51 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "core/flat_map.hpp"
 #include "core/rng.hpp"
-#include "ssd/big_array.hpp"
 #include "ssd/mqsim_xml.hpp"
 
 namespace bitline::ssd {
-
-/// An open-addressing hash map from uint32 to uint32 (8 bytes a slot), with
-/// deletion by backward shift. The mapping table and the CMT use it: memory is
-/// proportional to the entries actually stored.
-class FlatMap32 {
- public:
-  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
-  explicit FlatMap32(size_t initial = 1024);
-  /// Pointer to the value, or null.
-  uint32_t* find(uint32_t key) {
-    for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
-      uint32_t k = key_of(slots_[i]);
-      if (k == key) return reinterpret_cast<uint32_t*>(&slots_[i]);  // low half (little-endian): the value
-      if (k == kEmpty) return nullptr;
-    }
-  }
-  /// Starts loading the slot where `key` would be (a hint: the table is not changed).
-  void prefetch(uint32_t key) const { ssd::prefetch(&slots_[slot_of(key)]); }
-  const uint32_t* find(uint32_t key) const { return const_cast<FlatMap32*>(this)->find(key); }
-  void set(uint32_t key, uint32_t value);
-  bool erase(uint32_t key);
-  size_t size() const { return size_; }
-  size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
-  /// Removes every entry, keeping the table's size (a table refilled to a similar size is not grown again).
-  void clear() {
-    std::fill(slots_.begin(), slots_.end(), uint64_t(0));
-    size_ = 0;
-  }
-
- private:
-  size_t slot_of(uint32_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
-  // a slot holds the key's complement in its high half (so a zeroed slot is empty: key kEmpty), the value in
-  // its low half
-  static uint32_t key_of(uint64_t slot) { return ~uint32_t(slot >> 32); }
-  static uint64_t slot(uint32_t key, uint32_t value) { return (uint64_t(~key) << 32) | value; }
-  void rehash(size_t capacity);
-  BigArray<uint64_t> slots_;
-  size_t mask_ = 0, size_ = 0;
-  int shift_ = 54;
-};
 
 struct FtlStats {
   int64_t host_page_writes = 0;

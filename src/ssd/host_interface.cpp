@@ -43,8 +43,8 @@ void Sim::prefetch_lpa(uint32_t f, uint32_t lpa) const {
   if (!mapping_.ideal) {
     uint32_t page = mapping_.tpage_of(f, lpa);
     mapping_.cmts[mapping_.cmts.size() == 1 ? 0 : f]->prefetch(lpa, page);
-    ssd::prefetch(&mapping_.arriving[page]);
-    ssd::prefetch(&mapping_.departing[page]);
+    bitline::prefetch(&mapping_.arriving[page]);
+    bitline::prefetch(&mapping_.departing[page]);
   }
   ftl_.prefetch(lpa);
   if (host_.flows[f].any_cache) data_cache_.partitions[size_t(data_cache_.partition_of(f))]->prefetch(lpa);

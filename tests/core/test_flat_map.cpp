@@ -1,5 +1,6 @@
-// FlatMap64 against std::unordered_map: the same answers after any sequence of sets and erases, including keys that
-// share a home slot (linear probing's clusters, which an erase must close up without losing a key behind the hole).
+// FlatMap64 and FlatMap32 (core/flat_map.hpp's one open-addressing table, OpenTable, which ssd::Cmt also uses)
+// against std::unordered_map: the same answers after any sequence of sets and erases, including keys that share a
+// home slot (linear probing's clusters, which an erase must close up without losing a key behind the hole).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -48,13 +49,59 @@ TEST(FlatMap64, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
       const uint32_t* f = m.find(key);
       const auto it = ref.find(key);
       ASSERT_EQ(f != nullptr, it != ref.end()) << op;
-      if (f) EXPECT_EQ(*f, it->second) << op;
+      if (f) {
+        EXPECT_EQ(*f, it->second) << op;
+      }
     }
     ASSERT_EQ(m.size(), ref.size()) << op;
   }
   for (const auto& [k, v] : ref) {
     ASSERT_NE(m.find(k), nullptr);
     EXPECT_EQ(*m.find(k), v);
+  }
+}
+
+TEST(FlatMap32, SetFindEraseKeepsEveryOtherKey) {
+  FlatMap32 m(16);
+  for (uint32_t k = 0; k < 5000; ++k) m.set(k * 7919u, k);
+  for (uint32_t k = 0; k < 5000; k += 2) EXPECT_TRUE(m.erase(k * 7919u));
+  EXPECT_FALSE(m.erase(0));
+  EXPECT_EQ(m.size(), 2500u);
+  for (uint32_t k = 0; k < 5000; ++k) {
+    const uint32_t* v = m.find(k * 7919u);
+    if (k % 2) {
+      ASSERT_NE(v, nullptr);
+      EXPECT_EQ(*v, k);
+    } else {
+      EXPECT_EQ(v, nullptr);
+    }
+  }
+  m.clear();
+  EXPECT_EQ(m.size(), 0u);
+  EXPECT_EQ(m.find(7919u), nullptr);
+}
+
+TEST(FlatMap32, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
+  FlatMap32 m(16);
+  std::unordered_map<uint32_t, uint32_t> ref;
+  Rng rng(777);
+  for (int op = 0; op < 200000; ++op) {
+    const uint32_t key = uint32_t(rng.below(5000)) << 20;  // many keys sharing high bits: long clusters
+    const uint64_t r = rng.below(3);
+    if (r == 0) {
+      EXPECT_EQ(m.erase(key), ref.erase(key) == 1) << op;
+    } else if (r == 1) {
+      m.set(key, uint32_t(op));
+      ref[key] = uint32_t(op);
+    } else {
+      const uint32_t* f = m.find(key);
+      const auto it = ref.find(key);
+      ASSERT_EQ(f != nullptr, it != ref.end()) << op;
+      if (f) {
+        EXPECT_EQ(*f, it->second) << op;
+      }
+    }
+    ASSERT_EQ(m.size(), ref.size()) << op;
   }
 }
 

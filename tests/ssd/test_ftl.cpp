@@ -25,21 +25,6 @@ DeviceXml small_device(int64_t blocks, int64_t pages, double op, GcPolicy policy
   return d;
 }
 
-TEST(SsdFtl, FlatMapSetFindEraseKeepsEveryOtherKey) {
-  FlatMap32 m(16);
-  for (uint32_t k = 0; k < 5000; ++k) m.set(k * 7919u, k);
-  for (uint32_t k = 0; k < 5000; k += 2) EXPECT_TRUE(m.erase(k * 7919u));
-  EXPECT_EQ(m.size(), 2500u);
-  for (uint32_t k = 0; k < 5000; ++k) {
-    const uint32_t* v = m.find(k * 7919u);
-    if (k % 2) {
-      ASSERT_NE(v, nullptr);
-      EXPECT_EQ(*v, k);
-    } else
-      EXPECT_EQ(v, nullptr);
-  }
-}
-
 TEST(SsdFtl, MappingHoldsOnlyWrittenPages) {
   DeviceXml d = small_device(64, 32, 0.2);
   Ftl f(d);

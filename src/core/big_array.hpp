@@ -1,5 +1,6 @@
-// A fixed-size, zero-initialised array of a trivially copyable type for the
-// general SSD's large randomly accessed tables (the CMT, the mapping table).
+// A fixed-size, zero-initialised array of a trivially copyable type for large
+// randomly accessed tables (the general SSD's CMT and mapping table, the hash
+// tables of core/flat_map.hpp).
 // From 2 MiB up it is mapped from the OS (on Linux): its pages arrive zeroed,
 // so nothing is written to clear it, and it is 2 MiB-aligned and advised to be
 // backed by transparent huge pages, so a random access over tens of megabytes
@@ -17,7 +18,7 @@
 #include <sys/mman.h>
 #endif
 
-namespace bitline::ssd {
+namespace bitline {
 
 /// Starts loading the cache line at p (a hint). GCC 12 deems a function whose only effects are
 /// __builtin_prefetch calls free of side effects and deletes calls to it; the empty asm keeps them.
@@ -93,4 +94,4 @@ class BigArray {
   size_t mapped_ = 0;  // bytes mapped from the OS (0: from calloc)
 };
 
-}  // namespace bitline::ssd
+}  // namespace bitline
