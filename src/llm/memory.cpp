@@ -301,6 +301,7 @@ void GpuMemory::kv_tiles(const StepGraph& g, const Op& op, uint32_t op_index, Ti
   std::vector<int64_t> loads;
   PlanSink sink(plan, deal_, op_index);
   const hbf::LayerReads r = kv_.layout().place(kv_, l, loads, &sink, tiling);
+  plan.kv_replicas.push_back({op.layer, r.hbm_replicas});
   const int64_t hbm = r.staged_bytes + r.hbm_replicas * int64_t(slice_bytes);  // staged partial slices or blocks + replicas
   if (plan.tiles.size() == first_tile) plan.tiles.push_back(StepTile{uint32_t(plan.units.size()), 0, 0, Time{}, Part::Kv, op_index});
   // HBM slices spread evenly over the tiles; the kernel's math in proportion to the bytes.

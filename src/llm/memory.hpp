@@ -77,9 +77,13 @@ struct StepTile {
 struct TilePlan {
   std::vector<FlashUnit> units;
   std::vector<StepTile> tiles;
+  // HBF: per KV op placed, its layer and the HBM replica slices of the layer's placement (the step's one placement
+  // of that layer: GroupArrange's bytes read them, Server::arranged_bytes)
+  std::vector<std::pair<int32_t, int64_t>> kv_replicas;
   void clear() {
     units.clear();
     tiles.clear();
+    kv_replicas.clear();
   }
 };
 

@@ -265,15 +265,19 @@ Server::KvWrites Server::kv_writes(const StepGraph& g, int64_t r, const ContextS
   return w;
 }
 
-double Server::arranged_bytes(const StepGraph& g, const KvWrites& w) const {
+double Server::arranged_bytes(const StepGraph& g, const KvWrites& w, const StepTiming& st) const {
   // GroupArrange (selective offload) runs after each write phase: the replicas of the step's new KV are read from
   // their overloaded megaplanes and written to HBM, in the step (the paper counts it). The replicas are those of
-  // the placement the step reads (every layer), in the share of the resident KV that is new this step.
+  // the placement the step reads (every layer), in the share of the resident KV that is new this step: a layer's
+  // placement as the timing made it (st.kv_replicas), placed here only for the layers the fast model did not sample.
   if (!has_hbf() || sys_.hbm_bandwidth().raw() <= 0 || !hbf::kv_layout_policy(*k_.serving.kv_layout).arranges())
     return 0;  // (no HBM: no replicas)
   const int64_t slice = mem_->tokens_per_slice(g.kv_token_layer_bytes) * g.kv_token_layer_bytes;
   double replicas = 0, resident = 0;
-  for (int32_t l = 0; l < m_.layers; ++l) replicas += double(mem_->kv_layer_stats(g, l).hbm_replicas) * double(slice);
+  for (int32_t l = 0; l < m_.layers; ++l) {
+    const bool placed = size_t(l) < st.kv_replicas.size() && st.kv_replicas[size_t(l)] >= 0;
+    replicas += double(placed ? st.kv_replicas[size_t(l)] : mem_->kv_layer_stats(g, l).hbm_replicas) * double(slice);
+  }
   for (int64_t ctx : g.contexts) resident += double(ctx) * w.kv_token;
   switch (*k_.serving.kv_arrange) {
     case KvArrange::NewKv:
@@ -377,7 +381,7 @@ StepReport Server::step_at(const std::vector<int64_t>& contexts, const ContextSp
   s.comm_rdma = g.comm_rdma;
   // The step: reads and compute, then this step's KV writes, its share of the erases and of GroupArrange.
   const KvWrites w = kv_writes(g, r, c, disaggregated);
-  const double arranged = arranged_bytes(g, w);
+  const double arranged = arranged_bytes(g, w, st);
   s.breakdown.kv_write = w.write_time;
   s.breakdown.kv_erase = w.erase_time;
   s.breakdown.kv_arrange = arrange_time(arranged);

@@ -103,7 +103,7 @@ class Server {
   };
   KvWrites kv_writes(const StepGraph& g, int64_t r, const ContextSpec& c, bool disaggregated) const;
   /// GroupArrange: the bytes of selective-offload replicas copied to HBM in the step, and the time that takes.
-  double arranged_bytes(const StepGraph& g, const KvWrites& w) const;
+  double arranged_bytes(const StepGraph& g, const KvWrites& w, const StepTiming& st) const;
   Time arrange_time(double arranged) const;
   /// The bandwidth floor: the step's bytes at the peak bandwidth of the memory holding them.
   Time memory_time(double flash_bytes, double hbm_bytes) const;

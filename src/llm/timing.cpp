@@ -329,6 +329,10 @@ StepTiming time_step_fast(const StepGraph& g, const GpuMemory& mem, const Memory
       const Segment& s = g.segments[i + size_t(idx)];
       plan.clear();
       mem.append_ops(g, s.first_op, s.op_count, plan);
+      for (const auto& [layer, replicas] : plan.kv_replicas) {
+        if (size_t(layer) >= st.kv_replicas.size()) st.kv_replicas.resize(size_t(layer) + 1, -1);
+        st.kv_replicas[size_t(layer)] = replicas;
+      }
       const Time t0 = timer.now();
       Breakdown b;
       ReadCounters r;

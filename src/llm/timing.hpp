@@ -132,6 +132,9 @@ struct StepTiming {
   Breakdown breakdown;
   ReadCounters reads;
   int64_t layers_timed = 0;
+  // HBF: by layer, the HBM replica slices of the KV placement of each layer the timing placed (-1: not placed, a
+  // layer the fast model did not sample)
+  std::vector<int64_t> kv_replicas;
 };
 
 /// The fast model over a whole step graph (sample_layers = 0: every layer timed).

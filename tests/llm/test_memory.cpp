@@ -149,6 +149,30 @@ TEST(LlmMemory, SelectiveOffloadCapsEachLayerAtTheMean) {
   EXPECT_EQ(st.hbm_replicas, 0);
 }
 
+// A step places each layer's KV once: the fast model's sampled layers carry their placement (the HBM replicas
+// GroupArrange reads) in the step's timing, the same placement kv_layer_stats makes, and the layers it did not sample
+// are marked unplaced (Server::arranged_bytes places those).
+TEST(LlmMemory, TheTimingCarriesThePlacementOfTheLayersItSampled) {
+  const KindParams k = preset_kind("csi");
+  Server s(shipped("qwen3-235b"), k, 8);
+  const StepGraph g = s.graph(64, paper_context("long"));
+  const StepTiming st = time_step_fast(g, s.memory(), MemoryTiming::of(s.system()), 3);
+  int64_t placed = 0, replicas = 0;
+  for (size_t l = 0; l < st.kv_replicas.size(); ++l) {
+    if (st.kv_replicas[l] < 0) continue;
+    ++placed;
+    replicas += st.kv_replicas[l];
+    EXPECT_EQ(st.kv_replicas[l], s.memory().kv_layer_stats(g, int32_t(l)).hbm_replicas) << "layer " << l;
+  }
+  EXPECT_EQ(placed, 3);    // the first, middle and last of the run of attention layers
+  EXPECT_GT(replicas, 0);  // (selective offload: replicas in HBM)
+  EXPECT_EQ(st.kv_replicas.front(), s.memory().kv_layer_stats(g, 0).hbm_replicas);
+  // Every layer timed: every layer placed.
+  const StepTiming all = time_step_fast(g, s.memory(), MemoryTiming::of(s.system()), 0);
+  ASSERT_EQ(int64_t(all.kv_replicas.size()), s.model().layers);
+  for (int64_t r : all.kv_replicas) EXPECT_GE(r, 0);
+}
+
 // serving.kv_offload=fill: after the mean cap, the most loaded megaplanes keep moving to HBM while the replicas fit
 // and HBM's transfer stays within the flash rounds left.
 TEST(LlmMemory, FillOffloadGoesBelowTheMeanWhileHbmKeepsUp) {
