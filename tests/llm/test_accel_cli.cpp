@@ -183,7 +183,7 @@ TEST_F(AccelCli, SweepRunsEveryCombination) {
 }
 
 // Same config and seed, same results, bit for bit, whatever the number of worker threads: a sweep here (the whole
-// evaluation matrix on one and three threads is SameBytes.AccelEvalWithOneOrThreeThreads, byte for byte).
+// evaluation on one and five threads, a 12-point matrix, is SameBytes.AccelEvalWithOneOrFiveThreads, byte for byte).
 TEST_F(AccelCli, ResultsDoNotDependOnThreads) {
   const std::string sweep = "accel sweep --quiet --model deepseek-v3 --system clix8 --context agent --slo 50 --vary hbf.stacks=3,4,5 ";
   Result r = run(sweep + "--threads 1 --json " + quote(path("s1.json")));
