@@ -193,6 +193,9 @@ std::vector<std::pair<uint64_t, uint64_t>> Sim::setup_flows(const ScenarioXml& s
       fl.io = std::make_unique<FlowIoStats>();
       fl.io->stats_from_ps = fl.io->last_done_ps = x.stats_from.raw();
       fl.io->log.window_ps = x.io_log_window.raw();
+      fl.io->bw_samples.window_ps = x.bw_sample_window.raw();
+      fl.io->iops_samples.window_ps = x.iops_sample_window.raw();
+      fl.io->bw_samples.start_ps = fl.io->iops_samples.start_ps = x.stats_from.raw();
     }
     fl.rng = Rng::derive(uint64_t(x.seed) * 1000003u + uint64_t(f), "flow");
     if (x.kind == FlowKind::Trace) {

@@ -250,9 +250,14 @@ struct FlagOption {
   std::string_view name;
   bool Job::*flag;
 };
-constexpr FlagOption kFlagOptions[] = {{"time_based", &Job::time_based}, {"group_reporting", &Job::group_reporting},
-                                       {"stonewall", &Job::stonewall},   {"wait_for_previous", &Job::stonewall},
-                                       {"new_group", &Job::new_group},   {"log_offset", &Job::log_offset}};
+constexpr FlagOption kFlagOptions[] = {{"time_based", &Job::time_based},
+                                       {"group_reporting", &Job::group_reporting},
+                                       {"stonewall", &Job::stonewall},
+                                       {"wait_for_previous", &Job::stonewall},
+                                       {"new_group", &Job::new_group},
+                                       {"log_offset", &Job::log_offset},
+                                       {"disable_bw_measurement", &Job::disable_bw},
+                                       {"disable_bw", &Job::disable_bw}};
 
 /// Applies one option to a job (its kind already checked: Modelled or Ignored).
 void apply(Job& j, const std::string& file, const Option& o, std::vector<std::string>* notes) {
@@ -367,6 +372,12 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
   } else if (k == "log_avg_msec") {
     need_value();
     j.log_avg_msec = parse_int(c, o.value, 0, int64_t(1) << 30, "log_avg_msec (ms)");
+  } else if (k == "bwavgtime") {
+    need_value();
+    j.bw_avg_msec = parse_int(c, o.value, 1, int64_t(1) << 30, "bwavgtime (ms)");
+  } else if (k == "iopsavgtime") {
+    need_value();
+    j.iops_avg_msec = parse_int(c, o.value, 1, int64_t(1) << 30, "iopsavgtime (ms)");
   }
 }
 
@@ -542,6 +553,21 @@ Plan plan_jobs(const JobFile& f, const std::vector<Job>& jobs, const DeviceXml& 
       }
       if (x.total_requests > 0)
         x.origin_requests = fmt::format("job '{}' ({}): {} I/Os of {} B", shown(j.name), set_by, x.total_requests, j.bs);
+      // fio's bw and iops samples (init.c, stat.c): every bwavgtime / iopsavgtime ms (500 unless given), or, where the job
+      // writes that log, every log_avg_msec unless the avgtime is given; a log without log_avg_msec (a line per I/O)
+      // takes a sample per I/O instead (none for bw with disable_bw_measurement)
+      const auto sample_window = [&](LogOption log, int64_t avg, const char* key) {
+        if (!j.log_of(log).on) return ms(double(avg > 0 ? avg : 500));
+        if (j.log_avg_msec == 0) return Time{};
+        if (avg > 0 && avg < j.log_avg_msec)
+          fail(key, fmt::format("{}={} below log_avg_msec={} averages fio's {} log over {} ms and its other logs over {}: "
+                                "logs at two windows are not modelled; give {} >= log_avg_msec",
+                                key, avg, j.log_avg_msec, log == LogOption::Bw ? "bw" : "iops", avg, j.log_avg_msec, key));
+        return ms(double(avg > 0 ? avg : j.log_avg_msec));
+      };
+      x.bw_sample_window = sample_window(LogOption::Bw, j.bw_avg_msec, "bwavgtime");
+      if (x.bw_sample_window == Time{} && j.disable_bw) x.bw_sample_window = Time(-1);
+      x.iops_sample_window = sample_window(LogOption::Iops, j.iops_avg_msec, "iopsavgtime");
       if (j.logs()) {
         x.io_log = true;
         x.io_log_window = ms(double(j.log_avg_msec));

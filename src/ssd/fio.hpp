@@ -99,6 +99,10 @@ struct Job {
   std::array<LogRequest, kLogOptions.size()> log{};
   int64_t log_avg_msec = 0;
   bool log_offset = false;  // log_offset: the logs' lines carry the I/O's offset (after its block size)
+  // bwavgtime, iopsavgtime (ms; 0: not given, fio's 500 ms unless a log sets them): the windows of the JSON's bw_* and
+  // iops_* samples; disable_bw_measurement: no per-I/O bandwidth samples (fio's add_bw_sample)
+  int64_t bw_avg_msec = 0, iops_avg_msec = 0;
+  bool disable_bw = false;
   bool logs() const {
     return std::any_of(log.begin(), log.end(), [](const LogRequest& l) { return l.on; });
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace bitline::ssd::fio {
 
@@ -28,7 +29,29 @@ nlohmann::ordered_json lat_json(const IoMoments& m, const IoHist& h, bool percen
   return o;
 }
 
-nlohmann::ordered_json dir_json(const DirStats& d, int64_t runtime_ps, const Job& j) {
+/// fio's bw or iops figures of a reporting entry (stat.c): its clones' samples summed ("pure sum": min, max, mean,
+/// sum of squares and count each added up, so the mean is the group's aggregate rate); none: zeros.
+struct SampleSums {
+  int64_t n = 0;
+  double min = 0, max = 0, mean = 0, m2 = 0;
+  void add(const IoMoments& m) {
+    if (m.n == 0) return;
+    n += m.n;
+    min += double(m.min);
+    max += double(m.max);
+    mean += m.mean;
+    m2 += m.m2;
+  }
+  double dev() const { return n > 1 ? std::sqrt(m2 / double(n - 1)) : 0.0; }
+};
+
+/// A reporting entry's samples, per direction: bw and iops.
+struct EntrySamples {
+  std::array<SampleSums, 2> bw, iops;
+};
+
+nlohmann::ordered_json dir_json(const DirStats& d, int64_t runtime_ps, const Job& j, const SampleSums& bw, const SampleSums& iops,
+                                int64_t group_bw) {
   const double secs = d.ios > 0 ? double(runtime_ps) * 1e-12 : 0.0;
   const int64_t bw_bytes = secs > 0 ? int64_t(std::floor(double(d.bytes) / secs)) : 0;
   nlohmann::ordered_json o = nlohmann::ordered_json::object();
@@ -44,6 +67,21 @@ nlohmann::ordered_json dir_json(const DirStats& d, int64_t runtime_ps, const Job
   o["slat_ns"] = lat_json(d.slat, d.clat_hist, false, j.percentiles);
   o["clat_ns"] = lat_json(d.clat, d.clat_hist, j.clat_percentiles && !j.lat_percentiles, j.percentiles);
   o["lat_ns"] = lat_json(d.lat, d.lat_hist, j.lat_percentiles, j.percentiles);
+  // the share of the reporting group's bandwidth (its bytes over its longest runtime) that the mean sample is, in
+  // percent, at most 100 (stat.c convert_agg_kbytes_percent; the mean truncated to an integer as fio passes it)
+  double agg = 0;
+  if (bw.n > 0) agg = group_bw > 1024 ? std::min(100.0, double(int64_t(bw.mean)) * 100.0 / (double(group_bw) / 1024.0)) : 100.0;
+  o["bw_min"] = int64_t(bw.min);
+  o["bw_max"] = int64_t(bw.max);
+  o["bw_agg"] = agg;
+  o["bw_mean"] = bw.mean;
+  o["bw_dev"] = bw.dev();
+  o["bw_samples"] = bw.n;
+  o["iops_min"] = int64_t(iops.min);
+  o["iops_max"] = int64_t(iops.max);
+  o["iops_mean"] = iops.mean;
+  o["iops_stddev"] = iops.dev();
+  o["iops_samples"] = iops.n;
   return o;
 }
 
@@ -65,6 +103,7 @@ nlohmann::ordered_json fio_json(const Plan& plan, const std::vector<ScenarioRun>
     bool merging;
     FlowIoStats io;
     int64_t runtime_ps = 0;
+    EntrySamples samples;
   };
   std::vector<Entry> entries;
   nlohmann::ordered_json run_info = nlohmann::ordered_json::array();
@@ -80,11 +119,13 @@ nlohmann::ordered_json fio_json(const Plan& plan, const std::vector<ScenarioRun>
       const FlowIoStats& s = runs[r].flows[i];
       const int64_t gid = plan.groupid[c.job];
       if (!(j.group_reporting && !entries.empty() && entries.back().merging && entries.back().gid == gid))
-        entries.push_back(Entry{c.job, gid, 0, j.group_reporting, {}, 0});
+        entries.push_back(Entry{c.job, gid, 0, j.group_reporting, {}, 0, {}});
       Entry& e = entries.back();
       ++e.clones;
       for (int d = 0; d < 2; ++d) e.io.dir[size_t(d)].merge(s.dir[size_t(d)]);
       e.runtime_ps = std::max(e.runtime_ps, s.runtime_ps());
+      const std::array<IoMoments, 2> bw = s.bw_samples.at_end(s.last_done_ps), iops = s.iops_samples.at_end(s.last_done_ps);
+      for (size_t d = 0; d < 2; ++d) e.samples.bw[d].add(bw[d]), e.samples.iops[d].add(iops[d]);
     }
     const nlohmann::json& res = runs[r].result;
     run_info.push_back({{"jobs", names},
@@ -99,17 +140,32 @@ nlohmann::ordered_json fio_json(const Plan& plan, const std::vector<ScenarioRun>
     for (const char* key : {"slc", "throughput"})
       if (res.contains(key)) run_info.back()[key] = ordered(res[key]);
   }
+  // each reporting group's bandwidth per direction (stat.c: its entries' bytes x 1000 / the longest runtime in ms)
+  std::map<int64_t, std::array<std::pair<int64_t, int64_t>, 2>> group;  // gid -> per direction (bytes, longest ms)
+  for (const Entry& e : entries)
+    for (size_t d = 0; d < 2; ++d) {
+      if (e.io.dir[d].ios == 0) continue;
+      auto& [bytes, longest] = group[e.gid][d];
+      bytes += e.io.dir[d].bytes;
+      longest = std::max(longest, int64_t(std::llround(double(e.runtime_ps) * 1e-9)));
+    }
+  const auto group_bw = [&](int64_t gid, size_t d) {
+    const auto it = group.find(gid);
+    if (it == group.end() || it->second[d].second <= 0) return int64_t(0);
+    return it->second[d].first * 1000 / it->second[d].second;
+  };
   nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
   for (const Entry& e : entries) {
     const Job& j = plan.jobs[e.job];
     DirStats none;
+    const SampleSums zero;
     jobs.push_back({{"jobname", j.name},
                     {"groupid", e.gid},
                     {"error", 0},
                     {"job options", options_json(j.own_options)},
-                    {"read", dir_json(e.io.dir[0], e.runtime_ps, j)},
-                    {"write", dir_json(e.io.dir[1], e.runtime_ps, j)},
-                    {"trim", dir_json(none, 0, j)},
+                    {"read", dir_json(e.io.dir[0], e.runtime_ps, j, e.samples.bw[0], e.samples.iops[0], group_bw(e.gid, 0))},
+                    {"write", dir_json(e.io.dir[1], e.runtime_ps, j, e.samples.bw[1], e.samples.iops[1], group_bw(e.gid, 1))},
+                    {"trim", dir_json(none, 0, j, zero, zero, 0)},
                     {"job_runtime", std::llround(double(e.runtime_ps) * 1e-9)},
                     {"bitline", {{"clones", e.clones}}}});
   }
@@ -166,9 +222,9 @@ std::string log_text(const LogOf& l, const IoLog& log) {
   };
   if (log.window_ps <= 0) {
     for (const IoLogRecord& r : log.records) {
-      uint64_t v = 1;  // iops: one I/O
-      if (l.kind == LogKind::Bw)
-        v = r.lat > 0 ? uint64_t(std::floor(double(r.bytes) / 1024.0 / (double(r.lat) * 1e-9))) : 0;
+      uint64_t v = 1;             // iops: one I/O
+      if (l.kind == LogKind::Bw)  // fio's add_bw_sample: bytes x 10^6 / clat in ns (bytes per ms)
+        v = r.clat > 0 ? uint64_t(r.bytes) * 1000000 / r.clat : 0;
       else if (l.kind != LogKind::Iops)
         v = latency(r.slat, r.clat, r.lat);
       line(r.t_ps / 1000000000, v, r.dir, r.bytes, r.offset);
@@ -238,6 +294,15 @@ std::string summary(const nlohmann::ordered_json& r) {
         out +=
             fmt::format("    {} percentiles (usec): {}\n", std::string(lat).substr(0, std::string(lat).find('_')), fmt::join(parts, ", "));
       }
+      // fio's lines of the samples (stat.c show_ddir_status), where there are any
+      if (d["bw_samples"].get<int64_t>() > 0)
+        out += fmt::format("   bw (  KiB/s): min={}, max={}, per={:.2f}%, avg={:.2f}, stdev={:.2f}, samples={}\n",
+                           d["bw_min"].get<int64_t>(), d["bw_max"].get<int64_t>(), d["bw_agg"].get<double>(), d["bw_mean"].get<double>(),
+                           d["bw_dev"].get<double>(), d["bw_samples"].get<int64_t>());
+      if (d["iops_samples"].get<int64_t>() > 0)
+        out += fmt::format("   iops        : min={}, max={}, avg={:.2f}, stdev={:.2f}, samples={}\n", d["iops_min"].get<int64_t>(),
+                           d["iops_max"].get<int64_t>(), d["iops_mean"].get<double>(), d["iops_stddev"].get<double>(),
+                           d["iops_samples"].get<int64_t>());
     }
   }
   return out;

@@ -184,6 +184,8 @@ void Sim::on_complete(uint32_t id) {
     d.clat_hist.add(clat);
     d.lat_hist.add(lat);
     fl.io->last_done_ps = now.raw();
+    fl.io->bw_samples.add(now.raw(), r.read ? 0 : 1, r.sectors * 512, clat);
+    fl.io->iops_samples.add(now.raw(), r.read ? 0 : 1, r.sectors * 512, clat);
     if (fl.x->io_log && !fl.io->log.add(now.raw(), r.read ? 0 : 1, r.sectors * 512, r.lba * 512, slat, clat, lat))
       throw ConfigError(
           fmt::format("flow {}: its I/O log (fio's write_bw_log/write_iops_log/write_lat_log) would pass {} {} at "

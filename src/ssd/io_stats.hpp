@@ -159,12 +159,67 @@ struct IoLog {
   }
 };
 
+/// fio's bandwidth or IOPS samples of one flow, per direction (the JSON's bw_min ... bw_samples, iops_min ...
+/// iops_samples; fio's stat.c). Windowed (fio's __add_samples, every bwavgtime / iopsavgtime ms from the ramp's end):
+/// a window with I/O of a direction gives that direction a sample, its bytes x 1000 / ms / 1024 (KiB/s) or its I/Os
+/// x 1000 / ms, in integers as fio divides; a window without gives none. Per I/O (window_ps 0: fio's per-unit log,
+/// write_bw_log or write_iops_log without log_avg_msec, feeds the samples instead): a bw sample of bytes x 10^6 /
+/// clat ns per I/O (fio's add_bw_sample), an iops sample of 1. Memory: one pending window.
+struct IoSampler {
+  enum class Kind : uint8_t { Bw, Iops };
+  explicit IoSampler(Kind k) : kind(k) {}
+  Kind kind;
+  int64_t window_ps = 0;             // 0: a sample per I/O; below 0: none (fio's disable_bw_measurement)
+  int64_t start_ps = 0;              // the first window's start (the ramp's end)
+  int64_t window = 0;                // the window the pending counts are in
+  std::array<int64_t, 2> pending{};  // its bytes (bw) or I/Os (iops), per direction
+  std::array<IoMoments, 2> samples;  // the windows closed so far (per I/O: every I/O)
+
+  /// fio takes a window's sample up to this late (LOG_MSEC_SLACK, 1 ms): a window ending within it of the flow's end
+  /// is sampled.
+  static constexpr int64_t kSlackPs = 1000000000;
+
+  uint64_t value(int64_t count) const {
+    const int64_t ms = window_ps / 1000000000;  // whole ms: fio's option is an integer of ms
+    if (ms <= 0) return 0;
+    return kind == Kind::Bw ? uint64_t(count) * 1000 / uint64_t(ms) / 1024 : uint64_t(count) * 1000 / uint64_t(ms);
+  }
+  void add(int64_t t_ps, int dir, int64_t bytes, uint64_t clat_ns) {
+    if (window_ps < 0) return;
+    if (window_ps == 0) {
+      samples[size_t(dir)].add(kind == Kind::Iops ? 1 : clat_ns > 0 ? uint64_t(bytes) * 1000000 / clat_ns : 0);
+      return;
+    }
+    // window k holds (start + k T, start + (k + 1) T]: a completion on a boundary closes the window it ends
+    const int64_t w = t_ps > start_ps ? (t_ps - start_ps - 1) / window_ps : 0;
+    if (w != window) {
+      close();
+      window = w;
+    }
+    pending[size_t(dir)] += kind == Kind::Bw ? bytes : 1;
+  }
+  /// The samples with the pending window's, when that window ends by `end_ps` (the flow's last counted completion)
+  /// plus fio's slack.
+  std::array<IoMoments, 2> at_end(int64_t end_ps) const {
+    IoSampler s = *this;
+    if (window_ps > 0 && start_ps + (window + 1) * window_ps <= end_ps + kSlackPs) s.close();
+    return s.samples;
+  }
+
+ private:
+  void close() {
+    for (size_t d = 0; d < 2; ++d)
+      if (pending[d] > 0) samples[d].add(value(pending[d])), pending[d] = 0;
+  }
+};
+
 /// One flow's I/O counted from its stats_from (a ramp's end): read and write, and its last completion (ps).
 struct FlowIoStats {
-  std::array<DirStats, 2> dir;  // 0 read, 1 write
-  IoLog log;                    // FlowXml::io_log: fio's bw, iops and lat logs are made from it
-  int64_t stats_from_ps = 0;    // when counting began
-  int64_t last_done_ps = 0;     // its last counted completion (stats_from_ps when none)
+  std::array<DirStats, 2> dir;                                                     // 0 read, 1 write
+  IoSampler bw_samples{IoSampler::Kind::Bw}, iops_samples{IoSampler::Kind::Iops};  // fio's bw_* and iops_* figures
+  IoLog log;                  // FlowXml::io_log: fio's bw, iops and lat logs are made from it
+  int64_t stats_from_ps = 0;  // when counting began
+  int64_t last_done_ps = 0;   // its last counted completion (stats_from_ps when none)
 
   /// The flow's counted runtime in ps: from stats_from to its last completion.
   int64_t runtime_ps() const { return std::max<int64_t>(0, last_done_ps - stats_from_ps); }

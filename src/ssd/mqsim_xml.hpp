@@ -85,6 +85,9 @@ struct FlowXml {
   Time stats_from{};                         // RunOptions::io_stats counts the completions from then on (fio's ramp_time)
   bool io_log = false;                       // RunOptions::io_stats also logs the counted I/Os (FlowIoStats::log; fio's logs)
   Time io_log_window{};                      // averaged over windows of this length (fio's log_avg_msec); 0: one record per I/O
+  Time bw_sample_window = ms(500);           // RunOptions::io_stats: fio's bandwidth samples every this long (bwavgtime); 0: per I/O,
+                                             // below 0: none
+  Time iops_sample_window = ms(500);         // and its IOPS samples (iopsavgtime); 0: per I/O
   std::string origin_requests, origin_time;  // what set total_requests / stop_time, named in budget messages
   // trace
   std::string trace_path;  // resolved against the workload file's folder

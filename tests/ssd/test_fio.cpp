@@ -147,8 +147,8 @@ TEST(SsdFio, EveryModelledOption) {
       "[global]\nioengine=io_uring\ndirect=1\nfilename=/dev/nvme0n1\ngroup_reporting\n"
       "[first]\nname=renamed\nrw=randrw\nrwmixread=70\nbs=16k\niodepth=8\nnumjobs=3\nsize=1g\noffset=4m\n"
       "runtime=2s\ntime_based\nramp_time=500ms\nrandrepeat=1\nrandseed=42\nnumber_ios=1000\nio_size=64m\n"
-      "percentile_list=99.9:50\nlat_percentiles=1\ndescription=anything\n"
-      "[second]\nreadwrite=readwrite\nrwmixwrite=30\nstonewall\n"
+      "percentile_list=99.9:50\nlat_percentiles=1\ndescription=anything\nbwavgtime=250\niopsavgtime=1000\n"
+      "disable_bw_measurement=1\n[second]\nreadwrite=readwrite\nrwmixwrite=30\nstonewall\n"
       "[third]\nrw=write\nnew_group\nwait_for_previous=0\n");
   ASSERT_EQ(jobs.size(), 3u);
   const Job& a = jobs[0];
@@ -169,6 +169,10 @@ TEST(SsdFio, EveryModelledOption) {
   EXPECT_EQ(a.percentiles, (std::vector<double>{50, 99.9}));  // sorted, as fio sorts them
   EXPECT_TRUE(a.lat_percentiles);
   EXPECT_TRUE(a.group_reporting);  // from [global]
+  EXPECT_EQ(a.bw_avg_msec, 250);
+  EXPECT_EQ(a.iops_avg_msec, 1000);
+  EXPECT_TRUE(a.disable_bw);
+  EXPECT_EQ(jobs[1].bw_avg_msec, 0);  // not given: fio's 500 ms (or the log's window)
   EXPECT_TRUE(a.random());
   const Job& b = jobs[1];
   EXPECT_EQ(b.rw, Pattern::ReadWrite);
@@ -191,8 +195,8 @@ TEST(SsdFio, EveryModelledOption) {
 TEST(SsdFio, TheOptionsTableHoldsOnlyFioNames) {
   for (auto kind : {fio::OptionKind::Modelled, fio::OptionKind::Ignored})
     for (std::string_view n : fio::options_of(kind)) EXPECT_TRUE(fio::is_fio_option(n)) << n;
-  EXPECT_EQ(fio::options_of(fio::OptionKind::Modelled).size(), 35u);
-  EXPECT_EQ(fio::option_kind("write_bw_log"), fio::OptionKind::Modelled);
+  for (const char* o : {"write_bw_log", "bwavgtime", "iopsavgtime", "disable_bw_measurement", "disable_bw"})
+    EXPECT_EQ(fio::option_kind(o), fio::OptionKind::Modelled) << o;
   EXPECT_EQ(fio::option_kind("log_avg_msec"), fio::OptionKind::Modelled);
   EXPECT_EQ(fio::option_kind("log_offset"), fio::OptionKind::Modelled);
   EXPECT_EQ(fio::option_kind("rate"), fio::OptionKind::NotModelled);
@@ -485,8 +489,8 @@ TEST(SsdFio, UnaveragedLogsHaveALinePerIo) {
     }
     EXPECT_EQ(iops[i][1], 1);
     EXPECT_GT(lat[i][1], 0);
-    EXPECT_NEAR(double(lat[i][1]), double(clat[i][1] + slat[i][1]), 1.0);        // each truncated to ns on its own
-    EXPECT_EQ(bw[i][1], int64_t(std::floor(4.0 / (double(lat[i][1]) * 1e-9))));  // 4 KiB over its latency, KiB/s
+    EXPECT_NEAR(double(lat[i][1]), double(clat[i][1] + slat[i][1]), 1.0);  // each truncated to ns on its own
+    EXPECT_EQ(bw[i][1], int64_t(4096) * 1000000 / clat[i][1]);             // fio's add_bw_sample: bytes x 10^6 / clat ns
     lat_sum += double(lat[i][1]);
   }
   EXPECT_NEAR(lat_sum / 3, js["lat_ns"]["mean"].get<double>(), 1e-6 * lat_sum);
@@ -600,6 +604,71 @@ TEST(SsdFio, GroupReportingMergesClonesAndJobsOfAGroup) {
   ASSERT_EQ(two["jobs"].size(), 2u);
   EXPECT_EQ(two["jobs"][1]["groupid"], 1);
   EXPECT_EQ(two["jobs"][0]["read"]["total_ios"], 1000);
+}
+
+// fio's bw and iops samples (stat.c __add_samples), by hand: windows of 500 ms from the start, a sample per window
+// with I/O (a completion on a boundary closes its window), in fio's integer KiB/s and I/Os per second; the open
+// window counts when it ends within fio's 1 ms slack of the flow's end; per I/O (a per-unit log) bytes x 10^6 / clat.
+TEST(SsdFio, SamplesByHand) {
+  IoSampler bw(IoSampler::Kind::Bw), iops(IoSampler::Kind::Iops);
+  for (IoSampler* s : {&bw, &iops}) s->window_ps = 500'000'000'000;
+  const int64_t ms = 1'000'000'000;
+  for (const auto& [t, bytes] : std::vector<std::pair<int64_t, int64_t>>{{100, 4096}, {400, 4096}, {500, 4096}, {700, 8192}, {1600, 4096}})
+    for (IoSampler* s : {&bw, &iops}) s->add(t * ms, 1, bytes, 50'000);
+  const auto b = bw.at_end(1600 * ms), i = iops.at_end(1600 * ms);
+  EXPECT_EQ(b[0].n, 0);      // no reads
+  ASSERT_EQ(b[1].n, 2);      // windows (0, 500] and (500, 1000]; (1000, 1500] had none; (1500, 2000] is still open
+  EXPECT_EQ(b[1].min, 16u);  // 8,192 B x 1000 / 500 ms / 1024
+  EXPECT_EQ(b[1].max, 24u);  // 12,288 B
+  EXPECT_DOUBLE_EQ(b[1].mean, 20.0);
+  EXPECT_DOUBLE_EQ(b[1].stddev(), std::sqrt(32.0));
+  EXPECT_EQ(i[1].n, 2);
+  EXPECT_EQ(i[1].max, 6u);  // 3 I/Os x 1000 / 500 ms
+  EXPECT_EQ(i[1].min, 2u);
+  EXPECT_EQ(bw.at_end(1999 * ms)[1].n, 3);  // the open window ends within 1 ms of the end: sampled (4,096 B: 8 KiB/s)
+  EXPECT_EQ(bw.at_end(1999 * ms)[1].min, 8u);
+  EXPECT_EQ(bw.at_end(1998 * ms)[1].n, 2);
+  IoSampler unit(IoSampler::Kind::Bw);  // window 0: a sample per I/O
+  unit.add(7 * ms, 0, 4096, 50'000);
+  EXPECT_EQ(unit.at_end(7 * ms)[0].n, 1);
+  EXPECT_EQ(unit.at_end(7 * ms)[0].max, 4096u * 1000000 / 50'000);
+  IoSampler none(IoSampler::Kind::Bw);  // below 0: none (disable_bw_measurement)
+  none.window_ps = -1;
+  none.add(7 * ms, 0, 4096, 50'000);
+  EXPECT_EQ(none.at_end(7 * ms)[0].n, 0);
+}
+
+// The JSON's bw_* and iops_* figures of a simulated run: 2 s of I/O sampled every 500 ms gives each clone 4 samples, a
+// reporting group sums its clones' (its mean is then the group's rate, and the share of the group's bandwidth is
+// 100%), an entry per clone has half; bwavgtime=250 doubles them; a per-unit bw log samples every I/O.
+TEST(SsdFio, BandwidthAndIopsSamples) {
+  const DeviceXml d = small_device();
+  const std::string job = "[global]\nrw=randread\nbs=4k\niodepth=4\ntime_based\nruntime=2s\nrandseed=9\n[r]\nnumjobs=2\n";
+  const nlohmann::ordered_json merged = run_fio("[global]\ngroup_reporting\n" + job.substr(9), d);
+  const auto& m = merged["jobs"][0]["read"];
+  EXPECT_EQ(m["bw_samples"], 8);
+  EXPECT_EQ(m["iops_samples"], 8);
+  EXPECT_NEAR(m["bw_mean"].get<double>(), m["bw"].get<double>(), 0.02 * m["bw"].get<double>());
+  EXPECT_NEAR(m["iops_mean"].get<double>(), m["iops"].get<double>(), 0.02 * m["iops"].get<double>());
+  EXPECT_LE(m["bw_min"].get<double>(), m["bw_mean"].get<double>());
+  EXPECT_GE(m["bw_max"].get<double>(), m["bw_mean"].get<double>());
+  EXPECT_GT(m["bw_agg"].get<double>(), 98.0);
+  EXPECT_LE(m["bw_agg"].get<double>(), 100.0);
+  EXPECT_EQ(merged["jobs"][0]["write"]["bw_samples"], 0);  // no writes: no samples, zeros
+  EXPECT_EQ(merged["jobs"][0]["write"]["bw_agg"], 0.0);
+  const nlohmann::ordered_json apart = run_fio(job, d);
+  ASSERT_EQ(apart["jobs"].size(), 2u);
+  for (const auto& e : apart["jobs"]) {
+    EXPECT_EQ(e["read"]["bw_samples"], 4);
+    EXPECT_NEAR(e["read"]["bw_agg"].get<double>(), 50.0, 2.0);  // each clone half of its group's bandwidth
+  }
+  const nlohmann::ordered_json finer = run_fio("[global]\nbwavgtime=250\n" + job.substr(9), d);
+  EXPECT_EQ(finer["jobs"][0]["read"]["bw_samples"], 8);
+  EXPECT_EQ(finer["jobs"][0]["read"]["iops_samples"], 4);
+  const nlohmann::ordered_json unit = run_fio("[w]\nrw=write\nbs=4k\nnumber_ios=3\nwrite_bw_log\n", d);
+  EXPECT_EQ(unit["jobs"][0]["write"]["bw_samples"], 3);    // a sample per I/O
+  EXPECT_EQ(unit["jobs"][0]["write"]["iops_samples"], 0);  // 3 I/Os end long before 500 ms: no window sampled
+  EXPECT_EQ(run_fio("[w]\nrw=write\nbs=4k\nnumber_ios=3\nwrite_bw_log\ndisable_bw_measurement\n", d)["jobs"][0]["write"]["bw_samples"], 0);
 }
 
 TEST(SsdFio, RampTimeIsLeftOutOfTheResults) {
