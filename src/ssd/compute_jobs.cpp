@@ -252,12 +252,15 @@ void Sim::compute_out(uint32_t tx) {
   if (g.route == Route::ToIsp && g.first_out) {
     if (jobs_.sram_free_bytes < t.bytes) {
       jobs_.sram_waiters.push_back(tx);
+      if (model_.cache_read) scheduler_.units[unit_of(t.plane)].latch_until = Time(-1);  // (when it leaves is not known)
       return;
     }
     jobs_.sram_free_bytes -= t.bytes;
     jobs_.result.isp_sram_peak = std::max(jobs_.result.isp_sram_peak, jobs_.rates.isp_sram - jobs_.sram_free_bytes);
   }
-  events_.push(channel_xfer(t.plane, jobs_.page_costs[t.job.active]), {Ev::XferDone, tx});
+  const Time end = channel_xfer(t.plane, jobs_.page_costs[t.job.active]);
+  if (model_.cache_read) scheduler_.units[unit_of(t.plane)].latch_until = end;
+  events_.push(end, {Ev::XferDone, tx});
 }
 
 /// Cache read: a sensed page enters the cache latch if it is empty, and the die is free for its next operation;

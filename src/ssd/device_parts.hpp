@@ -371,6 +371,9 @@ struct Die {
   int64_t pending_xfers = 0;
   // cache read (Flash-Cosmos operations): the transaction whose page is in the cache latch, one sensed waiting for it
   uint32_t c_tx = UINT32_MAX, s_tx = UINT32_MAX;
+  // when the latch's page has crossed the channel (its XferDone), once scheduled; below 0 while it waits for an ISP
+  // SRAM slot (not known yet)
+  Time latch_until{-1};
 };
 
 /// Bytes of the requests completed in each bin of simulated time (ssd run --throughput-bin). At most kMaxBins bins: a

@@ -158,6 +158,9 @@ TEST(ComputeJobs, CacheReadStillWaitsForTheCacheLatch) {
   ComputeResult p = r.run();
   EXPECT_EQ(p.total.raw(), kTR + 3 * chan + kPcie + kLat);
   EXPECT_EQ(p.bottleneck, Bottleneck::Channels);
+  // Events: the first sensing's end, then the three transfers' ends; the second and third sensings end while the
+  // latch's page is still on the channel, so their pages wait with no event of their own (Sim::execute).
+  EXPECT_EQ(p.events, 4u);
 }
 
 TEST(ComputeJobs, IspSramOfOnePageSerialisesJobs) {
