@@ -182,9 +182,11 @@ void Sim::setup_compute() {
   for (int64_t active = 0; active <= device_.planes_per_die; ++active)
     jobs_.page_costs.push_back(page_costs_of(active * device_.page_size));
   const size_t dies = s.die_jobs.size();
-  jobs_.next_job.assign(dies, 0);
-  jobs_.next_segment.assign(dies, 0);
-  jobs_.queued_segments.assign(dies, 0);
+  jobs_.cursor.resize(dies);
+  for (size_t d = 0; d < dies; ++d) {
+    const std::vector<Job>& jobs = s.die_jobs[d];
+    jobs_.cursor[d] = ComputeJobState::DieCursor{jobs.data(), jobs.data() + jobs.size(), 0, 0};
+  }
   jobs_.sram_free_bytes = jobs_.rates.isp_sram;
   if (s.write_slices > 0) {
     if (s.slices_per_program <= 0) throw ModelError("general device: a program needs at least one slice");
@@ -220,10 +222,10 @@ PageCosts Sim::page_costs_of(int64_t bytes) const {
 /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
 /// A program waits (held) until its slices are in the die's latches. Returns whether it queued one.
 bool Sim::issue_job(uint32_t die) {
-  const auto& jobs = jobs_.spec->die_jobs[die];
-  if (jobs_.next_job[die] >= jobs.size()) return false;
-  const Job& j = jobs[jobs_.next_job[die]];
-  const uint32_t k = jobs_.next_segment[die];
+  ComputeJobState::DieCursor& cur = jobs_.cursor[die];
+  if (cur.next == cur.end) return false;
+  const Job& j = *cur.next;
+  const uint32_t k = cur.segment;
   const Segment& g = jobs_.segments[j.tmpl][k];
   if (g.data_in > 0) {
     if (writes_.loaded[die] - writes_.claimed[die] < g.data_in) {
@@ -238,8 +240,8 @@ bool Sim::issue_job(uint32_t die) {
                        g.route == Route::None ? 0 : int64_t(j.active) * device_.page_size);
   });
   if (k == 0) ++jobs_.result.jobs;
-  if (++jobs_.next_segment[die] == jobs_.segments[j.tmpl].size()) jobs_.next_segment[die] = 0, ++jobs_.next_job[die];
-  ++jobs_.queued_segments[die];
+  ++cur.queued;
+  if (++cur.segment == jobs_.segments[j.tmpl].size()) cur.segment = 0, ++cur.next;
   enqueue(tx);
   return true;
 }
@@ -336,7 +338,7 @@ void Sim::job_done(const Tx& t) {
   }
   const uint32_t die = t.job.die;
   if (g.data_in > 0) writes_.programming[die] = 0;  // a program ended
-  --jobs_.queued_segments[die];
+  --jobs_.cursor[die].queued;
   fill_jobs(die);
   if (writes_.slices_per_program > 0) try_data_in(uint32_t(channel_of_plane(t.plane)));
 }

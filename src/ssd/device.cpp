@@ -263,10 +263,11 @@ nlohmann::json Sim::run() {
                       "completed. Check GC_Exec_Threshold, Overprovisioning_Ratio and Block_No_Per_Plane",
                       device_.file, to_s(events_.now()), f, host_.flows[f].outstanding, host_.completed));
   if (jobs_.spec) {
-    for (size_t die = 0; die < jobs_.next_job.size(); ++die)
-      if (jobs_.next_job[die] < jobs_.spec->die_jobs[die].size() || jobs_.queued_segments[die] > 0)
+    for (size_t die = 0; die < jobs_.cursor.size(); ++die)
+      if (const auto& c = jobs_.cursor[die]; c.next != c.end || c.queued > 0)
         throw ModelError(fmt::format("general device: die {} never finished its Flash-Cosmos jobs ({} of {} queued, {} pending)", die,
-                                     jobs_.next_job[die], jobs_.spec->die_jobs[die].size(), jobs_.queued_segments[die]));
+                                     jobs_.spec->die_jobs[die].size() - size_t(c.end - c.next), jobs_.spec->die_jobs[die].size(),
+                                     c.queued));
     finish_compute();
   }
   return results(wall);

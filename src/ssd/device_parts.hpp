@@ -348,10 +348,19 @@ class TxQueue {
   size_t head_ = 0, tail_ = 0, mask_ = 0;
 };
 
-struct Die {
+struct alignas(64) Die {
+  // (the fields every operation touches first, in the die's first cache line; then the queues)
+  uint32_t nonempty = 0;  // bit l: q[l] holds a transaction
+  bool busy = false;
+  // cache read (Flash-Cosmos operations): the transaction whose page is in the cache latch, one sensed waiting for it
+  uint32_t c_tx = UINT32_MAX, s_tx = UINT32_MAX;
+  // when the latch's page has crossed the channel (its XferDone), once scheduled; below 0 while it waits for an ISP
+  // SRAM slot (not known yet)
+  Time latch_until{-1};
+  int64_t pending_xfers = 0;
+  std::vector<uint32_t> group;  // transactions of the running operation
   // queues by level: mapping reads, reads of classes 0..3, mapping programs, programs of classes 0..3, GC, SLC folds
   std::array<TxQueue, 12> q;
-  uint32_t nonempty = 0;  // bit l: q[l] holds a transaction
   void push(size_t l, uint32_t tx) {
     q[l].push_back(tx);
     nonempty |= 1u << l;
@@ -366,14 +375,6 @@ struct Die {
     q[l].erase(i);
     if (q[l].empty()) nonempty &= ~(1u << l);
   }
-  bool busy = false;
-  std::vector<uint32_t> group;  // transactions of the running operation
-  int64_t pending_xfers = 0;
-  // cache read (Flash-Cosmos operations): the transaction whose page is in the cache latch, one sensed waiting for it
-  uint32_t c_tx = UINT32_MAX, s_tx = UINT32_MAX;
-  // when the latch's page has crossed the channel (its XferDone), once scheduled; below 0 while it waits for an ISP
-  // SRAM slot (not known yet)
-  Time latch_until{-1};
 };
 
 /// Bytes of the requests completed in each bin of simulated time (ssd run --throughput-bin). At most kMaxBins bins: a

@@ -191,13 +191,19 @@ struct ComputeJobState {
   std::vector<PageCosts> page_costs;           // by active planes: a job's pages (active x page size; a write slice
                                                // is a page on every plane of its die)
   std::vector<std::vector<Segment>> segments;  // per step template
-  std::vector<size_t> next_job;                // per die: the job of the next segment to queue
-  std::vector<uint32_t> next_segment;          // per die: that segment, in its job's template
-  std::vector<int64_t> queued_segments;        // per die: segments queued or running
-  std::deque<uint32_t> sram_waiters;           // transactions of first ISP pages waiting for an SRAM slot
-  int64_t sram_free_bytes = 0;                 // the ISP's SRAM not held by a slot
-  Time isp_free{}, host_free{};                // when the ISP's / the host CPU's FIFO is next free
-  Time ssd_end{};                              // when the SSD's last transfer over PCIe ends
+  // per die, side by side (one cache line a die, where the engine touches it per segment): its jobs, the job of the
+  // next segment to queue and that segment in its job's template, and the segments queued or running
+  struct DieCursor {
+    const Job* next = nullptr;
+    const Job* end = nullptr;
+    uint32_t segment = 0;
+    int64_t queued = 0;
+  };
+  std::vector<DieCursor> cursor;
+  std::deque<uint32_t> sram_waiters;  // transactions of first ISP pages waiting for an SRAM slot
+  int64_t sram_free_bytes = 0;        // the ISP's SRAM not held by a slot
+  Time isp_free{}, host_free{};       // when the ISP's / the host CPU's FIFO is next free
+  Time ssd_end{};                     // when the SSD's last transfer over PCIe ends
   ComputeResult result;
 
   const Segment& segment_of(const Tx& t) const { return segments[t.job.tmpl][t.job.segment]; }
@@ -607,7 +613,7 @@ class Sim {
 
   /// Keeps kComputeAhead segments of `die` queued (fewer at the end of its jobs or before a held program).
   void fill_jobs(uint32_t die) {
-    while (jobs_.queued_segments[die] < kComputeAhead && issue_job(die)) {
+    while (jobs_.cursor[die].queued < kComputeAhead && issue_job(die)) {
     }
   }
 
