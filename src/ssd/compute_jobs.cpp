@@ -183,9 +183,14 @@ void Sim::setup_compute() {
     jobs_.page_costs.push_back(page_costs_of(active * device_.page_size));
   const size_t dies = s.die_jobs.size();
   jobs_.cursor.resize(dies);
+  std::vector<bool> programs(jobs_.segments.size(), false);  // per template: whether it programs
+  for (size_t t = 0; t < jobs_.segments.size(); ++t)
+    for (const Segment& g : jobs_.segments[t]) programs[t] = programs[t] || g.data_in > 0;
+  const bool own_unit = !model_.chip_scheduling || device_.dies_per_chip == 1;
   for (size_t d = 0; d < dies; ++d) {
     const std::vector<Job>& jobs = s.die_jobs[d];
-    jobs_.cursor[d] = ComputeJobState::DieCursor{jobs.data(), jobs.data() + jobs.size(), 0, 0};
+    const bool reads = std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return programs[j.tmpl]; });
+    jobs_.cursor[d] = ComputeJobState::DieCursor{jobs.data(), jobs.data() + jobs.size(), 0, 0, own_unit && reads};
   }
   jobs_.sram_free_bytes = jobs_.rates.isp_sram;
   if (s.write_slices > 0) {
@@ -222,15 +227,23 @@ PageCosts Sim::page_costs_of(int64_t bytes) const {
 /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
 /// A program waits (held) until its slices are in the die's latches. Returns whether it queued one.
 bool Sim::issue_job(uint32_t die) {
+  const uint32_t tx = next_segment(die);
+  if (tx == kNone) return false;
+  enqueue(tx);
+  return true;
+}
+
+/// The transaction of the next segment of `die`, the cursor moved past it (kNone: none, or a program held).
+uint32_t Sim::next_segment(uint32_t die) {
   ComputeJobState::DieCursor& cur = jobs_.cursor[die];
-  if (cur.next == cur.end) return false;
+  if (cur.next == cur.end) return kNone;
   const Job& j = *cur.next;
   const uint32_t k = cur.segment;
   const Segment& g = jobs_.segments[j.tmpl][k];
   if (g.data_in > 0) {
     if (writes_.loaded[die] - writes_.claimed[die] < g.data_in) {
       writes_.held[die] = 1;
-      return false;
+      return kNone;
     }
     writes_.held[die] = 0;
     writes_.claimed[die] += g.data_in;
@@ -242,8 +255,7 @@ bool Sim::issue_job(uint32_t die) {
   if (k == 0) ++jobs_.result.jobs;
   ++cur.queued;
   if (++cur.segment == jobs_.segments[j.tmpl].size()) cur.segment = 0, ++cur.next;
-  enqueue(tx);
-  return true;
+  return tx;
 }
 
 /// A segment's page leaves the die over the channel; a job's first page for the ISP needs an SRAM slot (its

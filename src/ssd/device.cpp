@@ -228,7 +228,13 @@ nlohmann::json Sim::run() {
                      // (the ISP's SRAM slots) is spread over the channels, not taken by the dies of channel 0
     const int64_t per_channel = device_.chips_per_channel * device_.dies_per_chip;
     for (int64_t k = 0; k < per_channel; ++k)
-      for (int64_t c = 0; c < device_.channels; ++c) fill_jobs(uint32_t(c * per_channel + k));
+      for (int64_t c = 0; c < device_.channels; ++c) {
+        const uint32_t die = uint32_t(c * per_channel + k);
+        if (jobs_.cursor[die].pull)
+          start_die(unit_of(int64_t(die) * device_.planes_per_die));
+        else
+          fill_jobs(die);
+      }
     feed_host();
   }
   auto last_report = wall0;

@@ -198,6 +198,10 @@ struct ComputeJobState {
     const Job* end = nullptr;
     uint32_t segment = 0;
     int64_t queued = 0;
+    // the die takes its next segment when it is free (start_die), instead of the firmware queueing kComputeAhead:
+    // the same order and times where the die runs only reads (no program claims slices at its issue) and is a
+    // scheduling unit of its own; no queue work per segment
+    bool pull = false;
   };
   std::vector<DieCursor> cursor;
   std::deque<uint32_t> sram_waiters;  // transactions of first ISP pages waiting for an SRAM slot
@@ -610,9 +614,11 @@ class Sim {
   /// Queues the next segment of `die` (if any) on the die's first plane: one transaction for all the job's planes.
   /// A program waits (held) until its slices are in the die's latches. Returns whether it queued one.
   bool issue_job(uint32_t die);
+  uint32_t next_segment(uint32_t die);
 
   /// Keeps kComputeAhead segments of `die` queued (fewer at the end of its jobs or before a held program).
   void fill_jobs(uint32_t die) {
+    if (jobs_.cursor[die].pull) return;  // (it takes them itself)
     while (jobs_.cursor[die].queued < kComputeAhead && issue_job(die)) {
     }
   }

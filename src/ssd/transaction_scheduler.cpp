@@ -56,6 +56,13 @@ void Sim::start_die(int64_t unit) {
     first = tx;
     break;
   }
+  if (first == kNone && jobs_.spec) {     // a die that takes its Flash-Cosmos segments itself (DieCursor::pull)
+    const uint32_t die = uint32_t(unit);  // (such a die is a unit of its own)
+    if (size_t(die) < jobs_.cursor.size() && jobs_.cursor[die].pull) {
+      first = next_segment(die);
+      lvl = compute_level_;
+    }
+  }
   if (first == kNone) {
     for (int64_t p : gc_planes) maybe_start_gc(p);
     return;
