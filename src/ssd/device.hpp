@@ -45,7 +45,8 @@ nlohmann::json simulate_workload(const DeviceXml& device, const WorkloadXml& wor
 // ssd/compute_jobs.hpp, docs/cosmos.md) run as transactions of this device: a job's steps, cut where a page leaves
 // the die, are operations of its die (their die time on the job's active planes at once), queued with the device's
 // other transactions and scheduled by the same transaction scheduler; the stage's rules are compute_jobs.hpp's.
-// The firmware keeps kComputeAhead segments of a die queued.
+// The firmware keeps kComputeAhead segments of a die queued; a die that only reads takes its next segment when it is
+// free instead (the same order and times, no queue work: ComputeJobState::DieCursor::pull).
 
 /// Runs the jobs of `spec` on the device. The spec's dies are the device's dies in order (channel-major);
 /// ModelError when they differ, a route needs a rate `rates` lacks, or a die never finishes its jobs.

@@ -599,7 +599,8 @@ class Sim {
 
   // ---- Flash-Cosmos jobs (compute_jobs.hpp) ------------------------------------------------------------
   // A job's steps are cut into segments, each ending where a page leaves the die (or at the job's end): one Compute
-  // transaction per segment, a die's segments queued in order. A page goes where its step routes it: a result to
+  // transaction per segment, a die's segments queued in order (or, on a die that only reads, taken by start_die when
+  // it is free: DieCursor::pull). A page goes where its step routes it: a result to
   // the host; an operand page (OSP) to the host, which combines it; an operand page to the controller's ISP, which
   // combines the job's pages in a slot of its SRAM and sends the result to the host from there. A program segment
   // (a sequential write) is queued once its slices are in the die's latches.
