@@ -462,6 +462,53 @@ int64_t line_of(const Job& j, const std::string& key) {
   return it != j.line_of.end() ? it->second : j.line;
 }
 
+/// A clone's fio logs (FlowXml::io_log, its window) and its bw and iops samples' windows; `fail(option, why)` refuses
+/// naming the option's line, `unaveraged` counts the file's unaveraged log lines so far.
+template <class Fail>
+void plan_logs(const Job& j, FlowXml& x, const Fail& fail, int64_t& unaveraged) {
+  // fio's bw and iops samples (init.c, stat.c): every bwavgtime / iopsavgtime ms (500 unless given), or, where the job
+  // writes that log, every log_avg_msec unless the avgtime is given; a log without log_avg_msec (a line per I/O)
+  // takes a sample per I/O instead (none for bw with disable_bw_measurement)
+  const auto sample_window = [&](LogOption log, int64_t avg, const char* key) {
+    if (!j.log_of(log).on) return ms(double(avg > 0 ? avg : 500));
+    if (j.log_avg_msec == 0) return Time{};
+    if (avg > 0 && avg < j.log_avg_msec)
+      fail(key, fmt::format("{}={} below log_avg_msec={} averages fio's {} log over {} ms and its other logs over {}: "
+                            "logs at two windows are not modelled; give {} >= log_avg_msec",
+                            key, avg, j.log_avg_msec, log == LogOption::Bw ? "bw" : "iops", avg, j.log_avg_msec, key));
+    return ms(double(avg > 0 ? avg : j.log_avg_msec));
+  };
+  x.bw_sample_window = sample_window(LogOption::Bw, j.bw_avg_msec, "bwavgtime");
+  if (x.bw_sample_window == Time{} && j.disable_bw) x.bw_sample_window = Time(-1);
+  x.iops_sample_window = sample_window(LogOption::Iops, j.iops_avg_msec, "iopsavgtime");
+  if (j.logs()) {
+    x.io_log = true;
+    x.io_log_window = ms(double(j.log_avg_msec));
+    const auto first = std::find_if(j.log.begin(), j.log.end(), [](const Job::LogRequest& l) { return l.on; });
+    const std::string key(kLogOptions[size_t(first - j.log.begin())]);
+    if (j.log_avg_msec == 0) {
+      // one line per I/O: bounded before the run (the lines each clone's logs will have, and all of them together)
+      if (x.total_requests == 0)
+        fail(key, fmt::format("{} without log_avg_msec writes a line per I/O, and a time_based job's I/Os are not known "
+                              "before it runs: give log_avg_msec= (lines per window) or number_ios=",
+                              key));
+      if (x.total_requests > kMaxIoLogEntries)
+        fail(key, fmt::format("{} without log_avg_msec writes a line per I/O: {} I/Os, more than the {} (2^22) lines a log "
+                              "may have; give log_avg_msec= (lines per window)",
+                              key, x.total_requests, kMaxIoLogEntries));
+      unaveraged += x.total_requests;
+      if (unaveraged > kMaxIoLogEntries)
+        fail(key, fmt::format("{} without log_avg_msec: the job file's unaveraged logs would keep {} I/Os' lines, more than the "
+                              "{} (2^22) all of them together may; give log_avg_msec= (lines per window)",
+                              key, unaveraged, kMaxIoLogEntries));
+    } else if (x.stop_time > Time{} && x.stop_time.raw() / x.io_log_window.raw() >= kMaxIoLogEntries) {
+      fail("log_avg_msec", fmt::format("log_avg_msec={} over the job's {:.6g} s makes more than the {} (2^22) windows a log may "
+                                       "have; give a longer log_avg_msec",
+                                       j.log_avg_msec, to_s(x.stop_time), kMaxIoLogEntries));
+    }
+  }
+}
+
 }  // namespace
 
 Plan plan_jobs(const JobFile& f, const std::vector<Job>& jobs, const DeviceXml& d, double occupancy) {
@@ -553,47 +600,7 @@ Plan plan_jobs(const JobFile& f, const std::vector<Job>& jobs, const DeviceXml& 
       }
       if (x.total_requests > 0)
         x.origin_requests = fmt::format("job '{}' ({}): {} I/Os of {} B", shown(j.name), set_by, x.total_requests, j.bs);
-      // fio's bw and iops samples (init.c, stat.c): every bwavgtime / iopsavgtime ms (500 unless given), or, where the job
-      // writes that log, every log_avg_msec unless the avgtime is given; a log without log_avg_msec (a line per I/O)
-      // takes a sample per I/O instead (none for bw with disable_bw_measurement)
-      const auto sample_window = [&](LogOption log, int64_t avg, const char* key) {
-        if (!j.log_of(log).on) return ms(double(avg > 0 ? avg : 500));
-        if (j.log_avg_msec == 0) return Time{};
-        if (avg > 0 && avg < j.log_avg_msec)
-          fail(key, fmt::format("{}={} below log_avg_msec={} averages fio's {} log over {} ms and its other logs over {}: "
-                                "logs at two windows are not modelled; give {} >= log_avg_msec",
-                                key, avg, j.log_avg_msec, log == LogOption::Bw ? "bw" : "iops", avg, j.log_avg_msec, key));
-        return ms(double(avg > 0 ? avg : j.log_avg_msec));
-      };
-      x.bw_sample_window = sample_window(LogOption::Bw, j.bw_avg_msec, "bwavgtime");
-      if (x.bw_sample_window == Time{} && j.disable_bw) x.bw_sample_window = Time(-1);
-      x.iops_sample_window = sample_window(LogOption::Iops, j.iops_avg_msec, "iopsavgtime");
-      if (j.logs()) {
-        x.io_log = true;
-        x.io_log_window = ms(double(j.log_avg_msec));
-        const auto first = std::find_if(j.log.begin(), j.log.end(), [](const Job::LogRequest& l) { return l.on; });
-        const std::string key(kLogOptions[size_t(first - j.log.begin())]);
-        if (j.log_avg_msec == 0) {
-          // one line per I/O: bounded before the run (the lines each clone's logs will have, and all of them together)
-          if (x.total_requests == 0)
-            fail(key, fmt::format("{} without log_avg_msec writes a line per I/O, and a time_based job's I/Os are not known "
-                                  "before it runs: give log_avg_msec= (lines per window) or number_ios=",
-                                  key));
-          if (x.total_requests > kMaxIoLogEntries)
-            fail(key, fmt::format("{} without log_avg_msec writes a line per I/O: {} I/Os, more than the {} (2^22) lines a log "
-                                  "may have; give log_avg_msec= (lines per window)",
-                                  key, x.total_requests, kMaxIoLogEntries));
-          unaveraged += x.total_requests;
-          if (unaveraged > kMaxIoLogEntries)
-            fail(key, fmt::format("{} without log_avg_msec: the job file's unaveraged logs would keep {} I/Os' lines, more than the "
-                                  "{} (2^22) all of them together may; give log_avg_msec= (lines per window)",
-                                  key, unaveraged, kMaxIoLogEntries));
-        } else if (x.stop_time > Time{} && x.stop_time.raw() / x.io_log_window.raw() >= kMaxIoLogEntries) {
-          fail("log_avg_msec", fmt::format("log_avg_msec={} over the job's {:.6g} s makes more than the {} (2^22) windows a log may "
-                                           "have; give a longer log_avg_msec",
-                                           j.log_avg_msec, to_s(x.stop_time), kMaxIoLogEntries));
-        }
-      }
+      plan_logs(j, x, fail, unaveraged);
       r.scenario.flows.push_back(std::move(x));
     }
   }

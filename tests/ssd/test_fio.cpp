@@ -235,6 +235,8 @@ TEST(SsdFio, ErrorsNameTheFileTheLineAndTheOption) {
       {"[j]\nrw=randread:8\n", {"t.fio:2:", "offset modifier"}},
       {"[j]\niodepth=0\n", {"t.fio:2:", "iodepth"}},
       {"[j]\nnumjobs=65\n", {"t.fio:2:", "at most 64"}},
+      {"[j]\nbwavgtime=0\n", {"t.fio:2:", "bwavgtime"}},
+      {"[j]\niopsavgtime=x\n", {"t.fio:2:", "iopsavgtime"}},
       {"[j]\nruntime=5parsecs\n", {"t.fio:2:", "time unit"}},
       {"[j]\ntime_based\n", {"t.fio:2:", "without a runtime"}},
       {"[j]\nsize=${SIZE}\n", {"t.fio:2:", "environment variables"}},
@@ -523,6 +525,11 @@ TEST(SsdFio, RefusesAnUnaveragedLogTooLongBeforeRunning) {
   msg = error_of([&] { plan("[j]\nbs=4k\ntime_based\nruntime=100h\nwrite_bw_log\nlog_avg_msec=1\n"); });
   EXPECT_TRUE(has(msg, "t.fio:6:") && has(msg, "log_avg_msec=1") && has(msg, "windows")) << msg;
   EXPECT_NO_THROW(plan("[j]\nbs=4k\ntime_based\nruntime=1h\nwrite_bw_log\nlog_avg_msec=1000\n"));
+  // a bw (iops) log and samples at two windows (fio would average the log over the shorter): refused
+  msg = error_of([&] { plan("[j]\nbs=4k\nnumber_ios=10\nwrite_bw_log\nlog_avg_msec=100\nbwavgtime=50\n"); });
+  EXPECT_TRUE(has(msg, "t.fio:6:") && has(msg, "bwavgtime=50") && has(msg, "log_avg_msec=100")) << msg;
+  EXPECT_NO_THROW(plan("[j]\nbs=4k\nnumber_ios=10\nwrite_bw_log\nlog_avg_msec=100\nbwavgtime=200\n"));
+  EXPECT_NO_THROW(plan("[j]\nbs=4k\nnumber_ios=10\nwrite_iops_log\nlog_avg_msec=100\nbwavgtime=50\n"));  // (no bw log)
 }
 
 // ---- simulated: fio's JSON ---------------------------------------------------------------------------------------
