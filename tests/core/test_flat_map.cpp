@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -30,21 +31,26 @@ TEST(FlatMap64, SetFindEraseAndSize) {
   EXPECT_EQ(m.size(), 1u);
 }
 
-TEST(FlatMap64, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
-  FlatMap64 m;
-  std::unordered_map<uint64_t, uint32_t> ref;
-  Rng rng(12345);
-  // few distinct keys, so that sets, erases of present keys and look-ups of erased ones all happen often; keys
-  // multiplied so that many share high bits (the table's home slot is the hash's top bits)
+// Random sets, erases and look-ups of few distinct keys (so that erases of present keys and look-ups of erased ones
+// happen often), shifted so that many share high bits (a key's home slot is the hash's top bits: long clusters),
+// against std::unordered_map after every operation. `set` returns whether the key was new, or nothing (FlatMap32).
+template <class Map, class Key>
+void agrees_with_unordered_map(Map& m, uint64_t seed, int shift) {
+  std::unordered_map<Key, uint32_t> ref;
+  Rng rng(seed);
   for (int op = 0; op < 200000; ++op) {
-    const uint64_t key = rng.below(5000) << 40;
+    const Key key = Key(rng.below(5000)) << shift;
     const uint64_t r = rng.below(3);
     if (r == 0) {
       EXPECT_EQ(m.erase(key), ref.erase(key) == 1) << op;
     } else if (r == 1) {
-      const uint32_t v = uint32_t(op);
-      EXPECT_EQ(m.set(key, v), !ref.count(key)) << op;
-      ref[key] = v;
+      const bool fresh = !ref.count(key);
+      if constexpr (std::is_same_v<decltype(m.set(key, 0u)), bool>) {
+        EXPECT_EQ(m.set(key, uint32_t(op)), fresh) << op;
+      } else {
+        m.set(key, uint32_t(op));
+      }
+      ref[key] = uint32_t(op);
     } else {
       const uint32_t* f = m.find(key);
       const auto it = ref.find(key);
@@ -59,6 +65,11 @@ TEST(FlatMap64, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
     ASSERT_NE(m.find(k), nullptr);
     EXPECT_EQ(*m.find(k), v);
   }
+}
+
+TEST(FlatMap64, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
+  FlatMap64 m;
+  agrees_with_unordered_map<FlatMap64, uint64_t>(m, 12345, 40);
 }
 
 TEST(FlatMap32, SetFindEraseKeepsEveryOtherKey) {
@@ -83,26 +94,7 @@ TEST(FlatMap32, SetFindEraseKeepsEveryOtherKey) {
 
 TEST(FlatMap32, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
   FlatMap32 m(16);
-  std::unordered_map<uint32_t, uint32_t> ref;
-  Rng rng(777);
-  for (int op = 0; op < 200000; ++op) {
-    const uint32_t key = uint32_t(rng.below(5000)) << 20;  // many keys sharing high bits: long clusters
-    const uint64_t r = rng.below(3);
-    if (r == 0) {
-      EXPECT_EQ(m.erase(key), ref.erase(key) == 1) << op;
-    } else if (r == 1) {
-      m.set(key, uint32_t(op));
-      ref[key] = uint32_t(op);
-    } else {
-      const uint32_t* f = m.find(key);
-      const auto it = ref.find(key);
-      ASSERT_EQ(f != nullptr, it != ref.end()) << op;
-      if (f) {
-        EXPECT_EQ(*f, it->second) << op;
-      }
-    }
-    ASSERT_EQ(m.size(), ref.size()) << op;
-  }
+  agrees_with_unordered_map<FlatMap32, uint32_t>(m, 777, 20);
 }
 
 }  // namespace
