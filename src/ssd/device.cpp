@@ -214,7 +214,9 @@ std::vector<std::pair<uint64_t, uint64_t>> Sim::setup_flows(const ScenarioXml& s
   return precond;
 }
 
-nlohmann::json Sim::run() {
+nlohmann::json Sim::run() { return results(simulate()); }
+
+double Sim::simulate() {
   auto wall0 = std::chrono::steady_clock::now();
   for (uint32_t f = 0; f < host_.flows.size(); ++f) {
     Flow& fl = host_.flows[f];
@@ -276,7 +278,7 @@ nlohmann::json Sim::run() {
                                      c.queued));
     finish_compute();
   }
-  return results(wall);
+  return wall;
 }
 
 /// The scenario's work, estimated before it runs (WorkEstimate). Rates in requests per second.
@@ -470,7 +472,7 @@ ComputeResult run_compute(const JobSpec& spec, const DeviceXml& device, const Ss
   opt.model = model;
   const ScenarioXml none;  // no host flows: the device serves the jobs alone
   Sim sim(device, none, opt, &spec, rates);
-  sim.run();
+  sim.simulate();  // (its results are compute_result()'s: the device's JSON is not built)
   return sim.compute_result();
 }
 

@@ -276,6 +276,9 @@ class Sim {
       const std::string& label = "scenario");
 
   nlohmann::json run();
+  /// Runs the events to the end and checks that nothing stalled (run() without building the results' JSON, which a
+  /// Flash-Cosmos run reads through compute_result() instead); returns the wall time it took in seconds.
+  double simulate();
 
   const ComputeResult& compute_result() const { return jobs_.result; }
   const WorkEstimate& work() const { return work_; }
