@@ -30,13 +30,10 @@ class OpenTable {
   explicit OpenTable(size_t initial = 16) { rehash(std::bit_ceil(initial < 16 ? size_t(16) : initial)); }
 
   size_t size() const { return size_; }
-  size_t slots() const { return t_.size(); }
   size_t bytes() const { return t_.size() * sizeof(Slot); }
   Slot& operator[](size_t i) { return t_[i]; }
   const Slot& operator[](size_t i) const { return t_[i]; }
 
-  /// The slot a key's probe starts at.
-  size_t home(Key key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
   /// Starts loading the key's home slot (a hint).
   void prefetch(Key key) const { bitline::prefetch(&t_[home(key)]); }
 
@@ -87,6 +84,8 @@ class OpenTable {
   }
 
  private:
+  /// The slot a key's probe starts at.
+  size_t home(Key key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
   /// A table of n slots (a power of two), the entries moved into it in the old table's order.
   void rehash(size_t n) {
     BigArray<Slot> old = std::move(t_);

@@ -259,6 +259,22 @@ constexpr FlagOption kFlagOptions[] = {{"time_based", &Job::time_based},
                                        {"disable_bw_measurement", &Job::disable_bw},
                                        {"disable_bw", &Job::disable_bw}};
 
+/// fio's options that set a whole number of the job, by their names and aliases: the member, its range, and what the
+/// number is (named in the message of a value out of range).
+struct IntOption {
+  std::string_view name;
+  int64_t Job::*value;
+  int64_t lo, hi;
+  const char* what;
+};
+constexpr IntOption kIntOptions[] = {
+    {"iodepth", &Job::iodepth, 1, 65536, "iodepth"},
+    {"numjobs", &Job::numjobs, 1, kMaxFlowsPerGroup, "numjobs (the clones of a run are flows of the simulated device; at most 64 at once)"},
+    {"number_ios", &Job::number_ios, 0, int64_t(1) << 50, "number_ios"},
+    {"log_avg_msec", &Job::log_avg_msec, 0, int64_t(1) << 30, "log_avg_msec (ms)"},
+    {"bwavgtime", &Job::bw_avg_msec, 1, int64_t(1) << 30, "bwavgtime (ms)"},
+    {"iopsavgtime", &Job::iops_avg_msec, 1, int64_t(1) << 30, "iopsavgtime (ms)"}};
+
 /// Applies one option to a job (its kind already checked: Modelled or Ignored).
 void apply(Job& j, const std::string& file, const Option& o, std::vector<std::string>* notes) {
   const Ctx c{file, o};
@@ -308,13 +324,10 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
     j.bs = parse_size(c, o.value, j.kb_base);
     if (j.bs < 512 || j.bs % 512 != 0 || j.bs > (int64_t(1) << 25))
       c.fail("the block size must be a multiple of 512 B (the device's sector), 512 B to 32 MiB");
-  } else if (k == "iodepth") {
+  } else if (const auto* n = std::find_if(std::begin(kIntOptions), std::end(kIntOptions), [&](const IntOption& x) { return x.name == k; });
+             n != std::end(kIntOptions)) {
     need_value();
-    j.iodepth = parse_int(c, o.value, 1, 65536, "iodepth");
-  } else if (k == "numjobs") {
-    need_value();
-    j.numjobs =
-        parse_int(c, o.value, 1, kMaxFlowsPerGroup, "numjobs (the clones of a run are flows of the simulated device; at most 64 at once)");
+    j.*(n->value) = parse_int(c, o.value, n->lo, n->hi, n->what);
   } else if (k == "size") {
     need_value();
     j.size = parse_amount(c, j.kb_base, 1);
@@ -326,9 +339,6 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
     need_value();
     j.io_size = parse_size(c, o.value, j.kb_base);
     if (j.io_size == 0) c.fail("io_size must be above 0");
-  } else if (k == "number_ios") {
-    need_value();
-    j.number_ios = parse_int(c, o.value, 0, int64_t(1) << 50, "number_ios");
   } else if (k == "runtime" || k == "timeout") {
     need_value();
     j.runtime = parse_time(c, o.value);
@@ -369,15 +379,6 @@ void apply(Job& j, const std::string& file, const Option& o, std::vector<std::st
     r.on = true;
     r.prefix = o.has_value ? std::string(trim(o.value)) : std::string();
     if (o.has_value && r.prefix.empty()) c.fail("an empty log file prefix (give a name, or the bare option for the job's name)");
-  } else if (k == "log_avg_msec") {
-    need_value();
-    j.log_avg_msec = parse_int(c, o.value, 0, int64_t(1) << 30, "log_avg_msec (ms)");
-  } else if (k == "bwavgtime") {
-    need_value();
-    j.bw_avg_msec = parse_int(c, o.value, 1, int64_t(1) << 30, "bwavgtime (ms)");
-  } else if (k == "iopsavgtime") {
-    need_value();
-    j.iops_avg_msec = parse_int(c, o.value, 1, int64_t(1) << 30, "iopsavgtime (ms)");
   }
 }
 

@@ -29,6 +29,9 @@ nlohmann::ordered_json lat_json(const IoMoments& m, const IoHist& h, bool percen
   return o;
 }
 
+/// A runtime in ps as fio writes it: whole ms, rounded.
+int64_t runtime_ms(int64_t ps) { return int64_t(std::llround(double(ps) * 1e-9)); }
+
 /// fio's bw or iops figures of a reporting entry (stat.c): its clones' samples summed ("pure sum": min, max, mean,
 /// sum of squares and count each added up, so the mean is the group's aggregate rate); none: zeros.
 struct SampleSums {
@@ -60,7 +63,7 @@ nlohmann::ordered_json dir_json(const DirStats& d, int64_t runtime_ps, const Job
   o["bw_bytes"] = bw_bytes;
   o["bw"] = bw_bytes / 1024;
   o["iops"] = secs > 0 ? double(d.ios) / secs : 0.0;
-  o["runtime"] = d.ios > 0 ? std::llround(double(runtime_ps) * 1e-9) : 0;
+  o["runtime"] = d.ios > 0 ? runtime_ms(runtime_ps) : 0;
   o["total_ios"] = d.ios;
   o["short_ios"] = 0;
   o["drop_ios"] = 0;
@@ -147,7 +150,7 @@ nlohmann::ordered_json fio_json(const Plan& plan, const std::vector<ScenarioRun>
       if (e.io.dir[d].ios == 0) continue;
       auto& [bytes, longest] = group[e.gid][d];
       bytes += e.io.dir[d].bytes;
-      longest = std::max(longest, int64_t(std::llround(double(e.runtime_ps) * 1e-9)));
+      longest = std::max(longest, runtime_ms(e.runtime_ps));
     }
   const auto group_bw = [&](int64_t gid, size_t d) {
     const auto it = group.find(gid);
@@ -166,7 +169,7 @@ nlohmann::ordered_json fio_json(const Plan& plan, const std::vector<ScenarioRun>
                     {"read", dir_json(e.io.dir[0], e.runtime_ps, j, e.samples.bw[0], e.samples.iops[0], group_bw(e.gid, 0))},
                     {"write", dir_json(e.io.dir[1], e.runtime_ps, j, e.samples.bw[1], e.samples.iops[1], group_bw(e.gid, 1))},
                     {"trim", dir_json(none, 0, j, zero, zero, 0)},
-                    {"job_runtime", std::llround(double(e.runtime_ps) * 1e-9)},
+                    {"job_runtime", runtime_ms(e.runtime_ps)},
                     {"bitline", {{"clones", e.clones}}}});
   }
   return {{"fio version", "bitline-fio"},
