@@ -1,17 +1,21 @@
 // Open-addressing hash tables for hot paths, where std::unordered_map's node per entry (an allocation per insert, a
 // pointer chase per look-up) dominates. One definition of the table (OpenTable: linear probing from a Fibonacci
 // hash's top bits, backward-shift deletion, at most kMaxLoadPercent full, a zeroed slot empty) serves three users:
-//   FlatMap32  uint32 -> uint32 in 8-byte slots (the general SSD's mapping table, its hot-page and partial-page sets);
+//   FlatMap32  uint32 -> uint32 in 8-byte slots (the general SSD's hot-page and partial-page sets, and the sparse
+//              part of PagedMap32, its mapping table);
 //   FlatMap64  uint64 -> uint32 (serve's prefix cache and reuse measure);
 //   ssd::Cmt   its entries inline, 16-byte slots (ssd/cmt.hpp).
 // Iteration order is not offered to results: a caller that needs an order keeps it itself, so results never depend
 // on the table's layout.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "core/big_array.hpp"
 
@@ -138,6 +142,93 @@ class FlatMap32 {
   };
   using Table = OpenTable<Slot, 70>;
   Table t_;
+};
+
+/// A map from uint32 to uint32 for keys that come in runs as often as scattered: an SSD's logical pages, written
+/// sequentially (a run of 4 KiB units per request) or at random. Keys are grouped in chunks of kChunk consecutive
+/// keys. A chunk's keys live in one FlatMap32 while it holds at most kDenseAt of them, and from then on in an array
+/// of its own (4 bytes a key; found without hashing, neighbours in the same cache lines). Scattered keys cost what
+/// FlatMap32 costs them (about 11-23 bytes each); a chunk goes dense where its hashed keys would take about as much
+/// memory as its array. kEmpty cannot be a value.
+class PagedMap32 {
+ public:
+  static constexpr uint32_t kEmpty = FlatMap32::kEmpty;
+  static constexpr unsigned kChunkBits = 10;
+  static constexpr uint32_t kChunk = 1u << kChunkBits;  // keys a chunk
+  static constexpr uint32_t kDenseAt = kChunk / 4;      // a chunk of more hashed keys than this goes dense
+
+  /// A directory for keys below `keys` (it grows past them on demand).
+  explicit PagedMap32(size_t keys = 0) : dir_((keys + kChunk - 1) / kChunk) {}
+  /// Pointer to the key's value, or null (valid until the next set).
+  uint32_t* find(uint32_t key) {
+    const size_t c = key >> kChunkBits;
+    if (size_ == 0 || c >= dir_.size()) return nullptr;  // (an empty map reads no directory entry)
+    const Chunk& ch = dir_[c];
+    if (ch.dense) {
+      uint32_t& v = ch.dense[key & (kChunk - 1)];
+      return v == kEmpty ? nullptr : &v;
+    }
+    return ch.hashed ? sparse_.find(key) : nullptr;
+  }
+  const uint32_t* find(uint32_t key) const { return const_cast<PagedMap32*>(this)->find(key); }
+  void set(uint32_t key, uint32_t value) {
+    const size_t c = key >> kChunkBits;
+    if (c >= dir_.size()) dir_.resize(c + 1);
+    Chunk& ch = dir_[c];
+    if (!ch.dense) {
+      if (uint32_t* v = ch.hashed ? sparse_.find(key) : nullptr) {
+        *v = value;
+        return;
+      }
+      if (ch.hashed < kDenseAt) {
+        sparse_.set(key, value);
+        ++ch.hashed;
+        ++size_;
+        return;
+      }
+      densify(c);
+    }
+    uint32_t& v = ch.dense[key & (kChunk - 1)];
+    size_ += v == kEmpty;
+    v = value;
+  }
+  /// Starts loading where `key` is or would be (a hint): its chunk's entry and its hash slot, without waiting for
+  /// the entry to say which of the two holds it (a dense chunk's array is read in runs, which the hardware follows).
+  void prefetch(uint32_t key) const {
+    const size_t c = key >> kChunkBits;
+    if (size_ == 0 || c >= dir_.size()) return;
+    bitline::prefetch(&dir_[c]);
+    if (sparse_.size()) sparse_.prefetch(key);
+  }
+  size_t size() const { return size_; }
+  size_t bytes() const { return sparse_.bytes() + dir_.capacity() * sizeof(Chunk) + owned_.size() * kChunk * sizeof(uint32_t); }
+
+ private:
+  struct Chunk {
+    uint32_t* dense = nullptr;  // the chunk's array once dense, else its keys are in sparse_
+    uint32_t hashed = 0;        // keys of the chunk in sparse_
+  };
+  /// Moves chunk c's keys from the hash into an array of its own.
+  void densify(size_t c) {
+    Chunk& ch = dir_[c];
+    auto block = std::make_unique<uint32_t[]>(kChunk);
+    std::fill_n(block.get(), kChunk, kEmpty);
+    const uint64_t base = uint64_t(c) << kChunkBits;
+    for (uint32_t i = 0; i < kChunk && ch.hashed > 0; ++i) {
+      const uint32_t key = uint32_t(base + i);
+      if (uint32_t* v = sparse_.find(key)) {
+        block[i] = *v;
+        sparse_.erase(key);
+        --ch.hashed;
+      }
+    }
+    ch.dense = block.get();
+    owned_.push_back(std::move(block));
+  }
+  std::vector<Chunk> dir_;
+  std::vector<std::unique_ptr<uint32_t[]>> owned_;
+  FlatMap32 sparse_;
+  size_t size_ = 0;
 };
 
 /// A map from uint64 (every value a key) to uint32.

@@ -308,7 +308,7 @@ class Sim {
   void prefetch_lpa(uint32_t f, uint32_t lpa) const;
   /// prefetch_lpa for the logical pages of sectors [lba, lba + sectors) (at most kPrefetchPages of them).
   void prefetch_pages(uint32_t f, int64_t lba, int64_t sectors) const {
-    static constexpr int64_t kPrefetchPages = 32;
+    static constexpr int64_t kPrefetchPages = 4;
     const int64_t first = lba / sectors_per_page_,
                   last = std::min((lba + std::max<int64_t>(sectors, 1) - 1) / sectors_per_page_, first + kPrefetchPages - 1);
     for (int64_t p = first; p <= last; ++p) prefetch_lpa(f, uint32_t(p));

@@ -27,8 +27,9 @@ Ftl::Ftl(const DeviceXml& d)
       logical_pages_(d.logical_pages()),
       scheme_(*d.plane_allocation),
       policy_(*d.gc_policy),
+      map_(size_t(std::max<int64_t>(0, d.logical_pages()))),
       rng_(Rng::derive(uint64_t(d.seed), "ftl")) {
-  if (d.pages() >= int64_t(FlatMap32::kEmpty))
+  if (d.pages() >= int64_t(PagedMap32::kEmpty))
     throw ConfigError(fmt::format("{}: {} physical pages: bitline's FTL addresses at most 2^32-2", d.file, d.pages()));
   pages_per_plane32_ = uint32_t(B_ * G_);
   pages_per_block32_ = uint32_t(G_);
@@ -78,7 +79,7 @@ uint32_t Ftl::scheme_plane(uint64_t r) const {
 
 uint32_t Ftl::lookup(uint32_t lpa) const {
   if (const uint32_t* v = map_.find(lpa)) return *v;
-  return preconditioned_ && int64_t(lpa) < logical_pages_ ? implicit_ppa(lpa) : FlatMap32::kEmpty;
+  return preconditioned_ && int64_t(lpa) < logical_pages_ ? implicit_ppa(lpa) : PagedMap32::kEmpty;
 }
 
 uint32_t Ftl::unwritten_ppa(uint32_t lpa) const {
@@ -130,7 +131,7 @@ int64_t Ftl::take_free(int64_t plane) {
   b.written = 0;
   b.valid = 0;
   b.implicit = 0;
-  data_of(block).lpa.assign(size_t(G_), FlatMap32::kEmpty);
+  data_of(block).lpa.assign(size_t(G_), PagedMap32::kEmpty);
   return block;
 }
 
@@ -147,7 +148,7 @@ uint32_t Ftl::write(uint32_t lpa, int64_t plane, bool gc, uint32_t* old_out) {
   ++b.valid;
   uint32_t old = lookup(lpa);
   if (old_out) *old_out = old;
-  if (old != FlatMap32::kEmpty) invalidate(old);
+  if (old != PagedMap32::kEmpty) invalidate(old);
   map_.set(lpa, ppa);
   if (int64_t(b.written) == G_) {
     b.state = BlockState::Full;
@@ -330,7 +331,7 @@ uint32_t Ftl::implicit_ppa(uint32_t lpa) const {
     int64_t local = int64_t(it - ps.prefix.begin()) - 1;
     return uint32_t((p * B_ + local) * G_ + int64_t(rank - ps.prefix[local]));
   }
-  return FlatMap32::kEmpty;
+  return PagedMap32::kEmpty;
 }
 
 uint32_t Ftl::implicit_lpa(int64_t block, int64_t page) const {

@@ -1,6 +1,7 @@
 // The page-level FTL of the general SSD (bitline ssd run): static plane
-// allocation (MQSim's 24 fully static schemes, e.g. CWDP), a sparse mapping
-// table that holds only the logical pages written during the run, an analytic
+// allocation (MQSim's 24 fully static schemes, e.g. CWDP), a mapping table
+// that holds only the logical pages written during the run (hashed where
+// scattered, arrays where written in runs: PagedMap32), an analytic
 // preconditioned state (mapping and valid counts computed, not simulated),
 // per-plane write frontiers, garbage collection victim selection (GREEDY,
 // RGA, RANDOM, FIFO) and wear counts. No time here: the device (device.hpp)
@@ -172,7 +173,7 @@ class Ftl {
   std::vector<PlaneState> planes_state_;
   std::vector<uint32_t> residue_of_plane_;  // lpa % planes for each plane
   std::vector<uint32_t> plane_of_residue_;  // and its inverse
-  FlatMap32 map_;
+  PagedMap32 map_;  // logical page -> physical page (written during the run; preconditioned pages are implicit)
   bool preconditioned_ = false;
   uint64_t full_seq_ = 0;
   Rng rng_;

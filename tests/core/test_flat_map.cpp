@@ -1,6 +1,8 @@
 // FlatMap64 and FlatMap32 (core/flat_map.hpp's one open-addressing table, OpenTable, which ssd::Cmt also uses)
 // against std::unordered_map: the same answers after any sequence of sets and erases, including keys that share a
-// home slot (linear probing's clusters, which an erase must close up without losing a key behind the hole).
+// home slot (linear probing's clusters, which an erase must close up without losing a key behind the hole). And
+// PagedMap32 (the FTL's mapping table): the same answers whether a chunk's keys are hashed or dense, across the
+// change.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -95,6 +97,74 @@ TEST(FlatMap32, SetFindEraseKeepsEveryOtherKey) {
 TEST(FlatMap32, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
   FlatMap32 m(16);
   agrees_with_unordered_map<FlatMap32, uint32_t>(m, 777, 20);
+}
+
+TEST(PagedMap32, ChunkGoesDenseAfterItsQuotaOfKeysAndKeepsEveryValue) {
+  PagedMap32 m(4 * PagedMap32::kChunk);
+  const size_t hashed_bytes = m.bytes();
+  // one chunk's keys scattered over it (every third), up to its quota: still hashed (no array of its own)
+  const uint32_t base = PagedMap32::kChunk;  // chunk 1
+  uint32_t n = 0;
+  for (; n < PagedMap32::kDenseAt; ++n) m.set(base + 3 * n, 100 + n);
+  EXPECT_EQ(m.bytes(), hashed_bytes);
+  EXPECT_EQ(m.size(), size_t(PagedMap32::kDenseAt));
+  // one key more: the chunk moves into an array (its 4 KiB counted), every value kept
+  m.set(base + 3 * n, 100 + n);
+  ++n;
+  EXPECT_EQ(m.bytes(), hashed_bytes + PagedMap32::kChunk * sizeof(uint32_t));
+  EXPECT_EQ(m.size(), size_t(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t* v = m.find(base + 3 * i);
+    ASSERT_NE(v, nullptr) << i;
+    EXPECT_EQ(*v, 100 + i);
+    EXPECT_EQ(m.find(base + 3 * i + 1), nullptr);
+  }
+  // overwriting a dense key does not count it again; a new one does
+  m.set(base, 7);
+  EXPECT_EQ(*m.find(base), 7u);
+  EXPECT_EQ(m.size(), size_t(n));
+  m.set(base + 1, 8);
+  EXPECT_EQ(m.size(), size_t(n) + 1);
+  // other chunks are untouched; a key past the directory's first size grows it
+  EXPECT_EQ(m.find(0), nullptr);
+  EXPECT_EQ(m.find(5 * PagedMap32::kChunk), nullptr);
+  m.set(40 * PagedMap32::kChunk + 5, 9);
+  EXPECT_EQ(*m.find(40 * PagedMap32::kChunk + 5), 9u);
+  EXPECT_EQ(m.find(40 * PagedMap32::kChunk + 4), nullptr);
+}
+
+TEST(PagedMap32, AgreesWithUnorderedMapOverRunsAndScatteredKeys) {
+  // runs of consecutive keys (chunks going dense) interleaved with scattered ones (staying hashed) and overwrites
+  PagedMap32 m(1 << 16);
+  std::unordered_map<uint32_t, uint32_t> ref;
+  Rng rng(4242);
+  for (int round = 0; round < 400; ++round) {
+    if (rng.chance(0.3)) {
+      const uint32_t start = uint32_t(rng.below(1 << 17)), len = uint32_t(1 + rng.below(600));
+      for (uint32_t k = start; k < start + len; ++k) {
+        const uint32_t v = uint32_t(rng.below(1u << 30));
+        m.set(k, v);
+        ref[k] = v;
+      }
+    } else {
+      for (int i = 0; i < 50; ++i) {
+        const uint32_t k = uint32_t(rng.below(1 << 18)), v = uint32_t(rng.below(1u << 30));
+        m.set(k, v);
+        ref[k] = v;
+      }
+    }
+  }
+  EXPECT_EQ(m.size(), ref.size());
+  for (uint32_t k = 0; k < (1u << 18) + 1024; ++k) {
+    const uint32_t* v = m.find(k);
+    const auto it = ref.find(k);
+    if (it == ref.end()) {
+      ASSERT_EQ(v, nullptr) << k;
+    } else {
+      ASSERT_NE(v, nullptr) << k;
+      ASSERT_EQ(*v, it->second) << k;
+    }
+  }
 }
 
 }  // namespace
