@@ -44,10 +44,16 @@ PUBLISHED = [
     ("Llama-3.1-70B, 4 x H100, offline", "llama3.1-70b", "h100x4", 4, ("concurrency", 5000, 5000),
      {"sglang": (3856.01,), "vllm": (3700.64,)}),
 ]
+# What the published commands set beyond the engines' defaults, per (setting, engine): SGLang's offline 70B server
+# ran `--mem-frac 0.88` (the README's "Notes": SGLang's default at TP 4 is 0.85; vLLM's 0.9 at both).
+RUN_OPTIONS = {("Llama-3.1-70B, 4 x H100, offline", "sglang"): ["--set", "engine.mem_fraction_static=0.88"]}
 ENGINES = {
     "sglang": ("SGLang", ["--engine", "sglang", "--set", "engine.disable_radix_cache=true",
                           "--set", "engine.disable_overlap_schedule=true"]),
-    "vllm": ("vLLM", ["--engine", "vllm-v0", "--set", "engine.num_scheduler_steps=10"]),
+    # vLLM's servers ran `--max_model_len 4096`: without chunked prefill, v0.6.0's max_num_batched_tokens is
+    # max(max_model_len, 2048) (vllm/config.py, SchedulerConfig)
+    "vllm": ("vLLM", ["--engine", "vllm-v0", "--set", "engine.num_scheduler_steps=10",
+                      "--set", "engine.max_num_batched_tokens=4096"]),
 }
 METRICS = {"e2e": "E2E p50 (ms)", "ttft": "TTFT p50 (ms)", "tpot": "TPOT p50 (ms)", "itl": "ITL p50 (ms)",
            "throughput": "output tokens/s"}
@@ -60,14 +66,14 @@ def fail(msg):
     sys.exit(2)
 
 
-def command(bitline, model, system, tp, load, engine, out):
+def command(bitline, setting, model, system, tp, load, engine, out):
     kind, x, n = load
     cmd = [bitline, "serve", "run", "--model", model, "--system", system]
     if tp:
         cmd += ["--tp", str(tp)]
     cmd += ["--rate", str(x)] if kind == "rate" else ["--concurrency", str(x)]
     cmd += ["--requests", str(n), "--lengths", LENGTHS, "--seed", "1", "--json", out] + ENGINES[engine][1]
-    return cmd
+    return cmd + RUN_OPTIONS.get((setting, engine), [])
 
 
 def run(cmd, out):
@@ -93,7 +99,7 @@ def collect(bitline):
                 print(f"[{i}/{n}] {setting}, {ENGINES[engine][0]}", file=sys.stderr, flush=True)
                 if os.path.exists(out):
                     os.remove(out)
-                got = run(command(bitline, model, system, tp, load, engine, out), out)
+                got = run(command(bitline, setting, model, system, tp, load, engine, out), out)
                 metrics = ONLINE_METRICS if load[0] == "rate" else ("throughput",)
                 for metric, pub in zip(metrics, values):
                     rows.append({"setting": setting, "engine": ENGINES[engine][0], "metric": metric, "published": pub,
