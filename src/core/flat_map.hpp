@@ -153,7 +153,7 @@ class FlatMap32 {
 class PagedMap32 {
  public:
   static constexpr uint32_t kEmpty = FlatMap32::kEmpty;
-  static constexpr unsigned kChunkBits = 10;
+  static constexpr unsigned kChunkBits = 12;
   static constexpr uint32_t kChunk = 1u << kChunkBits;  // keys a chunk
   static constexpr uint32_t kDenseAt = kChunk / 4;      // a chunk of more hashed keys than this goes dense
 
@@ -201,6 +201,8 @@ class PagedMap32 {
     if (sparse_.size()) sparse_.prefetch(key);
   }
   size_t size() const { return size_; }
+  /// Chunks kept as arrays.
+  size_t dense_chunks() const { return owned_.size(); }
   size_t bytes() const { return sparse_.bytes() + dir_.capacity() * sizeof(Chunk) + owned_.size() * kChunk * sizeof(uint32_t); }
 
  private:

@@ -101,16 +101,17 @@ TEST(FlatMap32, AgreesWithUnorderedMapOverRandomSetsAndErasesThroughGrowth) {
 
 TEST(PagedMap32, ChunkGoesDenseAfterItsQuotaOfKeysAndKeepsEveryValue) {
   PagedMap32 m(4 * PagedMap32::kChunk);
-  const size_t hashed_bytes = m.bytes();
   // one chunk's keys scattered over it (every third), up to its quota: still hashed (no array of its own)
   const uint32_t base = PagedMap32::kChunk;  // chunk 1
   uint32_t n = 0;
   for (; n < PagedMap32::kDenseAt; ++n) m.set(base + 3 * n, 100 + n);
-  EXPECT_EQ(m.bytes(), hashed_bytes);
+  EXPECT_EQ(m.dense_chunks(), 0u);
   EXPECT_EQ(m.size(), size_t(PagedMap32::kDenseAt));
-  // one key more: the chunk moves into an array (its 4 KiB counted), every value kept
+  const size_t hashed_bytes = m.bytes();
+  // one key more: the chunk moves into an array (its bytes counted; the hash keeps its size), every value kept
   m.set(base + 3 * n, 100 + n);
   ++n;
+  EXPECT_EQ(m.dense_chunks(), 1u);
   EXPECT_EQ(m.bytes(), hashed_bytes + PagedMap32::kChunk * sizeof(uint32_t));
   EXPECT_EQ(m.size(), size_t(n));
   for (uint32_t i = 0; i < n; ++i) {
@@ -140,7 +141,7 @@ TEST(PagedMap32, AgreesWithUnorderedMapOverRunsAndScatteredKeys) {
   Rng rng(4242);
   for (int round = 0; round < 400; ++round) {
     if (rng.chance(0.3)) {
-      const uint32_t start = uint32_t(rng.below(1 << 17)), len = uint32_t(1 + rng.below(600));
+      const uint32_t start = uint32_t(rng.below(1 << 17)), len = uint32_t(1 + rng.below(3 * PagedMap32::kChunk));
       for (uint32_t k = start; k < start + len; ++k) {
         const uint32_t v = uint32_t(rng.below(1u << 30));
         m.set(k, v);
@@ -155,6 +156,7 @@ TEST(PagedMap32, AgreesWithUnorderedMapOverRunsAndScatteredKeys) {
     }
   }
   EXPECT_EQ(m.size(), ref.size());
+  EXPECT_GT(m.dense_chunks(), 0u);  // (the runs took some chunks past their quota)
   for (uint32_t k = 0; k < (1u << 18) + 1024; ++k) {
     const uint32_t* v = m.find(k);
     const auto it = ref.find(k);
