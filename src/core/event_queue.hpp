@@ -65,6 +65,7 @@ class EventHeap {
       const int k = event_lane(p);
       Lane& l = lanes_[size_t(k)];
       if (l.size == 0 || !(t < l.back().t)) {
+        if (l.size == 0) front_key_[size_t(k)] = key(t, seq);
         l.push_back(Event{t, seq, std::move(p)});
         lanes_used_ |= uint32_t(1) << k;
         return;
@@ -103,8 +104,12 @@ class EventHeap {
     Event top;
     if constexpr (LanedPayload<Payload>) {
       if (const int k = earliest_lane(); k >= 0) {
-        top = lanes_[size_t(k)].pop_front();
-        if (lanes_[size_t(k)].size == 0) lanes_used_ &= ~(uint32_t(1) << k);
+        Lane& l = lanes_[size_t(k)];
+        top = l.pop_front();
+        if (l.size == 0)
+          lanes_used_ &= ~(uint32_t(1) << k);
+        else
+          front_key_[size_t(k)] = key(l.front().t, l.front().seq);
         now_ = top.t;
         ++executed_;
         return top;
@@ -162,10 +167,9 @@ class EventHeap {
 
   /// Whether x runs before y: earlier time, then earlier scheduling. Times are never negative (nothing is
   /// scheduled before now(), which starts at zero), so (time, sequence) compares as one 128-bit number.
-  static bool earlier(Time t, uint64_t seq, const Event& y) {
-    using U = unsigned __int128;
-    return ((U(uint64_t(t.raw())) << 64) | seq) < ((U(uint64_t(y.t.raw())) << 64) | y.seq);
-  }
+  using Key = unsigned __int128;
+  static Key key(Time t, uint64_t seq) { return (Key(uint64_t(t.raw())) << 64) | seq; }
+  static bool earlier(Time t, uint64_t seq, const Event& y) { return key(t, seq) < key(y.t, y.seq); }
   static bool earlier(const Event& x, const Event& y) { return earlier(x.t, x.seq, y); }
 
   /// A lane: a FIFO of events in (time, sequence) order, in a ring of a power-of-two capacity that doubles when full.
@@ -192,16 +196,18 @@ class EventHeap {
     }
   };
   /// The lane whose front runs before every other lane's front and the heap's earliest; -1 when the heap's runs first.
+  /// (The lanes' front keys are kept side by side, so that the scan reads one or two cache lines, not every lane's
+  /// ring.)
   int earliest_lane() const {
     int best = -1;
-    const Event* b = has_front_ ? &front_ : heap_.empty() ? nullptr : &heap_.front();
+    Key b = has_front_ ? key(front_.t, front_.seq) : heap_.empty() ? ~Key(0) : key(heap_.front().t, heap_.front().seq);
     for (uint32_t m = lanes_used_; m != 0; m &= m - 1) {
       const int k = std::countr_zero(m);
-      const Event& f = lanes_[size_t(k)].front();
-      if (!b || earlier(f, *b)) b = &f, best = k;
+      if (front_key_[size_t(k)] < b) b = front_key_[size_t(k)], best = k;
     }
     return best;
   }
+  std::array<Key, LanedPayload<Payload> ? kEventLanes : 0> front_key_{};  // lane k's front's key while it holds events
   std::array<Lane, LanedPayload<Payload> ? kEventLanes : 0> lanes_{};
   uint32_t lanes_used_ = 0;  // bit k: lane k holds events
   std::vector<Event> heap_;
