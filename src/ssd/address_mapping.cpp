@@ -22,9 +22,11 @@ void Sim::writeback(Cmt& c, uint32_t page, uint32_t flow) {
   if (model_.translation_programs) {
     ++mapping_.departing[page];
     uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
-    Tx t = Tx::mapping_program(uint32_t(flow), key, int64_t(ftl_.plane_of(page)), device_.page_size);
-    t.sectors = sectors_per_page_;
-    enqueue(new_tx(t));
+    enqueue(new_tx_from([&] {
+      Tx t = Tx::mapping_program(uint32_t(flow), key, int64_t(ftl_.plane_of(page)), device_.page_size);
+      t.sectors = sectors_per_page_;
+      return t;
+    }));
   } else {
     mapping_.departing[page] = 1;  // MQSim never programs it: the page stays in memory
   }
@@ -140,7 +142,7 @@ void Sim::proceed(uint32_t tx) {
   if (model_.update_reads && missing && old_ppa != FlatMap32::kEmpty) {
     int64_t sec = std::min<int64_t>(sectors_per_page_, int64_t(__builtin_popcount(missing)) * sectors_per_group_);
     ++stats_.update_reads;
-    enqueue(new_tx(Tx::update_read(uint32_t(flow), tx, lpa, old_ppa, ftl_.plane_of_ppa(old_ppa), sec)));
+    enqueue(new_tx_from([&] { return Tx::update_read(uint32_t(flow), tx, lpa, old_ppa, ftl_.plane_of_ppa(old_ppa), sec); }));
     return;
   }
   enqueue(tx);

@@ -30,9 +30,11 @@ void Sim::issue_reads(uint32_t id) {
       }
     }
     ++host_.requests[id].pending;
-    Tx t = Tx::user(TxKind::Read, host_.requests[id].flow, id, lpa, n * 512);
-    t.sectors = n;
-    translate(new_tx(t));
+    translate(new_tx_from([&] {
+      Tx t = Tx::user(TxKind::Read, host_.requests[id].flow, id, lpa, n * 512);
+      t.sectors = n;
+      return t;
+    }));
   });
   if (from_cache > 0) {
     ++host_.requests[id].pending;
@@ -47,10 +49,12 @@ void Sim::issue_programs(uint32_t id) {
   r.pending = 1;
   for_each_page(r, [&](uint32_t lpa, int64_t off, int64_t n) {
     ++host_.requests[id].pending;
-    Tx t = Tx::user(TxKind::Program, host_.requests[id].flow, id, lpa, n * 512);
-    t.sectors = n;
-    t.bits = bits_of(off, n);
-    translate(new_tx(t));
+    translate(new_tx_from([&] {
+      Tx t = Tx::user(TxKind::Program, host_.requests[id].flow, id, lpa, n * 512);
+      t.sectors = n;
+      t.bits = bits_of(off, n);
+      return t;
+    }));
   });
   if (--host_.requests[id].pending == 0) events_.push(link(host_.link_up_free, host_.cqe_time), {Ev::Complete, id});
 }
@@ -95,10 +99,12 @@ bool Sim::destage(uint32_t id) {
       if (model_.hot_cold_cache) data_cache_.hot_pages.set(lpa, 1);
       sl->writeback = true;
       data_cache_.programming_sectors[c] += n;
-      Tx t = Tx::cache_writeback(uint32_t(flow), sl->version, lpa, n * 512);
-      t.sectors = n;
-      t.bits = bits;
-      translate(new_tx(t));
+      translate(new_tx_from([&] {
+        Tx t = Tx::cache_writeback(uint32_t(flow), sl->version, lpa, n * 512);
+        t.sectors = n;
+        t.bits = bits;
+        return t;
+      }));
     }
     lba += n;
     host_.requests[id].admitted += n;
@@ -123,10 +129,12 @@ void Sim::on_eviction_read(uint32_t batch) {
   for (const auto& e : list) {
     // the evicting flow is not recorded: the slot's lpa decides the flow for priorities and the CMT
     uint32_t flow = flow_of_lpa(e.lpa);
-    Tx t = Tx::cache_writeback(uint32_t(flow), e.version, e.lpa, sectors_of(e.bits) * 512);
-    t.sectors = sectors_of(e.bits);
-    t.bits = e.bits;
-    translate(new_tx(t));
+    translate(new_tx_from([&] {
+      Tx t = Tx::cache_writeback(uint32_t(flow), e.version, e.lpa, sectors_of(e.bits) * 512);
+      t.sectors = sectors_of(e.bits);
+      t.bits = e.bits;
+      return t;
+    }));
   }
 }
 

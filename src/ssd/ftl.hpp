@@ -58,6 +58,12 @@ class Ftl {
   int64_t units_per_flash_page() const { return units_; }
   /// The flash page (device-wide) holding physical page (unit) `ppa`.
   uint32_t flash_page_of_ppa(uint32_t ppa) const { return ppa / units32_; }
+  /// The offset in its block of the flash page holding physical page (unit) `ppa` (32-bit divisions, the second only
+  /// where pages are units: a read's multi-plane partners are matched by it on every read).
+  int64_t flash_page_in_block(uint32_t ppa) const {
+    const uint32_t page = ppa % pages_per_block32_;
+    return int64_t(units32_ == 1 ? page : page / units32_);
+  }
 
   // ---- mapping ----
   /// Page offset (in its block) that the next program in `plane` lands on: a host (or translation) page, or a page
@@ -67,7 +73,10 @@ class Ftl {
     return f < 0 ? 0 : int64_t(blocks_[f].written);
   }
   /// The offset in its block of the flash page that next_page(plane, gc) is in.
-  int64_t next_flash_page(int64_t plane, bool gc) const { return next_page(plane, gc) / units_; }
+  int64_t next_flash_page(int64_t plane, bool gc) const {
+    const int64_t page = next_page(plane, gc);
+    return units_ == 1 ? page : page / units_;
+  }
   /// Ends a program of the frontier's flash page: the units of it left unwritten stay so (a flash page is programmed
   /// once), and the frontier moves to the next flash page. Nothing with one unit per page, or at a page boundary.
   void close_flash_page(int64_t plane, bool gc);

@@ -24,7 +24,7 @@ void Sim::maybe_start_gc(int64_t plane) {
   for (int64_t pg = ftl_.next_valid(v, 0, lpa); pg < G; pg = ftl_.next_valid(v, pg + 1, lpa)) {
     ++g.outstanding;
     uint32_t ppa = uint32_t(v * G + pg);
-    enqueue(new_tx(Tx::gc_read(plane, lpa, ppa, device_.page_size)));
+    enqueue(new_tx_from([&] { return Tx::gc_read(plane, lpa, ppa, device_.page_size); }));
   }
   gc_page_done(plane);
 }

@@ -88,7 +88,7 @@ void Sim::fill_folds(int64_t plane) {
     q.front().first += n;
     if (q.front().count == 0) q.pop_front();
     ++s.in_flight[size_t(plane)];
-    enqueue(new_tx(Tx::fold(plane, ppa, n)));
+    enqueue(new_tx_from([&] { return Tx::fold(plane, ppa, n); }));
   }
 }
 
@@ -120,7 +120,7 @@ void Sim::slc_op_done(const Tx& t) {
     ++s.fold_erases;
   } else if (const int64_t before = s.folded[p]; (s.folded[p] += t.slc_pages()) / s.pages_per_slc_block > before / s.pages_per_slc_block) {
     ++s.in_flight[p];
-    enqueue(new_tx(Tx::slc_erase(t.plane, s.pages_per_slc_block)));
+    enqueue(new_tx_from([&] { return Tx::slc_erase(t.plane, s.pages_per_slc_block); }));
   }
   fill_folds(t.plane);
 }

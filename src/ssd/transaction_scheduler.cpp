@@ -415,7 +415,7 @@ void Sim::read_done(uint32_t tx) {
       arrived(t.lpa);
       return;
     case TxSource::Gc:
-      enqueue(new_tx(Tx::gc_program(t)));
+      enqueue(new_tx_from([&] { return Tx::gc_program(t); }));
       return;
     case TxSource::Update:
       enqueue(t.update_program());
