@@ -71,7 +71,7 @@ bool Sim::destage(uint32_t id) {
   uint32_t batch = kNone;
   prefetch_pages(flow, lba, end - lba);  // (their tables' slots all at once: the loop below then finds them loaded)
   while (lba < end && data_cache_.programming_sectors[c] < data_cache_.max_programming_sectors) {
-    uint32_t lpa = uint32_t(lba / sectors_per_page_);
+    uint32_t lpa = uint32_t(page_of_sector(lba));
     int64_t off = lba - int64_t(lpa) * sectors_per_page_, n = std::min(end, int64_t(lpa + 1) * sectors_per_page_) - lba;
     uint32_t bits = bits_of(off, n);
     WriteCache::Slot* sl = wc.find(lpa);
