@@ -87,7 +87,8 @@ void Sim::setup_topology() {
   scheduler_.channel_turn.assign(size_t(d.channels), 0);
   scheduler_.channel_wake_pending.assign(size_t(d.channels), 0);
   sectors_per_page_ = d.sectors_per_page();
-  if (sectors_per_page_ > 0 && std::has_single_bit(uint64_t(sectors_per_page_))) page_shift_ = std::countr_zero(uint64_t(sectors_per_page_));
+  if (sectors_per_page_ > 0 && std::has_single_bit(uint64_t(sectors_per_page_)))
+    page_shift_ = std::countr_zero(uint64_t(sectors_per_page_));
 }
 
 /// The channels' and the PCIe link's rates and their transfer times, computed once (Flash-Cosmos jobs may give the

@@ -182,7 +182,7 @@ class Ftl {
   std::vector<PlaneState> planes_state_;
   std::vector<uint32_t> residue_of_plane_;  // lpa % planes for each plane
   std::vector<uint32_t> plane_of_residue_;  // and its inverse
-  PagedMap32 map_;  // logical page -> physical page (written during the run; preconditioned pages are implicit)
+  PagedMap32 map_;                          // logical page -> physical page (written during the run; preconditioned pages are implicit)
   bool preconditioned_ = false;
   uint64_t full_seq_ = 0;
   Rng rng_;
