@@ -149,7 +149,7 @@ class FlatMap32 {
 /// keys. A chunk's keys live in one FlatMap32 while it holds at most kDenseAt of them, and from then on in an array
 /// of its own (4 bytes a key; found without hashing, neighbours in the same cache lines). Scattered keys cost what
 /// FlatMap32 costs them (about 11-23 bytes each); a chunk goes dense where its hashed keys would take about as much
-/// memory as its array. kEmpty cannot be a value.
+/// memory as its array. kEmpty can be neither a key (as in FlatMap32) nor a value.
 class PagedMap32 {
  public:
   static constexpr uint32_t kEmpty = FlatMap32::kEmpty;
