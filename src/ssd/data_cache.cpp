@@ -30,11 +30,7 @@ void Sim::issue_reads(uint32_t id) {
       }
     }
     ++host_.requests[id].pending;
-    translate(new_tx_from([&] {
-      Tx t = Tx::user(TxKind::Read, host_.requests[id].flow, id, lpa, n * 512);
-      t.sectors = n;
-      return t;
-    }));
+    translate(new_tx_from([&] { return Tx::user(TxKind::Read, host_.requests[id].flow, id, lpa, n); }));
   });
   if (from_cache > 0) {
     ++host_.requests[id].pending;
@@ -49,12 +45,7 @@ void Sim::issue_programs(uint32_t id) {
   r.pending = 1;
   for_each_page(r, [&](uint32_t lpa, int64_t off, int64_t n) {
     ++host_.requests[id].pending;
-    translate(new_tx_from([&] {
-      Tx t = Tx::user(TxKind::Program, host_.requests[id].flow, id, lpa, n * 512);
-      t.sectors = n;
-      t.bits = bits_of(off, n);
-      return t;
-    }));
+    translate(new_tx_from([&] { return Tx::user(TxKind::Program, host_.requests[id].flow, id, lpa, n, bits_of(off, n)); }));
   });
   if (--host_.requests[id].pending == 0) events_.push(link(host_.link_up_free, host_.cqe_time), {Ev::Complete, id});
 }
@@ -99,12 +90,7 @@ bool Sim::destage(uint32_t id) {
       if (model_.hot_cold_cache) data_cache_.hot_pages.set(lpa, 1);
       sl->writeback = true;
       data_cache_.programming_sectors[c] += n;
-      translate(new_tx_from([&] {
-        Tx t = Tx::cache_writeback(uint32_t(flow), sl->version, lpa, n * 512);
-        t.sectors = n;
-        t.bits = bits;
-        return t;
-      }));
+      translate(new_tx_from([&] { return Tx::cache_writeback(uint32_t(flow), sl->version, lpa, n, bits); }));
     }
     lba += n;
     host_.requests[id].admitted += n;
@@ -129,12 +115,7 @@ void Sim::on_eviction_read(uint32_t batch) {
   for (const auto& e : list) {
     // the evicting flow is not recorded: the slot's lpa decides the flow for priorities and the CMT
     uint32_t flow = flow_of_lpa(e.lpa);
-    translate(new_tx_from([&] {
-      Tx t = Tx::cache_writeback(uint32_t(flow), e.version, e.lpa, sectors_of(e.bits) * 512);
-      t.sectors = sectors_of(e.bits);
-      t.bits = e.bits;
-      return t;
-    }));
+    translate(new_tx_from([&] { return Tx::cache_writeback(uint32_t(flow), e.version, e.lpa, sectors_of(e.bits), e.bits); }));
   }
 }
 

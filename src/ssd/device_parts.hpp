@@ -204,13 +204,20 @@ struct Tx {
   int64_t block = -1;   // erase: the block
   JobSegment job{};     // Compute
 
-  /// A host request's page: read or programmed (`bytes` of its sectors; the plane is chosen at issue).
-  static Tx user(TxKind k, uint32_t flow, uint32_t request, uint32_t lpa, int64_t bytes) {
-    return make(k, TxSource::User, flow, request, lpa, kNone, 0, bytes);
+  /// A host request's page: `sectors` of it read, or programmed (written-sector groups `bits`); the plane is chosen at
+  /// issue.
+  static Tx user(TxKind k, uint32_t flow, uint32_t request, uint32_t lpa, int64_t sectors, uint32_t bits = 0) {
+    Tx t = make(k, TxSource::User, flow, request, lpa, kNone, 0, sectors * 512);
+    t.sectors = sectors;
+    t.bits = bits;
+    return t;
   }
-  /// A page of the write cache written back at cache version `version`.
-  static Tx cache_writeback(uint32_t flow, uint32_t version, uint32_t lpa, int64_t bytes) {
-    return make(TxKind::Program, TxSource::Cache, flow, version, lpa, kNone, 0, bytes);
+  /// `sectors` of a page of the write cache (its groups `bits`) written back at cache version `version`.
+  static Tx cache_writeback(uint32_t flow, uint32_t version, uint32_t lpa, int64_t sectors, uint32_t bits) {
+    Tx t = make(TxKind::Program, TxSource::Cache, flow, version, lpa, kNone, 0, sectors * 512);
+    t.sectors = sectors;
+    t.bits = bits;
+    return t;
   }
   /// The read of a partial write's other sectors, before its program transaction `program` may go.
   static Tx update_read(uint32_t flow, uint32_t program, uint32_t lpa, uint32_t ppa, int64_t plane, int64_t sectors) {
