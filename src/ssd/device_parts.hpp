@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/stats.hpp"
 #include "ssd/cmt.hpp"
 #include "ssd/compute_jobs.hpp"
 #include "ssd/ftl.hpp"
@@ -50,9 +51,23 @@ class LatencyHist {
     }
     return double(max_) * 1e-6;
   }
+  /// The histogram's figures in microseconds (0 where it holds no sample), read when the tree is dumped.
+  void register_stats(StatGroup& g) const {
+    g.derived(
+        "mean_us", [this] { return mean_us(); }, "mean (us)");
+    g.derived(
+        "min_us", [this] { return n_ ? double(min_) * 1e-6 : 0.0; }, "shortest (us)");
+    g.derived(
+        "max_us", [this] { return n_ ? double(max_) * 1e-6 : 0.0; }, "longest (us)");
+    g.derived(
+        "p50_us", [this] { return percentile_us(0.5); }, "median (us; within 1/64)");
+    g.derived(
+        "p99_us", [this] { return percentile_us(0.99); }, "99th percentile (us; within 1/64)");
+    g.derived(
+        "p999_us", [this] { return percentile_us(0.999); }, "99.9th percentile (us; within 1/64)");
+  }
   nlohmann::json json() const {
-    return {{"mean_us", mean_us()},         {"min_us", n_ ? double(min_) * 1e-6 : 0}, {"max_us", n_ ? double(max_) * 1e-6 : 0},
-            {"p50_us", percentile_us(0.5)}, {"p99_us", percentile_us(0.99)},          {"p999_us", percentile_us(0.999)}};
+    return dump_stats([this](StatGroup& g) { register_stats(g); });
   }
 
  private:

@@ -727,12 +727,15 @@ class Sim {
   void slc_op_done(const Tx& t);
   void slc_request_done();
   void on_slc_idle(uint32_t activity);
-  nlohmann::json slc_results() const;
+  void register_slc_results(StatGroup& g) const;
 
   // ---- events ----------------------------------------------------------------
   void dispatch(const Payload& p);
 
   // ---- results ---------------------------------------------------------------
+  /// The run's results (`wall`: its wall-clock seconds) as one stats tree: MQSim's per-flow metrics, the FTL's,
+  /// the flash's and the SLC cache's counts; results() is its JSON.
+  void register_results(StatGroup& g, double wall) const;
   nlohmann::json results(double wall) const;
 
   /// The device-wide counts of the results (results()).

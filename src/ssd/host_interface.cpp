@@ -205,72 +205,112 @@ void Sim::on_complete(uint32_t id) {
   if (slc_.on) slc_request_done();  // (after the next request of a closed loop entered)
 }
 
-nlohmann::json Sim::results(double wall) const {
-  nlohmann::json flows = nlohmann::json::array();
+namespace {
+
+/// Flow `index`'s MQSim metrics over `secs` simulated seconds (to the last completion of any flow).
+void register_flow(StatGroup& g, const Flow& fl, size_t index, double secs) {
+  g.derived(
+      "flow", [index] { return index; }, "the flow's index in the workload");
+  g.derived(
+      "kind", [&fl] { return fl.x->kind == FlowKind::Trace ? "trace" : "synthetic"; }, "trace or synthetic");
+  g.derived(
+      "requests", [&fl] { return fl.reads + fl.writes; }, "requests completed");
+  g.add("reads", fl.reads, "read requests completed");
+  g.add("writes", fl.writes, "write requests completed");
+  g.derived(
+      "iops", [&fl, secs] { return double(fl.reads + fl.writes) / secs; }, "requests per simulated second");
+  g.derived(
+      "iops_read", [&fl, secs] { return double(fl.reads) / secs; }, "reads per simulated second");
+  g.derived(
+      "iops_write", [&fl, secs] { return double(fl.writes) / secs; }, "writes per simulated second");
+  g.derived(
+      "bandwidth_Bps", [&fl, secs] { return double(fl.read_bytes + fl.write_bytes) / secs; },
+      "bytes read and written per simulated second");
+  g.derived(
+      "bandwidth_read_Bps", [&fl, secs] { return double(fl.read_bytes) / secs; }, "bytes read per simulated second");
+  g.derived(
+      "bandwidth_write_Bps", [&fl, secs] { return double(fl.write_bytes) / secs; }, "bytes written per simulated second");
+  g.add("bytes_read", fl.read_bytes, "bytes read");
+  g.add("bytes_written", fl.write_bytes, "bytes written");
+  fl.dev.register_stats(g.group("device_response_time"));  // (MQSim's: from the command's fetch to its completion)
+  fl.dev_read.register_stats(g.group("device_response_time_read"));
+  fl.dev_write.register_stats(g.group("device_response_time_write"));
+  fl.e2e.register_stats(g.group("end_to_end_delay"));  // (from the request's arrival)
+}
+
+}  // namespace
+
+void Sim::register_results(StatGroup& g, double wall) const {
   Time end{};
   int64_t total = 0;
-  for (auto& fl : host_.flows) end = std::max(end, fl.last_done);
-  double secs = std::max(1e-12, to_s(end));
-  for (size_t i = 0; i < host_.flows.size(); ++i) {
-    const Flow& fl = host_.flows[i];
-    int64_t n = fl.reads + fl.writes;
-    total += n;
-    flows.push_back({{"flow", i},
-                     {"kind", fl.x->kind == FlowKind::Trace ? "trace" : "synthetic"},
-                     {"requests", n},
-                     {"reads", fl.reads},
-                     {"writes", fl.writes},
-                     {"iops", double(n) / secs},
-                     {"iops_read", double(fl.reads) / secs},
-                     {"iops_write", double(fl.writes) / secs},
-                     {"bandwidth_Bps", double(fl.read_bytes + fl.write_bytes) / secs},
-                     {"bandwidth_read_Bps", double(fl.read_bytes) / secs},
-                     {"bandwidth_write_Bps", double(fl.write_bytes) / secs},
-                     {"bytes_read", fl.read_bytes},
-                     {"bytes_written", fl.write_bytes},
-                     {"device_response_time", fl.dev.json()},
-                     {"device_response_time_read", fl.dev_read.json()},
-                     {"device_response_time_write", fl.dev_write.json()},
-                     {"end_to_end_delay", fl.e2e.json()}});
-  }
+  for (const Flow& fl : host_.flows) end = std::max(end, fl.last_done), total += fl.reads + fl.writes;
+  const double secs = std::max(1e-12, to_s(end));
+  g.derived(
+      "flows",
+      [this, secs] {
+        nlohmann::json flows = nlohmann::json::array();
+        for (size_t i = 0; i < host_.flows.size(); ++i)
+          flows.push_back(dump_stats([&](StatGroup& f) { register_flow(f, host_.flows[i], i, secs); }));
+        return flows;
+      },
+      "each host flow's metrics, in the workload's order");
+  g.derived(
+      "simulated_s", [end] { return to_s(end); }, "simulated time to the last completion (s)");
+  g.derived(
+      "requests", [total] { return total; }, "requests completed, all flows");
+  g.derived(
+      "iops", [total, secs] { return double(total) / secs; }, "requests per simulated second, all flows");
+
+  StatGroup& ftl = g.group("ftl");
   const FtlStats& fs = ftl_.stats();
-  nlohmann::json out = {
-      {"flows", flows},
-      {"simulated_s", to_s(end)},
-      {"requests", total},
-      {"iops", double(total) / secs},
-      {"ftl",
-       {{"host_page_writes", fs.host_page_writes},
-        {"gc_page_writes", fs.gc_page_writes},
-        {"gc_executions", fs.gc_victims},
-        {"erases", fs.erases},
-        {"write_amplification", fs.write_amplification()},
-        {"max_erase_count", ftl_.max_erase_count()},
-        {"mean_erase_count", ftl_.mean_erase_count()},
-        {"mapping_entries", ftl_.mapping_entries()},
-        {"mapping_page_writes", fs.mapping_page_writes},
-        {"cmt_hits", stats_.cmt_hits},
-        {"cmt_misses", stats_.cmt_misses},
-        {"cmt_write_hits", stats_.cmt_write_hits},
-        {"cmt_write_misses", stats_.cmt_write_misses},
-        {"translation_reads", stats_.mapping_reads},
-        {"translation_writebacks", stats_.mapping_writebacks},
-        {"update_reads", stats_.update_reads},
-        {"cache_merges", stats_.cache_merges},
-        {"cache_read_hits", stats_.cache_read_hits}}},
-      {"flash",
-       {{"reads", stats_.flash_reads},
-        {"programs", stats_.flash_programs},
-        {"erases", stats_.flash_erases},
-        {"multiplane_ops", stats_.multiplane_ops}}},
-      {"wall", {{"seconds", wall}, {"events", events_.executed()}, {"requests_per_second", wall > 0 ? double(total) / wall : 0.0}}}};
+  ftl.add("host_page_writes", fs.host_page_writes, "pages (mapping units) the host's writes programmed");
+  ftl.add("gc_page_writes", fs.gc_page_writes, "pages (units) garbage collection moved");
+  ftl.add("gc_executions", fs.gc_victims, "victim blocks collected");
+  ftl.add("erases", fs.erases, "blocks erased");
+  ftl.derived(
+      "write_amplification", [&fs] { return fs.write_amplification(); }, "(host + GC page writes) / host page writes");
+  ftl.derived(
+      "max_erase_count", [this] { return ftl_.max_erase_count(); }, "most erases of one block");
+  ftl.derived(
+      "mean_erase_count", [this] { return ftl_.mean_erase_count(); }, "mean erases per block");
+  ftl.derived(
+      "mapping_entries", [this] { return ftl_.mapping_entries(); }, "logical pages (units) mapped at the end");
+  ftl.add("mapping_page_writes", fs.mapping_page_writes, "translation pages written");
+  ftl.add("cmt_hits", stats_.cmt_hits, "read look-ups found in the cached mapping table");
+  ftl.add("cmt_misses", stats_.cmt_misses, "read look-ups not found there");
+  ftl.add("cmt_write_hits", stats_.cmt_write_hits, "write look-ups found there");
+  ftl.add("cmt_write_misses", stats_.cmt_write_misses, "write look-ups not found there");
+  ftl.add("translation_reads", stats_.mapping_reads, "translation pages read for misses");
+  ftl.add("translation_writebacks", stats_.mapping_writebacks, "dirty translation entries written back on eviction");
+  ftl.add("update_reads", stats_.update_reads, "reads of a page's other sectors before a partial write (read-modify-write)");
+  ftl.add("cache_merges", stats_.cache_merges, "writes merged into a page already in the write cache");
+  ftl.add("cache_read_hits", stats_.cache_read_hits, "reads served from the write cache");
   if (ftl_.units_per_flash_page() > 1) {  // mapping units: the *_page_writes above count units
-    out["ftl"]["mapping_unit_bytes"] = device_.page_size;
-    out["ftl"]["unwritten_units"] = fs.unwritten_units;
+    ftl.add("mapping_unit_bytes", device_.page_size, "the mapping unit (ssd_device.mapping_unit, bytes)");
+    ftl.add("unwritten_units", fs.unwritten_units, "units of programmed flash pages left unwritten");
   }
-  if (slc_.on) out["slc"] = slc_results();
-  if (host_.series.on()) out["throughput"] = host_.series.json();
-  return out;
+
+  StatGroup& flash = g.group("flash");
+  flash.add("reads", stats_.flash_reads, "flash page reads (a sensing per plane)");
+  flash.add("programs", stats_.flash_programs, "flash page programs");
+  flash.add("erases", stats_.flash_erases, "block erases");
+  flash.add("multiplane_ops", stats_.multiplane_ops, "operations on more than one plane of a die");
+
+  StatGroup& w = g.group("wall");
+  w.derived(
+      "seconds", [wall] { return wall; }, "the simulation's wall-clock time (s)");
+  w.derived(
+      "events", [this] { return events_.executed(); }, "events executed");
+  w.derived(
+      "requests_per_second", [wall, total] { return wall > 0 ? double(total) / wall : 0.0; }, "requests simulated per wall-clock second");
+  if (slc_.on) register_slc_results(g.group("slc"));
+  if (host_.series.on())
+    g.derived(
+        "throughput", [this] { return host_.series.json(); }, "bytes completed per time bin");
+}
+
+nlohmann::json Sim::results(double wall) const {
+  return dump_stats([&](StatGroup& g) { register_results(g, wall); });
 }
 
 }  // namespace bitline::ssd::detail

@@ -138,21 +138,30 @@ void Sim::on_slc_idle(uint32_t activity) {
   for (int64_t p = 0; p < device_.planes(); ++p) fill_folds(p);
 }
 
-nlohmann::json Sim::slc_results() const {
+void Sim::register_slc_results(StatGroup& g) const {
   const SlcCacheState& s = slc_;
   const double page = double(device_.page_size);
-  return {{"mode", std::string(device_.slc_cache.name())},
-          {"capacity_bytes_at_end", double(s.capacity()) * page},
-          {"static_bytes", double(s.static_pages) * page},
-          {"slc_programs", s.slc_programs},
-          {"direct_programs", s.direct_programs},
-          {"full_at_s", s.full_seen ? nlohmann::json(to_s(s.full_at)) : nlohmann::json(nullptr)},
-          {"fold_reads", s.fold_reads},
-          {"fold_programs", s.fold_programs},
-          {"folds_skipped", s.folds_skipped},
-          {"fold_erases", s.fold_erases},
-          {"last_fold_end_s", s.fold_reads + s.folds_skipped > 0 ? nlohmann::json(to_s(s.last_fold_end)) : nlohmann::json(nullptr)},
-          {"slc_bytes_in_use_at_end", double(s.used) * page}};
+  g.derived(
+      "mode", [this] { return std::string(device_.slc_cache.name()); }, "the SLC cache's kind (ssd_device.slc_cache)");
+  g.derived(
+      "capacity_bytes_at_end", [&s, page] { return double(s.capacity()) * page; }, "the cache's size at the end (bytes)");
+  g.derived(
+      "static_bytes", [&s, page] { return double(s.static_pages) * page; }, "its static region (bytes)");
+  g.add("slc_programs", s.slc_programs, "pages programmed into the cache");
+  g.add("direct_programs", s.direct_programs, "pages programmed straight to TLC (the cache full)");
+  g.derived(
+      "full_at_s", [&s] { return s.full_seen ? nlohmann::json(to_s(s.full_at)) : nlohmann::json(nullptr); },
+      "when the cache was first full (s; null: never)");
+  g.add("fold_reads", s.fold_reads, "cached pages read to fold them into TLC");
+  g.add("fold_programs", s.fold_programs, "TLC programs of folded pages");
+  g.add("folds_skipped", s.folds_skipped, "cached pages no longer valid when their fold came (not moved)");
+  g.add("fold_erases", s.fold_erases, "SLC blocks erased after folding");
+  g.derived(
+      "last_fold_end_s",
+      [&s] { return s.fold_reads + s.folds_skipped > 0 ? nlohmann::json(to_s(s.last_fold_end)) : nlohmann::json(nullptr); },
+      "when the last fold ended (s; null: none)");
+  g.derived(
+      "slc_bytes_in_use_at_end", [&s, page] { return double(s.used) * page; }, "cached bytes not yet folded at the end");
 }
 
 }  // namespace bitline::ssd::detail
