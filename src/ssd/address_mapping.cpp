@@ -22,11 +22,7 @@ void Sim::writeback(Cmt& c, uint32_t page, uint32_t flow) {
   if (model_.translation_programs) {
     ++mapping_.departing[page];
     uint32_t key = uint32_t(ftl_.logical_pages() + int64_t(page));
-    enqueue(new_tx_from([&] {
-      Tx t = Tx::mapping_program(uint32_t(flow), key, int64_t(ftl_.plane_of(page)), device_.page_size);
-      t.sectors = sectors_per_page_;
-      return t;
-    }));
+    enqueue(new_tx_from([&] { return Tx::mapping_program(uint32_t(flow), key, int64_t(ftl_.plane_of(page)), sectors_per_page_); }));
   } else {
     mapping_.departing[page] = 1;  // MQSim never programs it: the page stays in memory
   }

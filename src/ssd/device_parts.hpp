@@ -66,9 +66,6 @@ class LatencyHist {
     g.derived(
         "p999_us", [this] { return percentile_us(0.999); }, "99.9th percentile (us; within 1/64)");
   }
-  nlohmann::json json() const {
-    return dump_stats([this](StatGroup& g) { register_stats(g); });
-  }
 
  private:
   static size_t index(int64_t v) {
@@ -240,12 +237,14 @@ struct Tx {
     t.sectors = sectors;
     return t;
   }
-  /// A translation page (key `lpa`) read from `ppa`, or programmed on `plane`.
+  /// A translation page (key `lpa`) read from `ppa`, or programmed on `plane` (all its `sectors`).
   static Tx mapping_read(uint32_t flow, uint32_t key, uint32_t ppa, int64_t plane, int64_t bytes) {
     return make(TxKind::Read, TxSource::Mapping, flow, kNone, key, ppa, plane, bytes);
   }
-  static Tx mapping_program(uint32_t flow, uint32_t key, int64_t plane, int64_t bytes) {
-    return make(TxKind::Program, TxSource::Mapping, flow, kNone, key, kNone, plane, bytes);
+  static Tx mapping_program(uint32_t flow, uint32_t key, int64_t plane, int64_t sectors) {
+    Tx t = make(TxKind::Program, TxSource::Mapping, flow, kNone, key, kNone, plane, sectors * 512);
+    t.sectors = sectors;
+    return t;
   }
   /// GC on `plane`: the read of a valid page to relocate, its program, the victim block's erase.
   static Tx gc_read(int64_t plane, uint32_t lpa, uint32_t ppa, int64_t bytes) {
